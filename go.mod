@@ -1,0 +1,3 @@
+module github.com/moora-go/moora
+
+go 1.26
