@@ -1,0 +1,125 @@
+package modelgen
+
+import (
+	"cmp"
+	"errors"
+	"slices"
+	"strings"
+)
+
+// Severity tells errors from warnings.
+type Severity uint8
+
+const (
+	// Error makes a spec invalid.
+	Error Severity = iota
+	// Warning reports a likely modelling mistake (methodology step 3). With
+	// the strict option it becomes an error.
+	Warning
+)
+
+// A Diagnostic is one problem found in a spec: where, which spec element,
+// what is wrong and, for model checks, how to fix it. Its string form is
+//
+//	file:line:col: [warning: ]element: message[; hint]
+type Diagnostic struct {
+	Pos      Pos
+	Severity Severity
+	Element  string // the spec element, like observations.user.llm.userMessages
+	Message  string
+	Hint     string // what to do about it; may be empty
+}
+
+func (d *Diagnostic) Error() string { return d.String() }
+
+func (d *Diagnostic) String() string {
+	var b strings.Builder
+	b.WriteString(d.Pos.String())
+	b.WriteString(": ")
+	if d.Severity == Warning {
+		b.WriteString("warning: ")
+	}
+	if d.Element != "" {
+		b.WriteString(d.Element)
+		b.WriteString(": ")
+	}
+	b.WriteString(d.Message)
+	if d.Hint != "" {
+		b.WriteString("; ")
+		b.WriteString(d.Hint)
+	}
+	return b.String()
+}
+
+// Diagnostics is a list of diagnostics sorted by position. As an error it is
+// one diagnostic per line.
+type Diagnostics []*Diagnostic
+
+func (ds Diagnostics) Error() string {
+	lines := make([]string, len(ds))
+	for i, d := range ds {
+		lines[i] = d.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (ds Diagnostics) sort() {
+	slices.SortStableFunc(ds, func(a, b *Diagnostic) int {
+		return cmp.Or(
+			cmp.Compare(a.Pos.Line, b.Pos.Line),
+			cmp.Compare(a.Pos.Col, b.Pos.Col),
+			cmp.Compare(a.Severity, b.Severity),
+			strings.Compare(a.Element, b.Element),
+			strings.Compare(a.Message, b.Message),
+		)
+	})
+}
+
+// AsDiagnostics returns the diagnostics carried by err: a Diagnostics list
+// or a single *Diagnostic, possibly wrapped. It returns nil for other errors.
+func AsDiagnostics(err error) Diagnostics {
+	var ds Diagnostics
+	if errors.As(err, &ds) {
+		return ds
+	}
+	var d *Diagnostic
+	if errors.As(err, &d) {
+		return Diagnostics{d}
+	}
+	return nil
+}
+
+// diags collects diagnostics against a source.
+type diags struct {
+	src  *source
+	list Diagnostics
+}
+
+// at reports an error about the value at ptr.
+func (d *diags) at(ptr, msg, hint string) {
+	d.add(d.src.pos(ptr), Error, ptr, msg, hint)
+}
+
+// atKey reports an error about the key naming the value at ptr.
+func (d *diags) atKey(ptr, msg, hint string) {
+	d.add(d.src.keyPos(ptr), Error, ptr, msg, hint)
+}
+
+// warnKey reports a warning about the key or list item at ptr.
+func (d *diags) warnKey(ptr, msg, hint string) {
+	d.add(d.src.keyPos(ptr), Warning, ptr, msg, hint)
+}
+
+func (d *diags) add(pos Pos, sev Severity, ptr, msg, hint string) {
+	d.list = append(d.list, &Diagnostic{Pos: pos, Severity: sev, Element: elementName(ptr), Message: msg, Hint: hint})
+}
+
+func (d *diags) errors() int {
+	n := 0
+	for _, x := range d.list {
+		if x.Severity == Error {
+			n++
+		}
+	}
+	return n
+}

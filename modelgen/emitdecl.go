@@ -1,0 +1,735 @@
+package modelgen
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// Decl generates the decl/ package: the Go declarations of the model.
+var Decl Generator = declGenerator{}
+
+type declGenerator struct{}
+
+func (declGenerator) Name() string   { return "decl" }
+func (declGenerator) Dirs() []string { return []string{"decl"} }
+
+// Import paths generated code refers to.
+const (
+	automataPath   = "github.com/moora-go/moora/automata"
+	jsonschemaPath = "github.com/santhosh-tekuri/jsonschema/v5"
+	jsonPath       = "encoding/json"
+	fmtPath        = "fmt"
+	errorsPath     = "errors"
+)
+
+func (declGenerator) Generate(m *Model) ([]File, error) {
+	e := &declEmitter{m: m}
+	type part struct {
+		name string
+		emit func(f *jen.File)
+	}
+	parts := []part{
+		{"actors.go", e.actors},
+		{"types.go", func(f *jen.File) { e.decls(f, "types.go") }},
+		{"observations.go", e.observations},
+		{"states.go", e.states},
+		{"contexts.go", e.contexts},
+		{"inputs.go", e.inputs},
+		{"inputschema.go", e.inputSchema},
+		{"agent.go", e.agent},
+		{"helpers.go", e.helpers}, // last: it holds the JSON helpers the others used
+	}
+	var files []File
+	for _, p := range parts {
+		f := jen.NewFile("decl")
+		f.ImportName(automataPath, "automata")
+		f.ImportName(jsonschemaPath, "jsonschema")
+		p.emit(f)
+		if p.name == "types.go" && !e.has("types.go") {
+			continue
+		}
+		data, err := render("decl/"+p.name, f)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Path: "decl/" + p.name, Data: data, Owned: true})
+	}
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	return files, nil
+}
+
+type declEmitter struct {
+	m *Model
+	// JSON helpers used by the emitted code.
+	usesDecodeSlice, usesDecodeMap bool
+}
+
+func (e *declEmitter) has(file string) bool {
+	return slices.ContainsFunc(e.m.Types, func(d *TypeDecl) bool { return d.File == file })
+}
+
+// doc returns a doc comment: each line of text behind "// ".
+func doc(text string) jen.Code {
+	text = strings.TrimSpace(strings.ReplaceAll(text, "\r\n", "\n"))
+	if text == "" {
+		return jen.Null()
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		l = strings.TrimRight(strings.ReplaceAll(l, "\r", ""), " \t")
+		if l == "" {
+			lines[i] = "//"
+		} else {
+			lines[i] = "// " + l
+		}
+	}
+	return jen.Comment(strings.Join(lines, "\n"))
+}
+
+// comment adds a generated doc comment, wrapped at 80 columns.
+func comment(f *jen.File, text string) {
+	f.Add(doc(wrap(text)))
+}
+
+// wrap fills the paragraphs of text (separated by blank lines) into lines
+// of at most 76 characters.
+func wrap(text string) string {
+	var out []string
+	for i, para := range strings.Split(text, "\n\n") {
+		if i > 0 {
+			out = append(out, "")
+		}
+		line := ""
+		for _, w := range strings.Fields(para) {
+			if line != "" && len(line)+1+len(w) > 76 {
+				out = append(out, line)
+				line = w
+				continue
+			}
+			if line != "" {
+				line += " "
+			}
+			line += w
+		}
+		out = append(out, line)
+	}
+	return strings.Join(out, "\n")
+}
+
+// docText is text as // comment lines, for jennifer's package comment.
+func docText(text string) string {
+	var b strings.Builder
+	for i, l := range strings.Split(wrap(text), "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		if l == "" {
+			b.WriteString("//")
+		} else {
+			b.WriteString("// " + l)
+		}
+	}
+	return b.String()
+}
+
+// docFor is a declaration's doc comment: the description, or what it is.
+func docFor(description, fallback string) jen.Code {
+	if description == "" {
+		return doc(wrap(fallback))
+	}
+	return doc(description)
+}
+
+func goType(t *Type) *jen.Statement {
+	switch t.Kind {
+	case BoolType:
+		return jen.Bool()
+	case IntType:
+		return jen.Int64()
+	case FloatType:
+		return jen.Float64()
+	case StringType:
+		return jen.String()
+	case NamedType:
+		return jen.Id(t.Decl.GoName)
+	case SliceType:
+		return jen.Index().Add(goType(t.Elem))
+	case MapType:
+		return jen.Map(jen.String()).Add(goType(t.Elem))
+	case PointerType:
+		return jen.Op("*").Add(goType(t.Elem))
+	}
+	panic(fmt.Sprintf("modelgen: unknown type kind %d", t.Kind))
+}
+
+// fields emits struct fields with their docs and JSON tags.
+func fields(fs []*Field, extraDoc func(f *Field) string) []jen.Code {
+	var out []jen.Code
+	for _, f := range fs {
+		text := f.Doc
+		if extraDoc != nil {
+			if x := extraDoc(f); x != "" {
+				text = strings.TrimSpace(text + "\n\n" + x)
+			}
+		}
+		out = append(out, doc(text), jen.Id(f.GoName).Add(goType(f.Type)).Tag(map[string]string{"json": f.Tag()}))
+	}
+	return out
+}
+
+func names(list []string) string {
+	switch len(list) {
+	case 0:
+		return "none"
+	case 1:
+		return list[0]
+	}
+	return strings.Join(list[:len(list)-1], ", ") + " and " + list[len(list)-1]
+}
+
+func (e *declEmitter) actors(f *jen.File) {
+	comment(f, "Actor names an actor of the agent.")
+	f.Type().Id("Actor").String()
+	f.Line()
+	var consts, ids []jen.Code
+	for _, a := range e.m.Actors {
+		consts = append(consts, jen.Id("Actor"+a.GoName).Id("Actor").Op("=").Lit(a.Name))
+		ids = append(ids, jen.Id("Actor"+a.GoName))
+	}
+	comment(f, "The actors of the agent, in the order of the spec.")
+	f.Const().Defs(consts...)
+	f.Line()
+	comment(f, "Actors returns every actor of the agent, in the order of the spec.")
+	f.Func().Id("Actors").Params().Index().Id("Actor").Block(
+		jen.Return(jen.Index().Id("Actor").Values(ids...)),
+	)
+	f.Line()
+	comment(f, "Valid reports whether a is one of the actors.")
+	f.Func().Params(jen.Id("a").Id("Actor")).Id("Valid").Params().Bool().Block(
+		jen.Switch(jen.Id("a")).Block(jen.Case(ids...).Block(jen.Return(jen.True()))),
+		jen.Return(jen.False()),
+	)
+}
+
+// decls emits the declared types that belong to file, sorted by name.
+func (e *declEmitter) decls(f *jen.File, file string) {
+	for _, d := range e.m.Types {
+		if d.File == file {
+			e.decl(f, d)
+		}
+	}
+}
+
+func (e *declEmitter) decl(f *jen.File, d *TypeDecl) {
+	fallback := fmt.Sprintf("%s is the type of %s in the spec.", d.GoName, elementName(d.Ptr))
+	if strings.HasPrefix(d.Ptr, "/$defs/") && strings.Count(d.Ptr, "/") == 2 {
+		fallback = fmt.Sprintf("%s is the shared type $defs.%s of the spec.", d.GoName, d.Name)
+	}
+	if d.Input != nil {
+		fallback = fmt.Sprintf("%s is the input %q, dispatched by actor %s.", d.GoName, d.Input.Name, d.Input.Actor.Name)
+	}
+	f.Add(docFor(d.Doc, fallback))
+	switch d.Kind {
+	case StructDecl:
+		f.Type().Id(d.GoName).Struct(fields(d.Fields, nil)...)
+		f.Line()
+		for _, u := range d.Unions {
+			f.Func().Params(jen.Id(d.GoName)).Id("is" + u.GoName).Params().Block()
+			f.Line()
+		}
+		if d.needsMarshal() {
+			e.marshal(f, d)
+		}
+		if d.needsUnmarshal() {
+			e.unmarshalStruct(f, d)
+		}
+	case EnumDecl:
+		f.Type().Id(d.GoName).String()
+		f.Line()
+		var consts, ids []jen.Code
+		for _, v := range d.Values {
+			consts = append(consts, jen.Id(v.GoName).Id(d.GoName).Op("=").Lit(v.Value))
+			ids = append(ids, jen.Id(v.GoName))
+		}
+		comment(f, fmt.Sprintf("The values of %s.", d.GoName))
+		f.Const().Defs(consts...)
+		f.Line()
+		comment(f, fmt.Sprintf("Valid reports whether v is one of the values of %s.", d.GoName))
+		f.Func().Params(jen.Id("v").Id(d.GoName)).Id("Valid").Params().Bool().Block(
+			jen.Switch(jen.Id("v")).Block(jen.Case(ids...).Block(jen.Return(jen.True()))),
+			jen.Return(jen.False()),
+		)
+		f.Line()
+	case UnionDecl:
+		f.Type().Id(d.GoName).Interface(jen.Id("is" + d.GoName).Params())
+		f.Line()
+		e.unionDecoder(f, d)
+	case AliasDecl:
+		f.Type().Id(d.GoName).Op("=").Add(goType(d.Target))
+		f.Line()
+	case DefinedDecl:
+		f.Type().Id(d.GoName).Add(goType(d.Target))
+		f.Line()
+		if d.needsUnmarshal() {
+			comment(f, "UnmarshalJSON decodes the sealed interfaces "+d.GoName+" holds.")
+			f.Func().Params(jen.Id("v").Op("*").Id(d.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
+				jen.List(jen.Id("x"), jen.Err()).Op(":=").Add(e.decoder(d.Target)).Call(jen.Id("data")),
+				jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+				jen.Op("*").Id("v").Op("=").Id("x"),
+				jen.Return(jen.Nil()),
+			)
+			f.Line()
+		}
+	}
+}
+
+// constValue is the Go value and type a const property is written with.
+func constValue(c *ConstProp) (typ, val jen.Code) {
+	v := string(c.Value)
+	switch {
+	case v[0] == '"':
+		var s string
+		_ = json.Unmarshal(c.Value, &s) // checked when the model was built
+		return jen.String(), jen.Lit(s)
+	case v == "true" || v == "false":
+		return jen.Bool(), jen.Id(v)
+	}
+	return jen.Qual(jsonPath, "Number"), jen.Qual(jsonPath, "Number").Call(jen.Lit(v))
+}
+
+// marshal emits a MarshalJSON that writes the const properties (the input
+// "type" first) and encodes nil required slices and maps as empty.
+func (e *declEmitter) marshal(f *jen.File, d *TypeDecl) {
+	var body []jen.Code
+	body = append(body, jen.Type().Id("plain").Id(d.GoName))
+	for _, fd := range d.emptyOnNil() {
+		body = append(body, jen.If(jen.Id("v").Dot(fd.GoName).Op("==").Nil()).Block(
+			jen.Id("v").Dot(fd.GoName).Op("=").Add(goType(fd.Type)).Values(),
+		))
+	}
+	consts := d.Consts
+	if d.Input != nil {
+		consts = append([]*ConstProp{{Name: "type", GoName: "Type", Value: jsonString(d.Input.Name)}}, consts...)
+	}
+	what := "MarshalJSON encodes " + d.GoName
+	switch {
+	case d.Input != nil:
+		what += " with its \"type\" discriminator"
+	case len(consts) > 0:
+		what += " with its const properties"
+	}
+	if len(d.emptyOnNil()) > 0 {
+		what += "; nil required slices and maps encode as empty"
+	}
+	if len(consts) == 0 {
+		body = append(body, jen.Return(jen.Qual(jsonPath, "Marshal").Call(jen.Id("plain").Call(jen.Id("v")))))
+	} else {
+		var fieldsCode, vals []jen.Code
+		for _, c := range consts {
+			typ, val := constValue(c)
+			fieldsCode = append(fieldsCode, jen.Id(c.GoName).Add(typ).Tag(map[string]string{"json": c.Name}))
+			vals = append(vals, val)
+		}
+		fieldsCode = append(fieldsCode, jen.Id("plain"))
+		vals = append(vals, jen.Id("plain").Call(jen.Id("v")))
+		body = append(body, jen.Return(jen.Qual(jsonPath, "Marshal").Call(
+			jen.Struct(fieldsCode...).Values(vals...),
+		)))
+	}
+	comment(f, what+".")
+	f.Func().Params(jen.Id("v").Id(d.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(body...)
+	f.Line()
+}
+
+// decoder returns a func([]byte) (T, error) decoding a type that holds
+// sealed interfaces.
+func (e *declEmitter) decoder(t *Type) *jen.Statement {
+	switch t.Kind {
+	case SliceType:
+		e.usesDecodeSlice = true
+		return jen.Id("decodeSlice").Call(e.decoder(t.Elem))
+	case MapType:
+		e.usesDecodeMap = true
+		return jen.Id("decodeMap").Call(e.decoder(t.Elem))
+	case NamedType:
+		if t.Decl.Kind == AliasDecl {
+			return e.decoder(t.Decl.Target)
+		}
+		return jen.Id("decode" + t.Decl.GoName)
+	}
+	panic("modelgen: no decoder needed for " + fmt.Sprint(t.Kind))
+}
+
+// unmarshalStruct emits an UnmarshalJSON that decodes the fields holding
+// sealed interfaces, which encoding/json cannot fill by itself.
+func (e *declEmitter) unmarshalStruct(f *jen.File, d *TypeDecl) {
+	rawFields := []jen.Code{jen.Id("plain")}
+	var decode []jen.Code
+	for _, fd := range d.Fields {
+		if !fd.Type.needsDecoder() {
+			continue
+		}
+		rawFields = append(rawFields, jen.Id(fd.GoName).Qual(jsonPath, "RawMessage").Tag(map[string]string{"json": fd.Name}))
+		decode = append(decode, jen.If(
+			jen.List(jen.Id("v").Dot(fd.GoName), jen.Err()).Op("=").Add(e.decoder(fd.Type)).Call(jen.Id("raw").Dot(fd.GoName)),
+			jen.Err().Op("!=").Nil(),
+		).Block(jen.Return(jen.Qual(fmtPath, "Errorf").Call(jen.Lit(fd.Name+": %w"), jen.Err()))))
+	}
+	body := []jen.Code{
+		jen.Type().Id("plain").Id(d.GoName),
+		jen.Var().Id("raw").Struct(rawFields...),
+		jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("raw")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Op("*").Id("v").Op("=").Id(d.GoName).Call(jen.Id("raw").Dot("plain")),
+		jen.Var().Err().Error(),
+	}
+	body = append(body, decode...)
+	body = append(body, jen.Return(jen.Nil()))
+	comment(f, "UnmarshalJSON decodes "+d.GoName+", including the sealed interfaces it holds.")
+	f.Func().Params(jen.Id("v").Op("*").Id(d.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(body...)
+	f.Line()
+}
+
+// unionDecoder emits decodeX, which picks the variant of a oneOf by its
+// discriminator.
+func (e *declEmitter) unionDecoder(f *jen.File, d *TypeDecl) {
+	var cases []jen.Code
+	var values []string
+	for _, v := range d.Variants {
+		values = append(values, strconv.Quote(v.Value))
+		cases = append(cases, jen.Case(jen.Lit(v.Value)).Block(
+			jen.Var().Id("v").Id(v.Decl.GoName),
+			jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("v")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.Return(jen.Id("v"), jen.Nil()),
+		))
+	}
+	disc := strconv.Quote(d.Discriminator)
+	comment(f, fmt.Sprintf("decode%s decodes a %s by its %s property; null decodes to nil.", d.GoName, d.GoName, disc))
+	f.Func().Id("decode"+d.GoName).Params(jen.Id("data").Index().Byte()).Params(jen.Id(d.GoName), jen.Error()).Block(
+		jen.If(jen.Len(jen.Id("data")).Op("==").Lit(0).Op("||").String().Call(jen.Id("data")).Op("==").Lit("null")).Block(jen.Return(jen.Nil(), jen.Nil())),
+		jen.Var().Id("probe").Struct(jen.Id("Value").Op("*").String().Tag(map[string]string{"json": d.Discriminator})),
+		jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("probe")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.If(jen.Id("probe").Dot("Value").Op("==").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Qual(errorsPath, "New").Call(jen.Lit(fmt.Sprintf("missing %s (want one of %s)", disc, strings.Join(values, ", "))))),
+		),
+		jen.Switch(jen.Op("*").Id("probe").Dot("Value")).Block(cases...),
+		jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit(fmt.Sprintf("unknown %s %%q (want one of %s)", disc, strings.Join(values, ", "))), jen.Op("*").Id("probe").Dot("Value"))),
+	)
+	f.Line()
+}
+
+func observationNames(obs []*Observation) []string {
+	out := make([]string, len(obs))
+	for i, o := range obs {
+		out[i] = o.GoName
+	}
+	return out
+}
+
+func (e *declEmitter) observations(f *jen.File) {
+	for _, o := range e.m.Observations {
+		comment(f, fmt.Sprintf("%s is what actor %s observes of actor %s: a slice of the state of %s.", o.GoName, o.Observer.Name, o.Target.Name, o.Target.Name))
+		f.Type().Id(o.GoName).Struct(fields(o.Fields, nil)...)
+		f.Line()
+	}
+	e.decls(f, "observations.go")
+}
+
+func (e *declEmitter) states(f *jen.File) {
+	for _, a := range e.m.Actors {
+		comment(f, fmt.Sprintf("StateOf%s is the state of actor %s: the union of the observations of it (%s).", a.GoName, a.Name, names(observationNames(a.ObservedBy))))
+		f.Type().Id("StateOf" + a.GoName).Struct(fields(a.State, nil)...)
+		f.Line()
+	}
+}
+
+func (e *declEmitter) contexts(f *jen.File) {
+	for _, a := range e.m.Actors {
+		comment(f, fmt.Sprintf("ContextOf%s is the context of actor %s: the union of its observations (%s). Its effect function sees only this.", a.GoName, a.Name, names(observationNames(a.Observes))))
+		f.Type().Id("ContextOf" + a.GoName).Struct(fields(a.Context, func(fd *Field) string {
+			return "Owned by actor " + fd.Owner.Name + "."
+		})...)
+		f.Line()
+	}
+}
+
+func (e *declEmitter) inputs(f *jen.File) {
+	for _, a := range e.m.Actors {
+		var inputNames []string
+		for _, in := range a.Inputs {
+			inputNames = append(inputNames, in.Decl.GoName)
+		}
+		comment(f, fmt.Sprintf("InputFrom%s is an input dispatched by actor %s: %s.", a.GoName, a.Name, names(inputNames)))
+		f.Type().Id("InputFrom"+a.GoName).Interface(
+			jen.Id("AgentInput"),
+			jen.Id("isInputFrom"+a.GoName).Params(),
+		)
+		f.Line()
+	}
+	for _, in := range e.m.Inputs {
+		d := in.Decl
+		e.decl(f, d)
+		comment(f, fmt.Sprintf("InputType returns %q, the input's type discriminator.", in.Name))
+		f.Func().Params(jen.Id(d.GoName)).Id("InputType").Params().String().Block(jen.Return(jen.Lit(in.Name)))
+		f.Line()
+		f.Func().Params(jen.Id(d.GoName)).Id("isAgentInput").Params().Block()
+		f.Func().Params(jen.Id(d.GoName)).Id("isInputFrom" + in.Actor.GoName).Params().Block()
+		f.Line()
+	}
+	// Inline types of inputs, other than the inputs themselves.
+	for _, d := range e.m.Types {
+		if d.File == "inputs.go" && d.Input == nil {
+			e.decl(f, d)
+		}
+	}
+	if len(e.m.Inputs) > 0 {
+		var checks []jen.Code
+		for _, in := range e.m.Inputs {
+			checks = append(checks, jen.Id("_").Id("InputFrom"+in.Actor.GoName).Op("=").Id(in.Decl.GoName).Values())
+		}
+		comment(f, "Each input implements the sealed interface of its actor.")
+		f.Var().Defs(checks...)
+		f.Line()
+	}
+	e.decodeInput(f)
+}
+
+func (e *declEmitter) decodeInput(f *jen.File) {
+	var quoted []string
+	decoders := jen.Dict{}
+	for _, in := range e.m.Inputs {
+		quoted = append(quoted, strconv.Quote(in.Name))
+		decoders[jen.Lit(in.Name)] = jen.Id("decodeInputAs").Index(jen.Id(in.Decl.GoName))
+	}
+	slices.Sort(quoted)
+	comment(f, "inputTypeList lists the input types for error messages.")
+	f.Const().Id("inputTypeList").Op("=").Lit(names(quoted))
+	f.Line()
+	comment(f, "inputDecoders decodes each input type, by its discriminator.")
+	f.Var().Id("inputDecoders").Op("=").Map(jen.String()).Func().Params(jen.Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Values(decoders)
+	f.Line()
+	f.Func().Id("decodeInputAs").Types(jen.Id("T").Id("AgentInput")).Params(jen.Id("data").Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Block(
+		jen.Var().Id("v").Id("T"),
+		jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("v")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.Return(jen.Id("v"), jen.Nil()),
+	)
+	f.Line()
+	comment(f, `DecodeInput decodes an input from JSON, the form MarshalJSON writes: an
+object whose "type" names the input. It validates the object against the
+input's JSON Schema before decoding, and reports an unknown type, every schema
+violation (with its location in the object) and data after the JSON value.`)
+	f.Func().Id("DecodeInput").Params(jen.Id("data").Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Block(
+		jen.Var().Id("doc").Any(),
+		jen.Id("dec").Op(":=").Qual(jsonPath, "NewDecoder").Call(jen.Qual("bytes", "NewReader").Call(jen.Id("data"))),
+		jen.Id("dec").Dot("UseNumber").Call(),
+		jen.If(jen.Err().Op(":=").Id("dec").Dot("Decode").Call(jen.Op("&").Id("doc")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input: %w"), jen.Err())),
+		),
+		jen.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("dec").Dot("Token").Call(), jen.Err().Op("!=").Qual("io", "EOF")).Block(
+			jen.Return(jen.Nil(), jen.Qual(errorsPath, "New").Call(jen.Lit("decoding input: unexpected data after the JSON value"))),
+		),
+		jen.List(jen.Id("obj"), jen.Id("ok")).Op(":=").Id("doc").Assert(jen.Map(jen.String()).Any()),
+		jen.If(jen.Op("!").Id("ok")).Block(
+			jen.Return(jen.Nil(), jen.Qual(errorsPath, "New").Call(jen.Lit("decoding input: not a JSON object"))),
+		),
+		jen.List(jen.Id("typ"), jen.Id("ok")).Op(":=").Id("obj").Index(jen.Lit("type")).Assert(jen.String()),
+		jen.If(jen.Op("!").Id("ok")).Block(
+			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit(`decoding input: missing string property "type" (want one of %s)`), jen.Id("inputTypeList"))),
+		),
+		jen.List(jen.Id("decode"), jen.Id("ok")).Op(":=").Id("inputDecoders").Index(jen.Id("typ")),
+		jen.If(jen.Op("!").Id("ok")).Block(
+			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input: unknown type %q (want one of %s)"), jen.Id("typ"), jen.Id("inputTypeList"))),
+		),
+		jen.List(jen.Id("schemas"), jen.Err()).Op(":=").Id("inputSchemas").Call(),
+		jen.If(jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input: %w"), jen.Err())),
+		),
+		jen.If(jen.Err().Op(":=").Id("schemas").Index(jen.Id("typ")).Dot("Validate").Call(jen.Id("doc")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Id("inputError").Call(jen.Id("typ"), jen.Err())),
+		),
+		jen.List(jen.Id("in"), jen.Err()).Op(":=").Id("decode").Call(jen.Id("data")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: %w"), jen.Id("typ"), jen.Err())),
+		),
+		jen.Return(jen.Id("in"), jen.Nil()),
+	)
+	f.Line()
+	comment(f, "inputError reports every leaf of a schema violation, sorted, with its location in the input.")
+	f.Func().Id("inputError").Params(jen.Id("typ").String(), jen.Err().Error()).Error().Block(
+		jen.Var().Id("ve").Op("*").Qual(jsonschemaPath, "ValidationError"),
+		jen.If(jen.Op("!").Qual(errorsPath, "As").Call(jen.Err(), jen.Op("&").Id("ve"))).Block(
+			jen.Return(jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: %w"), jen.Id("typ"), jen.Err())),
+		),
+		jen.Var().Id("problems").Index().String(),
+		jen.Var().Id("walk").Func().Params(jen.Op("*").Qual(jsonschemaPath, "ValidationError")),
+		jen.Id("walk").Op("=").Func().Params(jen.Id("e").Op("*").Qual(jsonschemaPath, "ValidationError")).Block(
+			jen.If(jen.Len(jen.Id("e").Dot("Causes")).Op("==").Lit(0)).Block(
+				jen.Id("loc").Op(":=").Id("e").Dot("InstanceLocation"),
+				jen.If(jen.Id("loc").Op("==").Lit("")).Block(jen.Id("loc").Op("=").Lit("/")),
+				jen.Id("problems").Op("=").Append(jen.Id("problems"), jen.Id("loc").Op("+").Lit(": ").Op("+").Id("e").Dot("Message")),
+			),
+			jen.For(jen.List(jen.Id("_"), jen.Id("c")).Op(":=").Range().Id("e").Dot("Causes")).Block(jen.Id("walk").Call(jen.Id("c"))),
+		),
+		jen.Id("walk").Call(jen.Id("ve")),
+		jen.Qual("slices", "Sort").Call(jen.Id("problems")),
+		jen.Return(jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: %s"), jen.Id("typ"), jen.Qual("strings", "Join").Call(jen.Qual("slices", "Compact").Call(jen.Id("problems")), jen.Lit("; ")))),
+	)
+}
+
+func (e *declEmitter) inputSchema(f *jen.File) {
+	schema := string(e.m.InputSchema)
+	lit := jen.Lit(schema)
+	if !strings.Contains(schema, "`") {
+		lit = jen.Op("`" + schema + "`")
+	}
+	comment(f, `inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
+"inputs", by type, and the shared types they use under "$defs".`)
+	f.Const().Id("inputSchemaJSON").Op("=").Add(lit)
+	f.Line()
+	const url = "agentgen:inputs.schema.json"
+	comment(f, "inputSchemas compiles the input schemas once.")
+	f.Var().Id("inputSchemas").Op("=").Qual("sync", "OnceValues").Call(
+		jen.Func().Params().Params(jen.Map(jen.String()).Op("*").Qual(jsonschemaPath, "Schema"), jen.Error()).Block(
+			jen.Id("c").Op(":=").Qual(jsonschemaPath, "NewCompiler").Call(),
+			jen.Id("c").Dot("Draft").Op("=").Qual(jsonschemaPath, "Draft2020"),
+			jen.Id("c").Dot("AssertFormat").Op("=").True(),
+			jen.If(jen.Err().Op(":=").Id("c").Dot("AddResource").Call(jen.Lit(url), jen.Qual("strings", "NewReader").Call(jen.Id("inputSchemaJSON"))), jen.Err().Op("!=").Nil()).Block(
+				jen.Return(jen.Nil(), jen.Err()),
+			),
+			jen.Id("schemas").Op(":=").Make(jen.Map(jen.String()).Op("*").Qual(jsonschemaPath, "Schema"), jen.Len(jen.Id("inputDecoders"))),
+			jen.For(jen.Id("typ").Op(":=").Range().Id("inputDecoders")).Block(
+				jen.List(jen.Id("s"), jen.Err()).Op(":=").Id("c").Dot("Compile").Call(jen.Lit(url+"#/inputs/").Op("+").Id("typ")),
+				jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+				jen.Id("schemas").Index(jen.Id("typ")).Op("=").Id("s"),
+			),
+			jen.Return(jen.Id("schemas"), jen.Nil()),
+		),
+	)
+}
+
+func (e *declEmitter) helpers(f *jen.File) {
+	for _, a := range e.m.Actors {
+		comment(f, fmt.Sprintf("InitialFnOf%s returns the initial state of actor %s. It must be pure.", a.GoName, a.Name))
+		f.Type().Id("InitialFnOf" + a.GoName).Op("=").Func().Params().Id("StateOf" + a.GoName)
+		f.Line()
+		comment(f, fmt.Sprintf(`TransitionFnOf%s applies an input dispatched by actor %s to the actor's state.
+It must be pure and deterministic: no clock, randomness or I/O; time arrives
+inside inputs.`, a.GoName, a.Name))
+		f.Type().Id("TransitionFnOf"+a.GoName).Op("=").Func().Params(
+			jen.Id("state").Id("StateOf"+a.GoName),
+			jen.Id("input").Id("InputFrom"+a.GoName),
+		).Id("StateOf" + a.GoName)
+		f.Line()
+		comment(f, fmt.Sprintf(`EffectFnOf%s runs the side effects of actor %s for its context and reports
+back by dispatching inputs. It is injected when the agent is created.`, a.GoName, a.Name))
+		f.Type().Id("EffectFnOf"+a.GoName).Op("=").Qual(automataPath, "Effect").Types(jen.Id("ContextOf"+a.GoName), jen.Id("AgentInput"))
+		f.Line()
+	}
+	if e.usesDecodeSlice {
+		comment(f, "decodeSlice decodes a JSON array whose elements need dec; null decodes to nil.")
+		f.Func().Id("decodeSlice").Types(jen.Id("T").Any()).Params(jen.Id("dec").Func().Params(jen.Index().Byte()).Params(jen.Id("T"), jen.Error())).Func().Params(jen.Index().Byte()).Params(jen.Index().Id("T"), jen.Error()).Block(
+			jen.Return(jen.Func().Params(jen.Id("data").Index().Byte()).Params(jen.Index().Id("T"), jen.Error()).Block(
+				jen.If(jen.Len(jen.Id("data")).Op("==").Lit(0)).Block(jen.Return(jen.Nil(), jen.Nil())),
+				jen.Var().Id("raws").Index().Qual(jsonPath, "RawMessage"),
+				jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("raws")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+				jen.If(jen.Id("raws").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Nil())),
+				jen.Id("out").Op(":=").Make(jen.Index().Id("T"), jen.Len(jen.Id("raws"))),
+				jen.For(jen.List(jen.Id("i"), jen.Id("raw")).Op(":=").Range().Id("raws")).Block(
+					jen.List(jen.Id("v"), jen.Err()).Op(":=").Id("dec").Call(jen.Id("raw")),
+					jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("[%d]: %w"), jen.Id("i"), jen.Err()))),
+					jen.Id("out").Index(jen.Id("i")).Op("=").Id("v"),
+				),
+				jen.Return(jen.Id("out"), jen.Nil()),
+			)),
+		)
+		f.Line()
+	}
+	if e.usesDecodeMap {
+		comment(f, "decodeMap decodes a JSON object whose values need dec; null decodes to nil.")
+		f.Func().Id("decodeMap").Types(jen.Id("T").Any()).Params(jen.Id("dec").Func().Params(jen.Index().Byte()).Params(jen.Id("T"), jen.Error())).Func().Params(jen.Index().Byte()).Params(jen.Map(jen.String()).Id("T"), jen.Error()).Block(
+			jen.Return(jen.Func().Params(jen.Id("data").Index().Byte()).Params(jen.Map(jen.String()).Id("T"), jen.Error()).Block(
+				jen.If(jen.Len(jen.Id("data")).Op("==").Lit(0)).Block(jen.Return(jen.Nil(), jen.Nil())),
+				jen.Var().Id("raws").Map(jen.String()).Qual(jsonPath, "RawMessage"),
+				jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("raws")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+				jen.If(jen.Id("raws").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Nil())),
+				jen.Id("out").Op(":=").Make(jen.Map(jen.String()).Id("T"), jen.Len(jen.Id("raws"))),
+				jen.For(jen.List(jen.Id("k"), jen.Id("raw")).Op(":=").Range().Id("raws")).Block(
+					jen.List(jen.Id("v"), jen.Err()).Op(":=").Id("dec").Call(jen.Id("raw")),
+					jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("%q: %w"), jen.Id("k"), jen.Err()))),
+					jen.Id("out").Index(jen.Id("k")).Op("=").Id("v"),
+				),
+				jen.Return(jen.Id("out"), jen.Nil()),
+			)),
+		)
+		f.Line()
+	}
+}
+
+func (e *declEmitter) agent(f *jen.File) {
+	f.PackageComment(docText(fmt.Sprintf(`Package decl declares the types of the agent specified in %s
+(package %s): its actors, the observations between them, each
+actor's state and context, the inputs, and the function types of each
+actor's initial state, transition and effect.
+
+It is generated by agentgen; edit the spec and run agentgen generate.`, pathBase(e.m.File), e.m.Package)))
+	comment(f, "AgentState is the state of the whole agent: the union of the states of all actors.")
+	f.Type().Id("AgentState").Struct(fields(e.m.AgentState, func(fd *Field) string {
+		return "Owned by actor " + fd.Owner.Name + "."
+	})...)
+	f.Line()
+	project := func(fs []*Field) jen.Dict {
+		d := jen.Dict{}
+		for _, fd := range fs {
+			d[jen.Id(fd.GoName)] = jen.Id("s").Dot(fd.GoName)
+		}
+		return d
+	}
+	for _, a := range e.m.Actors {
+		st := "StateOf" + a.GoName
+		comment(f, fmt.Sprintf("%s returns the state of actor %s.", st, a.Name))
+		f.Func().Params(jen.Id("s").Id("AgentState")).Id(st).Params().Id(st).Block(
+			jen.Return(jen.Id(st).Values(project(a.State))),
+		)
+		f.Line()
+		var assign []jen.Code
+		for _, fd := range a.State {
+			assign = append(assign, jen.Id("s").Dot(fd.GoName).Op("=").Id("state").Dot(fd.GoName))
+		}
+		assign = append(assign, jen.Return(jen.Id("s")))
+		comment(f, fmt.Sprintf("With%s returns a copy of s with the state of actor %s replaced by state.", st, a.Name))
+		f.Func().Params(jen.Id("s").Id("AgentState")).Id("With" + st).Params(jen.Id("state").Id(st)).Id("AgentState").Block(assign...)
+		f.Line()
+		ctx := "ContextOf" + a.GoName
+		comment(f, fmt.Sprintf("%s returns the context of actor %s: what it observes.", ctx, a.Name))
+		f.Func().Params(jen.Id("s").Id("AgentState")).Id(ctx).Params().Id(ctx).Block(
+			jen.Return(jen.Id(ctx).Values(project(a.Context))),
+		)
+		f.Line()
+	}
+	comment(f, `AgentInput is an input of the agent: one of the InputFromX of its actors.
+MarshalJSON of an input writes its "type" discriminator; DecodeInput reads it
+back.`)
+	f.Type().Id("AgentInput").Interface(
+		jen.Comment("InputType returns the input's type discriminator."),
+		jen.Id("InputType").Params().String(),
+		jen.Id("isAgentInput").Params(),
+	)
+	f.Line()
+	var efs []jen.Code
+	for _, a := range e.m.Actors {
+		efs = append(efs, jen.Id(a.GoName).Id("EffectFnOf"+a.GoName))
+	}
+	comment(f, "EffectFns holds the effect function of each actor. It is injected when the\nagent is created.")
+	f.Type().Id("EffectFns").Struct(efs...)
+}
+
+func pathBase(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}

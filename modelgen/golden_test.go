@@ -1,0 +1,150 @@
+package modelgen
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// goldenCases lists the directories under testdata that hold a valid spec
+// (agent.yaml or agent.json) and its expected decl/ package.
+func goldenCases(t *testing.T) map[string]string {
+	t.Helper()
+	entries, err := os.ReadDir("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := make(map[string]string)
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		for _, name := range []string{"agent.yaml", "agent.json"} {
+			spec := filepath.Join("testdata", e.Name(), name)
+			if _, err := os.Stat(spec); err == nil {
+				cases[e.Name()] = spec
+			}
+		}
+	}
+	if len(cases) < 6 {
+		t.Fatalf("found %d golden cases, want at least 6", len(cases))
+	}
+	return cases
+}
+
+// TestGolden generates each golden case and compares the output with the
+// committed decl/ files; go test ./modelgen -update rewrites them.
+func TestGolden(t *testing.T) {
+	for name, spec := range goldenCases(t) {
+		t.Run(name, func(t *testing.T) {
+			m, err := Load(spec)
+			if err != nil {
+				t.Fatalf("loading: %v", err)
+			}
+			out, err := Generate(m)
+			if err != nil {
+				t.Fatalf("generating: %v", err)
+			}
+			again, err := Generate(mustLoad(t, spec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range out.Files {
+				if !bytes.Equal(out.Files[i].Data, again.Files[i].Data) {
+					t.Errorf("%s differs between two runs", out.Files[i].Path)
+				}
+			}
+			dir := filepath.Dir(spec)
+			if *update {
+				if _, err := Write(dir, out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			drift, err := Compare(dir, out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range drift {
+				t.Errorf("%s: %s\n%s", d.Path, d.Kind, d.Diff)
+			}
+			if len(drift) > 0 {
+				t.Log("run go test ./modelgen -run TestGolden -update to accept the new output")
+			}
+			// The runtime input schema must compile.
+			c := jsonschema.NewCompiler()
+			c.Draft = jsonschema.Draft2020
+			if err := c.AddResource("agentgen:inputs.schema.json", bytes.NewReader(m.InputSchema)); err != nil {
+				t.Fatal(err)
+			}
+			for _, in := range m.Inputs {
+				if _, err := c.Compile("agentgen:inputs.schema.json#/inputs/" + in.Name); err != nil {
+					t.Errorf("input schema of %s: %v", in.Name, err)
+				}
+			}
+		})
+	}
+}
+
+func mustLoad(t *testing.T, spec string) *Model {
+	t.Helper()
+	m, err := Load(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestGoldenCompiles builds and vets every golden decl/ package in one
+// temporary module that requires this repository through a replace
+// directive.
+func TestGoldenCompiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds with the go command")
+	}
+	goTool := filepath.Join(runtime.GOROOT(), "bin", "go")
+	if _, err := os.Stat(goTool); err != nil {
+		t.Skipf("no go command: %v", err)
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	var names []string
+	for name, spec := range goldenCases(t) {
+		names = append(names, name)
+		src := filepath.Join(filepath.Dir(spec), "decl")
+		dst := filepath.Join(tmp, name, "decl")
+		if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	slices.Sort(names)
+	gomod := fmt.Sprintf("module example.com/golden\n\ngo 1.26\n\nrequire github.com/moora-go/moora v0.0.0\n\nreplace github.com/moora-go/moora => %s\n", root)
+	if err := os.WriteFile(filepath.Join(tmp, "go.mod"), []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "go.sum"), sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"build", "./..."}, {"vet", "./..."}} {
+		cmd := exec.Command(goTool, args...)
+		cmd.Dir = tmp
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOPROXY=off", "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s in the golden module (%s): %v\n%s", strings.Join(args, " "), strings.Join(names, ", "), err, out)
+		}
+	}
+}

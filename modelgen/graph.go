@@ -1,0 +1,60 @@
+package modelgen
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// GraphFormats are the formats WriteGraph knows.
+var GraphFormats = []string{"mermaid", "dot"}
+
+// WriteGraph writes the actor graph of a model: one node per actor with its
+// derived state and context, and one edge per observation, from observer to
+// target, labelled with the observed properties. format is mermaid or dot.
+func WriteGraph(w io.Writer, m *Model, format string) error {
+	var b strings.Builder
+	switch format {
+	case "mermaid":
+		mermaid(&b, m)
+	case "dot":
+		dot(&b, m)
+	default:
+		return fmt.Errorf("unknown graph format %q (want mermaid or dot)", format)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func propList(fs []*Field) string {
+	if len(fs) == 0 {
+		return "(none)"
+	}
+	return fieldNames(fs)
+}
+
+func mermaid(b *strings.Builder, m *Model) {
+	b.WriteString("flowchart LR\n")
+	for _, a := range m.Actors {
+		fmt.Fprintf(b, "  %s[\"<b>%s</b><br/>state: %s<br/>context: %s\"]\n",
+			mermaidID(a), a.Name, propList(a.State), propList(a.Context))
+	}
+	for _, o := range m.Observations {
+		fmt.Fprintf(b, "  %s -->|\"%s\"| %s\n", mermaidID(o.Observer), fieldNames(o.Fields), mermaidID(o.Target))
+	}
+}
+
+// mermaidID avoids mermaid's reserved words (end) and dashes in node ids.
+func mermaidID(a *Actor) string { return "actor_" + strings.ReplaceAll(a.Name, "-", "_") }
+
+func dot(b *strings.Builder, m *Model) {
+	b.WriteString("digraph agent {\n  rankdir=LR;\n  node [shape=box];\n")
+	for _, a := range m.Actors {
+		fmt.Fprintf(b, "  %q [label=%q];\n", a.Name,
+			fmt.Sprintf("%s\nstate: %s\ncontext: %s", a.Name, propList(a.State), propList(a.Context)))
+	}
+	for _, o := range m.Observations {
+		fmt.Fprintf(b, "  %q -> %q [label=%q];\n", o.Observer.Name, o.Target.Name, fieldNames(o.Fields))
+	}
+	b.WriteString("}\n")
+}

@@ -1,0 +1,124 @@
+package modelgen
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// DefaultSpecFile is the spec file agentgen reads when given none.
+const DefaultSpecFile = "agent.yaml"
+
+// Load reads, validates and derives the model of the spec file at path. When
+// the spec has no package key, Load derives the package path from the
+// nearest enclosing go.mod; if there is none, Model.Package stays empty and
+// Model.PackageNote says why.
+//
+// An invalid spec yields Diagnostics: every problem found, each with its
+// position. Other failures (the file cannot be read) are plain errors.
+func Load(file string) (*Model, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading spec: %w", err)
+	}
+	m, err := LoadBytes(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if m.Package == "" {
+		m.Package, m.PackageNote = packageFromGoMod(filepath.Dir(file))
+	}
+	return m, nil
+}
+
+// LoadBytes is Load on the contents of a spec file; name is used in
+// positions and picks the syntax (JSON for *.json, YAML otherwise). It never
+// looks at the file system, so Model.Package is only what the spec says.
+func LoadBytes(name string, data []byte) (*Model, error) {
+	root, err := parseSpec(name, data)
+	if err != nil {
+		return nil, asDiagnostics(err)
+	}
+	src := newSource(name, root)
+	ds, err := validateSpec(src)
+	if err != nil {
+		return nil, err
+	}
+	if len(ds) > 0 {
+		return nil, ds
+	}
+	var spec Spec
+	if err := json.Unmarshal(root.appendJSON(nil), &spec); err != nil {
+		var te *json.UnmarshalTypeError
+		ptr := ""
+		if errors.As(err, &te) && te.Field != "" {
+			ptr = "/" + strings.ReplaceAll(te.Field, ".", "/")
+		}
+		return nil, Diagnostics{{Pos: src.pos(ptr), Message: fmt.Sprintf("cannot decode the spec: %v", strings.TrimPrefix(err.Error(), "json: "))}}
+	}
+	return build(src, &spec)
+}
+
+func asDiagnostics(err error) error {
+	if ds := AsDiagnostics(err); ds != nil {
+		return ds
+	}
+	return err
+}
+
+// packageFromGoMod derives the import path of dir from the nearest enclosing
+// go.mod. It returns "" and the reason when there is none.
+func packageFromGoMod(dir string) (pkg, note string) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Sprintf("cannot resolve %s: %v", dir, err)
+	}
+	for d := abs; ; {
+		gomod := filepath.Join(d, "go.mod")
+		data, err := os.ReadFile(gomod)
+		if err == nil {
+			mod := modulePath(data)
+			if mod == "" {
+				return "", gomod + " has no module directive"
+			}
+			rel, err := filepath.Rel(d, abs)
+			if err != nil {
+				return "", err.Error()
+			}
+			return path.Join(mod, filepath.ToSlash(rel)), "derived from " + gomod
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", "the spec has no package key and there is no go.mod in " + abs + " or above"
+		}
+		d = parent
+	}
+}
+
+// modulePath returns the module path of a go.mod file, or "".
+func modulePath(gomod []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(gomod))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if i := strings.Index(line, "//"); i >= 0 {
+			line = strings.TrimSpace(line[:i])
+		}
+		rest, ok := strings.CutPrefix(line, "module")
+		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '"') {
+			continue
+		}
+		rest = strings.TrimSpace(rest)
+		if unq, err := strconv.Unquote(rest); err == nil {
+			return unq
+		}
+		return rest
+	}
+	return ""
+}

@@ -1,0 +1,104 @@
+package modelgen
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+	"sync"
+
+	invopop "github.com/invopop/jsonschema"
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// specSchemaJSON is the JSON Schema of the spec format. It is produced from
+// the spec types by reflectSpecSchema; TestSpecSchemaIsCurrent keeps the
+// committed file equal to a fresh reflection (go test ./modelgen -update
+// rewrites it). It is a file, not a reflection at run time, because the
+// descriptions come from the doc comments in spec.go, which a binary does not
+// carry.
+//
+//go:embed agent.schema.json
+var specSchemaJSON []byte
+
+// SpecSchemaURL is where editors can find the spec schema; the committed
+// copy lives at modelgen/agent.schema.json in the repository.
+const SpecSchemaURL = "https://raw.githubusercontent.com/moora-go/moora/main/modelgen/agent.schema.json"
+
+// SpecSchema returns the JSON Schema of the spec format, for editors
+// ("# yaml-language-server: $schema=...") and for agentgen schema.
+func SpecSchema() []byte { return bytes.Clone(specSchemaJSON) }
+
+// reflectSpecSchema produces the spec schema from the spec types. comment
+// returns the doc comment of a type (field "") or of one of its fields.
+func reflectSpecSchema(comment func(t reflect.Type, field string) string) ([]byte, error) {
+	r := &invopop.Reflector{
+		ExpandedStruct: true,
+		Anonymous:      true,
+		LookupComment:  comment,
+		Mapper: func(t reflect.Type) *invopop.Schema {
+			if t == reflect.TypeFor[json.Number]() {
+				return &invopop.Schema{Type: "number"}
+			}
+			return nil
+		},
+	}
+	s := r.Reflect(&Spec{})
+	s.Title = "agentgen spec (version 1)"
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(s); err != nil {
+		return nil, fmt.Errorf("encoding the spec schema: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+const specSchemaResource = "https://moora-go.invalid/agentgen/agent.schema.json"
+
+var compiledSpecSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	if err := c.AddResource(specSchemaResource, bytes.NewReader(specSchemaJSON)); err != nil {
+		return nil, fmt.Errorf("loading the spec schema: %w", err)
+	}
+	s, err := c.Compile(specSchemaResource)
+	if err != nil {
+		return nil, fmt.Errorf("compiling the spec schema: %w", err)
+	}
+	return s, nil
+})
+
+// specSchemaDoc is the spec schema as generic JSON, to look up the keys a
+// failing keyword allows.
+var specSchemaDoc = sync.OnceValue(func() any {
+	var v any
+	if err := json.Unmarshal(specSchemaJSON, &v); err != nil {
+		panic(fmt.Sprintf("modelgen: embedded spec schema: %v", err))
+	}
+	return v
+})
+
+// schemaAt returns the value at a JSON Pointer in the spec schema.
+func schemaAt(ptr string) any {
+	v := specSchemaDoc()
+	for _, p := range splitPointer(ptr) {
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil
+		}
+		v = m[p]
+	}
+	return v
+}
+
+// fragment returns the JSON Pointer fragment of an absolute keyword location.
+func fragment(loc string) string {
+	if i := strings.IndexByte(loc, '#'); i >= 0 {
+		return loc[i+1:]
+	}
+	return ""
+}

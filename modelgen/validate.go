@@ -1,0 +1,248 @@
+package modelgen
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// validateSpec checks the document against the spec schema and reports every
+// leaf error at its position in the source.
+func validateSpec(src *source) (Diagnostics, error) {
+	s, err := compiledSpecSchema()
+	if err != nil {
+		return nil, err
+	}
+	err = s.Validate(src.root.value())
+	if err == nil {
+		return nil, nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return nil, fmt.Errorf("validating against the spec schema: %w", err)
+	}
+	d := &diags{src: src}
+	reportValidation(d, ve)
+	d.list.sort()
+	return slices.CompactFunc(d.list, func(a, b *Diagnostic) bool { return a.String() == b.String() }), nil
+}
+
+func reportValidation(d *diags, e *jsonschema.ValidationError) {
+	kloc := fragment(e.AbsoluteKeywordLocation)
+	if path.Base(kloc) == "anyOf" {
+		reportAnyOf(d, e, kloc)
+		return
+	}
+	if len(e.Causes) > 0 {
+		for _, c := range e.Causes {
+			reportValidation(d, c)
+		}
+		return
+	}
+	inst := e.InstanceLocation
+	switch path.Base(kloc) {
+	case "additionalProperties":
+		reportUnknownKeys(d, inst, path.Dir(kloc))
+	case "required":
+		obj := d.src.node(inst)
+		req, _ := schemaAt(kloc).([]any)
+		for _, r := range req {
+			if name, ok := r.(string); ok && obj.get(name) == nil {
+				d.at(inst, fmt.Sprintf("missing required key %q", name), "")
+			}
+		}
+	case "pattern":
+		reportPattern(d, e, kloc)
+	case "enum":
+		if inst == "/version" {
+			d.at(inst, fmt.Sprintf("unsupported spec version %s", d.src.node(inst).appendJSON(nil)), "this agentgen reads version 1")
+			return
+		}
+		d.at(inst, e.Message, "")
+	case "minItems":
+		if inst == "/actors" {
+			d.at(inst, "no actors", "list at least one actor")
+			return
+		}
+		d.at(inst, e.Message, "")
+	default:
+		d.at(inst, e.Message, "")
+	}
+}
+
+// reportAnyOf reports a value that matches none of the alternatives of an
+// anyOf in the spec schema with one message instead of one per alternative.
+func reportAnyOf(d *diags, e *jsonschema.ValidationError, kloc string) {
+	inst := e.InstanceLocation
+	n := d.src.node(inst)
+	switch kloc {
+	case "/$defs/SchemaType/anyOf":
+		const hint = `use one of object, array, string, integer, number, boolean, or a pair like [string, "null"]`
+		switch {
+		case n != nil && n.kind == stringNode:
+			msg := fmt.Sprintf("unknown type %q", n.str)
+			if s := suggest(n.str, typeNames); s != "" {
+				msg += fmt.Sprintf("; did you mean %q?", s)
+			}
+			d.at(inst, msg, hint)
+		case n != nil && n.kind == arrayNode:
+			d.at(inst, `a list of types must be a pair of a type and "null"`, hint)
+		default:
+			d.at(inst, "type must be a string or a list", hint)
+		}
+	case "/$defs/BoolOrSchema/anyOf":
+		d.at(inst, "additionalProperties must be true, false or a schema", "")
+	default:
+		d.at(inst, e.Message, "")
+	}
+}
+
+// reportUnknownKeys reports each key of the object at inst that the schema
+// object at sloc does not declare.
+func reportUnknownKeys(d *diags, inst, sloc string) {
+	obj := d.src.node(inst)
+	sch, _ := schemaAt(sloc).(map[string]any)
+	props, _ := sch["properties"].(map[string]any)
+	allowed := make([]string, 0, len(props))
+	for k := range props {
+		allowed = append(allowed, k)
+	}
+	slices.Sort(allowed)
+	isSchema := sloc == "/$defs/Schema"
+	for _, k := range obj.keys {
+		if _, ok := props[k]; ok {
+			continue
+		}
+		ptr := inst + "/" + escapePointer(k)
+		if isSchema {
+			if hint, ok := unsupportedKeywords[k]; ok {
+				d.atKey(ptr, fmt.Sprintf("unsupported JSON Schema keyword %q", k), hint)
+				continue
+			}
+		}
+		what := "key"
+		if isSchema {
+			what = "schema keyword"
+		}
+		msg := fmt.Sprintf("unknown %s %q", what, k)
+		if s := suggest(k, allowed); s != "" {
+			msg += fmt.Sprintf("; did you mean %q?", s)
+		}
+		d.atKey(ptr, msg, "allowed: "+strings.Join(allowed, ", "))
+	}
+}
+
+func reportPattern(d *diags, e *jsonschema.ValidationError, kloc string) {
+	inst := e.InstanceLocation
+	n := d.src.node(inst)
+	name := ""
+	if n != nil && n.kind == stringNode {
+		name = n.str
+	}
+	isKey := strings.Contains(kloc, "/propertyNames/")
+	if isKey {
+		parts := splitPointer(inst)
+		name = parts[len(parts)-1]
+	}
+	var msg string
+	switch pat, _ := schemaAt(kloc).(string); pat {
+	case kebabPattern:
+		msg = fmt.Sprintf("name %q must be kebab-case, like %q", name, kebabCase(name))
+	case pascalPattern:
+		msg = fmt.Sprintf("name %q must be PascalCase, like %q", name, pascalCase(name))
+	case propertyNamePattern:
+		msg = fmt.Sprintf("property name %q must start with a letter and hold only letters, digits, '_' and '-'", name)
+	default:
+		msg = e.Message
+	}
+	if isKey {
+		d.atKey(inst, msg, "")
+	} else {
+		d.at(inst, msg, "")
+	}
+}
+
+// unsupportedKeywords are JSON Schema keywords outside agentgen's subset,
+// with what to do instead.
+var unsupportedKeywords = map[string]string{
+	"$id":                   "remove it",
+	"$schema":               "remove it",
+	"$anchor":               `refer to "#/$defs/Name" instead`,
+	"$dynamicRef":           `refer to "#/$defs/Name" instead`,
+	"$dynamicAnchor":        "remove it",
+	"$vocabulary":           "remove it",
+	"$comment":              "use a YAML comment or description",
+	"$defs":                 "declare shared types in the top-level $defs",
+	"definitions":           "declare shared types in the top-level $defs",
+	"anyOf":                 "use oneOf of objects told apart by a const property",
+	"not":                   "it has no Go type; remove it",
+	"if":                    "it has no Go type; remove it",
+	"then":                  "it has no Go type; remove it",
+	"else":                  "it has no Go type; remove it",
+	"dependentSchemas":      "it has no Go type; remove it",
+	"dependentRequired":     "it has no Go type; remove it",
+	"dependencies":          "it has no Go type; remove it",
+	"prefixItems":           "use an object instead of a tuple",
+	"additionalItems":       "use items",
+	"contains":              "remove it",
+	"minContains":           "remove it",
+	"maxContains":           "remove it",
+	"patternProperties":     "use additionalProperties with a schema for a map",
+	"propertyNames":         "remove it",
+	"unevaluatedItems":      "remove it",
+	"unevaluatedProperties": "use additionalProperties: false",
+	"contentEncoding":       "remove it",
+	"contentMediaType":      "remove it",
+	"contentSchema":         "remove it",
+	"title":                 "use description",
+	"examples":              "put examples in the description",
+	"deprecated":            "say it in the description",
+	"readOnly":              "remove it",
+	"writeOnly":             "remove it",
+	"nullable":              `use a type pair like [string, "null"]`,
+}
+
+// suggest returns the candidate closest to word when it is close enough to
+// be a likely misspelling, or "".
+func suggest(word string, candidates []string) string {
+	best, bestDist := "", -1
+	for _, c := range candidates {
+		dist := editDistance(strings.ToLower(word), strings.ToLower(c))
+		limit := max(1, min(len(word), len(c))/3)
+		if dist <= limit && (bestDist < 0 || dist < bestDist) {
+			best, bestDist = c, dist
+		}
+	}
+	return best
+}
+
+// editDistance is the Damerau-Levenshtein distance (with adjacent
+// transpositions) between a and b.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev2 := make([]int, len(rb)+1)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				cur[j] = min(cur[j], prev2[j-2]+1)
+			}
+		}
+		prev2, prev, cur = prev, cur, prev2
+	}
+	return prev[len(rb)]
+}

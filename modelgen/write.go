@@ -1,0 +1,332 @@
+package modelgen
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/rogpeppe/go-internal/diff"
+)
+
+// ChangeKind says what Write does to a file.
+type ChangeKind uint8
+
+// The changes Write makes.
+const (
+	Created ChangeKind = iota
+	Updated
+	Deleted
+)
+
+func (k ChangeKind) String() string {
+	return [...]string{"created", "updated", "deleted"}[k]
+}
+
+// Change is one file Write creates, rewrites or deletes.
+type Change struct {
+	Path string // slash-separated, relative to the spec's directory
+	Kind ChangeKind
+}
+
+// Plan compares generated output with the files under dir (the spec's
+// directory) and returns the changes Write would make, sorted by path:
+// missing files are created, owned files whose bytes differ are updated,
+// and owned files in the output's directories that the output no longer
+// has are deleted. Files that are not owned are only ever created.
+func Plan(dir string, out *Output) ([]Change, error) {
+	var changes []Change
+	for _, f := range out.Files {
+		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			changes = append(changes, Change{f.Path, Created})
+		case err != nil:
+			return nil, err
+		case f.Owned && !bytes.Equal(data, f.Data):
+			changes = append(changes, Change{f.Path, Updated})
+		}
+	}
+	extra, err := extraFiles(dir, out)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range extra {
+		changes = append(changes, Change{p, Deleted})
+	}
+	slices.SortFunc(changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
+	return changes, nil
+}
+
+// extraFiles lists the owned files in the output's directories that the
+// output does not have.
+func extraFiles(dir string, out *Output) ([]string, error) {
+	generated := make(map[string]bool, len(out.Files))
+	for _, f := range out.Files {
+		generated[f.Path] = true
+	}
+	var extra []string
+	for _, d := range out.Dirs {
+		root := filepath.Join(dir, filepath.FromSlash(d))
+		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+			if errors.Is(err, fs.ErrNotExist) && p == root {
+				return fs.SkipDir
+			}
+			if err != nil {
+				return err
+			}
+			if !e.Type().IsRegular() || !strings.HasSuffix(p, ".go") {
+				return nil
+			}
+			rel, err := filepath.Rel(dir, p)
+			if err != nil {
+				return err
+			}
+			rel = filepath.ToSlash(rel)
+			if generated[rel] {
+				return nil
+			}
+			owned, err := fileIsOwned(p)
+			if err != nil {
+				return err
+			}
+			if owned {
+				extra = append(extra, rel)
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return extra, nil
+}
+
+func fileIsOwned(p string) (bool, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	buf := make([]byte, len(Header)+2)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return false, err
+	}
+	return isOwned(buf[:n]), nil
+}
+
+// Hooks for tests that make the file system fail.
+var (
+	rename = os.Rename
+	remove = os.Remove
+)
+
+// Write makes the files under dir match the output (see Plan) and returns
+// the changes it made. It makes all of them or none: new contents go to
+// temporary files beside their targets first, replaced and deleted files
+// are kept aside until every rename succeeded, and on any failure the
+// previous tree is restored and the temporary files are removed.
+func Write(dir string, out *Output) (changes []Change, err error) {
+	changes, err = Plan(dir, out)
+	if err != nil || len(changes) == 0 {
+		return nil, err
+	}
+	data := make(map[string][]byte, len(out.Files))
+	for _, f := range out.Files {
+		data[f.Path] = f.Data
+	}
+	type step struct {
+		target, tmp, backup string
+	}
+	var (
+		steps       []*step
+		createdDirs []string
+	)
+	defer func() {
+		if err == nil {
+			for _, s := range steps {
+				if s.backup != "" {
+					_ = remove(s.backup)
+				}
+			}
+			return
+		}
+		changes = nil
+		// Roll back in reverse: put back what was moved aside, remove what
+		// was written.
+		for i := len(steps) - 1; i >= 0; i-- {
+			s := steps[i]
+			if s.tmp != "" {
+				_ = os.Remove(s.tmp)
+			}
+			if s.backup != "" {
+				if _, statErr := os.Lstat(s.backup); statErr == nil {
+					_ = os.Rename(s.backup, s.target)
+				}
+			}
+		}
+		for i := len(createdDirs) - 1; i >= 0; i-- {
+			_ = os.Remove(createdDirs[i])
+		}
+	}()
+	// 1. Write the new contents to temporary files.
+	for _, c := range changes {
+		target := filepath.Join(dir, filepath.FromSlash(c.Path))
+		s := &step{target: target}
+		steps = append(steps, s)
+		if c.Kind == Deleted {
+			continue
+		}
+		dirs, err := mkdirAll(filepath.Dir(target))
+		createdDirs = append(createdDirs, dirs...)
+		if err != nil {
+			return nil, fmt.Errorf("writing %s: %w", c.Path, err)
+		}
+		if s.tmp, err = writeTemp(filepath.Dir(target), data[c.Path]); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", c.Path, err)
+		}
+	}
+	// 2. Move the files to replace or delete aside.
+	for i, c := range changes {
+		if c.Kind == Created {
+			continue
+		}
+		s := steps[i]
+		backup, err := tempName(filepath.Dir(s.target), ".agentgen-*.old")
+		if err != nil {
+			return nil, fmt.Errorf("replacing %s: %w", c.Path, err)
+		}
+		if err := rename(s.target, backup); err != nil {
+			return nil, fmt.Errorf("replacing %s: %w", c.Path, err)
+		}
+		s.backup = backup
+	}
+	// 3. Move the new contents in place.
+	for i, c := range changes {
+		s := steps[i]
+		if s.tmp == "" {
+			continue
+		}
+		if err := rename(s.tmp, s.target); err != nil {
+			return nil, fmt.Errorf("writing %s: %w", c.Path, err)
+		}
+		s.tmp = ""
+		if c.Kind == Created {
+			// On rollback, remove it again.
+			s.tmp = s.target
+		}
+	}
+	return changes, nil
+}
+
+// mkdirAll creates dir and its missing parents and returns the ones it
+// created, outermost first.
+func mkdirAll(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(d); err == nil {
+			break
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		missing = append(missing, d)
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	slices.Reverse(missing)
+	var created []string
+	for _, d := range missing {
+		if err := os.Mkdir(d, 0o755); err != nil {
+			return created, err
+		}
+		created = append(created, d)
+	}
+	return created, nil
+}
+
+func writeTemp(dir string, data []byte) (string, error) {
+	f, err := os.CreateTemp(dir, ".agentgen-*.tmp")
+	if err != nil {
+		return "", err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// tempName returns the name of a file in dir that does not exist.
+func tempName(dir, pattern string) (string, error) {
+	f, err := os.CreateTemp(dir, pattern)
+	if err != nil {
+		return "", err
+	}
+	name := f.Name()
+	f.Close()
+	return name, os.Remove(name)
+}
+
+// DriftKind says how a file on disk differs from the generated one.
+type DriftKind uint8
+
+// The kinds of drift Compare reports.
+const (
+	Modified DriftKind = iota // the bytes differ
+	Missing                   // the file is not on disk
+	Extra                     // an owned file on disk is no longer generated
+)
+
+func (k DriftKind) String() string {
+	return [...]string{"modified", "missing", "extra"}[k]
+}
+
+// Drift is one file that is not as Generate would leave it.
+type Drift struct {
+	Path string // slash-separated, relative to the spec's directory
+	Kind DriftKind
+	Diff []byte // unified diff from disk to generated, for Modified
+}
+
+// Compare reports how the files under dir differ from the output, sorted by
+// path. No drift means the tree is up to date.
+func Compare(dir string, out *Output) ([]Drift, error) {
+	changes, err := Plan(dir, out)
+	if err != nil {
+		return nil, err
+	}
+	data := make(map[string][]byte, len(out.Files))
+	for _, f := range out.Files {
+		data[f.Path] = f.Data
+	}
+	drift := make([]Drift, 0, len(changes))
+	for _, c := range changes {
+		switch c.Kind {
+		case Created:
+			drift = append(drift, Drift{Path: c.Path, Kind: Missing})
+		case Deleted:
+			drift = append(drift, Drift{Path: c.Path, Kind: Extra})
+		case Updated:
+			old, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(c.Path)))
+			if err != nil {
+				return nil, err
+			}
+			drift = append(drift, Drift{Path: c.Path, Kind: Modified, Diff: diff.Diff("a/"+c.Path, old, "b/"+c.Path, data[c.Path])})
+		}
+	}
+	return drift, nil
+}
