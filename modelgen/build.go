@@ -47,7 +47,8 @@ func build(src *source, spec *Spec) (*Model, error) {
 	d.list.sort()
 	d.list = slices.CompactFunc(d.list, func(x, y *Diagnostic) bool { return x.String() == y.String() })
 	if d.errors() > 0 {
-		return nil, d.list
+		// Lint findings on a broken model are noise: report the errors.
+		return nil, slices.DeleteFunc(d.list, func(x *Diagnostic) bool { return x.Severity == Warning })
 	}
 	b.m.Warnings = d.list
 	slices.SortFunc(b.decls, func(x, y *TypeDecl) int { return strings.Compare(x.GoName, y.GoName) })
@@ -134,11 +135,8 @@ func (b *builder) actor(name, ptr, section string) *Actor {
 	if a, ok := b.actors[name]; ok {
 		return a
 	}
-	msg := fmt.Sprintf("unknown actor %q in %s", name, section)
-	if s := suggest(name, b.spec.Actors); s != "" {
-		msg += fmt.Sprintf("; did you mean %q?", s)
-	}
-	b.d.atKey(ptr, msg, "declare it under actors, or fix the name")
+	b.d.atKey(ptr, fmt.Sprintf("unknown actor %q in %s", name, section),
+		didYouMean(suggest(name, b.spec.Actors), "declare it under actors, or fix the name"))
 	return nil
 }
 
@@ -225,11 +223,11 @@ func (b *builder) refDecl(ref, ptr string) *TypeDecl {
 	name = pointerUnescaper.Replace(name)
 	decl := b.defs[name]
 	if decl == nil {
-		msg := fmt.Sprintf("$ref %q does not resolve", ref)
+		hint := "declare the type under $defs, or fix the name"
 		if s := suggest(name, slices.Sorted(maps.Keys(b.defs))); s != "" {
-			msg += fmt.Sprintf("; did you mean %q?", "#/$defs/"+s)
+			hint = didYouMean("#/$defs/"+s, "")
 		}
-		b.d.at(ptr, msg, "declare the type under $defs, or fix the name")
+		b.d.at(ptr, fmt.Sprintf("$ref %q does not resolve", ref), hint)
 	}
 	return decl
 }
@@ -549,11 +547,9 @@ func (b *builder) checkKeywords(s *Schema, ptr string, class schemaClass) bool {
 	}
 	if s.Format != "" {
 		if _, known := jsonschema.Formats[s.Format]; !known {
-			msg := fmt.Sprintf("unknown format %q", s.Format)
-			if sug := suggest(s.Format, slices.Sorted(maps.Keys(jsonschema.Formats))); sug != "" {
-				msg += fmt.Sprintf("; did you mean %q?", sug)
-			}
-			b.d.at(ptr+"/format", msg, "use one of "+strings.Join(slices.Sorted(maps.Keys(jsonschema.Formats)), ", "))
+			formats := slices.Sorted(maps.Keys(jsonschema.Formats))
+			b.d.at(ptr+"/format", fmt.Sprintf("unknown format %q", s.Format),
+				didYouMean(suggest(s.Format, formats), "use one of "+strings.Join(formats, ", ")))
 			ok = false
 		}
 	}
@@ -776,13 +772,9 @@ func (b *builder) collectProps(s *Schema, ptr string, self *TypeDecl) (props []m
 		}
 		j, declared := index[r]
 		if !declared {
-			msg := fmt.Sprintf("required property %q is not declared", r)
-			names := slices.Collect(maps.Keys(index))
-			slices.Sort(names)
-			if sug := suggest(r, names); sug != "" {
-				msg += fmt.Sprintf("; did you mean %q?", sug)
-			}
-			b.d.at(rptr, msg, "declare it under properties, or remove it from required")
+			names := slices.Sorted(maps.Keys(index))
+			b.d.at(rptr, fmt.Sprintf("required property %q is not declared", r),
+				didYouMean(suggest(r, names), "declare it under properties, or remove it from required"))
 			ok = false
 			continue
 		}

@@ -111,7 +111,11 @@ func (d *diags) warnKey(ptr, msg, hint string) {
 }
 
 func (d *diags) add(pos Pos, sev Severity, ptr, msg, hint string) {
-	d.list = append(d.list, &Diagnostic{Pos: pos, Severity: sev, Element: elementName(ptr), Message: msg, Hint: hint})
+	elem := ""
+	if ptr != "" {
+		elem = elementName(ptr)
+	}
+	d.list = append(d.list, &Diagnostic{Pos: pos, Severity: sev, Element: elem, Message: msg, Hint: hint})
 }
 
 func (d *diags) errors() int {

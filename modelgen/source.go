@@ -323,7 +323,7 @@ func (p *jsonParser) next() (json.Token, int, error) {
 func (p *jsonParser) syntaxError(err error, off int) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		off = int(se.Offset) - 1
+		off = int(se.Offset)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
 		return &Diagnostic{Pos: p.li.pos(len(p.data)), Message: "unexpected end of JSON input"}

@@ -3,6 +3,7 @@ package modelgen
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"path"
 	"slices"
 	"strings"
@@ -31,6 +32,21 @@ func validateSpec(src *source) (Diagnostics, error) {
 	return slices.CompactFunc(d.list, func(a, b *Diagnostic) bool { return a.String() == b.String() }), nil
 }
 
+// fromSchemaPointer converts an instance location as santhosh-tekuri
+// reports it (each token URL-path-escaped) to a plain JSON Pointer.
+func fromSchemaPointer(loc string) string {
+	if loc == "" {
+		return ""
+	}
+	parts := strings.Split(strings.TrimPrefix(loc, "/"), "/")
+	for i, p := range parts {
+		if u, err := url.PathUnescape(p); err == nil {
+			parts[i] = u
+		}
+	}
+	return "/" + strings.Join(parts, "/")
+}
+
 func reportValidation(d *diags, e *jsonschema.ValidationError) {
 	kloc := fragment(e.AbsoluteKeywordLocation)
 	if path.Base(kloc) == "anyOf" {
@@ -43,10 +59,10 @@ func reportValidation(d *diags, e *jsonschema.ValidationError) {
 		}
 		return
 	}
-	inst := e.InstanceLocation
+	inst := fromSchemaPointer(e.InstanceLocation)
 	switch path.Base(kloc) {
 	case "additionalProperties":
-		reportUnknownKeys(d, inst, path.Dir(kloc))
+		reportUnknownKeys(d, inst, strings.TrimSuffix(kloc, "/additionalProperties"))
 	case "required":
 		obj := d.src.node(inst)
 		req, _ := schemaAt(kloc).([]any)
@@ -77,18 +93,14 @@ func reportValidation(d *diags, e *jsonschema.ValidationError) {
 // reportAnyOf reports a value that matches none of the alternatives of an
 // anyOf in the spec schema with one message instead of one per alternative.
 func reportAnyOf(d *diags, e *jsonschema.ValidationError, kloc string) {
-	inst := e.InstanceLocation
+	inst := fromSchemaPointer(e.InstanceLocation)
 	n := d.src.node(inst)
 	switch kloc {
 	case "/$defs/SchemaType/anyOf":
 		const hint = `use one of object, array, string, integer, number, boolean, or a pair like [string, "null"]`
 		switch {
 		case n != nil && n.kind == stringNode:
-			msg := fmt.Sprintf("unknown type %q", n.str)
-			if s := suggest(n.str, typeNames); s != "" {
-				msg += fmt.Sprintf("; did you mean %q?", s)
-			}
-			d.at(inst, msg, hint)
+			d.at(inst, fmt.Sprintf("unknown type %q", n.str), didYouMean(suggest(n.str, typeNames), hint))
 		case n != nil && n.kind == arrayNode:
 			d.at(inst, `a list of types must be a pair of a type and "null"`, hint)
 		default:
@@ -128,16 +140,12 @@ func reportUnknownKeys(d *diags, inst, sloc string) {
 		if isSchema {
 			what = "schema keyword"
 		}
-		msg := fmt.Sprintf("unknown %s %q", what, k)
-		if s := suggest(k, allowed); s != "" {
-			msg += fmt.Sprintf("; did you mean %q?", s)
-		}
-		d.atKey(ptr, msg, "allowed: "+strings.Join(allowed, ", "))
+		d.atKey(ptr, fmt.Sprintf("unknown %s %q", what, k), didYouMean(suggest(k, allowed), "allowed: "+strings.Join(allowed, ", ")))
 	}
 }
 
 func reportPattern(d *diags, e *jsonschema.ValidationError, kloc string) {
-	inst := e.InstanceLocation
+	inst := fromSchemaPointer(e.InstanceLocation)
 	n := d.src.node(inst)
 	name := ""
 	if n != nil && n.kind == stringNode {
@@ -204,6 +212,15 @@ var unsupportedKeywords = map[string]string{
 	"readOnly":              "remove it",
 	"writeOnly":             "remove it",
 	"nullable":              `use a type pair like [string, "null"]`,
+}
+
+// didYouMean is the hint for a likely misspelling of suggestion, or
+// otherwise.
+func didYouMean(suggestion, otherwise string) string {
+	if suggestion == "" {
+		return otherwise
+	}
+	return fmt.Sprintf("did you mean %q?", suggestion)
 }
 
 // suggest returns the candidate closest to word when it is close enough to
