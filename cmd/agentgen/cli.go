@@ -1,0 +1,418 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"slices"
+
+	"github.com/moora-go/moora/modelgen"
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailed  = 1 // invalid spec; for check: drift
+	exitBroken  = 2 // usage error; for check: invalid spec or other error
+	usageFooter = "run agentgen --help for usage"
+)
+
+// exitError carries the exit code of a failed command. A nil err means the
+// command already said everything it had to say.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func fail(code int, err error) error { return &exitError{code: code, err: err} }
+
+// Main runs agentgen with the process's arguments and returns its exit code.
+func Main() int { return run(os.Args[1:], os.Stdout, os.Stderr) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCommand()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "agentgen: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	// Anything else comes from cobra: an unknown command or flag, or
+	// arguments a command does not take.
+	fmt.Fprintf(stderr, "agentgen: %v\n%s\n", err, usageFooter)
+	return exitBroken
+}
+
+func newRootCommand() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "agentgen",
+		Short: "Validate an agent spec and generate its Go declarations",
+		Long: `agentgen reads an agent spec (agent.yaml) - actors, what they observe of each
+other, and the inputs they dispatch - checks it, derives each actor's state
+and context, and generates the Go package decl/ beside the spec.
+
+See the package documentation of github.com/moora-go/moora/cmd/agentgen for
+the commands, exit codes and the check --json format, and of
+github.com/moora-go/moora/modelgen for the spec format.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(
+		newValidateCommand(),
+		newGenerateCommand(),
+		newCheckCommand(),
+		newGraphCommand(),
+		newSchemaCommand(),
+		newVersionCommand(),
+	)
+	return root
+}
+
+// specFlags are the flags of the commands that read a spec.
+type specFlags struct {
+	file   string
+	strict bool
+}
+
+func (f *specFlags) add(cmd *cobra.Command, strict bool) {
+	cmd.Flags().StringVarP(&f.file, "file", "f", modelgen.DefaultSpecFile, "the spec file (YAML, or JSON when it ends in .json)")
+	_ = cmd.MarkFlagFilename("file", "yaml", "yml", "json")
+	if strict {
+		cmd.Flags().BoolVar(&f.strict, "strict", false, "treat the modelling warnings as errors")
+	}
+}
+
+func newValidateCommand() *cobra.Command {
+	var f specFlags
+	cmd := &cobra.Command{
+		Use:   "validate [-f spec] [--strict]",
+		Short: "Check a spec; print its problems",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return validate(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, f.strict)
+		},
+	}
+	f.add(cmd, true)
+	return cmd
+}
+
+func newGenerateCommand() *cobra.Command {
+	var f specFlags
+	cmd := &cobra.Command{
+		Use:   "generate [-f spec] [--strict]",
+		Short: "Write the generated files beside the spec; print what changed",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return generate(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, f.strict)
+		},
+	}
+	f.add(cmd, true)
+	return cmd
+}
+
+func newCheckCommand() *cobra.Command {
+	var f specFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "check [-f spec] [--strict] [--json]",
+		Short: "Report generated files that are not up to date (exit 1), or an invalid spec (exit 2)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return check(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, f.strict, asJSON)
+		},
+	}
+	f.add(cmd, true)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON report on stdout")
+	return cmd
+}
+
+func newGraphCommand() *cobra.Command {
+	var f specFlags
+	var format string
+	cmd := &cobra.Command{
+		Use:   "graph [-f spec] [--format mermaid|dot]",
+		Short: "Print the actor graph with each actor's state and context",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return graph(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, format)
+		},
+	}
+	f.add(cmd, false)
+	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid or dot")
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(modelgen.GraphFormats, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func newSchemaCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "schema",
+		Short: "Print the JSON Schema of the spec format",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := cmd.OutOrStdout().Write(modelgen.SpecSchema())
+			return err
+		},
+	}
+}
+
+func newVersionCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "version",
+		Short: "Print the version of agentgen",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(cmd.OutOrStdout(), "agentgen %s %s\n", version(), runtime.Version())
+			return err
+		},
+	}
+}
+
+// version is the module version agentgen was built from, or (devel).
+func version() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
+}
+
+// load loads a spec and prints its diagnostics to stderr. It fails with
+// code when the spec is invalid, or has warnings and strict is set.
+func load(stderr io.Writer, file string, strict bool, code int) (*modelgen.Model, error) {
+	m, err := modelgen.Load(file)
+	if err != nil {
+		ds := modelgen.AsDiagnostics(err)
+		if ds == nil {
+			return nil, fail(code, err)
+		}
+		printDiagnostics(stderr, ds)
+		return nil, fail(code, fmt.Errorf("%s is invalid: %s", file, count(ds)))
+	}
+	printDiagnostics(stderr, m.Warnings)
+	if strict && len(m.Warnings) > 0 {
+		return nil, fail(code, fmt.Errorf("%s is invalid with --strict: %s", file, count(m.Warnings)))
+	}
+	return m, nil
+}
+
+func printDiagnostics(w io.Writer, ds modelgen.Diagnostics) {
+	for _, d := range ds {
+		fmt.Fprintln(w, d)
+	}
+}
+
+// count says how many errors and warnings there are.
+func count(ds modelgen.Diagnostics) string {
+	var errs, warns int
+	for _, d := range ds {
+		if d.Severity == modelgen.Warning {
+			warns++
+		} else {
+			errs++
+		}
+	}
+	switch {
+	case errs > 0 && warns > 0:
+		return plural(errs, "error") + " and " + plural(warns, "warning")
+	case warns > 0:
+		return plural(warns, "warning")
+	}
+	return plural(errs, "error")
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+func validate(stdout, stderr io.Writer, file string, strict bool) error {
+	m, err := load(stderr, file, strict, exitFailed)
+	if err != nil {
+		return err
+	}
+	types := 0
+	for _, t := range m.Types {
+		if t.Input == nil {
+			types++
+		}
+	}
+	fmt.Fprintf(stdout, "%s is valid: %s, %s, %s, %s\n", file, plural(len(m.Actors), "actor"),
+		plural(len(m.Observations), "observation"), plural(len(m.Inputs), "input"), plural(types, "data type"))
+	return nil
+}
+
+func generate(stdout, stderr io.Writer, file string, strict bool) error {
+	m, err := load(stderr, file, strict, exitFailed)
+	if err != nil {
+		return err
+	}
+	out, err := modelgen.Generate(m)
+	if err != nil {
+		return fail(exitFailed, err)
+	}
+	dir := filepath.Dir(file)
+	changes, err := modelgen.Write(dir, out)
+	if err != nil {
+		return fail(exitFailed, fmt.Errorf("writing the generated files (nothing was changed): %w", err))
+	}
+	for _, c := range changes {
+		fmt.Fprintf(stdout, "%s %s\n", c.Kind, filepath.Join(dir, filepath.FromSlash(c.Path)))
+	}
+	if len(changes) == 0 {
+		fmt.Fprintf(stdout, "%s: generated files are up to date\n", file)
+	}
+	return nil
+}
+
+// checkReport is the check --json report; cmd/agentgen's package doc
+// documents it.
+type checkReport struct {
+	Spec        string           `json:"spec"`
+	Status      string           `json:"status"`
+	Files       []checkFile      `json:"files"`
+	Diagnostics []jsonDiagnostic `json:"diagnostics"`
+	Error       string           `json:"error,omitempty"`
+}
+
+type checkFile struct {
+	Path   string `json:"path"`
+	Status string `json:"status"`
+	Diff   string `json:"diff,omitempty"`
+}
+
+type jsonDiagnostic struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Severity string `json:"severity"`
+	Element  string `json:"element,omitempty"`
+	Message  string `json:"message"`
+	Hint     string `json:"hint,omitempty"`
+}
+
+func jsonDiagnostics(ds modelgen.Diagnostics) []jsonDiagnostic {
+	out := make([]jsonDiagnostic, 0, len(ds))
+	for _, d := range ds {
+		sev := "error"
+		if d.Severity == modelgen.Warning {
+			sev = "warning"
+		}
+		out = append(out, jsonDiagnostic{
+			File: d.Pos.File, Line: d.Pos.Line, Column: d.Pos.Col, Severity: sev,
+			Element: d.Element, Message: d.Message, Hint: d.Hint,
+		})
+	}
+	return out
+}
+
+func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
+	report := checkReport{Spec: file, Files: []checkFile{}, Diagnostics: []jsonDiagnostic{}}
+	emit := func(status string, code int, err error) error {
+		if !asJSON {
+			if code == exitOK {
+				return nil
+			}
+			return fail(code, err)
+		}
+		report.Status = status
+		if err != nil {
+			report.Error = err.Error()
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if encErr := enc.Encode(report); encErr != nil {
+			return fail(exitBroken, encErr)
+		}
+		if code == exitOK {
+			return nil
+		}
+		return fail(code, nil)
+	}
+	diagOut := stderr
+	if asJSON {
+		diagOut = io.Discard
+	}
+	m, err := modelgen.Load(file)
+	if err != nil {
+		ds := modelgen.AsDiagnostics(err)
+		if ds == nil {
+			return emit("error", exitBroken, err)
+		}
+		printDiagnostics(diagOut, ds)
+		report.Diagnostics = jsonDiagnostics(ds)
+		return emit("invalid", exitBroken, fmt.Errorf("%s is invalid: %s", file, count(ds)))
+	}
+	printDiagnostics(diagOut, m.Warnings)
+	report.Diagnostics = jsonDiagnostics(m.Warnings)
+	if strict && len(m.Warnings) > 0 {
+		return emit("invalid", exitBroken, fmt.Errorf("%s is invalid with --strict: %s", file, count(m.Warnings)))
+	}
+	out, err := modelgen.Generate(m)
+	if err != nil {
+		return emit("error", exitBroken, err)
+	}
+	dir := filepath.Dir(file)
+	drift, err := modelgen.Compare(dir, out)
+	if err != nil {
+		return emit("error", exitBroken, err)
+	}
+	for _, d := range drift {
+		path := filepath.Join(dir, filepath.FromSlash(d.Path))
+		report.Files = append(report.Files, checkFile{Path: filepath.ToSlash(path), Status: d.Kind.String(), Diff: string(d.Diff)})
+		if asJSON {
+			continue
+		}
+		switch d.Kind {
+		case modelgen.Modified:
+			stdout.Write(d.Diff)
+		case modelgen.Missing:
+			fmt.Fprintf(stdout, "missing %s\n", path)
+		case modelgen.Extra:
+			fmt.Fprintf(stdout, "extra %s\n", path)
+		}
+	}
+	if len(drift) > 0 {
+		return emit("drift", exitFailed, fmt.Errorf("%s: %s not up to date; run agentgen generate", file, plural(len(drift), "generated file")))
+	}
+	if !asJSON {
+		fmt.Fprintf(stdout, "%s: generated files are up to date\n", file)
+	}
+	return emit("up-to-date", exitOK, nil)
+}
+
+func graph(stdout, stderr io.Writer, file, format string) error {
+	if !slices.Contains(modelgen.GraphFormats, format) {
+		return fail(exitBroken, fmt.Errorf("unknown graph format %q (want mermaid or dot)", format))
+	}
+	m, err := load(stderr, file, false, exitFailed)
+	if err != nil {
+		return err
+	}
+	if err := modelgen.WriteGraph(stdout, m, format); err != nil {
+		return fail(exitBroken, err)
+	}
+	return nil
+}
