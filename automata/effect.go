@@ -1,5 +1,10 @@
 package automata
 
+import (
+	"slices"
+	"sync"
+)
+
 // Dispatch sends an input to a machine. A Dispatch handed out by a machine is
 // safe to call from any goroutine, including from inside subscribers, effects
 // and jobs.
@@ -14,3 +19,104 @@ type Dispatch[I any] func(input I)
 // starts, and reports back through dispatch. For tracked, cancellable
 // asynchronous work, prefer keyed jobs (see WithJobs).
 type Effect[V, I any] func(view V, dispatch Dispatch[I])
+
+// Project adapts an effect on a view to an effect on the state the view is
+// projected from, such as an actor's effect on its ContextOf view to an
+// effect on the whole agent state.
+func Project[S, V, I any](view func(state S) V, effect Effect[V, I]) Effect[S, I] {
+	return func(state S, dispatch Dispatch[I]) { effect(view(state), dispatch) }
+}
+
+// Sequential runs effects one after another, in order, on the same view.
+func Sequential[V, I any](effects ...Effect[V, I]) Effect[V, I] {
+	effects = slices.Clone(effects)
+	return func(view V, dispatch Dispatch[I]) {
+		for _, eff := range effects {
+			eff(view, dispatch)
+		}
+	}
+}
+
+// Parallel runs effects concurrently, each in its own goroutine, on the same
+// view, and returns when all of them have returned. Use it for independent
+// effects whose synchronous part takes a while; for quick ones Sequential is
+// cheaper.
+func Parallel[V, I any](effects ...Effect[V, I]) Effect[V, I] {
+	effects = slices.Clone(effects)
+	return func(view V, dispatch Dispatch[I]) {
+		var wg sync.WaitGroup
+		for _, eff := range effects {
+			wg.Go(func() { eff(view, dispatch) })
+		}
+		wg.Wait()
+	}
+}
+
+// Stateful makes an effect with a local state of its own, kept across calls:
+// fn receives the latest view, the local state and update, which replaces the
+// local state with a function of it. When update changes the local state, fn
+// runs again with the latest view and the new local state: at once if update
+// was called from another goroutine, or right after fn returns if fn called
+// it. Calls of fn never overlap.
+//
+// The local state lives in the returned Effect value: build the effect once,
+// outside the function that receives views, and every call shares it.
+func Stateful[V, I any, L comparable](initial L, fn func(view V, local L, update func(func(L) L), dispatch Dispatch[I])) Effect[V, I] {
+	s := &statefulEffect[V, I, L]{local: initial, fn: fn}
+	s.update = s.set
+	return s.call
+}
+
+type statefulEffect[V, I any, L comparable] struct {
+	fn     func(V, L, func(func(L) L), Dispatch[I])
+	update func(func(L) L)
+
+	mu       sync.Mutex
+	local    L
+	view     V
+	dispatch Dispatch[I]
+	seen     bool // a view has arrived
+	running  bool // fn is being called
+	again    bool // run fn again when the current call returns
+}
+
+func (s *statefulEffect[V, I, L]) call(view V, dispatch Dispatch[I]) {
+	s.mu.Lock()
+	s.view, s.dispatch, s.seen = view, dispatch, true
+	s.runLocked()
+}
+
+func (s *statefulEffect[V, I, L]) set(change func(L) L) {
+	s.mu.Lock()
+	next := change(s.local)
+	if next == s.local {
+		s.mu.Unlock()
+		return
+	}
+	s.local = next
+	if !s.seen {
+		s.mu.Unlock()
+		return
+	}
+	s.runLocked()
+}
+
+// runLocked calls fn until no further run was asked for. It is entered with
+// s.mu held and returns with it released.
+func (s *statefulEffect[V, I, L]) runLocked() {
+	s.again = true
+	if s.running {
+		s.mu.Unlock()
+		return
+	}
+	s.running = true
+	for s.again {
+		s.again = false
+		view, local, dispatch := s.view, s.local, s.dispatch
+		s.mu.Unlock()
+		s.fn(view, local, s.update, dispatch)
+		s.mu.Lock()
+	}
+	s.running = false
+	s.mu.Unlock()
+}

@@ -1,0 +1,341 @@
+package automata_test
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/moora-go/moora/automata"
+)
+
+// keys is a state that is a sorted set of wanted job keys plus a log of the
+// results jobs handed in.
+type keys struct {
+	want    []string
+	results []string
+}
+
+type keyInput struct {
+	add, remove string // change the wanted set
+	result      string // a job's result; removes nothing
+}
+
+var keySet = automata.Definition[keys, keyInput]{
+	Initial: func() keys { return keys{} },
+	Transition: func(s keys, in keyInput) keys {
+		switch {
+		case in.add != "":
+			if !slices.Contains(s.want, in.add) {
+				s.want = append(slices.Clip(s.want), in.add)
+				slices.Sort(s.want)
+			}
+		case in.remove != "":
+			s.want = slices.DeleteFunc(slices.Clone(s.want), func(k string) bool { return k == in.remove })
+		case in.result != "":
+			s.results = append(slices.Clip(s.results), in.result)
+		}
+		return s
+	},
+}
+
+// eventLog collects events and lets a test wait for one.
+type eventLog struct {
+	mu     sync.Mutex
+	events []automata.Event[keys, keyInput]
+	signal chan struct{}
+}
+
+func newEventLog() *eventLog { return &eventLog{signal: make(chan struct{}, 1)} }
+
+func (l *eventLog) handle(e automata.Event[keys, keyInput]) {
+	l.mu.Lock()
+	l.events = append(l.events, e)
+	l.mu.Unlock()
+	select {
+	case l.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (l *eventLog) count(kind automata.EventKind, key string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, e := range l.events {
+		if e.Kind == kind && e.Key == key {
+			n++
+		}
+	}
+	return n
+}
+
+func (l *eventLog) find(kind automata.EventKind, key string) (automata.Event[keys, keyInput], bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.events {
+		if e.Kind == kind && e.Key == key {
+			return e, true
+		}
+	}
+	return automata.Event[keys, keyInput]{}, false
+}
+
+// waitFor waits until an event of kind for key has arrived, or fails.
+func (l *eventLog) waitFor(t *testing.T, kind automata.EventKind, key string) automata.Event[keys, keyInput] {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		if e, ok := l.find(kind, key); ok {
+			return e
+		}
+		select {
+		case <-l.signal:
+		case <-deadline:
+			t.Fatalf("no %v event for %q", kind, key)
+		}
+	}
+}
+
+func newKeyMachine(jobs func(key string) automata.Job[keyInput], log *eventLog) *automata.Machine[keys, keyInput, keys] {
+	jobsAt := func(s keys) map[string]automata.Job[keyInput] {
+		m := make(map[string]automata.Job[keyInput], len(s.want))
+		for _, k := range s.want {
+			m[k] = jobs(k)
+		}
+		return m
+	}
+	return automata.NewMoore(keySet, func(s keys) keys { return s },
+		automata.WithJobs(jobsAt), automata.WithEvents(log.handle))
+}
+
+func TestCancelledJobDispatchesAreDropped(t *testing.T) {
+	log := newEventLog()
+	cancelled := make(chan struct{})
+	stale := make(chan struct{})
+	m := newKeyMachine(func(key string) automata.Job[keyInput] {
+		return func(ctx context.Context, dispatch automata.Dispatch[keyInput]) error {
+			<-ctx.Done()
+			close(cancelled)
+			// A job that keeps going after cancellation: its
+			// input must not reach the state.
+			dispatch(keyInput{result: "stale from " + automata.JobKey(ctx)})
+			close(stale)
+			return nil
+		}
+	}, log)
+	m.Dispatch(keyInput{add: "a"})
+	log.waitFor(t, automata.EffectStarted, "a")
+	m.Dispatch(keyInput{remove: "a"})
+	log.waitFor(t, automata.EffectCancelled, "a")
+	<-cancelled
+	<-stale
+	m.Dispatch(keyInput{result: "fresh"}) // the machine still works
+	closeOrFail(t, m)
+	if got := m.Current().results; !slices.Equal(got, []string{"fresh"}) {
+		t.Fatalf("results = %q, want only the fresh one", got)
+	}
+	if n := log.count(automata.EffectCompleted, "a"); n != 0 {
+		t.Errorf("cancelled job also reported completed %d times", n)
+	}
+}
+
+func TestJobPanicAndErrorBecomeFailureEvents(t *testing.T) {
+	log := newEventLog()
+	boom := errors.New("tool exploded")
+	m := newKeyMachine(func(key string) automata.Job[keyInput] {
+		return func(ctx context.Context, dispatch automata.Dispatch[keyInput]) error {
+			switch key {
+			case "panic":
+				panic("kaboom")
+			case "error":
+				return boom
+			}
+			dispatch(keyInput{result: key})
+			return nil
+		}
+	}, log)
+	m.Dispatch(keyInput{add: "panic"})
+	m.Dispatch(keyInput{add: "error"})
+	failedPanic := log.waitFor(t, automata.EffectFailed, "panic")
+	failedErr := log.waitFor(t, automata.EffectFailed, "error")
+
+	var pe *automata.PanicError
+	if !errors.As(failedPanic.Err, &pe) || pe.Value != "kaboom" || pe.Key != "panic" {
+		t.Errorf("panic failure = %v, want a *PanicError with value kaboom", failedPanic.Err)
+	}
+	if pe != nil && !strings.Contains(string(pe.Stack), "jobs_test.go") {
+		t.Errorf("panic stack does not show the job:\n%s", pe.Stack)
+	}
+	if !errors.Is(failedErr.Err, boom) {
+		t.Errorf("error failure = %v, want %v", failedErr.Err, boom)
+	}
+	// The machine keeps running jobs and applying inputs.
+	m.Dispatch(keyInput{add: "ok"})
+	log.waitFor(t, automata.EffectCompleted, "ok")
+	closeOrFail(t, m)
+	if got := m.Current().results; !slices.Equal(got, []string{"ok"}) {
+		t.Errorf("results = %q, want [ok]", got)
+	}
+}
+
+func TestCompletedKeyIsNotRestartedUntilItComesBack(t *testing.T) {
+	log := newEventLog()
+	var runs sync.Map // key -> *atomic.Int32
+	m := newKeyMachine(func(key string) automata.Job[keyInput] {
+		return func(ctx context.Context, _ automata.Dispatch[keyInput]) error {
+			n, _ := runs.LoadOrStore(key, new(atomic.Int32))
+			n.(*atomic.Int32).Add(1)
+			return nil // done, without changing the state
+		}
+	}, log)
+	runsOf := func(key string) int32 {
+		n, ok := runs.Load(key)
+		if !ok {
+			return 0
+		}
+		return n.(*atomic.Int32).Load()
+	}
+	m.Dispatch(keyInput{add: "k"})
+	log.waitFor(t, automata.EffectCompleted, "k")
+	// The state changes several times while k is still wanted: Moorex
+	// would start k again on each change; we must not.
+	for i := range 5 {
+		m.Dispatch(keyInput{result: string(rune('a' + i))})
+	}
+	m.Dispatch(keyInput{add: "other"})
+	log.waitFor(t, automata.EffectCompleted, "other")
+	if n := runsOf("k"); n != 1 {
+		t.Fatalf("k ran %d times while continuously wanted, want 1", n)
+	}
+	// k vanishes and comes back: now it runs again.
+	m.Dispatch(keyInput{remove: "k"})
+	m.Dispatch(keyInput{add: "k"})
+	closeOrFail(t, m)
+	if n := runsOf("k"); n != 2 {
+		t.Fatalf("k ran %d times after vanishing and coming back, want 2", n)
+	}
+	if n := log.count(automata.EffectStarted, "k"); n != 2 {
+		t.Errorf("k started %d times, want 2", n)
+	}
+}
+
+func TestJobThatHandsInItsResultIsReportedCompleted(t *testing.T) {
+	// The job's own input removes its key; however the scheduling goes,
+	// the job is reported completed, never cancelled.
+	for range 200 {
+		log := newEventLog()
+		m := newKeyMachine(func(key string) automata.Job[keyInput] {
+			return func(ctx context.Context, dispatch automata.Dispatch[keyInput]) error {
+				dispatch(keyInput{remove: key})
+				return nil
+			}
+		}, log)
+		m.Dispatch(keyInput{add: "x"})
+		m.Dispatch(keyInput{result: "noise"}) // races with the job's dispatch
+		log.waitFor(t, automata.EffectCompleted, "x")
+		closeOrFail(t, m)
+		if n := log.count(automata.EffectCancelled, "x"); n != 0 {
+			t.Fatalf("job that handed in its result was reported cancelled")
+		}
+	}
+}
+
+// goroutinesSettleTo waits until no more than want goroutines run, or fails
+// listing them.
+func goroutinesSettleTo(t *testing.T, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for runtime.NumGoroutine() > want {
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			t.Fatalf("%d goroutines still running, want %d:\n%s", runtime.NumGoroutine(), want, buf[:runtime.Stack(buf, true)])
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestCloseCancelsJobsAndLeavesNoGoroutines(t *testing.T) {
+	before := runtime.NumGoroutine()
+	log := newEventLog()
+	var stopped atomic.Int32
+	m := newKeyMachine(func(key string) automata.Job[keyInput] {
+		return func(ctx context.Context, _ automata.Dispatch[keyInput]) error {
+			<-ctx.Done()
+			stopped.Add(1)
+			return ctx.Err()
+		}
+	}, log)
+	for _, k := range []string{"a", "b", "c", "d"} {
+		m.Dispatch(keyInput{add: k})
+	}
+	for _, k := range []string{"a", "b", "c", "d"} {
+		log.waitFor(t, automata.EffectStarted, k)
+	}
+	closeOrFail(t, m)
+	// Close returned only after every job returned.
+	if n := stopped.Load(); n != 4 {
+		t.Fatalf("%d jobs returned before Close did, want 4", n)
+	}
+	for _, k := range []string{"a", "b", "c", "d"} {
+		if log.count(automata.EffectCancelled, k) != 1 {
+			t.Errorf("job %s not reported cancelled once", k)
+		}
+	}
+	goroutinesSettleTo(t, before)
+}
+
+func TestCloseGivesUpAtTheDeadlineOnAStubbornJob(t *testing.T) {
+	log := newEventLog()
+	release := make(chan struct{})
+	m := newKeyMachine(func(key string) automata.Job[keyInput] {
+		return func(ctx context.Context, _ automata.Dispatch[keyInput]) error {
+			<-release // ignores ctx
+			return nil
+		}
+	}, log)
+	m.Dispatch(keyInput{add: "stubborn"})
+	log.waitFor(t, automata.EffectStarted, "stubborn")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+	defer cancel()
+	if err := m.Close(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Close = %v, want a deadline error", err)
+	}
+	close(release)
+	closeOrFail(t, m) // now it can finish
+}
+
+func TestRestoredStateRestartsItsJobs(t *testing.T) {
+	// An agent restored with a state that wants work starts that work at
+	// once, with the same keys.
+	log := newEventLog()
+	restored := keySet
+	restored.Initial = func() keys { return keys{want: []string{"llm-42", "tool-7-1"}} }
+	jobsAt := func(s keys) map[string]automata.Job[keyInput] {
+		return maps.Collect(func(yield func(string, automata.Job[keyInput]) bool) {
+			for _, k := range s.want {
+				if !yield(k, func(ctx context.Context, dispatch automata.Dispatch[keyInput]) error {
+					dispatch(keyInput{result: automata.JobKey(ctx)})
+					return nil
+				}) {
+					return
+				}
+			}
+		})
+	}
+	m := automata.NewMoore(restored, func(s keys) keys { return s },
+		automata.WithJobs(jobsAt), automata.WithEvents(log.handle))
+	log.waitFor(t, automata.EffectCompleted, "llm-42")
+	log.waitFor(t, automata.EffectCompleted, "tool-7-1")
+	closeOrFail(t, m)
+	got := slices.Sorted(slices.Values(m.Current().results))
+	if want := []string{"llm-42", "tool-7-1"}; !slices.Equal(got, want) {
+		t.Fatalf("results = %q, want %q", got, want)
+	}
+}
