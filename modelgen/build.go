@@ -28,6 +28,7 @@ func build(src *source, spec *Spec) (*Model, error) {
 		resolved:   make(map[string]resolved),
 		owners:     make(map[string]propOwner),
 		infos:      make(map[*TypeDecl]*structInfo),
+		unions:     make(map[string]*TypeDecl),
 	}
 	if spec.Package != "" {
 		b.m.PackageNote = "from the package key of " + src.file
@@ -73,6 +74,7 @@ type builder struct {
 	resolved   map[string]resolved // by JSON Pointer of the schema
 	owners     map[string]propOwner
 	infos      map[*TypeDecl]*structInfo
+	unions     map[string]*TypeDecl // by JSON Pointer of the oneOf schema
 }
 
 // resolved is the Go type of a schema and whether the schema allows null.
@@ -161,7 +163,7 @@ func (b *builder) actorKeys(keys []string) []string {
 func (b *builder) buildDefs() {
 	for _, name := range slices.Sorted(maps.Keys(b.spec.Defs)) {
 		ptr := "/$defs/" + escapePointer(name)
-		decl := &TypeDecl{Name: name, GoName: name, File: "types.go", Ptr: ptr, Doc: b.spec.Defs[name].docOr("")}
+		decl := &TypeDecl{Name: name, GoName: name, File: "types.go", Ptr: ptr, Doc: description(b.spec.Defs[name])}
 		b.defs[name] = decl
 		b.decls = append(b.decls, decl)
 		b.names.claim(name, fmt.Sprintf("$defs type %s", name), ptr, "rename one of them")
@@ -339,7 +341,7 @@ func (b *builder) newDecl(goName, file, ptr string, kind DeclKind, what string, 
 		b.d.atKey(ptr, "cannot derive a Go name here", "move the schema into $defs")
 		return nil
 	}
-	decl := &TypeDecl{Name: goName, GoName: goName, Kind: kind, File: file, Ptr: ptr, Doc: s.docOr("")}
+	decl := &TypeDecl{Name: goName, GoName: goName, Kind: kind, File: file, Ptr: ptr, Doc: description(s)}
 	hint := "rename one of them"
 	if what == "" {
 		what = "the inline schema " + elementName(ptr)
@@ -920,6 +922,7 @@ func (b *builder) constProp(p mergedProp) *ConstProp {
 // apart by a common const string property.
 func (b *builder) fillUnion(decl *TypeDecl, s *Schema, ptr string) {
 	decl.Kind = UnionDecl
+	b.unions[ptr] = decl
 	type variant struct {
 		ptr    string
 		schema *Schema
@@ -1181,14 +1184,18 @@ func fieldNames(fs []*Field) string {
 	return strings.Join(names, ", ")
 }
 
-// docOr returns the schema's description, or def when it has none.
+// docOr returns the schema's description followed by its default, or def
+// when it has neither.
 func (s *Schema) docOr(def string) string {
-	if s == nil || s.Description == "" {
+	if s == nil {
 		return def
 	}
 	doc := s.Description
 	if s.Default != nil {
-		doc += "\n\nDefault: " + string(s.Default)
+		doc = strings.TrimSpace(doc + "\n\nDefault: " + string(s.Default))
+	}
+	if doc == "" {
+		return def
 	}
 	return doc
 }
@@ -1249,4 +1256,11 @@ func checkImportPath(p string) string {
 		}
 	}
 	return ""
+}
+
+func description(s *Schema) string {
+	if s == nil {
+		return ""
+	}
+	return s.Description
 }

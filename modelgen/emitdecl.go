@@ -246,7 +246,7 @@ func (e *declEmitter) decl(f *jen.File, d *TypeDecl) {
 			e.marshal(f, d)
 		}
 		if d.needsUnmarshal() {
-			e.unmarshalStruct(f, d)
+			e.unmarshalStruct(f, d.GoName, d.Fields)
 		}
 	case EnumDecl:
 		f.Type().Id(d.GoName).String()
@@ -365,12 +365,22 @@ func (e *declEmitter) decoder(t *Type) *jen.Statement {
 	panic("modelgen: no decoder needed for " + fmt.Sprint(t.Kind))
 }
 
+// structType emits a struct type of fields, with an UnmarshalJSON when it
+// holds sealed interfaces.
+func (e *declEmitter) structType(f *jen.File, goName string, fs []*Field, extraDoc func(*Field) string) {
+	f.Type().Id(goName).Struct(fields(fs, extraDoc)...)
+	f.Line()
+	if slices.ContainsFunc(fs, func(fd *Field) bool { return fd.Type.needsDecoder() }) {
+		e.unmarshalStruct(f, goName, fs)
+	}
+}
+
 // unmarshalStruct emits an UnmarshalJSON that decodes the fields holding
 // sealed interfaces, which encoding/json cannot fill by itself.
-func (e *declEmitter) unmarshalStruct(f *jen.File, d *TypeDecl) {
+func (e *declEmitter) unmarshalStruct(f *jen.File, goName string, fs []*Field) {
 	rawFields := []jen.Code{jen.Id("plain")}
 	var decode []jen.Code
-	for _, fd := range d.Fields {
+	for _, fd := range fs {
 		if !fd.Type.needsDecoder() {
 			continue
 		}
@@ -381,16 +391,16 @@ func (e *declEmitter) unmarshalStruct(f *jen.File, d *TypeDecl) {
 		).Block(jen.Return(jen.Qual(fmtPath, "Errorf").Call(jen.Lit(fd.Name+": %w"), jen.Err()))))
 	}
 	body := []jen.Code{
-		jen.Type().Id("plain").Id(d.GoName),
+		jen.Type().Id("plain").Id(goName),
 		jen.Var().Id("raw").Struct(rawFields...),
 		jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("raw")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.Op("*").Id("v").Op("=").Id(d.GoName).Call(jen.Id("raw").Dot("plain")),
+		jen.Op("*").Id("v").Op("=").Id(goName).Call(jen.Id("raw").Dot("plain")),
 		jen.Var().Err().Error(),
 	}
 	body = append(body, decode...)
 	body = append(body, jen.Return(jen.Nil()))
-	comment(f, "UnmarshalJSON decodes "+d.GoName+", including the sealed interfaces it holds.")
-	f.Func().Params(jen.Id("v").Op("*").Id(d.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(body...)
+	comment(f, "UnmarshalJSON decodes "+goName+", including the sealed interfaces it holds.")
+	f.Func().Params(jen.Id("v").Op("*").Id(goName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(body...)
 	f.Line()
 }
 
@@ -433,8 +443,7 @@ func observationNames(obs []*Observation) []string {
 func (e *declEmitter) observations(f *jen.File) {
 	for _, o := range e.m.Observations {
 		comment(f, fmt.Sprintf("%s is what actor %s observes of actor %s: a slice of the state of %s.", o.GoName, o.Observer.Name, o.Target.Name, o.Target.Name))
-		f.Type().Id(o.GoName).Struct(fields(o.Fields, nil)...)
-		f.Line()
+		e.structType(f, o.GoName, o.Fields, nil)
 	}
 	e.decls(f, "observations.go")
 }
@@ -442,18 +451,14 @@ func (e *declEmitter) observations(f *jen.File) {
 func (e *declEmitter) states(f *jen.File) {
 	for _, a := range e.m.Actors {
 		comment(f, fmt.Sprintf("StateOf%s is the state of actor %s: the union of the observations of it (%s).", a.GoName, a.Name, names(observationNames(a.ObservedBy))))
-		f.Type().Id("StateOf" + a.GoName).Struct(fields(a.State, nil)...)
-		f.Line()
+		e.structType(f, "StateOf"+a.GoName, a.State, nil)
 	}
 }
 
 func (e *declEmitter) contexts(f *jen.File) {
 	for _, a := range e.m.Actors {
 		comment(f, fmt.Sprintf("ContextOf%s is the context of actor %s: the union of its observations (%s). Its effect function sees only this.", a.GoName, a.Name, names(observationNames(a.Observes))))
-		f.Type().Id("ContextOf" + a.GoName).Struct(fields(a.Context, func(fd *Field) string {
-			return "Owned by actor " + fd.Owner.Name + "."
-		})...)
-		f.Line()
+		e.structType(f, "ContextOf"+a.GoName, a.Context, ownedBy)
 	}
 }
 
@@ -555,7 +560,60 @@ violation (with its location in the object) and data after the JSON value.`)
 		jen.If(jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: %w"), jen.Id("typ"), jen.Err())),
 		),
+		jen.If(jen.Err().Op(":=").Id("checkDecoded").Call(jen.Id("in"), jen.Id("doc")), jen.Err().Op("!=").Nil()).Block(
+			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: %w"), jen.Id("typ"), jen.Err())),
+		),
 		jen.Return(jen.Id("in"), jen.Nil()),
+	)
+	f.Line()
+	comment(f, `checkDecoded makes sure the decoded input is the JSON that was validated:
+encoding/json matches property names regardless of case, so {"Limit": 99}
+could otherwise fill a field whose "limit" the schema never saw.`)
+	f.Func().Id("checkDecoded").Params(jen.Id("in").Id("AgentInput"), jen.Id("doc").Any()).Error().Block(
+		jen.List(jen.Id("data"), jen.Err()).Op(":=").Qual(jsonPath, "Marshal").Call(jen.Id("in")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Id("dec").Op(":=").Qual(jsonPath, "NewDecoder").Call(jen.Qual("bytes", "NewReader").Call(jen.Id("data"))),
+		jen.Id("dec").Dot("UseNumber").Call(),
+		jen.Var().Id("got").Any(),
+		jen.If(jen.Err().Op(":=").Id("dec").Dot("Decode").Call(jen.Op("&").Id("got")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.If(jen.List(jen.Id("loc"), jen.Id("ok")).Op(":=").Id("jsonSubset").Call(jen.Id("got"), jen.Id("doc"), jen.Lit("")), jen.Op("!").Id("ok")).Block(
+			jen.Return(jen.Qual(fmtPath, "Errorf").Call(jen.Lit("%s: property names are case-sensitive; this one is not in the input as written"), jen.Id("loc"))),
+		),
+		jen.Return(jen.Nil()),
+	)
+	f.Line()
+	comment(f, "jsonSubset reports whether every value in got is in want at the same place, and where it is not.")
+	f.Func().Id("jsonSubset").Params(jen.List(jen.Id("got"), jen.Id("want")).Any(), jen.Id("loc").String()).Params(jen.String(), jen.Bool()).Block(
+		jen.Switch(jen.Id("g").Op(":=").Id("got").Assert(jen.Type())).Block(
+			jen.Case(jen.Map(jen.String()).Any()).Block(
+				jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Id("want").Assert(jen.Map(jen.String()).Any()),
+				jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("loc"), jen.False())),
+				jen.For(jen.List(jen.Id("k"), jen.Id("gv")).Op(":=").Range().Id("g")).Block(
+					jen.List(jen.Id("wv"), jen.Id("ok")).Op(":=").Id("w").Index(jen.Id("k")),
+					jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("loc").Op("+").Lit("/").Op("+").Id("k"), jen.False())),
+					jen.If(jen.List(jen.Id("l"), jen.Id("ok")).Op(":=").Id("jsonSubset").Call(jen.Id("gv"), jen.Id("wv"), jen.Id("loc").Op("+").Lit("/").Op("+").Id("k")), jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("l"), jen.False())),
+				),
+				jen.Return(jen.Lit(""), jen.True()),
+			),
+			jen.Case(jen.Index().Any()).Block(
+				jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Id("want").Assert(jen.Index().Any()),
+				jen.If(jen.Op("!").Id("ok").Op("||").Len(jen.Id("w")).Op("!=").Len(jen.Id("g"))).Block(jen.Return(jen.Id("loc"), jen.False())),
+				jen.For(jen.List(jen.Id("i"), jen.Id("gv")).Op(":=").Range().Id("g")).Block(
+					jen.Id("l").Op(":=").Id("loc").Op("+").Lit("/").Op("+").Qual("strconv", "Itoa").Call(jen.Id("i")),
+					jen.If(jen.List(jen.Id("l"), jen.Id("ok")).Op(":=").Id("jsonSubset").Call(jen.Id("gv"), jen.Id("w").Index(jen.Id("i")), jen.Id("l")), jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("l"), jen.False())),
+				),
+				jen.Return(jen.Lit(""), jen.True()),
+			),
+			jen.Case(jen.Qual(jsonPath, "Number")).Block(
+				jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Id("want").Assert(jen.Qual(jsonPath, "Number")),
+				jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("loc"), jen.False())),
+				jen.If(jen.Id("g").Op("==").Id("w")).Block(jen.Return(jen.Lit(""), jen.True())),
+				jen.List(jen.Id("gf"), jen.Id("gerr")).Op(":=").Id("g").Dot("Float64").Call(),
+				jen.List(jen.Id("wf"), jen.Id("werr")).Op(":=").Id("w").Dot("Float64").Call(),
+				jen.Return(jen.Id("loc"), jen.Id("gerr").Op("==").Nil().Op("&&").Id("werr").Op("==").Nil().Op("&&").Id("gf").Op("==").Id("wf")),
+			),
+		),
+		jen.Return(jen.Id("loc"), jen.Id("got").Op("==").Id("want")),
 	)
 	f.Line()
 	comment(f, "inputError reports every leaf of a schema violation, sorted, with its location in the input.")
@@ -677,10 +735,7 @@ actor's initial state, transition and effect.
 
 It is generated by agentgen; edit the spec and run agentgen generate.`, pathBase(e.m.File), e.m.Package)))
 	comment(f, "AgentState is the state of the whole agent: the union of the states of all actors.")
-	f.Type().Id("AgentState").Struct(fields(e.m.AgentState, func(fd *Field) string {
-		return "Owned by actor " + fd.Owner.Name + "."
-	})...)
-	f.Line()
+	e.structType(f, "AgentState", e.m.AgentState, ownedBy)
 	project := func(fs []*Field) jen.Dict {
 		d := jen.Dict{}
 		for _, fd := range fs {
@@ -726,6 +781,8 @@ back.`)
 	comment(f, "EffectFns holds the effect function of each actor. It is injected when the\nagent is created.")
 	f.Type().Id("EffectFns").Struct(efs...)
 }
+
+func ownedBy(fd *Field) string { return "Owned by actor " + fd.Owner.Name + "." }
 
 func pathBase(p string) string {
 	if i := strings.LastIndexAny(p, `/\`); i >= 0 {

@@ -1,20 +1,23 @@
 package modelgen
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 )
 
 // inputSchema builds the JSON Schema document generated code validates
 // inputs against: each input's schema with its "type" discriminator added,
-// under "inputs", and the $defs they use. Descriptions are left out; they are
-// in the Go doc comments.
+// under "inputs", and the $defs they use. Descriptions are left out (they are
+// in the Go doc comments), and each oneOf becomes its discriminated form
+// (see discriminated).
 func (b *builder) inputSchema() ([]byte, error) {
-	inputs := make(map[string]*Schema, len(b.m.Inputs))
-	defs := make(map[string]*Schema)
+	inputs := make(map[string]any, len(b.m.Inputs))
+	defs := make(map[string]any)
 	var addRefs func(s *Schema)
 	addRefs = func(s *Schema) {
 		if s == nil {
@@ -23,7 +26,7 @@ func (b *builder) inputSchema() ([]byte, error) {
 		if name, ok := strings.CutPrefix(s.Ref, "#/$defs/"); ok {
 			if _, seen := defs[name]; !seen {
 				def := b.spec.Defs[name]
-				defs[name] = withoutDocs(def)
+				defs[name] = b.runtimeSchema(def, "/$defs/"+escapePointer(name))
 				addRefs(def)
 			}
 		}
@@ -39,30 +42,110 @@ func (b *builder) inputSchema() ([]byte, error) {
 		}
 	}
 	for _, in := range b.m.Inputs {
-		s := withoutDocs(b.spec.Inputs[in.Actor.Name][in.Name])
-		addRefs(s)
-		typeProp := Property{Name: "type", Schema: &Schema{Const: jsonString(in.Name)}}
-		if s.Ref != "" {
-			s = &Schema{AllOf: []*Schema{{Ref: s.Ref}}, Default: s.Default}
+		spec := b.spec.Inputs[in.Actor.Name][in.Name]
+		addRefs(spec)
+		s := b.runtimeSchema(spec, "/inputs/"+escapePointer(in.Actor.Name)+"/"+escapePointer(in.Name)).(map[string]any)
+		if ref, ok := s["$ref"]; ok {
+			delete(s, "$ref")
+			s["allOf"] = []any{map[string]any{"$ref": ref}}
 		}
-		s.Type = SchemaType{"object"}
-		s.Properties = append(Properties{typeProp}, s.Properties...)
-		s.Required = append([]string{"type"}, s.Required...)
+		props, _ := s["properties"].(map[string]any)
+		if props == nil {
+			props = make(map[string]any)
+		}
+		props["type"] = map[string]any{"const": in.Name}
+		required, _ := s["required"].([]any)
+		s["type"] = "object"
+		s["properties"] = props
+		s["required"] = append([]any{"type"}, required...)
 		inputs[in.Name] = s
 	}
-	doc := struct {
-		Schema string             `json:"$schema"`
-		Defs   map[string]*Schema `json:"$defs,omitempty"`
-		Inputs map[string]*Schema `json:"inputs"`
-	}{"https://json-schema.org/draft/2020-12/schema", defs, inputs}
-	if len(defs) == 0 {
-		doc.Defs = nil
+	doc := map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "inputs": inputs}
+	if len(defs) > 0 {
+		doc["$defs"] = defs
 	}
-	out, err := json.MarshalIndent(doc, "", "  ")
-	if err != nil {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
 		return nil, fmt.Errorf("encoding the input schema: %w", err)
 	}
-	return out, nil
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// runtimeSchema returns the schema at ptr as generic JSON for the input
+// schema document.
+func (b *builder) runtimeSchema(s *Schema, ptr string) any {
+	raw, err := json.Marshal(s)
+	if err != nil {
+		panic(fmt.Sprintf("modelgen: encoding a schema: %v", err)) // plain data always encodes
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		panic(fmt.Sprintf("modelgen: decoding a schema: %v", err))
+	}
+	return b.rewriteSchema(v, ptr)
+}
+
+func (b *builder) rewriteSchema(v any, ptr string) any {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return v
+	}
+	delete(m, "description")
+	if props, ok := m["properties"].(map[string]any); ok {
+		for k, p := range props {
+			props[k] = b.rewriteSchema(p, ptr+"/properties/"+escapePointer(k))
+		}
+	}
+	for _, k := range []string{"items", "additionalProperties"} {
+		if sub, ok := m[k]; ok {
+			m[k] = b.rewriteSchema(sub, ptr+"/"+k)
+		}
+	}
+	for _, k := range []string{"allOf", "oneOf"} {
+		if list, ok := m[k].([]any); ok {
+			for i, sub := range list {
+				list[i] = b.rewriteSchema(sub, ptr+"/"+k+"/"+strconv.Itoa(i))
+			}
+		}
+	}
+	if u := b.unions[ptr]; u != nil {
+		return discriminated(m, u)
+	}
+	return m
+}
+
+// discriminated rewrites a oneOf whose variants are told apart by a const
+// property into an equivalent schema that checks the discriminator first
+// and then only the variant it names, so that a violation is reported
+// against that variant alone instead of against every variant:
+//
+//	{"type": "object", "required": [D], "properties": {D: {"enum": [...]}},
+//	 "allOf": [{"if": {"properties": {D: {"const": v}}, "required": [D]}, "then": variant}, ...]}
+func discriminated(m map[string]any, u *TypeDecl) any {
+	variants, _ := m["oneOf"].([]any)
+	delete(m, "oneOf")
+	values := make([]any, len(u.Variants))
+	branches := make([]any, len(u.Variants))
+	for i, v := range u.Variants {
+		values[i] = v.Value
+		branches[i] = map[string]any{
+			"if": map[string]any{
+				"properties": map[string]any{u.Discriminator: map[string]any{"const": v.Value}},
+				"required":   []any{u.Discriminator},
+			},
+			"then": variants[i],
+		}
+	}
+	m["type"] = "object"
+	m["required"] = []any{u.Discriminator}
+	m["properties"] = map[string]any{u.Discriminator: map[string]any{"enum": values}}
+	m["allOf"] = branches
+	return m
 }
 
 func jsonString(s string) json.RawMessage {

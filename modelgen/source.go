@@ -405,12 +405,12 @@ func parseYAML(file string, data []byte) (*node, error) {
 		if err == io.EOF {
 			return nil, &Diagnostic{Pos: Pos{File: file, Line: 1, Col: 1}, Message: "empty spec"}
 		}
-		return nil, yamlError(file, err)
+		return nil, yamlError(file, data, err)
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err != io.EOF {
 		if err != nil {
-			return nil, yamlError(file, err)
+			return nil, yamlError(file, data, err)
 		}
 		return nil, &Diagnostic{Pos: Pos{File: file, Line: extra.Line, Col: extra.Column}, Message: "more than one YAML document; a spec is a single document"}
 	}
@@ -418,13 +418,21 @@ func parseYAML(file string, data []byte) (*node, error) {
 	return c.convert(&doc, 0)
 }
 
-func yamlError(file string, err error) error {
+// yamlError turns a yaml.v3 error into a diagnostic. yaml.v3 reports a line
+// (no column) for most errors; those without one are placed at the end of
+// the document when it ended too early, and at its start otherwise.
+func yamlError(file string, data []byte, err error) error {
 	msg := err.Error()
 	if m := yamlLineError.FindStringSubmatch(msg); m != nil {
 		line, _ := strconv.Atoi(m[1])
-		return &Diagnostic{Pos: Pos{File: file, Line: line}, Message: m[2]}
+		return &Diagnostic{Pos: Pos{File: file, Line: max(line, 1)}, Message: m[2]}
 	}
-	return &Diagnostic{Pos: Pos{File: file}, Message: strings.TrimPrefix(msg, "yaml: ")}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	line := 1
+	if strings.Contains(msg, "end of stream") {
+		line = newLineIndex(file, data).pos(len(data)).Line
+	}
+	return &Diagnostic{Pos: Pos{File: file, Line: line}, Message: msg}
 }
 
 type yamlConverter struct {

@@ -11,7 +11,6 @@ import (
 // inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
 // "inputs", by type, and the shared types they use under "$defs".
 const inputSchemaJSON = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$defs": {
     "AssiMessage": {
       "allOf": [
@@ -19,65 +18,70 @@ const inputSchemaJSON = `{
           "$ref": "#/$defs/BaseMessage"
         },
         {
-          "type": "object",
           "properties": {
-            "role": {
-              "const": "assistant"
-            },
             "model": {
               "type": "string"
+            },
+            "role": {
+              "const": "assistant"
             }
           },
           "required": [
             "role",
             "model"
-          ]
+          ],
+          "type": "object"
         }
       ]
     },
     "BaseMessage": {
-      "type": "object",
       "properties": {
-        "id": {
-          "type": "string"
-        },
         "content": {
           "type": "string"
         },
-        "timestamp": {
-          "type": "integer"
+        "id": {
+          "type": "string"
         },
         "meta": {
-          "type": "object",
           "properties": {
             "lang": {
               "type": "string"
             }
-          }
+          },
+          "type": "object"
+        },
+        "timestamp": {
+          "type": "integer"
         }
       },
       "required": [
         "id",
         "content",
         "timestamp"
-      ]
+      ],
+      "type": "object"
     },
     "Reply": {
-      "properties": {
-        "inReplyTo": {
-          "type": "string"
-        }
-      },
       "allOf": [
         {
           "$ref": "#/$defs/AssiMessage"
         }
-      ]
+      ],
+      "properties": {
+        "inReplyTo": {
+          "type": "string"
+        }
+      }
     }
   },
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
   "inputs": {
     "send-assi-message": {
-      "type": "object",
+      "allOf": [
+        {
+          "$ref": "#/$defs/AssiMessage"
+        }
+      ],
       "properties": {
         "type": {
           "const": "send-assi-message"
@@ -86,14 +90,14 @@ const inputSchemaJSON = `{
       "required": [
         "type"
       ],
-      "allOf": [
-        {
-          "$ref": "#/$defs/AssiMessage"
-        }
-      ]
+      "type": "object"
     },
     "send-reply": {
-      "type": "object",
+      "allOf": [
+        {
+          "$ref": "#/$defs/Reply"
+        }
+      ],
       "properties": {
         "type": {
           "const": "send-reply"
@@ -102,33 +106,29 @@ const inputSchemaJSON = `{
       "required": [
         "type"
       ],
-      "allOf": [
-        {
-          "$ref": "#/$defs/Reply"
-        }
-      ]
+      "type": "object"
     },
     "send-user-message": {
-      "type": "object",
+      "allOf": [
+        {
+          "$ref": "#/$defs/BaseMessage"
+        }
+      ],
       "properties": {
-        "type": {
-          "const": "send-user-message"
-        },
         "attachments": {
-          "type": "array",
           "items": {
             "type": "string"
-          }
+          },
+          "type": "array"
+        },
+        "type": {
+          "const": "send-user-message"
         }
       },
       "required": [
         "type"
       ],
-      "allOf": [
-        {
-          "$ref": "#/$defs/BaseMessage"
-        }
-      ]
+      "type": "object"
     }
   }
 }`

@@ -11,55 +11,55 @@ import (
 // inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
 // "inputs", by type, and the shared types they use under "$defs".
 const inputSchemaJSON = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$defs": {
     "Counters": {
-      "type": "object",
       "additionalProperties": {
         "type": "integer"
-      }
+      },
+      "type": "object"
     }
   },
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
   "inputs": {
     "report": {
-      "type": "object",
       "properties": {
-        "type": {
-          "const": "report"
-        },
-        "results": {
-          "type": "object",
-          "additionalProperties": {
-            "type": "boolean"
-          }
-        },
         "counters": {
           "$ref": "#/$defs/Counters"
+        },
+        "results": {
+          "additionalProperties": {
+            "type": "boolean"
+          },
+          "type": "object"
+        },
+        "type": {
+          "const": "report"
         }
       },
       "required": [
         "type",
         "results"
-      ]
+      ],
+      "type": "object"
     },
     "set-setting": {
-      "type": "object",
       "properties": {
         "type": {
           "const": "set-setting"
         },
         "values": {
-          "type": "object",
           "additionalProperties": {
             "type": "string"
           },
-          "minProperties": 1
+          "minProperties": 1,
+          "type": "object"
         }
       },
       "required": [
         "type",
         "values"
-      ]
+      ],
+      "type": "object"
     }
   }
 }`

@@ -2,6 +2,11 @@
 
 package decl
 
+import (
+	"encoding/json"
+	"fmt"
+)
+
 // ContextOfUser is the context of actor user: the union of its observations
 // (UserObCanvas). Its effect function sees only this.
 type ContextOfUser struct {
@@ -14,4 +19,23 @@ type ContextOfUser struct {
 type ContextOfCanvas struct {
 	// Owned by actor user.
 	Selection Selection `json:"selection"`
+}
+
+// UnmarshalJSON decodes ContextOfCanvas, including the sealed interfaces it
+// holds.
+func (v *ContextOfCanvas) UnmarshalJSON(data []byte) error {
+	type plain ContextOfCanvas
+	var raw struct {
+		plain
+		Selection json.RawMessage `json:"selection"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*v = ContextOfCanvas(raw.plain)
+	var err error
+	if v.Selection, err = decodeSelection(raw.Selection); err != nil {
+		return fmt.Errorf("selection: %w", err)
+	}
+	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 	"io"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -267,7 +268,76 @@ func DecodeInput(data []byte) (AgentInput, error) {
 	if err != nil {
 		return nil, fmt.Errorf("decoding input %q: %w", typ, err)
 	}
+	if err := checkDecoded(in, doc); err != nil {
+		return nil, fmt.Errorf("decoding input %q: %w", typ, err)
+	}
 	return in, nil
+}
+
+// checkDecoded makes sure the decoded input is the JSON that was validated:
+// encoding/json matches property names regardless of case, so {"Limit": 99}
+// could otherwise fill a field whose "limit" the schema never saw.
+func checkDecoded(in AgentInput, doc any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var got any
+	if err := dec.Decode(&got); err != nil {
+		return err
+	}
+	if loc, ok := jsonSubset(got, doc, ""); !ok {
+		return fmt.Errorf("%s: property names are case-sensitive; this one is not in the input as written", loc)
+	}
+	return nil
+}
+
+// jsonSubset reports whether every value in got is in want at the same place,
+// and where it is not.
+func jsonSubset(got, want any, loc string) (string, bool) {
+	switch g := got.(type) {
+	case map[string]any:
+		w, ok := want.(map[string]any)
+		if !ok {
+			return loc, false
+		}
+		for k, gv := range g {
+			wv, ok := w[k]
+			if !ok {
+				return loc + "/" + k, false
+			}
+			if l, ok := jsonSubset(gv, wv, loc+"/"+k); !ok {
+				return l, false
+			}
+		}
+		return "", true
+	case []any:
+		w, ok := want.([]any)
+		if !ok || len(w) != len(g) {
+			return loc, false
+		}
+		for i, gv := range g {
+			l := loc + "/" + strconv.Itoa(i)
+			if l, ok := jsonSubset(gv, w[i], l); !ok {
+				return l, false
+			}
+		}
+		return "", true
+	case json.Number:
+		w, ok := want.(json.Number)
+		if !ok {
+			return loc, false
+		}
+		if g == w {
+			return "", true
+		}
+		gf, gerr := g.Float64()
+		wf, werr := w.Float64()
+		return loc, gerr == nil && werr == nil && gf == wf
+	}
+	return loc, got == want
 }
 
 // inputError reports every leaf of a schema violation, sorted, with its

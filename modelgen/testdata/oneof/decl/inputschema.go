@@ -11,84 +11,131 @@ import (
 // inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
 // "inputs", by type, and the shared types they use under "$defs".
 const inputSchemaJSON = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$defs": {
     "Circle": {
-      "type": "object",
       "properties": {
         "kind": {
           "const": "circle"
         },
         "radius": {
-          "type": "number",
-          "exclusiveMinimum": 0
+          "exclusiveMinimum": 0,
+          "type": "number"
         }
       },
       "required": [
         "kind",
         "radius"
-      ]
+      ],
+      "type": "object"
     },
     "Layer": {
-      "type": "object",
       "properties": {
+        "byName": {
+          "additionalProperties": {
+            "$ref": "#/$defs/Shape"
+          },
+          "type": "object"
+        },
+        "focus": {
+          "$ref": "#/$defs/Shape"
+        },
         "name": {
           "type": "string"
         },
         "shapes": {
           "$ref": "#/$defs/Shapes"
-        },
-        "focus": {
-          "$ref": "#/$defs/Shape"
-        },
-        "byName": {
-          "type": "object",
-          "additionalProperties": {
-            "$ref": "#/$defs/Shape"
-          }
         }
       },
       "required": [
         "name",
         "shapes"
-      ]
+      ],
+      "type": "object"
     },
     "Shape": {
-      "oneOf": [
+      "allOf": [
         {
-          "$ref": "#/$defs/Circle"
-        },
-        {
-          "$ref": "#/$defs/Square"
-        },
-        {
-          "type": "object",
-          "properties": {
-            "kind": {
-              "const": "group"
-            },
-            "children": {
-              "type": "array",
-              "items": {
-                "$ref": "#/$defs/Shape"
+          "if": {
+            "properties": {
+              "kind": {
+                "const": "circle"
               }
-            }
+            },
+            "required": [
+              "kind"
+            ]
           },
-          "required": [
-            "kind",
-            "children"
+          "then": {
+            "$ref": "#/$defs/Circle"
+          }
+        },
+        {
+          "if": {
+            "properties": {
+              "kind": {
+                "const": "square"
+              }
+            },
+            "required": [
+              "kind"
+            ]
+          },
+          "then": {
+            "$ref": "#/$defs/Square"
+          }
+        },
+        {
+          "if": {
+            "properties": {
+              "kind": {
+                "const": "group"
+              }
+            },
+            "required": [
+              "kind"
+            ]
+          },
+          "then": {
+            "properties": {
+              "children": {
+                "items": {
+                  "$ref": "#/$defs/Shape"
+                },
+                "type": "array"
+              },
+              "kind": {
+                "const": "group"
+              }
+            },
+            "required": [
+              "kind",
+              "children"
+            ],
+            "type": "object"
+          }
+        }
+      ],
+      "properties": {
+        "kind": {
+          "enum": [
+            "circle",
+            "square",
+            "group"
           ]
         }
-      ]
+      },
+      "required": [
+        "kind"
+      ],
+      "type": "object"
     },
     "Shapes": {
-      "type": "array",
       "items": {
         "$ref": "#/$defs/Shape"
-      }
+      },
+      "type": "array"
     },
     "Square": {
-      "type": "object",
       "properties": {
         "kind": {
           "const": "square"
@@ -100,92 +147,130 @@ const inputSchemaJSON = `{
       "required": [
         "kind",
         "side"
-      ]
+      ],
+      "type": "object"
     }
   },
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
   "inputs": {
     "add-shape": {
-      "type": "object",
       "properties": {
-        "type": {
-          "const": "add-shape"
-        },
         "layer": {
           "type": "string"
         },
         "shape": {
           "$ref": "#/$defs/Shape"
+        },
+        "type": {
+          "const": "add-shape"
         }
       },
       "required": [
         "type",
         "layer",
         "shape"
-      ]
+      ],
+      "type": "object"
     },
     "redraw": {
-      "type": "object",
       "properties": {
-        "type": {
-          "const": "redraw"
-        },
         "layers": {
-          "type": "array",
           "items": {
             "$ref": "#/$defs/Layer"
-          }
+          },
+          "type": "array"
+        },
+        "type": {
+          "const": "redraw"
         }
       },
       "required": [
         "type",
         "layers"
-      ]
+      ],
+      "type": "object"
     },
     "select-shape": {
-      "type": "object",
       "properties": {
-        "type": {
-          "const": "select-shape"
-        },
         "target": {
-          "oneOf": [
+          "allOf": [
             {
-              "type": "object",
-              "properties": {
-                "mode": {
-                  "const": "none"
-                }
+              "if": {
+                "properties": {
+                  "mode": {
+                    "const": "none"
+                  }
+                },
+                "required": [
+                  "mode"
+                ]
               },
-              "required": [
-                "mode"
-              ]
+              "then": {
+                "properties": {
+                  "mode": {
+                    "const": "none"
+                  }
+                },
+                "required": [
+                  "mode"
+                ],
+                "type": "object"
+              }
             },
             {
-              "type": "object",
-              "properties": {
-                "mode": {
-                  "const": "single"
+              "if": {
+                "properties": {
+                  "mode": {
+                    "const": "single"
+                  }
                 },
-                "layer": {
-                  "type": "string"
-                },
-                "index": {
-                  "type": "integer"
-                }
+                "required": [
+                  "mode"
+                ]
               },
-              "required": [
-                "mode",
-                "layer",
-                "index"
+              "then": {
+                "properties": {
+                  "index": {
+                    "type": "integer"
+                  },
+                  "layer": {
+                    "type": "string"
+                  },
+                  "mode": {
+                    "const": "single"
+                  }
+                },
+                "required": [
+                  "mode",
+                  "layer",
+                  "index"
+                ],
+                "type": "object"
+              }
+            }
+          ],
+          "properties": {
+            "mode": {
+              "enum": [
+                "none",
+                "single"
               ]
             }
-          ]
+          },
+          "required": [
+            "mode"
+          ],
+          "type": "object"
+        },
+        "type": {
+          "const": "select-shape"
         }
       },
       "required": [
         "type",
         "target"
-      ]
+      ],
+      "type": "object"
     }
   }
 }`

@@ -20,6 +20,25 @@ type CanvasObUser struct {
 	Selection Selection `json:"selection"`
 }
 
+// UnmarshalJSON decodes CanvasObUser, including the sealed interfaces it
+// holds.
+func (v *CanvasObUser) UnmarshalJSON(data []byte) error {
+	type plain CanvasObUser
+	var raw struct {
+		plain
+		Selection json.RawMessage `json:"selection"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*v = CanvasObUser(raw.plain)
+	var err error
+	if v.Selection, err = decodeSelection(raw.Selection); err != nil {
+		return fmt.Errorf("selection: %w", err)
+	}
+	return nil
+}
+
 // Selection is the type of observations.canvas.user.selection in the spec.
 type Selection interface {
 	isSelection()

@@ -2,10 +2,33 @@
 
 package decl
 
+import (
+	"encoding/json"
+	"fmt"
+)
+
 // StateOfUser is the state of actor user: the union of the observations of it
 // (CanvasObUser).
 type StateOfUser struct {
 	Selection Selection `json:"selection"`
+}
+
+// UnmarshalJSON decodes StateOfUser, including the sealed interfaces it holds.
+func (v *StateOfUser) UnmarshalJSON(data []byte) error {
+	type plain StateOfUser
+	var raw struct {
+		plain
+		Selection json.RawMessage `json:"selection"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		return err
+	}
+	*v = StateOfUser(raw.plain)
+	var err error
+	if v.Selection, err = decodeSelection(raw.Selection); err != nil {
+		return fmt.Errorf("selection: %w", err)
+	}
+	return nil
 }
 
 // StateOfCanvas is the state of actor canvas: the union of the observations of

@@ -11,17 +11,15 @@ import (
 // inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
 // "inputs", by type, and the shared types they use under "$defs".
 const inputSchemaJSON = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$defs": {
     "Mood": {
-      "type": "string",
       "enum": [
         "happy",
         "sad"
-      ]
+      ],
+      "type": "string"
     },
     "Point": {
-      "type": "object",
       "properties": {
         "x": {
           "type": "number"
@@ -33,20 +31,23 @@ const inputSchemaJSON = `{
       "required": [
         "x",
         "y"
-      ]
+      ],
+      "type": "object"
     },
     "Profile": {
-      "type": "object",
       "properties": {
-        "name": {
-          "type": "string"
-        },
-        "nickname": {
-          "type": "string"
-        },
         "age": {
           "type": [
             "integer",
+            "null"
+          ]
+        },
+        "aliases": {
+          "items": {
+            "type": "string"
+          },
+          "type": [
+            "array",
             "null"
           ]
         },
@@ -56,52 +57,49 @@ const inputSchemaJSON = `{
             "number"
           ]
         },
-        "verified": {
-          "type": "boolean"
-        },
         "home": {
           "$ref": "#/$defs/Point"
         },
-        "work": {
-          "$ref": "#/$defs/Point"
+        "meta": {
+          "properties": {
+            "source": {
+              "type": "string"
+            }
+          },
+          "type": [
+            "object",
+            "null"
+          ]
         },
         "mood": {
           "$ref": "#/$defs/Mood"
         },
-        "tags": {
-          "type": "array",
-          "items": {
-            "type": "string"
-          }
+        "name": {
+          "type": "string"
         },
-        "aliases": {
-          "type": [
-            "array",
-            "null"
-          ],
-          "items": {
-            "type": "string"
-          }
+        "nickname": {
+          "type": "string"
         },
         "scores": {
-          "type": "array",
           "items": {
             "type": [
               "number",
               "null"
             ]
-          }
+          },
+          "type": "array"
         },
-        "meta": {
-          "type": [
-            "object",
-            "null"
-          ],
-          "properties": {
-            "source": {
-              "type": "string"
-            }
-          }
+        "tags": {
+          "items": {
+            "type": "string"
+          },
+          "type": "array"
+        },
+        "verified": {
+          "type": "boolean"
+        },
+        "work": {
+          "$ref": "#/$defs/Point"
         }
       },
       "required": [
@@ -111,58 +109,56 @@ const inputSchemaJSON = `{
         "tags",
         "aliases",
         "scores"
-      ]
+      ],
+      "type": "object"
     }
   },
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
   "inputs": {
     "fail": {
-      "type": "object",
       "properties": {
-        "type": {
-          "const": "fail"
-        },
         "error": {
           "type": "string"
         },
         "retries": {
-          "type": "integer",
-          "minimum": 0
+          "minimum": 0,
+          "type": "integer"
+        },
+        "type": {
+          "const": "fail"
         }
       },
       "required": [
         "type",
         "error"
-      ]
+      ],
+      "type": "object"
     },
     "type-draft": {
-      "type": "object",
       "properties": {
-        "type": {
-          "const": "type-draft"
-        },
         "draft": {
           "type": [
             "string",
             "null"
           ]
+        },
+        "type": {
+          "const": "type-draft"
         }
       },
       "required": [
         "type",
         "draft"
-      ]
+      ],
+      "type": "object"
     },
     "update-profile": {
-      "type": "object",
       "properties": {
-        "type": {
-          "const": "update-profile"
-        },
-        "profile": {
-          "$ref": "#/$defs/Profile"
-        },
-        "reason": {
-          "type": "string"
+        "labels": {
+          "items": {
+            "type": "string"
+          },
+          "type": "array"
         },
         "note": {
           "type": [
@@ -170,18 +166,22 @@ const inputSchemaJSON = `{
             "null"
           ]
         },
-        "labels": {
-          "type": "array",
-          "items": {
-            "type": "string"
-          }
+        "profile": {
+          "$ref": "#/$defs/Profile"
+        },
+        "reason": {
+          "type": "string"
+        },
+        "type": {
+          "const": "update-profile"
         }
       },
       "required": [
         "type",
         "profile",
         "note"
-      ]
+      ],
+      "type": "object"
     }
   }
 }`

@@ -14,19 +14,18 @@ const inputSchemaJSON = `{
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "inputs": {
     "send-assi-message": {
-      "type": "object",
       "properties": {
+        "content": {
+          "type": "string"
+        },
+        "id": {
+          "type": "string"
+        },
+        "timestamp": {
+          "type": "integer"
+        },
         "type": {
           "const": "send-assi-message"
-        },
-        "id": {
-          "type": "string"
-        },
-        "content": {
-          "type": "string"
-        },
-        "timestamp": {
-          "type": "integer"
         }
       },
       "required": [
@@ -34,22 +33,22 @@ const inputSchemaJSON = `{
         "id",
         "content",
         "timestamp"
-      ]
+      ],
+      "type": "object"
     },
     "send-user-message": {
-      "type": "object",
       "properties": {
-        "type": {
-          "const": "send-user-message"
+        "content": {
+          "type": "string"
         },
         "id": {
           "type": "string"
         },
-        "content": {
-          "type": "string"
-        },
         "timestamp": {
           "type": "integer"
+        },
+        "type": {
+          "const": "send-user-message"
         }
       },
       "required": [
@@ -57,7 +56,8 @@ const inputSchemaJSON = `{
         "id",
         "content",
         "timestamp"
-      ]
+      ],
+      "type": "object"
     }
   }
 }`

@@ -11,42 +11,40 @@ import (
 // inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
 // "inputs", by type, and the shared types they use under "$defs".
 const inputSchemaJSON = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$defs": {
     "Priority": {
-      "type": "string",
       "enum": [
         "low",
         "normal",
         "high",
         "IN_PROGRESS"
-      ]
+      ],
+      "type": "string"
     },
     "Task": {
-      "type": "object",
       "properties": {
         "id": {
           "type": "string"
         },
-        "title": {
-          "type": "string",
-          "minLength": 1
+        "priority": {
+          "$ref": "#/$defs/Priority"
         },
         "status": {
-          "type": "string",
+          "default": "todo",
           "enum": [
             "todo",
             "in-progress",
             "done"
           ],
-          "default": "todo"
+          "type": "string"
         },
-        "priority": {
-          "$ref": "#/$defs/Priority"
+        "title": {
+          "minLength": 1,
+          "type": "string"
         },
         "url": {
-          "type": "string",
-          "format": "uri"
+          "format": "uri",
+          "type": "string"
         }
       },
       "required": [
@@ -54,92 +52,93 @@ const inputSchemaJSON = `{
         "title",
         "status",
         "priority"
-      ]
+      ],
+      "type": "object"
     }
   },
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
   "inputs": {
     "complete-task": {
-      "type": "object",
       "properties": {
-        "type": {
-          "const": "complete-task"
-        },
         "taskId": {
           "type": "string"
         },
         "timestamp": {
           "type": "integer"
+        },
+        "type": {
+          "const": "complete-task"
         }
       },
       "required": [
         "type",
         "taskId",
         "timestamp"
-      ]
+      ],
+      "type": "object"
     },
     "create-task": {
-      "type": "object",
       "properties": {
-        "type": {
-          "const": "create-task"
+        "mode": {
+          "enum": [
+            "append",
+            "prepend"
+          ],
+          "type": "string"
         },
         "task": {
           "$ref": "#/$defs/Task"
         },
-        "mode": {
-          "type": "string",
-          "enum": [
-            "append",
-            "prepend"
-          ]
+        "type": {
+          "const": "create-task"
         }
       },
       "required": [
         "type",
         "task",
         "mode"
-      ]
+      ],
+      "type": "object"
     },
     "reprioritize": {
-      "type": "object",
       "properties": {
-        "type": {
-          "const": "reprioritize"
+        "priority": {
+          "$ref": "#/$defs/Priority"
         },
         "taskId": {
           "type": "string"
         },
-        "priority": {
-          "$ref": "#/$defs/Priority"
+        "type": {
+          "const": "reprioritize"
         }
       },
       "required": [
         "type",
         "taskId",
         "priority"
-      ]
+      ],
+      "type": "object"
     },
     "send-prompt": {
-      "type": "object",
       "properties": {
-        "type": {
-          "const": "send-prompt"
-        },
         "prompt": {
           "type": "string"
         },
         "timestamp": {
           "type": "integer"
+        },
+        "type": {
+          "const": "send-prompt"
         }
       },
       "required": [
         "type",
         "prompt",
         "timestamp"
-      ]
+      ],
+      "type": "object"
     },
     "start-thinking": {
-      "type": "object",
       "properties": {
         "type": {
           "const": "start-thinking"
@@ -147,7 +146,8 @@ const inputSchemaJSON = `{
       },
       "required": [
         "type"
-      ]
+      ],
+      "type": "object"
     }
   }
 }`

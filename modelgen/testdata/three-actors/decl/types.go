@@ -27,8 +27,9 @@ func (v Priority) Valid() bool {
 // Tasks are created by the llm and completed by the user.
 type Task struct {
 	// The task's ID.
-	ID       string     `json:"id"`
-	Title    string     `json:"title"`
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// Default: "todo"
 	Status   TaskStatus `json:"status"`
 	Priority Priority   `json:"priority"`
 	URL      *string    `json:"url,omitempty"`

@@ -11,54 +11,54 @@ import (
 // inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
 // "inputs", by type, and the shared types they use under "$defs".
 const inputSchemaJSON = `{
-  "$schema": "https://json-schema.org/draft/2020-12/schema",
   "$defs": {
     "Email": {
-      "type": "string",
+      "format": "email",
       "maxLength": 254,
-      "format": "email"
+      "type": "string"
     }
   },
+  "$schema": "https://json-schema.org/draft/2020-12/schema",
   "inputs": {
     "register": {
-      "type": "object",
+      "additionalProperties": false,
       "properties": {
-        "type": {
-          "const": "register"
+        "age": {
+          "maximum": 130,
+          "minimum": 13,
+          "type": "integer"
+        },
+        "code": {
+          "pattern": "^[A-Z]{3}-[0-9]{4}$",
+          "type": "string"
         },
         "email": {
           "$ref": "#/$defs/Email"
         },
-        "age": {
-          "type": "integer",
-          "minimum": 13,
-          "maximum": 130
+        "id": {
+          "format": "uuid",
+          "type": "string"
         },
         "ratio": {
-          "type": "number",
           "exclusiveMaximum": 1,
-          "multipleOf": 0.25
-        },
-        "code": {
-          "type": "string",
-          "pattern": "^[A-Z]{3}-[0-9]{4}$"
-        },
-        "id": {
-          "type": "string",
-          "format": "uuid"
-        },
-        "when": {
-          "type": "string",
-          "format": "date-time"
+          "multipleOf": 0.25,
+          "type": "number"
         },
         "tags": {
-          "type": "array",
           "items": {
             "type": "string"
           },
-          "minItems": 1,
           "maxItems": 5,
+          "minItems": 1,
+          "type": "array",
           "uniqueItems": true
+        },
+        "type": {
+          "const": "register"
+        },
+        "when": {
+          "format": "date-time",
+          "type": "string"
         }
       },
       "required": [
@@ -70,27 +70,27 @@ const inputSchemaJSON = `{
         "when",
         "tags"
       ],
-      "additionalProperties": false
+      "type": "object"
     },
     "set-status": {
-      "type": "object",
       "properties": {
-        "type": {
-          "const": "set-status"
-        },
         "status": {
-          "type": "string",
+          "default": "up",
           "enum": [
             "up",
             "down"
           ],
-          "default": "up"
+          "type": "string"
+        },
+        "type": {
+          "const": "set-status"
         }
       },
       "required": [
         "type",
         "status"
-      ]
+      ],
+      "type": "object"
     }
   }
 }`

@@ -1,0 +1,52 @@
+package sample_test
+
+import (
+	"encoding/json"
+	"reflect"
+	"testing"
+
+	"github.com/moora-go/moora/modelgen/internal/sample/decl"
+)
+
+// FuzzDecodeInput feeds arbitrary bytes to DecodeInput. It must never panic;
+// what it accepts must be JSON, and must survive MarshalJSON and a second
+// DecodeInput unchanged.
+func FuzzDecodeInput(f *testing.F) {
+	for _, tc := range validInputs {
+		f.Add([]byte(tc.json))
+	}
+	for _, seed := range []string{
+		``, `null`, `[]`, `{}`, `{"type":null}`, `{"type":"start-thinking","timestamp":1} x`,
+		`{"type":"start-thinking","timestamp":1,"TimeStamp":-5}`,
+		`{"type":"complete-call","callId":"c","call":{"tool":"fetch","url":"https://x","headers":{"a":"b"}},"result":"r","mode":"sync"}`,
+		`{"type":"send-assi-message","message":{"id":"0b6d6f5e-5c4e-4b8a-9d1e-2f6f1a7c3b20","role":"tool","content":"\u00e9\ud83d\ude00","timestamp":9007199254740993,"tags":[]},"calls":[],"usage":{"promptTokens":0,"completionTokens":0,"cost":1e-300}}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := decl.DecodeInput(data)
+		if err != nil {
+			if in != nil {
+				t.Fatalf("DecodeInput returned %#v with error %v", in, err)
+			}
+			return
+		}
+		if in == nil {
+			t.Fatal("DecodeInput returned neither an input nor an error")
+		}
+		if !json.Valid(data) {
+			t.Fatalf("DecodeInput accepted invalid JSON %q", data)
+		}
+		out, err := json.Marshal(in)
+		if err != nil {
+			t.Fatalf("Marshal(%#v): %v", in, err)
+		}
+		again, err := decl.DecodeInput(out)
+		if err != nil {
+			t.Fatalf("DecodeInput(Marshal(input)) failed: %v\ninput: %s\nmarshalled: %s", err, data, out)
+		}
+		if !reflect.DeepEqual(in, again) {
+			t.Fatalf("round trip changed the input\nfirst:  %#v\nsecond: %#v", in, again)
+		}
+	})
+}
