@@ -29,6 +29,7 @@ func build(src *source, spec *Spec) (*Model, error) {
 		owners:     make(map[string]propOwner),
 		infos:      make(map[*TypeDecl]*structInfo),
 		unions:     make(map[string]*TypeDecl),
+		canon:      make(map[*Schema][]byte),
 	}
 	if spec.Package != "" {
 		b.m.PackageNote = "from the package key of " + src.file
@@ -75,6 +76,7 @@ type builder struct {
 	owners     map[string]propOwner
 	infos      map[*TypeDecl]*structInfo
 	unions     map[string]*TypeDecl // by JSON Pointer of the oneOf schema
+	canon      map[*Schema][]byte
 }
 
 // resolved is the Go type of a schema and whether the schema allows null.
@@ -271,7 +273,7 @@ func (b *builder) observedField(target *Actor, p Property, ptr string) *Field {
 		b.d.atKey(ptr, fmt.Sprintf("property %q is also observed on actor %q (%s)", p.Name, prev.target.Name, posShort(b.d.src.keyPos(prev.ptr))),
 			"a piece of state has one owner: rename one of them, or observe it on one actor only")
 		return nil
-	case seen && !sameSchema(prev.schema, p.Schema):
+	case seen && !b.sameSchema(prev.schema, p.Schema):
 		b.d.atKey(ptr, fmt.Sprintf("property %q of actor %q has a different schema than at %s", p.Name, target.Name, posShort(b.d.src.keyPos(prev.ptr))),
 			"observations of one actor must agree on the schema of a property")
 		return nil
@@ -692,7 +694,7 @@ func (b *builder) collectProps(s *Schema, ptr string, self *TypeDecl) (props []m
 	index := make(map[string]int)
 	add := func(p mergedProp) {
 		if i, dup := index[p.name]; dup {
-			if !sameSchema(props[i].schema, p.schema) {
+			if !b.sameSchema(props[i].schema, p.schema) {
 				b.d.atKey(p.ptr, fmt.Sprintf("property %q is declared again with a different schema (first at %s)", p.name, posShort(b.d.src.keyPos(props[i].ptr))),
 					"allOf merges properties: give them one schema")
 				ok = false
@@ -1134,9 +1136,11 @@ func (b *builder) checkCycles() {
 func (b *builder) derive() {
 	union := func(obs []*Observation) []*Field {
 		var fs []*Field
+		seen := make(map[string]bool)
 		for _, o := range obs {
 			for _, f := range o.Fields {
-				if !slices.ContainsFunc(fs, func(g *Field) bool { return g.Name == f.Name }) {
+				if !seen[f.Name] {
+					seen[f.Name] = true
 					fs = append(fs, f)
 				}
 			}
@@ -1201,10 +1205,21 @@ func (s *Schema) docOr(def string) string {
 }
 
 // sameSchema compares two schemas, ignoring descriptions.
-func sameSchema(a, b *Schema) bool {
-	ja, _ := json.Marshal(withoutDocs(a))
-	jb, _ := json.Marshal(withoutDocs(b))
-	return bytes.Equal(ja, jb)
+func (b *builder) sameSchema(x, y *Schema) bool {
+	if x == y {
+		return true
+	}
+	return bytes.Equal(b.canonical(x), b.canonical(y))
+}
+
+// canonical is the JSON of a schema without descriptions, computed once.
+func (b *builder) canonical(s *Schema) []byte {
+	if j, ok := b.canon[s]; ok {
+		return j
+	}
+	j, _ := json.Marshal(withoutDocs(s)) // plain data always encodes
+	b.canon[s] = j
+	return j
 }
 
 // withoutDocs returns a copy of s without descriptions.

@@ -2,10 +2,13 @@ package modelgen
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/dave/jennifer/jen"
 )
@@ -28,44 +31,108 @@ const (
 )
 
 func (declGenerator) Generate(m *Model) ([]File, error) {
-	e := &declEmitter{m: m}
+	slices, maps := jsonHelpers(m)
 	type part struct {
 		name string
-		emit func(f *jen.File)
+		emit func(e *declEmitter, f *jen.File)
 	}
+	// The largest files first: they are rendered concurrently.
 	parts := []part{
-		{"actors.go", e.actors},
-		{"types.go", func(f *jen.File) { e.decls(f, "types.go") }},
-		{"observations.go", e.observations},
-		{"states.go", e.states},
-		{"contexts.go", e.contexts},
-		{"inputs.go", e.inputs},
-		{"inputschema.go", e.inputSchema},
-		{"agent.go", e.agent},
-		{"helpers.go", e.helpers}, // last: it holds the JSON helpers the others used
+		{"inputs.go", (*declEmitter).inputs},
+		{"agent.go", (*declEmitter).agent},
+		{"observations.go", (*declEmitter).observations},
+		{"contexts.go", (*declEmitter).contexts},
+		{"inputschema.go", (*declEmitter).inputSchema},
+		{"states.go", (*declEmitter).states},
+		{"helpers.go", (*declEmitter).helpers},
+		{"types.go", func(e *declEmitter, f *jen.File) { e.decls(f, "types.go") }},
+		{"actors.go", (*declEmitter).actors},
 	}
-	var files []File
-	for _, p := range parts {
-		f := jen.NewFile("decl")
-		f.ImportName(automataPath, "automata")
-		f.ImportName(jsonschemaPath, "jsonschema")
-		p.emit(f)
+	files := make([]File, len(parts))
+	errs := make([]error, len(parts))
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	var wg sync.WaitGroup
+	for i, p := range parts {
+		e := &declEmitter{m: m, usesDecodeSlice: slices, usesDecodeMap: maps}
 		if p.name == "types.go" && !e.has("types.go") {
 			continue
 		}
-		data, err := render("decl/"+p.name, f)
-		if err != nil {
-			return nil, err
-		}
-		files = append(files, File{Path: "decl/" + p.name, Data: data, Owned: true})
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			f := jen.NewFile("decl")
+			f.ImportName(automataPath, "automata")
+			f.ImportName(jsonschemaPath, "jsonschema")
+			p.emit(e, f)
+			data, err := render("decl/"+p.name, f)
+			files[i], errs[i] = File{Path: "decl/" + p.name, Data: data, Owned: true}, err
+		})
 	}
-	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	files = slicesDeleteEmpty(files)
+	sortFiles(files)
 	return files, nil
 }
 
+func slicesDeleteEmpty(files []File) []File {
+	out := files[:0]
+	for _, f := range files {
+		if f.Path != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func sortFiles(files []File) {
+	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+}
+
+// jsonHelpers says whether generated code needs decodeSlice and decodeMap:
+// whether a slice or map holds sealed interfaces somewhere.
+func jsonHelpers(m *Model) (slices, maps bool) {
+	var visit func(t *Type)
+	visit = func(t *Type) {
+		if !t.needsDecoder() {
+			return
+		}
+		switch t.Kind {
+		case SliceType:
+			slices = true
+			visit(t.Elem)
+		case MapType:
+			maps = true
+			visit(t.Elem)
+		case NamedType:
+			if t.Decl.Kind == AliasDecl {
+				visit(t.Decl.Target)
+			}
+		}
+	}
+	for _, d := range m.Types {
+		for _, f := range d.Fields {
+			visit(f.Type)
+		}
+		if d.Kind == DefinedDecl {
+			visit(d.Target)
+		}
+	}
+	for _, o := range m.Observations {
+		for _, f := range o.Fields {
+			visit(f.Type)
+		}
+	}
+	return slices, maps
+}
+
+// A declEmitter prints the files of decl/. One is used per file, so that
+// files can be printed concurrently; the model is only read.
 type declEmitter struct {
 	m *Model
-	// JSON helpers used by the emitted code.
+	// Whether the JSON helpers decodeSlice and decodeMap are needed.
 	usesDecodeSlice, usesDecodeMap bool
 }
 
@@ -99,26 +166,31 @@ func comment(f *jen.File, text string) {
 // wrap fills the paragraphs of text (separated by blank lines) into lines
 // of at most 76 characters.
 func wrap(text string) string {
-	var out []string
+	if len(text) <= 76 && !strings.Contains(text, "\n") {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text) + len(text)/64)
 	for i, para := range strings.Split(text, "\n\n") {
 		if i > 0 {
-			out = append(out, "")
+			b.WriteString("\n\n")
 		}
-		line := ""
+		width := 0
 		for _, w := range strings.Fields(para) {
-			if line != "" && len(line)+1+len(w) > 76 {
-				out = append(out, line)
-				line = w
-				continue
+			switch {
+			case width == 0:
+			case width+1+len(w) > 76:
+				b.WriteByte('\n')
+				width = 0
+			default:
+				b.WriteByte(' ')
+				width++
 			}
-			if line != "" {
-				line += " "
-			}
-			line += w
+			b.WriteString(w)
+			width += len(w)
 		}
-		out = append(out, line)
 	}
-	return strings.Join(out, "\n")
+	return b.String()
 }
 
 // docText is text as // comment lines, for jennifer's package comment.
@@ -351,10 +423,8 @@ func (e *declEmitter) marshal(f *jen.File, d *TypeDecl) {
 func (e *declEmitter) decoder(t *Type) *jen.Statement {
 	switch t.Kind {
 	case SliceType:
-		e.usesDecodeSlice = true
 		return jen.Id("decodeSlice").Call(e.decoder(t.Elem))
 	case MapType:
-		e.usesDecodeMap = true
 		return jen.Id("decodeMap").Call(e.decoder(t.Elem))
 	case NamedType:
 		if t.Decl.Kind == AliasDecl {

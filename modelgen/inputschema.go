@@ -26,7 +26,7 @@ func (b *builder) inputSchema() ([]byte, error) {
 		if name, ok := strings.CutPrefix(s.Ref, "#/$defs/"); ok {
 			if _, seen := defs[name]; !seen {
 				def := b.spec.Defs[name]
-				defs[name] = b.runtimeSchema(def, "/$defs/"+escapePointer(name))
+				defs[name] = b.runtimeSchema("/$defs/" + escapePointer(name))
 				addRefs(def)
 			}
 		}
@@ -44,7 +44,7 @@ func (b *builder) inputSchema() ([]byte, error) {
 	for _, in := range b.m.Inputs {
 		spec := b.spec.Inputs[in.Actor.Name][in.Name]
 		addRefs(spec)
-		s := b.runtimeSchema(spec, "/inputs/"+escapePointer(in.Actor.Name)+"/"+escapePointer(in.Name)).(map[string]any)
+		s := b.runtimeSchema("/inputs/" + escapePointer(in.Actor.Name) + "/" + escapePointer(in.Name)).(map[string]any)
 		if ref, ok := s["$ref"]; ok {
 			delete(s, "$ref")
 			s["allOf"] = []any{map[string]any{"$ref": ref}}
@@ -74,20 +74,10 @@ func (b *builder) inputSchema() ([]byte, error) {
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
 }
 
-// runtimeSchema returns the schema at ptr as generic JSON for the input
-// schema document.
-func (b *builder) runtimeSchema(s *Schema, ptr string) any {
-	raw, err := json.Marshal(s)
-	if err != nil {
-		panic(fmt.Sprintf("modelgen: encoding a schema: %v", err)) // plain data always encodes
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		panic(fmt.Sprintf("modelgen: decoding a schema: %v", err))
-	}
-	return b.rewriteSchema(v, ptr)
+// runtimeSchema returns the schema at ptr in the spec as generic JSON for
+// the input schema document.
+func (b *builder) runtimeSchema(ptr string) any {
+	return b.rewriteSchema(b.d.src.node(ptr).value(), ptr)
 }
 
 func (b *builder) rewriteSchema(v any, ptr string) any {

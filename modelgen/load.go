@@ -3,8 +3,6 @@ package modelgen
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path"
@@ -47,23 +45,41 @@ func LoadBytes(name string, data []byte) (*Model, error) {
 		return nil, asDiagnostics(err)
 	}
 	src := newSource(name, root)
+	// Validation and the model checks both only read the document, so the
+	// checks run beside validation; their result is used only when the
+	// document is valid. (On an invalid document they may fail in any way;
+	// a panic on a valid one is a bug and is raised here.)
+	type result struct {
+		m     *Model
+		err   error
+		panic any
+	}
+	built := make(chan result, 1)
+	go func() {
+		var r result
+		defer func() {
+			r.panic = recover()
+			built <- r
+		}()
+		spec, err := decodeSpec(root)
+		if err != nil {
+			r.err = Diagnostics{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: fmt.Sprintf("cannot decode the spec: %v", err)}}
+			return
+		}
+		r.m, r.err = build(src, spec)
+	}()
 	ds, err := validateSpec(src)
+	r := <-built
 	if err != nil {
 		return nil, err
 	}
 	if len(ds) > 0 {
 		return nil, ds
 	}
-	var spec Spec
-	if err := json.Unmarshal(root.appendJSON(nil), &spec); err != nil {
-		var te *json.UnmarshalTypeError
-		ptr := ""
-		if errors.As(err, &te) && te.Field != "" {
-			ptr = "/" + strings.ReplaceAll(te.Field, ".", "/")
-		}
-		return nil, Diagnostics{{Pos: src.pos(ptr), Message: fmt.Sprintf("cannot decode the spec: %v", strings.TrimPrefix(err.Error(), "json: "))}}
+	if r.panic != nil {
+		panic(r.panic)
 	}
-	return build(src, &spec)
+	return r.m, r.err
 }
 
 func asDiagnostics(err error) error {

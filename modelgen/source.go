@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -141,12 +142,12 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
-// A source is a parsed spec document with an index from JSON Pointer
-// (RFC 6901) to the value at that location.
+// A source is a parsed spec document. Values are found by JSON Pointer
+// (RFC 6901), walking the tree: lookups are rare (diagnostics and a few
+// positions), so no index is built.
 type source struct {
-	file  string
-	root  *node
-	index map[string]entry
+	file string
+	root *node
 }
 
 type entry struct {
@@ -155,30 +156,38 @@ type entry struct {
 }
 
 func newSource(file string, root *node) *source {
-	s := &source{file: file, root: root, index: make(map[string]entry)}
-	var walk func(ptr string, n *node, keyPos Pos)
-	walk = func(ptr string, n *node, keyPos Pos) {
-		s.index[ptr] = entry{n, keyPos}
-		switch n.kind {
-		case arrayNode:
-			for i, it := range n.items {
-				walk(ptr+"/"+strconv.Itoa(i), it, Pos{})
-			}
+	return &source{file: file, root: root}
+}
+
+// lookup returns the value at ptr, or ok false.
+func (s *source) lookup(ptr string) (e entry, ok bool) {
+	e.n = s.root
+	for _, tok := range splitPointer(ptr) {
+		switch e.n.kind {
 		case objectNode:
-			for i, k := range n.keys {
-				walk(ptr+"/"+escapePointer(k), n.vals[i], n.keyPos[i])
+			i := slices.Index(e.n.keys, tok)
+			if i < 0 {
+				return entry{}, false
 			}
+			e = entry{e.n.vals[i], e.n.keyPos[i]}
+		case arrayNode:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(e.n.items) {
+				return entry{}, false
+			}
+			e = entry{e.n.items[i], Pos{}}
+		default:
+			return entry{}, false
 		}
 	}
-	walk("", root, Pos{})
-	return s
+	return e, true
 }
 
 // pos returns the position of the value at ptr, falling back to the nearest
 // enclosing value that exists.
 func (s *source) pos(ptr string) Pos {
 	for {
-		if e, ok := s.index[ptr]; ok {
+		if e, ok := s.lookup(ptr); ok {
 			return e.n.pos
 		}
 		if ptr == "" {
@@ -191,14 +200,17 @@ func (s *source) pos(ptr string) Pos {
 // keyPos returns the position of the key naming the value at ptr, or of the
 // value itself for array items and the root.
 func (s *source) keyPos(ptr string) Pos {
-	if e, ok := s.index[ptr]; ok && e.keyPos.Line > 0 {
+	if e, ok := s.lookup(ptr); ok && e.keyPos.Line > 0 {
 		return e.keyPos
 	}
 	return s.pos(ptr)
 }
 
 // node returns the value at ptr, or nil.
-func (s *source) node(ptr string) *node { return s.index[ptr].n }
+func (s *source) node(ptr string) *node {
+	e, _ := s.lookup(ptr)
+	return e.n
+}
 
 var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
