@@ -1,0 +1,93 @@
+package modelgen_test
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/moora-go/moora/modelgen"
+)
+
+const chat = `version: 1
+package: example.com/chat
+actors: [user, llm]
+observations:
+  user:
+    llm: {reply: {type: string}}
+  llm:
+    user: {prompt: {type: string}}
+    llm: {reply: {type: string}}
+inputs:
+  user:
+    ask: {type: object, properties: {prompt: {type: string}}, required: [prompt]}
+  llm:
+    answer: {type: object, properties: {reply: {type: string}}, required: [reply]}
+`
+
+// Load a spec, look at the derived model and generate decl/.
+func Example() {
+	m, err := modelgen.LoadBytes("agent.yaml", []byte(chat))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, a := range m.Actors {
+		fmt.Printf("%s: state %v, context %v\n", a.GoName, names(a.State), names(a.Context))
+	}
+	out, err := modelgen.Generate(m)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, f := range out.Files {
+		fmt.Println(f.Path)
+	}
+	// Output:
+	// User: state [prompt], context [reply]
+	// Llm: state [reply], context [prompt reply]
+	// decl/actors.go
+	// decl/agent.go
+	// decl/contexts.go
+	// decl/helpers.go
+	// decl/inputs.go
+	// decl/inputschema.go
+	// decl/observations.go
+	// decl/states.go
+}
+
+func names(fs []*modelgen.Field) []string {
+	var out []string
+	for _, f := range fs {
+		out = append(out, f.Name)
+	}
+	return out
+}
+
+// The problems of a spec are reported with their positions.
+func ExampleDiagnostics() {
+	spec := strings.Replace(chat, "prompt: {type: string}}\n    llm", "prompt: {type: strin}}\n    llm", 1)
+	_, err := modelgen.LoadBytes("agent.yaml", []byte(spec))
+	for _, d := range modelgen.AsDiagnostics(err) {
+		fmt.Println(d)
+	}
+	// Output:
+	// agent.yaml:8:27: observations.llm.user.prompt.type: unknown type "strin"; did you mean "string"?
+}
+
+func ExampleWriteGraph() {
+	m, err := modelgen.LoadBytes("agent.yaml", []byte(chat))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := modelgen.WriteGraph(os.Stdout, m, "mermaid"); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// flowchart LR
+	//   actor_user["<b>user</b><br/>state: prompt<br/>context: reply"]
+	//   actor_llm["<b>llm</b><br/>state: reply<br/>context: prompt, reply"]
+	//   actor_user -->|"reply"| actor_llm
+	//   actor_llm -->|"prompt"| actor_user
+	//   actor_llm -->|"reply"| actor_llm
+}

@@ -1,0 +1,237 @@
+package modelgen
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const owned = Header + "\n\npackage decl\n"
+
+// tree reads every regular file under dir into a map by slash path.
+func tree(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	files := make(map[string]string)
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[filepath.ToSlash(rel)] = string(data)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func writeTree(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for p, data := range files {
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func testOutput() *Output {
+	return &Output{
+		Dirs: []string{"decl"},
+		Files: []File{
+			{Path: "decl/a.go", Data: []byte(owned + "// a v2\n"), Owned: true},
+			{Path: "decl/b.go", Data: []byte(owned + "// b\n"), Owned: true},
+			{Path: "decl/new.go", Data: []byte(owned + "// new\n"), Owned: true},
+			{Path: "impl/stub.go", Data: []byte("package impl\n"), Owned: false},
+		},
+	}
+}
+
+func TestPlanAndWrite(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"decl/a.go":     owned + "// a v1\n",
+		"decl/b.go":     owned + "// b\n",
+		"decl/gone.go":  owned + "// no longer generated\n",
+		"decl/mine.go":  "package decl\n\n// hand-written\n",
+		"decl/notes.md": Header + "\n",
+		"impl/stub.go":  "package impl\n\n// edited by hand\n",
+	})
+	want := []Change{
+		{"decl/a.go", Updated},
+		{"decl/gone.go", Deleted},
+		{"decl/new.go", Created},
+	}
+	changes, err := Plan(dir, testOutput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(changes, want) {
+		t.Fatalf("Plan = %v, want %v", changes, want)
+	}
+	changes, err = Write(dir, testOutput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(changes, want) {
+		t.Fatalf("Write = %v, want %v", changes, want)
+	}
+	got := tree(t, dir)
+	wantTree := map[string]string{
+		"decl/a.go":     owned + "// a v2\n",
+		"decl/b.go":     owned + "// b\n",
+		"decl/new.go":   owned + "// new\n",
+		"decl/mine.go":  "package decl\n\n// hand-written\n",
+		"decl/notes.md": Header + "\n", // not a Go file: never deleted
+		"impl/stub.go":  "package impl\n\n// edited by hand\n",
+	}
+	for p, data := range wantTree {
+		if got[p] != data {
+			t.Errorf("%s = %q, want %q", p, got[p], data)
+		}
+	}
+	if len(got) != len(wantTree) {
+		t.Errorf("files after Write: %v", got)
+	}
+	info, err := os.Stat(filepath.Join(dir, "decl", "new.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Mode().Perm() != 0o644 {
+		t.Errorf("new file mode %v, want 0644", info.Mode().Perm())
+	}
+	// Nothing left to do.
+	if changes, err := Write(dir, testOutput()); err != nil || len(changes) != 0 {
+		t.Errorf("second Write = %v, %v; want no changes", changes, err)
+	}
+	drift, err := Compare(dir, testOutput())
+	if err != nil || len(drift) != 0 {
+		t.Errorf("Compare after Write = %v, %v; want no drift", drift, err)
+	}
+}
+
+func TestWriteCreatesDirectories(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := Write(dir, testOutput()); err != nil {
+		t.Fatal(err)
+	}
+	if got := tree(t, dir); len(got) != 4 {
+		t.Errorf("tree after Write into an empty directory: %v", got)
+	}
+}
+
+// TestWriteIsAllOrNothing makes each rename of a Write fail in turn and
+// checks that the tree is exactly as before, without temporary files.
+func TestWriteIsAllOrNothing(t *testing.T) {
+	before := map[string]string{
+		"decl/a.go":    owned + "// a v1\n",
+		"decl/gone.go": owned + "// no longer generated\n",
+		"decl/mine.go": "package decl\n",
+	}
+	// Writing testOutput over before renames 5 times: a.go and gone.go
+	// aside, then the new a.go, new.go and impl/stub.go into place.
+	for failAt := 1; ; failAt++ {
+		dir := t.TempDir()
+		writeTree(t, dir, before)
+		calls := 0
+		rename = func(from, to string) error {
+			calls++
+			if calls == failAt {
+				return errors.New("injected failure")
+			}
+			return os.Rename(from, to)
+		}
+		_, err := Write(dir, testOutput())
+		rename = os.Rename
+		if calls < failAt {
+			if err != nil {
+				t.Fatalf("Write without an injected failure: %v", err)
+			}
+			if failAt < 3 {
+				t.Fatalf("only %d renames; the test does not cover both phases", calls)
+			}
+			return
+		}
+		if err == nil || !strings.Contains(err.Error(), "injected failure") {
+			t.Fatalf("failing rename %d: Write error = %v", failAt, err)
+		}
+		got := tree(t, dir)
+		if len(got) != len(before) {
+			t.Errorf("failing rename %d: tree has %d files, want %d: %v", failAt, len(got), len(before), keys(got))
+		}
+		for p, data := range before {
+			if got[p] != data {
+				t.Errorf("failing rename %d: %s = %q, want %q", failAt, p, got[p], data)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, "impl")); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("failing rename %d: the impl directory Write created is still there", failAt)
+		}
+	}
+}
+
+func keys(m map[string]string) []string {
+	var ks []string
+	for k := range m {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+func TestCompare(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"decl/a.go":    owned + "// a v1\n",
+		"decl/b.go":    owned + "// b\n",
+		"decl/gone.go": owned,
+		"impl/stub.go": "package impl\n\n// edited\n",
+	})
+	drift, err := Compare(dir, testOutput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, d := range drift {
+		got = append(got, d.Path+" "+d.Kind.String())
+	}
+	want := []string{"decl/a.go modified", "decl/gone.go extra", "decl/new.go missing"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Compare = %v, want %v", got, want)
+	}
+	const diff = "diff a/decl/a.go b/decl/a.go\n--- a/decl/a.go\n+++ b/decl/a.go\n@@ -1,4 +1,4 @@\n // Code generated by agentgen. DO NOT EDIT.\n \n package decl\n-// a v1\n+// a v2\n"
+	if string(drift[0].Diff) != diff {
+		t.Errorf("diff =\n%s\nwant\n%s", drift[0].Diff, diff)
+	}
+}
+
+func TestIsOwned(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+		want bool
+	}{
+		{"header", Header + "\n\npackage decl\n", true},
+		{"header with CRLF", Header + "\r\n", true},
+		{"header only", Header, true},
+		{"another generator", "// Code generated by stringer. DO NOT EDIT.\n", false},
+		{"header later in the file", "package decl\n" + Header + "\n", false},
+		{"empty", "", false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := isOwned([]byte(tc.data)); got != tc.want {
+				t.Errorf("isOwned = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
