@@ -111,20 +111,94 @@ func (m *Machine[S, I, O]) cancelJobs(keys []string) {
 	}
 }
 
+// maxIdleWorkers is how many goroutines that finished a job a machine keeps
+// parked, to run later jobs. A reused goroutine has already grown its stack
+// (job goroutines also apply inputs, which takes a deeper stack than a fresh
+// goroutine has), so reuse saves both the start and the growth.
+const maxIdleWorkers = 16
+
+// task is a job handed to a worker goroutine.
+type task[I any] struct {
+	ctx context.Context
+	j   *job[I]
+	fn  Job[I]
+}
+
 func (m *Machine[S, I, O]) startJob(key string, fn Job[I]) {
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), jobKeyCtx{}, key))
 	j := &job[I]{key: key, cancel: cancel}
 	m.running[key] = j
 	m.emit(Event[S, I]{Kind: EffectStarted, Key: key})
-	m.wg.Add(1)
-	go m.runJob(ctx, j, fn)
+	m.wg.Add(1) // the job
+	t := task[I]{ctx, j, fn}
+	m.mu.Lock()
+	if n := len(m.idle); n > 0 {
+		w := m.idle[n-1]
+		m.idle[n-1] = nil
+		m.idle = m.idle[:n-1]
+		m.mu.Unlock()
+		w <- t
+		return
+	}
+	m.mu.Unlock()
+	m.wg.Add(1) // the worker
+	go m.work(t)
 }
 
-func (m *Machine[S, I, O]) runJob(ctx context.Context, j *job[I], fn Job[I]) {
+// work runs jobs: t, then whatever it is handed while parked idle, until
+// the machine closes or enough other workers are idle.
+func (m *Machine[S, I, O]) work(t task[I]) {
 	defer m.wg.Done()
+	var tasks chan task[I]
+	for {
+		m.runJob(t)
+		m.mu.Lock()
+		if m.closed || len(m.idle) >= maxIdleWorkers {
+			m.mu.Unlock()
+			return
+		}
+		if tasks == nil {
+			tasks = make(chan task[I], 1)
+		}
+		m.idle = append(m.idle, tasks)
+		m.mu.Unlock()
+		var ok bool
+		if t, ok = <-tasks; !ok {
+			return // closed by stopWorkers
+		}
+	}
+}
+
+// stopWorkers ends the idle workers; m.closed must be set, so that no more
+// park.
+func (m *Machine[S, I, O]) stopWorkers() {
+	m.mu.Lock()
+	idle := m.idle
+	m.idle = nil
+	m.mu.Unlock()
+	for _, w := range idle {
+		close(w)
+	}
+}
+
+func (m *Machine[S, I, O]) runJob(t task[I]) {
+	defer m.wg.Done()
+	ctx, j, fn := t.ctx, t.j, t.fn
 	err := callJob(ctx, j.key, fn, func(in I) { m.dispatchFrom(j, in) })
 	j.cancel()
-	m.enqueue(control[I, O]{op: opJobDone, job: j, err: err})
+	done := control[I, O]{op: opJobDone, job: j, err: err}
+	if m.cfg.events == nil {
+		// Nobody is waiting to hear of it: the end only needs recording
+		// before the next reconcile, which handles queued control items
+		// first. Saves taking the processing role for it.
+		m.mu.Lock()
+		if !m.closed {
+			m.ctrl = append(m.ctrl, done)
+		}
+		m.mu.Unlock()
+		return
+	}
+	m.enqueue(done)
 }
 
 func callJob[I any](ctx context.Context, key string, fn Job[I], dispatch Dispatch[I]) (err error) {

@@ -55,7 +55,7 @@ type Machine[S, I, O any] struct {
 	newKeys  []string
 	shutdown bool
 
-	// wg counts the processing role, running jobs and nothing else.
+	// wg counts the processing role, running jobs and worker goroutines.
 	wg sync.WaitGroup
 
 	mu         sync.Mutex
@@ -66,6 +66,12 @@ type Machine[S, I, O any] struct {
 	head       int
 	ctrl       []control[I, O]
 	ctrlSpare  []control[I, O]
+	idle       []chan task[I] // parked workers
+
+	// stopping is closed by the first Close once stopped is set; stopped
+	// is closed when every goroutine of the machine has exited.
+	stopping chan struct{}
+	stopped  chan struct{}
 }
 
 // queued is an input waiting to be applied, with the job that dispatched it.
@@ -104,7 +110,7 @@ func New[S, I, O any](def Definition[S, I], output func(Update[S, I]) (O, bool),
 	if output == nil {
 		panic("automata: nil output function")
 	}
-	m := &Machine[S, I, O]{def: def, output: output}
+	m := &Machine[S, I, O]{def: def, output: output, stopping: make(chan struct{})}
 	for _, opt := range opts {
 		opt(&m.cfg)
 	}
@@ -218,26 +224,37 @@ func (m *Machine[S, I, O]) Subscribe(fn func(output O)) (unsubscribe func()) {
 // and for every goroutine the machine started to exit, or for ctx to be done,
 // whichever comes first. Close must not be called from a subscriber, effect,
 // job or event handler of the same machine: it would wait for itself.
+//
+// Close may be called more than once, and concurrently; every call waits for
+// the same shutdown.
 func (m *Machine[S, I, O]) Close(ctx context.Context) error {
 	m.mu.Lock()
+	first := !m.closed
 	m.closed = true
-	if m.processing {
-		// The goroutine applying inputs shuts the jobs down when it
+	switch {
+	case !first || m.processing:
+		// Either an earlier Close started the shutdown, or the
+		// goroutine applying inputs shuts the jobs down when it
 		// finishes (see run).
 		m.mu.Unlock()
-	} else {
+	default:
 		m.processing = true
 		m.wg.Add(1)
 		m.mu.Unlock()
 		m.run(queued[I]{}, false)
 	}
-	done := make(chan struct{})
-	go func() {
-		m.wg.Wait()
-		close(done)
-	}()
+	if first {
+		m.stopWorkers()
+		m.stopped = make(chan struct{})
+		go func() {
+			m.wg.Wait()
+			close(m.stopped)
+		}()
+		close(m.stopping)
+	}
+	<-m.stopping // m.stopped is set
 	select {
-	case <-done:
+	case <-m.stopped:
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("automata: close: jobs still running: %w", ctx.Err())

@@ -30,7 +30,7 @@ func (r *recorder[O]) get() []O {
 	return slices.Clone(r.seen)
 }
 
-func closeOrFail(t *testing.T, c interface{ Close(context.Context) error }) {
+func closeOrFail(t testing.TB, c interface{ Close(context.Context) error }) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
