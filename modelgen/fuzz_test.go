@@ -38,6 +38,7 @@ func FuzzLoadSpec(f *testing.F) {
 		if isJSON {
 			name = "agent.json"
 		}
+		checkValidateInPieces(t, name, data)
 		m, err := LoadBytes(name, data)
 		if err != nil {
 			ds := AsDiagnostics(err)

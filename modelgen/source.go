@@ -37,7 +37,7 @@ func (p Pos) String() string {
 // Limits that keep a hostile spec from exhausting the loader.
 const (
 	maxDepth = 100     // nesting of objects and arrays
-	maxNodes = 1 << 20 // values after YAML alias expansion
+	maxNodes = 100_000 // values, after YAML alias expansion
 )
 
 type nodeKind uint8

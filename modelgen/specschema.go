@@ -59,18 +59,34 @@ func reflectSpecSchema(comment func(t reflect.Type, field string) string) ([]byt
 
 const specSchemaResource = "https://moora-go.invalid/agentgen/agent.schema.json"
 
-var compiledSpecSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+// specSchemas compiles the spec schema and its schema of one schema
+// ($defs/Schema) once.
+var specSchemas = sync.OnceValues(func() ([2]*jsonschema.Schema, error) {
+	var out [2]*jsonschema.Schema
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	if err := c.AddResource(specSchemaResource, bytes.NewReader(specSchemaJSON)); err != nil {
-		return nil, fmt.Errorf("loading the spec schema: %w", err)
+		return out, fmt.Errorf("loading the spec schema: %w", err)
 	}
-	s, err := c.Compile(specSchemaResource)
-	if err != nil {
-		return nil, fmt.Errorf("compiling the spec schema: %w", err)
+	for i, url := range []string{specSchemaResource, specSchemaResource + "#/$defs/Schema"} {
+		s, err := c.Compile(url)
+		if err != nil {
+			return out, fmt.Errorf("compiling the spec schema: %w", err)
+		}
+		out[i] = s
 	}
-	return s, nil
+	return out, nil
 })
+
+func compiledSpecSchema() (*jsonschema.Schema, error) {
+	s, err := specSchemas()
+	return s[0], err
+}
+
+func compiledSchemaSchema() (*jsonschema.Schema, error) {
+	s, err := specSchemas()
+	return s[1], err
+}
 
 // specSchemaDoc is the spec schema as generic JSON, to look up the keys a
 // failing keyword allows.
