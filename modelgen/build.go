@@ -30,6 +30,8 @@ func build(src *source, spec *Spec) (*Model, error) {
 		infos:      make(map[*TypeDecl]*structInfo),
 		unions:     make(map[string]*TypeDecl),
 		canon:      make(map[*Schema][]byte),
+		defState:   make(map[*TypeDecl]uint8),
+		fieldRes:   make(map[*Field]resolved),
 	}
 	if spec.Package != "" {
 		b.m.PackageNote = "from the package key of " + src.file
@@ -77,7 +79,14 @@ type builder struct {
 	infos      map[*TypeDecl]*structInfo
 	unions     map[string]*TypeDecl // by JSON Pointer of the oneOf schema
 	canon      map[*Schema][]byte
+	defState   map[*TypeDecl]uint8 // defBusy while a $defs type is worked out, then defDone
+	fieldRes   map[*Field]resolved // a field's type before optional and nullable apply
 }
+
+const (
+	defBusy = 1 + iota
+	defDone
+)
 
 // resolved is the Go type of a schema and whether the schema allows null.
 type resolved struct {
@@ -178,14 +187,14 @@ func (b *builder) buildDefs() {
 // fillDef works out a $defs type. It reports false when the type is being
 // worked out already: a cycle through allOf, oneOf or $ref.
 func (b *builder) fillDef(decl *TypeDecl) bool {
-	if decl.filled {
+	switch b.defState[decl] {
+	case defDone:
 		return true
-	}
-	if decl.busy {
+	case defBusy:
 		return false
 	}
-	decl.busy = true
-	defer func() { decl.busy, decl.filled = false, true }()
+	b.defState[decl] = defBusy
+	defer func() { b.defState[decl] = defDone }()
 	s := b.spec.Defs[decl.Name]
 	if s == nil {
 		b.d.at(decl.Ptr, "schema is null", "write a schema object")
@@ -282,10 +291,12 @@ func (b *builder) observedField(target *Actor, p Property, ptr string) *Field {
 		b.stateNames.claim(fieldName(p.Name), fmt.Sprintf("property %q", p.Name), ptr, "rename one of the properties")
 	}
 	r := b.resolve(p.Schema, b.owners[p.Name].ptr, fieldName(p.Name), "observations.go")
-	return &Field{
-		Name: p.Name, GoName: fieldName(p.Name), res: r,
+	f := &Field{
+		Name: p.Name, GoName: fieldName(p.Name),
 		Required: true, Nullable: r.nullable, Doc: p.Schema.docOr(""), Owner: target, Ptr: ptr,
 	}
+	b.fieldRes[f] = r
+	return f
 }
 
 func (b *builder) buildInputs() {
@@ -848,9 +859,10 @@ func (b *builder) fillStruct(decl *TypeDecl, s *Schema, ptr string) {
 			continue // reported where it was declared
 		}
 		f := &Field{
-			Name: p.name, GoName: fieldName(p.name), res: r,
+			Name: p.name, GoName: fieldName(p.name),
 			Required: p.required, Nullable: r.nullable, Doc: p.schema.docOr(""), Ptr: p.ptr,
 		}
+		b.fieldRes[f] = r
 		if members.claim(f.GoName, what, p.ptr, "rename one of the properties") {
 			decl.Fields = append(decl.Fields, f)
 		}
@@ -1064,12 +1076,12 @@ func (b *builder) fillEnum(decl *TypeDecl, s *Schema, ptr string) {
 func (b *builder) fieldTypes() {
 	for _, d := range b.decls {
 		for _, f := range d.Fields {
-			f.Type = fieldType(f.res, f.Required)
+			f.Type = fieldType(b.fieldRes[f], f.Required)
 		}
 	}
 	for _, o := range b.m.Observations {
 		for _, f := range o.Fields {
-			f.Type = fieldType(f.res, f.Required)
+			f.Type = fieldType(b.fieldRes[f], f.Required)
 		}
 	}
 }

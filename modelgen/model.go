@@ -82,8 +82,6 @@ type Field struct {
 	// state, context and agent-state fields only).
 	Owner *Actor
 	Ptr   string // JSON Pointer of the property in the spec
-
-	res resolved // the type before optional and nullable are applied
 }
 
 // Tag returns the field's JSON struct tag value: the spec name, plus
@@ -188,9 +186,6 @@ type TypeDecl struct {
 
 	// AliasDecl, DefinedDecl
 	Target *Type
-
-	filled bool
-	busy   bool
 }
 
 // ConstProp is a property with a fixed value.
