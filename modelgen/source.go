@@ -520,12 +520,18 @@ func (c *yamlConverter) scalar(y *yaml.Node, pos Pos) (*node, error) {
 	case "!!null":
 		return &node{kind: nullNode, pos: pos}, nil
 	case "!!bool":
+		if y.Value == "true" || y.Value == "false" {
+			return &node{kind: boolNode, pos: pos, str: y.Value}, nil
+		}
 		var b bool
 		if err := y.Decode(&b); err != nil {
 			return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("invalid boolean %q", y.Value)}
 		}
 		return &node{kind: boolNode, pos: pos, str: strconv.FormatBool(b)}, nil
 	case "!!int", "!!float":
+		if jsonInteger(y.Value) {
+			return &node{kind: numberNode, pos: pos, str: y.Value}, nil
+		}
 		var v any
 		if err := y.Decode(&v); err != nil {
 			return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("invalid number %q", y.Value)}
@@ -565,4 +571,20 @@ func canonicalNumber(lit string) string {
 		return lit
 	}
 	return strconv.FormatInt(int64(f), 10)
+}
+
+// jsonInteger says whether s is an integer written the way JSON writes it
+// (no sign but -, no leading zeros) that fits an int64.
+func jsonInteger(s string) bool {
+	digits := strings.TrimPrefix(s, "-")
+	if digits == "" || (digits[0] == '0' && len(digits) > 1) {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	_, err := strconv.ParseInt(s, 10, 64)
+	return err == nil
 }

@@ -1,6 +1,8 @@
 package modelgen
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -32,17 +34,18 @@ func validateSpec(src *source) (Diagnostics, error) {
 		return nil, err
 	}
 	d := &diags{src: src}
-	if err := reportErrors(d, "", root.Validate(shallowValue(topLevelShallow, src.root))); err != nil {
+	if err := reportErrors(d, "", root.Validate(shallowValue(appendShallow(nil, topLevelShallow, src.root)))); err != nil {
 		return nil, err
 	}
 	results := make(map[string]error)
+	var buf []byte
 	var firstErr error
 	forEachSchema(src.root, func(ptr string, n *node) {
-		key := string(appendShallow(nil, schemaShallow, n))
-		verr, seen := results[key]
+		buf = appendShallow(buf[:0], schemaShallow, n)
+		verr, seen := results[string(buf)]
 		if !seen {
-			verr = schema.Validate(shallowValue(schemaShallow, n))
-			results[key] = verr
+			verr = schema.Validate(shallowValue(buf))
+			results[string(buf)] = verr
 		}
 		if err := reportErrors(d, ptr, verr); err != nil && firstErr == nil {
 			firstErr = err
@@ -80,53 +83,61 @@ const (
 	schemaShallow
 )
 
-// schemaChildren calls fn for each value of the object n that is a schema
-// (when it is an object: anything else is left for validation to report).
+// schemaDepth says how many levels of objects below the value of key are
+// schemas: observations -> observer -> target -> property -> schema is 3.
+// For allOf and oneOf the schemas are the items of an array (arrayDepth).
+const arrayDepth = -1
+
+func schemaDepth(kind shallowKind, key string) (depth int, ok bool) {
+	switch kind {
+	case topLevelShallow:
+		switch key {
+		case "$defs":
+			return 1, true
+		case "observations":
+			return 3, true
+		case "inputs":
+			return 2, true
+		}
+	case schemaShallow:
+		switch key {
+		case "properties":
+			return 1, true
+		case "items", "additionalProperties":
+			return 0, true
+		case "allOf", "oneOf":
+			return arrayDepth, true
+		}
+	}
+	return 0, false
+}
+
+// schemaChildren calls fn for each schema directly inside the object n:
+// the values at schema positions that are objects (anything else is left
+// for validation to report).
 func schemaChildren(kind shallowKind, n *node, fn func(ptr string, child *node)) {
 	if n.kind != objectNode {
 		return
 	}
-	objects := func(ptr string, n *node, depth int) {
-		var walk func(ptr string, n *node, depth int)
-		walk = func(ptr string, n *node, depth int) {
-			if n.kind != objectNode {
-				return
+	var walk func(ptr string, n *node, depth int)
+	walk = func(ptr string, n *node, depth int) {
+		switch {
+		case depth == arrayDepth && n.kind == arrayNode:
+			for i, it := range n.items {
+				walk(ptr+"/"+strconv.Itoa(i), it, 0)
 			}
-			if depth == 0 {
-				fn(ptr, n)
-				return
-			}
+		case n.kind != objectNode:
+		case depth == 0:
+			fn(ptr, n)
+		default:
 			for i, k := range n.keys {
 				walk(ptr+"/"+escapePointer(k), n.vals[i], depth-1)
 			}
 		}
-		walk(ptr, n, depth)
 	}
 	for i, k := range n.keys {
-		v, ptr := n.vals[i], "/"+escapePointer(k)
-		switch kind {
-		case topLevelShallow:
-			switch k {
-			case "$defs":
-				objects(ptr, v, 1)
-			case "observations":
-				objects(ptr, v, 3)
-			case "inputs":
-				objects(ptr, v, 2)
-			}
-		case schemaShallow:
-			switch k {
-			case "properties":
-				objects(ptr, v, 1)
-			case "items", "additionalProperties":
-				objects(ptr, v, 0)
-			case "allOf", "oneOf":
-				if v.kind == arrayNode {
-					for j, it := range v.items {
-						objects(ptr+"/"+strconv.Itoa(j), it, 0)
-					}
-				}
-			}
+		if depth, ok := schemaDepth(kind, k); ok {
+			walk("/"+escapePointer(k), n.vals[i], depth)
 		}
 	}
 }
@@ -142,68 +153,65 @@ func forEachSchema(root *node, fn func(ptr string, n *node)) {
 	schemaChildren(topLevelShallow, root, func(rel string, child *node) { visit(rel, child) })
 }
 
-// appendShallow appends n as JSON with its schema children replaced by {}.
+// appendShallow appends the object n as JSON with the schemas directly
+// inside it replaced by {}.
 func appendShallow(b []byte, kind shallowKind, n *node) []byte {
-	replace := make(map[*node]bool)
-	schemaChildren(kind, n, func(_ string, child *node) { replace[child] = true })
-	var appendNode func(b []byte, n *node) []byte
-	appendNode = func(b []byte, n *node) []byte {
-		if replace[n] {
-			return append(b, "{}"...)
-		}
-		switch n.kind {
-		case arrayNode:
+	var appendAt func(b []byte, n *node, depth int) []byte
+	appendAt = func(b []byte, n *node, depth int) []byte {
+		switch {
+		case depth == arrayDepth && n.kind == arrayNode:
 			b = append(b, '[')
 			for i, it := range n.items {
 				if i > 0 {
 					b = append(b, ',')
 				}
-				b = appendNode(b, it)
+				b = appendAt(b, it, 0)
 			}
 			return append(b, ']')
-		case objectNode:
-			b = append(b, '{')
-			for i, k := range n.keys {
-				if i > 0 {
-					b = append(b, ',')
-				}
-				b = appendJSONString(b, k)
-				b = append(b, ':')
-				b = appendNode(b, n.vals[i])
-			}
-			return append(b, '}')
+		case n.kind != objectNode:
+			return n.appendJSON(b)
+		case depth == 0:
+			return append(b, "{}"...)
 		}
+		b = append(b, '{')
+		for i, k := range n.keys {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONString(b, k)
+			b = append(b, ':')
+			b = appendAt(b, n.vals[i], depth-1)
+		}
+		return append(b, '}')
+	}
+	if n.kind != objectNode {
 		return n.appendJSON(b)
 	}
-	return appendNode(b, n)
+	b = append(b, '{')
+	for i, k := range n.keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		if depth, ok := schemaDepth(kind, k); ok {
+			b = appendAt(b, n.vals[i], depth)
+		} else {
+			b = n.vals[i].appendJSON(b)
+		}
+	}
+	return append(b, '}')
 }
 
-// shallowValue is n as generic JSON with its schema children replaced by {}.
-func shallowValue(kind shallowKind, n *node) any {
-	replace := make(map[*node]bool)
-	schemaChildren(kind, n, func(_ string, child *node) { replace[child] = true })
-	var value func(n *node) any
-	value = func(n *node) any {
-		if replace[n] {
-			return map[string]any{}
-		}
-		switch n.kind {
-		case arrayNode:
-			a := make([]any, len(n.items))
-			for i, it := range n.items {
-				a[i] = value(it)
-			}
-			return a
-		case objectNode:
-			m := make(map[string]any, len(n.keys))
-			for i, k := range n.keys {
-				m[k] = value(n.vals[i])
-			}
-			return m
-		}
-		return n.value()
+// shallowValue decodes the output of appendShallow for validation.
+func shallowValue(shallow []byte) any {
+	dec := json.NewDecoder(bytes.NewReader(shallow))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		panic(fmt.Sprintf("modelgen: re-reading a spec piece: %v", err)) // it was printed as JSON just now
 	}
-	return value(n)
+	return v
 }
 
 // fromSchemaPointer converts an instance location as santhosh-tekuri
