@@ -339,3 +339,47 @@ func TestRestoredStateRestartsItsJobs(t *testing.T) {
 		t.Fatalf("results = %q, want %q", got, want)
 	}
 }
+
+func TestJobContextWorksLikeAContext(t *testing.T) {
+	log := newEventLog()
+	type seen struct {
+		key        string
+		childErr   error
+		afterFunc  bool
+		stoppedRan bool
+	}
+	result := make(chan seen, 1)
+	ready := make(chan struct{})
+	m := newKeyMachine(func(key string) automata.Job[keyInput] {
+		return func(ctx context.Context, _ automata.Dispatch[keyInput]) error {
+			child, cancel := context.WithTimeout(ctx, time.Hour) // derived: must follow the job
+			defer cancel()
+			ran := make(chan struct{})
+			context.AfterFunc(ctx, func() { close(ran) })
+			stoppedRan := false
+			stop := context.AfterFunc(ctx, func() { stoppedRan = true })
+			if !stop() {
+				t.Error("stopping an AfterFunc before cancellation reported false")
+			}
+			close(ready)
+			<-child.Done()
+			<-ran
+			result <- seen{automata.JobKey(child), child.Err(), true, stoppedRan}
+			return ctx.Err()
+		}
+	}, log)
+	m.Dispatch(keyInput{add: "job-1"})
+	<-ready
+	m.Dispatch(keyInput{remove: "job-1"})
+	got := <-result
+	closeOrFail(t, m)
+	if got.key != "job-1" {
+		t.Errorf("JobKey of a derived context = %q, want job-1", got.key)
+	}
+	if !errors.Is(got.childErr, context.Canceled) {
+		t.Errorf("derived context Err = %v, want context.Canceled", got.childErr)
+	}
+	if got.stoppedRan {
+		t.Error("a stopped AfterFunc ran")
+	}
+}
