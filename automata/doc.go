@@ -1,3 +1,155 @@
-// Package automata is the runtime every moora agent runs on: pure Moore and
-// Mealy machines, effects derived from state, and keyed job reconciliation.
+// Package automata is the runtime every moora agent runs on: pure machine
+// definitions, Moore, Mealy and general machines, effects derived from
+// state, and keyed job reconciliation with cancellation.
+//
+// An agent modelled with agentgen compiles down to one Definition whose state
+// is the union of its actors' states and whose input is the union of their
+// inputs; its effects are functions of state. Everything an agent does that
+// is not a pure function of its inputs happens in effects and jobs, so a
+// restored state resumes exactly the work it calls for.
+//
+// # Definitions
+//
+// A Definition is two pure functions: Initial returns the first state and
+// Transition returns the state after one input. Pure means: no clock, no
+// randomness, no I/O (time arrives inside inputs, as a timestamp), and no
+// writes into memory the given state can reach. The last rule is the one Go
+// makes easy to break: append writes into the old slice's backing array when
+// it has spare capacity, and two transitions from the same state then
+// clobber each other. Append to slices.Clip(s), or use slices.Concat.
+// CheckPure tests a Definition for this and for non-determinism;
+// WithPurityCheck makes a running machine panic on the first transition that
+// mutates its state, naming the input and the location.
+//
+// # Machines
+//
+// New starts a general machine, whose output function sees each whole Update
+// (previous state, input, new state) and may output nothing; NewMoore one
+// whose output is a function of state; NewMealy one whose output is a
+// function of the state an input arrived in and that input. A running
+// Machine offers Dispatch, Subscribe and Current, and Close.
+//
+// Inputs are applied one at a time, in the order they were queued. Every
+// subscriber sees every update exactly once, in that same order. A new
+// subscriber of a Moore or general machine first receives the output of the
+// current state (a Replay update); a Mealy machine has no output without an
+// input and replays nothing.
+//
+// # Dispatch: who does the work, what can block, what bounds memory
+//
+// Dispatch is safe from any goroutine and from inside subscribers, effects,
+// jobs and event handlers; it never deadlocks and never waits for room.
+//
+// Whoever finds the machine idle does the work: the goroutine calling
+// Dispatch applies its input, calls the subscribers, runs the effects, and
+// goes on with anything queued meanwhile, until the queue is empty. A call
+// that finds another goroutine at work (including the caller itself, a few
+// frames up, when a subscriber or effect dispatches) only appends to the
+// queue and returns. So a program that dispatches from one goroutine is
+// synchronous and deterministic: when Dispatch returns, the input, and
+// everything the subscribers and effects dispatched in response, has been
+// applied. That is what the Examples rely on.
+//
+// Dispatch therefore blocks only for as long as the work it was drafted into
+// takes: its own input's subscribers and effects, and at most 1024 more
+// inputs queued by others; past that it hands the rest of the queue to a new
+// goroutine and returns, so a producer is never held hostage by others.
+//
+// Nothing bounds the queue but the producers: each input dispatched and not
+// yet applied holds one slot (the size of I plus a pointer) until it is. A
+// producer that is faster than the transition and subscribers grows the
+// queue without limit; bound it upstream (a semaphore around Dispatch, or a
+// durable machine, whose dispatch waits for the disk).
+//
+// # Effects
+//
+// An Effect is a synchronous function of a view of the state and a Dispatch.
+// For a machine the view is the state; for an actor of a generated agent it
+// is the actor's ContextOf view, projected from the agent state with Project.
+// (This package says "view" for that value throughout, so that it cannot be
+// mistaken for a context.Context, which jobs receive.) An effect must return
+// promptly; asynchronous work runs in goroutines it starts.
+//
+// WithEffect runs an effect on the latest state after queued inputs have been
+// applied: inputs that arrive together are applied first, and the effect
+// sees only the last state (as Moorex batches), while subscribers still see
+// every update. It also runs once on the initial state when the machine
+// starts. Combinators: Sequential runs effects in order, Parallel runs them
+// concurrently and waits, Stateful gives an effect a local state of its own
+// that survives between calls and re-runs the effect when it changes.
+//
+// # Jobs: keyed reconciliation
+//
+// Effects fire and forget. For asynchronous work that must be tracked,
+// cancelled and restarted after a crash — an LLM call, a tool call — use
+// WithJobs: a pure function of state returns the jobs the state calls for, by
+// key. After each batch of inputs (and at start) the machine reconciles:
+//
+//   - a key that appeared gets a Job, started in its own goroutine with its
+//     own context.Context;
+//   - a key that vanished has its job's context cancelled, and anything the
+//     job dispatches from then on is dropped;
+//   - a key still present is left alone;
+//   - a key whose job returned while the key was still wanted is not started
+//     again until the key vanishes and comes back. (Moorex restarts it on the
+//     next state change, which makes a finished job run twice; here the state
+//     must record the job's result through an input, and the key goes away.)
+//
+// A job that returns an error or panics is reported as an EffectFailed event
+// (a panic as a *PanicError with the stack) and the machine keeps running.
+//
+// JobKey(ctx) gives a job its key. The key is a function of state, so a
+// restored agent derives the same keys for unfinished work: pass it to the
+// LLM or tool as the idempotency key. A job may run more than once for the
+// same key — after a crash before its result was recorded, or after its key
+// vanished and came back — so delivery is at least once, and the key is how
+// the far side makes it exactly once.
+//
+// Job goroutines that finish are kept parked (at most 16 per machine) to run
+// later jobs; Close ends them.
+//
+// # Events
+//
+// WithEvents receives lifecycle events for logging and devtools, in Moorex's
+// order: for each batch, InputReceived for each input, then EffectStarted and
+// EffectCancelled as jobs are reconciled with the resulting state, then one
+// StateUpdated; EffectCompleted and EffectFailed arrive when jobs return. All
+// events are delivered by the goroutine applying inputs, one at a time, in one
+// total order. ExampleWithEvents shows the order. A job whose key vanishes in
+// the same batch that applied its own input — the usual way a job hands in its
+// result — is reported when it returns (completed if it returned nil), not as
+// cancelled.
+//
+// # Shutdown
+//
+// Close drops later inputs, applies the ones already queued (subscribers see
+// them; effects and jobs no longer run), cancels every job, and waits for
+// every goroutine the machine started — jobs, parked workers, hand-offs — to
+// exit, up to its ctx's deadline. Goroutines that effects start themselves
+// are theirs to stop.
+//
+// # What it is not
+//
+// Not a distributed actor system: one machine lives in one process. Not a
+// persistence layer: durability (an input journal plus snapshots) builds on
+// this package in a sub-package. Not an immutability library: purity is a
+// contract, which CheckPure and WithPurityCheck help tests enforce.
+//
+// # Speed
+//
+// Measured with
+//
+//	go test -run XXX -bench . -benchmem -count 5 ./automata/
+//
+// on this project's 2-core CI machine (AMD EPYC, Go 1.26, GOMAXPROCS=2,
+// load average about 3 from a concurrent build; medians of 5):
+//
+//	BenchmarkBareTransition     2.05 ns/op      0 allocs  the floor: the transition alone
+//	BenchmarkDispatch           63.3 ns/op      0 allocs  one producer, one subscriber
+//	BenchmarkDispatchParallel    196 ns/op      0 allocs  two producers, one subscriber
+//	BenchmarkReconcile          2076 ns/op      5 allocs  505,000 jobs/s (3 of the 5 allocations are the benchmark's own jobsAt and transition)
+//
+// One-at-a-time dispatch runs at about 15.8 million inputs/s, against about
+// 550,000/s for the TypeScript Moorex on Node 20 on the same machine (29×);
+// keyed jobs at about 505,000 jobs/s, against about 150,000 (3.4×).
 package automata
