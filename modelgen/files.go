@@ -89,7 +89,6 @@ func render(name string, f *jen.File) ([]byte, error) {
 	f.HeaderComment(Header[len("// "):])
 	f.NoFormat = true
 	var buf bytes.Buffer
-	buf.Grow(64 << 10)
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("rendering %s: %w", name, err)
 	}
