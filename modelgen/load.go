@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime/debug"
 	"strconv"
 	"strings"
 )
@@ -52,13 +53,15 @@ func LoadBytes(name string, data []byte) (*Model, error) {
 	type result struct {
 		m     *Model
 		err   error
-		panic any
+		panic string // the panic value and its stack
 	}
 	built := make(chan result, 1)
 	go func() {
 		var r result
 		defer func() {
-			r.panic = recover()
+			if v := recover(); v != nil {
+				r.panic = fmt.Sprintf("%v\n\n%s", v, debug.Stack())
+			}
 			built <- r
 		}()
 		spec, err := decodeSpec(root)
@@ -76,8 +79,8 @@ func LoadBytes(name string, data []byte) (*Model, error) {
 	if len(ds) > 0 {
 		return nil, ds
 	}
-	if r.panic != nil {
-		panic(r.panic)
+	if r.panic != "" {
+		panic("modelgen: checking a valid spec: " + r.panic)
 	}
 	return r.m, r.err
 }
