@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"go/format"
-	"path"
 	"slices"
 	"strings"
 
@@ -120,5 +119,3 @@ func isOwned(data []byte) bool {
 	line, _, _ := bytes.Cut(data, []byte("\n"))
 	return string(bytes.TrimRight(line, "\r")) == Header
 }
-
-func joinPath(dir, file string) string { return path.Join(dir, file) }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -141,13 +140,4 @@ func discriminated(m map[string]any, u *TypeDecl) any {
 func jsonString(s string) json.RawMessage {
 	b, _ := json.Marshal(s)
 	return b
-}
-
-// inputNames returns the input names of a model, sorted.
-func inputNames(m *Model) []string {
-	names := make(map[string]bool, len(m.Inputs))
-	for _, in := range m.Inputs {
-		names[in.Name] = true
-	}
-	return slices.Sorted(maps.Keys(names))
 }
