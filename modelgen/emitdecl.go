@@ -91,7 +91,7 @@ func sortFiles(files []File) {
 	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 }
 
-// jsonHelpers says whether generated code needs decodeSlice and decodeMap:
+// jsonHelpers says whether generated code needs sliceDecoder and mapDecoder:
 // whether a slice or map holds sealed interfaces somewhere.
 func jsonHelpers(m *Model) (slices, maps bool) {
 	var visit func(t *Type)
@@ -128,11 +128,15 @@ func jsonHelpers(m *Model) (slices, maps bool) {
 	return slices, maps
 }
 
+// Generated unexported names never start with "decode" followed by a
+// capital letter, except decodeX for the oneOf type X: exported spec names
+// cannot collide with them.
+
 // A declEmitter prints the files of decl/. One is used per file, so that
 // files can be printed concurrently; the model is only read.
 type declEmitter struct {
 	m *Model
-	// Whether the JSON helpers decodeSlice and decodeMap are needed.
+	// Whether the JSON helpers sliceDecoder and mapDecoder are needed.
 	usesDecodeSlice, usesDecodeMap bool
 }
 
@@ -423,9 +427,9 @@ func (e *declEmitter) marshal(f *jen.File, d *TypeDecl) {
 func (e *declEmitter) decoder(t *Type) *jen.Statement {
 	switch t.Kind {
 	case SliceType:
-		return jen.Id("decodeSlice").Call(e.decoder(t.Elem))
+		return jen.Id("sliceDecoder").Call(e.decoder(t.Elem))
 	case MapType:
-		return jen.Id("decodeMap").Call(e.decoder(t.Elem))
+		return jen.Id("mapDecoder").Call(e.decoder(t.Elem))
 	case NamedType:
 		if t.Decl.Kind == AliasDecl {
 			return e.decoder(t.Decl.Target)
@@ -578,7 +582,7 @@ func (e *declEmitter) decodeInput(f *jen.File) {
 	decoders := jen.Dict{}
 	for _, in := range e.m.Inputs {
 		quoted = append(quoted, strconv.Quote(in.Name))
-		decoders[jen.Lit(in.Name)] = jen.Id("decodeInputAs").Index(jen.Id(in.Decl.GoName))
+		decoders[jen.Lit(in.Name)] = jen.Id("unmarshalInput").Index(jen.Id(in.Decl.GoName))
 	}
 	slices.Sort(quoted)
 	comment(f, "inputTypeList lists the input types for error messages.")
@@ -587,7 +591,7 @@ func (e *declEmitter) decodeInput(f *jen.File) {
 	comment(f, "inputDecoders decodes each input type, by its discriminator.")
 	f.Var().Id("inputDecoders").Op("=").Map(jen.String()).Func().Params(jen.Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Values(decoders)
 	f.Line()
-	f.Func().Id("decodeInputAs").Types(jen.Id("T").Id("AgentInput")).Params(jen.Id("data").Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Block(
+	f.Func().Id("unmarshalInput").Types(jen.Id("T").Id("AgentInput")).Params(jen.Id("data").Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Block(
 		jen.Var().Id("v").Id("T"),
 		jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("v")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 		jen.Return(jen.Id("v"), jen.Nil()),
@@ -758,8 +762,8 @@ back by dispatching inputs. It is injected when the agent is created.`, a.GoName
 		f.Line()
 	}
 	if e.usesDecodeSlice {
-		comment(f, "decodeSlice decodes a JSON array whose elements need dec; null decodes to nil.")
-		f.Func().Id("decodeSlice").Types(jen.Id("T").Any()).Params(jen.Id("dec").Func().Params(jen.Index().Byte()).Params(jen.Id("T"), jen.Error())).Func().Params(jen.Index().Byte()).Params(jen.Index().Id("T"), jen.Error()).Block(
+		comment(f, "sliceDecoder returns a decoder of JSON arrays whose elements need dec; null decodes to nil.")
+		f.Func().Id("sliceDecoder").Types(jen.Id("T").Any()).Params(jen.Id("dec").Func().Params(jen.Index().Byte()).Params(jen.Id("T"), jen.Error())).Func().Params(jen.Index().Byte()).Params(jen.Index().Id("T"), jen.Error()).Block(
 			jen.Return(jen.Func().Params(jen.Id("data").Index().Byte()).Params(jen.Index().Id("T"), jen.Error()).Block(
 				jen.If(jen.Len(jen.Id("data")).Op("==").Lit(0)).Block(jen.Return(jen.Nil(), jen.Nil())),
 				jen.Var().Id("raws").Index().Qual(jsonPath, "RawMessage"),
@@ -777,8 +781,8 @@ back by dispatching inputs. It is injected when the agent is created.`, a.GoName
 		f.Line()
 	}
 	if e.usesDecodeMap {
-		comment(f, "decodeMap decodes a JSON object whose values need dec; null decodes to nil.")
-		f.Func().Id("decodeMap").Types(jen.Id("T").Any()).Params(jen.Id("dec").Func().Params(jen.Index().Byte()).Params(jen.Id("T"), jen.Error())).Func().Params(jen.Index().Byte()).Params(jen.Map(jen.String()).Id("T"), jen.Error()).Block(
+		comment(f, "mapDecoder returns a decoder of JSON objects whose values need dec; null decodes to nil.")
+		f.Func().Id("mapDecoder").Types(jen.Id("T").Any()).Params(jen.Id("dec").Func().Params(jen.Index().Byte()).Params(jen.Id("T"), jen.Error())).Func().Params(jen.Index().Byte()).Params(jen.Map(jen.String()).Id("T"), jen.Error()).Block(
 			jen.Return(jen.Func().Params(jen.Id("data").Index().Byte()).Params(jen.Map(jen.String()).Id("T"), jen.Error()).Block(
 				jen.If(jen.Len(jen.Id("data")).Op("==").Lit(0)).Block(jen.Return(jen.Nil(), jen.Nil())),
 				jen.Var().Id("raws").Map(jen.String()).Qual(jsonPath, "RawMessage"),

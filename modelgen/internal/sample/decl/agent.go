@@ -42,7 +42,7 @@ func (v *AgentState) UnmarshalJSON(data []byte) error {
 	}
 	*v = AgentState(raw.plain)
 	var err error
-	if v.PendingCalls, err = decodeMap(decodeToolCall)(raw.PendingCalls); err != nil {
+	if v.PendingCalls, err = mapDecoder(decodeToolCall)(raw.PendingCalls); err != nil {
 		return fmt.Errorf("pendingCalls: %w", err)
 	}
 	return nil

@@ -46,7 +46,7 @@ func (v *ContextOfLlm) UnmarshalJSON(data []byte) error {
 	}
 	*v = ContextOfLlm(raw.plain)
 	var err error
-	if v.PendingCalls, err = decodeMap(decodeToolCall)(raw.PendingCalls); err != nil {
+	if v.PendingCalls, err = mapDecoder(decodeToolCall)(raw.PendingCalls); err != nil {
 		return fmt.Errorf("pendingCalls: %w", err)
 	}
 	return nil
@@ -72,7 +72,7 @@ func (v *ContextOfToolkit) UnmarshalJSON(data []byte) error {
 	}
 	*v = ContextOfToolkit(raw.plain)
 	var err error
-	if v.PendingCalls, err = decodeMap(decodeToolCall)(raw.PendingCalls); err != nil {
+	if v.PendingCalls, err = mapDecoder(decodeToolCall)(raw.PendingCalls); err != nil {
 		return fmt.Errorf("pendingCalls: %w", err)
 	}
 	return nil

@@ -47,9 +47,9 @@ type TransitionFnOfToolkit = func(state StateOfToolkit, input InputFromToolkit) 
 // created.
 type EffectFnOfToolkit = automata.Effect[ContextOfToolkit, AgentInput]
 
-// decodeSlice decodes a JSON array whose elements need dec; null decodes to
-// nil.
-func decodeSlice[T any](dec func([]byte) (T, error)) func([]byte) ([]T, error) {
+// sliceDecoder returns a decoder of JSON arrays whose elements need dec; null
+// decodes to nil.
+func sliceDecoder[T any](dec func([]byte) (T, error)) func([]byte) ([]T, error) {
 	return func(data []byte) ([]T, error) {
 		if len(data) == 0 {
 			return nil, nil
@@ -73,8 +73,9 @@ func decodeSlice[T any](dec func([]byte) (T, error)) func([]byte) ([]T, error) {
 	}
 }
 
-// decodeMap decodes a JSON object whose values need dec; null decodes to nil.
-func decodeMap[T any](dec func([]byte) (T, error)) func([]byte) (map[string]T, error) {
+// mapDecoder returns a decoder of JSON objects whose values need dec; null
+// decodes to nil.
+func mapDecoder[T any](dec func([]byte) (T, error)) func([]byte) (map[string]T, error) {
 	return func(data []byte) (map[string]T, error) {
 		if len(data) == 0 {
 			return nil, nil

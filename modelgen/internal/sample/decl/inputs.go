@@ -88,7 +88,7 @@ func (v *SendAssiMessage) UnmarshalJSON(data []byte) error {
 	}
 	*v = SendAssiMessage(raw.plain)
 	var err error
-	if v.Calls, err = decodeSlice(decodeToolCall)(raw.Calls); err != nil {
+	if v.Calls, err = sliceDecoder(decodeToolCall)(raw.Calls); err != nil {
 		return fmt.Errorf("calls: %w", err)
 	}
 	return nil
@@ -201,13 +201,13 @@ const inputTypeList = "\"complete-call\", \"send-assi-message\", \"send-user-mes
 
 // inputDecoders decodes each input type, by its discriminator.
 var inputDecoders = map[string]func([]byte) (AgentInput, error){
-	"complete-call":     decodeInputAs[CompleteCall],
-	"send-assi-message": decodeInputAs[SendAssiMessage],
-	"send-user-message": decodeInputAs[SendUserMessage],
-	"start-thinking":    decodeInputAs[StartThinking],
+	"complete-call":     unmarshalInput[CompleteCall],
+	"send-assi-message": unmarshalInput[SendAssiMessage],
+	"send-user-message": unmarshalInput[SendUserMessage],
+	"start-thinking":    unmarshalInput[StartThinking],
 }
 
-func decodeInputAs[T AgentInput](data []byte) (AgentInput, error) {
+func unmarshalInput[T AgentInput](data []byte) (AgentInput, error) {
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, err

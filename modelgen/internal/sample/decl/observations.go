@@ -53,7 +53,7 @@ func (v *LlmObToolkit) UnmarshalJSON(data []byte) error {
 	}
 	*v = LlmObToolkit(raw.plain)
 	var err error
-	if v.PendingCalls, err = decodeMap(decodeToolCall)(raw.PendingCalls); err != nil {
+	if v.PendingCalls, err = mapDecoder(decodeToolCall)(raw.PendingCalls); err != nil {
 		return fmt.Errorf("pendingCalls: %w", err)
 	}
 	return nil
@@ -78,7 +78,7 @@ func (v *ToolkitObToolkit) UnmarshalJSON(data []byte) error {
 	}
 	*v = ToolkitObToolkit(raw.plain)
 	var err error
-	if v.PendingCalls, err = decodeMap(decodeToolCall)(raw.PendingCalls); err != nil {
+	if v.PendingCalls, err = mapDecoder(decodeToolCall)(raw.PendingCalls); err != nil {
 		return fmt.Errorf("pendingCalls: %w", err)
 	}
 	return nil

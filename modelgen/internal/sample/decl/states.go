@@ -41,7 +41,7 @@ func (v *StateOfToolkit) UnmarshalJSON(data []byte) error {
 	}
 	*v = StateOfToolkit(raw.plain)
 	var err error
-	if v.PendingCalls, err = decodeMap(decodeToolCall)(raw.PendingCalls); err != nil {
+	if v.PendingCalls, err = mapDecoder(decodeToolCall)(raw.PendingCalls); err != nil {
 		return fmt.Errorf("pendingCalls: %w", err)
 	}
 	return nil

@@ -90,11 +90,11 @@ const inputTypeList = "\"report\" and \"set-setting\""
 
 // inputDecoders decodes each input type, by its discriminator.
 var inputDecoders = map[string]func([]byte) (AgentInput, error){
-	"report":      decodeInputAs[Report],
-	"set-setting": decodeInputAs[SetSetting],
+	"report":      unmarshalInput[Report],
+	"set-setting": unmarshalInput[SetSetting],
 }
 
-func decodeInputAs[T AgentInput](data []byte) (AgentInput, error) {
+func unmarshalInput[T AgentInput](data []byte) (AgentInput, error) {
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, err

@@ -35,9 +35,9 @@ type TransitionFnOfCanvas = func(state StateOfCanvas, input InputFromCanvas) Sta
 // created.
 type EffectFnOfCanvas = automata.Effect[ContextOfCanvas, AgentInput]
 
-// decodeSlice decodes a JSON array whose elements need dec; null decodes to
-// nil.
-func decodeSlice[T any](dec func([]byte) (T, error)) func([]byte) ([]T, error) {
+// sliceDecoder returns a decoder of JSON arrays whose elements need dec; null
+// decodes to nil.
+func sliceDecoder[T any](dec func([]byte) (T, error)) func([]byte) ([]T, error) {
 	return func(data []byte) ([]T, error) {
 		if len(data) == 0 {
 			return nil, nil
@@ -61,8 +61,9 @@ func decodeSlice[T any](dec func([]byte) (T, error)) func([]byte) ([]T, error) {
 	}
 }
 
-// decodeMap decodes a JSON object whose values need dec; null decodes to nil.
-func decodeMap[T any](dec func([]byte) (T, error)) func([]byte) (map[string]T, error) {
+// mapDecoder returns a decoder of JSON objects whose values need dec; null
+// decodes to nil.
+func mapDecoder[T any](dec func([]byte) (T, error)) func([]byte) (map[string]T, error) {
 	return func(data []byte) (map[string]T, error) {
 		if len(data) == 0 {
 			return nil, nil

@@ -217,12 +217,12 @@ const inputTypeList = "\"add-shape\", \"redraw\" and \"select-shape\""
 
 // inputDecoders decodes each input type, by its discriminator.
 var inputDecoders = map[string]func([]byte) (AgentInput, error){
-	"add-shape":    decodeInputAs[AddShape],
-	"redraw":       decodeInputAs[Redraw],
-	"select-shape": decodeInputAs[SelectShape],
+	"add-shape":    unmarshalInput[AddShape],
+	"redraw":       unmarshalInput[Redraw],
+	"select-shape": unmarshalInput[SelectShape],
 }
 
-func decodeInputAs[T AgentInput](data []byte) (AgentInput, error) {
+func unmarshalInput[T AgentInput](data []byte) (AgentInput, error) {
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, err

@@ -57,7 +57,7 @@ func (v *Layer) UnmarshalJSON(data []byte) error {
 	if v.Focus, err = decodeShape(raw.Focus); err != nil {
 		return fmt.Errorf("focus: %w", err)
 	}
-	if v.ByName, err = decodeMap(decodeShape)(raw.ByName); err != nil {
+	if v.ByName, err = mapDecoder(decodeShape)(raw.ByName); err != nil {
 		return fmt.Errorf("byName: %w", err)
 	}
 	return nil
@@ -137,7 +137,7 @@ func (v *ShapeGroup) UnmarshalJSON(data []byte) error {
 	}
 	*v = ShapeGroup(raw.plain)
 	var err error
-	if v.Children, err = decodeSlice(decodeShape)(raw.Children); err != nil {
+	if v.Children, err = sliceDecoder(decodeShape)(raw.Children); err != nil {
 		return fmt.Errorf("children: %w", err)
 	}
 	return nil
@@ -148,7 +148,7 @@ type Shapes []Shape
 
 // UnmarshalJSON decodes the sealed interfaces Shapes holds.
 func (v *Shapes) UnmarshalJSON(data []byte) error {
-	x, err := decodeSlice(decodeShape)(data)
+	x, err := sliceDecoder(decodeShape)(data)
 	if err != nil {
 		return err
 	}

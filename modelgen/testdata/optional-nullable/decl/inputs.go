@@ -109,12 +109,12 @@ const inputTypeList = "\"fail\", \"type-draft\" and \"update-profile\""
 
 // inputDecoders decodes each input type, by its discriminator.
 var inputDecoders = map[string]func([]byte) (AgentInput, error){
-	"fail":           decodeInputAs[Fail],
-	"type-draft":     decodeInputAs[TypeDraft],
-	"update-profile": decodeInputAs[UpdateProfile],
+	"fail":           unmarshalInput[Fail],
+	"type-draft":     unmarshalInput[TypeDraft],
+	"update-profile": unmarshalInput[UpdateProfile],
 }
 
-func decodeInputAs[T AgentInput](data []byte) (AgentInput, error) {
+func unmarshalInput[T AgentInput](data []byte) (AgentInput, error) {
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, err

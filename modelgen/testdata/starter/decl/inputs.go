@@ -85,11 +85,11 @@ const inputTypeList = "\"send-assi-message\" and \"send-user-message\""
 
 // inputDecoders decodes each input type, by its discriminator.
 var inputDecoders = map[string]func([]byte) (AgentInput, error){
-	"send-assi-message": decodeInputAs[SendAssiMessage],
-	"send-user-message": decodeInputAs[SendUserMessage],
+	"send-assi-message": unmarshalInput[SendAssiMessage],
+	"send-user-message": unmarshalInput[SendUserMessage],
 }
 
-func decodeInputAs[T AgentInput](data []byte) (AgentInput, error) {
+func unmarshalInput[T AgentInput](data []byte) (AgentInput, error) {
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, err

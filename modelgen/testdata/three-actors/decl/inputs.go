@@ -180,14 +180,14 @@ const inputTypeList = "\"complete-task\", \"create-task\", \"reprioritize\", \"s
 
 // inputDecoders decodes each input type, by its discriminator.
 var inputDecoders = map[string]func([]byte) (AgentInput, error){
-	"complete-task":  decodeInputAs[CompleteTask],
-	"create-task":    decodeInputAs[CreateTask],
-	"reprioritize":   decodeInputAs[Reprioritize],
-	"send-prompt":    decodeInputAs[SendPrompt],
-	"start-thinking": decodeInputAs[StartThinking],
+	"complete-task":  unmarshalInput[CompleteTask],
+	"create-task":    unmarshalInput[CreateTask],
+	"reprioritize":   unmarshalInput[Reprioritize],
+	"send-prompt":    unmarshalInput[SendPrompt],
+	"start-thinking": unmarshalInput[StartThinking],
 }
 
-func decodeInputAs[T AgentInput](data []byte) (AgentInput, error) {
+func unmarshalInput[T AgentInput](data []byte) (AgentInput, error) {
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, err

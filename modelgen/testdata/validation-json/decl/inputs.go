@@ -111,11 +111,11 @@ const inputTypeList = "\"register\" and \"set-status\""
 
 // inputDecoders decodes each input type, by its discriminator.
 var inputDecoders = map[string]func([]byte) (AgentInput, error){
-	"register":   decodeInputAs[Register],
-	"set-status": decodeInputAs[SetStatus],
+	"register":   unmarshalInput[Register],
+	"set-status": unmarshalInput[SetStatus],
 }
 
-func decodeInputAs[T AgentInput](data []byte) (AgentInput, error) {
+func unmarshalInput[T AgentInput](data []byte) (AgentInput, error) {
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
 		return nil, err
