@@ -832,11 +832,14 @@ func (b *builder) fillStruct(decl *TypeDecl, s *Schema, ptr string) {
 	members.reserve("a method agentgen generates", "MarshalJSON", "UnmarshalJSON")
 	if decl.Input != nil {
 		members.reserve("a method agentgen generates", "InputType")
+		members.reserve(`the input's "type" discriminator`, "Type")
 	}
 	for _, p := range props {
 		what := fmt.Sprintf("property %q", p.name)
-		if decl.Input != nil && p.name == "type" {
-			b.d.atKey(p.ptr, `property "type" is the input's discriminator, which agentgen writes`, "rename the property")
+		if decl.Input != nil && strings.EqualFold(p.name, "type") {
+			// encoding/json matches names regardless of case: "Type" would
+			// receive the discriminator.
+			b.d.atKey(p.ptr, fmt.Sprintf("property %q is (or differs only in case from) the input's discriminator \"type\", which agentgen writes", p.name), "rename the property")
 			continue
 		}
 		if p.schema == nil {
