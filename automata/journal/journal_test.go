@@ -1,0 +1,652 @@
+package journal_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/journal"
+	bolt "go.etcd.io/bbolt"
+)
+
+// The test model: a log of notes, and requests that jobs answer.
+type state struct {
+	Notes   []string `json:"notes"`
+	Pending []int    `json:"pending"` // requests waiting for a job's answer
+	Answers []string `json:"answers"`
+}
+
+type input struct {
+	Note    string `json:"note,omitempty"`
+	Request int    `json:"request,omitempty"`
+	Answer  int    `json:"answer,omitempty"` // answers a request
+}
+
+var model = automata.Definition[state, input]{
+	Initial: func() state { return state{} },
+	Transition: func(s state, in input) state {
+		switch {
+		case in.Note != "":
+			s.Notes = append(slices.Clip(s.Notes), in.Note)
+		case in.Request != 0:
+			s.Pending = append(slices.Clip(s.Pending), in.Request)
+		case in.Answer != 0:
+			if i := slices.Index(s.Pending, in.Answer); i >= 0 {
+				s.Pending = slices.Delete(slices.Clone(s.Pending), i, i+1)
+				s.Answers = append(slices.Clip(s.Answers), fmt.Sprintf("answer-%d", in.Answer))
+			}
+		}
+		return s
+	},
+}
+
+func jobKey(request int) string { return fmt.Sprintf("req-%d", request) }
+
+// answering returns the jobs of the model: one per pending request, which
+// answers it after delay.
+func answering(delay time.Duration, started func(key string)) func(state) map[string]automata.Job[input] {
+	return func(s state) map[string]automata.Job[input] {
+		jobs := make(map[string]automata.Job[input], len(s.Pending))
+		for _, r := range s.Pending {
+			jobs[jobKey(r)] = func(ctx context.Context, dispatch automata.Dispatch[input]) error {
+				if started != nil {
+					started(automata.JobKey(ctx))
+				}
+				select {
+				case <-time.After(delay):
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+				dispatch(input{Answer: r})
+				return nil
+			}
+		}
+		return jobs
+	}
+}
+
+func fold(inputs []input) state {
+	s := model.Initial()
+	for _, in := range inputs {
+		s = model.Transition(s, in)
+	}
+	return s
+}
+
+func codec() journal.Codec[state, input] { return journal.JSON[state, input](nil) }
+
+// logBuffer collects slog output for assertions.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+func openAt(t testing.TB, path string, opts journal.Options[state, input]) (*journal.Machine[state, input], error) {
+	t.Helper()
+	store, err := journal.OpenBolt(path)
+	if err != nil {
+		t.Fatalf("OpenBolt: %v", err)
+	}
+	if opts.Codec == nil {
+		opts.Codec = codec()
+	}
+	m, err := journal.Open(store, model, opts)
+	if err != nil {
+		store.Close()
+	}
+	return m, err
+}
+
+func mustOpen(t testing.TB, path string, opts journal.Options[state, input]) *journal.Machine[state, input] {
+	t.Helper()
+	m, err := openAt(t, path, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	return m
+}
+
+func mustClose(t testing.TB, m *journal.Machine[state, input]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+func dispatchAll(t testing.TB, m *journal.Machine[state, input], inputs []input) {
+	t.Helper()
+	for _, in := range inputs {
+		if err := m.Dispatch(context.Background(), in); err != nil {
+			t.Fatalf("Dispatch(%+v): %v", in, err)
+		}
+	}
+}
+
+func notes(from, to int) []input {
+	var ins []input
+	for i := from; i < to; i++ {
+		ins = append(ins, input{Note: fmt.Sprintf("note-%04d", i)})
+	}
+	return ins
+}
+
+func TestReopenRestoresStateAndHistory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	m := mustOpen(t, path, journal.Options[state, input]{SnapshotEvery: 7})
+	ins := notes(0, 30)
+	dispatchAll(t, m, ins)
+	if got := m.Current(); !reflect.DeepEqual(got, fold(ins)) {
+		t.Fatalf("live state differs from the fold of the inputs")
+	}
+	mustClose(t, m)
+
+	m = mustOpen(t, path, journal.Options[state, input]{SnapshotEvery: 7})
+	defer mustClose(t, m)
+	if got := m.Current(); !reflect.DeepEqual(got, fold(ins)) {
+		t.Fatalf("reopened state = %v, want the fold of the inputs", got.Notes)
+	}
+	if m.Seq() != 30 {
+		t.Errorf("Seq() = %d, want 30", m.Seq())
+	}
+	entries, err := m.Inputs(1, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range entries {
+		if e.Seq != uint64(i+1) || e.Input != ins[i] || e.Time.IsZero() {
+			t.Fatalf("entry %d = %+v, want seq %d input %+v", i, e, i+1, ins[i])
+		}
+	}
+	for _, seq := range []uint64{0, 1, 6, 7, 8, 21, 29, 30} {
+		got, err := m.StateAt(seq)
+		if err != nil {
+			t.Fatalf("StateAt(%d): %v", seq, err)
+		}
+		if want := fold(ins[:seq]); !reflect.DeepEqual(got, want) {
+			t.Errorf("StateAt(%d) = %v, want %v", seq, got.Notes, want.Notes)
+		}
+	}
+	// Inputs continue where the journal ended.
+	dispatchAll(t, m, notes(30, 31))
+	if m.Seq() != 31 {
+		t.Errorf("Seq() after one more input = %d, want 31", m.Seq())
+	}
+}
+
+// countingStore counts the Appends (each one fsync in bbolt).
+type countingStore struct {
+	journal.Store
+	appends, records atomic.Int64
+}
+
+func (c *countingStore) Append(rs []journal.Record) error {
+	c.appends.Add(1)
+	c.records.Add(int64(len(rs)))
+	return c.Store.Append(rs)
+}
+
+func TestConcurrentDispatchesShareAppends(t *testing.T) {
+	const producers, each = 64, 20
+	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	counting := &countingStore{Store: store}
+	m, err := journal.Open(counting, model, journal.Options[state, input]{Codec: codec()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			for i := range each {
+				if err := m.Dispatch(context.Background(), input{Note: fmt.Sprintf("%d/%d", p, i)}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	appends, records := counting.appends.Load(), counting.records.Load()
+	mustClose(t, m)
+	if records != producers*each {
+		t.Fatalf("%d records appended, want %d", records, producers*each)
+	}
+	if appends >= records/2 {
+		t.Fatalf("%d appends for %d inputs: concurrent dispatches were not grouped", appends, records)
+	}
+	t.Logf("%d inputs in %d appends (%.1f per fsync)", records, appends, float64(records)/float64(appends))
+}
+
+// rewriteRecord changes a stored journal record in place with change, as a
+// damaged disk would.
+func rewriteRecord(t *testing.T, path string, bucket string, seq uint64, change func([]byte) []byte) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket([]byte(bucket))
+		key := make([]byte, 8)
+		for i := range 8 {
+			key[7-i] = byte(seq >> (8 * i))
+		}
+		v := b.Get(key)
+		if v == nil {
+			return fmt.Errorf("no record %d in %s", seq, bucket)
+		}
+		return b.Put(key, change(bytes.Clone(v)))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// deleteSnapshots deletes the snapshots with seq >= from, as if the process
+// had crashed before taking them.
+func deleteSnapshots(t *testing.T, path string, from uint64) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.Update(func(tx *bolt.Tx) error {
+		c := tx.Bucket([]byte("snapshots")).Cursor()
+		for k, _ := c.Last(); k != nil && binary.BigEndian.Uint64(k) >= from; k, _ = c.Last() {
+			if err := c.Delete(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTornLastRecordIsDroppedWithAWarning(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	m := mustOpen(t, path, journal.Options[state, input]{SnapshotEvery: -1})
+	dispatchAll(t, m, notes(0, 12))
+	mustClose(t, m)
+	deleteSnapshots(t, path, 0)                                                         // crashed: no snapshot was taken
+	rewriteRecord(t, path, "inputs", 12, func(v []byte) []byte { return v[:len(v)-3] }) // cut short
+
+	var logs logBuffer
+	m, err := openAt(t, path, journal.Options[state, input]{SnapshotEvery: -1, Logger: logs.logger()})
+	if err != nil {
+		t.Fatalf("Open with a torn last record: %v", err)
+	}
+	if got, want := m.Current(), fold(notes(0, 11)); !reflect.DeepEqual(got, want) {
+		t.Errorf("state = %v, want the first 11 inputs", got.Notes)
+	}
+	if !strings.Contains(logs.String(), "torn last record") || !strings.Contains(logs.String(), "seq=12") {
+		t.Errorf("no warning naming seq 12:\n%s", logs.String())
+	}
+	dispatchAll(t, m, notes(100, 101))
+	if m.Seq() != 12 {
+		t.Errorf("next input got seq %d, want 12", m.Seq())
+	}
+	mustClose(t, m)
+	// The torn bytes are kept, not destroyed.
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.View(func(tx *bolt.Tx) error {
+		if n := tx.Bucket([]byte("quarantine")).Stats().KeyN; n != 1 {
+			t.Errorf("quarantine holds %d records, want 1", n)
+		}
+		return nil
+	})
+}
+
+// flipBit flips one bit of a stored record in the store file itself, at
+// byte at of the record's value, as a bad sector would. bbolt's
+// copy-on-write leaves stale copies of old pages in the file; every copy of
+// the record's bytes is flipped, so that the live one certainly is.
+func flipBit(t *testing.T, path, bucket string, seq uint64, at int) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var value []byte
+	db.View(func(tx *bolt.Tx) error {
+		value = bytes.Clone(tx.Bucket([]byte(bucket)).Get(binary.BigEndian.AppendUint64(nil, seq)))
+		return nil
+	})
+	db.Close()
+	if value == nil {
+		t.Fatalf("no record %d in %s", seq, bucket)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flipped := 0
+	for i := 0; ; {
+		j := bytes.Index(data[i:], value)
+		if j < 0 {
+			break
+		}
+		data[i+j+at] ^= 0x10
+		flipped++
+		i += j + len(value)
+	}
+	if flipped == 0 {
+		t.Fatalf("record %d's bytes are not in the file", seq)
+	}
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestBitFlipInTheMiddleStopsOpenNamingTheSeq(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	m := mustOpen(t, path, journal.Options[state, input]{SnapshotEvery: -1})
+	dispatchAll(t, m, notes(0, 20))
+	mustClose(t, m)
+	deleteSnapshots(t, path, 0)       // crashed: recovery reads the journal
+	flipBit(t, path, "inputs", 8, 20) // in input 8's payload
+
+	before, _ := os.ReadFile(path)
+	_, err := openAt(t, path, journal.Options[state, input]{})
+	var ce *journal.CorruptError
+	if !errors.As(err, &ce) || ce.Seq != 8 || ce.Kind != journal.KindInput {
+		t.Fatalf("Open = %v, want a CorruptError for input record 8", err)
+	}
+	if !strings.Contains(err.Error(), "record 8") || !strings.Contains(err.Error(), "checksum") {
+		t.Errorf("error does not say where and what: %v", err)
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.Equal(before, after) {
+		t.Error("a failed Open changed the store file")
+	}
+}
+
+func TestDamagedSnapshotFallsBackToAnOlderOne(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	opts := journal.Options[state, input]{SnapshotEvery: 5, KeepSnapshots: 3}
+	m := mustOpen(t, path, opts)
+	ins := notes(0, 12)
+	dispatchAll(t, m, ins)
+	mustClose(t, m)                       // snapshots at 5, 10 and 12
+	flipBit(t, path, "snapshots", 12, 30) // in the snapshot's payload
+
+	var logs logBuffer
+	opts.Logger = logs.logger()
+	m, err := openAt(t, path, opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer mustClose(t, m)
+	if got := m.Current(); !reflect.DeepEqual(got, fold(ins)) {
+		t.Errorf("state rebuilt from the older snapshot differs: %v", got.Notes)
+	}
+	if !strings.Contains(logs.String(), "damaged snapshot") || !strings.Contains(logs.String(), "seq=12") {
+		t.Errorf("no warning naming the snapshot at 12:\n%s", logs.String())
+	}
+}
+
+func TestDamagedSnapshotWithoutJournalIsAnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	opts := journal.Options[state, input]{SnapshotEvery: -1, KeepSnapshots: 1, Compact: true}
+	m := mustOpen(t, path, opts)
+	dispatchAll(t, m, notes(0, 12))
+	mustClose(t, m) // one snapshot at 12; the journal before it compacted away
+	flipBit(t, path, "snapshots", 12, 30)
+	_, err := openAt(t, path, opts)
+	var ce *journal.CorruptError
+	if !errors.As(err, &ce) || ce.Kind != journal.KindSnapshot || ce.Seq != 12 {
+		t.Fatalf("Open = %v, want a CorruptError for snapshot 12", err)
+	}
+}
+
+// Property: whatever the inputs and however often snapshots are taken, the
+// state rebuilt on Open (snapshot + replay) equals the state from replaying
+// the whole journal, and the live state before closing.
+func TestReplayFromSnapshotEqualsFullReplay(t *testing.T) {
+	for seed := range 40 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 1))
+		path := filepath.Join(t.TempDir(), fmt.Sprintf("agent-%d.db", seed))
+		opts := journal.Options[state, input]{SnapshotEvery: 1 + rng.IntN(20), KeepSnapshots: 1 + rng.IntN(3)}
+		m := mustOpen(t, path, opts)
+		var ins []input
+		for range rng.IntN(120) {
+			var in input
+			switch rng.IntN(3) {
+			case 0:
+				in.Note = fmt.Sprintf("n%d", rng.IntN(1000))
+			case 1:
+				in.Request = 1 + rng.IntN(30)
+			default:
+				in.Answer = 1 + rng.IntN(30)
+			}
+			ins = append(ins, in)
+		}
+		dispatchAll(t, m, ins)
+		live := m.Current()
+		mustClose(t, m)
+		// As if crashed: no snapshot at Close, so that recovery is
+		// the newest periodic snapshot plus a replay.
+		deleteSnapshots(t, path, uint64(len(ins)/opts.SnapshotEvery*opts.SnapshotEvery)+1)
+		m = mustOpen(t, path, opts)
+		full, err := m.StateAt(0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range mustInputs(t, m) {
+			full = model.Transition(full, e.Input)
+		}
+		recovered := m.Current()
+		mustClose(t, m)
+		if !reflect.DeepEqual(recovered, full) || !reflect.DeepEqual(live, full) || !reflect.DeepEqual(full, fold(ins)) {
+			t.Fatalf("seed %d (snapshot every %d): recovered, full replay and live state differ", seed, opts.SnapshotEvery)
+		}
+	}
+}
+
+func mustInputs(t *testing.T, m *journal.Machine[state, input]) []journal.Entry[input] {
+	t.Helper()
+	entries, err := m.Inputs(0, m.Seq())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
+func TestVerifyReplayCatchesANondeterministicTransition(t *testing.T) {
+	var calls atomic.Int64
+	clocky := automata.Definition[state, input]{
+		Initial: model.Initial,
+		Transition: func(s state, in input) state {
+			// Reads something outside the state and input: the
+			// result differs between the live run and a replay.
+			s.Notes = append(slices.Clip(s.Notes), fmt.Sprint(in.Note, calls.Add(1)))
+			return s
+		},
+	}
+	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 10)
+	m, err := journal.Open(store, clocky, journal.Options[state, input]{
+		Codec: codec(), SnapshotEvery: 5, VerifyReplay: true,
+		OnError: func(err error) { errs <- err },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dispatchAll(t, m, notes(0, 4))
+	mustClose(t, m) // the snapshot at Close replays 1..4 from the initial state
+	select {
+	case err := <-errs:
+		var ne *journal.NondeterminismError
+		if !errors.As(err, &ne) || ne.From != 0 || ne.To != 4 {
+			t.Fatalf("OnError got %v, want a NondeterminismError for 0..4", err)
+		}
+	default:
+		t.Fatal("the nondeterministic transition was not reported")
+	}
+}
+
+func TestVerifyReplayAcceptsAPureTransition(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	var reported []error
+	m := mustOpen(t, path, journal.Options[state, input]{
+		SnapshotEvery: 3, VerifyReplay: true,
+		OnError: func(err error) { reported = append(reported, err) },
+	})
+	dispatchAll(t, m, notes(0, 10))
+	mustClose(t, m)
+	if len(reported) > 0 {
+		t.Fatalf("a pure transition was reported: %v", reported)
+	}
+}
+
+func TestJobsRestartAfterReopenWithTheirKeys(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	started := make(chan string, 10)
+	opts := journal.Options[state, input]{Jobs: answering(time.Hour, func(k string) { started <- k })}
+	m := mustOpen(t, path, opts)
+	dispatchAll(t, m, []input{{Request: 7}})
+	if k := <-started; k != "req-7" {
+		t.Fatalf("started %q, want req-7", k)
+	}
+	mustClose(t, m) // cancels the job, which never answered
+
+	m = mustOpen(t, path, opts)
+	defer mustClose(t, m)
+	select {
+	case k := <-started:
+		if k != "req-7" {
+			t.Fatalf("restarted %q, want req-7", k)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the job the restored state calls for did not start")
+	}
+}
+
+func TestJobAnswersAreJournaledAndStaleOnesDropped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	release := make(chan struct{})
+	stale := make(chan struct{})
+	jobs := func(s state) map[string]automata.Job[input] {
+		m := map[string]automata.Job[input]{}
+		for _, r := range s.Pending {
+			m[jobKey(r)] = func(ctx context.Context, dispatch automata.Dispatch[input]) error {
+				if r == 1 {
+					dispatch(input{Answer: 1})
+					return nil
+				}
+				<-release // r == 2: answered after its request was withdrawn
+				dispatch(input{Note: "stale"})
+				close(stale)
+				return nil
+			}
+		}
+		return m
+	}
+	events := make(chan automata.Event[state, input], 100)
+	m := mustOpen(t, path, journal.Options[state, input]{Jobs: jobs, Events: func(e automata.Event[state, input]) { events <- e }})
+	dispatchAll(t, m, []input{{Request: 1}, {Request: 2}})
+	waitEvent(t, events, automata.EffectCompleted, "req-1")
+	dispatchAll(t, m, []input{{Answer: 2}}) // withdraws request 2: its job is cancelled
+	waitEvent(t, events, automata.EffectCancelled, "req-2")
+	close(release)
+	<-stale
+	mustClose(t, m)
+
+	m = mustOpen(t, path, journal.Options[state, input]{})
+	defer mustClose(t, m)
+	var journaled []input
+	for _, e := range mustInputs(t, m) {
+		journaled = append(journaled, e.Input)
+	}
+	// Job 1's answer may come before or after request 2; the set is fixed:
+	// the live job's answer is in, the cancelled job's note is not.
+	key := func(in input) string { return fmt.Sprintf("%+v", in) }
+	got := slices.Sorted(func(yield func(string) bool) {
+		for _, in := range journaled {
+			if !yield(key(in)) {
+				return
+			}
+		}
+	})
+	want := []string{key(input{Answer: 1}), key(input{Answer: 2}), key(input{Request: 1}), key(input{Request: 2})}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("journal = %+v, want exactly %v (the job's answer in, the stale note out)", journaled, want)
+	}
+}
+
+func waitEvent(t *testing.T, events <-chan automata.Event[state, input], kind automata.EventKind, key string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case e := <-events:
+			if e.Kind == kind && e.Key == key {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("no %v event for %s", kind, key)
+		}
+	}
+}
+
+func TestDispatchAfterCloseFails(t *testing.T) {
+	m := mustOpen(t, filepath.Join(t.TempDir(), "agent.db"), journal.Options[state, input]{})
+	mustClose(t, m)
+	if err := m.Dispatch(context.Background(), input{Note: "late"}); !errors.Is(err, journal.ErrClosed) {
+		t.Fatalf("Dispatch after Close = %v, want ErrClosed", err)
+	}
+	mustClose(t, m) // twice is fine
+}
+
+func TestOpenRequiresACodec(t *testing.T) {
+	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if _, err := journal.Open(store, model, journal.Options[state, input]{}); err == nil {
+		t.Fatal("Open without a Codec succeeded")
+	}
+}
