@@ -140,7 +140,7 @@ type Machine[S, I any] struct {
 	frameBuf []byte
 	ends     []int
 
-	snapMu   sync.Mutex // one snapshot at a time
+	snapMu   sync.Mutex    // one snapshot at a time
 	snapSeq  atomic.Uint64 // newest snapshot taken
 	snapWG   sync.WaitGroup
 	closeErr error
