@@ -16,7 +16,11 @@
 // writes into memory the given state can reach. The last rule is the one Go
 // makes easy to break: append writes into the old slice's backing array when
 // it has spare capacity, and two transitions from the same state then
-// clobber each other. Append to slices.Clip(s), or use slices.Concat.
+// clobber each other. Copying instead (append(slices.Clip(s), x)) is pure
+// but costs time proportional to the slice, on every input: a long
+// conversation gets slower with every message. Append is the pure append
+// that is amortized O(1): it extends a backing array in place only for the
+// first state to claim the room, and copies for everyone else.
 // CheckPure tests a Definition for this and for non-determinism;
 // WithPurityCheck makes a running machine panic on the first transition that
 // mutates its state, naming the input and the location.

@@ -38,7 +38,7 @@ func (e *ImpurityError) Error() string {
 // machine.
 func CheckPure[S, I any](def Definition[S, I], inputs ...I) error {
 	state := def.Initial()
-	if a, b := fingerprint(state), fingerprint(def.Initial()); !slices.Equal(a, b) {
+	if a, b := contents(state), contents(def.Initial()); !slices.Equal(a, b) {
 		path, what := firstDifference(a, b)
 		return &ImpurityError{Index: -1, Path: path, What: "Initial is not deterministic: " + what}
 	}
@@ -49,9 +49,9 @@ func CheckPure[S, I any](def Definition[S, I], inputs ...I) error {
 			err.Index, err.Input = i, in
 			return err
 		}
-		result := fingerprint(next)
+		result := contents(next)
 		again := def.Transition(state, in)
-		if a := fingerprint(again); !slices.Equal(result, a) {
+		if a := contents(again); !slices.Equal(result, a) {
 			path, what := firstDifference(result, a)
 			return &ImpurityError{Index: i, Input: in, Path: path, What: "not deterministic: applied twice, " + what}
 		}
@@ -72,13 +72,26 @@ func checkedTransition[S, I any](transition func(S, I) S, state S, in I) S {
 	return next
 }
 
-func mutated[S any](before []leaf, state S) *ImpurityError {
+func mutated[S any](before print, state S) *ImpurityError {
 	after := fingerprint(state)
-	if slices.Equal(before, after) {
-		return nil
+	if !slices.Equal(before.leaves, after.leaves) {
+		path, what := firstDifference(before.leaves, after.leaves)
+		return &ImpurityError{Path: path, What: "mutated the state it was given: " + what}
 	}
-	path, what := firstDifference(before, after)
-	return &ImpurityError{Path: path, What: "mutated the state it was given: " + what}
+	// Spare room of Append's arrays may have been claimed, and written, by
+	// Append since: that is allowed. Unclaimed room must be untouched.
+	for _, slot := range before.slots {
+		if int64(slot.index) < slot.claim.n.Load() {
+			continue
+		}
+		w := walker{seen: make(map[seenKey]bool), spare: true}
+		w.walk(slot.elem, slot.path)
+		if !slices.Equal(slot.leaves, w.leaves) {
+			path, what := firstDifference(slot.leaves, w.leaves)
+			return &ImpurityError{Path: path, What: "mutated the state it was given: " + what}
+		}
+	}
+	return nil
 }
 
 // leaf is one scalar reachable from a state, with the path that reaches it.
@@ -88,7 +101,31 @@ type leaf struct {
 	spare       bool
 }
 
-func fingerprint[S any](state S) []leaf {
+// print is everything reachable from a state: its leaves, with the spare
+// capacity of slices, and apart from them the spare slots of arrays Append
+// owns, which are checked against their claim.
+type print struct {
+	leaves []leaf
+	slots  []spareSlot
+}
+
+type spareSlot struct {
+	claim  *claim
+	index  int
+	elem   reflect.Value // read again after the transition
+	path   string
+	leaves []leaf
+}
+
+func fingerprint[S any](state S) print {
+	w := walker{seen: make(map[seenKey]bool), withSpare: true}
+	w.walk(reflect.ValueOf(&state).Elem(), "state")
+	return print{w.leaves, w.slots}
+}
+
+// contents is what a state holds, without spare capacity: what equality of
+// results means.
+func contents[S any](state S) []leaf {
 	w := walker{seen: make(map[seenKey]bool)}
 	w.walk(reflect.ValueOf(&state).Elem(), "state")
 	return w.leaves
@@ -120,9 +157,11 @@ type seenKey struct {
 }
 
 type walker struct {
-	leaves []leaf
-	seen   map[seenKey]bool
-	spare  bool // walking spare capacity
+	leaves    []leaf
+	slots     []spareSlot
+	seen      map[seenKey]bool
+	withSpare bool // walk spare capacity too
+	spare     bool // walking spare capacity
 }
 
 func (w *walker) add(path, value string) {
@@ -180,11 +219,25 @@ func (w *walker) walk(v reflect.Value, path string) {
 		}
 		n, c := v.Len(), v.Cap()
 		w.add(path+".len", strconv.Itoa(n))
+		if !w.withSpare {
+			c = n
+		}
 		full := v.Slice3(0, c, c)
+		var owned *claim
+		if c > n {
+			owned = claimAt(v.UnsafePointer())
+		}
 		spare := w.spare
 		for i := range c {
+			p := path + "[" + strconv.Itoa(i) + "]"
+			if i >= n && owned != nil {
+				sub := walker{seen: make(map[seenKey]bool), withSpare: true, spare: true}
+				sub.walk(full.Index(i), p)
+				w.slots = append(w.slots, spareSlot{owned, i, full.Index(i), p, sub.leaves})
+				continue
+			}
 			w.spare = spare || i >= n
-			w.walk(full.Index(i), path+"["+strconv.Itoa(i)+"]")
+			w.walk(full.Index(i), p)
 		}
 		w.spare = spare
 	case reflect.Map:
