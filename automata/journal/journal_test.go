@@ -41,13 +41,13 @@ var model = automata.Definition[state, input]{
 	Transition: func(s state, in input) state {
 		switch {
 		case in.Note != "":
-			s.Notes = append(slices.Clip(s.Notes), in.Note)
+			s.Notes = automata.Append(s.Notes, in.Note)
 		case in.Request != 0:
-			s.Pending = append(slices.Clip(s.Pending), in.Request)
+			s.Pending = automata.Append(s.Pending, in.Request)
 		case in.Answer != 0:
 			if i := slices.Index(s.Pending, in.Answer); i >= 0 {
 				s.Pending = slices.Delete(slices.Clone(s.Pending), i, i+1)
-				s.Answers = append(slices.Clip(s.Answers), fmt.Sprintf("answer-%d", in.Answer))
+				s.Answers = automata.Append(s.Answers, fmt.Sprintf("answer-%d", in.Answer))
 			}
 		}
 		return s

@@ -1,0 +1,236 @@
+package journal_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/journal"
+)
+
+// BenchmarkDurableDispatch: producers goroutines each dispatch and wait for
+// the disk; b.N inputs in all. Reports inputs/s and fsyncs (Appends) per
+// input.
+func BenchmarkDurableDispatch(b *testing.B) {
+	for _, producers := range []int{1, 64} {
+		b.Run(fmt.Sprintf("producers=%d", producers), func(b *testing.B) {
+			store, err := journal.OpenBolt(filepath.Join(b.TempDir(), "agent.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			counting := &countingStore{Store: store}
+			m, err := journal.Open(counting, model, journal.Options[state, input]{Codec: codec(), SnapshotEvery: -1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			in := input{Note: "a note of a typical length for a chat message"}
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.ResetTimer()
+			var wg sync.WaitGroup
+			for range producers {
+				wg.Go(func() {
+					for next.Add(1) <= int64(b.N) {
+						if err := m.Dispatch(context.Background(), in); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "inputs/s")
+			b.ReportMetric(float64(counting.appends.Load())/float64(b.N), "fsyncs/input")
+			mustClose(b, m)
+		})
+	}
+}
+
+// Chat is the starter model's state: the messages of the user and of the
+// llm. Storage and recovery are measured on it.
+type chat struct {
+	UserMessages []message `json:"userMessages"`
+	AssiMessages []message `json:"assiMessages"`
+}
+
+type message struct {
+	ID        string `json:"id"`
+	Content   string `json:"content"`
+	Timestamp int64  `json:"timestamp"`
+}
+
+type chatInput struct {
+	Type string `json:"type"` // send-user-message or send-assi-message
+	message
+}
+
+var chatModel = automata.Definition[chat, chatInput]{
+	Initial: func() chat { return chat{} },
+	Transition: func(c chat, in chatInput) chat {
+		if in.Type == "send-user-message" {
+			c.UserMessages = automata.Append(c.UserMessages, in.message)
+		} else {
+			c.AssiMessages = automata.Append(c.AssiMessages, in.message)
+		}
+		return c
+	},
+}
+
+func chatMessage(i int) chatInput {
+	typ := "send-user-message"
+	if i%2 == 1 {
+		typ = "send-assi-message"
+	}
+	return chatInput{Type: typ, message: message{
+		ID:        fmt.Sprintf("msg-%07d", i),
+		Content:   "a chat message of a typical length, some sixty characters.",
+		Timestamp: 1_700_000_000_000 + int64(i),
+	}}
+}
+
+// TestStorageGrowsWithInputsNotState reports the bytes stored per input of
+// a conversation of 100, 10,000 and 100,000 messages, snapshots every 1,000
+// (two kept) and the journal compacted. A full checkpoint per input would
+// store a quadratic total; the journal stores each input once.
+func TestStorageGrowsWithInputsNotState(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 100,000 inputs")
+	}
+	perInput := map[int]float64{}
+	for _, n := range []int{100, 10_000, 100_000} {
+		path := filepath.Join(t.TempDir(), "chat.db")
+		store, err := journal.OpenBolt(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := journal.Open(store, chatModel, journal.Options[chat, chatInput]{
+			Codec: journal.JSON[chat, chatInput](nil), SnapshotEvery: 1_000, KeepSnapshots: 2, Compact: true,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var inputBytes int64
+		var wg sync.WaitGroup
+		var next atomic.Int64
+		for range 16 {
+			wg.Go(func() {
+				for i := int(next.Add(1)); i <= n; i = int(next.Add(1)) {
+					in := chatMessage(i)
+					data, _ := journal.JSON[chat, chatInput](nil).EncodeInput(in)
+					atomic.AddInt64(&inputBytes, int64(len(data)))
+					if err := m.Dispatch(context.Background(), in); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if err := m.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		store, err = journal.OpenBolt(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jbytes, sbytes, err := store.Size()
+		store.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		perInput[n] = float64(jbytes+sbytes) / float64(n)
+		t.Logf("%7d messages: %6.1f bytes stored per input (input itself %.1f; journal %d B, snapshots %d B)",
+			n, perInput[n], float64(inputBytes)/float64(n), jbytes, sbytes)
+	}
+	// Flat: the per-input cost at 100,000 messages is no more than a small
+	// constant factor of the cost at 10,000 (a full checkpoint per input
+	// would make it 10 times larger).
+	if perInput[100_000] > 1.5*perInput[10_000] {
+		t.Errorf("bytes per input grow with the conversation: %.1f at 10,000, %.1f at 100,000", perInput[10_000], perInput[100_000])
+	}
+}
+
+// BenchmarkRecover: open-to-ready time of a store holding 1,000,000
+// starter-model inputs with a snapshot every 10,000 (two kept, as
+// KeepSnapshots' default leaves them). "clean": the last snapshot is at the
+// last input, as Close leaves it. "crash": the process died just before the
+// snapshot at 1,000,000, so 9,999 inputs are replayed after the one at
+// 990,000.
+func BenchmarkRecover(b *testing.B) {
+	const total, every = 1_000_000, 10_000
+	codec := journal.JSONGob[chat, chatInput](nil)
+	for _, tc := range []struct {
+		name      string
+		snapshots []int // seqs
+		journal   int   // last journaled seq
+	}{
+		{"clean", []int{total - every, total}, total},
+		{"crash", []int{total - 2*every, total - every}, total - 1},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			path := filepath.Join(b.TempDir(), "chat.db")
+			buildChatStore(b, path, codec, tc.journal, tc.snapshots)
+			b.ResetTimer()
+			for b.Loop() {
+				store, err := journal.OpenBolt(path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				m, err := journal.Open(store, chatModel, journal.Options[chat, chatInput]{Codec: codec, SkipCloseSnapshot: true})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if m.Seq() != uint64(tc.journal) {
+					b.Fatalf("recovered %d inputs, want %d", m.Seq(), tc.journal)
+				}
+				b.StopTimer()
+				if err := m.Close(context.Background()); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
+	}
+}
+
+// buildChatStore writes what a run of the starter model would leave: the
+// journal of inputs 1..last and the snapshots at the given seqs.
+func buildChatStore(b *testing.B, path string, codec journal.Codec[chat, chatInput], last int, snapshots []int) {
+	b.Helper()
+	store, err := journal.OpenBolt(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	state := chatModel.Initial()
+	var batch []journal.Record
+	for seq := 1; seq <= last; seq++ {
+		in := chatMessage(seq)
+		payload, err := codec.EncodeInput(in)
+		if err != nil {
+			b.Fatal(err)
+		}
+		batch = append(batch, journal.Record{Seq: uint64(seq), Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: uint64(seq), UnixNano: int64(seq), Payload: payload})})
+		state = chatModel.Transition(state, in)
+		if len(batch) == 10_000 || seq == last {
+			if err := store.Append(batch); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+		if slices.Contains(snapshots, seq) {
+			payload, err := codec.EncodeState(state)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := store.PutSnapshot(journal.Record{Seq: uint64(seq), Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindSnapshot, Seq: uint64(seq), Payload: payload})}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
