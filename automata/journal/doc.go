@@ -1,0 +1,110 @@
+// Package journal makes an automata machine durable: every input is
+// journaled before it is applied, snapshots are taken now and then, and Open
+// rebuilds the state as the newest snapshot plus a replay of the journal
+// after it. Because transitions are pure, that is the state exactly; and
+// because effects and jobs are derived from state, the rebuilt machine
+// restarts exactly the work its state calls for. An agent survives crashes,
+// restarts and redeploys without losing acknowledged work.
+//
+//	store, err := journal.OpenBolt("agent.db")
+//	...
+//	m, err := journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
+//		Codec:  journal.JSONGob[decl.AgentState, decl.AgentInput](decl.DecodeInput),
+//		Effect: agent.Effect(fns),
+//		Jobs:   jobsAt,
+//	})
+//	...
+//	err = m.Dispatch(ctx, input) // nil: the input is on disk
+//
+// # Durability
+//
+// Dispatch returns nil only once the input is on disk (fsync'd) and handed to
+// the machine. Concurrent Dispatch calls are group-committed: one store
+// Append, one bbolt transaction, one fsync for every input that arrived
+// while the previous group was being written. Inputs are applied in journal
+// order, so the state after input n is always the fold of inputs 1..n.
+//
+// Effects and jobs dispatch through the journal too, without waiting for
+// the disk (they run where waiting could deadlock); a job's inputs are
+// dropped once its context is cancelled, before they are journaled, so the
+// journal never holds an input the live machine did not apply. An input
+// that cannot be journaled is reported to Options.OnError.
+//
+// # Jobs after a restart: at least once
+//
+// A job whose result was not journaled before a crash runs again after the
+// restart, under the same key, because the restored state still calls for
+// it. Delivery to the outside world is therefore at least once. The job's
+// key (automata.JobKey(ctx)) is a function of state and the same across
+// restarts: pass it to the LLM or tool as the idempotency key, and the far
+// side can make it exactly once.
+//
+// # Snapshots and storage
+//
+// A snapshot of the state is taken every SnapshotEvery inputs (default
+// 10,000), in the background, and on Close. KeepSnapshots (default 2) are
+// kept; with Compact, journal records older than the oldest kept snapshot
+// are deleted. Storage per input is the input's bytes plus about 25 bytes
+// (the frame, and the key in bbolt) — it does not grow with the state, as a
+// full checkpoint per input would; the snapshots add the size of the state a
+// bounded number of times. TestStorageGrowsWithInputsNotState measures it for
+// a conversation of 100, 10,000 and 100,000 messages (snapshots every 1,000,
+// two kept, compacted): 288, 241 and 236 bytes stored per input, of which
+// 144 are the input itself.
+//
+// # Records, corruption and recovery
+//
+// Every journal record and snapshot is a frame (see AppendFrame): a kind, a
+// CRC-32C checksum, the sequence number, the time and the payload. On Open:
+//
+//   - a last journal record that fails its checksum was torn by a crash
+//     mid-write and never acknowledged: it is moved to the store's
+//     quarantine (kept, not destroyed) and a warning is logged;
+//   - any other damaged or missing journal record stops Open with a
+//     *CorruptError naming its sequence number; nothing is skipped;
+//   - a damaged snapshot is passed over, with a warning, for an older one
+//     when the journal still reaches back to it (the state is the same);
+//     otherwise it is a *CorruptError too;
+//   - a failed Open writes nothing to the store.
+//
+// # Time travel and determinism
+//
+// StateAt(seq) rebuilds the state after any journaled input, and Inputs lists
+// the journal with sequence numbers and times, for debugging and tests. With
+// VerifyReplay, each snapshot is checked against a replay from the previous
+// one; a transition that reads the clock or mutates shared state makes them
+// differ and is reported as a *NondeterminismError.
+//
+// # Codecs
+//
+// A Codec turns inputs and states into bytes. JSON writes both as JSON;
+// JSONGob journals inputs as JSON and snapshots the state with gob, whose
+// decoding is about nine times faster for a large state. For a generated
+// agent, pass decl.DecodeInput: inputs are an interface, their JSON carries
+// the "type" discriminator, and DecodeInput validates each against its
+// schema as it reads it back.
+//
+// # Stores
+//
+// Store is the small interface the Machine needs; OpenBolt gives the
+// embedded default, one go.etcd.io/bbolt file (ACID, no server). A
+// distributed backend implements the same seven methods.
+//
+// # Speed
+//
+// Measured with
+//
+//	go test -run XXX -bench 'DurableDispatch|Recover' -benchtime 3s -count 3 ./automata/journal/
+//
+// on this project's 2-core CI machine (AMD EPYC, Go 1.26), the disk's fsync
+// taking about 0.33 ms and a bbolt commit two of them:
+//
+//	BenchmarkDurableDispatch/producers=1    2,290 inputs/s  1 fsync per input
+//	BenchmarkDurableDispatch/producers=64  67,000-86,000 inputs/s (quiet machine); 43,000-62,000 under a concurrent build  ~0.017 fsyncs per input
+//	BenchmarkRecover/clean                  0.36 s  1,000,000 starter-model inputs, snapshot at the last one
+//	BenchmarkRecover/crash                  0.50 s  the same, crashed before the last snapshot: 9,999 inputs replayed
+//
+// Recovery is dominated by decoding the snapshot (a 1,000,000-message state,
+// 82 MB as gob); replay is cheap because the starter's transitions append
+// with automata.Append, in amortized O(1).
+package journal
