@@ -82,9 +82,15 @@ func (s *BoltStore) Append(records []Record) error {
 }
 
 func (s *BoltStore) Scan(from uint64, fn func(Record) error) error {
+	return s.walk(bucketInputs, func(c *bolt.Cursor) ([]byte, []byte) { return c.Seek(seqKey(from)) }, (*bolt.Cursor).Next, fn)
+}
+
+// walk calls fn with the records of bucket from where first puts the cursor,
+// moving it with next, until fn returns an error; ErrStop ends it quietly.
+func (s *BoltStore) walk(bucket []byte, first, next func(*bolt.Cursor) ([]byte, []byte), fn func(Record) error) error {
 	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketInputs).Cursor()
-		for k, v := c.Seek(seqKey(from)); k != nil; k, v = c.Next() {
+		c := tx.Bucket(bucket).Cursor()
+		for k, v := first(c); k != nil; k, v = next(c) {
 			if err := fn(Record{Seq: binary.BigEndian.Uint64(k), Data: v}); err != nil {
 				return err
 			}
@@ -104,19 +110,7 @@ func (s *BoltStore) PutSnapshot(r Record) error {
 }
 
 func (s *BoltStore) Snapshots(fn func(Record) error) error {
-	err := s.db.View(func(tx *bolt.Tx) error {
-		c := tx.Bucket(bucketSnapshots).Cursor()
-		for k, v := c.Last(); k != nil; k, v = c.Prev() {
-			if err := fn(Record{Seq: binary.BigEndian.Uint64(k), Data: v}); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if errors.Is(err, ErrStop) {
-		return nil
-	}
-	return err
+	return s.walk(bucketSnapshots, (*bolt.Cursor).Last, (*bolt.Cursor).Prev, fn)
 }
 
 func (s *BoltStore) Prune(snapshotsBefore, inputsBefore uint64) error {

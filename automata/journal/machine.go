@@ -272,19 +272,29 @@ func (m *Machine[S, I]) recover() (state S, seq, snapSeq uint64, err error) {
 }
 
 func (m *Machine[S, I]) decodeInput(r Record) (I, error) {
-	var zero I
+	payload, err := framePayload(r, KindInput)
+	if err != nil {
+		var zero I
+		return zero, err
+	}
+	in, err := m.opts.Codec.DecodeInput(payload)
+	if err != nil {
+		return in, &CorruptError{Kind: KindInput, Seq: r.Seq, Err: fmt.Errorf("decoding the input: %w", err)}
+	}
+	return in, nil
+}
+
+// framePayload checks that r holds an intact frame of kind for its seq, and
+// returns the frame's payload.
+func framePayload(r Record, kind Kind) ([]byte, error) {
 	f, err := DecodeFrame(r.Data)
-	if err == nil && (f.Kind != KindInput || f.Seq != r.Seq) {
+	if err == nil && (f.Kind != kind || f.Seq != r.Seq) {
 		err = fmt.Errorf("stored under %d, but the frame holds %v %d", r.Seq, f.Kind, f.Seq)
 	}
 	if err != nil {
-		return zero, &CorruptError{Kind: KindInput, Seq: r.Seq, Err: err}
+		return nil, &CorruptError{Kind: kind, Seq: r.Seq, Err: err}
 	}
-	in, err := m.opts.Codec.DecodeInput(f.Payload)
-	if err != nil {
-		return zero, &CorruptError{Kind: KindInput, Seq: r.Seq, Err: fmt.Errorf("decoding the input: %w", err)}
-	}
-	return in, nil
+	return f.Payload, nil
 }
 
 // newestSnapshot decodes the newest snapshot that is intact and that the
@@ -335,17 +345,14 @@ func (m *Machine[S, I]) firstJournalSeq() (uint64, error) {
 }
 
 func (m *Machine[S, I]) decodeSnapshot(r Record) (S, error) {
-	var zero S
-	f, err := DecodeFrame(r.Data)
-	if err == nil && (f.Kind != KindSnapshot || f.Seq != r.Seq) {
-		err = fmt.Errorf("stored under %d, but the frame holds %v %d", r.Seq, f.Kind, f.Seq)
-	}
+	payload, err := framePayload(r, KindSnapshot)
 	if err != nil {
-		return zero, &CorruptError{Kind: KindSnapshot, Seq: r.Seq, Err: err}
+		var zero S
+		return zero, err
 	}
-	s, err := m.opts.Codec.DecodeState(f.Payload)
+	s, err := m.opts.Codec.DecodeState(payload)
 	if err != nil {
-		return zero, &CorruptError{Kind: KindSnapshot, Seq: r.Seq, Err: fmt.Errorf("decoding the state: %w", err)}
+		return s, &CorruptError{Kind: KindSnapshot, Seq: r.Seq, Err: fmt.Errorf("decoding the state: %w", err)}
 	}
 	return s, nil
 }
