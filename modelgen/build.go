@@ -44,6 +44,7 @@ func build(src *source, spec *Spec) (*Model, error) {
 	b.buildDefs()
 	b.buildObservations()
 	b.buildInputs()
+	b.checkImplNames()
 	b.fieldTypes()
 	b.checkCycles()
 	b.derive()
@@ -345,6 +346,20 @@ func (b *builder) buildInputs() {
 			a.Inputs = append(a.Inputs, in)
 			b.m.Inputs = append(b.m.Inputs, in)
 		}
+	}
+}
+
+// checkImplNames reports an input whose Go name is an actor's: package
+// transitions of impl/ declares a function named after each actor (its
+// transition) and after each input (the transition of that input).
+func (b *builder) checkImplNames() {
+	t := newNameTable(b.d)
+	for _, a := range b.m.Actors {
+		t.claim(a.GoName, fmt.Sprintf("actor %q", a.Name), "/actors/"+strconv.Itoa(slices.Index(b.spec.Actors, a.Name)), "")
+	}
+	for _, in := range b.m.Inputs {
+		t.claim(in.Decl.GoName, fmt.Sprintf("input %q", in.Name), "/inputs/"+escapePointer(in.Actor.Name)+"/"+escapePointer(in.Name),
+			"package transitions (impl/) names a function after each actor and each input: rename the input")
 	}
 }
 

@@ -54,8 +54,8 @@ type Output struct {
 // Generate runs the generators (by default Decl) on a model. Generated code
 // is gofmt'ed and byte-identical across runs.
 func Generate(m *Model, gens ...Generator) (*Output, error) {
-	if m.Package == "" {
-		return nil, fmt.Errorf("%w: %s; add a package key with the import path of the spec's directory, or put the spec inside a Go module", ErrNoPackage, m.PackageNote)
+	if err := needPackage(m); err != nil {
+		return nil, err
 	}
 	if len(gens) == 0 {
 		gens = []Generator{Decl}
@@ -80,6 +80,14 @@ func Generate(m *Model, gens ...Generator) (*Output, error) {
 	slices.Sort(out.Dirs)
 	out.Dirs = slices.Compact(out.Dirs)
 	return out, nil
+}
+
+// needPackage fails with ErrNoPackage when the model has no package path.
+func needPackage(m *Model) error {
+	if m.Package == "" {
+		return fmt.Errorf("%w: %s; add a package key with the import path of the spec's directory, or put the spec inside a Go module", ErrNoPackage, m.PackageNote)
+	}
+	return nil
 }
 
 // render prints a jennifer file with the header and gofmt's it. When the

@@ -40,7 +40,8 @@ func goldenCases(t *testing.T) map[string]string {
 }
 
 // TestGolden generates each golden case and compares the output with the
-// committed decl/ files; go test ./modelgen -update rewrites them.
+// committed decl/ and impl/ files, the stubs of impl/ included; go test
+// ./modelgen -update rewrites them.
 func TestGolden(t *testing.T) {
 	for name, spec := range goldenCases(t) {
 		t.Run(name, func(t *testing.T) {
@@ -48,11 +49,11 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("loading: %v", err)
 			}
-			out, err := Generate(m)
+			out, err := Generate(m, Decl, Impl(nil))
 			if err != nil {
 				t.Fatalf("generating: %v", err)
 			}
-			again, err := Generate(mustLoad(t, spec))
+			again, err := Generate(mustLoad(t, spec), Decl, Impl(nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,6 +64,15 @@ func TestGolden(t *testing.T) {
 			}
 			dir := filepath.Dir(spec)
 			if *update {
+				// Stubs are never rewritten by Write: remove the stale ones.
+				for _, f := range out.Files {
+					p := filepath.Join(dir, filepath.FromSlash(f.Path))
+					if old, err := os.ReadFile(p); err == nil && !f.Owned && !bytes.Equal(old, f.Data) {
+						if err := os.Remove(p); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
 				if _, err := Write(dir, out); err != nil {
 					t.Fatal(err)
 				}
@@ -74,7 +84,12 @@ func TestGolden(t *testing.T) {
 			for _, d := range drift {
 				t.Errorf("%s: %s\n%s", d.Path, d.Kind, d.Diff)
 			}
-			if len(drift) > 0 {
+			for _, f := range out.Files {
+				if old, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path))); err == nil && !f.Owned && !bytes.Equal(old, f.Data) {
+					t.Errorf("%s: the stub differs from its template's output", f.Path)
+				}
+			}
+			if t.Failed() {
 				t.Log("run go test ./modelgen -run TestGolden -update to accept the new output")
 			}
 			// The runtime input schema must compile.
@@ -101,9 +116,9 @@ func mustLoad(t *testing.T, spec string) *Model {
 	return m
 }
 
-// TestGoldenCompiles builds and vets every golden decl/ package in one
-// temporary module that requires this repository through a replace
-// directive.
+// TestGoldenCompiles builds and vets every golden decl/ and impl/ package,
+// stubs included, in one temporary module that requires this repository
+// through a replace directive.
 func TestGoldenCompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds with the go command")
@@ -120,10 +135,12 @@ func TestGoldenCompiles(t *testing.T) {
 	var names []string
 	for name, spec := range goldenCases(t) {
 		names = append(names, name)
-		src := filepath.Join(filepath.Dir(spec), "decl")
-		dst := filepath.Join(tmp, name, "decl")
-		if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
-			t.Fatal(err)
+		for _, sub := range []string{"decl", "impl"} {
+			src := filepath.Join(filepath.Dir(spec), sub)
+			dst := filepath.Join(tmp, name, sub)
+			if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	slices.Sort(names)

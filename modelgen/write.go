@@ -34,11 +34,18 @@ type Change struct {
 	Kind ChangeKind
 }
 
+// ErrNotGenerated is returned by Plan, Write and Compare when a file that
+// agentgen generates exists without the generated header: it was written
+// by a person, and agentgen never overwrites it.
+var ErrNotGenerated = errors.New("a file agentgen generates exists, but agentgen did not write it")
+
 // Plan compares generated output with the files under dir (the spec's
 // directory) and returns the changes Write would make, sorted by path:
 // missing files are created, owned files whose bytes differ are updated,
 // and owned files in the output's directories that the output no longer
-// has are deleted. Files that are not owned are only ever created.
+// has are deleted. Files that are not owned are only ever created, and a
+// file that is not owned on disk (it lacks Header) is never overwritten:
+// Plan fails with ErrNotGenerated instead.
 func Plan(dir string, out *Output) ([]Change, error) {
 	var changes []Change
 	for _, f := range out.Files {
@@ -49,6 +56,9 @@ func Plan(dir string, out *Output) ([]Change, error) {
 		case err != nil:
 			return nil, err
 		case f.Owned && !bytes.Equal(data, f.Data):
+			if !isOwned(data) {
+				return nil, fmt.Errorf("%w: %s does not start with the line %q; move it away", ErrNotGenerated, f.Path, Header)
+			}
 			changes = append(changes, Change{f.Path, Updated})
 		}
 	}

@@ -1,0 +1,397 @@
+package modelgen
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"path"
+	"strings"
+	"sync"
+	"text/template"
+
+	"github.com/dave/jennifer/jen"
+	"github.com/moora-go/moora/templates"
+)
+
+// The directories of impl/, relative to the spec's directory.
+const (
+	InitialsDir    = "impl/initials"    // hand-written initial states, package initials
+	TransitionsDir = "impl/transitions" // hand-written transitions and the generated dispatch, package transitions
+	AgentDir       = "impl/agent"       // the generated glue, package agent
+	PrunedDir      = "impl/_pruned"     // where generate --prune moves orphans; the go command ignores it
+)
+
+// ImplFunc is a function a person writes in impl/ and the generated glue
+// calls: the initial state of an actor, in package initials, or the
+// transition of one input, in package transitions.
+type ImplFunc struct {
+	Actor *Actor
+	Input *Input // nil for the initial state of Actor
+	// Name is the Go name: the actor's (User) for an initial state, the
+	// input's (SendUserMessage) for a transition.
+	Name string
+	// Path is the file agentgen creates the stub in, slash-separated and
+	// relative to the spec's directory: impl/initials/user.go,
+	// impl/transitions/user_send-user-message.go.
+	Path string
+}
+
+// Dir is the directory of the function's package: InitialsDir or
+// TransitionsDir.
+func (f *ImplFunc) Dir() string { return path.Dir(f.Path) }
+
+// Package is the name of the function's package: initials or transitions.
+func (f *ImplFunc) Package() string { return path.Base(f.Dir()) }
+
+// Element names the spec element the function implements, as the stub's
+// panic does: "initial state of user" or "user/send-user-message".
+func (f *ImplFunc) Element() string {
+	if f.Input == nil {
+		return "initial state of " + f.Actor.Name
+	}
+	return f.Actor.Name + "/" + f.Input.Name
+}
+
+// Signature is the declaration the function must have, with decl the name
+// of the decl package:
+//
+//	func User() decl.StateOfUser
+//	func SendUserMessage(state decl.StateOfUser, input decl.SendUserMessage) decl.StateOfUser
+func (f *ImplFunc) Signature() string {
+	state := "decl.StateOf" + f.Actor.GoName
+	if f.Input == nil {
+		return "func " + f.Name + "() " + state
+	}
+	return fmt.Sprintf("func %s(state %s, input decl.%s) %s", f.Name, state, f.Input.Decl.GoName, state)
+}
+
+// ImplFuncs lists the hand-written functions of a model: for each actor in
+// order, its initial state, then the transitions of its inputs by name.
+func ImplFuncs(m *Model) []*ImplFunc {
+	var fs []*ImplFunc
+	for _, a := range m.Actors {
+		fs = append(fs, &ImplFunc{Actor: a, Name: a.GoName, Path: InitialsDir + "/" + a.Name + ".go"})
+		for _, in := range a.Inputs {
+			fs = append(fs, &ImplFunc{Actor: a, Input: in, Name: in.Decl.GoName, Path: TransitionsDir + "/" + transitionFile(a.Name, in.Name)})
+		}
+	}
+	return fs
+}
+
+// transitionFile names the file of an input's transition: the spec names as
+// written, actor_input.go. Spec names are kebab-case, so the underscore
+// separates them unambiguously. When the input's name would make the go
+// command read the file as a test (_test.go) or as built for one system or
+// architecture only (_linux.go, _amd64.go), _input is added before .go.
+func transitionFile(actor, input string) string {
+	if input == "test" || knownOS[input] || knownArch[input] {
+		return actor + "_" + input + "_input.go"
+	}
+	return actor + "_" + input + ".go"
+}
+
+// The GOOS and GOARCH values go/build recognizes in file names
+// (go/build/syslist.go).
+var (
+	knownOS = setOf("aix", "android", "darwin", "dragonfly", "freebsd", "hurd", "illumos", "ios", "js",
+		"linux", "nacl", "netbsd", "openbsd", "plan9", "solaris", "wasip1", "windows", "zos")
+	knownArch = setOf("386", "amd64", "amd64p32", "arm", "armbe", "arm64", "arm64be", "loong64",
+		"mips", "mipsle", "mips64", "mips64le", "mips64p32", "mips64p32le", "ppc", "ppc64", "ppc64le",
+		"riscv", "riscv64", "s390", "s390x", "sparc", "sparc64", "wasm")
+)
+
+func setOf(names ...string) map[string]bool {
+	s := make(map[string]bool, len(names))
+	for _, n := range names {
+		s[n] = true
+	}
+	return s
+}
+
+// Impl returns the generator of impl/. It owns the glue:
+//
+//	impl/agent/initial.go           Initial: the actors' initial states composed
+//	impl/agent/transition.go        Transition: each input routed to its actor
+//	impl/agent/effect.go            Effect: each actor's effect on its context
+//	impl/agent/create.go            Definition, Create and Machine
+//	impl/initials/initials.gen.go   package doc and compile-time signature checks
+//	impl/transitions/transitions.gen.go  each actor's transition: a type switch
+//	                                routing its inputs to the hand-written ones
+//
+// and creates, when missing, a stub for each hand-written function
+// (ImplFuncs) that scan did not find. A nil scan finds nothing: every stub
+// is generated. No stubs are generated for a package scan could not parse,
+// because a function hidden behind the syntax error would be defined twice.
+func Impl(scan *ImplScan) Generator { return implGenerator{scan} }
+
+type implGenerator struct{ scan *ImplScan }
+
+func (implGenerator) Name() string { return "impl" }
+
+func (implGenerator) Dirs() []string {
+	return []string{AgentDir, InitialsDir, TransitionsDir}
+}
+
+// Import paths the glue refers to.
+func declPath(m *Model) string        { return m.Package + "/decl" }
+func initialsPath(m *Model) string    { return m.Package + "/" + InitialsDir }
+func transitionsPath(m *Model) string { return m.Package + "/" + TransitionsDir }
+
+func (g implGenerator) Generate(m *Model) ([]File, error) {
+	e := &implEmitter{m: m, decl: declPath(m)}
+	parts := []struct {
+		path string
+		pkg  string
+		emit func(*jen.File)
+	}{
+		{AgentDir + "/create.go", "agent", e.create},
+		{AgentDir + "/effect.go", "agent", e.effect},
+		{AgentDir + "/initial.go", "agent", e.initial},
+		{AgentDir + "/transition.go", "agent", e.transition},
+		{InitialsDir + "/initials.gen.go", "initials", e.initials},
+		{TransitionsDir + "/transitions.gen.go", "transitions", e.transitions},
+	}
+	var files []File
+	for _, p := range parts {
+		f := jen.NewFile(p.pkg)
+		f.ImportName(e.decl, "decl")
+		f.ImportName(automataPath, "automata")
+		f.ImportName(initialsPath(m), "initials")
+		f.ImportName(transitionsPath(m), "transitions")
+		p.emit(f)
+		data, err := render(p.path, f)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Path: p.path, Data: data, Owned: true})
+	}
+	for _, fn := range ImplFuncs(m) {
+		if g.scan != nil && (g.scan.Found[fn.Package()+"."+fn.Name] || g.scan.Broken[fn.Dir()]) {
+			continue
+		}
+		data, err := Stub(m, fn)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, File{Path: fn.Path, Data: data})
+	}
+	sortFiles(files)
+	return files, nil
+}
+
+// templateFuncs are the functions templates may call: comment turns text
+// into a doc comment wrapped at 80 columns.
+var templateFuncs = template.FuncMap{"comment": docText}
+
+// StubData is what the stub templates (templates/stub/*.go.tmpl) receive.
+type StubData struct {
+	DeclPath  string // import path of decl/
+	Actor     string // kebab-case actor name
+	Input     string // kebab-case input name; empty for an initial state
+	Func      string // the function's Go name
+	State     string // StateOfX
+	InputType string // the input's Go type in decl
+}
+
+var (
+	stubsOnce sync.Once
+	stubs     *template.Template
+	stubsErr  error
+)
+
+// Stub renders the stub of a hand-written function from its template.
+func Stub(m *Model, fn *ImplFunc) ([]byte, error) {
+	stubsOnce.Do(func() {
+		stubs, stubsErr = template.New("stub").Option("missingkey=error").Funcs(templateFuncs).ParseFS(templates.FS, "stub/*.go.tmpl")
+	})
+	if stubsErr != nil {
+		return nil, fmt.Errorf("reading the stub templates: %w", stubsErr)
+	}
+	d := StubData{DeclPath: declPath(m), Actor: fn.Actor.Name, Func: fn.Name, State: "StateOf" + fn.Actor.GoName}
+	name := "initial.go.tmpl"
+	if fn.Input != nil {
+		name = "transition.go.tmpl"
+		d.Input, d.InputType = fn.Input.Name, fn.Input.Decl.GoName
+	}
+	var buf bytes.Buffer
+	if err := stubs.ExecuteTemplate(&buf, name, d); err != nil {
+		return nil, fmt.Errorf("stub of %s: %w", fn.Element(), err)
+	}
+	return formatSource(fn.Path, buf.Bytes())
+}
+
+// renderTemplate executes the template at name in templates.FS and, for Go
+// files, gofmt's the result.
+func renderTemplate(name, out string, data any) ([]byte, error) {
+	src, err := fs.ReadFile(templates.FS, name)
+	if err != nil {
+		return nil, err
+	}
+	t, err := template.New(name).Option("missingkey=error").Funcs(templateFuncs).Parse(string(src))
+	if err != nil {
+		return nil, fmt.Errorf("template %s: %w", name, err)
+	}
+	var buf bytes.Buffer
+	if err := t.Execute(&buf, data); err != nil {
+		return nil, fmt.Errorf("template %s: %w", name, err)
+	}
+	if strings.HasSuffix(out, ".go") {
+		return formatSource(out, buf.Bytes())
+	}
+	return buf.Bytes(), nil
+}
+
+// implEmitter prints the glue of impl/.
+type implEmitter struct {
+	m    *Model
+	decl string
+}
+
+func (e *implEmitter) declID(name string) *jen.Statement { return jen.Qual(e.decl, name) }
+
+func (e *implEmitter) stateType() *jen.Statement { return e.declID("AgentState") }
+func (e *implEmitter) inputType() *jen.Statement { return e.declID("AgentInput") }
+
+// generic is automata.<name>[decl.AgentState, decl.AgentInput].
+func (e *implEmitter) generic(name string) *jen.Statement {
+	return jen.Qual(automataPath, name).Types(e.stateType(), e.inputType())
+}
+
+func (e *implEmitter) specName() string { return pathBase(e.m.File) }
+
+func (e *implEmitter) create(f *jen.File) {
+	f.PackageComment(docText(fmt.Sprintf(`Package agent puts together the agent specified in %s (package %s): Initial and Transition compose the initial states and transitions of its actors, written by hand in impl/initials and impl/transitions, into one pure machine; Effect runs the effect of each actor on its context; Create starts the agent with the effects it is given.`, e.specName(), e.m.Package)) + `
+//
+// A durable agent is made of the same pieces:
+//
+//	m, err := journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
+//		Codec:  journal.JSON[decl.AgentState](decl.DecodeInput),
+//		Effect: agent.Effect(fns),
+//	})
+//
+// It is generated by agentgen; edit the spec and run agentgen generate.`)
+	comment(f, "Machine is a running agent: its output is its state.")
+	f.Type().Id("Machine").Op("=").Qual(automataPath, "Machine").Types(e.stateType(), e.inputType(), e.stateType())
+	f.Line()
+	comment(f, "Definition returns the agent as a pure machine: Initial and Transition.")
+	f.Func().Id("Definition").Params().Add(e.generic("Definition")).Block(
+		jen.Return(e.generic("Definition").Values(jen.Dict{
+			jen.Id("Initial"):    jen.Id("Initial"),
+			jen.Id("Transition"): jen.Id("Transition"),
+		})),
+	)
+	f.Line()
+	comment(f, `Create starts the agent (createAgent): a Moore machine whose output is its state, running the effect of each actor in fns on the actor's context. opts are applied after that effect, so automata.WithEffect in opts replaces it; combine with automata.Sequential(Effect(fns), ...) instead.`)
+	f.Func().Id("Create").Params(
+		jen.Id("fns").Add(e.declID("EffectFns")),
+		jen.Id("opts").Op("...").Add(e.generic("Option")),
+	).Op("*").Id("Machine").Block(
+		jen.Id("opts").Op("=").Append(jen.Index().Add(e.generic("Option")).Values(
+			jen.Qual(automataPath, "WithEffect").Call(jen.Id("Effect").Call(jen.Id("fns"))),
+		), jen.Id("opts").Op("...")),
+		jen.Return(jen.Qual(automataPath, "NewMoore").Call(jen.Id("Definition").Call(), jen.Id("output"), jen.Id("opts").Op("..."))),
+	)
+	f.Line()
+	comment(f, "output is the agent's Moore output: its state.")
+	f.Func().Id("output").Params(jen.Id("state").Add(e.stateType())).Add(e.stateType()).Block(jen.Return(jen.Id("state")))
+}
+
+func (e *implEmitter) initial(f *jen.File) {
+	comment(f, "Initial returns the initial state of the agent: the initial state of each actor, from impl/initials.")
+	body := []jen.Code{jen.Var().Id("s").Add(e.stateType())}
+	for _, a := range e.m.Actors {
+		body = append(body, jen.Id("s").Op("=").Id("s").Dot("WithStateOf"+a.GoName).Call(jen.Qual(initialsPath(e.m), a.GoName).Call()))
+	}
+	body = append(body, jen.Return(jen.Id("s")))
+	f.Func().Id("Initial").Params().Add(e.stateType()).Block(body...)
+}
+
+func (e *implEmitter) transition(f *jen.File) {
+	comment(f, `Transition applies an input to the state of the agent: the transition of the actor that dispatched it, from impl/transitions, on that actor's state. It panics on an input no actor dispatches, such as nil.`)
+	var cases []jen.Code
+	for _, a := range e.m.Actors {
+		if len(a.Inputs) == 0 {
+			continue
+		}
+		cases = append(cases, jen.Case(e.declID("InputFrom"+a.GoName)).Block(
+			jen.Return(jen.Id("state").Dot("WithStateOf"+a.GoName).Call(
+				jen.Qual(transitionsPath(e.m), a.GoName).Call(jen.Id("state").Dot("StateOf"+a.GoName).Call(), jen.Id("input")),
+			)),
+		))
+	}
+	var body []jen.Code
+	if len(cases) > 0 {
+		body = append(body, jen.Switch(jen.Id("input").Op(":=").Id("input").Assert(jen.Type())).Block(cases...))
+	}
+	body = append(body, jen.Panic(jen.Qual(fmtPath, "Sprintf").Call(jen.Lit("agent.Transition: input %T is dispatched by no actor"), jen.Id("input"))))
+	f.Func().Id("Transition").Params(jen.Id("state").Add(e.stateType()), jen.Id("input").Add(e.inputType())).Add(e.stateType()).Block(body...)
+}
+
+func (e *implEmitter) effect(f *jen.File) {
+	comment(f, `Effect returns the effect of the agent: the effect of each actor in fns, run one after another in actor order, each on its actor's context. An actor whose effect is nil has none.`)
+	body := []jen.Code{jen.Var().Id("effects").Index().Add(e.generic("Effect"))}
+	for _, a := range e.m.Actors {
+		body = append(body, jen.If(jen.Id("fns").Dot(a.GoName).Op("!=").Nil()).Block(
+			jen.Id("effects").Op("=").Append(jen.Id("effects"), jen.Qual(automataPath, "Project").Call(
+				e.stateType().Dot("ContextOf"+a.GoName), jen.Id("fns").Dot(a.GoName),
+			)),
+		))
+	}
+	body = append(body, jen.Return(jen.Qual(automataPath, "Sequential").Call(jen.Id("effects").Op("..."))))
+	f.Func().Id("Effect").Params(jen.Id("fns").Add(e.declID("EffectFns"))).Add(e.generic("Effect")).Block(body...)
+}
+
+func (e *implEmitter) initials(f *jen.File) {
+	example := ""
+	if len(e.m.Actors) > 0 {
+		a := e.m.Actors[0]
+		example = fmt.Sprintf(" (%s.go: func %s() decl.StateOf%s)", a.Name, a.GoName, a.GoName)
+	}
+	f.PackageComment(docText(fmt.Sprintf(`Package initials holds the initial state of each actor of the agent specified in %s: one function per actor, named after it, in a file named after it%s. They are written by hand; agentgen creates a stub for a missing one and never changes them after. They must be pure: no clock, no randomness, no I/O.`, e.specName(), example)))
+	f.Line()
+	comment(f, "Each initial state has the signature agentgen expects.")
+	var guards []jen.Code
+	for _, a := range e.m.Actors {
+		guards = append(guards, jen.Id("_").Add(e.declID("InitialFnOf"+a.GoName)).Op("=").Id(a.GoName))
+	}
+	f.Var().Defs(guards...)
+}
+
+func (e *implEmitter) transitions(f *jen.File) {
+	example := ""
+	for _, fn := range ImplFuncs(e.m) {
+		if fn.Input != nil {
+			example = fmt.Sprintf(" (%s: func %s)", path.Base(fn.Path), fn.Name)
+			break
+		}
+	}
+	f.PackageComment(docText(fmt.Sprintf(`Package transitions holds the transitions of the agent specified in %s. For each input there is a function named after it, in a file named after the actor and the input%s, written by hand; agentgen creates a stub for a missing one and never changes them after. They must be pure and deterministic, and must not write into memory the given state can reach.`, e.specName(), example)) + `
+//
+// This file, generated, routes the inputs of each actor to them.`)
+	f.Line()
+	var guards []jen.Code
+	for _, a := range e.m.Actors {
+		if len(a.Inputs) == 0 {
+			continue
+		}
+		state := e.declID("StateOf" + a.GoName)
+		var cases []jen.Code
+		for _, in := range a.Inputs {
+			cases = append(cases, jen.Case(e.declID(in.Decl.GoName)).Block(
+				jen.Return(jen.Id(in.Decl.GoName).Call(jen.Id("state"), jen.Id("input"))),
+			))
+			guards = append(guards, jen.Id("_").Func().Params(state.Clone(), e.declID(in.Decl.GoName)).Add(state.Clone()).Op("=").Id(in.Decl.GoName))
+		}
+		comment(f, fmt.Sprintf("%s is the transition of actor %s: it applies an input the actor dispatched to the actor's state, with the function of that input. It panics on a nil input.", a.GoName, a.Name))
+		f.Func().Id(a.GoName).Params(jen.Id("state").Add(state.Clone()), jen.Id("input").Add(e.declID("InputFrom"+a.GoName))).Add(state.Clone()).Block(
+			jen.Switch(jen.Id("input").Op(":=").Id("input").Assert(jen.Type())).Block(cases...),
+			jen.Panic(jen.Qual(fmtPath, "Sprintf").Call(jen.Lit(fmt.Sprintf("transitions.%s: unexpected input %%T", a.GoName)), jen.Id("input"))),
+		)
+		f.Line()
+		guards = append(guards, jen.Id("_").Add(e.declID("TransitionFnOf"+a.GoName)).Op("=").Id(a.GoName))
+	}
+	if len(guards) > 0 {
+		comment(f, "Each transition has the signature agentgen expects.")
+		f.Var().Defs(guards...)
+	}
+}

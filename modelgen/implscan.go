@@ -1,0 +1,452 @@
+package modelgen
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/scanner"
+	"go/token"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// FindingKind says what ScanImpl found.
+type FindingKind uint8
+
+// The kinds of findings. All but NotImplemented are errors: agentgen check
+// fails on them.
+const (
+	// Orphan: a hand-written file whose actor or input is no longer in the
+	// spec.
+	Orphan FindingKind = iota
+	// WrongSignature: a hand-written function that is not declared the way
+	// the generated glue calls it, or a stub's file that lacks its function.
+	WrongSignature
+	// Unparsable: a file go/parser cannot read.
+	Unparsable
+	// NotImplemented: a stub that still panics "not implemented". A warning.
+	NotImplemented
+)
+
+func (k FindingKind) String() string {
+	return [...]string{"orphan", "signature", "syntax", "not-implemented"}[k]
+}
+
+// Finding is one thing ScanImpl reports about the hand-written code of
+// impl/.
+type Finding struct {
+	Kind FindingKind
+	// Path is slash-separated and relative to the spec's directory.
+	Path      string
+	Line, Col int
+	Message   string
+	// Func is the hand-written function concerned, for WrongSignature and
+	// NotImplemented.
+	Func *ImplFunc
+}
+
+// Warning says whether the finding is only a warning.
+func (f *Finding) Warning() bool { return f.Kind == NotImplemented }
+
+// String formats the finding as "path:line:col: [warning: ]message".
+func (f *Finding) String() string {
+	w := ""
+	if f.Warning() {
+		w = "warning: "
+	}
+	return fmt.Sprintf("%s:%d:%d: %s%s", f.Path, f.Line, f.Col, w, f.Message)
+}
+
+// ImplScan is what ScanImpl found in impl/.
+type ImplScan struct {
+	// Found holds the hand-written functions that need no stub, by package
+	// and name ("transitions.SendUserMessage"): those declared in some file
+	// of their package, and those whose stub's file exists without them
+	// (reported as WrongSignature).
+	Found map[string]bool
+	// Broken holds the package directories (InitialsDir, TransitionsDir)
+	// with a file that does not parse.
+	Broken map[string]bool
+	// Findings are sorted by path and position.
+	Findings []*Finding
+}
+
+// Errors counts the findings that are not warnings.
+func (s *ImplScan) Errors() int {
+	n := 0
+	for _, f := range s.Findings {
+		if !f.Warning() {
+			n++
+		}
+	}
+	return n
+}
+
+// Orphans lists the paths of the orphan files, sorted.
+func (s *ImplScan) Orphans() []string {
+	var ps []string
+	for _, f := range s.Findings {
+		if f.Kind == Orphan {
+			ps = append(ps, f.Path)
+		}
+	}
+	slices.Sort(ps)
+	return slices.Compact(ps)
+}
+
+// ScanImpl reads the hand-written code under dir/impl (dir is the spec's
+// directory) with go/parser only, without type checking, so that code that
+// does not compile, or does not parse, never stops generation. It looks at
+// the non-test .go files of impl/initials and impl/transitions that do not
+// carry the generated header, and finds:
+//
+//   - the hand-written functions of the model (ImplFuncs), in whichever file
+//     of their package they are; a function declared other than as
+//     ImplFunc.Signature says is WrongSignature, at its position. A stub's
+//     file that exists without its function is WrongSignature too, at the
+//     function that is there instead (an input renamed in the spec and in
+//     the file name, but not yet in the code) or else at the package
+//     clause;
+//   - orphans: files that declare none of the model's functions but an
+//     exported function returning a decl.StateOfX, such as the transition
+//     of an input since removed or renamed, reported at that function;
+//   - stubs whose body still panics "not implemented" (NotImplemented,
+//     a warning);
+//   - files that do not parse (Unparsable); their package gets no new stubs
+//     until they do.
+//
+// A missing impl/ is not an error: everything is to be created.
+//
+// Like Generate, it fails with ErrNoPackage when the model has no package
+// path.
+func ScanImpl(dir string, m *Model) (*ImplScan, error) {
+	if err := needPackage(m); err != nil {
+		return nil, err
+	}
+	scan := &ImplScan{Found: make(map[string]bool), Broken: make(map[string]bool)}
+	funcs := ImplFuncs(m)
+	fset := token.NewFileSet()
+	for _, pkgDir := range []string{InitialsDir, TransitionsDir} {
+		files, err := parseDir(fset, dir, pkgDir, declPath(m), scan)
+		if err != nil {
+			return nil, err
+		}
+		scan.match(fset, m, pkgDir, files, funcs)
+	}
+	slices.SortStableFunc(scan.Findings, func(a, b *Finding) int {
+		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))
+	})
+	return scan, nil
+}
+
+// implFile is one parsed hand-written file.
+type implFile struct {
+	path  string // slash, relative to the spec's directory
+	ast   *ast.File
+	decl  string // the name it imports decl/ as; "" when it does not
+	funcs []*ast.FuncDecl
+}
+
+func parseDir(fset *token.FileSet, dir, pkgDir, declImport string, scan *ImplScan) ([]*implFile, error) {
+	entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(pkgDir)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var files []*implFile
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") ||
+			strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+			continue
+		}
+		rel := pkgDir + "/" + name
+		src, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(rel)))
+		if err != nil {
+			return nil, err
+		}
+		if isOwned(src) {
+			continue
+		}
+		f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
+		if err != nil {
+			pos, msg := token.Position{Filename: rel, Line: 1, Column: 1}, err.Error()
+			var list scanner.ErrorList
+			if errors.As(err, &list) && len(list) > 0 {
+				pos, msg = list[0].Pos, list[0].Msg
+			}
+			scan.Broken[pkgDir] = true
+			scan.Findings = append(scan.Findings, &Finding{Kind: Unparsable, Path: rel, Line: pos.Line, Col: pos.Column,
+				Message: fmt.Sprintf("cannot parse: %s; agentgen creates no stubs in %s until it can", msg, pkgDir)})
+			if f == nil {
+				continue
+			}
+		}
+		file := &implFile{path: rel, ast: f, decl: importName(f, declImport)}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && fd.Name != nil {
+				file.funcs = append(file.funcs, fd)
+			}
+		}
+		files = append(files, file)
+	}
+	return files, nil
+}
+
+// importName returns the name a file imports a package under: its explicit
+// name or the last element of its path; "" when the file does not import it.
+func importName(f *ast.File, importPath string) string {
+	for _, spec := range f.Imports {
+		if p, err := strconv.Unquote(spec.Path.Value); err != nil || p != importPath {
+			continue
+		}
+		if spec.Name != nil {
+			return spec.Name.Name
+		}
+		return path.Base(importPath)
+	}
+	return ""
+}
+
+// match relates the functions of one package to the files declaring them.
+func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files []*implFile, funcs []*ImplFunc) {
+	type declared struct {
+		file *implFile
+		fd   *ast.FuncDecl
+	}
+	byName := make(map[string]declared)
+	byPath := make(map[string]*implFile)
+	for _, f := range files {
+		byPath[f.path] = f
+		for _, fd := range f.funcs {
+			if _, dup := byName[fd.Name.Name]; !dup {
+				byName[fd.Name.Name] = declared{f, fd}
+			}
+		}
+	}
+	expected := make(map[string]bool)
+	for _, fn := range funcs {
+		if fn.Dir() == pkgDir {
+			expected[fn.Name] = true
+		}
+	}
+	claimed := make(map[*implFile]bool)
+	add := func(kind FindingKind, file string, pos token.Pos, fn *ImplFunc, msg string) {
+		p := token.Position{Line: 1, Column: 1}
+		if pos.IsValid() {
+			p = fset.Position(pos)
+		}
+		scan.Findings = append(scan.Findings, &Finding{Kind: kind, Path: file, Line: p.Line, Col: p.Column, Message: msg, Func: fn})
+	}
+	for _, fn := range funcs {
+		if fn.Dir() != pkgDir {
+			continue
+		}
+		what := "the initial state of actor " + fn.Actor.Name
+		if fn.Input != nil {
+			what = fmt.Sprintf("the transition of input %s (actor %s)", fn.Input.Name, fn.Actor.Name)
+		}
+		if d, ok := byName[fn.Name]; ok {
+			scan.Found[fn.Package()+"."+fn.Name] = true
+			claimed[d.file] = true
+			if !signatureMatches(d.fd, d.file.decl, fn) {
+				add(WrongSignature, d.file.path, d.fd.Pos(), fn, fmt.Sprintf("%s is %s, which must be declared as %s",
+					funcString(fset, d.fd), what, fn.Signature()))
+				continue
+			}
+			if call, lit := stubPanic(d.fd); call != nil {
+				add(NotImplemented, d.file.path, call.Pos(), fn, fmt.Sprintf("func %s is still a stub: it panics %s; write its body", fn.Name, lit.Value))
+			}
+			continue
+		}
+		f, ok := byPath[fn.Path]
+		if !ok {
+			continue // missing: Impl generates the stub
+		}
+		scan.Found[fn.Package()+"."+fn.Name] = true
+		claimed[f] = true
+		if i := slices.IndexFunc(f.funcs, func(fd *ast.FuncDecl) bool { return !expected[fd.Name.Name] && stateFunc(fd, f.decl) }); i >= 0 {
+			fd := f.funcs[i]
+			add(WrongSignature, f.path, fd.Pos(), fn, fmt.Sprintf("%s is in the file of %s, which must be declared as %s",
+				funcString(fset, fd), what, fn.Signature()))
+			continue
+		}
+		add(WrongSignature, f.path, f.ast.Package, fn, fmt.Sprintf("this file must declare %s: %s", what, fn.Signature()))
+	}
+	for _, f := range files {
+		if claimed[f] {
+			continue
+		}
+		for _, fd := range f.funcs {
+			if stateFunc(fd, f.decl) {
+				add(Orphan, f.path, fd.Pos(), nil, fmt.Sprintf(
+					"orphan: %s returns a state but is no initial state or transition of %s (its actor or input was removed or renamed); move its code, delete the file, or run agentgen generate --prune to move the file to %s",
+					funcString(fset, fd), pathBase(m.File), PrunedDir))
+				break
+			}
+		}
+	}
+}
+
+// stateFunc says whether fd looks like an initial state or a transition:
+// exported, returning one decl.StateOfX.
+func stateFunc(fd *ast.FuncDecl, decl string) bool {
+	if !fd.Name.IsExported() || decl == "" || fd.Type.Results == nil || len(fd.Type.Results.List) != 1 || len(fd.Type.Results.List[0].Names) > 1 {
+		return false
+	}
+	name, ok := declType(fd.Type.Results.List[0].Type, decl)
+	return ok && strings.HasPrefix(name, "StateOf")
+}
+
+// declType returns the name of a type expression that names a type of the
+// decl package, imported as decl.
+func declType(e ast.Expr, decl string) (string, bool) {
+	if decl == "." {
+		id, ok := e.(*ast.Ident)
+		if !ok {
+			return "", false
+		}
+		return id.Name, true
+	}
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok {
+		return "", false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	if !ok || x.Name != decl {
+		return "", false
+	}
+	return sel.Sel.Name, true
+}
+
+// signatureMatches says whether fd is declared as fn must be.
+func signatureMatches(fd *ast.FuncDecl, decl string, fn *ImplFunc) bool {
+	if decl == "" || fd.Type.TypeParams != nil {
+		return false
+	}
+	state := "StateOf" + fn.Actor.GoName
+	want := []string{}
+	if fn.Input != nil {
+		want = []string{state, fn.Input.Decl.GoName}
+	}
+	types := func(fl *ast.FieldList) ([]string, bool) {
+		var out []string
+		if fl == nil {
+			return out, true
+		}
+		for _, field := range fl.List {
+			name, ok := declType(field.Type, decl)
+			if !ok {
+				return nil, false
+			}
+			for range max(len(field.Names), 1) {
+				out = append(out, name)
+			}
+		}
+		return out, true
+	}
+	params, ok := types(fd.Type.Params)
+	if !ok || !slices.Equal(params, want) {
+		return false
+	}
+	results, ok := types(fd.Type.Results)
+	return ok && slices.Equal(results, []string{state})
+}
+
+// stubPanic returns the first panic("not implemented...") call in the body
+// of fd and its string literal, or nil.
+func stubPanic(fd *ast.FuncDecl) (*ast.CallExpr, *ast.BasicLit) {
+	if fd.Body == nil {
+		return nil, nil
+	}
+	var call *ast.CallExpr
+	var lit *ast.BasicLit
+	ast.Inspect(fd.Body, func(n ast.Node) bool {
+		if call != nil {
+			return false
+		}
+		c, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		if id, ok := c.Fun.(*ast.Ident); !ok || id.Name != "panic" || len(c.Args) != 1 {
+			return true
+		}
+		l, ok := c.Args[0].(*ast.BasicLit)
+		if !ok || l.Kind != token.STRING {
+			return true
+		}
+		if s, err := strconv.Unquote(l.Value); err == nil && strings.HasPrefix(s, "not implemented") {
+			call, lit = c, l
+		}
+		return true
+	})
+	return call, lit
+}
+
+// funcString prints a function's declaration without its body:
+// "func SendUserMessage(state decl.StateOfUser, input decl.SendUserMessage) decl.StateOfUser".
+func funcString(fset *token.FileSet, fd *ast.FuncDecl) string {
+	var b strings.Builder
+	if err := printer.Fprint(&b, fset, &ast.FuncDecl{Name: fd.Name, Type: fd.Type}); err != nil {
+		return "func " + fd.Name.Name
+	}
+	return b.String()
+}
+
+// Move is one file Prune moved.
+type Move struct {
+	From, To string // slash-separated, relative to the spec's directory
+}
+
+// Prune moves the orphan files of a scan out of their packages, into
+// impl/_pruned/<package>/ under dir (the spec's directory), which the go
+// command ignores; a file already there of the same name is kept, and the
+// newcomer gets a numbered name (user_ask.2.go). It moves all of them or
+// none, and returns the moves sorted by source.
+func Prune(dir string, scan *ImplScan) (moves []Move, err error) {
+	var done []Move
+	var createdDirs []string
+	defer func() {
+		if err == nil {
+			return
+		}
+		for i := len(done) - 1; i >= 0; i-- {
+			_ = os.Rename(filepath.Join(dir, filepath.FromSlash(done[i].To)), filepath.Join(dir, filepath.FromSlash(done[i].From)))
+		}
+		for i := len(createdDirs) - 1; i >= 0; i-- {
+			_ = os.Remove(createdDirs[i])
+		}
+	}()
+	for _, from := range scan.Orphans() {
+		toDir := PrunedDir + "/" + path.Base(path.Dir(from))
+		dirs, err := mkdirAll(filepath.Join(dir, filepath.FromSlash(toDir)))
+		createdDirs = append(createdDirs, dirs...)
+		if err != nil {
+			return nil, fmt.Errorf("pruning %s: %w", from, err)
+		}
+		base := strings.TrimSuffix(path.Base(from), ".go")
+		to := toDir + "/" + base + ".go"
+		for n := 2; ; n++ {
+			if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(to))); errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			to = fmt.Sprintf("%s/%s.%d.go", toDir, base, n)
+		}
+		if err := rename(filepath.Join(dir, filepath.FromSlash(from)), filepath.Join(dir, filepath.FromSlash(to))); err != nil {
+			return nil, fmt.Errorf("pruning %s: %w", from, err)
+		}
+		done = append(done, Move{From: from, To: to})
+	}
+	return done, nil
+}

@@ -1,0 +1,104 @@
+package modelgen
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// rootSchemaRef is where the repository's own agent.yaml points its editors.
+const rootSchemaRef = "modelgen/agent.schema.json"
+
+// TestRootAgentIsStarter keeps the repository's own agent (agent.yaml, decl/
+// and impl/ at the top level) equal to what agentgen init writes for the
+// module's path, main.go aside: the starter is the agent the repository
+// ships, and a test drives it (impl/agent). -update rewrites it.
+func TestRootAgentIsStarter(t *testing.T) {
+	out, err := Starter(StarterOptions{Package: "github.com/moora-go/moora", SchemaRef: rootSchemaRef})
+	if err != nil {
+		t.Fatal(err)
+	}
+	root := ".."
+	var files []File
+	for _, f := range out.Files {
+		if f.Path == "main.go" {
+			continue
+		}
+		files = append(files, f)
+		p := filepath.Join(root, filepath.FromSlash(f.Path))
+		old, err := os.ReadFile(p)
+		if err != nil || bytes.Equal(old, f.Data) {
+			continue
+		}
+		if !*update {
+			t.Errorf("%s differs from the starter agentgen init writes (go test ./modelgen -run TestRootAgentIsStarter -update rewrites it)", p)
+			continue
+		}
+		if err := os.Remove(p); err != nil { // Write never replaces hand-written files
+			t.Fatal(err)
+		}
+	}
+	out.Files = files
+	if *update {
+		if _, err := Write(root, out); err != nil {
+			t.Fatal(err)
+		}
+	}
+	drift, err := Compare(root, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range drift {
+		t.Errorf("../%s: %s\n%s", d.Path, d.Kind, d.Diff)
+	}
+}
+
+// TestStarter checks the files of a new agent: the spec has no package key,
+// points at the schema written beside it, and the hand-written files hold
+// code, not stubs.
+func TestStarter(t *testing.T) {
+	out, err := Starter(StarterOptions{Package: "example.com/hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := make(map[string]File)
+	for _, f := range out.Files {
+		files[f.Path] = f
+	}
+	spec := string(files[DefaultSpecFile].Data)
+	if !strings.HasPrefix(spec, "# yaml-language-server: $schema=./agent.schema.json\n") {
+		t.Errorf("agent.yaml starts with %q", spec[:strings.Index(spec, "\n")])
+	}
+	if strings.Contains(spec, "\npackage:") {
+		t.Error("agent.yaml has a package key; the path comes from go.mod")
+	}
+	if !bytes.Equal(files[StarterSchemaFile].Data, SpecSchema()) {
+		t.Error("agent.schema.json is not the spec schema")
+	}
+	main := string(files["main.go"].Data)
+	for _, want := range []string{"//go:generate agentgen generate\n", `"example.com/hello/impl/agent"`, "agent.Create(decl.EffectFns{", "// Command hello runs"} {
+		if !strings.Contains(main, want) {
+			t.Errorf("main.go lacks %q", want)
+		}
+	}
+	m, err := LoadBytes(DefaultSpecFile, files[DefaultSpecFile].Data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Package = "example.com/hello"
+	for _, fn := range ImplFuncs(m) {
+		f, ok := files[fn.Path]
+		if !ok {
+			t.Errorf("no %s", fn.Path)
+			continue
+		}
+		if f.Owned || bytes.Contains(f.Data, []byte("not implemented")) || bytes.Contains(f.Data, []byte("DO NOT EDIT")) {
+			t.Errorf("%s is a stub or generated, not the starter's code:\n%s", fn.Path, f.Data)
+		}
+	}
+	if _, err := Starter(StarterOptions{Package: "example.com/a b"}); err == nil {
+		t.Error("Starter accepted a package path with a space")
+	}
+}

@@ -1,0 +1,13 @@
+package transitions
+
+import "example.com/golden/optional-nullable/decl"
+
+// Fail applies input fail, dispatched by actor llm, to the actor's state.
+//
+// agentgen created this stub once and never changes it: the body is yours.
+// It must be pure and deterministic (no clock, randomness or I/O; time
+// arrives inside inputs), and it must not write into memory the given state
+// can reach: append to slices.Clip(s), copy a map before changing it.
+func Fail(state decl.StateOfLlm, input decl.Fail) decl.StateOfLlm {
+	panic("not implemented: llm/fail")
+}

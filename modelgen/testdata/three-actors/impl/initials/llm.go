@@ -1,0 +1,11 @@
+package initials
+
+import "example.com/golden/three-actors/decl"
+
+// Llm returns the initial state of actor llm.
+//
+// agentgen created this stub once and never changes it: the body is yours.
+// It must be pure: no clock, no randomness, no I/O.
+func Llm() decl.StateOfLlm {
+	panic("not implemented: initial state of llm")
+}

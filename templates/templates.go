@@ -1,0 +1,25 @@
+// Package templates holds the text/template sources from which agentgen
+// creates the files a person owns: the stubs of hand-written initial states
+// and transitions, and the starter agent that agentgen init writes. They are
+// embedded in agentgen, so it needs no files beside its binary.
+//
+// The tree:
+//
+//	stub/initial.go.tmpl       impl/initials/<actor>.go, created when missing
+//	stub/transition.go.tmpl    impl/transitions/<actor>_<input>.go, likewise
+//	starter/...                agentgen init: agent.yaml, main.go and the
+//	                           starter's initial states and transitions,
+//	                           at their paths in the new agent
+//
+// Package modelgen executes them (see modelgen.Impl and modelgen.Starter)
+// and gofmt's the result; the data each template receives is documented
+// there. Generated code, the code that carries agentgen's "DO NOT EDIT"
+// header, is not made from templates but printed with jennifer.
+package templates
+
+import "embed"
+
+// FS holds the templates, by the paths above.
+//
+//go:embed stub starter
+var FS embed.FS
