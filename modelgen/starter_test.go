@@ -102,3 +102,42 @@ func TestStarter(t *testing.T) {
 		t.Error("Starter accepted a package path with a space")
 	}
 }
+
+// TestReadmeGraph keeps the picture of the starter in README.md equal to
+// what agentgen graph draws for agent.yaml. -update rewrites it.
+func TestReadmeGraph(t *testing.T) {
+	m := mustLoad(t, filepath.Join("..", DefaultSpecFile))
+	var graph strings.Builder
+	if err := WriteGraph(&graph, m, "mermaid"); err != nil {
+		t.Fatal(err)
+	}
+	readme := filepath.Join("..", "README.md")
+	data, err := os.ReadFile(readme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(data)
+	const open, indent = "```mermaid\n", "   "
+	start := strings.Index(text, indent+open)
+	if start < 0 {
+		t.Fatalf("README.md has no indented mermaid block")
+	}
+	start += len(indent + open)
+	end := strings.Index(text[start:], indent+"```\n")
+	if end < 0 {
+		t.Fatal("README.md: the mermaid block does not end")
+	}
+	var want strings.Builder
+	for line := range strings.Lines(graph.String()) {
+		want.WriteString(indent + line)
+	}
+	if got := text[start : start+end]; got != want.String() {
+		if !*update {
+			t.Fatalf("README.md's graph differs from agentgen graph (go test ./modelgen -run TestReadmeGraph -update rewrites it):\n%s\nwant:\n%s", got, want.String())
+		}
+		text = text[:start] + want.String() + text[start+end:]
+		if err := os.WriteFile(readme, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

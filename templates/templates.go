@@ -11,10 +11,12 @@
 //	                           starter's initial states and transitions,
 //	                           at their paths in the new agent
 //
-// Package modelgen executes them (see modelgen.Impl and modelgen.Starter)
-// and gofmt's the result; the data each template receives is documented
-// there. Generated code, the code that carries agentgen's "DO NOT EDIT"
-// header, is not made from templates but printed with jennifer.
+// Package modelgen executes them with text/template and gofmt's the result:
+// the stubs receive a modelgen.StubData, the starter a modelgen.StarterData,
+// and both may call comment, which turns a text into a "//" comment wrapped
+// at 80 columns. A missing key is an error. Generated code, the code that
+// carries agentgen's "DO NOT EDIT" header, is not made from templates but
+// printed with jennifer.
 package templates
 
 import "embed"

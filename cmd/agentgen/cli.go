@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/moora-go/moora/modelgen"
 	"github.com/spf13/cobra"
@@ -67,10 +68,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 func newRootCommand() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "agentgen",
-		Short: "Validate an agent spec and generate its Go declarations",
+		Short: "Validate an agent spec and generate its Go code",
 		Long: `agentgen reads an agent spec (agent.yaml) - actors, what they observe of each
 other, and the inputs they dispatch - checks it, derives each actor's state
-and context, and generates the Go package decl/ beside the spec.
+and context, and generates beside the spec the Go package decl/ and the glue
+of impl/, with stubs for the initial states and transitions you write by hand.
+agentgen init creates a new agent that runs.
 
 See the package documentation of github.com/moora-go/moora/cmd/agentgen for
 the commands, exit codes and the check --json format, and of
@@ -79,6 +82,7 @@ github.com/moora-go/moora/modelgen for the spec format.`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(
+		newInitCommand(),
 		newValidateCommand(),
 		newGenerateCommand(),
 		newCheckCommand(),
@@ -119,15 +123,17 @@ func newValidateCommand() *cobra.Command {
 
 func newGenerateCommand() *cobra.Command {
 	var f specFlags
+	var prune bool
 	cmd := &cobra.Command{
-		Use:   "generate [-f spec] [--strict]",
-		Short: "Write the generated files beside the spec; print what changed",
+		Use:   "generate [-f spec] [--strict] [--prune]",
+		Short: "Write the generated files and missing stubs beside the spec; print what changed",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return generate(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, f.strict)
+			return generate(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, f.strict, prune)
 		},
 	}
 	f.add(cmd, true)
+	cmd.Flags().BoolVar(&prune, "prune", false, "move orphan files out of impl/ into "+modelgen.PrunedDir)
 	return cmd
 }
 
@@ -263,16 +269,47 @@ func validate(stdout, stderr io.Writer, file string, strict bool) error {
 	return nil
 }
 
-func generate(stdout, stderr io.Writer, file string, strict bool) error {
+// generateAll scans impl/ and generates decl/ and impl/ in memory.
+func generateAll(m *modelgen.Model, dir string) (*modelgen.Output, *modelgen.ImplScan, error) {
+	scan, err := modelgen.ScanImpl(dir, m)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err := modelgen.Generate(m, modelgen.Decl, modelgen.Impl(scan))
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, scan, nil
+}
+
+// printFindings prints the findings of an impl/ scan, with paths relative
+// to the working directory: errors to errs and warnings to warns. It leaves
+// out the orphans in skip.
+func printFindings(errs, warns io.Writer, dir string, scan *modelgen.ImplScan, skip map[string]bool) {
+	for _, f := range scan.Findings {
+		if skip[f.Path] {
+			continue
+		}
+		g := *f
+		g.Path = filepath.Join(dir, filepath.FromSlash(f.Path))
+		if f.Warning() {
+			fmt.Fprintln(warns, &g)
+		} else {
+			fmt.Fprintln(errs, &g)
+		}
+	}
+}
+
+func generate(stdout, stderr io.Writer, file string, strict, prune bool) error {
 	m, err := load(stderr, file, strict, exitFailed)
 	if err != nil {
 		return err
 	}
-	out, err := modelgen.Generate(m)
+	dir := filepath.Dir(file)
+	out, scan, err := generateAll(m, dir)
 	if err != nil {
 		return fail(exitFailed, err)
 	}
-	dir := filepath.Dir(file)
 	changes, err := modelgen.Write(dir, out)
 	if err != nil {
 		return fail(exitFailed, fmt.Errorf("writing the generated files (nothing was changed): %w", err))
@@ -280,9 +317,21 @@ func generate(stdout, stderr io.Writer, file string, strict bool) error {
 	for _, c := range changes {
 		fmt.Fprintf(stdout, "%s %s\n", c.Kind, filepath.Join(dir, filepath.FromSlash(c.Path)))
 	}
-	if len(changes) == 0 {
+	pruned := make(map[string]bool)
+	if prune {
+		moves, err := modelgen.Prune(dir, scan)
+		if err != nil {
+			return fail(exitFailed, fmt.Errorf("moving the orphans (the generated files were written, no orphan was moved): %w", err))
+		}
+		for _, mv := range moves {
+			pruned[mv.From] = true
+			fmt.Fprintf(stdout, "moved %s to %s\n", filepath.Join(dir, filepath.FromSlash(mv.From)), filepath.Join(dir, filepath.FromSlash(mv.To)))
+		}
+	}
+	if len(changes) == 0 && len(pruned) == 0 {
 		fmt.Fprintf(stdout, "%s: generated files are up to date\n", file)
 	}
+	printFindings(stderr, stderr, dir, scan, pruned)
 	return nil
 }
 
@@ -292,8 +341,18 @@ type checkReport struct {
 	Spec        string           `json:"spec"`
 	Status      string           `json:"status"`
 	Files       []checkFile      `json:"files"`
+	Impl        []implFinding    `json:"impl"`
 	Diagnostics []jsonDiagnostic `json:"diagnostics"`
 	Error       string           `json:"error,omitempty"`
+}
+
+type implFinding struct {
+	Path     string `json:"path"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Kind     string `json:"kind"`
+	Severity string `json:"severity"`
+	Message  string `json:"message"`
 }
 
 type checkFile struct {
@@ -328,7 +387,7 @@ func jsonDiagnostics(ds modelgen.Diagnostics) []jsonDiagnostic {
 }
 
 func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
-	report := checkReport{Spec: file, Files: []checkFile{}, Diagnostics: []jsonDiagnostic{}}
+	report := checkReport{Spec: file, Files: []checkFile{}, Impl: []implFinding{}, Diagnostics: []jsonDiagnostic{}}
 	emit := func(status string, code int, err error) error {
 		if !asJSON {
 			if code == exitOK {
@@ -370,11 +429,11 @@ func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
 	if strict && len(m.Warnings) > 0 {
 		return emit("invalid", exitBroken, fmt.Errorf("%s is invalid with --strict: %s", file, count(m.Warnings)))
 	}
-	out, err := modelgen.Generate(m)
+	dir := filepath.Dir(file)
+	out, scan, err := generateAll(m, dir)
 	if err != nil {
 		return emit("error", exitBroken, err)
 	}
-	dir := filepath.Dir(file)
 	drift, err := modelgen.Compare(dir, out)
 	if err != nil {
 		return emit("error", exitBroken, err)
@@ -394,8 +453,53 @@ func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
 			fmt.Fprintf(stdout, "extra %s\n", path)
 		}
 	}
-	if len(drift) > 0 {
-		return emit("drift", exitFailed, fmt.Errorf("%s: %s not up to date; run agentgen generate", file, plural(len(drift), "generated file")))
+	kinds := make(map[modelgen.FindingKind]int)
+	for _, f := range scan.Findings {
+		kinds[f.Kind]++
+		sev := "error"
+		if f.Warning() {
+			sev = "warning"
+		}
+		report.Impl = append(report.Impl, implFinding{
+			Path: filepath.ToSlash(filepath.Join(dir, filepath.FromSlash(f.Path))), Line: f.Line, Column: f.Col,
+			Kind: f.Kind.String(), Severity: sev, Message: f.Message,
+		})
+	}
+	if !asJSON {
+		printFindings(stdout, stderr, dir, scan, nil)
+	}
+	var problems []string
+	owned := make(map[string]bool, len(out.Files))
+	for _, f := range out.Files {
+		owned[f.Path] = f.Owned
+	}
+	generated, stubs := 0, 0
+	for _, d := range drift {
+		if d.Kind == modelgen.Missing && !owned[d.Path] {
+			stubs++
+		} else {
+			generated++
+		}
+	}
+	switch {
+	case generated > 0 && stubs > 0:
+		problems = append(problems, plural(generated, "generated file")+" not up to date and "+plural(stubs, "hand-written file")+" missing; run agentgen generate, which creates stubs for them")
+	case generated > 0:
+		problems = append(problems, plural(generated, "generated file")+" not up to date; run agentgen generate")
+	case stubs > 0:
+		problems = append(problems, plural(stubs, "hand-written file")+" missing; run agentgen generate, which creates stubs for them")
+	}
+	if n := kinds[modelgen.WrongSignature]; n > 0 {
+		problems = append(problems, plural(n, "hand-written function")+" not declared as the spec requires")
+	}
+	if n := kinds[modelgen.Orphan]; n > 0 {
+		problems = append(problems, plural(n, "orphan")+" in impl/; move or delete them, or run agentgen generate --prune")
+	}
+	if n := kinds[modelgen.Unparsable]; n > 0 {
+		problems = append(problems, plural(n, "file")+" in impl/ that "+map[bool]string{true: "does", false: "do"}[n == 1]+" not parse")
+	}
+	if len(problems) > 0 {
+		return emit("drift", exitFailed, fmt.Errorf("%s: %s", file, strings.Join(problems, "; ")))
 	}
 	if !asJSON {
 		fmt.Fprintf(stdout, "%s: generated files are up to date\n", file)

@@ -2,8 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/moora-go/moora/modelgen"
@@ -18,13 +22,49 @@ func TestMain(m *testing.M) {
 	})
 }
 
+// goEnv is the go command's configuration, which the scripts that build
+// code use: the real module and build caches, the proxy settings. Scripts
+// run with HOME=/no-home, where go would find neither.
+var goEnv = sync.OnceValues(func() (map[string]string, error) {
+	out, err := exec.Command("go", "env", "-json", "GOCACHE", "GOMODCACHE", "GOPATH", "GOPROXY", "GOFLAGS",
+		"GONOPROXY", "GONOSUMDB", "GOPRIVATE", "GOSUMDB", "GOINSECURE", "GOTOOLCHAIN").Output()
+	if err != nil {
+		return nil, err
+	}
+	env := make(map[string]string)
+	return env, json.Unmarshal(out, &env)
+})
+
 // TestScripts runs the CLI scenarios in testdata/script/*.txtar with agentgen
-// in-process. -update rewrites the files the scripts compare with.
+// in-process. -update rewrites the files the scripts compare with. Scenarios
+// that build Go code skip with -short; they get the go command's caches and
+// proxy settings, and $TOOLKIT, the root of this repository.
 func TestScripts(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
 	testscript.Run(t, testscript.Params{
 		Dir:                 "testdata/script",
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
+		Setup: func(e *testscript.Env) error {
+			e.Setenv("TOOLKIT", root)
+			e.Setenv("GOWORK", "off")
+			if _, err := exec.LookPath("go"); err != nil {
+				return nil // the scripts that need it skip: [!exec:go]
+			}
+			vars, err := goEnv()
+			if err != nil {
+				return err
+			}
+			for k, v := range vars {
+				if v != "" {
+					e.Setenv(k, v)
+				}
+			}
+			return nil
+		},
 	})
 }
 
