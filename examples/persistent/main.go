@@ -1,0 +1,169 @@
+// Command persistent is the persistent agent: a chat with an llm that calls
+// tools, whose every input is journaled, so that a rerun after a crash (or a
+// kill -9) continues the conversation where it stopped, redoing the llm or
+// tool call that was in flight.
+//
+//	go run ./examples/persistent -data /tmp/chat
+//
+// Type messages, one per line; the agent answers. With no key and no network
+// it uses a deterministic offline llm, which asks for the word-count tool and
+// then reports its result. Its data is in -data; run it again with the same
+// directory to continue.
+//
+// The model is examples/persistent/agent.yaml, generated into decl/ and
+// impl/ by agentgen; the work the state calls for (Work.Jobs) follows seed
+// 001: first the earliest unfulfilled tool call of the newest assistant
+// message, else an llm call when user or tool messages are newer than
+// lastSentToLLMAt, else nothing.
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/examples/persistent/decl"
+	"github.com/moora-go/moora/examples/persistent/impl/agent"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdin, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "persistent:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdin io.Reader, stdout io.Writer) error {
+	flags := flag.NewFlagSet("persistent", flag.ContinueOnError)
+	dataDir := flags.String("data", "persistent-data", "directory that keeps the agent's journal and snapshots")
+	system := flags.String("system", "You are a helpful assistant. Count words with the word-count tool.", "system prompt, set on the first run")
+	llmDelay := flags.Duration("llm-delay", 0, "how long the offline llm takes to reply")
+	toolDelay := flags.Duration("tool-delay", 0, "how long the word-count tool takes")
+	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
+		return err
+	}
+	store, err := journal.OpenBolt(filepath.Join(*dataDir, "agent.db"))
+	if err != nil {
+		return err
+	}
+	work := Work{
+		LLM:   OfflineLLM{Delay: *llmDelay},
+		Tools: map[string]Tool{"word-count": WordCount(*toolDelay)},
+		Now:   time.Now,
+	}
+	failed := make(chan error, 1)
+	a, err := open(store, work, func(e automata.Event[decl.AgentState, decl.AgentInput]) {
+		if e.Kind == automata.EffectFailed {
+			select {
+			case failed <- fmt.Errorf("%s failed: %w", e.Key, e.Err):
+			default:
+			}
+		}
+	})
+	if err != nil {
+		store.Close()
+		return err
+	}
+	out := newPrinter(stdout)
+	idle := make(chan struct{}, 1)
+	a.Subscribe(func(s decl.AgentState) {
+		out.print(s)
+		if work.Idle(s) {
+			select {
+			case idle <- struct{}{}:
+			default:
+			}
+		}
+	})
+	ctx := context.Background()
+	if a.Current().SystemPrompt == "" {
+		if err := a.Dispatch(ctx, decl.SetSystemPrompt{Content: *system}); err != nil {
+			return err
+		}
+	}
+	err = chat(ctx, a, work, stdin)
+	// Stdin is done: finish the work the state calls for, then stop. A job
+	// that failed is not retried until the state changes, so stop then too;
+	// the next run starts it again.
+	for !work.Idle(a.Current()) {
+		select {
+		case <-idle:
+		case jobErr := <-failed:
+			err = errors.Join(err, jobErr)
+			return errors.Join(err, a.Close(ctx))
+		}
+	}
+	return errors.Join(err, a.Close(ctx))
+}
+
+// open recovers the agent from store and starts the work its state calls
+// for.
+func open(store journal.Store, work Work, events func(automata.Event[decl.AgentState, decl.AgentInput])) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
+	return journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
+		Codec:         journal.JSONGob[decl.AgentState](decl.DecodeInput),
+		Jobs:          work.Jobs,
+		Events:        events,
+		SnapshotEvery: 1_000,
+	})
+}
+
+// chat dispatches each line of stdin as a user message.
+func chat(ctx context.Context, a *journal.Machine[decl.AgentState, decl.AgentInput], work Work, stdin io.Reader) error {
+	lines := bufio.NewScanner(stdin)
+	for lines.Scan() {
+		text := strings.TrimSpace(lines.Text())
+		if text == "" {
+			continue
+		}
+		now := work.Now().UnixMilli()
+		msg := decl.UserMessage{ID: fmt.Sprintf("user-%d", now), Content: text, Timestamp: now}
+		if err := a.Dispatch(ctx, decl.SendUserMessage{Message: msg}); err != nil {
+			return err
+		}
+	}
+	return lines.Err()
+}
+
+// printer prints the messages of the conversation it has not printed yet.
+type printer struct {
+	mu      sync.Mutex
+	w       io.Writer
+	printed map[string]bool
+}
+
+func newPrinter(w io.Writer) *printer { return &printer{w: w, printed: map[string]bool{}} }
+
+func (p *printer) print(s decl.AgentState) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range Conversation(s) {
+		if p.printed[m.ID] {
+			continue
+		}
+		p.printed[m.ID] = true
+		switch m.Role {
+		case "user":
+			fmt.Fprintf(p.w, "you: %s\n", m.Content)
+		case "assistant":
+			fmt.Fprintf(p.w, "assistant: %s\n", m.Content)
+			for _, c := range m.ToolCalls {
+				fmt.Fprintf(p.w, "  [calls %s(%q)]\n", c.Name, c.Input)
+			}
+		case "tool":
+			fmt.Fprintf(p.w, "  [%s → %s]\n", m.CallID, m.Content)
+		}
+	}
+}

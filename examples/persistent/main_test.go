@@ -1,0 +1,178 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/examples/persistent/decl"
+	"github.com/moora-go/moora/examples/persistent/impl/agent"
+)
+
+// The test binary doubles as the program: with this variable set it runs
+// main, so that a test can start the agent as a real process and kill it.
+const asProgram = "PERSISTENT_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(asProgram) != "" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestConversationWithAToolCall(t *testing.T) {
+	var out bytes.Buffer
+	dir := t.TempDir()
+	if err := run([]string{"-data", dir}, strings.NewReader("count these four words\n"), &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	want := []string{
+		"you: count these four words",
+		"assistant: Let me count the words of that.",
+		`  [calls word-count("count these four words")]`,
+		"  [call-",
+		"→ 4]",
+		"assistant: Your message has 4 words.",
+	}
+	assertInOrder(t, out.String(), want)
+}
+
+func TestTransitionsArePure(t *testing.T) {
+	inputs := []decl.AgentInput{
+		decl.SetSystemPrompt{Content: "be brief"},
+		decl.SendUserMessage{Message: decl.UserMessage{ID: "u1", Content: "hi there", Timestamp: 10}},
+		decl.SendAssistantMessage{Message: decl.AssistantMessage{ID: "a1", Content: "counting", Timestamp: 11,
+			ToolCalls: []decl.ToolCall{{ID: "c1", Name: "word-count", Input: "hi there"}}}, AnsweredUpTo: 10},
+		decl.SendToolMessage{Message: decl.ToolMessage{ID: "t1", CallID: "c1", Content: "2", Timestamp: 12}},
+		decl.SendUserMessage{Message: decl.UserMessage{ID: "u0", Content: "late", Timestamp: 9}},
+		decl.SendAssistantMessage{Message: decl.AssistantMessage{ID: "a2", Content: "2 words", Timestamp: 13}, AnsweredUpTo: 12},
+	}
+	if err := automata.CheckPure(agent.Definition(), inputs...); err != nil {
+		t.Fatal(err)
+	}
+	s := agent.Definition().Initial()
+	for _, in := range inputs {
+		s = agent.Transition(s, in)
+	}
+	var ids []string
+	for _, m := range Conversation(s) {
+		ids = append(ids, m.ID)
+	}
+	if got := strings.Join(ids, " "); got != "u0 u1 a1 t1 a2" {
+		t.Errorf("conversation order = %s, want u0 u1 a1 t1 a2 (sorted by timestamp)", got)
+	}
+	if s.LastSentToLlmAt != 12 {
+		t.Errorf("lastSentToLLMAt = %d, want 12", s.LastSentToLlmAt)
+	}
+	w := Work{LLM: OfflineLLM{}, Now: time.Now}
+	if !w.Idle(s) {
+		t.Errorf("finished conversation still calls for %v", w.Jobs(s))
+	}
+}
+
+// A kill -9 while the tool call is in flight; the next run redoes the call
+// and finishes the answer.
+func TestRerunAfterKillContinuesTheConversation(t *testing.T) {
+	dir := t.TempDir()
+	first := exec.Command(os.Args[0], "-data", dir, "-tool-delay", "1h")
+	first.Env = append(os.Environ(), asProgram+"=1")
+	stdin, err := first.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := first.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Stderr = os.Stderr
+	if err := first.Start(); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(stdin, "one two three four five\n")
+	lines := bufio.NewScanner(stdout)
+	deadline := time.AfterFunc(30*time.Second, func() { first.Process.Kill() })
+	for lines.Scan() && !strings.Contains(lines.Text(), "[calls word-count") {
+	}
+	deadline.Stop()
+	// The tool call is journaled and running: kill the agent now.
+	if err := first.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	first.Wait()
+
+	second := exec.Command(os.Args[0], "-data", dir)
+	second.Env = append(os.Environ(), asProgram+"=1")
+	second.Stdin = strings.NewReader("") // nothing new to say
+	var out bytes.Buffer
+	second.Stdout = &out
+	second.Stderr = os.Stderr
+	done := make(chan error, 1)
+	if err := second.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- second.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("second run: %v\n%s", err, out.String())
+		}
+	case <-time.After(30 * time.Second):
+		second.Process.Kill()
+		t.Fatalf("second run did not finish:\n%s", out.String())
+	}
+	assertInOrder(t, out.String(), []string{
+		"you: one two three four five", // restored
+		`  [calls word-count("one two three four five")]`,
+		"→ 5]", // the tool call, redone
+		"assistant: Your message has 5 words.",
+	})
+
+	// Each input is in the journal once: the tool result exactly once,
+	// though the call ran twice.
+	store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
+		Codec: journal.JSONGob[decl.AgentState](decl.DecodeInput),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close(context.Background())
+	entries, err := m.Inputs(0, m.Seq())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range entries {
+		types = append(types, e.Input.InputType())
+	}
+	want := "set-system-prompt send-user-message send-assistant-message send-tool-message send-assistant-message"
+	if got := strings.Join(types, " "); got != want {
+		t.Errorf("journal = %s\nwant      %s", got, want)
+	}
+}
+
+func assertInOrder(t *testing.T, out string, want []string) {
+	t.Helper()
+	rest := out
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("output lacks %q after the earlier lines:\n%s", w, out)
+		}
+		rest = rest[i+len(w):]
+	}
+}
