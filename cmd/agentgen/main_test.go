@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -51,6 +52,9 @@ func TestScripts(t *testing.T) {
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("TOOLKIT", root)
 			e.Setenv("GOWORK", "off")
+			// A race-enabled agentgen waits a second before exiting, by
+			// default, for late race reports; the scripts run it dozens of times.
+			e.Setenv("GORACE", strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 			if _, err := exec.LookPath("go"); err != nil {
 				return nil // the scripts that need it skip: [!exec:go]
 			}
