@@ -108,7 +108,11 @@ func initAgent(stdout, stderr io.Writer, dir, module, toolkitDir string) error {
 			return fail(exitFailed, fmt.Errorf("the agent is written, but go mod tidy failed in %s: %w", dir, err))
 		}
 	}
-	fmt.Fprintf(stdout, "run it: cd %s && go run .\n", dir)
+	if filepath.Clean(dir) == "." {
+		fmt.Fprintln(stdout, "run it: go run .")
+	} else {
+		fmt.Fprintf(stdout, "run it: cd %s && go run .\n", dir)
+	}
 	return nil
 }
 

@@ -3,11 +3,13 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/decl"
 	"github.com/moora-go/moora/impl/agent"
 )
@@ -89,6 +91,51 @@ func TestTransitionRoutes(t *testing.T) {
 		}
 	}()
 	agent.Transition(s, nil)
+}
+
+// TestDurableStarter builds the durable agent from the same pieces as
+// Create, as the package doc shows: the conversation survives a restart.
+func TestDurableStarter(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	open := func() (*journal.Machine[decl.AgentState, decl.AgentInput], func()) {
+		store, err := journal.OpenBolt(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
+			Codec:  journal.JSON[decl.AgentState](decl.DecodeInput),
+			Effect: agent.Effect(decl.EffectFns{Llm: echo}),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return m, func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := m.Close(ctx); err != nil {
+				t.Error(err)
+			}
+			if err := store.Close(); err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	m, closeIt := open()
+	if err := m.Dispatch(context.Background(), decl.SendUserMessage{ID: "u1", Content: "hello", Timestamp: 1}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for len(m.Current().AssiMessages) == 0 && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	closeIt()
+
+	m, closeIt = open()
+	defer closeIt()
+	s := m.Current()
+	if len(s.UserMessages) != 1 || len(s.AssiMessages) != 1 || s.AssiMessages[0].Content != "echo: hello" {
+		t.Errorf("state after a restart = %+v", s)
+	}
 }
 
 // A chat of one message: the llm's effect, injected at Create, answers it.
