@@ -91,3 +91,88 @@ func ExampleWriteGraph() {
 	//   actor_llm -->|"prompt"| actor_user
 	//   actor_llm -->|"reply"| actor_llm
 }
+
+// The functions written by hand in impl/, where agentgen creates their stubs
+// and how they must be declared.
+func ExampleImplFuncs() {
+	m, err := modelgen.LoadBytes("agent.yaml", []byte(chat))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, fn := range modelgen.ImplFuncs(m) {
+		fmt.Printf("%s\n\t%s\n", fn.Path, fn.Signature())
+	}
+	// Output:
+	// impl/initials/user.go
+	// 	func User() decl.StateOfUser
+	// impl/transitions/user_ask.go
+	// 	func Ask(state decl.StateOfUser, input decl.Ask) decl.StateOfUser
+	// impl/initials/llm.go
+	// 	func Llm() decl.StateOfLlm
+	// impl/transitions/llm_answer.go
+	// 	func Answer(state decl.StateOfLlm, input decl.Answer) decl.StateOfLlm
+}
+
+// Generate decl/ and impl/ for a tree that has some hand-written code, and
+// see what the scan of it reports.
+func ExampleScanImpl() {
+	m, err := modelgen.LoadBytes("agent.yaml", []byte(chat))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	dir, err := os.MkdirTemp("", "example")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(dir)
+	// The user's transition, written by hand, and one of an input since removed.
+	os.MkdirAll(dir+"/impl/transitions", 0o755)
+	os.WriteFile(dir+"/impl/transitions/user_ask.go", []byte(`package transitions
+
+import "example.com/chat/decl"
+
+func Ask(state decl.StateOfUser, input decl.Ask) decl.StateOfUser {
+	state.Prompt = input.Prompt
+	return state
+}
+`), 0o644)
+	os.WriteFile(dir+"/impl/transitions/user_shout.go", []byte(`package transitions
+
+import "example.com/chat/decl"
+
+func Shout(state decl.StateOfUser, input decl.Shout) decl.StateOfUser { return state }
+`), 0o644)
+
+	scan, err := modelgen.ScanImpl(dir, m)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, f := range scan.Findings {
+		fmt.Println(f.Kind, f.Path, f.Line)
+	}
+	out, err := modelgen.Generate(m, modelgen.Decl, modelgen.Impl(scan))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, f := range out.Files {
+		if strings.HasPrefix(f.Path, "impl/") {
+			fmt.Println(f.Path, f.Owned)
+		}
+	}
+	// Output:
+	// orphan impl/transitions/user_shout.go 5
+	// impl/agent/create.go true
+	// impl/agent/effect.go true
+	// impl/agent/initial.go true
+	// impl/agent/transition.go true
+	// impl/initials/initials.gen.go true
+	// impl/initials/llm.go false
+	// impl/initials/user.go false
+	// impl/transitions/llm_answer.go false
+	// impl/transitions/transitions.gen.go true
+}

@@ -270,7 +270,7 @@ func TestScanImpl(t *testing.T) {
 				"impl/initials/user.go": "package initials\n\ntype StateOfUser struct{}\n\nfunc User() StateOfUser { return StateOfUser{} }\n",
 			},
 			found: []string{"initials.User"},
-			want:  []string{"impl/initials/user.go:5:1: func User() StateOfUser is the initial state of actor user, which must be declared as func User() decl.StateOfUser"},
+			want:  []string{"impl/initials/user.go:5:1: func User() StateOfUser is the initial state of actor user, which must be declared as func User() decl.StateOfUser, with decl the package example.com/atomic/decl, which this file does not import"},
 		},
 		{
 			name: "generated files and ignored files are not read",

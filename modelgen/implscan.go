@@ -260,8 +260,11 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 			scan.Found[fn.Package()+"."+fn.Name] = true
 			claimed[d.file] = true
 			if !signatureMatches(d.fd, d.file.decl, fn) {
-				add(WrongSignature, d.file.path, d.fd.Pos(), fn, fmt.Sprintf("%s is %s, which must be declared as %s",
-					funcString(fset, d.fd), what, fn.Signature()))
+				msg := fmt.Sprintf("%s is %s, which must be declared as %s", funcString(fset, d.fd), what, fn.Signature())
+				if d.file.decl == "" {
+					msg += fmt.Sprintf(", with decl the package %s, which this file does not import", declPath(m))
+				}
+				add(WrongSignature, d.file.path, d.fd.Pos(), fn, msg)
 				continue
 			}
 			if call, lit := stubPanic(d.fd); call != nil {
