@@ -204,8 +204,10 @@ func Open[S, I any](store Store, def automata.Definition[S, I], opts Options[S, 
 			events(automata.Event[S, I]{Kind: e.Kind, Input: e.Input, Key: e.Key, Err: e.Err, State: e.State.state})
 		}))
 	}
-	go m.commitLoop()
 	m.inner = automata.NewMoore(inner, func(v versioned[S]) versioned[S] { return v }, innerOpts...)
+	// Only now: the committer applies inputs to m.inner. Inputs that the
+	// jobs of the restored state dispatch meanwhile wait in m.pending.
+	go m.commitLoop()
 	return m, nil
 }
 
