@@ -1,16 +1,17 @@
 package transitions
 
 import (
-	"slices"
+	"github.com/moora-go/moora/automata"
 
 	"github.com/moora-go/moora/decl"
 )
 
 // SendAssiMessage adds the llm's reply to its messages.
 func SendAssiMessage(state decl.StateOfLlm, input decl.SendAssiMessage) decl.StateOfLlm {
-	// The previous state may share the backing array: append to a clipped
-	// slice, so that append copies instead of writing into it.
-	state.AssiMessages = append(slices.Clip(state.AssiMessages), decl.AssiMessage{
+	// automata.Append, not append: the previous state may share the
+	// backing array, and Append never writes where another state can see
+	// (yet stays O(1), unlike copying the whole slice on every message).
+	state.AssiMessages = automata.Append(state.AssiMessages, decl.AssiMessage{
 		ID:        input.ID,
 		Content:   input.Content,
 		Timestamp: input.Timestamp,

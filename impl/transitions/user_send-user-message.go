@@ -1,16 +1,17 @@
 package transitions
 
 import (
-	"slices"
+	"github.com/moora-go/moora/automata"
 
 	"github.com/moora-go/moora/decl"
 )
 
 // SendUserMessage adds the message the user sent to the user's messages.
 func SendUserMessage(state decl.StateOfUser, input decl.SendUserMessage) decl.StateOfUser {
-	// The previous state may share the backing array: append to a clipped
-	// slice, so that append copies instead of writing into it.
-	state.UserMessages = append(slices.Clip(state.UserMessages), decl.UserMessage{
+	// automata.Append, not append: the previous state may share the
+	// backing array, and Append never writes where another state can see
+	// (yet stays O(1), unlike copying the whole slice on every message).
+	state.UserMessages = automata.Append(state.UserMessages, decl.UserMessage{
 		ID:        input.ID,
 		Content:   input.Content,
 		Timestamp: input.Timestamp,

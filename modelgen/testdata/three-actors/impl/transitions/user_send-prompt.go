@@ -8,7 +8,7 @@ import "example.com/golden/three-actors/decl"
 // agentgen created this stub once and never changes it: the body is yours.
 // It must be pure and deterministic (no clock, randomness or I/O; time
 // arrives inside inputs), and it must not write into memory the given state
-// can reach: append to slices.Clip(s), copy a map before changing it.
+// can reach: append with automata.Append, copy a map before changing it.
 func SendPrompt(state decl.StateOfUser, input decl.SendPrompt) decl.StateOfUser {
 	panic("not implemented: user/send-prompt")
 }
