@@ -9,8 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/decl"
+	"github.com/moora-go/moora/impl/agent"
 )
 
 // BenchmarkDurableDispatch: producers goroutines each dispatch and wait for
@@ -52,46 +53,24 @@ func BenchmarkDurableDispatch(b *testing.B) {
 	}
 }
 
-// Chat is the starter model's state: the messages of the user and of the
-// llm. Storage and recovery are measured on it.
-type chat struct {
-	UserMessages []message `json:"userMessages"`
-	AssiMessages []message `json:"assiMessages"`
+// starter is the repository's own starter agent (agent.yaml at the root,
+// generated into decl/ and impl/): storage and recovery are measured on it.
+var starter = agent.Definition()
+
+func starterCodec() journal.Codec[decl.AgentState, decl.AgentInput] {
+	return journal.JSONGob[decl.AgentState](decl.DecodeInput)
 }
 
-type message struct {
-	ID        string `json:"id"`
-	Content   string `json:"content"`
-	Timestamp int64  `json:"timestamp"`
-}
-
-type chatInput struct {
-	Type string `json:"type"` // send-user-message or send-assi-message
-	message
-}
-
-var chatModel = automata.Definition[chat, chatInput]{
-	Initial: func() chat { return chat{} },
-	Transition: func(c chat, in chatInput) chat {
-		if in.Type == "send-user-message" {
-			c.UserMessages = automata.Append(c.UserMessages, in.message)
-		} else {
-			c.AssiMessages = automata.Append(c.AssiMessages, in.message)
-		}
-		return c
-	},
-}
-
-func chatMessage(i int) chatInput {
-	typ := "send-user-message"
+// starterMessage is the i-th message of a conversation: the user's and the
+// llm's in turn.
+func starterMessage(i int) decl.AgentInput {
+	id := fmt.Sprintf("msg-%07d", i)
+	const content = "a chat message of a typical length, some sixty characters."
+	ts := 1_700_000_000_000 + int64(i)
 	if i%2 == 1 {
-		typ = "send-assi-message"
+		return decl.SendAssiMessage{ID: id, Content: content, Timestamp: ts}
 	}
-	return chatInput{Type: typ, message: message{
-		ID:        fmt.Sprintf("msg-%07d", i),
-		Content:   "a chat message of a typical length, some sixty characters.",
-		Timestamp: 1_700_000_000_000 + int64(i),
-	}}
+	return decl.SendUserMessage{ID: id, Content: content, Timestamp: ts}
 }
 
 // TestStorageGrowsWithInputsNotState reports the bytes stored per input of
@@ -104,13 +83,13 @@ func TestStorageGrowsWithInputsNotState(t *testing.T) {
 	}
 	perInput := map[int]float64{}
 	for _, n := range []int{100, 10_000, 100_000} {
-		path := filepath.Join(t.TempDir(), "chat.db")
+		path := filepath.Join(t.TempDir(), "starter.db")
 		store, err := journal.OpenBolt(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		m, err := journal.Open(store, chatModel, journal.Options[chat, chatInput]{
-			Codec: journal.JSON[chat, chatInput](nil), SnapshotEvery: 1_000, KeepSnapshots: 2, Compact: true,
+		m, err := journal.Open(store, starter, journal.Options[decl.AgentState, decl.AgentInput]{
+			Codec: starterCodec(), SnapshotEvery: 1_000, KeepSnapshots: 2, Compact: true,
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -121,8 +100,8 @@ func TestStorageGrowsWithInputsNotState(t *testing.T) {
 		for range 16 {
 			wg.Go(func() {
 				for i := int(next.Add(1)); i <= n; i = int(next.Add(1)) {
-					in := chatMessage(i)
-					data, _ := journal.JSON[chat, chatInput](nil).EncodeInput(in)
+					in := starterMessage(i)
+					data, _ := starterCodec().EncodeInput(in)
 					atomic.AddInt64(&inputBytes, int64(len(data)))
 					if err := m.Dispatch(context.Background(), in); err != nil {
 						t.Error(err)
@@ -163,7 +142,7 @@ func TestStorageGrowsWithInputsNotState(t *testing.T) {
 // 990,000.
 func BenchmarkRecover(b *testing.B) {
 	const total, every = 1_000_000, 10_000
-	codec := journal.JSONGob[chat, chatInput](nil)
+	codec := starterCodec()
 	for _, tc := range []struct {
 		name      string
 		snapshots []int // seqs
@@ -173,15 +152,15 @@ func BenchmarkRecover(b *testing.B) {
 		{"crash", []int{total - 2*every, total - every}, total - 1},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
-			path := filepath.Join(b.TempDir(), "chat.db")
-			buildChatStore(b, path, codec, tc.journal, tc.snapshots)
+			path := filepath.Join(b.TempDir(), "starter.db")
+			buildStarterStore(b, path, codec, tc.journal, tc.snapshots)
 			b.ResetTimer()
 			for b.Loop() {
 				store, err := journal.OpenBolt(path)
 				if err != nil {
 					b.Fatal(err)
 				}
-				m, err := journal.Open(store, chatModel, journal.Options[chat, chatInput]{Codec: codec, SkipCloseSnapshot: true})
+				m, err := journal.Open(store, starter, journal.Options[decl.AgentState, decl.AgentInput]{Codec: codec, SkipCloseSnapshot: true})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -198,25 +177,25 @@ func BenchmarkRecover(b *testing.B) {
 	}
 }
 
-// buildChatStore writes what a run of the starter model would leave: the
+// buildStarterStore writes what a run of the starter model would leave: the
 // journal of inputs 1..last and the snapshots at the given seqs.
-func buildChatStore(b *testing.B, path string, codec journal.Codec[chat, chatInput], last int, snapshots []int) {
+func buildStarterStore(b *testing.B, path string, codec journal.Codec[decl.AgentState, decl.AgentInput], last int, snapshots []int) {
 	b.Helper()
 	store, err := journal.OpenBolt(path)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	state := chatModel.Initial()
+	state := starter.Initial()
 	var batch []journal.Record
 	for seq := 1; seq <= last; seq++ {
-		in := chatMessage(seq)
+		in := starterMessage(seq)
 		payload, err := codec.EncodeInput(in)
 		if err != nil {
 			b.Fatal(err)
 		}
 		batch = append(batch, journal.Record{Seq: uint64(seq), Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: uint64(seq), UnixNano: int64(seq), Payload: payload})})
-		state = chatModel.Transition(state, in)
+		state = starter.Transition(state, in)
 		if len(batch) == 10_000 || seq == last {
 			if err := store.Append(batch); err != nil {
 				b.Fatal(err)

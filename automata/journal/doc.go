@@ -47,10 +47,11 @@
 // are deleted. Storage per input is the input's bytes plus about 25 bytes
 // (the frame, and the key in bbolt) — it does not grow with the state, as a
 // full checkpoint per input would; the snapshots add the size of the state a
-// bounded number of times. TestStorageGrowsWithInputsNotState measures it for
-// a conversation of 100, 10,000 and 100,000 messages (snapshots every 1,000,
-// two kept, compacted): 288, 241 and 236 bytes stored per input, of which
-// 144 are the input itself.
+// bounded number of times. TestStorageGrowsWithInputsNotState measures it on
+// the starter agent for a conversation of 100, 10,000 and 100,000 messages
+// (JSONGob, snapshots every 1,000, two kept, compacted): 254, 172 and 164
+// bytes stored per input, of which 144 are the input itself; the journal
+// alone, before any compaction, is 169 bytes per input.
 //
 // # Records, corruption and recovery
 //
@@ -101,10 +102,13 @@
 //
 //	BenchmarkDurableDispatch/producers=1    2,290 inputs/s  1 fsync per input
 //	BenchmarkDurableDispatch/producers=64  67,000-86,000 inputs/s (quiet machine); 43,000-62,000 under a concurrent build  ~0.017 fsyncs per input
-//	BenchmarkRecover/clean                  0.36 s  1,000,000 starter-model inputs, snapshot at the last one
-//	BenchmarkRecover/crash                  0.50 s  the same, crashed before the last snapshot: 9,999 inputs replayed
+//	BenchmarkRecover/clean                  0.30-0.53 s  1,000,000 starter-agent inputs, snapshot at the last one
+//	BenchmarkRecover/crash                  0.65-0.68 s  the same, crashed before the last snapshot: 9,999 inputs replayed
 //
-// Recovery is dominated by decoding the snapshot (a 1,000,000-message state,
-// 82 MB as gob); replay is cheap because the starter's transitions append
-// with automata.Append, in amortized O(1).
+// (BenchmarkRecover ran with the load average at 3.5 from a concurrent build.)
+// Recovery is decoding the snapshot (a 1,000,000-message state, 82 MB as
+// gob) and replaying the inputs after it, each decoded and validated by
+// decl.DecodeInput; the replay is cheap because the starter's transitions
+// append with automata.Append, in amortized O(1), where copying the message
+// slice would make 9,999 inputs cost minutes.
 package journal
