@@ -99,3 +99,14 @@ func TestStatefulUpdateFromAnotherGoroutineReruns(t *testing.T) {
 		t.Fatalf("locals = %v, want %v", locals, want)
 	}
 }
+
+func TestWithEffectGivenTwiceRunsBoth(t *testing.T) {
+	var ran []string
+	first := func(int, automata.Dispatch[int]) { ran = append(ran, "first") }
+	second := func(int, automata.Dispatch[int]) { ran = append(ran, "second") }
+	automata.NewMoore(counter, func(n int) int { return n },
+		automata.WithEffect(first), automata.WithEffect(second))
+	if want := []string{"first", "second"}; !slices.Equal(ran, want) {
+		t.Fatalf("effects ran %v, want %v", ran, want)
+	}
+}

@@ -17,8 +17,17 @@ type config[S, I any] struct {
 // combine with Sequential or Parallel; an actor's effect on its own view is
 // adapted with Project. The effect runs on the goroutine applying inputs, and
 // its dispatch is the machine's Dispatch.
+//
+// WithEffect may be given more than once: the effects run in the order
+// given, as Sequential runs them.
 func WithEffect[S, I any](effect Effect[S, I]) Option[S, I] {
-	return func(c *config[S, I]) { c.effect = effect }
+	return func(c *config[S, I]) {
+		if c.effect != nil {
+			c.effect = Sequential(c.effect, effect)
+			return
+		}
+		c.effect = effect
+	}
 }
 
 // WithJobs reconciles keyed jobs with the state, as Moorex does: each time
