@@ -62,6 +62,11 @@ func build(src *source, spec *Spec) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b.checkInputSchema(schema); d.errors() > 0 {
+		d.list.sort()
+		d.list = slices.CompactFunc(d.list, func(x, y *Diagnostic) bool { return x.String() == y.String() })
+		return nil, slices.DeleteFunc(d.list, func(x *Diagnostic) bool { return x.Severity == Warning })
+	}
 	b.m.InputSchema = schema
 	return b.m, nil
 }

@@ -722,7 +722,7 @@ func (e *declEmitter) inputSchema(f *jen.File) {
 "inputs", by type, and the shared types they use under "$defs".`)
 	f.Const().Id("inputSchemaJSON").Op("=").Add(lit)
 	f.Line()
-	const url = "agentgen:inputs.schema.json"
+	const url = inputSchemaURL
 	comment(f, "inputSchemas compiles the input schemas once.")
 	f.Var().Id("inputSchemas").Op("=").Qual("sync", "OnceValues").Call(
 		jen.Func().Params().Params(jen.Map(jen.String()).Op("*").Qual(jsonschemaPath, "Schema"), jen.Error()).Block(

@@ -3,11 +3,20 @@ package modelgen
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
 )
+
+// inputSchemaURL is the URL under which generated code compiles the input
+// schema document.
+const inputSchemaURL = "agentgen:inputs.schema.json"
 
 // inputSchema builds the JSON Schema document generated code validates
 // inputs against: each input's schema with its "type" discriminator added,
@@ -71,6 +80,144 @@ func (b *builder) inputSchema() ([]byte, error) {
 		return nil, fmt.Errorf("encoding the input schema: %w", err)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+}
+
+// checkInputSchema compiles the input schema document as generated code
+// does, and reports what the validator rejects at its place in the spec.
+// The spec schema rejects what is known not to compile (multipleOf: 0, an
+// empty allOf); this makes sure that no spec that loads generates a
+// DecodeInput that fails on every input.
+//
+// Each $defs type and input is checked against the JSON Schema meta-schema
+// on its own first: compiling the document stops at its first invalid part.
+func (b *builder) checkInputSchema(doc []byte) {
+	meta, err := metaSchema()
+	if err != nil {
+		b.d.at("/inputs", err.Error(), "")
+		return
+	}
+	var parts map[string]any
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	dec.UseNumber()
+	if err := dec.Decode(&parts); err != nil {
+		b.d.at("/inputs", fmt.Sprintf("re-reading the input schemas: %v", err), "")
+		return
+	}
+	invalid := false
+	for _, key := range []string{"$defs", "inputs"} {
+		part, _ := parts[key].(map[string]any)
+		for _, name := range slices.Sorted(maps.Keys(part)) {
+			if err := meta.Validate(part[name]); err != nil {
+				invalid = true
+				b.reportCompileError("/"+key+"/"+escapePointer(name), err)
+			}
+		}
+	}
+	if invalid {
+		return
+	}
+	c := newInputCompiler()
+	if err := c.AddResource(inputSchemaURL, bytes.NewReader(doc)); err != nil {
+		b.d.at("/inputs", fmt.Sprintf("the run-time validator cannot read the input schemas: %v", err), "")
+		return
+	}
+	for _, in := range b.m.Inputs {
+		if _, err := c.Compile(inputSchemaURL + "#/inputs/" + escapePointer(in.Name)); err != nil {
+			b.reportCompileError("/inputs/"+escapePointer(in.Name), err)
+		}
+	}
+}
+
+// metaSchema is the JSON Schema 2020-12 meta-schema, which the validator
+// has built in.
+var metaSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
+	s, err := newInputCompiler().Compile("https://json-schema.org/draft/2020-12/schema")
+	if err != nil {
+		return nil, fmt.Errorf("compiling the JSON Schema meta-schema: %w", err)
+	}
+	return s, nil
+})
+
+// newInputCompiler returns a compiler configured like the one of generated
+// code.
+func newInputCompiler() *jsonschema.Compiler {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.AssertFormat = true
+	return c
+}
+
+// reportCompileError reports why the part of the input schema document at
+// docPtr does not compile.
+func (b *builder) reportCompileError(docPtr string, err error) {
+	const msg = "the run-time validator of inputs rejects this schema: %s"
+	const hint = "fix or remove the keyword; DecodeInput could not validate any input"
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		var se *jsonschema.SchemaError
+		if errors.As(err, &se) && se.Err != nil {
+			err = se.Err
+		}
+		b.d.atKey(b.specPointer(docPtr), fmt.Sprintf(msg, strings.TrimPrefix(err.Error(), "jsonschema: ")), hint)
+		return
+	}
+	var walk func(e *jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			b.d.at(b.specPointer(docPtr+fromSchemaPointer(e.InstanceLocation)), fmt.Sprintf(msg, e.Message), hint)
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+}
+
+// specPointer maps a location in the input schema document to the spec
+// element it came from: the nearest one when the document was rewritten
+// there (the "type" discriminator, a oneOf, an input that is a $ref). A
+// location outside any input or $defs type maps to the inputs.
+func (b *builder) specPointer(docPtr string) string {
+	toks := splitPointer(docPtr)
+	if len(toks) < 2 {
+		return "/inputs"
+	}
+	var ptr string
+	switch toks[0] {
+	case "inputs":
+		for _, in := range b.m.Inputs {
+			if in.Name == toks[1] {
+				ptr = "/inputs/" + escapePointer(in.Actor.Name) + "/" + escapePointer(in.Name)
+			}
+		}
+	case "$defs":
+		ptr = "/$defs/" + escapePointer(toks[1])
+	}
+	if ptr == "" {
+		return "/inputs"
+	}
+	rest := toks[2:]
+	for len(rest) > 0 {
+		n := b.d.src.node(ptr)
+		if n == nil {
+			break
+		}
+		// A oneOf became allOf: [{if: ..., then: variant}, ...].
+		if n.get("oneOf") != nil && len(rest) >= 3 && rest[0] == "allOf" && rest[2] == "then" {
+			ptr += "/oneOf/" + rest[1]
+			rest = rest[3:]
+			continue
+		}
+		if n.get("$ref") != nil && rest[0] == "allOf" {
+			break // an input that is a $ref became allOf: [{$ref}]
+		}
+		if _, ok := b.d.src.lookup(ptr + "/" + escapePointer(rest[0])); !ok {
+			break
+		}
+		ptr += "/" + escapePointer(rest[0])
+		rest = rest[1:]
+	}
+	return ptr
 }
 
 // runtimeSchema returns the schema at ptr in the spec as generic JSON for

@@ -63,10 +63,10 @@ type Schema struct {
 	// variants are told apart.
 	Const json.RawMessage `json:"const,omitempty"`
 	// AllOf merges object schemas into one struct.
-	AllOf []*Schema `json:"allOf,omitempty"`
+	AllOf []*Schema `json:"allOf,omitempty" jsonschema:"minItems=1"`
 	// OneOf lists object schemas told apart by a const property; it becomes
 	// a sealed interface.
-	OneOf []*Schema `json:"oneOf,omitempty"`
+	OneOf []*Schema `json:"oneOf,omitempty" jsonschema:"minItems=1"`
 	// Default documents the value to assume when the property is absent.
 	Default json.RawMessage `json:"default,omitempty"`
 
@@ -78,8 +78,8 @@ type Schema struct {
 	ExclusiveMinimum json.Number `json:"exclusiveMinimum,omitempty"`
 	// ExclusiveMaximum is a number the value must stay below.
 	ExclusiveMaximum json.Number `json:"exclusiveMaximum,omitempty"`
-	// MultipleOf is a number the value must be a multiple of.
-	MultipleOf json.Number `json:"multipleOf,omitempty"`
+	// MultipleOf is a number greater than 0 the value must be a multiple of.
+	MultipleOf json.Number `json:"multipleOf,omitempty" jsonschema:"exclusiveMinimum=0"`
 	// MinLength is the smallest allowed string length, in characters.
 	MinLength *int `json:"minLength,omitempty" jsonschema:"minimum=0"`
 	// MaxLength is the largest allowed string length, in characters.

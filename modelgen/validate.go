@@ -264,8 +264,19 @@ func reportValidation(d *diags, prefix string, e *jsonschema.ValidationError) {
 		}
 		d.at(inst, e.Message, "")
 	case "minItems":
-		if inst == "/actors" {
+		switch {
+		case inst == "/actors":
 			d.at(inst, "no actors", "list at least one actor")
+		case path.Base(inst) == "allOf" && kloc == "/$defs/Schema/properties/allOf/minItems":
+			d.atKey(inst, "allOf has no members", "list the object schemas it merges, or remove it")
+		case path.Base(inst) == "oneOf" && kloc == "/$defs/Schema/properties/oneOf/minItems":
+			d.atKey(inst, "oneOf has no variants", "list the object schemas it chooses between")
+		default:
+			d.at(inst, e.Message, "")
+		}
+	case "exclusiveMinimum":
+		if path.Base(inst) == "multipleOf" && kloc == "/$defs/Schema/properties/multipleOf/exclusiveMinimum" {
+			d.at(inst, fmt.Sprintf("multipleOf must be greater than 0, not %s", d.src.node(inst).appendJSON(nil)), "")
 			return
 		}
 		d.at(inst, e.Message, "")
