@@ -32,7 +32,8 @@
 // handing plain data to the next:
 //
 //  1. parse: YAML (yaml.v3) or JSON (*.json) into a tree that keeps the
-//     line and column of every key and value;
+//     line and column of every key and value; duplicate and empty keys are
+//     errors;
 //  2. validate: the tree against the spec's JSON Schema (SpecSchema,
 //     produced from the Spec types with invopop/jsonschema) with
 //     santhosh-tekuri/jsonschema/v5; every leaf error is reported, at the

@@ -250,12 +250,58 @@ func elementName(ptr string) string {
 }
 
 // parseSpec parses a spec document: JSON when the file name ends in .json,
-// YAML otherwise.
+// YAML otherwise. It rejects empty keys, which name nothing and which JSON
+// Pointers in the validator's errors cannot tell from their parent.
 func parseSpec(file string, data []byte) (*node, error) {
+	var root *node
+	var err error
 	if strings.HasSuffix(strings.ToLower(file), ".json") {
-		return parseJSON(file, data)
+		root, err = parseJSON(file, data)
+	} else {
+		root, err = parseYAML(file, data)
 	}
-	return parseYAML(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if ds := emptyKeys(root); len(ds) > 0 {
+		return nil, ds
+	}
+	return root, nil
+}
+
+// emptyKeys reports every empty key of the document, except inside the
+// value of an empty key.
+func emptyKeys(root *node) Diagnostics {
+	var ds Diagnostics
+	var path []string
+	var walk func(n *node)
+	walk = func(n *node) {
+		switch n.kind {
+		case arrayNode:
+			for i, it := range n.items {
+				path = append(path, strconv.Itoa(i))
+				walk(it)
+				path = path[:len(path)-1]
+			}
+		case objectNode:
+			for i, k := range n.keys {
+				if k == "" {
+					elem := ""
+					if len(path) > 0 {
+						elem = elementName("/" + strings.Join(path, "/"))
+					}
+					ds = append(ds, &Diagnostic{Pos: n.keyPos[i], Element: elem, Message: `empty key ""`, Hint: "every key of a spec is a name or a keyword; give it one"})
+					continue
+				}
+				path = append(path, escapePointer(k))
+				walk(n.vals[i])
+				path = path[:len(path)-1]
+			}
+		}
+	}
+	walk(root)
+	ds.sort()
+	return ds
 }
 
 // lineIndex converts byte offsets to positions.
