@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -40,6 +41,7 @@ func build(src *source, spec *Spec) (*Model, error) {
 		}
 	}
 	b.names.reserve("agentgen", "Actor", "Actors", "AgentState", "AgentInput", "EffectFns", "DecodeInput")
+	b.checkDescriptions()
 	b.buildActors()
 	b.buildDefs()
 	b.buildObservations()
@@ -1223,6 +1225,34 @@ func fieldNames(fs []*Field) string {
 	return strings.Join(names, ", ")
 }
 
+// checkDescriptions reports a description that cannot become a Go comment:
+// one holding NUL or another control character (tabs and line breaks
+// aside) or a byte order mark, which go/format rejects or which would not
+// show in an editor.
+func (b *builder) checkDescriptions() {
+	forEachSchema(b.d.src.root, func(ptr string, n *node) {
+		desc := n.get("description")
+		if desc == nil || desc.kind != stringNode {
+			return
+		}
+		for _, r := range desc.str {
+			var what string
+			switch {
+			case r == '\t' || r == '\n' || r == '\r':
+				continue
+			case unicode.IsControl(r):
+				what = fmt.Sprintf("the control character %U", r)
+			case r == '\uFEFF':
+				what = "a byte order mark (U+FEFF)"
+			default:
+				continue
+			}
+			b.d.at(ptr+"/description", fmt.Sprintf("description holds %s, which a Go doc comment cannot hold", what), "remove it")
+			return
+		}
+	})
+}
+
 // docOr returns the schema's description followed by its default, or def
 // when it has neither.
 func (s *Schema) docOr(def string) string {
@@ -1231,12 +1261,19 @@ func (s *Schema) docOr(def string) string {
 	}
 	doc := s.Description
 	if s.Default != nil {
-		doc = strings.TrimSpace(doc + "\n\nDefault: " + string(s.Default))
+		doc = strings.TrimSpace(doc + "\n\nDefault: " + string(escapeBOM(s.Default)))
 	}
 	if doc == "" {
 		return def
 	}
 	return doc
+}
+
+// escapeBOM writes each byte order mark in a JSON text as the escape
+// \ufeff, which means the same: Go source cannot hold U+FEFF but at its
+// start. JSON text has the character only inside strings.
+func escapeBOM(j []byte) []byte {
+	return bytes.ReplaceAll(j, []byte("\uFEFF"), []byte(`\ufeff`))
 }
 
 // sameSchema compares two schemas, ignoring descriptions.

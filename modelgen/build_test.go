@@ -63,3 +63,31 @@ inputs:
 		t.Errorf("diagnostics\ngot:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 	}
 }
+
+// TestGenerateByteOrderMarkInValues checks that a byte order mark in an
+// enum value, a const, a pattern or a default, which are data and not
+// rejected, does not break the generated Go source: Go cannot hold U+FEFF
+// but at its start, so the input schema and the doc comments escape it.
+func TestGenerateByteOrderMarkInValues(t *testing.T) {
+	const spec = `{"version": 1, "package": "example.com/agent", "actors": ["user"],
+ "observations": {"user": {"user": {"mood": {"type": "string", "enum": ["\ufeffa", "b"], "default": "\ufeffa"}}}},
+ "inputs": {"user": {"feel": {"type": "object",
+   "properties": {
+     "mood": {"type": "string", "enum": ["\ufeffa", "b"], "default": "\ufeffa"},
+     "text": {"type": "string", "pattern": "^\ufeff"},
+     "kind": {"const": "\ufeff"}},
+   "required": ["kind"]}}}}`
+	m, err := LoadBytes("agent.json", []byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := Generate(m, Decl, Impl(nil))
+	if err != nil {
+		t.Fatalf("generating: %v", err)
+	}
+	for _, f := range out.Files {
+		if strings.ContainsRune(string(f.Data), '\uFEFF') {
+			t.Errorf("%s holds a byte order mark", f.Path)
+		}
+	}
+}

@@ -68,7 +68,9 @@
 // observations.user.llm is UserObLlm, what user sees of llm. An input's
 // kebab-case name is its "type" discriminator, so input names are unique
 // across actors. A property is referred to by {$ref: "#/$defs/Name"}.
-// description is allowed on every schema and becomes the Go doc comment.
+// description is allowed on every schema and becomes the Go doc comment, so
+// it holds no control characters but tabs and line breaks, and no byte
+// order mark.
 //
 // When package is absent, Load derives it from the nearest enclosing go.mod:
 // its module path joined with the spec directory's path inside the module.

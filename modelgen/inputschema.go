@@ -79,7 +79,8 @@ func (b *builder) inputSchema() ([]byte, error) {
 	if err := enc.Encode(doc); err != nil {
 		return nil, fmt.Errorf("encoding the input schema: %w", err)
 	}
-	return bytes.TrimSuffix(buf.Bytes(), []byte("\n")), nil
+	// The document becomes a Go raw string: escape what Go cannot hold.
+	return escapeBOM(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
 }
 
 // checkInputSchema compiles the input schema document as generated code
