@@ -343,10 +343,18 @@ func (b *builder) buildInputs() {
 				b.d.at(ptr, "schema is null", "write an object schema")
 				continue
 			}
-			if c := b.classify(s, ptr); c.class != structClass && c.class != refClass {
+			c := b.classify(s, ptr)
+			if c.class != structClass && c.class != refClass {
 				if c.class != invalidClass {
 					b.d.at(ptr, "an input must be an object schema", "give it type: object and properties")
 				}
+				continue
+			}
+			if c.nullable {
+				b.d.at(ptr+"/type", "an input cannot be nullable", `remove "null" from its type; an input is always an object`)
+				continue
+			}
+			if c.class == refClass && !b.inputRef(s.Ref, ptr) {
 				continue
 			}
 			b.fillStruct(decl, s, ptr)
@@ -354,6 +362,58 @@ func (b *builder) buildInputs() {
 			b.m.Inputs = append(b.m.Inputs, in)
 		}
 	}
+}
+
+// inputRef checks that an input that is a $ref names an object type, and
+// reports what it names otherwise.
+func (b *builder) inputRef(ref, ptr string) bool {
+	def := b.refDecl(ref, ptr+"/$ref")
+	if def == nil || !b.fillDef(def) {
+		return false
+	}
+	if def.Kind == StructDecl && b.infos[def] != nil {
+		return true
+	}
+	what, hint := declKindName(def), fmt.Sprintf("refer to an object type, or give the input type: object and a property of type %s", def.Name)
+	if def.Kind == AliasDecl && def.Target != nil && def.Target.Kind == NamedType && def.Target.Decl.Kind == StructDecl {
+		hint = fmt.Sprintf(`refer to "#/$defs/%s" directly`, def.Target.Decl.Name)
+	}
+	b.d.at(ptr+"/$ref", fmt.Sprintf("an input must be an object, but $ref %q names %s, which is %s", ref, def.Name, what), hint)
+	return false
+}
+
+// declKindName says what kind of type a $defs type is, for messages.
+func declKindName(d *TypeDecl) string {
+	switch d.Kind {
+	case StructDecl:
+		return "an object"
+	case EnumDecl:
+		return "an enum"
+	case UnionDecl:
+		return "a oneOf"
+	case AliasDecl:
+		if d.Target != nil && d.Target.Kind == NamedType {
+			return "another name for " + d.Target.Decl.Name
+		}
+	case DefinedDecl:
+		if d.Target != nil {
+			switch d.Target.Kind {
+			case MapType:
+				return "a map"
+			case SliceType:
+				return "an array"
+			case StringType:
+				return "a string"
+			case IntType:
+				return "an integer"
+			case FloatType:
+				return "a number"
+			case BoolType:
+				return "a boolean"
+			}
+		}
+	}
+	return "not an object"
 }
 
 // checkImplNames reports an input whose Go name is an actor's: package

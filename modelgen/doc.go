@@ -161,7 +161,8 @@
 //     agree, and additionalProperties: false in a member does not reject
 //     the merged properties; oneOf variants are objects with one common
 //     const string property with distinct values;
-//   - an input is an object and does not declare "type";
+//   - an input is an object, never nullable (a $ref input names an object
+//     type), and does not declare the property "type";
 //   - no two spec elements map to the same Go identifier (userId and
 //     user_id; a $defs type named StateOfUser), and no actor or input is
 //     named so that generated code would use a Go keyword or a predeclared
