@@ -266,8 +266,10 @@
 // A File is either owned (it carries the header; rewritten when its bytes
 // change, deleted when no longer generated) or not (created once when
 // missing and then left alone: a stub for hand-written code). Write changes
-// only files whose bytes differ, deletes owned .go files in a generator's
-// directories that it no longer produces, and makes all changes or none.
+// only files whose bytes differ, deletes owned .go files directly in a
+// generator's directories (decl, impl/agent, impl/initials,
+// impl/transitions; never in their subdirectories) that it no longer
+// produces, and makes all changes or none.
 // Compare reports modified (with a unified diff), missing and extra files.
 // A file at the path of an owned file that does not carry the header was
 // written by a person: Plan, Write and Compare fail with ErrNotGenerated

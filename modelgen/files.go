@@ -34,8 +34,9 @@ type Generator interface {
 	// Name names the file set in messages: "decl".
 	Name() string
 	// Dirs are the directories, relative to the spec, whose owned files the
-	// generator manages: owned files in them that it no longer produces are
-	// deleted by Write and reported as extra by Compare.
+	// generator manages: owned files directly in them (not in their
+	// subdirectories) that it no longer produces are deleted by Write and
+	// reported as extra by Compare.
 	Dirs() []string
 	// Generate returns the files, sorted by path.
 	Generate(m *Model) ([]File, error)

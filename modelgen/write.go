@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -74,7 +75,9 @@ func Plan(dir string, out *Output) ([]Change, error) {
 }
 
 // extraFiles lists the owned files in the output's directories that the
-// output does not have.
+// output does not have. Only the top level of each directory is looked at:
+// a generator owns the files it writes there, never a subdirectory (a
+// package of its own, testdata), whatever header its files carry.
 func extraFiles(dir string, out *Output) ([]string, error) {
 	generated := make(map[string]bool, len(out.Files))
 	for _, f := range out.Files {
@@ -82,36 +85,25 @@ func extraFiles(dir string, out *Output) ([]string, error) {
 	}
 	var extra []string
 	for _, d := range out.Dirs {
-		root := filepath.Join(dir, filepath.FromSlash(d))
-		err := filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-			if errors.Is(err, fs.ErrNotExist) && p == root {
-				return fs.SkipDir
+		entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(d)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			rel := path.Join(d, e.Name())
+			if !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".go") || generated[rel] {
+				continue
 			}
+			owned, err := fileIsOwned(filepath.Join(dir, filepath.FromSlash(rel)))
 			if err != nil {
-				return err
-			}
-			if !e.Type().IsRegular() || !strings.HasSuffix(p, ".go") {
-				return nil
-			}
-			rel, err := filepath.Rel(dir, p)
-			if err != nil {
-				return err
-			}
-			rel = filepath.ToSlash(rel)
-			if generated[rel] {
-				return nil
-			}
-			owned, err := fileIsOwned(p)
-			if err != nil {
-				return err
+				return nil, err
 			}
 			if owned {
 				extra = append(extra, rel)
 			}
-			return nil
-		})
-		if err != nil {
-			return nil, err
 		}
 	}
 	return extra, nil

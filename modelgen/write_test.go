@@ -119,6 +119,45 @@ func TestPlanAndWrite(t *testing.T) {
 	}
 }
 
+// TestWriteLeavesSubdirectories checks that only the top level of a
+// generator's directories is its own: an owned file in a subdirectory
+// (decl/testdata, a package below impl/agent) is never reported extra nor
+// deleted.
+func TestWriteLeavesSubdirectories(t *testing.T) {
+	dir := t.TempDir()
+	kept := map[string]string{
+		"decl/testdata/fixture.go": owned + "// a fixture\n",
+		"decl/sub/sub.go":          Header + "\n\npackage sub\n",
+		"impl/agent/more/more.go":  Header + "\n\npackage more\n",
+	}
+	writeTree(t, dir, kept)
+	writeTree(t, dir, map[string]string{"decl/gone.go": owned})
+	out := testOutput()
+	out.Dirs = append(out.Dirs, "impl/agent")
+	drift, err := Compare(dir, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range drift {
+		if d.Kind == Extra && d.Path != "decl/gone.go" {
+			t.Errorf("Compare reports %s as extra", d.Path)
+		}
+	}
+	changes, err := Write(dir, out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(changes, Change{"decl/gone.go", Deleted}) {
+		t.Errorf("Write = %v; want decl/gone.go deleted", changes)
+	}
+	got := tree(t, dir)
+	for p, data := range kept {
+		if got[p] != data {
+			t.Errorf("%s = %q after Write, want it left alone", p, got[p])
+		}
+	}
+}
+
 func TestWriteCreatesDirectories(t *testing.T) {
 	dir := t.TempDir()
 	if _, err := Write(dir, testOutput()); err != nil {

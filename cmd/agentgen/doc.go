@@ -123,12 +123,13 @@
 // generate writes the generated files and the missing stubs beside the spec
 // and prints one line per change: "created PATH", "updated PATH" or
 // "deleted PATH", or that the files are up to date. Only files whose bytes
-// change are written. Generated files (those with the header) in decl/ and
-// impl/ that are no longer generated are deleted; other files there are left
-// alone, and a file at the path of a generated one that lacks the header is
-// never overwritten: generate fails and says so. Writing is all or nothing:
-// the new contents go to temporary files beside their targets first, and
-// on any failure the previous tree is restored. What the scan of your code
+// change are written. Generated files (those with the header) directly in
+// decl/, impl/agent/, impl/initials/ or impl/transitions/ that are no longer
+// generated are deleted; other files there and everything in their
+// subdirectories are left alone, and a file at the path of a generated one
+// that lacks the header is never overwritten: generate fails and says so.
+// Writing is all or nothing: the new contents go to temporary files beside
+// their targets first, and on any failure the previous tree is restored. What the scan of your code
 // found is printed on stderr. With --prune, orphans are then moved to
 // impl/_pruned, all or none, one "moved PATH to PATH" line each. Exit
 // status: 0 on success, 1 on an invalid spec or a failure.
