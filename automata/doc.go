@@ -2,6 +2,11 @@
 // definitions, Moore, Mealy and general machines, effects derived from
 // state, and keyed job reconciliation with cancellation.
 //
+// It follows two TypeScript libraries and goes beyond them where Go allows:
+// moora's automata (machines, subscribers, effect combinators) and Moorex (a
+// Moore machine whose effects are reconciled with the state by key, built
+// for agents that must survive restarts).
+//
 // An agent modelled with agentgen compiles down to one Definition whose state
 // is the union of its actors' states and whose input is the union of their
 // inputs; its effects are functions of state. Everything an agent does that

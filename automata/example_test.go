@@ -208,9 +208,9 @@ func ExampleCheckPure() {
 	fmt.Println(automata.CheckPure(impure, "a", "b"))
 
 	pure := impure
-	pure.Transition = func(s state, in string) state { s.log = append(slices.Clip(s.log), in); return s }
+	pure.Transition = func(s state, in string) state { s.log = automata.Append(s.log, in); return s }
 	fmt.Println(automata.CheckPure(pure, "a", "b"))
 	// Output:
-	// automata: impure transition on input #0 "a": mutated the state it was given: state.log[0] changed from "" to "a", past the slice's length: append wrote into a backing array the old state shares (append to slices.Clip(s) instead)
+	// automata: impure transition on input #0 "a": mutated the state it was given: state.log[0] changed from "" to "a", past the slice's length: append wrote into a backing array the old state shares (use automata.Append instead)
 	// <nil>
 }

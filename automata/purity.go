@@ -139,7 +139,7 @@ func firstDifference(a, b []leaf) (path, what string) {
 		if a[i].path == b[i].path {
 			what = fmt.Sprintf("%s changed from %s to %s", a[i].path, a[i].value, b[i].value)
 			if a[i].spare {
-				what += ", past the slice's length: append wrote into a backing array the old state shares (append to slices.Clip(s) instead)"
+				what += ", past the slice's length: append wrote into a backing array the old state shares (use automata.Append instead)"
 			}
 			return a[i].path, what
 		}

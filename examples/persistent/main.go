@@ -11,10 +11,11 @@
 // directory to continue.
 //
 // The model is examples/persistent/agent.yaml, generated into decl/ and
-// impl/ by agentgen; the work the state calls for (Work.Jobs) follows seed
-// 001: first the earliest unfulfilled tool call of the newest assistant
-// message, else an llm call when user or tool messages are newer than
-// lastSentToLLMAt, else nothing.
+// impl/ by agentgen. The work the state calls for (Work.Jobs): first the
+// earliest unfulfilled tool call of the newest assistant message, else an
+// llm call when user or tool messages are newer than lastSentToLLMAt, else
+// nothing. After a crash the same state calls for the same work, under the
+// same keys, and the agent says what it resumes.
 package main
 
 import (
@@ -28,6 +29,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/moora-go/moora/automata"
@@ -37,7 +39,11 @@ import (
 )
 
 func main() {
-	if err := run(os.Args[1:], os.Stdin, os.Stdout); err != nil {
+	err := run(os.Args[1:], os.Stdin, os.Stdout)
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "persistent:", err)
 		os.Exit(1)
 	}
@@ -65,7 +71,13 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		Now:   time.Now,
 	}
 	failed := make(chan error, 1)
+	var recovering atomic.Bool // while Open restarts the work the restored state calls for
+	recovering.Store(true)
+	var resumed []string // jobs restarted by Open: said after the history
 	a, err := open(store, work, func(e automata.Event[decl.AgentState, decl.AgentInput]) {
+		if e.Kind == automata.EffectStarted && recovering.Load() {
+			resumed = append(resumed, e.Key) // Open's goroutine, before it returns
+		}
 		if e.Kind == automata.EffectFailed {
 			select {
 			case failed <- fmt.Errorf("%s failed: %w", e.Key, e.Err):
@@ -73,6 +85,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 			}
 		}
 	})
+	recovering.Store(false)
 	if err != nil {
 		store.Close()
 		return err
@@ -88,6 +101,9 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 			}
 		}
 	})
+	for _, key := range resumed {
+		fmt.Fprintf(stdout, "  [resuming %s]\n", key)
+	}
 	ctx := context.Background()
 	if a.Current().SystemPrompt == "" {
 		if err := a.Dispatch(ctx, decl.SetSystemPrompt{Content: *system}); err != nil {

@@ -51,7 +51,7 @@ type Work struct {
 	Now   func() time.Time
 }
 
-// Jobs returns the work the state calls for, as seed 001 describes it:
+// Jobs returns the work the state calls for:
 //
 //  1. the earliest unfulfilled tool call of the newest assistant message
 //     after lastSentToLLMAt, keyed tool-{assistantMessageId}-{toolCallId};
