@@ -165,6 +165,10 @@ func (t *nameTable) claim(id, what, ptr, hint string) bool {
 		return true
 	}
 	if prev.ptr == "" {
+		// A name agentgen reserved: there is no other element to rename.
+		if !strings.HasPrefix(hint, "move ") {
+			hint = "rename it"
+		}
 		t.d.atKey(ptr, "its Go name "+id+" is taken by "+prev.what, hint)
 	} else {
 		p := t.d.src.keyPos(prev.ptr)

@@ -214,11 +214,24 @@ func load(stderr io.Writer, file string, strict bool, code int) (*modelgen.Model
 		printDiagnostics(stderr, ds)
 		return nil, fail(code, fmt.Errorf("%s is invalid: %s", file, count(ds)))
 	}
-	printDiagnostics(stderr, m.Warnings)
 	if strict && len(m.Warnings) > 0 {
-		return nil, fail(code, fmt.Errorf("%s is invalid with --strict: %s", file, count(m.Warnings)))
+		ds := asErrors(m.Warnings)
+		printDiagnostics(stderr, ds)
+		return nil, fail(code, fmt.Errorf("%s is invalid with --strict: %s", file, count(ds)))
 	}
+	printDiagnostics(stderr, m.Warnings)
 	return m, nil
+}
+
+// asErrors returns the warnings as errors, which --strict makes them.
+func asErrors(ds modelgen.Diagnostics) modelgen.Diagnostics {
+	out := make(modelgen.Diagnostics, len(ds))
+	for i, d := range ds {
+		e := *d
+		e.Severity = modelgen.Error
+		out[i] = &e
+	}
+	return out
 }
 
 func printDiagnostics(w io.Writer, ds modelgen.Diagnostics) {
@@ -424,11 +437,14 @@ func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
 		report.Diagnostics = jsonDiagnostics(ds)
 		return emit("invalid", exitBroken, fmt.Errorf("%s is invalid: %s", file, count(ds)))
 	}
+	if strict && len(m.Warnings) > 0 {
+		ds := asErrors(m.Warnings)
+		printDiagnostics(diagOut, ds)
+		report.Diagnostics = jsonDiagnostics(ds)
+		return emit("invalid", exitBroken, fmt.Errorf("%s is invalid with --strict: %s", file, count(ds)))
+	}
 	printDiagnostics(diagOut, m.Warnings)
 	report.Diagnostics = jsonDiagnostics(m.Warnings)
-	if strict && len(m.Warnings) > 0 {
-		return emit("invalid", exitBroken, fmt.Errorf("%s is invalid with --strict: %s", file, count(m.Warnings)))
-	}
 	dir := filepath.Dir(file)
 	out, scan, err := generateAll(m, dir)
 	if err != nil {
