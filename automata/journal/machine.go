@@ -23,6 +23,8 @@ type Options[S, I any] struct {
 	// it is applied, without waiting for the disk (they run where waiting
 	// could deadlock); a job's dispatches are dropped once its context is
 	// cancelled.
+	// Events, like subscribers, run on the goroutine that journals and
+	// applies inputs: they must not call Machine.Dispatch.
 	Effect automata.Effect[S, I]
 	Jobs   func(state S) map[string]automata.Job[I]
 	Events func(automata.Event[S, I])
@@ -572,6 +574,11 @@ func (m *Machine[S, I]) verifyReplay(from, to uint64, want []byte) error {
 
 // Subscribe calls fn with the current state, then with the state after each
 // applied input, as automata.Machine.Subscribe does.
+//
+// fn runs on the goroutine that journals and applies inputs, so it must not
+// call Dispatch, which waits for that goroutine to write the input: it would
+// wait for itself. To dispatch in response to a state, use an Effect (or a
+// job), whose dispatch journals without waiting.
 func (m *Machine[S, I]) Subscribe(fn func(state S)) (unsubscribe func()) {
 	return m.inner.Subscribe(func(v versioned[S]) { fn(v.state) })
 }
