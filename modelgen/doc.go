@@ -211,9 +211,11 @@
 //
 // DecodeInput(data) reads the "type" of a JSON object, validates the object
 // against that input's schema and decodes it. It fails, saying where, on
-// data that is not one JSON object, on an unknown type (listing the known
-// ones), on every schema violation (with its location in the object) and
-// on a property that encoding/json would match in another case. An input's
+// empty data and on data that is not one JSON object, on an unknown type
+// (listing the known ones), on every schema violation (with its location in
+// the object), on a number too large for its Go type, and on a property that
+// encoding/json would match in another case (naming that property). An
+// integer may be written as JSON Schema allows, 1.0 and 1e3 too. An input's
 // JSON (MarshalJSON) decodes back to an equal value, so MarshalJSON and
 // DecodeInput are a codec for AgentInput. Structs that hold a oneOf, in
 // inputs or in state, get an UnmarshalJSON, so state round-trips through

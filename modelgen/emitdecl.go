@@ -606,6 +606,9 @@ violation (with its location in the object) and data after the JSON value.`)
 		jen.Id("dec").Op(":=").Qual(jsonPath, "NewDecoder").Call(jen.Qual("bytes", "NewReader").Call(jen.Id("data"))),
 		jen.Id("dec").Dot("UseNumber").Call(),
 		jen.If(jen.Err().Op(":=").Id("dec").Dot("Decode").Call(jen.Op("&").Id("doc")), jen.Err().Op("!=").Nil()).Block(
+			jen.If(jen.Err().Op("==").Qual("io", "EOF")).Block(
+				jen.Return(jen.Nil(), jen.Qual(errorsPath, "New").Call(jen.Lit("decoding input: empty input"))),
+			),
 			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input: %w"), jen.Err())),
 		),
 		jen.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("dec").Dot("Token").Call(), jen.Err().Op("!=").Qual("io", "EOF")).Block(
@@ -630,14 +633,92 @@ violation (with its location in the object) and data after the JSON value.`)
 		jen.If(jen.Err().Op(":=").Id("schemas").Index(jen.Id("typ")).Dot("Validate").Call(jen.Id("doc")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Id("inputError").Call(jen.Id("typ"), jen.Err())),
 		),
+		jen.Comment("encoding/json decodes into an int64 only a number written as an"),
+		jen.Comment("integer; JSON Schema also reads 1.0 and 1e3 as integers."),
+		jen.If(jen.List(jen.Id("_"), jen.Id("changed")).Op(":=").Id("canonicalIntegers").Call(jen.Id("doc")), jen.Id("changed")).Block(
+			jen.Var().Err().Error(),
+			jen.If(jen.List(jen.Id("data"), jen.Err()).Op("=").Qual(jsonPath, "Marshal").Call(jen.Id("doc")), jen.Err().Op("!=").Nil()).Block(
+				jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: %w"), jen.Id("typ"), jen.Err())),
+			),
+		),
 		jen.List(jen.Id("in"), jen.Err()).Op(":=").Id("decode").Call(jen.Id("data")),
 		jen.If(jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: %w"), jen.Id("typ"), jen.Err())),
+			jen.Return(jen.Nil(), jen.Id("decodeError").Call(jen.Id("typ"), jen.Err())),
 		),
 		jen.If(jen.Err().Op(":=").Id("checkDecoded").Call(jen.Id("in"), jen.Id("doc")), jen.Err().Op("!=").Nil()).Block(
 			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: %w"), jen.Id("typ"), jen.Err())),
 		),
 		jen.Return(jen.Id("in"), jen.Nil()),
+	)
+	f.Line()
+	comment(f, `canonicalIntegers rewrites in place each number in v that is an integer
+written with a fraction or an exponent (1.0, 1e3) and fits an int64 as an
+integer literal. It reports whether it rewrote any.`)
+	f.Func().Id("canonicalIntegers").Params(jen.Id("v").Any()).Params(jen.Any(), jen.Bool()).Block(
+		jen.Switch(jen.Id("v").Op(":=").Id("v").Assert(jen.Type())).Block(
+			jen.Case(jen.Qual(jsonPath, "Number")).Block(
+				jen.If(jen.List(jen.Id("lit"), jen.Id("ok")).Op(":=").Id("integerLiteral").Call(jen.String().Call(jen.Id("v"))), jen.Id("ok")).Block(
+					jen.Return(jen.Qual(jsonPath, "Number").Call(jen.Id("lit")), jen.True()),
+				),
+			),
+			jen.Case(jen.Map(jen.String()).Any()).Block(
+				jen.Id("changed").Op(":=").False(),
+				jen.For(jen.List(jen.Id("k"), jen.Id("e")).Op(":=").Range().Id("v")).Block(
+					jen.If(jen.List(jen.Id("c"), jen.Id("ok")).Op(":=").Id("canonicalIntegers").Call(jen.Id("e")), jen.Id("ok")).Block(
+						jen.List(jen.Id("v").Index(jen.Id("k")), jen.Id("changed")).Op("=").List(jen.Id("c"), jen.True()),
+					),
+				),
+				jen.Return(jen.Id("v"), jen.Id("changed")),
+			),
+			jen.Case(jen.Index().Any()).Block(
+				jen.Id("changed").Op(":=").False(),
+				jen.For(jen.List(jen.Id("i"), jen.Id("e")).Op(":=").Range().Id("v")).Block(
+					jen.If(jen.List(jen.Id("c"), jen.Id("ok")).Op(":=").Id("canonicalIntegers").Call(jen.Id("e")), jen.Id("ok")).Block(
+						jen.List(jen.Id("v").Index(jen.Id("i")), jen.Id("changed")).Op("=").List(jen.Id("c"), jen.True()),
+					),
+				),
+				jen.Return(jen.Id("v"), jen.Id("changed")),
+			),
+		),
+		jen.Return(jen.Id("v"), jen.False()),
+	)
+	f.Line()
+	comment(f, `integerLiteral returns the JSON number n, written with a fraction or an
+exponent, as an integer literal when it is an integer that fits an int64.`)
+	f.Func().Id("integerLiteral").Params(jen.Id("n").String()).Params(jen.String(), jen.Bool()).Block(
+		jen.If(jen.Op("!").Qual("strings", "ContainsAny").Call(jen.Id("n"), jen.Lit(".eE"))).Block(jen.Return(jen.Lit(""), jen.False())),
+		jen.List(jen.Id("sign"), jen.Id("mant"), jen.Id("exp")).Op(":=").List(jen.Lit(""), jen.Id("n"), jen.Lit(0)),
+		jen.If(jen.Qual("strings", "HasPrefix").Call(jen.Id("mant"), jen.Lit("-"))).Block(
+			jen.List(jen.Id("sign"), jen.Id("mant")).Op("=").List(jen.Lit("-"), jen.Id("mant").Index(jen.Lit(1), jen.Empty())),
+		),
+		jen.If(jen.Id("i").Op(":=").Qual("strings", "IndexAny").Call(jen.Id("mant"), jen.Lit("eE")), jen.Id("i").Op(">=").Lit(0)).Block(
+			jen.List(jen.Id("e"), jen.Err()).Op(":=").Qual("strconv", "Atoi").Call(jen.Id("mant").Index(jen.Id("i").Op("+").Lit(1), jen.Empty())),
+			jen.If(jen.Err().Op("!=").Nil().Op("||").Id("e").Op("<").Op("-").Lit(1000).Op("||").Id("e").Op(">").Lit(1000)).Block(jen.Return(jen.Lit(""), jen.False())),
+			jen.List(jen.Id("mant"), jen.Id("exp")).Op("=").List(jen.Id("mant").Index(jen.Empty(), jen.Id("i")), jen.Id("e")),
+		),
+		jen.List(jen.Id("whole"), jen.Id("frac"), jen.Id("_")).Op(":=").Qual("strings", "Cut").Call(jen.Id("mant"), jen.Lit(".")),
+		jen.Id("digits").Op(":=").Qual("strings", "TrimLeft").Call(jen.Id("whole").Op("+").Id("frac"), jen.Lit("0")),
+		jen.Comment("point is the number of digits before the decimal point."),
+		jen.Id("point").Op(":=").Len(jen.Id("whole")).Op("+").Id("exp").Op("-").Parens(jen.Len(jen.Id("whole")).Op("+").Len(jen.Id("frac")).Op("-").Len(jen.Id("digits"))),
+		jen.Id("digits").Op("=").Qual("strings", "TrimRight").Call(jen.Id("digits"), jen.Lit("0")),
+		jen.Switch().Block(
+			jen.Case(jen.Id("digits").Op("==").Lit("")).Block(jen.Return(jen.Lit("0"), jen.True())),
+			jen.Case(jen.Id("point").Op("<").Len(jen.Id("digits")).Op("||").Id("point").Op(">").Lit(19)).Block(jen.Return(jen.Lit(""), jen.False())),
+		),
+		jen.List(jen.Id("i"), jen.Err()).Op(":=").Qual("strconv", "ParseInt").Call(jen.Id("sign").Op("+").Id("digits").Op("+").Qual("strings", "Repeat").Call(jen.Lit("0"), jen.Id("point").Op("-").Len(jen.Id("digits"))), jen.Lit(10), jen.Lit(64)),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(""), jen.False())),
+		jen.Return(jen.Qual("strconv", "FormatInt").Call(jen.Id("i"), jen.Lit(10)), jen.True()),
+	)
+	f.Line()
+	comment(f, `decodeError reports why a validated input did not decode: a number that
+does not fit its Go type.`)
+	f.Func().Id("decodeError").Params(jen.Id("typ").String(), jen.Err().Error()).Error().Block(
+		jen.Var().Id("te").Op("*").Qual(jsonPath, "UnmarshalTypeError"),
+		jen.If(jen.Qual(errorsPath, "As").Call(jen.Err(), jen.Op("&").Id("te")).Op("&&").Id("te").Dot("Field").Op("!=").Lit("")).Block(
+			jen.Return(jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: /%s: %s does not fit in a Go %s"), jen.Id("typ"),
+				jen.Qual("strings", "ReplaceAll").Call(jen.Id("te").Dot("Field"), jen.Lit("."), jen.Lit("/")), jen.Id("te").Dot("Value"), jen.Id("te").Dot("Type"))),
+		),
+		jen.Return(jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: %w"), jen.Id("typ"), jen.Err())),
 	)
 	f.Line()
 	comment(f, `checkDecoded makes sure the decoded input is the JSON that was validated:
@@ -650,28 +731,37 @@ could otherwise fill a field whose "limit" the schema never saw.`)
 		jen.Id("dec").Dot("UseNumber").Call(),
 		jen.Var().Id("got").Any(),
 		jen.If(jen.Err().Op(":=").Id("dec").Dot("Decode").Call(jen.Op("&").Id("got")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.If(jen.List(jen.Id("loc"), jen.Id("ok")).Op(":=").Id("jsonSubset").Call(jen.Id("got"), jen.Id("doc"), jen.Lit("")), jen.Op("!").Id("ok")).Block(
-			jen.Return(jen.Qual(fmtPath, "Errorf").Call(jen.Lit("%s: property names are case-sensitive; this one is not in the input as written"), jen.Id("loc"))),
+		jen.If(jen.List(jen.Id("problem"), jen.Id("ok")).Op(":=").Id("jsonSubset").Call(jen.Id("got"), jen.Id("doc"), jen.Lit("")), jen.Op("!").Id("ok")).Block(
+			jen.Return(jen.Qual(errorsPath, "New").Call(jen.Id("problem"))),
 		),
 		jen.Return(jen.Nil()),
 	)
 	f.Line()
-	comment(f, "jsonSubset reports whether every value in got is in want at the same place, and where it is not.")
+	comment(f, `jsonSubset reports whether every value in got is in want at the same place,
+and what is wrong where it is not: a key of want that encoding/json matched
+to another in a different case.`)
 	f.Func().Id("jsonSubset").Params(jen.List(jen.Id("got"), jen.Id("want")).Any(), jen.Id("loc").String()).Params(jen.String(), jen.Bool()).Block(
 		jen.Switch(jen.Id("g").Op(":=").Id("got").Assert(jen.Type())).Block(
 			jen.Case(jen.Map(jen.String()).Any()).Block(
 				jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Id("want").Assert(jen.Map(jen.String()).Any()),
-				jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("loc"), jen.False())),
+				jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("loc").Op("+").Id("notAsWritten"), jen.False())),
 				jen.For(jen.List(jen.Id("k"), jen.Id("gv")).Op(":=").Range().Id("g")).Block(
 					jen.List(jen.Id("wv"), jen.Id("ok")).Op(":=").Id("w").Index(jen.Id("k")),
-					jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("loc").Op("+").Lit("/").Op("+").Id("k"), jen.False())),
-					jen.If(jen.List(jen.Id("l"), jen.Id("ok")).Op(":=").Id("jsonSubset").Call(jen.Id("gv"), jen.Id("wv"), jen.Id("loc").Op("+").Lit("/").Op("+").Id("k")), jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("l"), jen.False())),
+					jen.If(jen.Id("ok")).Block(
+						jen.List(jen.Id("problem"), jen.Id("ok")).Op(":=").Id("jsonSubset").Call(jen.Id("gv"), jen.Id("wv"), jen.Id("loc").Op("+").Lit("/").Op("+").Id("k")),
+						jen.If(jen.Id("ok")).Block(jen.Continue()),
+						jen.If(jen.Id("caseVariant").Call(jen.Id("w"), jen.Id("k")).Op("==").Lit("")).Block(jen.Return(jen.Id("problem"), jen.False())),
+					),
+					jen.If(jen.Id("v").Op(":=").Id("caseVariant").Call(jen.Id("w"), jen.Id("k")), jen.Id("v").Op("!=").Lit("")).Block(
+						jen.Return(jen.Qual(fmtPath, "Sprintf").Call(jen.Lit("%s/%s: property names are case-sensitive: %q is not %q"), jen.Id("loc"), jen.Id("v"), jen.Id("v"), jen.Id("k")), jen.False()),
+					),
+					jen.Return(jen.Id("loc").Op("+").Lit("/").Op("+").Id("k").Op("+").Id("notAsWritten"), jen.False()),
 				),
 				jen.Return(jen.Lit(""), jen.True()),
 			),
 			jen.Case(jen.Index().Any()).Block(
 				jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Id("want").Assert(jen.Index().Any()),
-				jen.If(jen.Op("!").Id("ok").Op("||").Len(jen.Id("w")).Op("!=").Len(jen.Id("g"))).Block(jen.Return(jen.Id("loc"), jen.False())),
+				jen.If(jen.Op("!").Id("ok").Op("||").Len(jen.Id("w")).Op("!=").Len(jen.Id("g"))).Block(jen.Return(jen.Id("loc").Op("+").Id("notAsWritten"), jen.False())),
 				jen.For(jen.List(jen.Id("i"), jen.Id("gv")).Op(":=").Range().Id("g")).Block(
 					jen.Id("l").Op(":=").Id("loc").Op("+").Lit("/").Op("+").Qual("strconv", "Itoa").Call(jen.Id("i")),
 					jen.If(jen.List(jen.Id("l"), jen.Id("ok")).Op(":=").Id("jsonSubset").Call(jen.Id("gv"), jen.Id("w").Index(jen.Id("i")), jen.Id("l")), jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("l"), jen.False())),
@@ -680,14 +770,31 @@ could otherwise fill a field whose "limit" the schema never saw.`)
 			),
 			jen.Case(jen.Qual(jsonPath, "Number")).Block(
 				jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Id("want").Assert(jen.Qual(jsonPath, "Number")),
-				jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("loc"), jen.False())),
+				jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("loc").Op("+").Id("notAsWritten"), jen.False())),
 				jen.If(jen.Id("g").Op("==").Id("w")).Block(jen.Return(jen.Lit(""), jen.True())),
 				jen.List(jen.Id("gf"), jen.Id("gerr")).Op(":=").Id("g").Dot("Float64").Call(),
 				jen.List(jen.Id("wf"), jen.Id("werr")).Op(":=").Id("w").Dot("Float64").Call(),
-				jen.Return(jen.Id("loc"), jen.Id("gerr").Op("==").Nil().Op("&&").Id("werr").Op("==").Nil().Op("&&").Id("gf").Op("==").Id("wf")),
+				jen.If(jen.Id("gerr").Op("==").Nil().Op("&&").Id("werr").Op("==").Nil().Op("&&").Id("gf").Op("==").Id("wf")).Block(jen.Return(jen.Lit(""), jen.True())),
+				jen.Return(jen.Id("loc").Op("+").Id("notAsWritten"), jen.False()),
 			),
 		),
-		jen.Return(jen.Id("loc"), jen.Id("got").Op("==").Id("want")),
+		jen.If(jen.Id("got").Op("==").Id("want")).Block(jen.Return(jen.Lit(""), jen.True())),
+		jen.Return(jen.Id("loc").Op("+").Id("notAsWritten"), jen.False()),
+	)
+	f.Line()
+	comment(f, "notAsWritten says that a decoded value is not in the input as written.")
+	f.Const().Id("notAsWritten").Op("=").Lit(": property names are case-sensitive; this one is not in the input as written")
+	f.Line()
+	comment(f, `caseVariant returns the key of m other than k, the first in order, that
+encoding/json matches to k regardless of case, or "".`)
+	f.Func().Id("caseVariant").Params(jen.Id("m").Map(jen.String()).Any(), jen.Id("k").String()).String().Block(
+		jen.Var().Id("found").String(),
+		jen.For(jen.Id("mk").Op(":=").Range().Id("m")).Block(
+			jen.If(jen.Id("mk").Op("!=").Id("k").Op("&&").Qual("strings", "EqualFold").Call(jen.Id("mk"), jen.Id("k")).Op("&&").Parens(jen.Id("found").Op("==").Lit("").Op("||").Id("mk").Op("<").Id("found"))).Block(
+				jen.Id("found").Op("=").Id("mk"),
+			),
+		),
+		jen.Return(jen.Id("found")),
 	)
 	f.Line()
 	comment(f, "inputError reports every leaf of a schema violation, sorted, with its location in the input.")

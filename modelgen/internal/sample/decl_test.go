@@ -36,6 +36,28 @@ var validInputs = []struct {
 	{"complete a call with empty headers", `{"type":"complete-call","callId":"c1","call":{"tool":"fetch","url":"https://example.com","headers":{}},"result":"ok"}`},
 	{"whitespace around the value", " \n\t{\"type\":\"start-thinking\",\"timestamp\":0}\n "},
 	{"undeclared properties are allowed where the schema allows them", `{"type":"start-thinking","timestamp":3,"extra":true}`},
+	{"an integer written with a fraction", `{"type":"start-thinking","timestamp":1.0}`},
+	{"an integer written with an exponent", `{"type":"start-thinking","timestamp":1e3}`},
+	{"integers in nested objects and arrays", `{"type":"send-assi-message","message":{"id":"0b6d6f5e-5c4e-4b8a-9d1e-2f6f1a7c3b21","role":"assistant","content":"","timestamp":2.5e1,"tags":[]},"usage":{"promptTokens":1.0,"completionTokens":20E-1,"cost":1.0},"calls":[{"tool":"search","query":"q","limit":5.00}]}`},
+}
+
+// TestIntegersWrittenAsNumbers checks that an integer written with a
+// fraction or an exponent, which JSON Schema reads as an integer, decodes
+// to its value.
+func TestIntegersWrittenAsNumbers(t *testing.T) {
+	for lit, want := range map[string]int64{
+		"1.0": 1, "1e3": 1000, "1E+3": 1000, "0.5e1": 5, "123.4500e2": 12345, "-0.0": 0, "-2.0": -2,
+		"9.223372036854775807e18": 9223372036854775807, "-9223372036854775808.0": -9223372036854775808,
+	} {
+		in, err := decl.DecodeInput([]byte(`{"type":"start-thinking","timestamp":` + lit + `}`))
+		if err != nil {
+			t.Errorf("%s: %v", lit, err)
+			continue
+		}
+		if got := in.(decl.StartThinking).Timestamp; got != want {
+			t.Errorf("%s decoded to %d, want %d", lit, got, want)
+		}
+	}
 }
 
 // TestInputRoundTrip decodes each valid input, encodes it with MarshalJSON
@@ -113,7 +135,8 @@ func TestDecodeInputErrors(t *testing.T) {
 		want       string // the whole error message
 	}{
 		{"not JSON", `{"type":`, "decoding input: unexpected EOF"},
-		{"empty", ``, "decoding input: EOF"},
+		{"empty", ``, "decoding input: empty input"},
+		{"only white space", " \n\t", "decoding input: empty input"},
 		{"trailing garbage", `{"type":"start-thinking","timestamp":1} x`, "decoding input: unexpected data after the JSON value"},
 		{"second value", `{"type":"start-thinking","timestamp":1}{}`, "decoding input: unexpected data after the JSON value"},
 		{"not an object", `["start-thinking"]`, "decoding input: not a JSON object"},
@@ -136,11 +159,17 @@ func TestDecodeInputErrors(t *testing.T) {
 		{"too many items", `{"type":"send-assi-message","message":` + msg + `,"calls":[` + strings.Repeat(`{"tool":"search","query":"q"},`, 8) + `{"tool":"search","query":"q"}]}`,
 			`decoding input "send-assi-message": /calls: maximum 8 items required, but found 9 items`},
 		{"a property name in another case cannot bypass the schema", `{"type":"start-thinking","timestamp":1,"TimeStamp":-5}`,
-			`decoding input "start-thinking": /timestamp: property names are case-sensitive; this one is not in the input as written`},
+			`decoding input "start-thinking": /TimeStamp: property names are case-sensitive: "TimeStamp" is not "timestamp"`},
 		{"nor fill an optional field the schema never saw", `{"type":"complete-call","callId":"c","call":{"tool":"search","query":"q","LIMIT":500},"result":null}`,
-			`decoding input "complete-call": /call/limit: property names are case-sensitive; this one is not in the input as written`},
+			`decoding input "complete-call": /call/LIMIT: property names are case-sensitive: "LIMIT" is not "limit"`},
+		{"the key in another case is named", `{"type":"send-user-message","message":{"id":"0b6d6f5e-5c4e-4b8a-9d1e-2f6f1a7c3b20","Id":"zz","role":"user","content":"hi","timestamp":1,"tags":[]}}`,
+			`decoding input "send-user-message": /message/Id: property names are case-sensitive: "Id" is not "id"`},
 		{"integer out of range", `{"type":"start-thinking","timestamp":1e30}`,
-			`decoding input "start-thinking": json: cannot unmarshal number 1e30 into Go struct field StartThinking.timestamp of type int64`},
+			`decoding input "start-thinking": /timestamp: number 1e30 does not fit in a Go int64`},
+		{"integer out of range, written as one", `{"type":"start-thinking","timestamp":9223372036854775808}`,
+			`decoding input "start-thinking": /timestamp: number 9223372036854775808 does not fit in a Go int64`},
+		{"integer out of range in a nested object", `{"type":"send-user-message","message":{"id":"0b6d6f5e-5c4e-4b8a-9d1e-2f6f1a7c3b20","role":"user","content":"hi","timestamp":1e19,"tags":[]}}`,
+			`decoding input "send-user-message": /message/timestamp: number 1e19 does not fit in a Go int64`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
