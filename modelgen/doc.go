@@ -215,11 +215,19 @@
 // (listing the known ones), on every schema violation (with its location in
 // the object), on a number too large for its Go type, and on a property that
 // encoding/json would match in another case (naming that property). An
-// integer may be written as JSON Schema allows, 1.0 and 1e3 too. An input's
-// JSON (MarshalJSON) decodes back to an equal value, so MarshalJSON and
-// DecodeInput are a codec for AgentInput. Structs that hold a oneOf, in
-// inputs or in state, get an UnmarshalJSON, so state round-trips through
-// JSON too.
+// integer may be written as JSON Schema allows, 1.0 and 1e3 too.
+//
+// MarshalJSON and DecodeInput are a codec for AgentInput: the JSON of an
+// input that DecodeInput returned decodes back to an equal value. So does
+// the JSON of an input built in Go that satisfies its schema, with one
+// exception: a nil slice or map in a required, non-nullable property of a
+// struct type (the input's own, a $defs type's or an inline object's)
+// encodes as [] or {} and decodes as an empty, non-nil one. (Strings that
+// are not valid UTF-8 come back with U+FFFD for the bad bytes.) Structs
+// that hold a oneOf, in inputs or in state, get an UnmarshalJSON, so state
+// round-trips through JSON too, with the same exception inside the struct
+// types it holds (the state's own nil slices and maps encode as null and
+// stay nil).
 //
 // Only the input schemas are enforced at run time; state is what pure
 // transitions made of validated inputs.
