@@ -43,8 +43,9 @@
 //     reported wherever it occurs;
 //  3. check and derive: the spec types into the Model: types resolved,
 //     model rules checked, StateOf/ContextOf/AgentState derived, every Go
-//     identifier chosen and checked for clashes, and the methodology's lint
-//     run.
+//     identifier chosen and checked for clashes, the JSON Schema of the
+//     inputs compiled as generated code compiles it, and the methodology's
+//     lint run.
 //
 // Generate then runs Generators on the Model (by default Decl; agentgen
 // runs Decl and Impl) and returns the files in memory; Write puts them on
@@ -299,28 +300,30 @@
 //	go test ./modelgen -run '^$' -bench 'Generate|FormatSource' -benchmem -count 5 -cpu 1,2
 //
 // on a 2-core AMD EPYC VM (linux/amd64, Go 1.26) that was running other
-// benchmarks at the same time; medians of 5:
+// work at the same time; medians of 5:
 //
 //	                       ns/op        out-bytes  x-format  B/op        allocs/op
-//	Generate/small         3.59 ms      14830      2.51      0.75 MB     16.7 k
-//	Generate/small-2       2.85 ms      14830      2.00      0.76 MB     16.7 k
-//	Generate/large         145 ms       873339     2.18      53.4 MB     1.11 M
-//	Generate/large-2       136 ms       873339     1.60      53.4 MB     1.11 M
-//	FormatSource/small     1.80 ms      14830                0.26 MB     5.5 k
-//	FormatSource/small-2   1.47 ms      14830                0.26 MB     5.5 k
-//	FormatSource/large     65.9 ms      873339               18.2 MB     305 k
-//	FormatSource/large-2   89.8 ms      873339               18.3 MB     305 k
+//	Generate/small         5.28 ms      18327      2.72      1.02 MB     22.3 k
+//	Generate/small-2       4.89 ms      18327      2.41      1.02 MB     22.3 k
+//	Generate/large         263 ms       877601     2.52      57.8 MB     1.17 M
+//	Generate/large-2       174 ms       877601     1.73      57.9 MB     1.17 M
+//	FormatSource/small     2.33 ms      18327                0.34 MB     7.0 k
+//	FormatSource/small-2   2.22 ms      18327                0.34 MB     7.0 k
+//	FormatSource/large     105 ms       877601               18.2 MB     307 k
+//	FormatSource/large-2   101 ms       877601               18.4 MB     307 k
 //
-// With both cores the large spec generates in 1.6 times the time
+// With both cores the large spec generates in 1.7 times the time
 // format.Source alone takes on its output, within the target of 2: the
 // model checks run beside schema validation, and the decl/ files are
 // rendered and formatted concurrently. The target needs that second core:
-// on one core (-cpu 1) generation takes 2.2 times, and in runs where the
-// other benchmarks kept the second core busy, large-2 measured 1.9 to 2.3
-// times. Formatting is about half of generation; rendering with jennifer
-// and parsing YAML are most of the rest. Schema validation is done once per
-// distinct schema (see "Stages"), which made it three times cheaper on the
-// large spec.
+// on one core (-cpu 1) generation takes 2.5 times. Formatting is about half
+// of generation; rendering with jennifer and parsing YAML are most of the
+// rest. Schema validation is done once per distinct schema (see "Stages"),
+// which made it three times cheaper on the large spec. Load also compiles
+// the input schemas as generated code does, once per distinct input schema
+// and concurrently: the large spec's 250 inputs have 5 distinct schemas;
+// had they 250, generation would take about 2.3 times formatting with both
+// cores.
 //
 // # What it is not
 //

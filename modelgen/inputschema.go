@@ -89,19 +89,78 @@ func (b *builder) inputSchema() ([]byte, error) {
 // empty allOf); this makes sure that no spec that loads generates a
 // DecodeInput that fails on every input.
 //
-// Each $defs type and input is checked against the JSON Schema meta-schema
-// on its own first: compiling the document stops at its first invalid part.
+// Compiling is costly, so it is done once per distinct input schema (two
+// inputs that differ only in their "type" constant compile alike), in
+// groups, concurrently: the validator's work per schema grows with the
+// number of schemas the same compiler compiled before. When something does
+// not compile, each $defs type and input is checked against the JSON Schema
+// meta-schema on its own, so that every problem is reported (compiling
+// stops at the first).
 func (b *builder) checkInputSchema(doc []byte) {
-	meta, err := metaSchema()
-	if err != nil {
-		b.d.at("/inputs", err.Error(), "")
-		return
-	}
 	var parts map[string]any
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	if err := dec.Decode(&parts); err != nil {
 		b.d.at("/inputs", fmt.Sprintf("re-reading the input schemas: %v", err), "")
+		return
+	}
+	inputs, _ := parts["inputs"].(map[string]any)
+	names := slices.Sorted(maps.Keys(inputs))
+	// The distinct schemas, and the inputs of each.
+	var shapes []any
+	shapeOf := make([]int, len(names))
+	seen := make(map[string]int)
+	for i, name := range names {
+		shape := withTypeConst(inputs[name], "input")
+		key, err := json.Marshal(shape)
+		if err != nil {
+			b.d.at("/inputs", fmt.Sprintf("re-reading the input schemas: %v", err), "")
+			return
+		}
+		j, ok := seen[string(key)]
+		if !ok {
+			j = len(shapes)
+			seen[string(key)] = j
+			shapes = append(shapes, shape)
+		}
+		shapeOf[i] = j
+	}
+	const groupSize = 64
+	errs := make([]error, len(shapes))
+	var wg sync.WaitGroup
+	for start := 0; start < len(shapes); start += groupSize {
+		group := shapes[start:min(start+groupSize, len(shapes))]
+		wg.Go(func() {
+			only := make(map[string]any, len(group))
+			for i, shape := range group {
+				only[strconv.Itoa(start+i)] = shape
+			}
+			sub := map[string]any{"$schema": parts["$schema"], "inputs": only}
+			if defs, ok := parts["$defs"]; ok {
+				sub["$defs"] = defs
+			}
+			data, err := json.Marshal(sub)
+			if err == nil {
+				c := newInputCompiler()
+				if err = c.AddResource(inputSchemaURL, bytes.NewReader(data)); err == nil {
+					for i := range group {
+						_, errs[start+i] = c.Compile(inputSchemaURL + "#/inputs/" + strconv.Itoa(start+i))
+					}
+					return
+				}
+			}
+			for i := range group {
+				errs[start+i] = err
+			}
+		})
+	}
+	wg.Wait()
+	if !slices.ContainsFunc(errs, func(err error) bool { return err != nil }) {
+		return
+	}
+	meta, err := metaSchema()
+	if err != nil {
+		b.d.at("/inputs", err.Error(), "")
 		return
 	}
 	invalid := false
@@ -117,16 +176,29 @@ func (b *builder) checkInputSchema(doc []byte) {
 	if invalid {
 		return
 	}
-	c := newInputCompiler()
-	if err := c.AddResource(inputSchemaURL, bytes.NewReader(doc)); err != nil {
-		b.d.at("/inputs", fmt.Sprintf("the run-time validator cannot read the input schemas: %v", err), "")
-		return
-	}
-	for _, in := range b.m.Inputs {
-		if _, err := c.Compile(inputSchemaURL + "#/inputs/" + escapePointer(in.Name)); err != nil {
-			b.reportCompileError("/inputs/"+escapePointer(in.Name), err)
+	for i, name := range names {
+		if err := errs[shapeOf[i]]; err != nil {
+			b.reportCompileError("/inputs/"+escapePointer(name), err)
 		}
 	}
+}
+
+// withTypeConst returns an input's schema in the input schema document with
+// the constant of its "type" discriminator replaced by typ. The schema is
+// not changed; the copy shares what it does not replace.
+func withTypeConst(schema any, typ string) any {
+	s, ok := schema.(map[string]any)
+	if !ok {
+		return schema
+	}
+	props, ok := s["properties"].(map[string]any)
+	if !ok {
+		return schema
+	}
+	c := maps.Clone(s)
+	c["properties"] = maps.Clone(props)
+	c["properties"].(map[string]any)["type"] = map[string]any{"const": typ}
+	return c
 }
 
 // metaSchema is the JSON Schema 2020-12 meta-schema, which the validator
