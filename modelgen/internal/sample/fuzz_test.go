@@ -18,6 +18,9 @@ func FuzzDecodeInput(f *testing.F) {
 	for _, seed := range []string{
 		``, `null`, `[]`, `{}`, `{"type":null}`, `{"type":"start-thinking","timestamp":1} x`,
 		`{"type":"start-thinking","timestamp":1,"TimeStamp":-5}`,
+		`{"type":"start-thinking","timestamp":-0.0}`, `{"type":"start-thinking","timestamp":1e19}`,
+		`{"type":"start-thinking","timestamp":9.223372036854775807e18}`,
+		`{"type":"send-user-message","message":{"id":"0b6d6f5e-5c4e-4b8a-9d1e-2f6f1a7c3b20","Id":"x","role":"user","content":"","timestamp":2.0,"tags":[]}}`,
 		`{"type":"complete-call","callId":"c","call":{"tool":"fetch","url":"https://x","headers":{"a":"b"}},"result":"r","mode":"sync"}`,
 		`{"type":"send-assi-message","message":{"id":"0b6d6f5e-5c4e-4b8a-9d1e-2f6f1a7c3b20","role":"tool","content":"\u00e9\ud83d\ude00","timestamp":9007199254740993,"tags":[]},"calls":[],"usage":{"promptTokens":0,"completionTokens":0,"cost":1e-300}}`,
 	} {
