@@ -100,12 +100,13 @@
 // on this project's 2-core CI machine (AMD EPYC, Go 1.26), the disk's fsync
 // taking about 0.33 ms and a bbolt commit two of them:
 //
-//	BenchmarkDurableDispatch/producers=1    2,290 inputs/s  1 fsync per input
-//	BenchmarkDurableDispatch/producers=64  67,000-86,000 inputs/s (quiet machine); 43,000-62,000 under a concurrent build  ~0.017 fsyncs per input
-//	BenchmarkRecover/clean                  0.30-0.53 s  1,000,000 starter-agent inputs, snapshot at the last one
-//	BenchmarkRecover/crash                  0.65-0.68 s  the same, crashed before the last snapshot: 9,999 inputs replayed
+//	BenchmarkDurableDispatch/producers=1    2,350-2,620 inputs/s        1 fsync per input
+//	BenchmarkDurableDispatch/producers=64  59,700-67,600 inputs/s      0.02 fsyncs per input (about 50 inputs per commit)
+//	BenchmarkRecover/clean                  0.48-0.53 s  1,000,000 starter-agent inputs, snapshot at the last one
+//	BenchmarkRecover/crash                  0.69-0.75 s  the same, crashed before the last snapshot: 9,999 inputs replayed
 //
-// (BenchmarkRecover ran with the load average at 3.5 from a concurrent build.)
+// (quiet machine, load average below 1.6; under a concurrent build, 64
+// producers ran at 43,000-62,000 inputs/s, as each commit took longer.)
 // Recovery is decoding the snapshot (a 1,000,000-message state, 82 MB as
 // gob) and replaying the inputs after it, each decoded and validated by
 // decl.DecodeInput; the replay is cheap because the starter's transitions
