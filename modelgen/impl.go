@@ -281,7 +281,7 @@ func (e *implEmitter) create(f *jen.File) {
 		})),
 	)
 	f.Line()
-	comment(f, `Create starts the agent (createAgent): a Moore machine whose output is its state, running the effect of each actor in fns on the actor's context. opts are applied after that effect, so automata.WithEffect in opts replaces it; combine with automata.Sequential(Effect(fns), ...) instead.`)
+	comment(f, `Create starts the agent (createAgent): a Moore machine whose output is its state, running the effect of each actor in fns on the actor's context. opts are applied after that effect: an automata.WithEffect in opts runs after the actors' effects.`)
 	f.Func().Id("Create").Params(
 		jen.Id("fns").Add(e.declID("EffectFns")),
 		jen.Id("opts").Op("...").Add(e.generic("Option")),

@@ -34,8 +34,8 @@ func Definition() automata.Definition[decl.AgentState, decl.AgentInput] {
 
 // Create starts the agent (createAgent): a Moore machine whose output is its
 // state, running the effect of each actor in fns on the actor's context. opts
-// are applied after that effect, so automata.WithEffect in opts replaces it;
-// combine with automata.Sequential(Effect(fns), ...) instead.
+// are applied after that effect: an automata.WithEffect in opts runs after the
+// actors' effects.
 func Create(fns decl.EffectFns, opts ...automata.Option[decl.AgentState, decl.AgentInput]) *Machine {
 	opts = append([]automata.Option[decl.AgentState, decl.AgentInput]{automata.WithEffect(Effect(fns))}, opts...)
 	return automata.NewMoore(Definition(), output, opts...)
