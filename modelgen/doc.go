@@ -201,8 +201,8 @@
 //	contexts.go      ContextOfX per actor
 //	inputs.go        InputFromX, a sealed interface per actor; a struct per
 //	                 input with InputType and MarshalJSON (which writes
-//	                 "type"); DecodeInput
-//	inputschema.go   the JSON Schema of the inputs, compiled once
+//	                 "type"); DecodeInput, with a decode function per input
+//	inputschema.go   the JSON Schema of the inputs
 //	helpers.go       per actor: InitialFnOfX = func() StateOfX,
 //	                 TransitionFnOfX = func(StateOfX, InputFromX) StateOfX,
 //	                 EffectFnOfX = automata.Effect[ContextOfX, AgentInput]
@@ -216,7 +216,10 @@
 // (listing the known ones), on every schema violation (with its location in
 // the object), on a number too large for its Go type, and on a property that
 // encoding/json would match in another case (naming that property). An
-// integer may be written as JSON Schema allows, 1.0 and 1e3 too.
+// integer may be written as JSON Schema allows, 1.0 and 1e3 too. The work is
+// not in decl/: DecodeInput calls a Decoder of the run-time package
+// github.com/moora-go/moora/automata/inputjson, built from the schema and
+// the decode functions, which compiles the schema once, on first use.
 //
 // MarshalJSON and DecodeInput are a codec for AgentInput: the JSON of an
 // input that DecodeInput returned decodes back to an equal value. So does

@@ -24,6 +24,7 @@ func (declGenerator) Dirs() []string { return []string{"decl"} }
 // Import paths generated code refers to.
 const (
 	automataPath   = "github.com/moora-go/moora/automata"
+	inputjsonPath  = "github.com/moora-go/moora/automata/inputjson"
 	jsonschemaPath = "github.com/santhosh-tekuri/jsonschema/v5"
 	jsonPath       = "encoding/json"
 	fmtPath        = "fmt"
@@ -62,6 +63,7 @@ func (declGenerator) Generate(m *Model) ([]File, error) {
 			defer func() { <-sem }()
 			f := jen.NewFile("decl")
 			f.ImportName(automataPath, "automata")
+			f.ImportName(inputjsonPath, "inputjson")
 			f.ImportName(jsonschemaPath, "jsonschema")
 			p.emit(e, f)
 			data, err := render("decl/"+p.name, f)
@@ -578,19 +580,18 @@ func (e *declEmitter) inputs(f *jen.File) {
 }
 
 func (e *declEmitter) decodeInput(f *jen.File) {
-	var quoted []string
 	decoders := jen.Dict{}
 	for _, in := range e.m.Inputs {
-		quoted = append(quoted, strconv.Quote(in.Name))
 		decoders[jen.Lit(in.Name)] = jen.Id("unmarshalInput").Index(jen.Id(in.Decl.GoName))
 	}
-	slices.Sort(quoted)
-	comment(f, "inputTypeList lists the input types for error messages.")
-	f.Const().Id("inputTypeList").Op("=").Lit(names(quoted))
+	comment(f, `inputDecoder decodes each input type, by its discriminator, after validating
+it against its schema in inputSchemaJSON.`)
+	f.Var().Id("inputDecoder").Op("=").Qual(inputjsonPath, "NewDecoder").Call(
+		jen.Id("inputSchemaJSON"),
+		jen.Map(jen.String()).Func().Params(jen.Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Values(decoders),
+	)
 	f.Line()
-	comment(f, "inputDecoders decodes each input type, by its discriminator.")
-	f.Var().Id("inputDecoders").Op("=").Map(jen.String()).Func().Params(jen.Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Values(decoders)
-	f.Line()
+	comment(f, "unmarshalInput decodes the JSON of an input of type T.")
 	f.Func().Id("unmarshalInput").Types(jen.Id("T").Id("AgentInput")).Params(jen.Id("data").Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Block(
 		jen.Var().Id("v").Id("T"),
 		jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("v")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
@@ -602,220 +603,7 @@ object whose "type" names the input. It validates the object against the
 input's JSON Schema before decoding, and reports an unknown type, every schema
 violation (with its location in the object) and data after the JSON value.`)
 	f.Func().Id("DecodeInput").Params(jen.Id("data").Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Block(
-		jen.Var().Id("doc").Any(),
-		jen.Id("dec").Op(":=").Qual(jsonPath, "NewDecoder").Call(jen.Qual("bytes", "NewReader").Call(jen.Id("data"))),
-		jen.Id("dec").Dot("UseNumber").Call(),
-		jen.If(jen.Err().Op(":=").Id("dec").Dot("Decode").Call(jen.Op("&").Id("doc")), jen.Err().Op("!=").Nil()).Block(
-			jen.If(jen.Err().Op("==").Qual("io", "EOF")).Block(
-				jen.Return(jen.Nil(), jen.Qual(errorsPath, "New").Call(jen.Lit("decoding input: empty input"))),
-			),
-			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input: %w"), jen.Err())),
-		),
-		jen.If(jen.List(jen.Id("_"), jen.Err()).Op(":=").Id("dec").Dot("Token").Call(), jen.Err().Op("!=").Qual("io", "EOF")).Block(
-			jen.Return(jen.Nil(), jen.Qual(errorsPath, "New").Call(jen.Lit("decoding input: unexpected data after the JSON value"))),
-		),
-		jen.List(jen.Id("obj"), jen.Id("ok")).Op(":=").Id("doc").Assert(jen.Map(jen.String()).Any()),
-		jen.If(jen.Op("!").Id("ok")).Block(
-			jen.Return(jen.Nil(), jen.Qual(errorsPath, "New").Call(jen.Lit("decoding input: not a JSON object"))),
-		),
-		jen.List(jen.Id("typ"), jen.Id("ok")).Op(":=").Id("obj").Index(jen.Lit("type")).Assert(jen.String()),
-		jen.If(jen.Op("!").Id("ok")).Block(
-			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit(`decoding input: missing string property "type" (want one of %s)`), jen.Id("inputTypeList"))),
-		),
-		jen.List(jen.Id("decode"), jen.Id("ok")).Op(":=").Id("inputDecoders").Index(jen.Id("typ")),
-		jen.If(jen.Op("!").Id("ok")).Block(
-			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input: unknown type %q (want one of %s)"), jen.Id("typ"), jen.Id("inputTypeList"))),
-		),
-		jen.List(jen.Id("schemas"), jen.Err()).Op(":=").Id("inputSchemas").Call(),
-		jen.If(jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input: %w"), jen.Err())),
-		),
-		jen.If(jen.Err().Op(":=").Id("schemas").Index(jen.Id("typ")).Dot("Validate").Call(jen.Id("doc")), jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Nil(), jen.Id("inputError").Call(jen.Id("typ"), jen.Err())),
-		),
-		jen.Comment("encoding/json decodes into an int64 only a number written as an"),
-		jen.Comment("integer; JSON Schema also reads 1.0 and 1e3 as integers."),
-		jen.If(jen.List(jen.Id("_"), jen.Id("changed")).Op(":=").Id("canonicalIntegers").Call(jen.Id("doc")), jen.Id("changed")).Block(
-			jen.Var().Err().Error(),
-			jen.If(jen.List(jen.Id("data"), jen.Err()).Op("=").Qual(jsonPath, "Marshal").Call(jen.Id("doc")), jen.Err().Op("!=").Nil()).Block(
-				jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: %w"), jen.Id("typ"), jen.Err())),
-			),
-		),
-		jen.List(jen.Id("in"), jen.Err()).Op(":=").Id("decode").Call(jen.Id("data")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Nil(), jen.Id("decodeError").Call(jen.Id("typ"), jen.Err())),
-		),
-		jen.If(jen.Err().Op(":=").Id("checkDecoded").Call(jen.Id("in"), jen.Id("doc")), jen.Err().Op("!=").Nil()).Block(
-			jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: %w"), jen.Id("typ"), jen.Err())),
-		),
-		jen.Return(jen.Id("in"), jen.Nil()),
-	)
-	f.Line()
-	comment(f, `canonicalIntegers rewrites in place each number in v that is an integer
-written with a fraction or an exponent (1.0, 1e3) and fits an int64 as an
-integer literal. It reports whether it rewrote any.`)
-	f.Func().Id("canonicalIntegers").Params(jen.Id("v").Any()).Params(jen.Any(), jen.Bool()).Block(
-		jen.Switch(jen.Id("v").Op(":=").Id("v").Assert(jen.Type())).Block(
-			jen.Case(jen.Qual(jsonPath, "Number")).Block(
-				jen.If(jen.List(jen.Id("lit"), jen.Id("ok")).Op(":=").Id("integerLiteral").Call(jen.String().Call(jen.Id("v"))), jen.Id("ok")).Block(
-					jen.Return(jen.Qual(jsonPath, "Number").Call(jen.Id("lit")), jen.True()),
-				),
-			),
-			jen.Case(jen.Map(jen.String()).Any()).Block(
-				jen.Id("changed").Op(":=").False(),
-				jen.For(jen.List(jen.Id("k"), jen.Id("e")).Op(":=").Range().Id("v")).Block(
-					jen.If(jen.List(jen.Id("c"), jen.Id("ok")).Op(":=").Id("canonicalIntegers").Call(jen.Id("e")), jen.Id("ok")).Block(
-						jen.List(jen.Id("v").Index(jen.Id("k")), jen.Id("changed")).Op("=").List(jen.Id("c"), jen.True()),
-					),
-				),
-				jen.Return(jen.Id("v"), jen.Id("changed")),
-			),
-			jen.Case(jen.Index().Any()).Block(
-				jen.Id("changed").Op(":=").False(),
-				jen.For(jen.List(jen.Id("i"), jen.Id("e")).Op(":=").Range().Id("v")).Block(
-					jen.If(jen.List(jen.Id("c"), jen.Id("ok")).Op(":=").Id("canonicalIntegers").Call(jen.Id("e")), jen.Id("ok")).Block(
-						jen.List(jen.Id("v").Index(jen.Id("i")), jen.Id("changed")).Op("=").List(jen.Id("c"), jen.True()),
-					),
-				),
-				jen.Return(jen.Id("v"), jen.Id("changed")),
-			),
-		),
-		jen.Return(jen.Id("v"), jen.False()),
-	)
-	f.Line()
-	comment(f, `integerLiteral returns the JSON number n, written with a fraction or an
-exponent, as an integer literal when it is an integer that fits an int64.`)
-	f.Func().Id("integerLiteral").Params(jen.Id("n").String()).Params(jen.String(), jen.Bool()).Block(
-		jen.If(jen.Op("!").Qual("strings", "ContainsAny").Call(jen.Id("n"), jen.Lit(".eE"))).Block(jen.Return(jen.Lit(""), jen.False())),
-		jen.List(jen.Id("sign"), jen.Id("mant"), jen.Id("exp")).Op(":=").List(jen.Lit(""), jen.Id("n"), jen.Lit(0)),
-		jen.If(jen.Qual("strings", "HasPrefix").Call(jen.Id("mant"), jen.Lit("-"))).Block(
-			jen.List(jen.Id("sign"), jen.Id("mant")).Op("=").List(jen.Lit("-"), jen.Id("mant").Index(jen.Lit(1), jen.Empty())),
-		),
-		jen.If(jen.Id("i").Op(":=").Qual("strings", "IndexAny").Call(jen.Id("mant"), jen.Lit("eE")), jen.Id("i").Op(">=").Lit(0)).Block(
-			jen.List(jen.Id("e"), jen.Err()).Op(":=").Qual("strconv", "Atoi").Call(jen.Id("mant").Index(jen.Id("i").Op("+").Lit(1), jen.Empty())),
-			jen.If(jen.Err().Op("!=").Nil().Op("||").Id("e").Op("<").Op("-").Lit(1000).Op("||").Id("e").Op(">").Lit(1000)).Block(jen.Return(jen.Lit(""), jen.False())),
-			jen.List(jen.Id("mant"), jen.Id("exp")).Op("=").List(jen.Id("mant").Index(jen.Empty(), jen.Id("i")), jen.Id("e")),
-		),
-		jen.List(jen.Id("whole"), jen.Id("frac"), jen.Id("_")).Op(":=").Qual("strings", "Cut").Call(jen.Id("mant"), jen.Lit(".")),
-		jen.Id("digits").Op(":=").Qual("strings", "TrimLeft").Call(jen.Id("whole").Op("+").Id("frac"), jen.Lit("0")),
-		jen.Comment("point is the number of digits before the decimal point."),
-		jen.Id("point").Op(":=").Len(jen.Id("whole")).Op("+").Id("exp").Op("-").Parens(jen.Len(jen.Id("whole")).Op("+").Len(jen.Id("frac")).Op("-").Len(jen.Id("digits"))),
-		jen.Id("digits").Op("=").Qual("strings", "TrimRight").Call(jen.Id("digits"), jen.Lit("0")),
-		jen.Switch().Block(
-			jen.Case(jen.Id("digits").Op("==").Lit("")).Block(jen.Return(jen.Lit("0"), jen.True())),
-			jen.Case(jen.Id("point").Op("<").Len(jen.Id("digits")).Op("||").Id("point").Op(">").Lit(19)).Block(jen.Return(jen.Lit(""), jen.False())),
-		),
-		jen.List(jen.Id("i"), jen.Err()).Op(":=").Qual("strconv", "ParseInt").Call(jen.Id("sign").Op("+").Id("digits").Op("+").Qual("strings", "Repeat").Call(jen.Lit("0"), jen.Id("point").Op("-").Len(jen.Id("digits"))), jen.Lit(10), jen.Lit(64)),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Lit(""), jen.False())),
-		jen.Return(jen.Qual("strconv", "FormatInt").Call(jen.Id("i"), jen.Lit(10)), jen.True()),
-	)
-	f.Line()
-	comment(f, `decodeError reports why a validated input did not decode: a number that
-does not fit its Go type.`)
-	f.Func().Id("decodeError").Params(jen.Id("typ").String(), jen.Err().Error()).Error().Block(
-		jen.Var().Id("te").Op("*").Qual(jsonPath, "UnmarshalTypeError"),
-		jen.If(jen.Qual(errorsPath, "As").Call(jen.Err(), jen.Op("&").Id("te")).Op("&&").Id("te").Dot("Field").Op("!=").Lit("")).Block(
-			jen.Return(jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: /%s: %s does not fit in a Go %s"), jen.Id("typ"),
-				jen.Qual("strings", "ReplaceAll").Call(jen.Id("te").Dot("Field"), jen.Lit("."), jen.Lit("/")), jen.Id("te").Dot("Value"), jen.Id("te").Dot("Type"))),
-		),
-		jen.Return(jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: %w"), jen.Id("typ"), jen.Err())),
-	)
-	f.Line()
-	comment(f, `checkDecoded makes sure the decoded input is the JSON that was validated:
-encoding/json matches property names regardless of case, so {"Limit": 99}
-could otherwise fill a field whose "limit" the schema never saw.`)
-	f.Func().Id("checkDecoded").Params(jen.Id("in").Id("AgentInput"), jen.Id("doc").Any()).Error().Block(
-		jen.List(jen.Id("data"), jen.Err()).Op(":=").Qual(jsonPath, "Marshal").Call(jen.Id("in")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.Id("dec").Op(":=").Qual(jsonPath, "NewDecoder").Call(jen.Qual("bytes", "NewReader").Call(jen.Id("data"))),
-		jen.Id("dec").Dot("UseNumber").Call(),
-		jen.Var().Id("got").Any(),
-		jen.If(jen.Err().Op(":=").Id("dec").Dot("Decode").Call(jen.Op("&").Id("got")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.If(jen.List(jen.Id("problem"), jen.Id("ok")).Op(":=").Id("jsonSubset").Call(jen.Id("got"), jen.Id("doc"), jen.Lit("")), jen.Op("!").Id("ok")).Block(
-			jen.Return(jen.Qual(errorsPath, "New").Call(jen.Id("problem"))),
-		),
-		jen.Return(jen.Nil()),
-	)
-	f.Line()
-	comment(f, `jsonSubset reports whether every value in got is in want at the same place,
-and what is wrong where it is not: a key of want that encoding/json matched
-to another in a different case.`)
-	f.Func().Id("jsonSubset").Params(jen.List(jen.Id("got"), jen.Id("want")).Any(), jen.Id("loc").String()).Params(jen.String(), jen.Bool()).Block(
-		jen.Switch(jen.Id("g").Op(":=").Id("got").Assert(jen.Type())).Block(
-			jen.Case(jen.Map(jen.String()).Any()).Block(
-				jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Id("want").Assert(jen.Map(jen.String()).Any()),
-				jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("loc").Op("+").Id("notAsWritten"), jen.False())),
-				jen.For(jen.List(jen.Id("k"), jen.Id("gv")).Op(":=").Range().Id("g")).Block(
-					jen.List(jen.Id("wv"), jen.Id("ok")).Op(":=").Id("w").Index(jen.Id("k")),
-					jen.If(jen.Id("ok")).Block(
-						jen.List(jen.Id("problem"), jen.Id("ok")).Op(":=").Id("jsonSubset").Call(jen.Id("gv"), jen.Id("wv"), jen.Id("loc").Op("+").Lit("/").Op("+").Id("k")),
-						jen.If(jen.Id("ok")).Block(jen.Continue()),
-						jen.If(jen.Id("caseVariant").Call(jen.Id("w"), jen.Id("k")).Op("==").Lit("")).Block(jen.Return(jen.Id("problem"), jen.False())),
-					),
-					jen.If(jen.Id("v").Op(":=").Id("caseVariant").Call(jen.Id("w"), jen.Id("k")), jen.Id("v").Op("!=").Lit("")).Block(
-						jen.Return(jen.Qual(fmtPath, "Sprintf").Call(jen.Lit("%s/%s: property names are case-sensitive: %q is not %q"), jen.Id("loc"), jen.Id("v"), jen.Id("v"), jen.Id("k")), jen.False()),
-					),
-					jen.Return(jen.Id("loc").Op("+").Lit("/").Op("+").Id("k").Op("+").Id("notAsWritten"), jen.False()),
-				),
-				jen.Return(jen.Lit(""), jen.True()),
-			),
-			jen.Case(jen.Index().Any()).Block(
-				jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Id("want").Assert(jen.Index().Any()),
-				jen.If(jen.Op("!").Id("ok").Op("||").Len(jen.Id("w")).Op("!=").Len(jen.Id("g"))).Block(jen.Return(jen.Id("loc").Op("+").Id("notAsWritten"), jen.False())),
-				jen.For(jen.List(jen.Id("i"), jen.Id("gv")).Op(":=").Range().Id("g")).Block(
-					jen.Id("l").Op(":=").Id("loc").Op("+").Lit("/").Op("+").Qual("strconv", "Itoa").Call(jen.Id("i")),
-					jen.If(jen.List(jen.Id("l"), jen.Id("ok")).Op(":=").Id("jsonSubset").Call(jen.Id("gv"), jen.Id("w").Index(jen.Id("i")), jen.Id("l")), jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("l"), jen.False())),
-				),
-				jen.Return(jen.Lit(""), jen.True()),
-			),
-			jen.Case(jen.Qual(jsonPath, "Number")).Block(
-				jen.List(jen.Id("w"), jen.Id("ok")).Op(":=").Id("want").Assert(jen.Qual(jsonPath, "Number")),
-				jen.If(jen.Op("!").Id("ok")).Block(jen.Return(jen.Id("loc").Op("+").Id("notAsWritten"), jen.False())),
-				jen.If(jen.Id("g").Op("==").Id("w")).Block(jen.Return(jen.Lit(""), jen.True())),
-				jen.List(jen.Id("gf"), jen.Id("gerr")).Op(":=").Id("g").Dot("Float64").Call(),
-				jen.List(jen.Id("wf"), jen.Id("werr")).Op(":=").Id("w").Dot("Float64").Call(),
-				jen.If(jen.Id("gerr").Op("==").Nil().Op("&&").Id("werr").Op("==").Nil().Op("&&").Id("gf").Op("==").Id("wf")).Block(jen.Return(jen.Lit(""), jen.True())),
-				jen.Return(jen.Id("loc").Op("+").Id("notAsWritten"), jen.False()),
-			),
-		),
-		jen.If(jen.Id("got").Op("==").Id("want")).Block(jen.Return(jen.Lit(""), jen.True())),
-		jen.Return(jen.Id("loc").Op("+").Id("notAsWritten"), jen.False()),
-	)
-	f.Line()
-	comment(f, "notAsWritten says that a decoded value is not in the input as written.")
-	f.Const().Id("notAsWritten").Op("=").Lit(": property names are case-sensitive; this one is not in the input as written")
-	f.Line()
-	comment(f, `caseVariant returns the key of m other than k, the first in order, that
-encoding/json matches to k regardless of case, or "".`)
-	f.Func().Id("caseVariant").Params(jen.Id("m").Map(jen.String()).Any(), jen.Id("k").String()).String().Block(
-		jen.Var().Id("found").String(),
-		jen.For(jen.Id("mk").Op(":=").Range().Id("m")).Block(
-			jen.If(jen.Id("mk").Op("!=").Id("k").Op("&&").Qual("strings", "EqualFold").Call(jen.Id("mk"), jen.Id("k")).Op("&&").Parens(jen.Id("found").Op("==").Lit("").Op("||").Id("mk").Op("<").Id("found"))).Block(
-				jen.Id("found").Op("=").Id("mk"),
-			),
-		),
-		jen.Return(jen.Id("found")),
-	)
-	f.Line()
-	comment(f, "inputError reports every leaf of a schema violation, sorted, with its location in the input.")
-	f.Func().Id("inputError").Params(jen.Id("typ").String(), jen.Err().Error()).Error().Block(
-		jen.Var().Id("ve").Op("*").Qual(jsonschemaPath, "ValidationError"),
-		jen.If(jen.Op("!").Qual(errorsPath, "As").Call(jen.Err(), jen.Op("&").Id("ve"))).Block(
-			jen.Return(jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: %w"), jen.Id("typ"), jen.Err())),
-		),
-		jen.Var().Id("problems").Index().String(),
-		jen.Var().Id("walk").Func().Params(jen.Op("*").Qual(jsonschemaPath, "ValidationError")),
-		jen.Id("walk").Op("=").Func().Params(jen.Id("e").Op("*").Qual(jsonschemaPath, "ValidationError")).Block(
-			jen.If(jen.Len(jen.Id("e").Dot("Causes")).Op("==").Lit(0)).Block(
-				jen.Id("loc").Op(":=").Id("e").Dot("InstanceLocation"),
-				jen.If(jen.Id("loc").Op("==").Lit("")).Block(jen.Id("loc").Op("=").Lit("/")),
-				jen.Id("problems").Op("=").Append(jen.Id("problems"), jen.Id("loc").Op("+").Lit(": ").Op("+").Id("e").Dot("Message")),
-			),
-			jen.For(jen.List(jen.Id("_"), jen.Id("c")).Op(":=").Range().Id("e").Dot("Causes")).Block(jen.Id("walk").Call(jen.Id("c"))),
-		),
-		jen.Id("walk").Call(jen.Id("ve")),
-		jen.Qual("slices", "Sort").Call(jen.Id("problems")),
-		jen.Return(jen.Qual(fmtPath, "Errorf").Call(jen.Lit("decoding input %q: %s"), jen.Id("typ"), jen.Qual("strings", "Join").Call(jen.Qual("slices", "Compact").Call(jen.Id("problems")), jen.Lit("; ")))),
+		jen.Return(jen.Id("inputDecoder").Dot("Decode").Call(jen.Id("data"))),
 	)
 }
 
@@ -826,28 +614,9 @@ func (e *declEmitter) inputSchema(f *jen.File) {
 		lit = jen.Op("`" + schema + "`")
 	}
 	comment(f, `inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
-"inputs", by type, and the shared types they use under "$defs".`)
+"inputs", by type, and the shared types they use under "$defs". inputDecoder
+compiles it on first use.`)
 	f.Const().Id("inputSchemaJSON").Op("=").Add(lit)
-	f.Line()
-	const url = inputSchemaURL
-	comment(f, "inputSchemas compiles the input schemas once.")
-	f.Var().Id("inputSchemas").Op("=").Qual("sync", "OnceValues").Call(
-		jen.Func().Params().Params(jen.Map(jen.String()).Op("*").Qual(jsonschemaPath, "Schema"), jen.Error()).Block(
-			jen.Id("c").Op(":=").Qual(jsonschemaPath, "NewCompiler").Call(),
-			jen.Id("c").Dot("Draft").Op("=").Qual(jsonschemaPath, "Draft2020"),
-			jen.Id("c").Dot("AssertFormat").Op("=").True(),
-			jen.If(jen.Err().Op(":=").Id("c").Dot("AddResource").Call(jen.Lit(url), jen.Qual("strings", "NewReader").Call(jen.Id("inputSchemaJSON"))), jen.Err().Op("!=").Nil()).Block(
-				jen.Return(jen.Nil(), jen.Err()),
-			),
-			jen.Id("schemas").Op(":=").Make(jen.Map(jen.String()).Op("*").Qual(jsonschemaPath, "Schema"), jen.Len(jen.Id("inputDecoders"))),
-			jen.For(jen.Id("typ").Op(":=").Range().Id("inputDecoders")).Block(
-				jen.List(jen.Id("s"), jen.Err()).Op(":=").Id("c").Dot("Compile").Call(jen.Lit(url+"#/inputs/").Op("+").Id("typ")),
-				jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-				jen.Id("schemas").Index(jen.Id("typ")).Op("=").Id("s"),
-			),
-			jen.Return(jen.Id("schemas"), jen.Nil()),
-		),
-	)
 }
 
 func (e *declEmitter) helpers(f *jen.File) {

@@ -14,8 +14,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
-// inputSchemaURL is the URL under which generated code compiles the input
-// schema document.
+// inputSchemaURL is the URL under which the input schema document is
+// compiled, here and by package inputjson for generated code.
 const inputSchemaURL = "agentgen:inputs.schema.json"
 
 // inputSchema builds the JSON Schema document generated code validates
@@ -211,8 +211,9 @@ var metaSchema = sync.OnceValues(func() (*jsonschema.Schema, error) {
 	return s, nil
 })
 
-// newInputCompiler returns a compiler configured like the one of generated
-// code.
+// newInputCompiler returns a compiler configured like the one that
+// generated code uses (package inputjson's Decoder): draft 2020-12, formats
+// asserted.
 func newInputCompiler() *jsonschema.Compiler {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020

@@ -3,15 +3,9 @@
 package decl
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"github.com/santhosh-tekuri/jsonschema/v5"
-	"io"
-	"slices"
-	"strconv"
-	"strings"
+	"github.com/moora-go/moora/automata/inputjson"
 )
 
 // InputFromUser is an input dispatched by actor user: SendUserMessage.
@@ -196,17 +190,16 @@ var (
 	_ InputFromToolkit = CompleteCall{}
 )
 
-// inputTypeList lists the input types for error messages.
-const inputTypeList = "\"complete-call\", \"send-assi-message\", \"send-user-message\" and \"start-thinking\""
-
-// inputDecoders decodes each input type, by its discriminator.
-var inputDecoders = map[string]func([]byte) (AgentInput, error){
+// inputDecoder decodes each input type, by its discriminator, after validating
+// it against its schema in inputSchemaJSON.
+var inputDecoder = inputjson.NewDecoder(inputSchemaJSON, map[string]func([]byte) (AgentInput, error){
 	"complete-call":     unmarshalInput[CompleteCall],
 	"send-assi-message": unmarshalInput[SendAssiMessage],
 	"send-user-message": unmarshalInput[SendUserMessage],
 	"start-thinking":    unmarshalInput[StartThinking],
-}
+})
 
+// unmarshalInput decodes the JSON of an input of type T.
 func unmarshalInput[T AgentInput](data []byte) (AgentInput, error) {
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
@@ -221,246 +214,5 @@ func unmarshalInput[T AgentInput](data []byte) (AgentInput, error) {
 // schema violation (with its location in the object) and data after the JSON
 // value.
 func DecodeInput(data []byte) (AgentInput, error) {
-	var doc any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&doc); err != nil {
-		if err == io.EOF {
-			return nil, errors.New("decoding input: empty input")
-		}
-		return nil, fmt.Errorf("decoding input: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, errors.New("decoding input: unexpected data after the JSON value")
-	}
-	obj, ok := doc.(map[string]any)
-	if !ok {
-		return nil, errors.New("decoding input: not a JSON object")
-	}
-	typ, ok := obj["type"].(string)
-	if !ok {
-		return nil, fmt.Errorf("decoding input: missing string property \"type\" (want one of %s)", inputTypeList)
-	}
-	decode, ok := inputDecoders[typ]
-	if !ok {
-		return nil, fmt.Errorf("decoding input: unknown type %q (want one of %s)", typ, inputTypeList)
-	}
-	schemas, err := inputSchemas()
-	if err != nil {
-		return nil, fmt.Errorf("decoding input: %w", err)
-	}
-	if err := schemas[typ].Validate(doc); err != nil {
-		return nil, inputError(typ, err)
-	}
-	// encoding/json decodes into an int64 only a number written as an
-	// integer; JSON Schema also reads 1.0 and 1e3 as integers.
-	if _, changed := canonicalIntegers(doc); changed {
-		var err error
-		if data, err = json.Marshal(doc); err != nil {
-			return nil, fmt.Errorf("decoding input %q: %w", typ, err)
-		}
-	}
-	in, err := decode(data)
-	if err != nil {
-		return nil, decodeError(typ, err)
-	}
-	if err := checkDecoded(in, doc); err != nil {
-		return nil, fmt.Errorf("decoding input %q: %w", typ, err)
-	}
-	return in, nil
-}
-
-// canonicalIntegers rewrites in place each number in v that is an integer
-// written with a fraction or an exponent (1.0, 1e3) and fits an int64 as an
-// integer literal. It reports whether it rewrote any.
-func canonicalIntegers(v any) (any, bool) {
-	switch v := v.(type) {
-	case json.Number:
-		if lit, ok := integerLiteral(string(v)); ok {
-			return json.Number(lit), true
-		}
-	case map[string]any:
-		changed := false
-		for k, e := range v {
-			if c, ok := canonicalIntegers(e); ok {
-				v[k], changed = c, true
-			}
-		}
-		return v, changed
-	case []any:
-		changed := false
-		for i, e := range v {
-			if c, ok := canonicalIntegers(e); ok {
-				v[i], changed = c, true
-			}
-		}
-		return v, changed
-	}
-	return v, false
-}
-
-// integerLiteral returns the JSON number n, written with a fraction or an
-// exponent, as an integer literal when it is an integer that fits an int64.
-func integerLiteral(n string) (string, bool) {
-	if !strings.ContainsAny(n, ".eE") {
-		return "", false
-	}
-	sign, mant, exp := "", n, 0
-	if strings.HasPrefix(mant, "-") {
-		sign, mant = "-", mant[1:]
-	}
-	if i := strings.IndexAny(mant, "eE"); i >= 0 {
-		e, err := strconv.Atoi(mant[i+1:])
-		if err != nil || e < -1000 || e > 1000 {
-			return "", false
-		}
-		mant, exp = mant[:i], e
-	}
-	whole, frac, _ := strings.Cut(mant, ".")
-	digits := strings.TrimLeft(whole+frac, "0")
-	// point is the number of digits before the decimal point.
-	point := len(whole) + exp - (len(whole) + len(frac) - len(digits))
-	digits = strings.TrimRight(digits, "0")
-	switch {
-	case digits == "":
-		return "0", true
-	case point < len(digits) || point > 19:
-		return "", false
-	}
-	i, err := strconv.ParseInt(sign+digits+strings.Repeat("0", point-len(digits)), 10, 64)
-	if err != nil {
-		return "", false
-	}
-	return strconv.FormatInt(i, 10), true
-}
-
-// decodeError reports why a validated input did not decode: a number that does
-// not fit its Go type.
-func decodeError(typ string, err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) && te.Field != "" {
-		return fmt.Errorf("decoding input %q: /%s: %s does not fit in a Go %s", typ, strings.ReplaceAll(te.Field, ".", "/"), te.Value, te.Type)
-	}
-	return fmt.Errorf("decoding input %q: %w", typ, err)
-}
-
-// checkDecoded makes sure the decoded input is the JSON that was validated:
-// encoding/json matches property names regardless of case, so {"Limit": 99}
-// could otherwise fill a field whose "limit" the schema never saw.
-func checkDecoded(in AgentInput, doc any) error {
-	data, err := json.Marshal(in)
-	if err != nil {
-		return err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var got any
-	if err := dec.Decode(&got); err != nil {
-		return err
-	}
-	if problem, ok := jsonSubset(got, doc, ""); !ok {
-		return errors.New(problem)
-	}
-	return nil
-}
-
-// jsonSubset reports whether every value in got is in want at the same place,
-// and what is wrong where it is not: a key of want that encoding/json matched
-// to another in a different case.
-func jsonSubset(got, want any, loc string) (string, bool) {
-	switch g := got.(type) {
-	case map[string]any:
-		w, ok := want.(map[string]any)
-		if !ok {
-			return loc + notAsWritten, false
-		}
-		for k, gv := range g {
-			wv, ok := w[k]
-			if ok {
-				problem, ok := jsonSubset(gv, wv, loc+"/"+k)
-				if ok {
-					continue
-				}
-				if caseVariant(w, k) == "" {
-					return problem, false
-				}
-			}
-			if v := caseVariant(w, k); v != "" {
-				return fmt.Sprintf("%s/%s: property names are case-sensitive: %q is not %q", loc, v, v, k), false
-			}
-			return loc + "/" + k + notAsWritten, false
-		}
-		return "", true
-	case []any:
-		w, ok := want.([]any)
-		if !ok || len(w) != len(g) {
-			return loc + notAsWritten, false
-		}
-		for i, gv := range g {
-			l := loc + "/" + strconv.Itoa(i)
-			if l, ok := jsonSubset(gv, w[i], l); !ok {
-				return l, false
-			}
-		}
-		return "", true
-	case json.Number:
-		w, ok := want.(json.Number)
-		if !ok {
-			return loc + notAsWritten, false
-		}
-		if g == w {
-			return "", true
-		}
-		gf, gerr := g.Float64()
-		wf, werr := w.Float64()
-		if gerr == nil && werr == nil && gf == wf {
-			return "", true
-		}
-		return loc + notAsWritten, false
-	}
-	if got == want {
-		return "", true
-	}
-	return loc + notAsWritten, false
-}
-
-// notAsWritten says that a decoded value is not in the input as written.
-const notAsWritten = ": property names are case-sensitive; this one is not in the input as written"
-
-// caseVariant returns the key of m other than k, the first in order, that
-// encoding/json matches to k regardless of case, or "".
-func caseVariant(m map[string]any, k string) string {
-	var found string
-	for mk := range m {
-		if mk != k && strings.EqualFold(mk, k) && (found == "" || mk < found) {
-			found = mk
-		}
-	}
-	return found
-}
-
-// inputError reports every leaf of a schema violation, sorted, with its
-// location in the input.
-func inputError(typ string, err error) error {
-	var ve *jsonschema.ValidationError
-	if !errors.As(err, &ve) {
-		return fmt.Errorf("decoding input %q: %w", typ, err)
-	}
-	var problems []string
-	var walk func(*jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			loc := e.InstanceLocation
-			if loc == "" {
-				loc = "/"
-			}
-			problems = append(problems, loc+": "+e.Message)
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	slices.Sort(problems)
-	return fmt.Errorf("decoding input %q: %s", typ, strings.Join(slices.Compact(problems), "; "))
+	return inputDecoder.Decode(data)
 }

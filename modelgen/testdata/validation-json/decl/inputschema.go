@@ -2,14 +2,9 @@
 
 package decl
 
-import (
-	"github.com/santhosh-tekuri/jsonschema/v5"
-	"strings"
-	"sync"
-)
-
 // inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
-// "inputs", by type, and the shared types they use under "$defs".
+// "inputs", by type, and the shared types they use under "$defs". inputDecoder
+// compiles it on first use.
 const inputSchemaJSON = `{
   "$defs": {
     "Email": {
@@ -94,22 +89,3 @@ const inputSchemaJSON = `{
     }
   }
 }`
-
-// inputSchemas compiles the input schemas once.
-var inputSchemas = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
-	c := jsonschema.NewCompiler()
-	c.Draft = jsonschema.Draft2020
-	c.AssertFormat = true
-	if err := c.AddResource("agentgen:inputs.schema.json", strings.NewReader(inputSchemaJSON)); err != nil {
-		return nil, err
-	}
-	schemas := make(map[string]*jsonschema.Schema, len(inputDecoders))
-	for typ := range inputDecoders {
-		s, err := c.Compile("agentgen:inputs.schema.json#/inputs/" + typ)
-		if err != nil {
-			return nil, err
-		}
-		schemas[typ] = s
-	}
-	return schemas, nil
-})

@@ -1,0 +1,335 @@
+// Package inputjson is the run-time half of the decl packages that agentgen
+// generates: it decodes an agent's inputs from JSON, validating each against
+// its JSON Schema. A generated decl package holds what is particular to its
+// spec (the input types, the JSON Schema document of the inputs and a decode
+// function per input type) and builds one Decoder of them; its DecodeInput
+// is that Decoder's Decode.
+//
+// The JSON of an input is an object whose "type" property names the input.
+// Decode validates the object against that input's schema before decoding
+// it, and fails, saying where, on empty data and on data that is not one
+// JSON object, on an unknown type (listing the known ones), on every schema
+// violation (with its location in the object), on a number too large for
+// its Go type, and on a property that encoding/json would match in another
+// case. An integer may be written as JSON Schema allows, 1.0 and 1e3 too.
+package inputjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v5"
+)
+
+// schemaURL is the URL under which a Decoder compiles its schema document.
+const schemaURL = "agentgen:inputs.schema.json"
+
+// Decoder decodes the inputs of one agent from JSON. Its methods may be
+// called concurrently.
+type Decoder[T any] struct {
+	decoders map[string]func([]byte) (T, error)
+	typeList string // the input types, quoted and sorted, for error messages
+	schemas  func() (map[string]*jsonschema.Schema, error)
+}
+
+// NewDecoder returns a Decoder of the input types that are the keys of
+// decoders, each decoded from its JSON by its function there (after
+// validation, so the function needs to check nothing more). schema is the
+// JSON Schema document of the inputs: the schema of each input type under
+// "inputs", by type, and the shared types they use under "$defs". It is
+// compiled, with draft 2020-12 and format assertions, on the first call of
+// Decode that needs it; an error in it is reported by every such call.
+func NewDecoder[T any](schema string, decoders map[string]func([]byte) (T, error)) *Decoder[T] {
+	var quoted []string
+	for _, typ := range slices.Sorted(maps.Keys(decoders)) {
+		quoted = append(quoted, strconv.Quote(typ))
+	}
+	d := &Decoder[T]{decoders: maps.Clone(decoders), typeList: names(quoted)}
+	d.schemas = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
+		c := jsonschema.NewCompiler()
+		c.Draft = jsonschema.Draft2020
+		c.AssertFormat = true
+		if err := c.AddResource(schemaURL, strings.NewReader(schema)); err != nil {
+			return nil, err
+		}
+		schemas := make(map[string]*jsonschema.Schema, len(d.decoders))
+		for typ := range d.decoders {
+			s, err := c.Compile(schemaURL + "#/inputs/" + typ)
+			if err != nil {
+				return nil, err
+			}
+			schemas[typ] = s
+		}
+		return schemas, nil
+	})
+	return d
+}
+
+// names lists quoted names for a message: "a", "b" and "c".
+func names(list []string) string {
+	switch len(list) {
+	case 0:
+		return "none"
+	case 1:
+		return list[0]
+	}
+	return strings.Join(list[:len(list)-1], ", ") + " and " + list[len(list)-1]
+}
+
+// Decode decodes an input from JSON: an object whose "type" names the input.
+// It validates the object against the input's JSON Schema before decoding,
+// and reports an unknown type, every schema violation (with its location in
+// the object) and data after the JSON value.
+func (d *Decoder[T]) Decode(data []byte) (T, error) {
+	var zero T
+	var doc any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		if err == io.EOF {
+			return zero, errors.New("decoding input: empty input")
+		}
+		return zero, fmt.Errorf("decoding input: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return zero, errors.New("decoding input: unexpected data after the JSON value")
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return zero, errors.New("decoding input: not a JSON object")
+	}
+	typ, ok := obj["type"].(string)
+	if !ok {
+		return zero, fmt.Errorf("decoding input: missing string property \"type\" (want one of %s)", d.typeList)
+	}
+	decode, ok := d.decoders[typ]
+	if !ok {
+		return zero, fmt.Errorf("decoding input: unknown type %q (want one of %s)", typ, d.typeList)
+	}
+	schemas, err := d.schemas()
+	if err != nil {
+		return zero, fmt.Errorf("decoding input: %w", err)
+	}
+	if err := schemas[typ].Validate(doc); err != nil {
+		return zero, inputError(typ, err)
+	}
+	// encoding/json decodes into an int64 only a number written as an
+	// integer; JSON Schema also reads 1.0 and 1e3 as integers.
+	if _, changed := canonicalIntegers(doc); changed {
+		var err error
+		if data, err = json.Marshal(doc); err != nil {
+			return zero, fmt.Errorf("decoding input %q: %w", typ, err)
+		}
+	}
+	in, err := decode(data)
+	if err != nil {
+		return zero, decodeError(typ, err)
+	}
+	if err := checkDecoded(in, doc); err != nil {
+		return zero, fmt.Errorf("decoding input %q: %w", typ, err)
+	}
+	return in, nil
+}
+
+// canonicalIntegers rewrites in place each number in v that is an integer
+// written with a fraction or an exponent (1.0, 1e3) and fits an int64 as an
+// integer literal. It reports whether it rewrote any.
+func canonicalIntegers(v any) (any, bool) {
+	switch v := v.(type) {
+	case json.Number:
+		if lit, ok := integerLiteral(string(v)); ok {
+			return json.Number(lit), true
+		}
+	case map[string]any:
+		changed := false
+		for k, e := range v {
+			if c, ok := canonicalIntegers(e); ok {
+				v[k], changed = c, true
+			}
+		}
+		return v, changed
+	case []any:
+		changed := false
+		for i, e := range v {
+			if c, ok := canonicalIntegers(e); ok {
+				v[i], changed = c, true
+			}
+		}
+		return v, changed
+	}
+	return v, false
+}
+
+// integerLiteral returns the JSON number n, written with a fraction or an
+// exponent, as an integer literal when it is an integer that fits an int64.
+func integerLiteral(n string) (string, bool) {
+	if !strings.ContainsAny(n, ".eE") {
+		return "", false
+	}
+	sign, mant, exp := "", n, 0
+	if strings.HasPrefix(mant, "-") {
+		sign, mant = "-", mant[1:]
+	}
+	if i := strings.IndexAny(mant, "eE"); i >= 0 {
+		e, err := strconv.Atoi(mant[i+1:])
+		if err != nil || e < -1000 || e > 1000 {
+			return "", false
+		}
+		mant, exp = mant[:i], e
+	}
+	whole, frac, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(whole+frac, "0")
+	// point is the number of digits before the decimal point.
+	point := len(whole) + exp - (len(whole) + len(frac) - len(digits))
+	digits = strings.TrimRight(digits, "0")
+	switch {
+	case digits == "":
+		return "0", true
+	case point < len(digits) || point > 19:
+		return "", false
+	}
+	i, err := strconv.ParseInt(sign+digits+strings.Repeat("0", point-len(digits)), 10, 64)
+	if err != nil {
+		return "", false
+	}
+	return strconv.FormatInt(i, 10), true
+}
+
+// decodeError reports why a validated input did not decode: a number that does
+// not fit its Go type.
+func decodeError(typ string, err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) && te.Field != "" {
+		return fmt.Errorf("decoding input %q: /%s: %s does not fit in a Go %s", typ, strings.ReplaceAll(te.Field, ".", "/"), te.Value, te.Type)
+	}
+	return fmt.Errorf("decoding input %q: %w", typ, err)
+}
+
+// checkDecoded makes sure the decoded input is the JSON that was validated:
+// encoding/json matches property names regardless of case, so {"Limit": 99}
+// could otherwise fill a field whose "limit" the schema never saw.
+func checkDecoded(in any, doc any) error {
+	data, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var got any
+	if err := dec.Decode(&got); err != nil {
+		return err
+	}
+	if problem, ok := jsonSubset(got, doc, ""); !ok {
+		return errors.New(problem)
+	}
+	return nil
+}
+
+// jsonSubset reports whether every value in got is in want at the same place,
+// and what is wrong where it is not: a key of want that encoding/json matched
+// to another in a different case.
+func jsonSubset(got, want any, loc string) (string, bool) {
+	switch g := got.(type) {
+	case map[string]any:
+		w, ok := want.(map[string]any)
+		if !ok {
+			return loc + notAsWritten, false
+		}
+		for k, gv := range g {
+			wv, ok := w[k]
+			if ok {
+				problem, ok := jsonSubset(gv, wv, loc+"/"+k)
+				if ok {
+					continue
+				}
+				if caseVariant(w, k) == "" {
+					return problem, false
+				}
+			}
+			if v := caseVariant(w, k); v != "" {
+				return fmt.Sprintf("%s/%s: property names are case-sensitive: %q is not %q", loc, v, v, k), false
+			}
+			return loc + "/" + k + notAsWritten, false
+		}
+		return "", true
+	case []any:
+		w, ok := want.([]any)
+		if !ok || len(w) != len(g) {
+			return loc + notAsWritten, false
+		}
+		for i, gv := range g {
+			l := loc + "/" + strconv.Itoa(i)
+			if l, ok := jsonSubset(gv, w[i], l); !ok {
+				return l, false
+			}
+		}
+		return "", true
+	case json.Number:
+		w, ok := want.(json.Number)
+		if !ok {
+			return loc + notAsWritten, false
+		}
+		if g == w {
+			return "", true
+		}
+		gf, gerr := g.Float64()
+		wf, werr := w.Float64()
+		if gerr == nil && werr == nil && gf == wf {
+			return "", true
+		}
+		return loc + notAsWritten, false
+	}
+	if got == want {
+		return "", true
+	}
+	return loc + notAsWritten, false
+}
+
+// notAsWritten says that a decoded value is not in the input as written.
+const notAsWritten = ": property names are case-sensitive; this one is not in the input as written"
+
+// caseVariant returns the key of m other than k, the first in order, that
+// encoding/json matches to k regardless of case, or "".
+func caseVariant(m map[string]any, k string) string {
+	var found string
+	for mk := range m {
+		if mk != k && strings.EqualFold(mk, k) && (found == "" || mk < found) {
+			found = mk
+		}
+	}
+	return found
+}
+
+// inputError reports every leaf of a schema violation, sorted, with its
+// location in the input.
+func inputError(typ string, err error) error {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return fmt.Errorf("decoding input %q: %w", typ, err)
+	}
+	var problems []string
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			loc := e.InstanceLocation
+			if loc == "" {
+				loc = "/"
+			}
+			problems = append(problems, loc+": "+e.Message)
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	slices.Sort(problems)
+	return fmt.Errorf("decoding input %q: %s", typ, strings.Join(slices.Compact(problems), "; "))
+}
