@@ -84,8 +84,7 @@ func TestConcurrentDispatchKeepsOrderAndCount(t *testing.T) {
 }
 
 func TestDispatchFromSubscriberIsAppliedAfterTheUpdate(t *testing.T) {
-	var m *automata.Machine[int, int, int]
-	m = automata.NewMoore(counter, func(n int) int { return n })
+	m := automata.NewMoore(counter, func(n int) int { return n })
 	a, b := &recorder[int]{}, &recorder[int]{}
 	m.Subscribe(func(n int) {
 		a.add(n)
@@ -117,8 +116,7 @@ func TestEffectSeesLatestStateAndMayDispatch(t *testing.T) {
 			dispatch(100) // re-entrant dispatch from an effect
 		}
 	}
-	var m *automata.Machine[int, int, int]
-	m = automata.NewMoore(counter, func(n int) int { return n }, automata.WithEffect(effect))
+	m := automata.NewMoore(counter, func(n int) int { return n }, automata.WithEffect(effect))
 	subs := &recorder[int]{}
 	m.Subscribe(func(n int) {
 		subs.add(n)
@@ -159,8 +157,7 @@ func TestUnsubscribeStopsDelivery(t *testing.T) {
 }
 
 func TestSubscribeFromSubscriberGetsReplayThenLaterUpdates(t *testing.T) {
-	var m *automata.Machine[int, int, int]
-	m = automata.NewMoore(counter, func(n int) int { return n })
+	m := automata.NewMoore(counter, func(n int) int { return n })
 	late := &recorder[int]{}
 	m.Subscribe(func(n int) {
 		if n == 2 {
@@ -181,8 +178,7 @@ func TestSubscribeFromSubscriberGetsReplayThenLaterUpdates(t *testing.T) {
 func TestDispatchHandsOffALongQueue(t *testing.T) {
 	const queuedBySubscriber = 3000
 	release := make(chan struct{})
-	var m *automata.Machine[int, int, int]
-	m = automata.NewMoore(counter, func(n int) int { return n })
+	m := automata.NewMoore(counter, func(n int) int { return n })
 	r := &recorder[int]{}
 	m.Subscribe(func(n int) {
 		r.add(n)
@@ -220,8 +216,7 @@ func TestDispatchHandsOffALongQueue(t *testing.T) {
 }
 
 func TestCloseAppliesQueuedInputsThenDropsLaterOnes(t *testing.T) {
-	var m *automata.Machine[int, int, int]
-	m = automata.NewMoore(counter, func(n int) int { return n })
+	m := automata.NewMoore(counter, func(n int) int { return n })
 	r := &recorder[int]{}
 	m.Subscribe(func(n int) {
 		r.add(n)
