@@ -231,7 +231,8 @@
 // that hold a oneOf, in inputs or in state, get an UnmarshalJSON, so state
 // round-trips through JSON too, with the same exception inside the struct
 // types it holds (the state's own nil slices and maps encode as null and
-// stay nil).
+// stay nil). Slices and maps of sealed interfaces are decoded with
+// inputjson.SliceOf and inputjson.MapOf.
 //
 // Only the input schemas are enforced at run time; state is what pure
 // transitions made of validated inputs.

@@ -32,7 +32,6 @@ const (
 )
 
 func (declGenerator) Generate(m *Model) ([]File, error) {
-	slices, maps := jsonHelpers(m)
 	type part struct {
 		name string
 		emit func(e *declEmitter, f *jen.File)
@@ -54,7 +53,7 @@ func (declGenerator) Generate(m *Model) ([]File, error) {
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, p := range parts {
-		e := &declEmitter{m: m, usesDecodeSlice: slices, usesDecodeMap: maps}
+		e := &declEmitter{m: m}
 		if p.name == "types.go" && !e.has("types.go") {
 			continue
 		}
@@ -93,43 +92,6 @@ func sortFiles(files []File) {
 	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 }
 
-// jsonHelpers says whether generated code needs sliceDecoder and mapDecoder:
-// whether a slice or map holds sealed interfaces somewhere.
-func jsonHelpers(m *Model) (slices, maps bool) {
-	var visit func(t *Type)
-	visit = func(t *Type) {
-		if !t.needsDecoder() {
-			return
-		}
-		switch t.Kind {
-		case SliceType:
-			slices = true
-			visit(t.Elem)
-		case MapType:
-			maps = true
-			visit(t.Elem)
-		case NamedType:
-			if t.Decl.Kind == AliasDecl {
-				visit(t.Decl.Target)
-			}
-		}
-	}
-	for _, d := range m.Types {
-		for _, f := range d.Fields {
-			visit(f.Type)
-		}
-		if d.Kind == DefinedDecl {
-			visit(d.Target)
-		}
-	}
-	for _, o := range m.Observations {
-		for _, f := range o.Fields {
-			visit(f.Type)
-		}
-	}
-	return slices, maps
-}
-
 // Generated unexported names never start with "decode" followed by a
 // capital letter, except decodeX for the oneOf type X: exported spec names
 // cannot collide with them.
@@ -138,8 +100,6 @@ func jsonHelpers(m *Model) (slices, maps bool) {
 // files can be printed concurrently; the model is only read.
 type declEmitter struct {
 	m *Model
-	// Whether the JSON helpers sliceDecoder and mapDecoder are needed.
-	usesDecodeSlice, usesDecodeMap bool
 }
 
 func (e *declEmitter) has(file string) bool {
@@ -429,9 +389,9 @@ func (e *declEmitter) marshal(f *jen.File, d *TypeDecl) {
 func (e *declEmitter) decoder(t *Type) *jen.Statement {
 	switch t.Kind {
 	case SliceType:
-		return jen.Id("sliceDecoder").Call(e.decoder(t.Elem))
+		return jen.Qual(inputjsonPath, "SliceOf").Call(e.decoder(t.Elem))
 	case MapType:
-		return jen.Id("mapDecoder").Call(e.decoder(t.Elem))
+		return jen.Qual(inputjsonPath, "MapOf").Call(e.decoder(t.Elem))
 	case NamedType:
 		if t.Decl.Kind == AliasDecl {
 			return e.decoder(t.Decl.Target)
@@ -635,44 +595,6 @@ inside inputs.`, a.GoName, a.Name))
 		comment(f, fmt.Sprintf(`EffectFnOf%s runs the side effects of actor %s for its context and reports
 back by dispatching inputs. It is injected when the agent is created.`, a.GoName, a.Name))
 		f.Type().Id("EffectFnOf"+a.GoName).Op("=").Qual(automataPath, "Effect").Types(jen.Id("ContextOf"+a.GoName), jen.Id("AgentInput"))
-		f.Line()
-	}
-	if e.usesDecodeSlice {
-		comment(f, "sliceDecoder returns a decoder of JSON arrays whose elements need dec; null decodes to nil.")
-		f.Func().Id("sliceDecoder").Types(jen.Id("T").Any()).Params(jen.Id("dec").Func().Params(jen.Index().Byte()).Params(jen.Id("T"), jen.Error())).Func().Params(jen.Index().Byte()).Params(jen.Index().Id("T"), jen.Error()).Block(
-			jen.Return(jen.Func().Params(jen.Id("data").Index().Byte()).Params(jen.Index().Id("T"), jen.Error()).Block(
-				jen.If(jen.Len(jen.Id("data")).Op("==").Lit(0)).Block(jen.Return(jen.Nil(), jen.Nil())),
-				jen.Var().Id("raws").Index().Qual(jsonPath, "RawMessage"),
-				jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("raws")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-				jen.If(jen.Id("raws").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Nil())),
-				jen.Id("out").Op(":=").Make(jen.Index().Id("T"), jen.Len(jen.Id("raws"))),
-				jen.For(jen.List(jen.Id("i"), jen.Id("raw")).Op(":=").Range().Id("raws")).Block(
-					jen.List(jen.Id("v"), jen.Err()).Op(":=").Id("dec").Call(jen.Id("raw")),
-					jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("[%d]: %w"), jen.Id("i"), jen.Err()))),
-					jen.Id("out").Index(jen.Id("i")).Op("=").Id("v"),
-				),
-				jen.Return(jen.Id("out"), jen.Nil()),
-			)),
-		)
-		f.Line()
-	}
-	if e.usesDecodeMap {
-		comment(f, "mapDecoder returns a decoder of JSON objects whose values need dec; null decodes to nil.")
-		f.Func().Id("mapDecoder").Types(jen.Id("T").Any()).Params(jen.Id("dec").Func().Params(jen.Index().Byte()).Params(jen.Id("T"), jen.Error())).Func().Params(jen.Index().Byte()).Params(jen.Map(jen.String()).Id("T"), jen.Error()).Block(
-			jen.Return(jen.Func().Params(jen.Id("data").Index().Byte()).Params(jen.Map(jen.String()).Id("T"), jen.Error()).Block(
-				jen.If(jen.Len(jen.Id("data")).Op("==").Lit(0)).Block(jen.Return(jen.Nil(), jen.Nil())),
-				jen.Var().Id("raws").Map(jen.String()).Qual(jsonPath, "RawMessage"),
-				jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("raws")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
-				jen.If(jen.Id("raws").Op("==").Nil()).Block(jen.Return(jen.Nil(), jen.Nil())),
-				jen.Id("out").Op(":=").Make(jen.Map(jen.String()).Id("T"), jen.Len(jen.Id("raws"))),
-				jen.For(jen.List(jen.Id("k"), jen.Id("raw")).Op(":=").Range().Id("raws")).Block(
-					jen.List(jen.Id("v"), jen.Err()).Op(":=").Id("dec").Call(jen.Id("raw")),
-					jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit("%q: %w"), jen.Id("k"), jen.Err()))),
-					jen.Id("out").Index(jen.Id("k")).Op("=").Id("v"),
-				),
-				jen.Return(jen.Id("out"), jen.Nil()),
-			)),
-		)
 		f.Line()
 	}
 }

@@ -3,7 +3,9 @@
 // its JSON Schema. A generated decl package holds what is particular to its
 // spec (the input types, the JSON Schema document of the inputs and a decode
 // function per input type) and builds one Decoder of them; its DecodeInput
-// is that Decoder's Decode.
+// is that Decoder's Decode. The UnmarshalJSON methods it generates for
+// structs that hold sealed interfaces decode slices and maps of them with
+// SliceOf and MapOf.
 //
 // The JSON of an input is an object whose "type" property names the input.
 // Decode validates the object against that input's schema before decoding

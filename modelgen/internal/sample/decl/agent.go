@@ -11,6 +11,7 @@ package decl
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/moora-go/moora/automata/inputjson"
 )
 
 // AgentState is the state of the whole agent: the union of the states of all
@@ -42,7 +43,7 @@ func (v *AgentState) UnmarshalJSON(data []byte) error {
 	}
 	*v = AgentState(raw.plain)
 	var err error
-	if v.PendingCalls, err = mapDecoder(decodeToolCall)(raw.PendingCalls); err != nil {
+	if v.PendingCalls, err = inputjson.MapOf(decodeToolCall)(raw.PendingCalls); err != nil {
 		return fmt.Errorf("pendingCalls: %w", err)
 	}
 	return nil

@@ -5,6 +5,7 @@ package decl
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/moora-go/moora/automata/inputjson"
 )
 
 // ContextOfUser is the context of actor user: the union of its observations
@@ -46,7 +47,7 @@ func (v *ContextOfLlm) UnmarshalJSON(data []byte) error {
 	}
 	*v = ContextOfLlm(raw.plain)
 	var err error
-	if v.PendingCalls, err = mapDecoder(decodeToolCall)(raw.PendingCalls); err != nil {
+	if v.PendingCalls, err = inputjson.MapOf(decodeToolCall)(raw.PendingCalls); err != nil {
 		return fmt.Errorf("pendingCalls: %w", err)
 	}
 	return nil
@@ -72,7 +73,7 @@ func (v *ContextOfToolkit) UnmarshalJSON(data []byte) error {
 	}
 	*v = ContextOfToolkit(raw.plain)
 	var err error
-	if v.PendingCalls, err = mapDecoder(decodeToolCall)(raw.PendingCalls); err != nil {
+	if v.PendingCalls, err = inputjson.MapOf(decodeToolCall)(raw.PendingCalls); err != nil {
 		return fmt.Errorf("pendingCalls: %w", err)
 	}
 	return nil

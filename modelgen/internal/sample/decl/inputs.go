@@ -82,7 +82,7 @@ func (v *SendAssiMessage) UnmarshalJSON(data []byte) error {
 	}
 	*v = SendAssiMessage(raw.plain)
 	var err error
-	if v.Calls, err = sliceDecoder(decodeToolCall)(raw.Calls); err != nil {
+	if v.Calls, err = inputjson.SliceOf(decodeToolCall)(raw.Calls); err != nil {
 		return fmt.Errorf("calls: %w", err)
 	}
 	return nil

@@ -5,6 +5,7 @@ package decl
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/moora-go/moora/automata/inputjson"
 )
 
 // UserObUser is what actor user observes of actor user: a slice of the state
@@ -53,7 +54,7 @@ func (v *LlmObToolkit) UnmarshalJSON(data []byte) error {
 	}
 	*v = LlmObToolkit(raw.plain)
 	var err error
-	if v.PendingCalls, err = mapDecoder(decodeToolCall)(raw.PendingCalls); err != nil {
+	if v.PendingCalls, err = inputjson.MapOf(decodeToolCall)(raw.PendingCalls); err != nil {
 		return fmt.Errorf("pendingCalls: %w", err)
 	}
 	return nil
@@ -78,7 +79,7 @@ func (v *ToolkitObToolkit) UnmarshalJSON(data []byte) error {
 	}
 	*v = ToolkitObToolkit(raw.plain)
 	var err error
-	if v.PendingCalls, err = mapDecoder(decodeToolCall)(raw.PendingCalls); err != nil {
+	if v.PendingCalls, err = inputjson.MapOf(decodeToolCall)(raw.PendingCalls); err != nil {
 		return fmt.Errorf("pendingCalls: %w", err)
 	}
 	return nil

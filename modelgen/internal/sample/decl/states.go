@@ -5,6 +5,7 @@ package decl
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/moora-go/moora/automata/inputjson"
 )
 
 // StateOfUser is the state of actor user: the union of the observations of it
@@ -41,7 +42,7 @@ func (v *StateOfToolkit) UnmarshalJSON(data []byte) error {
 	}
 	*v = StateOfToolkit(raw.plain)
 	var err error
-	if v.PendingCalls, err = mapDecoder(decodeToolCall)(raw.PendingCalls); err != nil {
+	if v.PendingCalls, err = inputjson.MapOf(decodeToolCall)(raw.PendingCalls); err != nil {
 		return fmt.Errorf("pendingCalls: %w", err)
 	}
 	return nil

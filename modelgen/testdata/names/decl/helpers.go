@@ -2,11 +2,7 @@
 
 package decl
 
-import (
-	"encoding/json"
-	"fmt"
-	"github.com/moora-go/moora/automata"
-)
+import "github.com/moora-go/moora/automata"
 
 // InitialFnOfUser returns the initial state of actor user. It must be pure.
 type InitialFnOfUser = func() StateOfUser
@@ -33,55 +29,3 @@ type TransitionFnOfGoTo = func(state StateOfGoTo, input InputFromGoTo) StateOfGo
 // reports back by dispatching inputs. It is injected when the agent is
 // created.
 type EffectFnOfGoTo = automata.Effect[ContextOfGoTo, AgentInput]
-
-// sliceDecoder returns a decoder of JSON arrays whose elements need dec; null
-// decodes to nil.
-func sliceDecoder[T any](dec func([]byte) (T, error)) func([]byte) ([]T, error) {
-	return func(data []byte) ([]T, error) {
-		if len(data) == 0 {
-			return nil, nil
-		}
-		var raws []json.RawMessage
-		if err := json.Unmarshal(data, &raws); err != nil {
-			return nil, err
-		}
-		if raws == nil {
-			return nil, nil
-		}
-		out := make([]T, len(raws))
-		for i, raw := range raws {
-			v, err := dec(raw)
-			if err != nil {
-				return nil, fmt.Errorf("[%d]: %w", i, err)
-			}
-			out[i] = v
-		}
-		return out, nil
-	}
-}
-
-// mapDecoder returns a decoder of JSON objects whose values need dec; null
-// decodes to nil.
-func mapDecoder[T any](dec func([]byte) (T, error)) func([]byte) (map[string]T, error) {
-	return func(data []byte) (map[string]T, error) {
-		if len(data) == 0 {
-			return nil, nil
-		}
-		var raws map[string]json.RawMessage
-		if err := json.Unmarshal(data, &raws); err != nil {
-			return nil, err
-		}
-		if raws == nil {
-			return nil, nil
-		}
-		out := make(map[string]T, len(raws))
-		for k, raw := range raws {
-			v, err := dec(raw)
-			if err != nil {
-				return nil, fmt.Errorf("%q: %w", k, err)
-			}
-			out[k] = v
-		}
-		return out, nil
-	}
-}

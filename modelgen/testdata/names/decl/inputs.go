@@ -88,7 +88,7 @@ func (v *Data) UnmarshalJSON(data []byte) error {
 	}
 	*v = Data(raw.plain)
 	var err error
-	if v.Obj, err = mapDecoder(sliceDecoder(decodeMap))(raw.Obj); err != nil {
+	if v.Obj, err = inputjson.MapOf(inputjson.SliceOf(decodeMap))(raw.Obj); err != nil {
 		return fmt.Errorf("obj: %w", err)
 	}
 	return nil

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/moora-go/moora/automata/inputjson"
 )
 
 // Error is the shared type $defs.Error of the spec.
@@ -90,13 +91,13 @@ func (v *JSON) UnmarshalJSON(data []byte) error {
 	}
 	*v = JSON(raw.plain)
 	var err error
-	if v.Slices, err = sliceDecoder(decodeSlice)(raw.Slices); err != nil {
+	if v.Slices, err = inputjson.SliceOf(decodeSlice)(raw.Slices); err != nil {
 		return fmt.Errorf("slices: %w", err)
 	}
-	if v.Maps, err = mapDecoder(decodeMap)(raw.Maps); err != nil {
+	if v.Maps, err = inputjson.MapOf(decodeMap)(raw.Maps); err != nil {
 		return fmt.Errorf("maps: %w", err)
 	}
-	if v.Nested, err = sliceDecoder(sliceDecoder(decodeSlice))(raw.Nested); err != nil {
+	if v.Nested, err = inputjson.SliceOf(inputjson.SliceOf(decodeSlice))(raw.Nested); err != nil {
 		return fmt.Errorf("nested: %w", err)
 	}
 	return nil

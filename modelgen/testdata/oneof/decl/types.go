@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/moora-go/moora/automata/inputjson"
 )
 
 // Circle is the shared type $defs.Circle of the spec.
@@ -57,7 +58,7 @@ func (v *Layer) UnmarshalJSON(data []byte) error {
 	if v.Focus, err = decodeShape(raw.Focus); err != nil {
 		return fmt.Errorf("focus: %w", err)
 	}
-	if v.ByName, err = mapDecoder(decodeShape)(raw.ByName); err != nil {
+	if v.ByName, err = inputjson.MapOf(decodeShape)(raw.ByName); err != nil {
 		return fmt.Errorf("byName: %w", err)
 	}
 	return nil
@@ -137,7 +138,7 @@ func (v *ShapeGroup) UnmarshalJSON(data []byte) error {
 	}
 	*v = ShapeGroup(raw.plain)
 	var err error
-	if v.Children, err = sliceDecoder(decodeShape)(raw.Children); err != nil {
+	if v.Children, err = inputjson.SliceOf(decodeShape)(raw.Children); err != nil {
 		return fmt.Errorf("children: %w", err)
 	}
 	return nil
@@ -148,7 +149,7 @@ type Shapes []Shape
 
 // UnmarshalJSON decodes the sealed interfaces Shapes holds.
 func (v *Shapes) UnmarshalJSON(data []byte) error {
-	x, err := sliceDecoder(decodeShape)(data)
+	x, err := inputjson.SliceOf(decodeShape)(data)
 	if err != nil {
 		return err
 	}
