@@ -33,6 +33,8 @@ func build(src *source, spec *Spec) (*Model, error) {
 		canon:      make(map[*Schema][]byte),
 		defState:   make(map[*TypeDecl]uint8),
 		fieldRes:   make(map[*Field]resolved),
+		usedActors: make(map[string]bool),
+		unknownIn:  make(map[string][]string),
 	}
 	if spec.Package != "" {
 		b.m.PackageNote = "from the package key of " + src.file
@@ -46,6 +48,7 @@ func build(src *source, spec *Spec) (*Model, error) {
 	b.buildDefs()
 	b.buildObservations()
 	b.buildInputs()
+	b.checkUnusedActors()
 	b.checkImplNames()
 	b.fieldTypes()
 	b.checkCycles()
@@ -89,6 +92,8 @@ type builder struct {
 	canon      map[*Schema][]byte
 	defState   map[*TypeDecl]uint8 // defBusy while a $defs type is worked out, then defDone
 	fieldRes   map[*Field]resolved // a field's type before optional and nullable apply
+	usedActors map[string]bool     // declared actors named in observations or inputs
+	unknownIn  map[string][]string // unknown actor names, with the sections that use them
 }
 
 const (
@@ -154,11 +159,50 @@ func (b *builder) buildActors() {
 // unknown one.
 func (b *builder) actor(name, ptr, section string) *Actor {
 	if a, ok := b.actors[name]; ok {
+		b.usedActors[name] = true
 		return a
+	}
+	if !slices.Contains(b.unknownIn[name], section) {
+		b.unknownIn[name] = append(b.unknownIn[name], section)
 	}
 	b.d.atKey(ptr, fmt.Sprintf("unknown actor %q in %s", name, section),
 		didYouMean(suggest(name, b.spec.Actors), "declare it under actors, or fix the name"))
 	return nil
+}
+
+// checkUnusedActors reports, at its entry in the actors list, a declared
+// actor that observations and inputs never name while they name an unknown
+// actor that is likely its misspelling: the typo may be in the list rather
+// than at the uses, which are reported by actor.
+func (b *builder) checkUnusedActors() {
+	if len(b.unknownIn) == 0 {
+		return
+	}
+	unknown := slices.Sorted(maps.Keys(b.unknownIn))
+	listed := make(map[string]bool)
+	for i, name := range b.spec.Actors {
+		if b.usedActors[name] || listed[name] {
+			continue // used, or a duplicate entry, reported already
+		}
+		listed[name] = true
+		// The unknown names whose use-site hint names this actor.
+		var likely []string
+		for _, u := range unknown {
+			if suggest(u, b.spec.Actors) == name {
+				likely = append(likely, u)
+			}
+		}
+		if len(likely) == 0 {
+			continue
+		}
+		u := suggest(name, likely)
+		if u == "" {
+			u = likely[0]
+		}
+		sections := b.unknownIn[u]
+		b.d.at("/actors/"+strconv.Itoa(i), fmt.Sprintf("actor %q is used nowhere", name),
+			fmt.Sprintf("did you mean %q, which %s use?", u, strings.Join(sections, " and ")))
+	}
 }
 
 // actorKeys orders the keys of a map keyed by actor name: declared actors

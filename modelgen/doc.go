@@ -151,7 +151,9 @@
 // Besides the schema, a spec must satisfy these rules; each failure is
 // reported with the position, the spec element and a hint:
 //
-//   - observations and inputs name declared actors ("did you mean");
+//   - observations and inputs name declared actors ("did you mean"); when
+//     such an unknown name is likely a misspelling of a declared actor that
+//     is used nowhere, that actor's entry in actors is reported too;
 //   - actors are listed once; input names are unique across actors;
 //   - a property is observed on one target only, and with one schema;
 //   - every $ref resolves; $defs types do not contain themselves by value
