@@ -278,6 +278,76 @@ func (b *builder) fillDef(decl *TypeDecl) bool {
 	return true
 }
 
+// badRef reports whether ref is a $ref that refDecl rejects: unsupported,
+// or naming no $defs type.
+func (b *builder) badRef(ref string) bool {
+	if ref == "" {
+		return false
+	}
+	name, ok := strings.CutPrefix(ref, "#/$defs/")
+	return !ok || strings.Contains(name, "/") || b.defs[pointerUnescaper.Replace(name)] == nil
+}
+
+// checkRefs reports each $ref in s, at ptr, that does not resolve or is
+// unsupported, as resolving s would.
+func (b *builder) checkRefs(s *Schema, ptr string) {
+	if s == nil {
+		return
+	}
+	if b.badRef(s.Ref) {
+		b.refDecl(s.Ref, ptr+"/$ref")
+	}
+	b.checkRefs(s.Items, ptr+"/items")
+	if s.AdditionalProperties != nil {
+		b.checkRefs(s.AdditionalProperties.Schema, ptr+"/additionalProperties")
+	}
+	for _, p := range s.Properties {
+		b.checkRefs(p.Schema, ptr+"/properties/"+escapePointer(p.Name))
+	}
+	for i, m := range s.AllOf {
+		b.checkRefs(m, ptr+"/allOf/"+strconv.Itoa(i))
+	}
+	for i, v := range s.OneOf {
+		b.checkRefs(v, ptr+"/oneOf/"+strconv.Itoa(i))
+	}
+}
+
+// sameButBadRefs reports whether x and y, without descriptions, are the
+// same but where one of them has a $ref that badRef rejects.
+func (b *builder) sameButBadRefs(x, y *Schema) bool {
+	x, y = withoutDocs(x), withoutDocs(y) // deep copies, to be masked
+	b.maskBadRefs(x, y)
+	jx, _ := json.Marshal(x) // plain data always encodes
+	jy, _ := json.Marshal(y)
+	return bytes.Equal(jx, jy)
+}
+
+// maskBadRefs blanks the $refs of x and y, walked side by side, wherever
+// one of them has a $ref that badRef rejects.
+func (b *builder) maskBadRefs(x, y *Schema) {
+	if x == nil || y == nil {
+		return
+	}
+	if b.badRef(x.Ref) || b.badRef(y.Ref) {
+		x.Ref, y.Ref = "?", "?"
+	}
+	b.maskBadRefs(x.Items, y.Items)
+	if x.AdditionalProperties != nil && y.AdditionalProperties != nil {
+		b.maskBadRefs(x.AdditionalProperties.Schema, y.AdditionalProperties.Schema)
+	}
+	for i := range min(len(x.Properties), len(y.Properties)) {
+		if x.Properties[i].Name == y.Properties[i].Name {
+			b.maskBadRefs(x.Properties[i].Schema, y.Properties[i].Schema)
+		}
+	}
+	for i := range min(len(x.AllOf), len(y.AllOf)) {
+		b.maskBadRefs(x.AllOf[i], y.AllOf[i])
+	}
+	for i := range min(len(x.OneOf), len(y.OneOf)) {
+		b.maskBadRefs(x.OneOf[i], y.OneOf[i])
+	}
+}
+
 // refDecl returns the $defs type a $ref names.
 func (b *builder) refDecl(ref, ptr string) *TypeDecl {
 	name, ok := strings.CutPrefix(ref, "#/$defs/")
@@ -335,9 +405,17 @@ func (b *builder) observedField(target *Actor, p Property, ptr string) *Field {
 			"a piece of state has one owner: rename one of them, or observe it on one actor only")
 		return nil
 	case seen && !b.sameSchema(prev.schema, p.Schema):
+		// The first copy's $refs are reported when it is resolved; this
+		// copy is not resolved, so its own are reported here.
+		b.checkRefs(p.Schema, ptr)
+		if b.sameButBadRefs(prev.schema, p.Schema) {
+			return nil // the $refs that do not resolve are the difference
+		}
 		b.d.atKey(ptr, fmt.Sprintf("property %q of actor %q has a different schema than at %s", p.Name, target.Name, posShort(b.d.src.keyPos(prev.ptr))),
 			"observations of one actor must agree on the schema of a property")
 		return nil
+	case seen:
+		b.checkRefs(p.Schema, ptr)
 	case !seen:
 		b.owners[p.Name] = propOwner{target: target, ptr: ptr, schema: p.Schema}
 		b.stateNames.claim(fieldName(p.Name), fmt.Sprintf("property %q", p.Name), ptr, "rename one of the properties")

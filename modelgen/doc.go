@@ -156,7 +156,8 @@
 //     is used nowhere, that actor's entry in actors is reported too;
 //   - actors are listed once; input names are unique across actors;
 //   - a property is observed on one target only, and with one schema;
-//   - every $ref resolves; $defs types do not contain themselves by value
+//   - every $ref resolves (each copy of an observed property reports its
+//     own; copies that differ only there do not differ in schema); $defs types do not contain themselves by value
 //     ($ref, allOf or required-property cycles; an optional property, an
 //     array or a map breaks the cycle);
 //   - required names declared properties; enum values are distinct and can
