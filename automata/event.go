@@ -8,8 +8,10 @@ import "fmt"
 // InputReceived for each input, then EffectStarted and EffectCancelled as the
 // jobs are reconciled with the latest state, then one StateUpdated.
 // EffectCompleted and EffectFailed arrive when jobs return, between or after
-// those of later batches. All events come from the goroutine applying inputs,
-// one at a time, so a handler sees one total order.
+// those of later batches, but always after the StateUpdated of the batch that
+// applied the job's own inputs, however the goroutines were scheduled. All
+// events come from the goroutine applying inputs, one at a time, so a handler
+// sees one total order.
 type EventKind uint8
 
 const (

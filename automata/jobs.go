@@ -304,6 +304,8 @@ func (m *Machine[S, I, O]) runJob(t task[I]) {
 		// first. Saves taking the processing role for it.
 		m.mu.Lock()
 		if !m.closed {
+			done.seq = m.arrivals
+			m.arrivals++
 			m.ctrl = append(m.ctrl, done)
 		}
 		m.mu.Unlock()

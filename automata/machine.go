@@ -62,10 +62,11 @@ type Machine[S, I, O any] struct {
 	processing bool
 	closed     bool
 	current    S
+	arrivals   uint64 // stamps queued inputs and control items in arrival order
 	inputs     []queued[I]
 	head       int
 	ctrl       []control[I, O]
-	ctrlSpare  []control[I, O]
+	ctrlHead   int
 	idle       []chan task[I] // parked workers
 
 	// stopping is closed by the first Close once stopped is set; stopped
@@ -74,10 +75,12 @@ type Machine[S, I, O any] struct {
 	stopped  chan struct{}
 }
 
-// queued is an input waiting to be applied, with the job that dispatched it.
+// queued is an input waiting to be applied, with the job that dispatched it
+// and its place in the order of arrival.
 type queued[I any] struct {
 	input I
 	from  *job[I]
+	seq   uint64
 }
 
 type subscriber[O any] struct {
@@ -98,6 +101,7 @@ type control[I, O any] struct {
 	sub *subscriber[O]
 	job *job[I]
 	err error
+	seq uint64 // place in the order of arrival, with the inputs'
 }
 
 // New starts a general machine: output is called for every applied input with
@@ -189,15 +193,26 @@ func (m *Machine[S, I, O]) dispatchFrom(j *job[I], input I) {
 		m.mu.Unlock()
 		return
 	}
-	if m.processing {
-		m.inputs = append(m.inputs, queued[I]{input, j})
+	q := queued[I]{input, j, m.arrivals}
+	m.arrivals++
+	if m.processing || m.ctrlHead < len(m.ctrl) {
+		// Queue behind what arrived first: another goroutine is
+		// applying inputs, or job ends were recorded while idle.
+		m.inputs = append(m.inputs, q)
+		if m.processing {
+			m.mu.Unlock()
+			return
+		}
+		m.processing = true
+		m.wg.Add(1)
 		m.mu.Unlock()
+		m.run(queued[I]{}, false)
 		return
 	}
 	m.processing = true
 	m.wg.Add(1)
 	m.mu.Unlock()
-	m.run(queued[I]{input, j}, true)
+	m.run(q, true)
 }
 
 // Subscribe registers fn to receive every output from now on, in the order
@@ -269,6 +284,8 @@ func (m *Machine[S, I, O]) enqueue(c control[I, O]) {
 		m.mu.Unlock()
 		return
 	}
+	c.seq = m.arrivals
+	m.arrivals++
 	m.ctrl = append(m.ctrl, c)
 	if m.processing {
 		m.mu.Unlock()
@@ -281,9 +298,10 @@ func (m *Machine[S, I, O]) enqueue(c control[I, O]) {
 }
 
 // run is the processing role. It applies first when have is set, then
-// handles queued control items and inputs, settles effects and jobs on the
-// latest state whenever the queue runs dry, and releases the role when there
-// is nothing left to do.
+// handles queued control items and inputs in the order they arrived (a job's
+// input before the job's end, which came after it), settles effects and jobs
+// on the latest state whenever the queue runs dry or a control item is next,
+// and releases the role when there is nothing left to do.
 func (m *Machine[S, I, O]) run(first queued[I], have bool) {
 	budget := drainBudget
 	if have {
@@ -291,18 +309,28 @@ func (m *Machine[S, I, O]) run(first queued[I], have bool) {
 	}
 	for {
 		m.mu.Lock()
-		if len(m.ctrl) > 0 {
-			batch := m.ctrl
-			m.ctrl = m.ctrlSpare[:0]
-			m.mu.Unlock()
-			for i := range batch {
-				m.handle(batch[i])
-				batch[i] = control[I, O]{}
+		haveInput := m.head < len(m.inputs)
+		if m.ctrlHead < len(m.ctrl) && (!haveInput || m.ctrl[m.ctrlHead].seq < m.inputs[m.head].seq) {
+			if m.dirty && !m.closed {
+				// Settle the inputs applied so far first: a job's
+				// end is reported after the state its own input
+				// made, however the scheduling went.
+				m.mu.Unlock()
+				m.settle()
+				continue
 			}
-			m.ctrlSpare = batch[:0]
+			c := m.ctrl[m.ctrlHead]
+			m.ctrl[m.ctrlHead] = control[I, O]{}
+			m.ctrlHead++
+			if m.ctrlHead == len(m.ctrl) {
+				m.ctrl = m.ctrl[:0]
+				m.ctrlHead = 0
+			}
+			m.mu.Unlock()
+			m.handle(c)
 			continue
 		}
-		if m.head < len(m.inputs) {
+		if haveInput {
 			if budget == 0 {
 				m.mu.Unlock()
 				m.handOff()
