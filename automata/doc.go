@@ -151,16 +151,16 @@
 //	go test -run XXX -bench 'Bare|Dispatch|Reconcile' -benchmem -count 5 ./automata/
 //
 // on this project's 2-core CI machine (AMD EPYC, Go 1.26, GOMAXPROCS=2,
-// quiet: load average 0.5; medians of 5, range in brackets):
+// quiet: load average 0.5 to 1.5; medians of 5, range in brackets):
 //
 //	BenchmarkBareTransition     2.2 ns/op [1.6-2.5]  0 allocs  the floor: the transition alone
-//	BenchmarkDispatch            66 ns/op [63-72]    0 allocs  one producer, one subscriber
+//	BenchmarkDispatch            64 ns/op [62-66]    0 allocs  one producer, one subscriber
 //	BenchmarkDispatchParallel   242 ns/op [166-356]  0 allocs  two producers, one subscriber
-//	BenchmarkReconcile         1905 ns/op            5 allocs  520,000 jobs/s [491,000-541,000]
+//	BenchmarkReconcile         1683 ns/op            5 allocs  594,000 jobs/s [571,000-677,000]
 //
 // One-at-a-time dispatch runs at about 15 million inputs/s, against about
 // 550,000/s for the TypeScript Moorex on Node 20 on the same machine (27×);
-// keyed jobs at about 520,000 jobs/s, against about 150,000 (3.5×). Of
+// keyed jobs at about 594,000 jobs/s, against about 150,000 (4×). Of
 // BenchmarkReconcile's 5 allocations per job, 2 are the runtime's (the job,
 // which is also its context, and its dispatch) and 3 the benchmark's own
 // jobsAt map and transition; a third of its CPU time is the garbage
