@@ -199,20 +199,26 @@ func (m *Machine[S, I, O]) dispatchFrom(j *job[I], input I) {
 		// Queue behind what arrived first: another goroutine is
 		// applying inputs, or job ends were recorded while idle.
 		m.inputs = append(m.inputs, q)
-		if m.processing {
-			m.mu.Unlock()
-			return
+		if m.claimLocked() {
+			m.run(queued[I]{}, false)
 		}
-		m.processing = true
-		m.wg.Add(1)
-		m.mu.Unlock()
-		m.run(queued[I]{}, false)
 		return
+	}
+	m.claimLocked()
+	m.run(q, true)
+}
+
+// claimLocked takes the processing role unless another goroutine holds it,
+// and reports whether it did. It is entered with m.mu held and releases it.
+func (m *Machine[S, I, O]) claimLocked() bool {
+	if m.processing {
+		m.mu.Unlock()
+		return false
 	}
 	m.processing = true
 	m.wg.Add(1)
 	m.mu.Unlock()
-	m.run(q, true)
+	return true
 }
 
 // Subscribe registers fn to receive every output from now on, in the order
@@ -246,16 +252,12 @@ func (m *Machine[S, I, O]) Close(ctx context.Context) error {
 	m.mu.Lock()
 	first := !m.closed
 	m.closed = true
-	switch {
-	case !first || m.processing:
-		// Either an earlier Close started the shutdown, or the
-		// goroutine applying inputs shuts the jobs down when it
-		// finishes (see run).
+	// An earlier Close started the shutdown; or the goroutine applying
+	// inputs shuts the jobs down when it finishes (see run); or this one
+	// takes that role and does.
+	if !first {
 		m.mu.Unlock()
-	default:
-		m.processing = true
-		m.wg.Add(1)
-		m.mu.Unlock()
+	} else if m.claimLocked() {
 		m.run(queued[I]{}, false)
 	}
 	if first {
@@ -287,14 +289,9 @@ func (m *Machine[S, I, O]) enqueue(c control[I, O]) {
 	c.seq = m.arrivals
 	m.arrivals++
 	m.ctrl = append(m.ctrl, c)
-	if m.processing {
-		m.mu.Unlock()
-		return
+	if m.claimLocked() {
+		m.run(queued[I]{}, false)
 	}
-	m.processing = true
-	m.wg.Add(1)
-	m.mu.Unlock()
-	m.run(queued[I]{}, false)
 }
 
 // run is the processing role. It applies first when have is set, then
