@@ -87,14 +87,18 @@ func (o *Options[S, I]) setDefaults() error {
 // ErrClosed is returned by Dispatch on a closed machine.
 var ErrClosed = errors.New("journal: machine closed")
 
-// CorruptError reports a damaged record that Open will not skip.
+// CorruptError reports damage that Open will not pass over: a damaged record,
+// or damage to the store itself (its file's structure), when Kind is 0.
 type CorruptError struct {
-	Kind Kind   // KindInput or KindSnapshot
-	Seq  uint64 // the record's sequence number
-	Err  error  // what is wrong with it
+	Kind Kind   // KindInput or KindSnapshot; 0: the store itself
+	Seq  uint64 // the record's sequence number; 0 when Kind is 0
+	Err  error  // what is wrong
 }
 
 func (e *CorruptError) Error() string {
+	if e.Kind == 0 {
+		return fmt.Sprintf("journal: the store is corrupt: %v", e.Err)
+	}
 	return fmt.Sprintf("journal: %v record %d is corrupt: %v", e.Kind, e.Seq, e.Err)
 }
 
