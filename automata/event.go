@@ -32,6 +32,14 @@ const (
 	EffectFailed
 	// StateUpdated: a batch of inputs was applied; State is the result.
 	StateUpdated
+	// InputRejected: Input was not applied: an admission step (or, in a
+	// durable machine, the journal) rejected it with Err. It takes the
+	// place of InputReceived in the order above.
+	InputRejected
+	// MachineFailed: user code panicked and the machine stopped (fail-stop);
+	// Err is the *FailError, Input the input it was applying, if any. It
+	// is the last event.
+	MachineFailed
 )
 
 var eventKindNames = [...]string{
@@ -41,6 +49,8 @@ var eventKindNames = [...]string{
 	EffectCompleted: "effect-completed",
 	EffectFailed:    "effect-failed",
 	StateUpdated:    "state-updated",
+	InputRejected:   "input-rejected",
+	MachineFailed:   "machine-failed",
 }
 
 func (k EventKind) String() string {
@@ -54,9 +64,9 @@ func (k EventKind) String() string {
 // depends on Kind.
 type Event[S, I any] struct {
 	Kind  EventKind
-	Input I      // InputReceived
+	Input I      // InputReceived, InputRejected, MachineFailed
 	Key   string // EffectStarted, EffectCancelled, EffectCompleted, EffectFailed
-	Err   error  // EffectFailed
+	Err   error  // EffectFailed, InputRejected, MachineFailed
 	State S      // StateUpdated
 }
 
@@ -68,6 +78,10 @@ func (e Event[S, I]) String() string {
 		return fmt.Sprintf("%v %s", e.Kind, e.Key)
 	case EffectFailed:
 		return fmt.Sprintf("%v %s: %v", e.Kind, e.Key, e.Err)
+	case InputRejected:
+		return fmt.Sprintf("%v %+v: %v", e.Kind, e.Input, e.Err)
+	case MachineFailed:
+		return fmt.Sprintf("%v: %v", e.Kind, e.Err)
 	case StateUpdated:
 		return fmt.Sprintf("%v %+v", e.Kind, e.State)
 	}

@@ -16,7 +16,9 @@ import (
 // inputs, and must return when ctx is done. JobKey(ctx) is its key.
 //
 // A job that returns an error or panics is reported as an EffectFailed event;
-// the machine keeps running.
+// the machine keeps running. (Only the job's own code is covered: inputs it
+// dispatches may be applied on its goroutine, and a panic there stops the
+// machine, as everywhere else.)
 type Job[I any] func(ctx context.Context, dispatch Dispatch[I]) error
 
 type jobKeyCtx struct{}
@@ -295,7 +297,7 @@ func (m *Machine[S, I, O]) stopWorkers() {
 func (m *Machine[S, I, O]) runJob(t task[I]) {
 	defer m.wg.Done()
 	j := t.j
-	err := callJob(j, j.key, t.fn, func(in I) { m.dispatchFrom(j, in) })
+	err := callJob(j, j.key, t.fn, func(in I) { m.dispatchFrom(j, in, nil) })
 	j.cancelContext() // the job is over: so is work it left behind
 	done := control[I, O]{op: opJobDone, job: j, err: err}
 	if m.cfg.events == nil {
@@ -303,7 +305,7 @@ func (m *Machine[S, I, O]) runJob(t task[I]) {
 		// before the next reconcile, which handles queued control items
 		// first. Saves taking the processing role for it.
 		m.mu.Lock()
-		if !m.closed {
+		if m.refusalLocked() == nil {
 			done.seq = m.arrivals
 			m.arrivals++
 			m.ctrl = append(m.ctrl, done)

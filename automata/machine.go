@@ -2,7 +2,10 @@ package automata
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 )
@@ -38,6 +41,14 @@ const drainBudget = 1024
 
 // Machine is a running machine with state S, input I and output O. Create one
 // with New, NewMoore or NewMealy; its methods are safe for concurrent use.
+//
+// One goroutine at a time holds the processing role (processing, under mu):
+// it alone applies inputs, calls user code (admission, transitions, output,
+// subscribers, effects, jobs functions, event handlers) and owns the fields
+// below that say so. A panic in that code ends the role for good: run
+// recovers it and fail records it (failed), replies to every waiter, drops
+// the queue and cancels the jobs; processing stays set, so that no goroutine
+// takes the role again.
 type Machine[S, I, O any] struct {
 	def         Definition[S, I]
 	output      func(Update[S, I]) (O, bool)
@@ -54,9 +65,25 @@ type Machine[S, I, O any] struct {
 	finished map[string]struct{} // completed while still desired
 	newKeys  []string
 	shutdown bool
+	// What user code is running, for the report of a panic: doing names
+	// it, doingInput is the input it works on when hasInput is set.
+	doing      string
+	doingInput I
+	hasInput   bool
+	// The inputs being applied, whose waiters a failure must answer;
+	// committed: the committer has made them durable.
+	inflight  []queued[I]
+	one       [1]queued[I] // inflight of an input applied alone
+	committed bool
+	batch     []queued[I] // reused by applyBatch
+	kept      []queued[I]
+	updates   []Update[S, I]
+	lastBatch int // size of the previous committed batch
 
 	// wg counts the processing role, running jobs and worker goroutines.
 	wg sync.WaitGroup
+
+	failed atomic.Pointer[FailError] // set once, by fail
 
 	mu         sync.Mutex
 	processing bool
@@ -70,17 +97,55 @@ type Machine[S, I, O any] struct {
 	idle       []chan task[I] // parked workers
 
 	// stopping is closed by the first Close once stopped is set; stopped
-	// is closed when every goroutine of the machine has exited.
+	// is closed when every goroutine of the machine has exited. done is
+	// closed when the machine fails or Close has finished.
 	stopping chan struct{}
 	stopped  chan struct{}
+	done     chan struct{}
+	doneOnce sync.Once
 }
 
-// queued is an input waiting to be applied, with the job that dispatched it
-// and its place in the order of arrival.
+// queued is an input waiting to be applied, with the job that dispatched it,
+// its place in the order of arrival, and who waits for it (DispatchWait).
 type queued[I any] struct {
 	input I
 	from  *job[I]
 	seq   uint64
+	wait  *waiter
+}
+
+// waiter is how DispatchWait learns what became of its input. Its state
+// moves from pending to taken (the processing role took the input) or to
+// abandoned (the caller's ctx ended first: the input is skipped), and then
+// to replied, once, when done receives the outcome.
+type waiter struct {
+	state atomic.Uint32
+	done  chan error // buffered: replying never blocks
+}
+
+const (
+	waitPending uint32 = iota
+	waitTaken
+	waitAbandoned
+	waitReplied
+)
+
+// take claims the input for applying; false if its caller gave up on it.
+func (w *waiter) take() bool { return w.state.CompareAndSwap(waitPending, waitTaken) }
+
+// reply delivers the outcome, unless it was delivered already or the caller
+// gave up.
+func (w *waiter) reply(err error) {
+	for {
+		s := w.state.Load()
+		if s == waitAbandoned || s == waitReplied {
+			return
+		}
+		if w.state.CompareAndSwap(s, waitReplied) {
+			w.done <- err
+			return
+		}
+	}
 }
 
 type subscriber[O any] struct {
@@ -104,9 +169,45 @@ type control[I, O any] struct {
 	seq uint64 // place in the order of arrival, with the inputs'
 }
 
+// ErrClosed is returned by Dispatch and DispatchWait once Close has been
+// called, and by Err once Close has finished.
+var ErrClosed = errors.New("automata: machine closed")
+
+// FailError is the error of a machine that stopped because user code it
+// runs panicked (fail-stop): a transition, an admission step, the output
+// function, a subscriber, an effect, a jobs function, an event handler, or
+// a committer. Err, Close, Dispatch and DispatchWait return it, and a
+// MachineFailed event carries it. A job's own panic is not one: it is the
+// job's failure (see PanicError).
+type FailError struct {
+	Where    string // what panicked, such as "the transition" or `the effect of actor "user"`
+	Input    any    // the input being applied or admitted, if HasInput
+	HasInput bool
+	Value    any    // the value passed to panic
+	Stack    []byte // the stack of the goroutine that panicked, at the panic
+}
+
+func (e *FailError) Error() string {
+	on := ""
+	if e.HasInput {
+		on = fmt.Sprintf(" on input %#v", e.Input)
+	}
+	return fmt.Sprintf("automata: machine stopped: %s panicked%s: %v", e.Where, on, e.Value)
+}
+
+// Unwrap returns the panic value if it is an error, such as the
+// *ImpurityError of WithPurityCheck.
+func (e *FailError) Unwrap() error {
+	err, _ := e.Value.(error)
+	return err
+}
+
 // New starts a general machine: output is called for every applied input with
 // the update it made, and for each new subscriber with a Replay update of the
 // current state. When output returns false, subscribers are not called.
+//
+// If the effects or jobs functions panic on the initial state, the machine
+// that New returns has already failed: see Err.
 func New[S, I, O any](def Definition[S, I], output func(Update[S, I]) (O, bool), opts ...Option[S, I]) *Machine[S, I, O] {
 	if def.Initial == nil || def.Transition == nil {
 		panic("automata: Definition needs both Initial and Transition")
@@ -114,13 +215,13 @@ func New[S, I, O any](def Definition[S, I], output func(Update[S, I]) (O, bool),
 	if output == nil {
 		panic("automata: nil output function")
 	}
-	m := &Machine[S, I, O]{def: def, output: output, stopping: make(chan struct{})}
+	m := &Machine[S, I, O]{def: def, output: output, stopping: make(chan struct{}), done: make(chan struct{})}
 	for _, opt := range opts {
 		opt(&m.cfg)
 	}
-	m.dispatch = m.Dispatch
-	m.needsSettle = m.cfg.effect != nil || m.cfg.jobsAt != nil || m.cfg.events != nil
-	if m.cfg.jobsAt != nil {
+	m.dispatch = func(in I) { m.Dispatch(in) }
+	m.needsSettle = len(m.cfg.effects) > 0 || len(m.cfg.jobs) > 0 || len(m.cfg.events) > 0
+	if len(m.cfg.jobs) > 0 {
 		m.running = make(map[string]*job[I])
 		m.finished = make(map[string]struct{})
 	}
@@ -170,6 +271,27 @@ func (m *Machine[S, I, O]) Current() S {
 	return m.current
 }
 
+// Err returns nil while the machine runs; the *FailError once it has failed
+// (fail-stop: see the package documentation); ErrClosed once Close has
+// finished on a machine that did not fail.
+func (m *Machine[S, I, O]) Err() error {
+	if f := m.failed.Load(); f != nil {
+		return f
+	}
+	select {
+	case <-m.done:
+		return ErrClosed
+	default:
+		return nil
+	}
+}
+
+// Done returns a channel that is closed when the machine fails, or when
+// Close has finished; Err then says which.
+func (m *Machine[S, I, O]) Done() <-chan struct{} { return m.done }
+
+func (m *Machine[S, I, O]) closeDone() { m.doneOnce.Do(func() { close(m.done) }) }
+
 // Dispatch queues an input. It never waits for room and never deadlocks: it
 // is safe from any goroutine, and from inside subscribers, effects, jobs and
 // event handlers.
@@ -182,18 +304,67 @@ func (m *Machine[S, I, O]) Current() S {
 // level up, when Dispatch is called from a subscriber or effect), Dispatch
 // appends the input to the queue and returns at once.
 //
-// After Close, Dispatch does nothing.
-func (m *Machine[S, I, O]) Dispatch(input I) {
-	m.dispatchFrom(nil, input)
+// Dispatch returns nil when the input was queued (or applied). It refuses
+// the input with ErrClosed once Close has been called, and with the
+// *FailError once the machine has failed; if the machine fails while this
+// call applies inputs, it returns that error too (the input may or may not
+// have been applied: Current says). An input that admission rejects is
+// reported as an InputRejected event; use DispatchWait to be told.
+func (m *Machine[S, I, O]) Dispatch(input I) error {
+	if err := m.dispatchFrom(nil, input, nil); err != nil {
+		return err
+	}
+	if f := m.failed.Load(); f != nil {
+		return f
+	}
+	return nil
 }
 
-func (m *Machine[S, I, O]) dispatchFrom(j *job[I], input I) {
-	m.mu.Lock()
-	if m.closed || (j != nil && j.cancelled) {
-		m.mu.Unlock()
-		return
+// DispatchWait dispatches input as Dispatch does and waits until it has been
+// applied, or rejected. It returns nil once the input is applied (in a
+// machine WithCommitter, once it is durable; it is then applied even if the
+// machine fails right after). It returns an error if the input was not and
+// will never be applied: the error of the admission step, or of the
+// committer, that rejected it; ErrClosed or the *FailError if the machine
+// closed or failed first; ctx.Err() if ctx ended before the input was taken
+// up for applying. Once the input is taken up, DispatchWait waits for the
+// outcome whatever ctx does, so that an error always means "not applied".
+//
+// DispatchWait must not be called from a subscriber, effect or event handler
+// of the same machine: it would wait for itself. Effects and jobs dispatch
+// with the Dispatch they are handed.
+func (m *Machine[S, I, O]) DispatchWait(ctx context.Context, input I) error {
+	if err := ctx.Err(); err != nil {
+		return err
 	}
-	q := queued[I]{input, j, m.arrivals}
+	w := &waiter{done: make(chan error, 1)}
+	if err := m.dispatchFrom(nil, input, w); err != nil {
+		return err
+	}
+	select {
+	case err := <-w.done:
+		return err
+	case <-ctx.Done():
+		if w.state.CompareAndSwap(waitPending, waitAbandoned) {
+			return ctx.Err()
+		}
+		return <-w.done
+	}
+}
+
+// dispatchFrom queues an input from a job (or none), with its waiter (or
+// none). It returns an error only when it refuses the input.
+func (m *Machine[S, I, O]) dispatchFrom(j *job[I], input I, w *waiter) error {
+	m.mu.Lock()
+	if err := m.refusalLocked(); err != nil {
+		m.mu.Unlock()
+		return err
+	}
+	if j != nil && j.cancelled {
+		m.mu.Unlock()
+		return nil // dropped: the job's key vanished
+	}
+	q := queued[I]{input, j, m.arrivals, w}
 	m.arrivals++
 	if m.processing || m.ctrlHead < len(m.ctrl) {
 		// Queue behind what arrived first: another goroutine is
@@ -202,10 +373,22 @@ func (m *Machine[S, I, O]) dispatchFrom(j *job[I], input I) {
 		if m.claimLocked() {
 			m.run(queued[I]{}, false)
 		}
-		return
+		return nil
 	}
 	m.claimLocked()
 	m.run(q, true)
+	return nil
+}
+
+// refusalLocked says why the machine takes no more inputs, if it does not.
+func (m *Machine[S, I, O]) refusalLocked() error {
+	if f := m.failed.Load(); f != nil {
+		return f
+	}
+	if m.closed {
+		return ErrClosed
+	}
+	return nil
 }
 
 // claimLocked takes the processing role unless another goroutine holds it,
@@ -239,15 +422,16 @@ func (m *Machine[S, I, O]) Subscribe(fn func(output O)) (unsubscribe func()) {
 	}
 }
 
-// Close stops the machine: later inputs are dropped, inputs already queued are
-// applied (subscribers see them; effects and jobs no longer run), every
+// Close stops the machine: later inputs are refused, inputs already queued
+// are applied (subscribers see them; effects and jobs no longer run), every
 // running job's context is cancelled, and Close waits for the jobs to return
 // and for every goroutine the machine started to exit, or for ctx to be done,
 // whichever comes first. Close must not be called from a subscriber, effect,
 // job or event handler of the same machine: it would wait for itself.
 //
-// Close may be called more than once, and concurrently; every call waits for
-// the same shutdown.
+// Close returns the *FailError if the machine has failed (after waiting for
+// its jobs all the same), and an error if ctx ended first. It may be called
+// more than once, and concurrently; every call waits for the same shutdown.
 func (m *Machine[S, I, O]) Close(ctx context.Context) error {
 	m.mu.Lock()
 	first := !m.closed
@@ -272,9 +456,17 @@ func (m *Machine[S, I, O]) Close(ctx context.Context) error {
 	<-m.stopping // m.stopped is set
 	select {
 	case <-m.stopped:
+		m.closeDone()
+		if f := m.failed.Load(); f != nil {
+			return f
+		}
 		return nil
 	case <-ctx.Done():
-		return fmt.Errorf("automata: close: jobs still running: %w", ctx.Err())
+		err := fmt.Errorf("automata: close: jobs still running: %w", ctx.Err())
+		if f := m.failed.Load(); f != nil {
+			return errors.Join(f, err)
+		}
+		return err
 	}
 }
 
@@ -282,7 +474,7 @@ func (m *Machine[S, I, O]) Close(ctx context.Context) error {
 // that goroutine if there is none.
 func (m *Machine[S, I, O]) enqueue(c control[I, O]) {
 	m.mu.Lock()
-	if m.closed {
+	if m.refusalLocked() != nil {
 		m.mu.Unlock()
 		return
 	}
@@ -298,11 +490,17 @@ func (m *Machine[S, I, O]) enqueue(c control[I, O]) {
 // handles queued control items and inputs in the order they arrived (a job's
 // input before the job's end, which came after it), settles effects and jobs
 // on the latest state whenever the queue runs dry or a control item is next,
-// and releases the role when there is nothing left to do.
+// and releases the role when there is nothing left to do. A panic in the
+// user code it calls stops the machine (see fail).
 func (m *Machine[S, I, O]) run(first queued[I], have bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			m.fail(v, debug.Stack())
+		}
+	}()
 	budget := drainBudget
 	if have {
-		m.apply(first)
+		m.applyOne(first)
 	}
 	for {
 		m.mu.Lock()
@@ -333,16 +531,16 @@ func (m *Machine[S, I, O]) run(first queued[I], have bool) {
 				m.handOff()
 				return
 			}
-			budget--
-			in := m.inputs[m.head]
-			m.inputs[m.head] = queued[I]{}
-			m.head++
-			if m.head == len(m.inputs) {
-				m.inputs = m.inputs[:0]
-				m.head = 0
+			if m.cfg.committer != nil {
+				batch := m.takeBatchLocked(&budget)
+				m.mu.Unlock()
+				m.applyBatch(batch)
+				continue
 			}
+			budget--
+			q := m.pop()
 			m.mu.Unlock()
-			m.apply(in)
+			m.applyOne(q)
 			continue
 		}
 		if m.dirty && !m.closed {
@@ -362,38 +560,168 @@ func (m *Machine[S, I, O]) run(first queued[I], have bool) {
 	}
 }
 
+// pop takes the next queued input; m.mu must be held.
+func (m *Machine[S, I, O]) pop() queued[I] {
+	q := m.inputs[m.head]
+	m.inputs[m.head] = queued[I]{}
+	m.head++
+	if m.head == len(m.inputs) {
+		m.inputs = m.inputs[:0]
+		m.head = 0
+	}
+	return q
+}
+
+// takeBatchLocked takes the queued inputs that arrived before the next
+// control item, at most budget of them, for one commit. Producers that the
+// previous commit acknowledged are about to dispatch again: it gives them a
+// moment to join this batch rather than the next, as a yield costs far less
+// than the commit (an fsync) it saves.
+func (m *Machine[S, I, O]) takeBatchLocked(budget *int) []queued[I] {
+	for range 4 {
+		if len(m.inputs)-m.head >= m.lastBatch {
+			break
+		}
+		m.mu.Unlock()
+		runtime.Gosched()
+		m.mu.Lock()
+	}
+	batch := m.batch[:0]
+	for m.head < len(m.inputs) && *budget > 0 &&
+		(m.ctrlHead == len(m.ctrl) || m.inputs[m.head].seq < m.ctrl[m.ctrlHead].seq) {
+		batch = append(batch, m.pop())
+		*budget--
+	}
+	return batch
+}
+
 // handOff passes the processing role, with the queue it still holds, to a new
 // goroutine, so that no Dispatch call is kept busy by other producers forever.
 func (m *Machine[S, I, O]) handOff() {
 	go m.run(queued[I]{}, false)
 }
 
-func (m *Machine[S, I, O]) apply(q queued[I]) {
+// admit runs the admission steps and the committer's Prepare on an input
+// about to be applied to state. It returns false if one rejected it.
+func (m *Machine[S, I, O]) admit(state S, q queued[I]) (I, bool) {
 	in := q.input
+	m.hasInput = true
+	var err error
+	for _, admit := range m.cfg.admit {
+		m.doing, m.doingInput = "the admission step", in
+		if in, err = admit(state, in); err != nil {
+			m.reject(q, m.doingInput, err)
+			return in, false
+		}
+	}
+	if c := m.cfg.committer; c != nil {
+		m.doing, m.doingInput = "the committer's Prepare", in
+		if in, err = c.Prepare(in); err != nil {
+			m.reject(q, m.doingInput, err)
+			return in, false
+		}
+	}
+	return in, true
+}
+
+// reject answers an input that will not be applied and reports it.
+func (m *Machine[S, I, O]) reject(q queued[I], in I, err error) {
+	if q.wait != nil {
+		q.wait.reply(err)
+	}
+	m.emit(Event[S, I]{Kind: InputRejected, Input: in, Err: err})
+}
+
+func (m *Machine[S, I, O]) transition(state S, in I) S {
+	m.doing, m.doingInput, m.hasInput = "the transition", in, true
+	if m.cfg.purity {
+		return checkedTransition(m.def.Transition, state, in)
+	}
+	return m.def.Transition(state, in)
+}
+
+// applyOne admits an input, applies it and delivers the update.
+func (m *Machine[S, I, O]) applyOne(q queued[I]) {
+	if q.wait != nil && !q.wait.take() {
+		return // its DispatchWait gave up on it
+	}
+	m.one[0] = q
+	m.inflight = m.one[:]
+	in, ok := m.admit(m.state, q)
+	if ok {
+		m.publish(q, in, m.state, m.transition(m.state, in))
+	}
+	m.one[0] = queued[I]{}
+	m.inflight, m.hasInput = nil, false
+}
+
+// applyBatch admits a batch of inputs and computes their transitions, has
+// the committer make them durable, and only then applies them and delivers
+// their updates.
+func (m *Machine[S, I, O]) applyBatch(batch []queued[I]) {
+	m.inflight = batch
+	kept, updates := m.kept[:0], m.updates[:0]
+	state := m.state
+	for _, q := range batch {
+		if q.wait != nil && !q.wait.take() {
+			continue
+		}
+		in, ok := m.admit(state, q)
+		if !ok {
+			continue
+		}
+		next := m.transition(state, in)
+		kept = append(kept, q)
+		updates = append(updates, Update[S, I]{Prev: state, Input: in, State: next})
+		state = next
+	}
+	m.hasInput = false
+	if len(updates) > 0 {
+		m.doing = "the committer's Commit"
+		if err := m.cfg.committer.Commit(updates); err != nil {
+			for i, q := range kept {
+				m.reject(q, updates[i].Input, err)
+			}
+		} else {
+			m.committed = true
+			m.lastBatch = len(updates)
+			for i, q := range kept {
+				m.publish(q, updates[i].Input, updates[i].Prev, updates[i].State)
+			}
+		}
+	}
+	clear(batch)
+	clear(kept)
+	clear(updates)
+	m.batch, m.kept, m.updates = batch[:0], kept[:0], updates[:0]
+	m.inflight, m.committed = nil, false
+}
+
+// publish applies an input whose transition gave next: the state changes,
+// the waiter is answered and the subscribers get the update.
+func (m *Machine[S, I, O]) publish(q queued[I], in I, prev, next S) {
 	if q.from != nil {
 		q.from.delivered = true
 	}
 	m.emit(Event[S, I]{Kind: InputReceived, Input: in})
-	prev := m.state
-	var next S
-	if m.cfg.purity {
-		next = checkedTransition(m.def.Transition, prev, in)
-	} else {
-		next = m.def.Transition(prev, in)
-	}
 	m.state = next
 	m.dirty = m.needsSettle
 	m.changed = true
 	m.mu.Lock()
 	m.current = next
 	m.mu.Unlock()
+	if q.wait != nil {
+		q.wait.reply(nil)
+	}
 	if len(m.subs) == 0 {
 		return
 	}
+	m.doing, m.doingInput, m.hasInput = "the output function", in, true
 	out, ok := m.output(Update[S, I]{Prev: prev, Input: in, State: next})
 	if !ok {
 		return
 	}
+	m.doing = "a subscriber"
 	for _, s := range m.subs {
 		if !s.removed.Load() {
 			s.fn(out)
@@ -407,6 +735,7 @@ func (m *Machine[S, I, O]) handle(c control[I, O]) {
 		if c.sub.removed.Load() {
 			return
 		}
+		m.doing, m.hasInput = "a subscriber, given the current state", false
 		if out, ok := m.output(Update[S, I]{State: m.state, Replay: true}); ok {
 			c.sub.fn(out)
 		}
@@ -424,15 +753,27 @@ func (m *Machine[S, I, O]) handle(c control[I, O]) {
 	}
 }
 
-// settle runs the effect and reconciles the jobs on the latest state, then
+// settle runs the effects and reconciles the jobs on the latest state, then
 // reports the state update.
 func (m *Machine[S, I, O]) settle() {
 	m.dirty = false
-	if m.cfg.effect != nil {
-		m.cfg.effect(m.state, m.dispatch)
+	m.hasInput = false
+	for i := range m.cfg.effects {
+		e := &m.cfg.effects[i]
+		m.doing = e.name
+		if !m.cfg.purity {
+			e.fn(m.state, m.dispatch)
+			continue
+		}
+		before := fingerprint(m.state)
+		e.fn(m.state, m.dispatch)
+		if err := mutated(before, m.state); err != nil {
+			err.Index, err.Where = -1, e.name
+			panic(err)
+		}
 	}
-	if m.cfg.jobsAt != nil {
-		m.reconcile(m.cfg.jobsAt(m.state))
+	if len(m.cfg.jobs) > 0 {
+		m.reconcile(m.jobsAt())
 	}
 	if m.changed {
 		m.changed = false
@@ -440,8 +781,100 @@ func (m *Machine[S, I, O]) settle() {
 	}
 }
 
-func (m *Machine[S, I, O]) emit(e Event[S, I]) {
-	if m.cfg.events != nil {
-		m.cfg.events(e)
+// jobsAt asks every jobs function for the jobs the latest state calls for,
+// keys prefixed as configured.
+func (m *Machine[S, I, O]) jobsAt() map[string]Job[I] {
+	call := func(j *namedJobs[S, I]) map[string]Job[I] {
+		m.doing = j.name
+		if !m.cfg.purity {
+			return j.fn(m.state)
+		}
+		before := fingerprint(m.state)
+		jobs := j.fn(m.state)
+		if err := mutated(before, m.state); err != nil {
+			err.Index, err.Where = -1, j.name
+			panic(err)
+		}
+		return jobs
 	}
+	if len(m.cfg.jobs) == 1 && m.cfg.jobs[0].prefix == "" {
+		return call(&m.cfg.jobs[0])
+	}
+	want := make(map[string]Job[I])
+	for i := range m.cfg.jobs {
+		j := &m.cfg.jobs[i]
+		for key, job := range call(j) {
+			key = j.prefix + key
+			if _, dup := want[key]; dup {
+				panic(fmt.Sprintf("automata: two jobs functions return the key %q", key))
+			}
+			want[key] = job
+		}
+	}
+	return want
+}
+
+func (m *Machine[S, I, O]) emit(e Event[S, I]) {
+	if len(m.cfg.events) == 0 {
+		return
+	}
+	doing := m.doing
+	m.doing = "an event handler"
+	for _, handle := range m.cfg.events {
+		handle(e)
+	}
+	m.doing = doing
+}
+
+// fail stops the machine after user code panicked with v, on the goroutine
+// holding the processing role, which it keeps: nothing is applied any more.
+// It answers the inputs in flight and in the queue, cancels the jobs,
+// reports a MachineFailed event (unless an event handler panicked) and
+// closes Done.
+func (m *Machine[S, I, O]) fail(v any, stack []byte) {
+	f := &FailError{Where: m.doing, Value: v, Stack: stack}
+	if m.hasInput {
+		f.Input, f.HasInput = m.doingInput, true
+	}
+	m.failed.Store(f)
+	for _, q := range m.inflight {
+		if q.wait != nil {
+			if m.committed {
+				q.wait.reply(nil) // durable: it will be applied on recovery
+			} else {
+				q.wait.reply(f)
+			}
+		}
+	}
+	m.inflight = nil
+	m.mu.Lock()
+	queue := m.inputs[m.head:]
+	m.inputs, m.head = nil, 0
+	m.ctrl, m.ctrlHead = nil, 0
+	for _, j := range m.running {
+		j.cancelled = true
+	}
+	m.mu.Unlock()
+	for _, q := range queue {
+		if q.wait != nil {
+			q.wait.reply(f)
+		}
+	}
+	for _, j := range m.running {
+		j.cancelContext()
+	}
+	if f.Where != "an event handler" {
+		e := Event[S, I]{Kind: MachineFailed, Err: f}
+		if m.hasInput {
+			e.Input = m.doingInput
+		}
+		func() {
+			defer func() { recover() }() // already failed: nothing more to report
+			for _, handle := range m.cfg.events {
+				handle(e)
+			}
+		}()
+	}
+	m.closeDone()
+	m.wg.Done() // the processing role's count; the role itself is kept
 }

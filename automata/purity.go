@@ -8,15 +8,20 @@ import (
 	"strconv"
 )
 
-// ImpurityError reports a transition that broke purity.
+// ImpurityError reports a transition, an effect or a jobs function that
+// broke purity.
 type ImpurityError struct {
 	Index int    // position of the input in the sequence checked; -1 in a running machine
 	Input any    // the input whose transition did it
+	Where string // "" for a transition; else the effect or jobs function, e.g. `the effect of actor "user"`
 	Path  string // where, as a Go expression rooted at "state"
 	What  string // what changed
 }
 
 func (e *ImpurityError) Error() string {
+	if e.Where != "" {
+		return fmt.Sprintf("automata: impure: %s %s", e.Where, e.What)
+	}
 	at := ""
 	if e.Index >= 0 {
 		at = fmt.Sprintf(" #%d", e.Index)

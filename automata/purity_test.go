@@ -1,6 +1,7 @@
 package automata_test
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -100,24 +101,26 @@ func TestCheckPure(t *testing.T) {
 	}
 }
 
-func TestWithPurityCheckPanicsNamingTheInput(t *testing.T) {
+// TestWithPurityCheckStopsNamingTheInput: an impure transition in a running
+// machine stops it, with the input and the mutated location in the error.
+func TestWithPurityCheckStopsNamingTheInput(t *testing.T) {
 	def := automata.Definition[[]int, int]{
 		Initial:    func() []int { return make([]int, 0, 4) },
 		Transition: func(s []int, in int) []int { return append(s, in) },
 	}
 	m := automata.NewMoore(def, func(s []int) int { return len(s) }, automata.WithPurityCheck[[]int, int]())
-	defer func() {
-		ie, ok := recover().(*automata.ImpurityError)
-		if !ok {
-			t.Fatalf("recovered %v, want *ImpurityError", ie)
-		}
-		if ie.Input != 42 || ie.Path != "state[0]" {
-			t.Fatalf("blamed input %v at %s, want 42 at state[0]", ie.Input, ie.Path)
-		}
-		if !strings.Contains(ie.Error(), "input 42") {
-			t.Errorf("message does not name the input: %v", ie)
-		}
-	}()
-	m.Dispatch(42)
-	t.Fatal("impure transition not caught")
+	err := m.Dispatch(42)
+	var ie *automata.ImpurityError
+	if !errors.As(err, &ie) {
+		t.Fatalf("Dispatch = %v, want an error wrapping *ImpurityError", err)
+	}
+	if ie.Input != 42 || ie.Path != "state[0]" {
+		t.Fatalf("blamed input %v at %s, want 42 at state[0]", ie.Input, ie.Path)
+	}
+	if !strings.Contains(ie.Error(), "input 42") {
+		t.Errorf("message does not name the input: %v", ie)
+	}
+	if !errors.Is(m.Err(), err) || !errors.Is(m.Close(context.Background()), err) {
+		t.Errorf("Err() = %v and Close = %v, want the error Dispatch returned", m.Err(), err)
+	}
 }
