@@ -6,6 +6,16 @@ import "strconv"
 // machine at journal.Open: every option works the same on both.
 type Option[S, I any] func(*config[S, I])
 
+// Join returns one option that applies opts in order: how a generated agent
+// hands over the effects (or the jobs) of all its actors as one option.
+func Join[S, I any](opts ...Option[S, I]) Option[S, I] {
+	return func(c *config[S, I]) {
+		for _, opt := range opts {
+			opt(c)
+		}
+	}
+}
+
 type config[S, I any] struct {
 	effects   []namedEffect[S, I]
 	jobs      []namedJobs[S, I]
