@@ -500,7 +500,11 @@ func (m *Machine[S, I, O]) run(first queued[I], have bool) {
 	}()
 	budget := drainBudget
 	if have {
-		m.applyOne(first)
+		if m.cfg.committer != nil {
+			m.applyBatch(append(m.batch[:0], first))
+		} else {
+			m.applyOne(first)
+		}
 	}
 	for {
 		m.mu.Lock()

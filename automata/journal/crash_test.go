@@ -41,15 +41,13 @@ func TestCrashChild(t *testing.T) {
 		fmt.Fprintf(os.Stdout, format+"\n", args...)
 		out.Unlock()
 	}
-	m, err := openAt(t, path, journal.Options[state, input]{
-		SnapshotEvery: 50,
-		Jobs:          answering(2*time.Millisecond, nil),
-		Events: func(e automata.Event[state, input]) {
+	m, err := openAt(t, path, journal.Options[state, input]{SnapshotEvery: 50},
+		automata.WithJobs(answering(2*time.Millisecond, nil)),
+		automata.WithEvents(func(e automata.Event[state, input]) {
 			if e.Kind == automata.EffectStarted {
 				say("started %s", e.Key)
 			}
-		},
-	})
+		}))
 	if err != nil {
 		say("open failed: %v", err)
 		os.Exit(3)

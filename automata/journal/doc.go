@@ -9,26 +9,44 @@
 //	store, err := journal.OpenBolt("agent.db")
 //	...
 //	m, err := journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
-//		Codec:  journal.JSONGob[decl.AgentState, decl.AgentInput](decl.DecodeInput),
-//		Effect: agent.Effect(fns),
-//		Jobs:   jobsAt,
-//	})
+//		Codec: journal.JSONGob[decl.AgentState, decl.AgentInput](decl.DecodeInput),
+//	}, agent.WithEffects(effects), agent.WithJobs(jobs), automata.WithAdmission(stamp))
 //	...
-//	err = m.Dispatch(ctx, input) // nil: the input is on disk
+//	err = m.Dispatch(ctx, input) // nil: the input is on disk; an error: it is not
 //
-// # Durability
+// A durable machine is an automata machine with a write-ahead journal
+// (automata.WithCommitter): Open takes the same automata options as
+// automata.New — effects, jobs, events, admission, the purity check — and
+// they behave the same. Fail-stop too: a panic in a transition, subscriber
+// or effect stops the machine (Err, Done; see the automata package), and
+// the inputs journaled before it are applied by the next Open.
 //
-// Dispatch returns nil only once the input is on disk (fsync'd) and handed to
-// the machine. Concurrent Dispatch calls are group-committed: one store
-// Append, one bbolt transaction, one fsync for every input that arrived
-// while the previous group was being written. Inputs are applied in journal
-// order, so the state after input n is always the fold of inputs 1..n.
+// # Admission and acknowledgement
+//
+// An input is journaled only once it has been admitted: the admission steps
+// (automata.WithAdmission, which may stamp it with the time of arrival) have
+// accepted it, it has survived the codec's round trip (encoded, then decoded
+// and validated exactly as recovery will read it, so that an input that
+// could not be read back is refused now, naming the field, rather than
+// acknowledged and then fatal at every later Open), and its transition has
+// returned. The transition is applied to the decoded input, so the live
+// state is the one replay rebuilds.
+//
+// Dispatch returns nil only once the input is on disk (fsync'd) and applied.
+// An error from Dispatch means the input is not in the journal and never
+// will be, so a caller may retry without duplicating it: a rejected input,
+// a closed or failed machine, a failed append, or ctx ending before the
+// input was taken up for journaling (once taken up, Dispatch waits for the
+// outcome). Concurrent Dispatch calls are group-committed: one store Append,
+// one bbolt transaction, one fsync for every input that arrived while the
+// previous group was being written. Inputs are applied in journal order, so
+// the state after input n is always the fold of inputs 1..n.
 //
 // Effects and jobs dispatch through the journal too, without waiting for
 // the disk (they run where waiting could deadlock); a job's inputs are
 // dropped once its context is cancelled, before they are journaled, so the
-// journal never holds an input the live machine did not apply. An input
-// that cannot be journaled is reported to Options.OnError.
+// journal never holds an input the live machine did not apply. An input of
+// theirs that is rejected is reported as an automata.InputRejected event.
 //
 // # Jobs after a restart: at least once
 //
@@ -58,11 +76,13 @@
 // Every journal record and snapshot is a frame (see AppendFrame): a kind, a
 // CRC-32C checksum, the sequence number, the time and the payload. On Open:
 //
-//   - a last journal record that fails its checksum was torn by a crash
-//     mid-write and never acknowledged: it is moved to the store's
-//     quarantine (kept, not destroyed) and a warning is logged;
-//   - any other damaged or missing journal record stops Open with a
-//     *CorruptError naming its sequence number; nothing is skipped;
+//   - any damaged or missing journal record stops Open with a *CorruptError
+//     naming its sequence number; nothing is skipped. That includes the last
+//     record: a bbolt transaction is committed whole or not at all, so a
+//     damaged last record was acknowledged, not torn by a crash. The
+//     operator's repair path, Options.QuarantineCorruptTail, moves it to
+//     the store's quarantine (kept, not destroyed) and goes on, with a
+//     warning, for one Open set up on purpose;
 //   - a damaged snapshot is passed over, with a warning, for an older one
 //     when the journal still reaches back to it (the state is the same);
 //     otherwise it is a *CorruptError too;

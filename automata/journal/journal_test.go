@@ -3,6 +3,7 @@ package journal_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -109,7 +110,7 @@ func (l *logBuffer) String() string {
 
 func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
-func openAt(t testing.TB, path string, opts journal.Options[state, input]) (*journal.Machine[state, input], error) {
+func openAt(t testing.TB, path string, opts journal.Options[state, input], options ...automata.Option[state, input]) (*journal.Machine[state, input], error) {
 	t.Helper()
 	store, err := journal.OpenBolt(path)
 	if err != nil {
@@ -118,16 +119,16 @@ func openAt(t testing.TB, path string, opts journal.Options[state, input]) (*jou
 	if opts.Codec == nil {
 		opts.Codec = codec()
 	}
-	m, err := journal.Open(store, model, opts)
+	m, err := journal.Open(store, model, opts, options...)
 	if err != nil {
 		store.Close()
 	}
 	return m, err
 }
 
-func mustOpen(t testing.TB, path string, opts journal.Options[state, input]) *journal.Machine[state, input] {
+func mustOpen(t testing.TB, path string, opts journal.Options[state, input], options ...automata.Option[state, input]) *journal.Machine[state, input] {
 	t.Helper()
-	m, err := openAt(t, path, opts)
+	m, err := openAt(t, path, opts, options...)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -297,7 +298,11 @@ func deleteSnapshots(t *testing.T, path string, from uint64) {
 	}
 }
 
-func TestTornLastRecordIsDroppedWithAWarning(t *testing.T) {
+// TestDamagedLastRecordIsCorruptUnlessRepaired: with bbolt a committed
+// record cannot be torn, so a damaged last record was acknowledged. Open
+// refuses it with a *CorruptError, writing nothing; the operator's repair
+// option moves it to quarantine, with a warning, and the machine goes on.
+func TestDamagedLastRecordIsCorruptUnlessRepaired(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent.db")
 	m := mustOpen(t, path, journal.Options[state, input]{SnapshotEvery: -1})
 	dispatchAll(t, m, notes(0, 12))
@@ -305,15 +310,25 @@ func TestTornLastRecordIsDroppedWithAWarning(t *testing.T) {
 	deleteSnapshots(t, path, 0)                                                         // crashed: no snapshot was taken
 	rewriteRecord(t, path, "inputs", 12, func(v []byte) []byte { return v[:len(v)-3] }) // cut short
 
+	before := fileSum(t, path)
+	_, err := openAt(t, path, journal.Options[state, input]{SnapshotEvery: -1})
+	var ce *journal.CorruptError
+	if !errors.As(err, &ce) || ce.Seq != 12 || !strings.Contains(err.Error(), "QuarantineCorruptTail") {
+		t.Fatalf("Open with a damaged last record = %v, want a *CorruptError for 12 that names the repair option", err)
+	}
+	if fileSum(t, path) != before {
+		t.Fatal("the failed Open changed the store file")
+	}
+
 	var logs logBuffer
-	m, err := openAt(t, path, journal.Options[state, input]{SnapshotEvery: -1, Logger: logs.logger()})
+	m, err = openAt(t, path, journal.Options[state, input]{SnapshotEvery: -1, Logger: logs.logger(), QuarantineCorruptTail: true})
 	if err != nil {
-		t.Fatalf("Open with a torn last record: %v", err)
+		t.Fatalf("Open with QuarantineCorruptTail: %v", err)
 	}
 	if got, want := m.Current(), fold(notes(0, 11)); !reflect.DeepEqual(got, want) {
 		t.Errorf("state = %v, want the first 11 inputs", got.Notes)
 	}
-	if !strings.Contains(logs.String(), "torn last record") || !strings.Contains(logs.String(), "seq=12") {
+	if !strings.Contains(logs.String(), "quarantine") || !strings.Contains(logs.String(), "seq=12") {
 		t.Errorf("no warning naming seq 12:\n%s", logs.String())
 	}
 	dispatchAll(t, m, notes(100, 101))
@@ -321,7 +336,7 @@ func TestTornLastRecordIsDroppedWithAWarning(t *testing.T) {
 		t.Errorf("next input got seq %d, want 12", m.Seq())
 	}
 	mustClose(t, m)
-	// The torn bytes are kept, not destroyed.
+	// The damaged bytes are kept, not destroyed.
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -333,6 +348,16 @@ func TestTornLastRecordIsDroppedWithAWarning(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// fileSum is the SHA-256 of a file's bytes.
+func fileSum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(data)
 }
 
 // flipBit flips one bit of a stored record in the store file itself, at
@@ -543,15 +568,16 @@ func TestVerifyReplayAcceptsAPureTransition(t *testing.T) {
 func TestJobsRestartAfterReopenWithTheirKeys(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent.db")
 	started := make(chan string, 10)
-	opts := journal.Options[state, input]{Jobs: answering(time.Hour, func(k string) { started <- k })}
-	m := mustOpen(t, path, opts)
+	opts := journal.Options[state, input]{}
+	jobs := automata.WithJobs(answering(time.Hour, func(k string) { started <- k }))
+	m := mustOpen(t, path, opts, jobs)
 	dispatchAll(t, m, []input{{Request: 7}})
 	if k := <-started; k != "req-7" {
 		t.Fatalf("started %q, want req-7", k)
 	}
 	mustClose(t, m) // cancels the job, which never answered
 
-	m = mustOpen(t, path, opts)
+	m = mustOpen(t, path, opts, jobs)
 	defer mustClose(t, m)
 	select {
 	case k := <-started:
@@ -584,7 +610,7 @@ func TestJobAnswersAreJournaledAndStaleOnesDropped(t *testing.T) {
 		return m
 	}
 	events := make(chan automata.Event[state, input], 100)
-	m := mustOpen(t, path, journal.Options[state, input]{Jobs: jobs, Events: func(e automata.Event[state, input]) { events <- e }})
+	m := mustOpen(t, path, journal.Options[state, input]{}, automata.WithJobs(jobs), automata.WithEvents(func(e automata.Event[state, input]) { events <- e }))
 	dispatchAll(t, m, []input{{Request: 1}, {Request: 2}})
 	waitEvent(t, events, automata.EffectCompleted, "req-1")
 	dispatchAll(t, m, []input{{Answer: 2}}) // withdraws request 2: its job is cancelled

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,21 +12,12 @@ import (
 	"github.com/moora-go/moora/automata"
 )
 
-// Options configure a durable machine. Codec is required.
+// Options configure a durable machine. Codec is required. Everything else a
+// machine can do — effects, jobs, events, admission, the purity check — is
+// configured with automata options, given to Open after these.
 type Options[S, I any] struct {
 	// Codec turns inputs and states into bytes.
 	Codec Codec[S, I]
-
-	// Effect, Jobs and Events are as automata.WithEffect, WithJobs and
-	// WithEvents. The dispatch they are handed journals the input before
-	// it is applied, without waiting for the disk (they run where waiting
-	// could deadlock); a job's dispatches are dropped once its context is
-	// cancelled.
-	// Events, like subscribers, run on the goroutine that journals and
-	// applies inputs: they must not call Machine.Dispatch.
-	Effect automata.Effect[S, I]
-	Jobs   func(state S) map[string]automata.Job[I]
-	Events func(automata.Event[S, I])
 
 	// SnapshotEvery is how many inputs apart snapshots are taken (default
 	// 10,000; negative: only on Close). A snapshot is also taken on Close,
@@ -49,13 +39,21 @@ type Options[S, I any] struct {
 	// reads the clock, or mutates shared state) is reported to OnError as
 	// a *NondeterminismError.
 	VerifyReplay bool
+	// QuarantineCorruptTail is the repair path for a damaged last journal
+	// record, which Open otherwise refuses with a *CorruptError: Open moves
+	// that record to the store's quarantine (its bytes are kept), warns,
+	// and goes on without it. The record was acknowledged when it was
+	// written, so this drops an input a caller was told is durable: set it
+	// on purpose, for one Open, after reading the error.
+	QuarantineCorruptTail bool
 
-	// Logger receives warnings, such as a torn last record dropped on
+	// Logger receives warnings, such as a damaged snapshot passed over on
 	// Open. Default: slog.Default().
 	Logger *slog.Logger
-	// OnError receives errors that have no caller to return to: an input
-	// dispatched by an effect or job that could not be journaled, a failed
-	// snapshot, a determinism mismatch. Default: log them to Logger.
+	// OnError receives errors that have no caller to return to: a failed
+	// snapshot, a determinism mismatch. (An input that effects or jobs
+	// dispatched and that the journal rejected is reported as an
+	// automata.InputRejected event.) Default: log them to Logger.
 	OnError func(error)
 	// Now stamps records with their time. Default: time.Now.
 	Now func() time.Time
@@ -84,8 +82,9 @@ func (o *Options[S, I]) setDefaults() error {
 	return nil
 }
 
-// ErrClosed is returned by Dispatch on a closed machine.
-var ErrClosed = errors.New("journal: machine closed")
+// ErrClosed is returned by Dispatch on a closed machine. It is
+// automata.ErrClosed.
+var ErrClosed = automata.ErrClosed
 
 // CorruptError reports damage that Open will not pass over: a damaged record,
 // or damage to the store itself (its file's structure), when Kind is 0.
@@ -114,124 +113,127 @@ func (e *NondeterminismError) Error() string {
 	return fmt.Sprintf("journal: replaying inputs %d..%d from the snapshot at %d does not reproduce the state at %d: a transition is not deterministic (it reads the clock, randomness or shared mutable state)", e.From+1, e.To, e.From, e.To)
 }
 
-// versioned is the inner machine's state: the user's state and the number of
-// journaled inputs it reflects.
-type versioned[S any] struct {
-	state S
-	seq   uint64
-}
-
-type request[I any] struct {
-	input I
-	done  chan error // nil: nobody waits (an effect's or job's dispatch)
-}
-
-// Machine is a durable Moore machine: every input is journaled before it is
-// applied, and Open rebuilds the state from the newest snapshot and the
-// journal after it. Its methods are safe for concurrent use.
+// Machine is a durable Moore machine: an automata machine whose every input
+// is journaled before it is applied, and that Open rebuilds from the newest
+// snapshot and the journal after it. Its methods are safe for concurrent use.
 type Machine[S, I any] struct {
 	store Store
 	def   automata.Definition[S, I]
 	opts  Options[S, I]
-	inner *automata.Machine[versioned[S], I, versioned[S]]
+	inner *automata.Machine[S, I, S]
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	pending []request[I]
-	closing bool
-	wake    chan struct{} // a request is pending
-	stopped chan struct{} // the committer has exited
-	closed  chan struct{} // Close has finished; closeErr is set
-	submitF automata.Dispatch[I]
-
-	// Owned by the committer.
+	// Owned by the goroutine applying inputs (the committer's Prepare and
+	// Commit): the frames of the inputs prepared since the last commit,
+	// one per Prepare that returned nil, in order.
 	seq      uint64 // last journaled
-	spare    []request[I]
-	records  []Record
 	frameBuf []byte
 	ends     []int
+	records  []Record
 
-	snapMu   sync.Mutex    // one snapshot at a time
-	snapSeq  atomic.Uint64 // newest snapshot taken
-	snapWG   sync.WaitGroup
-	closeErr error
+	journaled atomic.Uint64 // seq, for Seq
+
+	closeOnce sync.Once
+	closeErr  error
+
+	snapMu  sync.Mutex    // one snapshot at a time
+	snapSeq atomic.Uint64 // newest snapshot taken
+	snapWG  sync.WaitGroup
 }
 
 // Open recovers the machine stored in store — newest valid snapshot, then the
-// journal after it — and starts it: the effect runs and the jobs the
-// recovered state calls for start again.
+// journal after it — and starts it with options (automata.WithEffect,
+// WithJobs, WithEvents, WithAdmission, WithPurityCheck …, exactly as
+// automata.New takes them): the effects run and the jobs the recovered state
+// calls for start again.
 //
-// A last journal record that fails its checksum is a write torn by a crash;
-// it was never acknowledged, so Open moves it to quarantine and warns. Any
-// other damaged record stops Open with a *CorruptError naming its sequence
-// number. A damaged snapshot is passed over, with a warning, for an older one
-// if the journal still reaches back to it; otherwise it too is a
-// *CorruptError. Nothing is overwritten.
-func Open[S, I any](store Store, def automata.Definition[S, I], opts Options[S, I]) (*Machine[S, I], error) {
+// Any damaged journal record stops Open with a *CorruptError naming its
+// sequence number, the last one too: with bbolt a committed record cannot be
+// torn, so a damaged one was acknowledged and dropping it would lose an
+// input (Options.QuarantineCorruptTail is the operator's way out). A damaged
+// snapshot is passed over, with a warning, for an older one if the journal
+// still reaches back to it; otherwise it too is a *CorruptError. A failed
+// Open writes nothing.
+//
+// On success the machine owns store, and Close closes it; on failure the
+// caller still does.
+func Open[S, I any](store Store, def automata.Definition[S, I], opts Options[S, I], options ...automata.Option[S, I]) (*Machine[S, I], error) {
 	if err := opts.setDefaults(); err != nil {
 		return nil, err
 	}
 	m := &Machine[S, I]{
-		store:   store,
-		def:     def,
-		opts:    opts,
-		log:     opts.Logger,
-		wake:    make(chan struct{}, 1),
-		stopped: make(chan struct{}),
-		closed:  make(chan struct{}),
+		store: store,
+		def:   def,
+		opts:  opts,
+		log:   opts.Logger,
 	}
-	m.submitF = m.submit
 	state, seq, snapSeq, err := m.recover()
 	if err != nil {
 		return nil, err
 	}
 	m.seq = seq
+	m.journaled.Store(seq)
 	m.snapSeq.Store(snapSeq)
-	restored := versioned[S]{state, seq}
-	inner := automata.Definition[versioned[S], I]{
-		Initial: func() versioned[S] { return restored },
-		Transition: func(v versioned[S], in I) versioned[S] {
-			return versioned[S]{def.Transition(v.state, in), v.seq + 1}
-		},
+	restored := automata.Definition[S, I]{
+		Initial:    func() S { return state },
+		Transition: def.Transition,
 	}
-	var innerOpts []automata.Option[versioned[S], I]
-	if opts.Effect != nil {
-		eff := opts.Effect
-		innerOpts = append(innerOpts, automata.WithEffect(func(v versioned[S], _ automata.Dispatch[I]) {
-			eff(v.state, m.submitF)
-		}))
-	}
-	if opts.Jobs != nil {
-		innerOpts = append(innerOpts, automata.WithJobs(m.jobsAt))
-	}
-	if opts.Events != nil {
-		events := opts.Events
-		innerOpts = append(innerOpts, automata.WithEvents(func(e automata.Event[versioned[S], I]) {
-			events(automata.Event[S, I]{Kind: e.Kind, Input: e.Input, Key: e.Key, Err: e.Err, State: e.State.state})
-		}))
-	}
-	m.inner = automata.NewMoore(inner, func(v versioned[S]) versioned[S] { return v }, innerOpts...)
-	// Only now: the committer applies inputs to m.inner. Inputs that the
-	// jobs of the restored state dispatch meanwhile wait in m.pending.
-	go m.commitLoop()
+	options = append(options[:len(options):len(options)], automata.WithCommitter[S, I](committer[S, I]{m}))
+	m.inner = automata.NewMoore(restored, func(s S) S { return s }, options...)
 	return m, nil
 }
 
-// jobsAt hands each job a dispatch that journals its inputs and drops them
-// once the job's context is cancelled.
-func (m *Machine[S, I]) jobsAt(v versioned[S]) map[string]automata.Job[I] {
-	jobs := m.opts.Jobs(v.state)
-	wrapped := make(map[string]automata.Job[I], len(jobs))
-	for key, job := range jobs {
-		wrapped[key] = func(ctx context.Context, _ automata.Dispatch[I]) error {
-			return job(ctx, func(in I) {
-				if ctx.Err() == nil {
-					m.submit(in)
-				}
-			})
-		}
+// committer journals the inputs of m's inner machine before they are applied.
+type committer[S, I any] struct{ m *Machine[S, I] }
+
+// Prepare encodes an input and decodes it again, as recovery will, so that
+// an input that could not be read back is refused now rather than
+// acknowledged and then fatal at the next Open. The transition is applied to
+// the decoded input: the live state is the one replay rebuilds.
+func (c committer[S, I]) Prepare(in I) (I, error) {
+	m := c.m
+	if any(in) == nil {
+		return in, errors.New("journal: nil input")
 	}
-	return wrapped
+	payload, err := m.opts.Codec.EncodeInput(in)
+	if err != nil {
+		return in, fmt.Errorf("journal: encoding the input: %w", err)
+	}
+	decoded, err := m.opts.Codec.DecodeInput(payload)
+	if err != nil {
+		return in, fmt.Errorf("journal: the input would not decode on recovery: %w", err)
+	}
+	seq := m.seq + uint64(len(m.ends)) + 1
+	m.frameBuf = AppendFrame(m.frameBuf, Frame{Kind: KindInput, Seq: seq, UnixNano: m.opts.Now().UnixNano(), Payload: payload})
+	m.ends = append(m.ends, len(m.frameBuf))
+	return decoded, nil
+}
+
+// Commit appends the prepared frames, one store transaction (one fsync) for
+// the batch, and takes a snapshot when one is due.
+func (c committer[S, I]) Commit(updates []automata.Update[S, I]) error {
+	m := c.m
+	defer func() { m.frameBuf, m.ends = m.frameBuf[:0], m.ends[:0] }()
+	if len(updates) != len(m.ends) {
+		return fmt.Errorf("journal: internal error: %d inputs to commit, %d prepared", len(updates), len(m.ends))
+	}
+	records := m.records[:0]
+	start := 0
+	for i, end := range m.ends {
+		records = append(records, Record{Seq: m.seq + uint64(i) + 1, Data: m.frameBuf[start:end:end]})
+		start = end
+	}
+	m.records = records
+	defer clear(records)
+	if err := m.store.Append(records); err != nil {
+		return fmt.Errorf("journal: appending inputs %d..%d: %w", m.seq+1, m.seq+uint64(len(records)), err)
+	}
+	m.seq += uint64(len(records))
+	m.journaled.Store(m.seq)
+	if m.opts.SnapshotEvery > 0 && m.seq-m.snapSeq.Load() >= uint64(m.opts.SnapshotEvery) {
+		m.snapshotAsync(updates[len(updates)-1].State, m.seq)
+	}
+	return nil
 }
 
 // recover rebuilds the state: newest usable snapshot, then the journal.
@@ -255,7 +257,9 @@ func (m *Machine[S, I]) recover() (state S, seq, snapSeq uint64, err error) {
 			bad = err.(*CorruptError)
 			return nil
 		}
-		state = m.def.Transition(state, in)
+		if state, err = m.apply(state, in, r.Seq); err != nil {
+			return err
+		}
 		seq = r.Seq
 		return nil
 	})
@@ -270,10 +274,14 @@ func (m *Machine[S, I]) recover() (state S, seq, snapSeq uint64, err error) {
 		}
 	}
 	if bad != nil {
-		m.log.Warn("journal: dropping a torn last record (a write cut short by a crash; it was never acknowledged); its bytes are kept in quarantine",
+		if !m.opts.QuarantineCorruptTail {
+			bad.Err = fmt.Errorf("%w (it is the last record; it was acknowledged when written, so Open will not drop it: to move it to quarantine and go on without it, open once with Options.QuarantineCorruptTail)", bad.Err)
+			return state, 0, 0, bad
+		}
+		m.log.Warn("journal: moving a damaged last record to quarantine, as Options.QuarantineCorruptTail asks; the input it held is lost",
 			"seq", bad.Seq, "err", bad.Err)
 		if err := m.store.Quarantine(bad.Seq); err != nil {
-			return state, 0, 0, fmt.Errorf("journal: quarantine torn record %d: %w", bad.Seq, err)
+			return state, 0, 0, fmt.Errorf("journal: quarantine damaged record %d: %w", bad.Seq, err)
 		}
 	}
 	return state, seq, snapSeq, nil
@@ -365,143 +373,44 @@ func (m *Machine[S, I]) decodeSnapshot(r Record) (S, error) {
 	return s, nil
 }
 
-// Dispatch journals input and applies it. It returns nil once the input is
-// on disk (fsync'd) and handed to the machine; concurrent calls share one
-// fsync. If ctx ends first, Dispatch returns ctx.Err(), and the input may or
-// may not have been journaled. An input that cannot be encoded is not
-// journaled, and its error is returned.
+// apply is the transition during recovery and replay: a panic there (an
+// input the code of today cannot apply) is an error naming the input, not a
+// crash.
+func (m *Machine[S, I]) apply(state S, in I, seq uint64) (next S, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = fmt.Errorf("journal: replaying input %d: the transition panicked: %v", seq, v)
+		}
+	}()
+	return m.def.Transition(state, in), nil
+}
+
+// Dispatch journals input and applies it, and returns nil once it is both:
+// on disk (fsync'd; concurrent calls share one fsync) and applied to the
+// state.
+//
+// The rule for callers: an error means the input is not in the journal, and
+// never will be, so a retry cannot duplicate it. Dispatch refuses an input
+// (and writes nothing) when an admission step (automata.WithAdmission)
+// rejects it, when it does not survive the codec's round trip (encoded, then
+// decoded and validated as recovery will: the error names the field), when
+// it is nil, when the store fails to append it, and when the machine is
+// closed or failed; the machine keeps running after all but the last two.
+// If ctx ends before the input is taken up for journaling, Dispatch returns
+// ctx.Err() and the input is dropped; once it is taken up, Dispatch waits for
+// the outcome whatever ctx does.
+//
+// Dispatch must not be called from a subscriber, effect or event handler:
+// they run on the goroutine that journals and applies inputs, which it would
+// wait for. Effects and jobs dispatch with the Dispatch they are handed,
+// which journals without waiting.
 func (m *Machine[S, I]) Dispatch(ctx context.Context, input I) error {
-	done := make(chan error, 1)
-	if !m.enqueue(request[I]{input, done}) {
-		return ErrClosed
-	}
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return m.inner.DispatchWait(ctx, input)
 }
 
-// submit is the dispatch of effects and jobs: journal and apply, without
-// waiting. Errors go to OnError.
-func (m *Machine[S, I]) submit(input I) {
-	m.enqueue(request[I]{input: input})
-}
-
-func (m *Machine[S, I]) enqueue(r request[I]) bool {
-	m.mu.Lock()
-	if m.closing {
-		m.mu.Unlock()
-		return false
-	}
-	m.pending = append(m.pending, r)
-	m.mu.Unlock()
-	select {
-	case m.wake <- struct{}{}:
-	default:
-	}
-	return true
-}
-
-// commitLoop journals pending inputs in groups, one Append (one fsync) per
-// group, and applies them in journal order.
-func (m *Machine[S, I]) commitLoop() {
-	defer close(m.stopped)
-	last := 0 // size of the previous group
-	for {
-		<-m.wake
-		for {
-			// Producers acknowledged by the previous commit are
-			// about to dispatch again: give them a moment to join
-			// this group rather than the next. A yield costs far
-			// less than the fsync it saves.
-			for range 4 {
-				m.mu.Lock()
-				n := len(m.pending)
-				m.mu.Unlock()
-				if n == 0 || n >= last {
-					break
-				}
-				runtime.Gosched()
-			}
-			m.mu.Lock()
-			batch := m.pending
-			m.pending = m.spare[:0]
-			closing := m.closing
-			m.mu.Unlock()
-			if len(batch) == 0 {
-				m.spare = batch
-				if closing {
-					return
-				}
-				break
-			}
-			last = len(batch)
-			m.commit(batch)
-			clear(batch)
-			m.spare = batch[:0]
-		}
-	}
-}
-
-func (m *Machine[S, I]) commit(batch []request[I]) {
-	now := m.opts.Now().UnixNano()
-	records := m.records[:0]
-	buf := m.frameBuf[:0]
-	ends := m.ends[:0]
-	ok := batch[:0] // the requests that encoded, in order
-	for _, r := range batch {
-		payload, err := m.opts.Codec.EncodeInput(r.input)
-		if err != nil {
-			m.reply(r, fmt.Errorf("journal: encoding input: %w", err))
-			continue
-		}
-		seq := m.seq + uint64(len(ok)) + 1
-		buf = AppendFrame(buf, Frame{Kind: KindInput, Seq: seq, UnixNano: now, Payload: payload})
-		ends = append(ends, len(buf))
-		records = append(records, Record{Seq: seq})
-		ok = append(ok, r)
-	}
-	// Slice the frames out of buf only now that it has stopped moving.
-	start := 0
-	for i, end := range ends {
-		records[i].Data = buf[start:end:end]
-		start = end
-	}
-	m.records, m.frameBuf, m.ends = records, buf, ends
-	if len(ok) == 0 {
-		return
-	}
-	if err := m.store.Append(records); err != nil {
-		err = fmt.Errorf("journal: appending inputs %d..%d: %w", m.seq+1, m.seq+uint64(len(ok)), err)
-		for _, r := range ok {
-			m.reply(r, err)
-		}
-		return
-	}
-	m.seq += uint64(len(ok))
-	for _, r := range ok {
-		m.inner.Dispatch(r.input)
-	}
-	for _, r := range ok {
-		m.reply(r, nil)
-	}
-	if m.opts.SnapshotEvery > 0 && m.seq-m.snapSeq.Load() >= uint64(m.opts.SnapshotEvery) {
-		m.snapshotAsync()
-	}
-}
-
-func (m *Machine[S, I]) reply(r request[I], err error) {
-	if r.done != nil {
-		r.done <- err
-	} else if err != nil {
-		m.opts.OnError(err)
-	}
-}
-
-// snapshotAsync takes a snapshot in the background, unless one is running.
-func (m *Machine[S, I]) snapshotAsync() {
+// snapshotAsync takes a snapshot of state, the state after input seq, in the
+// background, unless one is running.
+func (m *Machine[S, I]) snapshotAsync(state S, seq uint64) {
 	if !m.snapMu.TryLock() {
 		return
 	}
@@ -509,33 +418,32 @@ func (m *Machine[S, I]) snapshotAsync() {
 	go func() {
 		defer m.snapWG.Done()
 		defer m.snapMu.Unlock()
-		if err := m.snapshot(); err != nil {
+		if err := m.snapshot(state, seq); err != nil {
 			m.opts.OnError(err)
 		}
 	}()
 }
 
-// snapshot stores the current state; m.snapMu must be held.
-func (m *Machine[S, I]) snapshot() error {
-	v := m.inner.Current() // the state and its seq, consistently
+// snapshot stores state, the state after input seq; m.snapMu must be held.
+func (m *Machine[S, I]) snapshot(state S, seq uint64) error {
 	prev := m.snapSeq.Load()
-	if v.seq == prev {
+	if seq == prev {
 		return nil
 	}
-	payload, err := m.opts.Codec.EncodeState(v.state)
+	payload, err := m.opts.Codec.EncodeState(state)
 	if err != nil {
-		return fmt.Errorf("journal: encoding the state at %d: %w", v.seq, err)
+		return fmt.Errorf("journal: encoding the state at %d: %w", seq, err)
 	}
 	if m.opts.VerifyReplay {
-		if err := m.verifyReplay(prev, v.seq, payload); err != nil {
+		if err := m.verifyReplay(prev, seq, payload); err != nil {
 			m.opts.OnError(err)
 		}
 	}
-	data := AppendFrame(nil, Frame{Kind: KindSnapshot, Seq: v.seq, UnixNano: m.opts.Now().UnixNano(), Payload: payload})
-	if err := m.store.PutSnapshot(Record{Seq: v.seq, Data: data}); err != nil {
-		return fmt.Errorf("journal: storing the snapshot at %d: %w", v.seq, err)
+	data := AppendFrame(nil, Frame{Kind: KindSnapshot, Seq: seq, UnixNano: m.opts.Now().UnixNano(), Payload: payload})
+	if err := m.store.PutSnapshot(Record{Seq: seq, Data: data}); err != nil {
+		return fmt.Errorf("journal: storing the snapshot at %d: %w", seq, err)
 	}
-	m.snapSeq.Store(v.seq)
+	m.snapSeq.Store(seq)
 	return m.prune()
 }
 
@@ -581,48 +489,50 @@ func (m *Machine[S, I]) verifyReplay(from, to uint64, want []byte) error {
 //
 // fn runs on the goroutine that journals and applies inputs, so it must not
 // call Dispatch, which waits for that goroutine to write the input: it would
-// wait for itself. To dispatch in response to a state, use an Effect (or a
+// wait for itself. To dispatch in response to a state, use an effect (or a
 // job), whose dispatch journals without waiting.
 func (m *Machine[S, I]) Subscribe(fn func(state S)) (unsubscribe func()) {
-	return m.inner.Subscribe(func(v versioned[S]) { fn(v.state) })
+	return m.inner.Subscribe(fn)
 }
 
 // Current returns the state after the latest applied input.
-func (m *Machine[S, I]) Current() S { return m.inner.Current().state }
+func (m *Machine[S, I]) Current() S { return m.inner.Current() }
 
-// Seq returns the sequence number of the latest applied input: the number of
-// inputs the state reflects.
-func (m *Machine[S, I]) Seq() uint64 { return m.inner.Current().seq }
+// Seq returns the sequence number of the latest journaled input: the number
+// of inputs in the journal, which the state reflects once Dispatch of that
+// input has returned.
+func (m *Machine[S, I]) Seq() uint64 { return m.journaled.Load() }
+
+// Err returns nil while the machine runs, the *automata.FailError once it
+// has failed (fail-stop: a transition, subscriber, effect or other user code
+// panicked), and ErrClosed once Close has finished. Inputs journaled before
+// a failure are kept, and the next Open applies them.
+func (m *Machine[S, I]) Err() error { return m.inner.Err() }
+
+// Done returns a channel that is closed when the machine fails or Close has
+// finished.
+func (m *Machine[S, I]) Done() <-chan struct{} { return m.inner.Done() }
 
 // Close stops taking inputs, journals and applies the ones already
 // dispatched, closes the inner machine (cancelling its jobs), takes a
-// snapshot and closes the store. Inputs that jobs and effects dispatch while
-// Close runs are dropped; their work is redone after the next Open, as the
-// state still calls for it.
+// snapshot (not after a failure, when the state may lag the journal) and
+// closes the store. Inputs that jobs and effects dispatch while Close runs
+// are dropped; their work is redone after the next Open, as the state still
+// calls for it. Close returns the machine's *automata.FailError if it failed,
+// with any error of its own.
 func (m *Machine[S, I]) Close(ctx context.Context) error {
-	m.mu.Lock()
-	if m.closing {
-		m.mu.Unlock()
-		<-m.closed
-		return m.closeErr
-	}
-	m.closing = true
-	m.mu.Unlock()
-	select {
-	case m.wake <- struct{}{}:
-	default:
-	}
-	<-m.stopped
-	errs := []error{m.inner.Close(ctx)}
-	m.snapWG.Wait()
-	if !m.opts.SkipCloseSnapshot {
-		m.snapMu.Lock()
-		errs = append(errs, m.snapshot())
-		m.snapMu.Unlock()
-	}
-	errs = append(errs, m.store.Close())
-	m.closeErr = errors.Join(errs...)
-	close(m.closed)
+	m.closeOnce.Do(func() {
+		errs := []error{m.inner.Close(ctx)}
+		m.snapWG.Wait()
+		var failed *automata.FailError
+		if !m.opts.SkipCloseSnapshot && !errors.As(m.inner.Err(), &failed) {
+			m.snapMu.Lock()
+			errs = append(errs, m.snapshot(m.inner.Current(), m.seq))
+			m.snapMu.Unlock()
+		}
+		errs = append(errs, m.store.Close())
+		m.closeErr = errors.Join(errs...)
+	})
 	return m.closeErr
 }
 
@@ -708,7 +618,9 @@ func (m *Machine[S, I]) replay(base, seq uint64) (S, error) {
 		if err != nil {
 			return err
 		}
-		state = m.def.Transition(state, in)
+		if state, err = m.apply(state, in, r.Seq); err != nil {
+			return err
+		}
 		next++
 		return nil
 	})

@@ -130,10 +130,8 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 func open(store journal.Store, work Work, events func(automata.Event[decl.AgentState, decl.AgentInput])) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
 	return journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
 		Codec:         journal.JSONGob[decl.AgentState](decl.DecodeInput),
-		Jobs:          work.Jobs,
-		Events:        events,
 		SnapshotEvery: 1_000,
-	})
+	}, automata.WithJobs(work.Jobs), automata.WithEvents(events))
 }
 
 // chat dispatches each line of stdin as a user message.

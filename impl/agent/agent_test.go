@@ -103,9 +103,8 @@ func TestDurableStarter(t *testing.T) {
 			t.Fatal(err)
 		}
 		m, err := journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
-			Codec:  journal.JSON[decl.AgentState](decl.DecodeInput),
-			Effect: agent.Effect(decl.EffectFns{Llm: echo}),
-		})
+			Codec: journal.JSON[decl.AgentState](decl.DecodeInput),
+		}, automata.WithEffect(agent.Effect(decl.EffectFns{Llm: echo})))
 		if err != nil {
 			t.Fatal(err)
 		}
