@@ -39,6 +39,10 @@ type Update[S, I any] struct {
 // goroutine and returns.
 const drainBudget = 1024
 
+// maxBatchYields bounds how often the goroutine applying inputs of a machine
+// with a committer yields, waiting for producers to join a batch.
+const maxBatchYields = 64
+
 // Machine is a running machine with state S, input I and output O. Create one
 // with New, NewMoore or NewMealy; its methods are safe for concurrent use.
 //
@@ -65,9 +69,11 @@ type Machine[S, I, O any] struct {
 	finished map[string]struct{} // completed while still desired
 	newKeys  []string
 	shutdown bool
-	// What user code is running, for the report of a panic: doing names
-	// it, doingInput is the input it works on when hasInput is set.
-	doing      string
+	// What user code is running, for the report of a panic: doing says
+	// what (doingIndex: which effect or jobs function), doingInput is the
+	// input it works on when hasInput is set.
+	doing      phase
+	doingIndex int
 	doingInput I
 	hasInput   bool
 	// The inputs being applied, whose waiters a failure must answer;
@@ -78,6 +84,7 @@ type Machine[S, I, O any] struct {
 	batch     []queued[I] // reused by applyBatch
 	kept      []queued[I]
 	updates   []Update[S, I]
+	payloads  [][]byte
 	lastBatch int // size of the previous committed batch
 
 	// wg counts the processing role, running jobs and worker goroutines.
@@ -366,9 +373,11 @@ func (m *Machine[S, I, O]) dispatchFrom(j *job[I], input I, w *waiter) error {
 	}
 	q := queued[I]{input, j, m.arrivals, w}
 	m.arrivals++
-	if m.processing || m.ctrlHead < len(m.ctrl) {
+	if m.processing || m.ctrlHead < len(m.ctrl) || m.cfg.committer != nil {
 		// Queue behind what arrived first: another goroutine is
-		// applying inputs, or job ends were recorded while idle.
+		// applying inputs, or job ends were recorded while idle. With a
+		// committer, queue anyway: the batch is taken from the queue,
+		// where other producers' inputs join it.
 		m.inputs = append(m.inputs, q)
 		if m.claimLocked() {
 			m.run(queued[I]{}, false)
@@ -500,11 +509,7 @@ func (m *Machine[S, I, O]) run(first queued[I], have bool) {
 	}()
 	budget := drainBudget
 	if have {
-		if m.cfg.committer != nil {
-			m.applyBatch(append(m.batch[:0], first))
-		} else {
-			m.applyOne(first)
-		}
+		m.applyOne(first) // never with a committer: see dispatchFrom
 	}
 	for {
 		m.mu.Lock()
@@ -582,13 +587,16 @@ func (m *Machine[S, I, O]) pop() queued[I] {
 // moment to join this batch rather than the next, as a yield costs far less
 // than the commit (an fsync) it saves.
 func (m *Machine[S, I, O]) takeBatchLocked(budget *int) []queued[I] {
-	for range 4 {
-		if len(m.inputs)-m.head >= m.lastBatch {
-			break
-		}
+	// Yield while the queue is shorter than the previous batch: at least
+	// 4 times, and then as long as each yield brought more inputs in.
+	for i, n := 0, len(m.inputs)-m.head; n < m.lastBatch && i < maxBatchYields; i++ {
 		m.mu.Unlock()
 		runtime.Gosched()
 		m.mu.Lock()
+		prev := n
+		if n = len(m.inputs) - m.head; n == prev && i >= 3 {
+			break
+		}
 	}
 	batch := m.batch[:0]
 	for m.head < len(m.inputs) && *budget > 0 &&
@@ -606,26 +614,30 @@ func (m *Machine[S, I, O]) handOff() {
 }
 
 // admit runs the admission steps and the committer's Prepare on an input
-// about to be applied to state. It returns false if one rejected it.
-func (m *Machine[S, I, O]) admit(state S, q queued[I]) (I, bool) {
+// about to be applied to state. It returns the input to apply, the bytes to
+// commit, and false if it was rejected.
+func (m *Machine[S, I, O]) admit(state S, q queued[I]) (I, []byte, bool) {
 	in := q.input
 	m.hasInput = true
 	var err error
 	for _, admit := range m.cfg.admit {
-		m.doing, m.doingInput = "the admission step", in
+		m.doing, m.doingInput = phaseAdmission, in
 		if in, err = admit(state, in); err != nil {
 			m.reject(q, m.doingInput, err)
-			return in, false
+			return in, nil, false
 		}
 	}
-	if c := m.cfg.committer; c != nil {
-		m.doing, m.doingInput = "the committer's Prepare", in
-		if in, err = c.Prepare(in); err != nil {
-			m.reject(q, m.doingInput, err)
-			return in, false
-		}
+	c := m.cfg.committer
+	if c == nil {
+		return in, nil, true
 	}
-	return in, true
+	m.doing, m.doingInput = phasePrepare, in
+	in, payload, err := c.Prepare(in)
+	if err != nil {
+		m.reject(q, m.doingInput, err)
+		return in, nil, false
+	}
+	return in, payload, true
 }
 
 // reject answers an input that will not be applied and reports it.
@@ -637,7 +649,7 @@ func (m *Machine[S, I, O]) reject(q queued[I], in I, err error) {
 }
 
 func (m *Machine[S, I, O]) transition(state S, in I) S {
-	m.doing, m.doingInput, m.hasInput = "the transition", in, true
+	m.doing, m.doingInput, m.hasInput = phaseTransition, in, true
 	if m.cfg.purity {
 		return checkedTransition(m.def.Transition, state, in)
 	}
@@ -649,14 +661,28 @@ func (m *Machine[S, I, O]) applyOne(q queued[I]) {
 	if q.wait != nil && !q.wait.take() {
 		return // its DispatchWait gave up on it
 	}
-	m.one[0] = q
-	m.inflight = m.one[:]
-	in, ok := m.admit(m.state, q)
-	if ok {
-		m.publish(q, in, m.state, m.transition(m.state, in))
+	if q.wait != nil {
+		m.one[0] = q
+		m.inflight = m.one[:]
 	}
-	m.one[0] = queued[I]{}
-	m.inflight, m.hasInput = nil, false
+	in, ok := q.input, true
+	if len(m.cfg.admit) > 0 {
+		in, _, ok = m.admit(m.state, q)
+	}
+	if ok {
+		m.doing, m.doingInput, m.hasInput = phaseTransition, in, true
+		var next S
+		if m.cfg.purity {
+			next = checkedTransition(m.def.Transition, m.state, in)
+		} else {
+			next = m.def.Transition(m.state, in)
+		}
+		m.publish(q, in, m.state, next)
+		m.hasInput = false
+	}
+	if q.wait != nil {
+		m.one[0], m.inflight = queued[I]{}, nil
+	}
 }
 
 // applyBatch admits a batch of inputs and computes their transitions, has
@@ -664,25 +690,26 @@ func (m *Machine[S, I, O]) applyOne(q queued[I]) {
 // their updates.
 func (m *Machine[S, I, O]) applyBatch(batch []queued[I]) {
 	m.inflight = batch
-	kept, updates := m.kept[:0], m.updates[:0]
+	kept, updates, payloads := m.kept[:0], m.updates[:0], m.payloads[:0]
 	state := m.state
 	for _, q := range batch {
 		if q.wait != nil && !q.wait.take() {
 			continue
 		}
-		in, ok := m.admit(state, q)
+		in, payload, ok := m.admit(state, q)
 		if !ok {
 			continue
 		}
 		next := m.transition(state, in)
 		kept = append(kept, q)
 		updates = append(updates, Update[S, I]{Prev: state, Input: in, State: next})
+		payloads = append(payloads, payload)
 		state = next
 	}
 	m.hasInput = false
 	if len(updates) > 0 {
-		m.doing = "the committer's Commit"
-		if err := m.cfg.committer.Commit(updates); err != nil {
+		m.doing = phaseCommit
+		if err := m.cfg.committer.Commit(updates, payloads); err != nil {
 			for i, q := range kept {
 				m.reject(q, updates[i].Input, err)
 			}
@@ -697,7 +724,8 @@ func (m *Machine[S, I, O]) applyBatch(batch []queued[I]) {
 	clear(batch)
 	clear(kept)
 	clear(updates)
-	m.batch, m.kept, m.updates = batch[:0], kept[:0], updates[:0]
+	clear(payloads)
+	m.batch, m.kept, m.updates, m.payloads = batch[:0], kept[:0], updates[:0], payloads[:0]
 	m.inflight, m.committed = nil, false
 }
 
@@ -707,7 +735,9 @@ func (m *Machine[S, I, O]) publish(q queued[I], in I, prev, next S) {
 	if q.from != nil {
 		q.from.delivered = true
 	}
-	m.emit(Event[S, I]{Kind: InputReceived, Input: in})
+	if len(m.cfg.events) > 0 {
+		m.emit(Event[S, I]{Kind: InputReceived, Input: in})
+	}
 	m.state = next
 	m.dirty = m.needsSettle
 	m.changed = true
@@ -720,12 +750,12 @@ func (m *Machine[S, I, O]) publish(q queued[I], in I, prev, next S) {
 	if len(m.subs) == 0 {
 		return
 	}
-	m.doing, m.doingInput, m.hasInput = "the output function", in, true
+	m.doing = phaseOutput
 	out, ok := m.output(Update[S, I]{Prev: prev, Input: in, State: next})
 	if !ok {
 		return
 	}
-	m.doing = "a subscriber"
+	m.doing = phaseSubscriber
 	for _, s := range m.subs {
 		if !s.removed.Load() {
 			s.fn(out)
@@ -739,7 +769,7 @@ func (m *Machine[S, I, O]) handle(c control[I, O]) {
 		if c.sub.removed.Load() {
 			return
 		}
-		m.doing, m.hasInput = "a subscriber, given the current state", false
+		m.doing, m.hasInput = phaseReplay, false
 		if out, ok := m.output(Update[S, I]{State: m.state, Replay: true}); ok {
 			c.sub.fn(out)
 		}
@@ -764,7 +794,7 @@ func (m *Machine[S, I, O]) settle() {
 	m.hasInput = false
 	for i := range m.cfg.effects {
 		e := &m.cfg.effects[i]
-		m.doing = e.name
+		m.doing, m.doingIndex = phaseEffect, i
 		if !m.cfg.purity {
 			e.fn(m.state, m.dispatch)
 			continue
@@ -788,8 +818,9 @@ func (m *Machine[S, I, O]) settle() {
 // jobsAt asks every jobs function for the jobs the latest state calls for,
 // keys prefixed as configured.
 func (m *Machine[S, I, O]) jobsAt() map[string]Job[I] {
-	call := func(j *namedJobs[S, I]) map[string]Job[I] {
-		m.doing = j.name
+	call := func(i int) map[string]Job[I] {
+		j := &m.cfg.jobs[i]
+		m.doing, m.doingIndex = phaseJobs, i
 		if !m.cfg.purity {
 			return j.fn(m.state)
 		}
@@ -802,12 +833,12 @@ func (m *Machine[S, I, O]) jobsAt() map[string]Job[I] {
 		return jobs
 	}
 	if len(m.cfg.jobs) == 1 && m.cfg.jobs[0].prefix == "" {
-		return call(&m.cfg.jobs[0])
+		return call(0)
 	}
 	want := make(map[string]Job[I])
 	for i := range m.cfg.jobs {
 		j := &m.cfg.jobs[i]
-		for key, job := range call(j) {
+		for key, job := range call(i) {
 			key = j.prefix + key
 			if _, dup := want[key]; dup {
 				panic(fmt.Sprintf("automata: two jobs functions return the key %q", key))
@@ -823,11 +854,51 @@ func (m *Machine[S, I, O]) emit(e Event[S, I]) {
 		return
 	}
 	doing := m.doing
-	m.doing = "an event handler"
+	m.doing = phaseEvents
 	for _, handle := range m.cfg.events {
 		handle(e)
 	}
 	m.doing = doing
+}
+
+// phase is what user code the processing role runs, for failure reports.
+type phase uint8
+
+const (
+	phaseNone phase = iota
+	phaseAdmission
+	phasePrepare
+	phaseTransition
+	phaseCommit
+	phaseOutput
+	phaseSubscriber
+	phaseReplay
+	phaseEffect
+	phaseJobs
+	phaseEvents
+)
+
+var phaseNames = [...]string{
+	phaseNone:       "the machine",
+	phaseAdmission:  "the admission step",
+	phasePrepare:    "the committer's Prepare",
+	phaseTransition: "the transition",
+	phaseCommit:     "the committer's Commit",
+	phaseOutput:     "the output function",
+	phaseSubscriber: "a subscriber",
+	phaseReplay:     "a subscriber, given the current state",
+	phaseEvents:     "an event handler",
+}
+
+// where names the user code that is running.
+func (m *Machine[S, I, O]) where() string {
+	switch m.doing {
+	case phaseEffect:
+		return m.cfg.effects[m.doingIndex].name
+	case phaseJobs:
+		return m.cfg.jobs[m.doingIndex].name
+	}
+	return phaseNames[m.doing]
 }
 
 // fail stops the machine after user code panicked with v, on the goroutine
@@ -836,7 +907,7 @@ func (m *Machine[S, I, O]) emit(e Event[S, I]) {
 // reports a MachineFailed event (unless an event handler panicked) and
 // closes Done.
 func (m *Machine[S, I, O]) fail(v any, stack []byte) {
-	f := &FailError{Where: m.doing, Value: v, Stack: stack}
+	f := &FailError{Where: m.where(), Value: v, Stack: stack}
 	if m.hasInput {
 		f.Input, f.HasInput = m.doingInput, true
 	}
@@ -867,7 +938,7 @@ func (m *Machine[S, I, O]) fail(v any, stack []byte) {
 	for _, j := range m.running {
 		j.cancelContext()
 	}
-	if f.Where != "an event handler" {
+	if m.doing != phaseEvents {
 		e := Event[S, I]{Kind: MachineFailed, Err: f}
 		if m.hasInput {
 			e.Input = m.doingInput

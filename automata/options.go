@@ -148,21 +148,22 @@ func WithPurityCheck[S, I any]() Option[S, I] {
 // Committer makes inputs durable before a machine applies them: a write-ahead
 // log. Package journal is one; most programs never implement it.
 //
-// Prepare and Commit are called on the goroutine applying inputs, never
-// concurrently. For each input, in apply order: admission (WithAdmission),
-// then Prepare, then the transition; then Commit for the batch of inputs
-// that got that far, and only after Commit returns nil are they applied:
-// the state changes, subscribers are called, and DispatchWait returns nil.
+// Both are called on the goroutine applying inputs, never concurrently. For
+// each input, in apply order: admission (WithAdmission), then Prepare, then
+// the transition; then Commit for the batch of inputs that got that far, and
+// only after Commit returns nil are they applied: the state changes,
+// subscribers are called, and DispatchWait returns nil.
 type Committer[S, I any] interface {
 	// Prepare checks that input can be made durable and returns it as it
 	// will be read back (the journal encodes it and decodes it again, so
-	// that the live state is the one replay rebuilds), or an error that
-	// rejects it, as admission does.
-	Prepare(input I) (I, error)
-	// Commit makes the updates durable, in order, all or none: when it
-	// returns nil they must survive a crash. An error rejects every input
-	// of the batch, and the state stays as it was.
-	Commit(updates []Update[S, I]) error
+	// that the live state is the one replay rebuilds) with the bytes to
+	// store, or an error that rejects it, as admission does.
+	Prepare(input I) (I, []byte, error)
+	// Commit makes the updates durable, in order, all or none, with the
+	// bytes Prepare returned for each: when it returns nil they must
+	// survive a crash. An error rejects every input of the batch, and the
+	// state stays as it was.
+	Commit(updates []Update[S, I], payloads [][]byte) error
 }
 
 // WithCommitter makes the machine write-ahead: see Committer. It is how

@@ -123,9 +123,7 @@ type Machine[S, I any] struct {
 	inner *automata.Machine[S, I, S]
 	log   *slog.Logger
 
-	// Owned by the goroutine applying inputs (the committer's Prepare and
-	// Commit): the frames of the inputs prepared since the last commit,
-	// one per Prepare that returned nil, in order.
+	// Owned by the goroutine applying inputs (the committer's Commit).
 	seq      uint64 // last journaled
 	frameBuf []byte
 	ends     []int
@@ -190,40 +188,39 @@ type committer[S, I any] struct{ m *Machine[S, I] }
 // an input that could not be read back is refused now rather than
 // acknowledged and then fatal at the next Open. The transition is applied to
 // the decoded input: the live state is the one replay rebuilds.
-func (c committer[S, I]) Prepare(in I) (I, error) {
-	m := c.m
+func (c committer[S, I]) Prepare(in I) (I, []byte, error) {
 	if any(in) == nil {
-		return in, errors.New("journal: nil input")
+		return in, nil, errors.New("journal: nil input")
 	}
-	payload, err := m.opts.Codec.EncodeInput(in)
+	payload, err := c.m.opts.Codec.EncodeInput(in)
 	if err != nil {
-		return in, fmt.Errorf("journal: encoding the input: %w", err)
+		return in, nil, fmt.Errorf("journal: encoding the input: %w", err)
 	}
-	decoded, err := m.opts.Codec.DecodeInput(payload)
+	decoded, err := c.m.opts.Codec.DecodeInput(payload)
 	if err != nil {
-		return in, fmt.Errorf("journal: the input would not decode on recovery: %w", err)
+		return in, nil, fmt.Errorf("journal: the input would not decode on recovery: %w", err)
 	}
-	seq := m.seq + uint64(len(m.ends)) + 1
-	m.frameBuf = AppendFrame(m.frameBuf, Frame{Kind: KindInput, Seq: seq, UnixNano: m.opts.Now().UnixNano(), Payload: payload})
-	m.ends = append(m.ends, len(m.frameBuf))
-	return decoded, nil
+	return decoded, payload, nil
 }
 
-// Commit appends the prepared frames, one store transaction (one fsync) for
+// Commit appends the prepared inputs, one store transaction (one fsync) for
 // the batch, and takes a snapshot when one is due.
-func (c committer[S, I]) Commit(updates []automata.Update[S, I]) error {
+func (c committer[S, I]) Commit(updates []automata.Update[S, I], payloads [][]byte) error {
 	m := c.m
-	defer func() { m.frameBuf, m.ends = m.frameBuf[:0], m.ends[:0] }()
-	if len(updates) != len(m.ends) {
-		return fmt.Errorf("journal: internal error: %d inputs to commit, %d prepared", len(updates), len(m.ends))
+	now := m.opts.Now().UnixNano()
+	buf, ends := m.frameBuf[:0], m.ends[:0]
+	for i, payload := range payloads {
+		buf = AppendFrame(buf, Frame{Kind: KindInput, Seq: m.seq + uint64(i) + 1, UnixNano: now, Payload: payload})
+		ends = append(ends, len(buf))
 	}
+	// Slice the frames out of buf only now that it has stopped moving.
 	records := m.records[:0]
 	start := 0
-	for i, end := range m.ends {
-		records = append(records, Record{Seq: m.seq + uint64(i) + 1, Data: m.frameBuf[start:end:end]})
+	for i, end := range ends {
+		records = append(records, Record{Seq: m.seq + uint64(i) + 1, Data: buf[start:end:end]})
 		start = end
 	}
-	m.records = records
+	m.frameBuf, m.ends, m.records = buf, ends, records
 	defer clear(records)
 	if err := m.store.Append(records); err != nil {
 		return fmt.Errorf("journal: appending inputs %d..%d: %w", m.seq+1, m.seq+uint64(len(records)), err)
