@@ -47,7 +47,9 @@
 // # Dispatch: who does the work, what can block, what bounds memory
 //
 // Dispatch is safe from any goroutine and from inside subscribers, effects,
-// jobs and event handlers; it never deadlocks and never waits for room.
+// jobs and event handlers; it never deadlocks and never waits for room. It
+// returns an error only to refuse an input: ErrClosed after Close, the
+// *FailError after a failure (see Fail-stop).
 //
 // Whoever finds the machine idle does the work: the goroutine calling
 // Dispatch applies its input, calls the subscribers, runs the effects, and
@@ -106,6 +108,13 @@
 //
 // A job that returns an error or panics is reported as an EffectFailed event
 // (a panic as a *PanicError with the stack) and the machine keeps running.
+// Only the job's own code is covered so: an input a job dispatches may be
+// applied on the job's goroutine, and a panic in applying it is the
+// machine's failure (see Fail-stop), not the job's.
+//
+// Agents made by agentgen give each actor its own jobs function, on its
+// ContextOf view (WithActorJobs with ProjectJobs): its keys are prefixed
+// with the actor's name ("brain/llm-7"), so that actors never clash.
 //
 // JobKey(ctx) gives a job its key. The key is a function of state, so a
 // restored agent derives the same keys for unfinished work: pass it to the
@@ -117,25 +126,100 @@
 // Job goroutines that finish are kept parked (at most 16 per machine) to run
 // later jobs; Close ends them.
 //
+// # Admission
+//
+// WithAdmission runs a step on every input before its transition, on the
+// goroutine applying inputs and in apply order, with the state the input
+// meets: it may rewrite the input (seed 000's server stamps every input with
+// the time of its arrival, so that time never runs backwards whatever a
+// browser's clock or a slow job says) or reject it with an error. A
+// rejected input is not applied: the error goes to the DispatchWait that
+// waits for it, if any, and is reported as an InputRejected event; the
+// machine goes on. Admission may read the clock, unlike Transition: it runs
+// once per input, and a durable machine journals what it returned, so
+// replay never runs it again.
+//
+// Dispatch queues an input and returns; DispatchWait queues it and waits for
+// its outcome: nil once applied, else the error of the admission step that
+// rejected it, ErrClosed, or the *FailError. An error from DispatchWait
+// always means the input was not applied: if its ctx ends before the input
+// is taken up, it is dropped; once taken up, DispatchWait waits whatever ctx
+// does.
+//
+// # Fail-stop
+//
+// A panic in the code the machine runs on the goroutine applying inputs — a
+// transition, an admission step, the output function, a subscriber, an
+// effect, a jobs function, an event handler, or the purity check's own
+// panic — stops the machine: it applies no further input, ever. Nothing is
+// swallowed and nothing hangs, whichever goroutine was applying inputs (a
+// caller of Dispatch, a job handing in its result, a hand-off goroutine):
+//
+//   - Err returns a *FailError naming what panicked (the transition, `the
+//     effect of actor "user"`, …), the input it was applying, the panic
+//     value and the stack; Done is closed; a MachineFailed event carries it;
+//   - Dispatch and DispatchWait refuse later inputs with it, and every
+//     input still queued is answered with it;
+//   - the jobs are cancelled, and Close waits for them and returns it.
+//
+// The process does not crash: a program decides, by watching Done (or by
+// checking what Dispatch and Close return), whether to log, restart the
+// agent from its journal, or exit. A machine that stopped keeps its state as
+// it was before the input that failed: Current still answers.
+//
+// Why stop rather than skip the input: a transition that panicked may have
+// written into the state before it did (an impure one, which is what
+// WithPurityCheck's panic reports), and an effect or subscriber that
+// panicked has left the outside world half-updated; going on would act on
+// a state nobody can vouch for. A durable machine loses nothing by stopping:
+// the inputs it acknowledged are in its journal, and the input that failed
+// is not.
+//
+// # Purity
+//
+// Transition, jobs functions and effects must not write into the state they
+// are given. An actor's ContextOf view shares slices with the agent state,
+// so an effect that writes view.UserMessages[i].Content = … writes into
+// state another actor owns, and into every subscriber's copy. With
+// WithPurityCheck the machine fingerprints the state before each transition,
+// effect and jobs function and stops (fail-stop) with an *ImpurityError
+// naming the input or the effect (`the effect of actor "user"`) and the
+// location written, as Go would write it (state.UserMessages[0].Content).
+// The jobs themselves run concurrently with the machine: they must treat
+// what they captured as read-only, which no check can enforce.
+//
+// # Write-ahead: committers
+//
+// WithCommitter makes a machine write-ahead: for each batch of inputs, in
+// apply order, each is admitted, handed to the Committer's Prepare (which
+// may reject it) and transitioned, then the batch is handed to Commit, and
+// only once Commit returns nil are the inputs applied and their
+// DispatchWait answered. Inputs that effects and jobs dispatch take the same
+// path. Package journal is the committer of this module: a durable machine
+// is this machine with an input journal, and every option here works the
+// same on it.
+//
 // # Events
 //
 // WithEvents receives lifecycle events for logging and devtools, in Moorex's
-// order: for each batch, InputReceived for each input, then EffectStarted and
-// EffectCancelled as jobs are reconciled with the resulting state, then one
-// StateUpdated; EffectCompleted and EffectFailed arrive when jobs return. All
-// events are delivered by the goroutine applying inputs, one at a time, in one
-// total order. ExampleWithEvents shows the order. A job whose key vanishes in
+// order: for each batch, InputReceived (or InputRejected) for each input,
+// then EffectStarted and EffectCancelled as jobs are reconciled with the
+// resulting state, then one StateUpdated; EffectCompleted and EffectFailed
+// arrive when jobs return; MachineFailed, if it comes, is the last. All
+// events are delivered by the goroutine applying inputs, one at a time, in
+// one total order. ExampleWithEvents shows the order. A job whose key vanishes in
 // the same batch that applied its own input — the usual way a job hands in its
 // result — is reported when it returns (completed if it returned nil), not as
 // cancelled.
 //
 // # Shutdown
 //
-// Close drops later inputs, applies the ones already queued (subscribers see
-// them; effects and jobs no longer run), cancels every job, and waits for
-// every goroutine the machine started — jobs, parked workers, hand-offs — to
-// exit, up to its ctx's deadline. Goroutines that effects start themselves
-// are theirs to stop.
+// Close refuses later inputs (ErrClosed), applies the ones already queued
+// (subscribers see them; effects and jobs no longer run), cancels every
+// job, and waits for every goroutine the machine started — jobs, parked
+// workers, hand-offs — to exit, up to its ctx's deadline. It returns the
+// *FailError of a machine that failed. Goroutines that effects start
+// themselves are theirs to stop.
 //
 // # What it is not
 //
