@@ -214,3 +214,62 @@ func ExampleCheckPure() {
 	// automata: impure transition on input #0 "a": mutated the state it was given: state.log[0] changed from "" to "a", past the slice's length: append wrote into a backing array the old state shares (use automata.Append instead)
 	// <nil>
 }
+
+// A server stamps every input with the time it is admitted, as seed 000's
+// backend does: whatever time a sender claims, time in the state never runs
+// backwards. An input the admission step rejects is not applied, and the
+// DispatchWait waiting for it is told why.
+func ExampleWithAdmission() {
+	type message struct {
+		Text string
+		At   int64 // milliseconds, stamped by the server
+	}
+	chat := automata.Definition[[]message, message]{
+		Initial:    func() []message { return nil },
+		Transition: func(s []message, m message) []message { return automata.Append(s, m) },
+	}
+	clock := int64(1000) // a stand-in for time.Now().UnixMilli()
+	stamp := func(s []message, m message) (message, error) {
+		if strings.TrimSpace(m.Text) == "" {
+			return m, fmt.Errorf("empty message")
+		}
+		clock += 10
+		m.At = clock
+		return m, nil
+	}
+	m := automata.NewMoore(chat, func(s []message) []message { return s }, automata.WithAdmission(stamp))
+	defer m.Close(context.Background())
+
+	ctx := context.Background()
+	fmt.Println(m.DispatchWait(ctx, message{Text: "hello", At: 99999}))
+	fmt.Println(m.DispatchWait(ctx, message{Text: "  "}))
+	fmt.Println(m.DispatchWait(ctx, message{Text: "anyone?"}))
+	fmt.Println(m.Current())
+	// Output:
+	// <nil>
+	// empty message
+	// <nil>
+	// [{hello 1010} {anyone? 1020}]
+}
+
+// A panic in a transition stops the machine (fail-stop): Err says what
+// panicked on which input, later inputs are refused, and Close returns the
+// same error. The state stays as it was before the input that failed.
+func ExampleMachine_Err() {
+	half := automata.Definition[int, int]{
+		Initial: func() int { return 100 },
+		Transition: func(n, d int) int {
+			return n / d // panics on 0
+		},
+	}
+	m := automata.NewMoore(half, func(n int) int { return n })
+	m.Dispatch(2)
+	m.Dispatch(0)
+	fmt.Println(m.Err())
+	fmt.Println(m.Dispatch(5) == m.Err(), m.Current())
+	fmt.Println(m.Close(context.Background()) == m.Err())
+	// Output:
+	// automata: machine stopped: the transition panicked on input 0: runtime error: integer divide by zero
+	// true 50
+	// true
+}

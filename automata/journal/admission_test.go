@@ -405,3 +405,59 @@ func TestStampedLateResultFinishesTheConversation(t *testing.T) {
 		})
 	}
 }
+
+// TestAutomataOptionsWorkOnTheJournal: Open takes automata options, and they
+// behave as on an in-memory machine: WithPurityCheck catches an effect that
+// writes into the state (there was no journal equivalent before), WithEvents
+// reports in Moorex's order, WithAdmission's output is what is journaled.
+func TestAutomataOptionsWorkOnTheJournal(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	var events []string
+	var mu sync.Mutex
+	m := mustOpen(t, path, journal.Options[state, input]{SnapshotEvery: -1},
+		automata.WithAdmission(func(_ state, in input) (input, error) {
+			in.Note = strings.ToUpper(in.Note)
+			return in, nil
+		}),
+		automata.WithEvents(func(e automata.Event[state, input]) {
+			mu.Lock()
+			events = append(events, e.Kind.String())
+			mu.Unlock()
+		}),
+		automata.WithActorEffect("scribbler", func(s state, _ automata.Dispatch[input]) {
+			if len(s.Notes) == 2 {
+				s.Notes[0] = "scribbled"
+			}
+		}),
+		automata.WithPurityCheck[state, input]())
+	ctx := context.Background()
+	if err := m.Dispatch(ctx, input{Note: "one"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Dispatch(ctx, input{Note: "two"}); err != nil {
+		t.Fatalf("Dispatch = %v: the input was journaled before the effect ran", err)
+	}
+	<-m.Done()
+	var ie *automata.ImpurityError
+	if !errors.As(m.Err(), &ie) || ie.Where != `the effect of actor "scribbler"` || ie.Path != "state.Notes[0]" {
+		t.Fatalf("Err() = %v, want the scribbler's impurity at state.Notes[0]", m.Err())
+	}
+	if err := m.Close(ctx); !errors.As(err, &ie) {
+		t.Errorf("Close = %v", err)
+	}
+	mu.Lock()
+	got := strings.Join(events, " ")
+	mu.Unlock()
+	want := "input-received state-updated input-received machine-failed"
+	if got != want {
+		t.Errorf("events:\n got %s\nwant %s", got, want)
+	}
+
+	// Both inputs are in the journal, as admitted; the next Open applies
+	// them (without the scribbler) and takes no snapshot of a failed state.
+	m = mustOpen(t, path, journal.Options[state, input]{SnapshotEvery: -1})
+	defer mustClose(t, m)
+	if got := m.Current().Notes; fmt.Sprint(got) != "[ONE TWO]" {
+		t.Errorf("reopened notes = %v, want [ONE TWO]", got)
+	}
+}
