@@ -512,17 +512,19 @@ func (m *Machine[S, I]) Done() <-chan struct{} { return m.inner.Done() }
 
 // Close stops taking inputs, journals and applies the ones already
 // dispatched, closes the inner machine (cancelling its jobs), takes a
-// snapshot (not after a failure, when the state may lag the journal) and
-// closes the store. Inputs that jobs and effects dispatch while Close runs
+// snapshot (not after a failure, when the state may lag the journal, nor
+// when ctx ended before the jobs did) and closes the store. Inputs that jobs and effects dispatch while Close runs
 // are dropped; their work is redone after the next Open, as the state still
 // calls for it. Close returns the machine's *automata.FailError if it failed,
 // with any error of its own.
 func (m *Machine[S, I]) Close(ctx context.Context) error {
 	m.closeOnce.Do(func() {
-		errs := []error{m.inner.Close(ctx)}
+		// A snapshot needs the machine stopped cleanly: not failed (its
+		// state may lag the journal) and not still running jobs past ctx.
+		err := m.inner.Close(ctx)
+		errs := []error{err}
 		m.snapWG.Wait()
-		var failed *automata.FailError
-		if !m.opts.SkipCloseSnapshot && !errors.As(m.inner.Err(), &failed) {
+		if !m.opts.SkipCloseSnapshot && err == nil {
 			m.snapMu.Lock()
 			errs = append(errs, m.snapshot(m.inner.Current(), m.seq))
 			m.snapMu.Unlock()
