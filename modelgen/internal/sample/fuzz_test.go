@@ -3,6 +3,7 @@ package sample_test
 import (
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/moora-go/moora/modelgen/internal/sample/decl"
@@ -20,6 +21,9 @@ func FuzzDecodeInput(f *testing.F) {
 		`{"type":"start-thinking","timestamp":1,"TimeStamp":-5}`,
 		`{"type":"start-thinking","timestamp":-0.0}`, `{"type":"start-thinking","timestamp":1e19}`,
 		`{"type":"start-thinking","timestamp":9.223372036854775807e18}`,
+		`{"type":"start-thinking","timestamp":1e1000001}`, `{"type":"start-thinking","timestamp":1e-1000}`,
+		`{"type":"start-thinking","timestamp":1,"x":` + strings.Repeat(`[`, 64) + strings.Repeat(`]`, 64) + `}`,
+		`{"type":"start-thinking","timestamp":1,"x":"` + strings.Repeat(`[{\"`, 64) + `"}`,
 		`{"type":"send-user-message","message":{"id":"0b6d6f5e-5c4e-4b8a-9d1e-2f6f1a7c3b20","Id":"x","role":"user","content":"","timestamp":2.0,"tags":[]}}`,
 		`{"type":"complete-call","callId":"c","call":{"tool":"fetch","url":"https://x","headers":{"a":"b"}},"result":"r","mode":"sync"}`,
 		`{"type":"send-assi-message","message":{"id":"0b6d6f5e-5c4e-4b8a-9d1e-2f6f1a7c3b20","role":"tool","content":"\u00e9\ud83d\ude00","timestamp":9007199254740993,"tags":[]},"calls":[],"usage":{"promptTokens":0,"completionTokens":0,"cost":1e-300}}`,
