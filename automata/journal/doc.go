@@ -88,6 +88,20 @@
 //     otherwise it is a *CorruptError too;
 //   - a failed Open writes nothing to the store.
 //
+// Damage to the bbolt file itself (meta pages, page headers, the tree, a
+// truncated file) is a *CorruptError with Kind 0, naming the file, the page,
+// its offset and what was expected; never a crash. OpenBolt reads and checks
+// the whole file before bbolt maps it, and a later fault on the map (the file
+// changed under the process, a disk read error) is an error from the call
+// that met it. bbolt keeps two meta pages and silently falls back to the
+// older when the newer is damaged, which would open the store one
+// transaction behind; OpenBolt refuses that, and OpenBoltWith with
+// BoltOptions.AcceptRollback is the operator's way through. A failed OpenBolt
+// writes nothing: only a new (absent or empty) file is initialised. What no
+// check can see is a disk that acknowledges a write and then loses it,
+// leaving an older, intact version of a meta page or of the page that holds
+// the buckets.
+//
 // # Time travel and determinism
 //
 // StateAt(seq) rebuilds the state after any journaled input, and Inputs lists
