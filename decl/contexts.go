@@ -3,7 +3,7 @@
 package decl
 
 // ContextOfUser is the context of actor user: the union of its observations
-// (UserObUser and UserObLlm). Its effect function sees only this.
+// (UserObUser and UserObLlm). Its effect and jobs functions see only this.
 type ContextOfUser struct {
 	// Owned by actor llm.
 	AssiMessages []AssiMessage `json:"assiMessages"`
@@ -12,7 +12,7 @@ type ContextOfUser struct {
 }
 
 // ContextOfLlm is the context of actor llm: the union of its observations
-// (LlmObUser and LlmObLlm). Its effect function sees only this.
+// (LlmObUser and LlmObLlm). Its effect and jobs functions see only this.
 type ContextOfLlm struct {
 	// Owned by actor llm.
 	AssiMessages []AssiMessage `json:"assiMessages"`

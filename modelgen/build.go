@@ -42,7 +42,7 @@ func build(src *source, spec *Spec) (*Model, error) {
 			d.at("/package", msg, "write the Go import path of the spec's directory, like example.com/agent")
 		}
 	}
-	b.names.reserve("agentgen", "Actor", "Actors", "AgentState", "AgentInput", "EffectFns", "DecodeInput")
+	b.names.reserve("agentgen", "Actor", "Actors", "AgentState", "AgentInput", "EffectFns", "JobFns", "DecodeInput")
 	b.checkDescriptions()
 	b.buildActors()
 	b.buildDefs()
@@ -146,7 +146,7 @@ func (b *builder) buildActors() {
 			continue
 		}
 		b.m.Actors = append(b.m.Actors, a)
-		for _, prefix := range []string{"Actor", "StateOf", "ContextOf", "InputFrom", "InitialFnOf", "TransitionFnOf", "EffectFnOf"} {
+		for _, prefix := range []string{"Actor", "StateOf", "ContextOf", "InputFrom", "InitialFnOf", "TransitionFnOf", "EffectFnOf", "JobsFnOf"} {
 			b.names.claim(prefix+a.GoName, what, ptr, "rename the actor")
 		}
 		for _, prefix := range []string{"StateOf", "ContextOf", "WithStateOf"} {

@@ -23,8 +23,9 @@
 // schema, and a property may not be observed on two different targets.
 // Each actor dispatches inputs; an actor's transition sees only its own
 // inputs and state. Effects are not part of the model: each actor's effect
-// gets its context and a dispatch of AgentInput and is injected when the
-// agent is created.
+// gets its context and a dispatch of AgentInput, each actor's jobs function
+// gets its context and says which keyed jobs (LLM calls, tool calls) it calls
+// for, and both are injected when the agent is created.
 //
 // # Stages
 //
@@ -208,10 +209,13 @@
 //	inputschema.go   the JSON Schema of the inputs
 //	helpers.go       per actor: InitialFnOfX = func() StateOfX,
 //	                 TransitionFnOfX = func(StateOfX, InputFromX) StateOfX,
-//	                 EffectFnOfX = automata.Effect[ContextOfX, AgentInput]
+//	                 EffectFnOfX = automata.Effect[ContextOfX, AgentInput],
+//	                 JobsFnOfX = func(view ContextOfX)
+//	                 map[string]automata.Job[AgentInput]
 //	agent.go         AgentState with StateOfX(), ContextOfX() and
 //	                 WithStateOfX(StateOfX) AgentState (a copy; the receiver
-//	                 is not changed); AgentInput; EffectFns, a field per actor
+//	                 is not changed); AgentInput; EffectFns and JobFns, a
+//	                 field per actor
 //
 // DecodeInput(data) reads the "type" of a JSON object, validates the object
 // against that input's schema and decodes it. It fails, saying where, on
@@ -247,12 +251,15 @@
 //	agent/transition.go   Transition(state, input): a type switch on
 //	                      InputFromX, applying actor X's transition to
 //	                      StateOfX() and writing it back with WithStateOfX
-//	agent/effect.go       Effect(fns): each non-nil effect of fns, projected
-//	                      with automata.Project from its ContextOfX, run by
-//	                      automata.Sequential in actor order
+//	agent/effect.go       WithEffects(EffectFns) and WithJobs(JobFns), each
+//	                      an automata.Option: automata.Join of one
+//	                      automata.WithActorEffect (WithActorJobs) per
+//	                      non-nil function of an actor, in actor order, on
+//	                      its ContextOfX (automata.Project, ProjectJobs);
+//	                      an actor's job keys are prefixed with "<actor>/"
 //	agent/create.go       Definition() (for automata and automata/journal),
 //	                      Create(fns, opts...) *Machine: automata.NewMoore
-//	                      with the state as output and WithEffect(Effect(fns))
+//	                      with the state as output and WithEffects(fns)
 //	                      before opts; Machine, the running agent's type
 //
 // and two more files in the packages of hand-written code:
@@ -336,7 +343,7 @@
 //
 // modelgen does not run agents, and the code it generates has no behaviour
 // beyond JSON encoding, input validation and routing inputs to their
-// actors: initial states, transitions and effects are written by hand
+// actors: initial states, transitions, effects and jobs are written by hand
 // (package automata runs them). It does not
 // accept arbitrary JSON Schema: a schema it cannot map to Go types exactly
 // is an error.

@@ -118,7 +118,8 @@ func mustLoad(t *testing.T, spec string) *Model {
 
 // TestGoldenCompiles builds and vets every golden decl/ and impl/ package,
 // stubs included, in one temporary module that requires this repository
-// through a replace directive.
+// through a replace directive, together with a package per case that uses
+// them as impl/agent's package doc says (see usesSource).
 func TestGoldenCompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds with the go command")
@@ -142,6 +143,13 @@ func TestGoldenCompiles(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+		uses := filepath.Join(tmp, name, "uses")
+		if err := os.MkdirAll(uses, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(uses, "uses.go"), usesSource(mustLoad(t, spec)), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	slices.Sort(names)
 	gomod := fmt.Sprintf("module example.com/golden\n\ngo 1.26\n\nrequire github.com/moora-go/moora v0.0.0\n\nreplace github.com/moora-go/moora => %s\n", root)
@@ -163,4 +171,57 @@ func TestGoldenCompiles(t *testing.T) {
 			t.Fatalf("go %s in the golden module (%s): %v\n%s", strings.Join(args, " "), strings.Join(names, ", "), err, out)
 		}
 	}
+}
+
+// usesSource is a package that uses the generated API of m as a person
+// does: a jobs function of each actor's type (decl.JobsFnOfX, on its
+// context only) in decl.JobFns, handed to agent.Create with agent.WithJobs,
+// and a durable agent built from agent.WithEffects and agent.WithJobs, as
+// impl/agent's package doc shows.
+func usesSource(m *Model) []byte {
+	var b strings.Builder
+	fmt.Fprintf(&b, `package uses
+
+import (
+	"context"
+
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/journal"
+
+	"%[1]s/decl"
+	"%[1]s/impl/agent"
+)
+
+// Jobs has a jobs function for every actor.
+var Jobs = decl.JobFns{
+`, m.Package)
+	for _, a := range m.Actors {
+		fmt.Fprintf(&b, "\t%s: %sJobs,\n", a.GoName, a.VarName)
+	}
+	b.WriteString("}\n")
+	for _, a := range m.Actors {
+		fmt.Fprintf(&b, `
+var %[1]sJobs decl.JobsFnOf%[2]s = func(view decl.ContextOf%[2]s) map[string]automata.Job[decl.AgentInput] {
+	_ = view
+	return map[string]automata.Job[decl.AgentInput]{"work": func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
+		_ = automata.JobKey(ctx) // %[3]q + "work"
+		return nil
+	}}
+}
+`, a.VarName, a.GoName, a.Name+"/")
+	}
+	b.WriteString(`
+// Create starts the agent with its jobs.
+func Create() *agent.Machine {
+	return agent.Create(decl.EffectFns{}, agent.WithJobs(Jobs))
+}
+
+// Open opens the durable agent.
+func Open(store journal.Store) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
+	return journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
+		Codec: journal.JSON[decl.AgentState](decl.DecodeInput),
+	}, agent.WithEffects(decl.EffectFns{}), agent.WithJobs(Jobs))
+}
+`)
+	return []byte(b.String())
 }

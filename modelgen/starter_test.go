@@ -78,7 +78,7 @@ func TestStarter(t *testing.T) {
 		t.Error("agent.schema.json is not the spec schema")
 	}
 	main := string(files["main.go"].Data)
-	for _, want := range []string{"//go:generate agentgen generate\n", `"example.com/hello/impl/agent"`, "agent.Create(decl.EffectFns{", "// Command hello runs"} {
+	for _, want := range []string{"//go:generate agentgen generate\n", `"example.com/hello/impl/agent"`, "agent.Create(decl.EffectFns{", "agent.WithJobs(decl.JobFns{", "// Command hello runs"} {
 		if !strings.Contains(main, want) {
 			t.Errorf("main.go lacks %q", want)
 		}

@@ -40,8 +40,9 @@
 // let continuous integration run agentgen check. Who owns what:
 //
 //	decl/                               generated, rewritten freely
-//	impl/agent/*.go                     generated: Initial, Transition, Effect,
-//	                                    Definition and Create (createAgent)
+//	impl/agent/*.go                     generated: Initial, Transition,
+//	                                    WithEffects, WithJobs, Definition and
+//	                                    Create (createAgent)
 //	impl/initials/initials.gen.go       generated: compile-time signature checks
 //	impl/transitions/transitions.gen.go generated: each actor's transition, a
 //	                                    type switch over its inputs
@@ -90,8 +91,9 @@
 // impl/ as generate makes them, with the starter's initial states and
 // transitions written out, not stubs; and a main.go that runs the agent as
 // a terminal chat: each line of standard input is a user message, the llm
-// actor's effect (injected at agent.Create) echoes it, and the program
-// ends at the end of input once every message has its reply. Try
+// actor's jobs (injected at agent.Create with agent.WithJobs) echo it, the
+// user actor's effect prints the replies, and the program ends at the end
+// of input once every message has its reply. Try
 //
 //	agentgen init hello && cd hello && echo hi | go run .
 //
@@ -218,5 +220,5 @@
 // github.com/moora-go/moora/automata does), and what it generates holds no
 // behaviour beyond JSON encoding, input validation and routing inputs to
 // their actors. The behaviour lives in hand-written initial and transition
-// functions and in effects injected when the agent is created.
+// functions and in the effects and jobs injected when the agent is created.
 package main

@@ -3,8 +3,10 @@ package agent_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -104,7 +106,7 @@ func TestDurableStarter(t *testing.T) {
 		}
 		m, err := journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
 			Codec: journal.JSON[decl.AgentState](decl.DecodeInput),
-		}, automata.WithEffect(agent.Effect(decl.EffectFns{Llm: echo})))
+		}, agent.WithEffects(decl.EffectFns{Llm: echo}))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -134,6 +136,99 @@ func TestDurableStarter(t *testing.T) {
 	s := m.Current()
 	if len(s.UserMessages) != 1 || len(s.AssiMessages) != 1 || s.AssiMessages[0].Content != "echo: hello" {
 		t.Errorf("state after a restart = %+v", s)
+	}
+}
+
+// TestPerActorJobs gives the llm its replies through jobs: its jobs function
+// sees only the llm's context, each job's key is the llm's key prefixed with
+// "llm/", the reply a job dispatches lands in the state, and a job that
+// completed is not started again when later inputs reconcile the jobs.
+func TestPerActorJobs(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		jobKeys []string           // automata.JobKey of each job run, in order
+		started = map[string]int{} // EffectStarted events by key
+	)
+	completed := make(chan string, 16) // the keys of EffectCompleted events
+	var reply decl.JobsFnOfLlm = func(view decl.ContextOfLlm) map[string]automata.Job[decl.AgentInput] {
+		answered := make(map[string]bool, len(view.AssiMessages))
+		for _, a := range view.AssiMessages {
+			answered[a.ID] = true
+		}
+		jobs := map[string]automata.Job[decl.AgentInput]{}
+		for _, msg := range view.UserMessages {
+			id := "re-" + msg.ID
+			if answered[id] {
+				continue
+			}
+			jobs[id] = func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
+				mu.Lock()
+				jobKeys = append(jobKeys, automata.JobKey(ctx))
+				mu.Unlock()
+				dispatch(decl.SendAssiMessage{ID: id, Content: "job: " + msg.Content, Timestamp: msg.Timestamp + 1})
+				return nil
+			}
+		}
+		return jobs
+	}
+	m := agent.Create(decl.EffectFns{},
+		agent.WithJobs(decl.JobFns{Llm: reply}),
+		automata.WithEvents(func(e automata.Event[decl.AgentState, decl.AgentInput]) {
+			switch e.Kind {
+			case automata.EffectStarted:
+				mu.Lock()
+				started[e.Key]++
+				mu.Unlock()
+			case automata.EffectCompleted:
+				completed <- e.Key
+			case automata.EffectFailed, automata.EffectCancelled:
+				t.Errorf("%v", e)
+			}
+		}),
+		automata.WithPurityCheck[decl.AgentState, decl.AgentInput](),
+	)
+	defer closeAgent(t, m)
+
+	// EffectCompleted comes after the StateUpdated of the batch that applied
+	// the job's reply: once it is seen, the reply is in the state.
+	waitCompleted := func(want string) {
+		t.Helper()
+		select {
+		case key := <-completed:
+			if key != want {
+				t.Fatalf("completed job %q, want %q", key, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("job %q did not complete; machine error: %v", want, m.Err())
+		}
+	}
+	m.Dispatch(decl.SendUserMessage{ID: "u1", Content: "hello", Timestamp: 100})
+	waitCompleted("llm/re-u1")
+	if got := m.Current().AssiMessages; !slices.Equal(got, []decl.AssiMessage{{ID: "re-u1", Content: "job: hello", Timestamp: 101}}) {
+		t.Fatalf("assistant messages after the first job = %+v", got)
+	}
+	// A later input reconciles the jobs again: the completed job stays done,
+	// and only the new message's job starts.
+	m.Dispatch(decl.SendUserMessage{ID: "u2", Content: "again", Timestamp: 200})
+	waitCompleted("llm/re-u2")
+	closeAgent(t, m)
+
+	want := []decl.AssiMessage{{ID: "re-u1", Content: "job: hello", Timestamp: 101}, {ID: "re-u2", Content: "job: again", Timestamp: 201}}
+	if got := m.Current().AssiMessages; !slices.Equal(got, want) {
+		t.Errorf("assistant messages = %+v, want %+v", got, want)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := []string{"llm/re-u1", "llm/re-u2"}; !slices.Equal(jobKeys, want) {
+		t.Errorf("automata.JobKey in the jobs = %q, want %q", jobKeys, want)
+	}
+	if want := map[string]int{"llm/re-u1": 1, "llm/re-u2": 1}; !maps.Equal(started, want) {
+		t.Errorf("EffectStarted by key = %v, want %v", started, want)
+	}
+	select {
+	case key := <-completed:
+		t.Errorf("job %q completed again", key)
+	default:
 	}
 }
 

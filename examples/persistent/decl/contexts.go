@@ -3,8 +3,8 @@
 package decl
 
 // ContextOfUser is the context of actor user: the union of its observations
-// (UserObUser, UserObLlm and UserObToolkit). Its effect function sees only
-// this.
+// (UserObUser, UserObLlm and UserObToolkit). Its effect and jobs functions see
+// only this.
 type ContextOfUser struct {
 	// Owned by actor llm.
 	AssistantMessages []AssistantMessage `json:"assistantMessages"`
@@ -17,7 +17,8 @@ type ContextOfUser struct {
 }
 
 // ContextOfLlm is the context of actor llm: the union of its observations
-// (LlmObUser, LlmObLlm and LlmObToolkit). Its effect function sees only this.
+// (LlmObUser, LlmObLlm and LlmObToolkit). Its effect and jobs functions see
+// only this.
 type ContextOfLlm struct {
 	// Owned by actor llm.
 	AssistantMessages []AssistantMessage `json:"assistantMessages"`
@@ -34,8 +35,8 @@ type ContextOfLlm struct {
 }
 
 // ContextOfToolkit is the context of actor toolkit: the union of its
-// observations (ToolkitObLlm and ToolkitObToolkit). Its effect function sees
-// only this.
+// observations (ToolkitObLlm and ToolkitObToolkit). Its effect and jobs
+// functions see only this.
 type ContextOfToolkit struct {
 	// Owned by actor llm.
 	AssistantMessages []AssistantMessage `json:"assistantMessages"`

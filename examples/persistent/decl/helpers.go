@@ -17,6 +17,15 @@ type TransitionFnOfUser = func(state StateOfUser, input InputFromUser) StateOfUs
 // created.
 type EffectFnOfUser = automata.Effect[ContextOfUser, AgentInput]
 
+// JobsFnOfUser says which jobs actor user calls for, by key: the LLM calls,
+// tool calls and other asynchronous work its context asks for. It must be a
+// pure function of the context, so that a restored agent calls for the same
+// jobs, and must not write into it. The keys are the jobs' idempotency keys,
+// stable across restarts; the agent prefixes each with "user/", and
+// automata.JobKey returns the prefixed key. It is injected when the agent is
+// created.
+type JobsFnOfUser = func(view ContextOfUser) map[string]automata.Job[AgentInput]
+
 // InitialFnOfLlm returns the initial state of actor llm. It must be pure.
 type InitialFnOfLlm = func() StateOfLlm
 
@@ -28,6 +37,14 @@ type TransitionFnOfLlm = func(state StateOfLlm, input InputFromLlm) StateOfLlm
 // EffectFnOfLlm runs the side effects of actor llm for its context and reports
 // back by dispatching inputs. It is injected when the agent is created.
 type EffectFnOfLlm = automata.Effect[ContextOfLlm, AgentInput]
+
+// JobsFnOfLlm says which jobs actor llm calls for, by key: the LLM calls, tool
+// calls and other asynchronous work its context asks for. It must be a pure
+// function of the context, so that a restored agent calls for the same jobs,
+// and must not write into it. The keys are the jobs' idempotency keys, stable
+// across restarts; the agent prefixes each with "llm/", and automata.JobKey
+// returns the prefixed key. It is injected when the agent is created.
+type JobsFnOfLlm = func(view ContextOfLlm) map[string]automata.Job[AgentInput]
 
 // InitialFnOfToolkit returns the initial state of actor toolkit. It must be
 // pure.
@@ -42,3 +59,12 @@ type TransitionFnOfToolkit = func(state StateOfToolkit, input InputFromToolkit) 
 // reports back by dispatching inputs. It is injected when the agent is
 // created.
 type EffectFnOfToolkit = automata.Effect[ContextOfToolkit, AgentInput]
+
+// JobsFnOfToolkit says which jobs actor toolkit calls for, by key: the LLM
+// calls, tool calls and other asynchronous work its context asks for. It must
+// be a pure function of the context, so that a restored agent calls for the
+// same jobs, and must not write into it. The keys are the jobs' idempotency
+// keys, stable across restarts; the agent prefixes each with "toolkit/", and
+// automata.JobKey returns the prefixed key. It is injected when the agent is
+// created.
+type JobsFnOfToolkit = func(view ContextOfToolkit) map[string]automata.Job[AgentInput]

@@ -9,7 +9,7 @@ import (
 )
 
 // ContextOfUser is the context of actor user: the union of its observations
-// (UserObUser and UserObLlm). Its effect function sees only this.
+// (UserObUser and UserObLlm). Its effect and jobs functions see only this.
 type ContextOfUser struct {
 	// Owned by actor llm.
 	AssiMessages []Message `json:"assiMessages"`
@@ -20,7 +20,8 @@ type ContextOfUser struct {
 }
 
 // ContextOfLlm is the context of actor llm: the union of its observations
-// (LlmObUser, LlmObLlm and LlmObToolkit). Its effect function sees only this.
+// (LlmObUser, LlmObLlm and LlmObToolkit). Its effect and jobs functions see
+// only this.
 type ContextOfLlm struct {
 	// Owned by actor llm.
 	AssiMessages []Message `json:"assiMessages"`
@@ -54,7 +55,8 @@ func (v *ContextOfLlm) UnmarshalJSON(data []byte) error {
 }
 
 // ContextOfToolkit is the context of actor toolkit: the union of its
-// observations (ToolkitObToolkit). Its effect function sees only this.
+// observations (ToolkitObToolkit). Its effect and jobs functions see only
+// this.
 type ContextOfToolkit struct {
 	// Owned by actor toolkit.
 	PendingCalls map[string]ToolCall `json:"pendingCalls"`

@@ -3,7 +3,7 @@
 package decl
 
 // ContextOfUser is the context of actor user: the union of its observations
-// (UserObTool). Its effect function sees only this.
+// (UserObTool). Its effect and jobs functions see only this.
 type ContextOfUser struct {
 	// Owned by actor tool.
 	Results map[string]ResultsValue `json:"results"`
@@ -12,7 +12,7 @@ type ContextOfUser struct {
 }
 
 // ContextOfTool is the context of actor tool: the union of its observations
-// (ToolObUser). Its effect function sees only this.
+// (ToolObUser). Its effect and jobs functions see only this.
 type ContextOfTool struct {
 	// Owned by actor user.
 	Groups map[string][]string `json:"groups"`

@@ -17,6 +17,15 @@ type TransitionFnOfUser = func(state StateOfUser, input InputFromUser) StateOfUs
 // created.
 type EffectFnOfUser = automata.Effect[ContextOfUser, AgentInput]
 
+// JobsFnOfUser says which jobs actor user calls for, by key: the LLM calls,
+// tool calls and other asynchronous work its context asks for. It must be a
+// pure function of the context, so that a restored agent calls for the same
+// jobs, and must not write into it. The keys are the jobs' idempotency keys,
+// stable across restarts; the agent prefixes each with "user/", and
+// automata.JobKey returns the prefixed key. It is injected when the agent is
+// created.
+type JobsFnOfUser = func(view ContextOfUser) map[string]automata.Job[AgentInput]
+
 // InitialFnOfTool returns the initial state of actor tool. It must be pure.
 type InitialFnOfTool = func() StateOfTool
 
@@ -29,3 +38,12 @@ type TransitionFnOfTool = func(state StateOfTool, input InputFromTool) StateOfTo
 // reports back by dispatching inputs. It is injected when the agent is
 // created.
 type EffectFnOfTool = automata.Effect[ContextOfTool, AgentInput]
+
+// JobsFnOfTool says which jobs actor tool calls for, by key: the LLM calls,
+// tool calls and other asynchronous work its context asks for. It must be a
+// pure function of the context, so that a restored agent calls for the same
+// jobs, and must not write into it. The keys are the jobs' idempotency keys,
+// stable across restarts; the agent prefixes each with "tool/", and
+// automata.JobKey returns the prefixed key. It is injected when the agent is
+// created.
+type JobsFnOfTool = func(view ContextOfTool) map[string]automata.Job[AgentInput]

@@ -8,7 +8,7 @@ import (
 )
 
 // ContextOfUser is the context of actor user: the union of its observations
-// (UserObGoTo). Its effect function sees only this.
+// (UserObGoTo). Its effect and jobs functions see only this.
 type ContextOfUser struct {
 	// Owned by actor go-to.
 	Fmt Error `json:"fmt"`
@@ -17,7 +17,7 @@ type ContextOfUser struct {
 }
 
 // ContextOfGoTo is the context of actor go-to: the union of its observations
-// (GoToObUser). Its effect function sees only this.
+// (GoToObUser). Its effect and jobs functions see only this.
 type ContextOfGoTo struct {
 	// Owned by actor user.
 	Bytes InputAs `json:"bytes"`

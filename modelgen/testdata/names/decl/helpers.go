@@ -17,6 +17,15 @@ type TransitionFnOfUser = func(state StateOfUser, input InputFromUser) StateOfUs
 // created.
 type EffectFnOfUser = automata.Effect[ContextOfUser, AgentInput]
 
+// JobsFnOfUser says which jobs actor user calls for, by key: the LLM calls,
+// tool calls and other asynchronous work its context asks for. It must be a
+// pure function of the context, so that a restored agent calls for the same
+// jobs, and must not write into it. The keys are the jobs' idempotency keys,
+// stable across restarts; the agent prefixes each with "user/", and
+// automata.JobKey returns the prefixed key. It is injected when the agent is
+// created.
+type JobsFnOfUser = func(view ContextOfUser) map[string]automata.Job[AgentInput]
+
 // InitialFnOfGoTo returns the initial state of actor go-to. It must be pure.
 type InitialFnOfGoTo = func() StateOfGoTo
 
@@ -29,3 +38,12 @@ type TransitionFnOfGoTo = func(state StateOfGoTo, input InputFromGoTo) StateOfGo
 // reports back by dispatching inputs. It is injected when the agent is
 // created.
 type EffectFnOfGoTo = automata.Effect[ContextOfGoTo, AgentInput]
+
+// JobsFnOfGoTo says which jobs actor go-to calls for, by key: the LLM calls,
+// tool calls and other asynchronous work its context asks for. It must be a
+// pure function of the context, so that a restored agent calls for the same
+// jobs, and must not write into it. The keys are the jobs' idempotency keys,
+// stable across restarts; the agent prefixes each with "go-to/", and
+// automata.JobKey returns the prefixed key. It is injected when the agent is
+// created.
+type JobsFnOfGoTo = func(view ContextOfGoTo) map[string]automata.Job[AgentInput]

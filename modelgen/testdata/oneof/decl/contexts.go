@@ -8,14 +8,14 @@ import (
 )
 
 // ContextOfUser is the context of actor user: the union of its observations
-// (UserObCanvas). Its effect function sees only this.
+// (UserObCanvas). Its effect and jobs functions see only this.
 type ContextOfUser struct {
 	// Owned by actor canvas.
 	Layers []Layer `json:"layers"`
 }
 
 // ContextOfCanvas is the context of actor canvas: the union of its
-// observations (CanvasObUser). Its effect function sees only this.
+// observations (CanvasObUser). Its effect and jobs functions see only this.
 type ContextOfCanvas struct {
 	// Owned by actor user.
 	Selection Selection `json:"selection"`

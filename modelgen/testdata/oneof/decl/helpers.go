@@ -17,6 +17,15 @@ type TransitionFnOfUser = func(state StateOfUser, input InputFromUser) StateOfUs
 // created.
 type EffectFnOfUser = automata.Effect[ContextOfUser, AgentInput]
 
+// JobsFnOfUser says which jobs actor user calls for, by key: the LLM calls,
+// tool calls and other asynchronous work its context asks for. It must be a
+// pure function of the context, so that a restored agent calls for the same
+// jobs, and must not write into it. The keys are the jobs' idempotency keys,
+// stable across restarts; the agent prefixes each with "user/", and
+// automata.JobKey returns the prefixed key. It is injected when the agent is
+// created.
+type JobsFnOfUser = func(view ContextOfUser) map[string]automata.Job[AgentInput]
+
 // InitialFnOfCanvas returns the initial state of actor canvas. It must be
 // pure.
 type InitialFnOfCanvas = func() StateOfCanvas
@@ -30,3 +39,12 @@ type TransitionFnOfCanvas = func(state StateOfCanvas, input InputFromCanvas) Sta
 // reports back by dispatching inputs. It is injected when the agent is
 // created.
 type EffectFnOfCanvas = automata.Effect[ContextOfCanvas, AgentInput]
+
+// JobsFnOfCanvas says which jobs actor canvas calls for, by key: the LLM
+// calls, tool calls and other asynchronous work its context asks for. It must
+// be a pure function of the context, so that a restored agent calls for the
+// same jobs, and must not write into it. The keys are the jobs' idempotency
+// keys, stable across restarts; the agent prefixes each with "canvas/", and
+// automata.JobKey returns the prefixed key. It is injected when the agent is
+// created.
+type JobsFnOfCanvas = func(view ContextOfCanvas) map[string]automata.Job[AgentInput]

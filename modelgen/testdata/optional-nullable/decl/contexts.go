@@ -3,14 +3,14 @@
 package decl
 
 // ContextOfUser is the context of actor user: the union of its observations
-// (UserObUser). Its effect function sees only this.
+// (UserObUser). Its effect and jobs functions see only this.
 type ContextOfUser struct {
 	// Owned by actor user.
 	Profile Profile `json:"profile"`
 }
 
 // ContextOfLlm is the context of actor llm: the union of its observations
-// (LlmObUser and LlmObLlm). Its effect function sees only this.
+// (LlmObUser and LlmObLlm). Its effect and jobs functions see only this.
 type ContextOfLlm struct {
 	// Owned by actor user.
 	Draft *string `json:"draft"`

@@ -3,7 +3,8 @@
 package decl
 
 // ContextOfUser is the context of actor user: the union of its observations
-// (UserObLlm and UserObTaskManager). Its effect function sees only this.
+// (UserObLlm and UserObTaskManager). Its effect and jobs functions see only
+// this.
 type ContextOfUser struct {
 	// Owned by actor task-manager.
 	Tasks []Task `json:"tasks"`
@@ -12,7 +13,8 @@ type ContextOfUser struct {
 }
 
 // ContextOfLlm is the context of actor llm: the union of its observations
-// (LlmObUser and LlmObTaskManager). Its effect function sees only this.
+// (LlmObUser and LlmObTaskManager). Its effect and jobs functions see only
+// this.
 type ContextOfLlm struct {
 	// Owned by actor user.
 	LastPrompt string `json:"lastPrompt"`
@@ -23,7 +25,8 @@ type ContextOfLlm struct {
 }
 
 // ContextOfTaskManager is the context of actor task-manager: the union of its
-// observations (TaskManagerObLlm). Its effect function sees only this.
+// observations (TaskManagerObLlm). Its effect and jobs functions see only
+// this.
 type ContextOfTaskManager struct {
 	// Owned by actor llm.
 	Thinking bool `json:"thinking"`

@@ -3,14 +3,14 @@
 package decl
 
 // ContextOfClient is the context of actor client: the union of its
-// observations (ClientObServer). Its effect function sees only this.
+// observations (ClientObServer). Its effect and jobs functions see only this.
 type ContextOfClient struct {
 	// Owned by actor server.
 	Status Status `json:"status"`
 }
 
 // ContextOfServer is the context of actor server: the union of its
-// observations (ServerObClient). Its effect function sees only this.
+// observations (ServerObClient). Its effect and jobs functions see only this.
 type ContextOfServer struct {
 	// Owned by actor client.
 	Contact Alias `json:"contact"`

@@ -18,6 +18,15 @@ type TransitionFnOfClient = func(state StateOfClient, input InputFromClient) Sta
 // created.
 type EffectFnOfClient = automata.Effect[ContextOfClient, AgentInput]
 
+// JobsFnOfClient says which jobs actor client calls for, by key: the LLM
+// calls, tool calls and other asynchronous work its context asks for. It must
+// be a pure function of the context, so that a restored agent calls for the
+// same jobs, and must not write into it. The keys are the jobs' idempotency
+// keys, stable across restarts; the agent prefixes each with "client/", and
+// automata.JobKey returns the prefixed key. It is injected when the agent is
+// created.
+type JobsFnOfClient = func(view ContextOfClient) map[string]automata.Job[AgentInput]
+
 // InitialFnOfServer returns the initial state of actor server. It must be
 // pure.
 type InitialFnOfServer = func() StateOfServer
@@ -31,3 +40,12 @@ type TransitionFnOfServer = func(state StateOfServer, input InputFromServer) Sta
 // reports back by dispatching inputs. It is injected when the agent is
 // created.
 type EffectFnOfServer = automata.Effect[ContextOfServer, AgentInput]
+
+// JobsFnOfServer says which jobs actor server calls for, by key: the LLM
+// calls, tool calls and other asynchronous work its context asks for. It must
+// be a pure function of the context, so that a restored agent calls for the
+// same jobs, and must not write into it. The keys are the jobs' idempotency
+// keys, stable across restarts; the agent prefixes each with "server/", and
+// automata.JobKey returns the prefixed key. It is injected when the agent is
+// created.
+type JobsFnOfServer = func(view ContextOfServer) map[string]automata.Job[AgentInput]

@@ -7,16 +7,34 @@ import (
 	"github.com/moora-go/moora/automata"
 )
 
-// Effect returns the effect of the agent: the effect of each actor in fns, run
-// one after another in actor order, each on its actor's context. An actor
-// whose effect is nil has none.
-func Effect(fns decl.EffectFns) automata.Effect[decl.AgentState, decl.AgentInput] {
-	var effects []automata.Effect[decl.AgentState, decl.AgentInput]
+// WithEffects returns the option that runs the effect of each actor in fns,
+// one after another in actor order, each on its actor's context
+// (automata.Project from ContextOfX) and named after its actor when it fails
+// (automata.WithActorEffect). An actor whose effect is nil has none.
+func WithEffects(fns decl.EffectFns) automata.Option[decl.AgentState, decl.AgentInput] {
+	var opts []automata.Option[decl.AgentState, decl.AgentInput]
 	if fns.User != nil {
-		effects = append(effects, automata.Project(decl.AgentState.ContextOfUser, fns.User))
+		opts = append(opts, automata.WithActorEffect("user", automata.Project(decl.AgentState.ContextOfUser, fns.User)))
 	}
 	if fns.GoTo != nil {
-		effects = append(effects, automata.Project(decl.AgentState.ContextOfGoTo, fns.GoTo))
+		opts = append(opts, automata.WithActorEffect("go-to", automata.Project(decl.AgentState.ContextOfGoTo, fns.GoTo)))
 	}
-	return automata.Sequential(effects...)
+	return automata.Join(opts...)
+}
+
+// WithJobs returns the option that reconciles the jobs of each actor in fns
+// with the state (automata.WithActorJobs): each actor's jobs function sees
+// only its context (automata.ProjectJobs from ContextOfX), and its keys are
+// prefixed with its name and a slash, so that the keys of two actors never
+// clash; automata.JobKey returns the prefixed key. An actor whose jobs
+// function is nil calls for no jobs.
+func WithJobs(fns decl.JobFns) automata.Option[decl.AgentState, decl.AgentInput] {
+	var opts []automata.Option[decl.AgentState, decl.AgentInput]
+	if fns.User != nil {
+		opts = append(opts, automata.WithActorJobs("user", automata.ProjectJobs(decl.AgentState.ContextOfUser, fns.User)))
+	}
+	if fns.GoTo != nil {
+		opts = append(opts, automata.WithActorJobs("go-to", automata.ProjectJobs(decl.AgentState.ContextOfGoTo, fns.GoTo)))
+	}
+	return automata.Join(opts...)
 }
