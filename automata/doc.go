@@ -49,7 +49,10 @@
 // Dispatch is safe from any goroutine and from inside subscribers, effects,
 // jobs and event handlers; it never deadlocks and never waits for room. It
 // returns an error only to refuse an input: ErrClosed after Close, the
-// *FailError after a failure (see Fail-stop).
+// *FailError after a failure (see Fail-stop), and ErrNilInput for a nil
+// input of a machine whose input type is an interface (a generated agent's
+// AgentInput): no transition could apply it, so it is refused before any
+// user code sees it (a job's nil is rejected, see Admission).
 //
 // Whoever finds the machine idle does the work: the goroutine calling
 // Dispatch applies its input, calls the subscribers, runs the effects, and
@@ -105,6 +108,11 @@
 //     again until the key vanishes and comes back. (Moorex restarts it on the
 //     next state change, which makes a finished job run twice; here the state
 //     must record the job's result through an input, and the key goes away.)
+//     Except when an input the job dispatched was rejected (by an admission
+//     step, or by a durable machine's journal): its result never reached
+//     the state, so the job is reported as failed with a
+//     *RejectedInputError, and the next reconcile — after the next applied
+//     input — starts it again.
 //
 // A job that returns an error or panics is reported as an EffectFailed event
 // (a panic as a *PanicError with the stack) and the machine keeps running.
@@ -135,7 +143,8 @@
 // browser's clock or a slow job says) or reject it with an error. A
 // rejected input is not applied: the error goes to the DispatchWait that
 // waits for it, if any, and is reported as an InputRejected event; the
-// machine goes on. Admission may read the clock, unlike Transition: it runs
+// machine goes on. A nil input of an interface-typed machine is rejected
+// (ErrNilInput) before the admission steps see it. Admission may read the clock, unlike Transition: it runs
 // once per input, and a durable machine journals what it returned, so
 // replay never runs it again.
 //
@@ -153,7 +162,10 @@
 // effect, a jobs function, an event handler, or the purity check's own
 // panic — stops the machine: it applies no further input, ever. Nothing is
 // swallowed and nothing hangs, whichever goroutine was applying inputs (a
-// caller of Dispatch, a job handing in its result, a hand-off goroutine):
+// caller of Dispatch, a job handing in its result, a hand-off goroutine).
+// An effect made with Parallel is covered too: a panic on one of its
+// goroutines is carried back to the machine's and reported with the stack
+// of the goroutine that panicked.
 //
 //   - Err returns a *FailError naming what panicked (the transition, `the
 //     effect of actor "user"`, …), the input it was applying, the panic
@@ -218,7 +230,9 @@
 // (subscribers see them; effects and jobs no longer run), cancels every
 // job, and waits for every goroutine the machine started — jobs, parked
 // workers, hand-offs — to exit, up to its ctx's deadline. It returns the
-// *FailError of a machine that failed. Goroutines that effects start
+// *FailError of a machine that failed. Done is closed once they have all
+// exited, even when Close gave up waiting for a job that ignored its
+// context and returned later. Goroutines that effects start
 // themselves are theirs to stop.
 //
 // # What it is not

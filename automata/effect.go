@@ -1,6 +1,8 @@
 package automata
 
 import (
+	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 )
@@ -41,15 +43,55 @@ func Sequential[V, I any](effects ...Effect[V, I]) Effect[V, I] {
 // view, and returns when all of them have returned. Use it for independent
 // effects whose synchronous part takes a while; for quick ones Sequential is
 // cheaper.
+//
+// A panic in one of the effects does not crash the process from its
+// goroutine: Parallel waits for the others and panics again on the calling
+// goroutine, where a machine catches it (fail-stop) and reports the first
+// effect's panic value and the stack where it panicked.
 func Parallel[V, I any](effects ...Effect[V, I]) Effect[V, I] {
 	effects = slices.Clone(effects)
 	return func(view V, dispatch Dispatch[I]) {
-		var wg sync.WaitGroup
+		var (
+			wg    sync.WaitGroup
+			once  sync.Once
+			first *parallelPanic
+		)
 		for _, eff := range effects {
-			wg.Go(func() { eff(view, dispatch) })
+			wg.Go(func() {
+				defer func() {
+					if v := recover(); v != nil {
+						stack := debug.Stack()
+						once.Do(func() { first = &parallelPanic{value: v, stack: stack} })
+					}
+				}()
+				eff(view, dispatch)
+			})
 		}
 		wg.Wait()
+		if first != nil {
+			panic(first)
+		}
 	}
+}
+
+// parallelPanic is what Parallel panics with when one of its effects
+// panicked on a goroutine of its own: the value that effect panicked with
+// and the stack of its goroutine at the panic. A machine reports value and
+// stack in its *FailError, as if the effect had panicked on the machine's
+// goroutine.
+type parallelPanic struct {
+	value any
+	stack []byte
+}
+
+func (p *parallelPanic) Error() string {
+	return fmt.Sprintf("automata: a Parallel effect panicked: %v", p.value)
+}
+
+// Unwrap returns the panic value if it is an error.
+func (p *parallelPanic) Unwrap() error {
+	err, _ := p.value.(error)
+	return err
 }
 
 // Stateful makes an effect with a local state of its own, kept across calls:

@@ -28,7 +28,9 @@ const (
 	// EffectCompleted: the job for Key returned nil.
 	EffectCompleted
 	// EffectFailed: the job for Key returned Err or panicked (Err is then a
-	// *PanicError).
+	// *PanicError), or returned nil although an input it dispatched was
+	// rejected (Err is then a *RejectedInputError, and the job is started
+	// again at the next reconcile).
 	EffectFailed
 	// StateUpdated: a batch of inputs was applied; State is the result.
 	StateUpdated

@@ -45,6 +45,22 @@ func (e *PanicError) Error() string {
 	return fmt.Sprintf("automata: job %q panicked: %v", e.Key, e.Value)
 }
 
+// RejectedInputError is the error of a job that returned nil although an
+// input it dispatched was rejected (by an admission step, or in a durable
+// machine by the journal): its result never reached the state. Its key,
+// still wanted, is started again at the next reconcile, after the next
+// applied input.
+type RejectedInputError struct {
+	Key string // the job's key
+	Err error  // why its input was rejected (the first one, if several were)
+}
+
+func (e *RejectedInputError) Error() string {
+	return fmt.Sprintf("automata: job %q: an input it dispatched was rejected: %v", e.Key, e.Err)
+}
+
+func (e *RejectedInputError) Unwrap() error { return e.Err }
+
 // job is a running job. It is also the job's context.Context: cancelled when
 // its key vanishes or the machine closes, and carrying its key. Merging the
 // two saves three allocations per job over context.WithValue and
@@ -66,6 +82,9 @@ type job[I any] struct {
 	// how it ends is reported when it returns.
 	delivered bool
 	quiet     bool
+	// rejected, owned by the processing role: the first error that
+	// rejected an input the job dispatched.
+	rejected error
 }
 
 var closedChan = func() chan struct{} {
@@ -327,11 +346,18 @@ func callJob[I any](ctx context.Context, key string, fn Job[I], dispatch Dispatc
 
 // jobDone records the end of a job and reports it.
 func (m *Machine[S, I, O]) jobDone(j *job[I], err error) {
+	m.hasInput = false
 	if m.running[j.key] == j {
 		delete(m.running, j.key)
 		// Its key is still desired (or reconcile would have cancelled
-		// it): remember, so that it is not started again.
-		m.finished[j.key] = struct{}{}
+		// it): remember, so that it is not started again; unless an
+		// input it dispatched was rejected, its result lost, when the
+		// next reconcile starts it again.
+		if j.rejected == nil {
+			m.finished[j.key] = struct{}{}
+		} else if err == nil {
+			err = &RejectedInputError{Key: j.key, Err: j.rejected}
+		}
 	} else if !j.quiet {
 		return // cancelled, and already reported as such
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -58,6 +59,7 @@ type Machine[S, I, O any] struct {
 	output      func(Update[S, I]) (O, bool)
 	cfg         config[S, I]
 	needsSettle bool        // an effect, jobs or events are configured
+	nilable     bool        // I is an interface type: an input may be nil
 	dispatch    Dispatch[I] // m.Dispatch, bound once
 
 	// Owned by the goroutine holding the processing role.
@@ -82,7 +84,7 @@ type Machine[S, I, O any] struct {
 	one       [1]queued[I] // inflight of an input applied alone
 	committed bool
 	batch     []queued[I] // reused by applyBatch
-	kept      []queued[I]
+	steps     []step[I]
 	updates   []Update[S, I]
 	payloads  [][]byte
 	lastBatch int // size of the previous committed batch
@@ -180,6 +182,12 @@ type control[I, O any] struct {
 // called, and by Err once Close has finished.
 var ErrClosed = errors.New("automata: machine closed")
 
+// ErrNilInput is returned by Dispatch and DispatchWait for a nil input of a
+// machine whose input type is an interface (as a generated agent's
+// AgentInput is): no transition can apply it. A job that dispatches one has
+// it rejected (an InputRejected event), and the machine goes on.
+var ErrNilInput = errors.New("automata: nil input")
+
 // FailError is the error of a machine that stopped because user code it
 // runs panicked (fail-stop): a transition, an admission step, the output
 // function, a subscriber, an effect, a jobs function, an event handler, or
@@ -227,6 +235,7 @@ func New[S, I, O any](def Definition[S, I], output func(Update[S, I]) (O, bool),
 		opt(&m.cfg)
 	}
 	m.dispatch = func(in I) { m.Dispatch(in) }
+	m.nilable = reflect.TypeFor[I]().Kind() == reflect.Interface
 	m.needsSettle = len(m.cfg.effects) > 0 || len(m.cfg.jobs) > 0 || len(m.cfg.events) > 0
 	if len(m.cfg.jobs) > 0 {
 		m.running = make(map[string]*job[I])
@@ -279,8 +288,8 @@ func (m *Machine[S, I, O]) Current() S {
 }
 
 // Err returns nil while the machine runs; the *FailError once it has failed
-// (fail-stop: see the package documentation); ErrClosed once Close has
-// finished on a machine that did not fail.
+// (fail-stop: see the package documentation); ErrClosed once a machine that
+// did not fail has shut down (Done is closed).
 func (m *Machine[S, I, O]) Err() error {
 	if f := m.failed.Load(); f != nil {
 		return f
@@ -294,7 +303,9 @@ func (m *Machine[S, I, O]) Err() error {
 }
 
 // Done returns a channel that is closed when the machine fails, or when
-// Close has finished; Err then says which.
+// Close has been called and every goroutine of the machine has exited (also
+// if that Close gave up waiting first, when the last job returns later);
+// Err then says which.
 func (m *Machine[S, I, O]) Done() <-chan struct{} { return m.done }
 
 func (m *Machine[S, I, O]) closeDone() { m.doneOnce.Do(func() { close(m.done) }) }
@@ -312,8 +323,9 @@ func (m *Machine[S, I, O]) closeDone() { m.doneOnce.Do(func() { close(m.done) })
 // appends the input to the queue and returns at once.
 //
 // Dispatch returns nil when the input was queued (or applied). It refuses
-// the input with ErrClosed once Close has been called, and with the
-// *FailError once the machine has failed; if the machine fails while this
+// the input with ErrClosed once Close has been called, with the *FailError
+// once the machine has failed, and with ErrNilInput if it is a nil
+// interface value; if the machine fails while this
 // call applies inputs, it returns that error too (the input may or may not
 // have been applied: Current says). An input that admission rejects is
 // reported as an InputRejected event; use DispatchWait to be told.
@@ -332,7 +344,7 @@ func (m *Machine[S, I, O]) Dispatch(input I) error {
 // machine WithCommitter, once it is durable; it is then applied even if the
 // machine fails right after). It returns an error if the input was not and
 // will never be applied: the error of the admission step, or of the
-// committer, that rejected it; ErrClosed or the *FailError if the machine
+// committer, that rejected it; ErrNilInput; ErrClosed or the *FailError if the machine
 // closed or failed first; ctx.Err() if ctx ended before the input was taken
 // up for applying. Once the input is taken up, DispatchWait waits for the
 // outcome whatever ctx does, so that an error always means "not applied".
@@ -362,6 +374,9 @@ func (m *Machine[S, I, O]) DispatchWait(ctx context.Context, input I) error {
 // dispatchFrom queues an input from a job (or none), with its waiter (or
 // none). It returns an error only when it refuses the input.
 func (m *Machine[S, I, O]) dispatchFrom(j *job[I], input I, w *waiter) error {
+	if j == nil && m.isNil(input) {
+		return ErrNilInput // a job's goes through admission, to be reported
+	}
 	m.mu.Lock()
 	if err := m.refusalLocked(); err != nil {
 		m.mu.Unlock()
@@ -388,6 +403,9 @@ func (m *Machine[S, I, O]) dispatchFrom(j *job[I], input I, w *waiter) error {
 	m.run(q, true)
 	return nil
 }
+
+// isNil reports whether in is a nil interface value.
+func (m *Machine[S, I, O]) isNil(in I) bool { return m.nilable && any(in) == nil }
 
 // refusalLocked says why the machine takes no more inputs, if it does not.
 func (m *Machine[S, I, O]) refusalLocked() error {
@@ -459,6 +477,10 @@ func (m *Machine[S, I, O]) Close(ctx context.Context) error {
 		go func() {
 			m.wg.Wait()
 			close(m.stopped)
+			// Also when no Close is waiting any more (its ctx ended
+			// before a job returned): a program watching Done learns
+			// that the machine is over.
+			m.closeDone()
 		}()
 		close(m.stopping)
 	}
@@ -613,39 +635,53 @@ func (m *Machine[S, I, O]) handOff() {
 	go m.run(queued[I]{}, false)
 }
 
+// admits says whether inputs go through admit: there are admission steps
+// or a committer, or an input may be nil.
+func (m *Machine[S, I, O]) admits() bool {
+	return len(m.cfg.admit) > 0 || m.cfg.committer != nil || m.nilable
+}
+
 // admit runs the admission steps and the committer's Prepare on an input
-// about to be applied to state. It returns the input to apply, the bytes to
-// commit, and false if it was rejected.
-func (m *Machine[S, I, O]) admit(state S, q queued[I]) (I, []byte, bool) {
-	in := q.input
-	m.hasInput = true
-	var err error
+// about to be applied to state, after refusing a nil one. It returns the
+// input to apply and the bytes to commit; or, when the input is rejected,
+// the input as the step that rejected it saw it, and the error.
+func (m *Machine[S, I, O]) admit(state S, in I) (I, []byte, error) {
+	if m.isNil(in) {
+		return in, nil, ErrNilInput
+	}
 	for _, admit := range m.cfg.admit {
-		m.doing, m.doingInput = phaseAdmission, in
-		if in, err = admit(state, in); err != nil {
-			m.reject(q, m.doingInput, err)
-			return in, nil, false
+		m.doing, m.doingInput, m.hasInput = phaseAdmission, in, true
+		next, err := admit(state, in)
+		if err != nil {
+			return in, nil, err
 		}
+		in = next
 	}
 	c := m.cfg.committer
 	if c == nil {
-		return in, nil, true
+		return in, nil, nil
 	}
-	m.doing, m.doingInput = phasePrepare, in
-	in, payload, err := c.Prepare(in)
+	m.doing, m.doingInput, m.hasInput = phasePrepare, in, true
+	next, payload, err := c.Prepare(in)
 	if err != nil {
-		m.reject(q, m.doingInput, err)
-		return in, nil, false
+		return in, nil, err
 	}
-	return in, payload, true
+	return next, payload, nil
 }
 
-// reject answers an input that will not be applied and reports it.
+// reject answers an input that will not be applied and reports it. A job
+// whose input is rejected is not recorded as finished when it returns: see
+// jobDone.
 func (m *Machine[S, I, O]) reject(q queued[I], in I, err error) {
+	if q.from != nil && q.from.rejected == nil {
+		q.from.rejected = err
+	}
 	if q.wait != nil {
 		q.wait.reply(err)
 	}
+	m.doing, m.doingInput, m.hasInput = phaseNone, in, true
 	m.emit(Event[S, I]{Kind: InputRejected, Input: in, Err: err})
+	m.hasInput = false
 }
 
 func (m *Machine[S, I, O]) transition(state S, in I) S {
@@ -665,20 +701,15 @@ func (m *Machine[S, I, O]) applyOne(q queued[I]) {
 		m.one[0] = q
 		m.inflight = m.one[:]
 	}
-	in, ok := q.input, true
-	if len(m.cfg.admit) > 0 {
-		in, _, ok = m.admit(m.state, q)
+	in := q.input
+	var err error
+	if m.admits() {
+		in, _, err = m.admit(m.state, in)
 	}
-	if ok {
-		m.doing, m.doingInput, m.hasInput = phaseTransition, in, true
-		var next S
-		if m.cfg.purity {
-			next = checkedTransition(m.def.Transition, m.state, in)
-		} else {
-			next = m.def.Transition(m.state, in)
-		}
-		m.publish(q, in, m.state, next)
-		m.hasInput = false
+	if err != nil {
+		m.reject(q, in, err)
+	} else {
+		m.publish(q, in, m.state, m.transition(m.state, in))
 	}
 	if q.wait != nil {
 		m.one[0], m.inflight = queued[I]{}, nil
@@ -687,46 +718,62 @@ func (m *Machine[S, I, O]) applyOne(q queued[I]) {
 
 // applyBatch admits a batch of inputs and computes their transitions, has
 // the committer make them durable, and only then applies them and delivers
-// their updates.
+// their updates. Rejections and updates are reported in the order the
+// inputs were taken up.
 func (m *Machine[S, I, O]) applyBatch(batch []queued[I]) {
 	m.inflight = batch
-	kept, updates, payloads := m.kept[:0], m.updates[:0], m.payloads[:0]
+	steps, updates, payloads := m.steps[:0], m.updates[:0], m.payloads[:0]
 	state := m.state
 	for _, q := range batch {
 		if q.wait != nil && !q.wait.take() {
 			continue
 		}
-		in, payload, ok := m.admit(state, q)
-		if !ok {
+		in, payload, err := m.admit(state, q.input)
+		if err != nil {
+			steps = append(steps, step[I]{q: q, in: in, err: err})
 			continue
 		}
 		next := m.transition(state, in)
-		kept = append(kept, q)
+		steps = append(steps, step[I]{q: q, in: in, update: len(updates)})
 		updates = append(updates, Update[S, I]{Prev: state, Input: in, State: next})
 		payloads = append(payloads, payload)
 		state = next
 	}
 	m.hasInput = false
+	var commitErr error
 	if len(updates) > 0 {
 		m.doing = phaseCommit
-		if err := m.cfg.committer.Commit(updates, payloads); err != nil {
-			for i, q := range kept {
-				m.reject(q, updates[i].Input, err)
-			}
-		} else {
+		if commitErr = m.cfg.committer.Commit(updates, payloads); commitErr == nil {
 			m.committed = true
 			m.lastBatch = len(updates)
-			for i, q := range kept {
-				m.publish(q, updates[i].Input, updates[i].Prev, updates[i].State)
-			}
+		}
+	}
+	for _, st := range steps {
+		switch {
+		case st.err != nil:
+			m.reject(st.q, st.in, st.err)
+		case commitErr != nil:
+			m.reject(st.q, st.in, commitErr)
+		default:
+			u := &updates[st.update]
+			m.publish(st.q, u.Input, u.Prev, u.State)
 		}
 	}
 	clear(batch)
-	clear(kept)
+	clear(steps)
 	clear(updates)
 	clear(payloads)
-	m.batch, m.kept, m.updates, m.payloads = batch[:0], kept[:0], updates[:0], payloads[:0]
+	m.batch, m.steps, m.updates, m.payloads = batch[:0], steps[:0], updates[:0], payloads[:0]
 	m.inflight, m.committed = nil, false
+}
+
+// step is what became of one input of a batch: rejected with err, or the
+// update at index update of the batch's updates.
+type step[I any] struct {
+	q      queued[I]
+	in     I
+	err    error
+	update int
 }
 
 // publish applies an input whose transition gave next: the state changes,
@@ -735,6 +782,7 @@ func (m *Machine[S, I, O]) publish(q queued[I], in I, prev, next S) {
 	if q.from != nil {
 		q.from.delivered = true
 	}
+	m.doingInput, m.hasInput = in, true
 	if len(m.cfg.events) > 0 {
 		m.emit(Event[S, I]{Kind: InputReceived, Input: in})
 	}
@@ -747,20 +795,18 @@ func (m *Machine[S, I, O]) publish(q queued[I], in I, prev, next S) {
 	if q.wait != nil {
 		q.wait.reply(nil)
 	}
-	if len(m.subs) == 0 {
-		return
-	}
-	m.doing = phaseOutput
-	out, ok := m.output(Update[S, I]{Prev: prev, Input: in, State: next})
-	if !ok {
-		return
-	}
-	m.doing = phaseSubscriber
-	for _, s := range m.subs {
-		if !s.removed.Load() {
-			s.fn(out)
+	if len(m.subs) > 0 {
+		m.doing = phaseOutput
+		if out, ok := m.output(Update[S, I]{Prev: prev, Input: in, State: next}); ok {
+			m.doing = phaseSubscriber
+			for _, s := range m.subs {
+				if !s.removed.Load() {
+					s.fn(out)
+				}
+			}
 		}
 	}
+	m.hasInput = false
 }
 
 func (m *Machine[S, I, O]) handle(c control[I, O]) {
@@ -907,6 +953,9 @@ func (m *Machine[S, I, O]) where() string {
 // reports a MachineFailed event (unless an event handler panicked) and
 // closes Done.
 func (m *Machine[S, I, O]) fail(v any, stack []byte) {
+	if p, ok := v.(*parallelPanic); ok {
+		v, stack = p.value, p.stack // the effect's own panic, on its own goroutine
+	}
 	f := &FailError{Where: m.where(), Value: v, Stack: stack}
 	if m.hasInput {
 		f.Input, f.HasInput = m.doingInput, true

@@ -77,7 +77,10 @@ func WithActorEffect[S, I any](actor string, effect Effect[S, I]) Option[S, I] {
 // A job that returns while its key is still wanted is not started again: the
 // key must vanish from jobsAt's result and come back for a new job to start.
 // (The state is what asks for work; a job finished is work done, and the
-// state should record its result through an input.)
+// state should record its result through an input.) The exception is a job
+// an input of which was rejected (by an admission step or a committer): its
+// result never reached the state, so it is reported as failed with a
+// *RejectedInputError and started again at the next reconcile.
 //
 // jobsAt must be pure, like Transition: a restored state restarts exactly the
 // jobs it calls for; and it must not write into the state it is given.

@@ -461,3 +461,38 @@ func TestAutomataOptionsWorkOnTheJournal(t *testing.T) {
 		t.Errorf("reopened notes = %v, want [ONE TWO]", got)
 	}
 }
+
+// TestNilInputWithAdmissionIsRefused: Dispatch(ctx, nil) is refused and the
+// machine keeps running, also with an admission step (the package doc's
+// usage, automata.WithAdmission(stamp)) that looks at its input. nil used to
+// reach the admission step before the journal's own check, which panicked
+// and stopped the whole agent.
+func TestNilInputWithAdmissionIsRefused(t *testing.T) {
+	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stamp := func(s decl.AgentState, in decl.AgentInput) (decl.AgentInput, error) {
+		if in.InputType() == "send-user-message" {
+			m := in.(decl.SendUserMessage)
+			m.Timestamp = 42
+			return m, nil
+		}
+		return in, nil
+	}
+	m, err := journal.Open(store, agent.Definition(),
+		journal.Options[decl.AgentState, decl.AgentInput]{Codec: journal.JSON[decl.AgentState](decl.DecodeInput)},
+		automata.WithAdmission(stamp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	defer m.Close(ctx)
+	err = m.Dispatch(ctx, nil)
+	if err == nil || !strings.Contains(err.Error(), "nil input") {
+		t.Errorf("Dispatch(nil) = %v, want it refused as a nil input", err)
+	}
+	if err := m.Dispatch(ctx, decl.SendUserMessage{ID: "u1", Content: "hi", Timestamp: 1}); err != nil {
+		t.Fatalf("the machine did not go on after Dispatch(nil): %v", err)
+	}
+}

@@ -46,7 +46,11 @@
 // the disk (they run where waiting could deadlock); a job's inputs are
 // dropped once its context is cancelled, before they are journaled, so the
 // journal never holds an input the live machine did not apply. An input of
-// theirs that is rejected is reported as an automata.InputRejected event.
+// theirs that is rejected is reported as an automata.InputRejected event,
+// and a job whose input was rejected fails with an
+// *automata.RejectedInputError and is started again at the next reconcile:
+// a store that failed one append does not leave the agent waiting for a
+// result it lost.
 //
 // # Jobs after a restart: at least once
 //
