@@ -89,13 +89,17 @@ type Machine[S, I, O any] struct {
 	payloads  [][]byte
 	lastBatch int // size of the previous committed batch
 
-	// wg counts the processing role, running jobs and worker goroutines.
+	// wg counts running jobs and worker goroutines. The processing role
+	// is not counted, to spare Dispatch two atomic operations: Close
+	// waits for it through roleFree.
 	wg sync.WaitGroup
 
 	failed atomic.Pointer[FailError] // set once, by fail
 
 	mu         sync.Mutex
 	processing bool
+	roleOver   bool          // a failure ended the role's work; processing stays set
+	roleFree   chan struct{} // made by Close while the role is held; closed when it is released
 	closed     bool
 	current    S
 	arrivals   uint64 // stamps queued inputs and control items in arrival order
@@ -248,7 +252,6 @@ func New[S, I, O any](def Definition[S, I], output func(Update[S, I]) (O, bool),
 		// an agent restored from storage resumes its work here.
 		m.dirty = true
 		m.processing = true
-		m.wg.Add(1)
 		m.run(queued[I]{}, false)
 	}
 	return m
@@ -426,9 +429,18 @@ func (m *Machine[S, I, O]) claimLocked() bool {
 		return false
 	}
 	m.processing = true
-	m.wg.Add(1)
 	m.mu.Unlock()
 	return true
+}
+
+// releaseLocked ends the processing role's work, with m.mu held: it was
+// released, or kept for good by a failure (roleOver). A Close waiting for
+// it learns so.
+func (m *Machine[S, I, O]) releaseLocked() {
+	if m.roleFree != nil {
+		close(m.roleFree)
+		m.roleFree = nil
+	}
 }
 
 // Subscribe registers fn to receive every output from now on, in the order
@@ -474,7 +486,20 @@ func (m *Machine[S, I, O]) Close(ctx context.Context) error {
 	if first {
 		m.stopWorkers()
 		m.stopped = make(chan struct{})
+		// No goroutine takes the processing role once the machine is
+		// closed; wait for the one that may hold it, then for the jobs
+		// and workers.
+		var roleFree chan struct{}
+		m.mu.Lock()
+		if m.processing && !m.roleOver {
+			roleFree = make(chan struct{})
+			m.roleFree = roleFree
+		}
+		m.mu.Unlock()
 		go func() {
+			if roleFree != nil {
+				<-roleFree
+			}
 			m.wg.Wait()
 			close(m.stopped)
 			// Also when no Close is waiting any more (its ctx ended
@@ -585,8 +610,8 @@ func (m *Machine[S, I, O]) run(first queued[I], have bool) {
 			continue
 		}
 		m.processing = false
+		m.releaseLocked()
 		m.mu.Unlock()
-		m.wg.Done()
 		return
 	}
 }
@@ -1000,5 +1025,8 @@ func (m *Machine[S, I, O]) fail(v any, stack []byte) {
 		}()
 	}
 	m.closeDone()
-	m.wg.Done() // the processing role's count; the role itself is kept
+	m.mu.Lock()
+	m.roleOver = true // processing stays set: the role is kept for good
+	m.releaseLocked()
+	m.mu.Unlock()
 }

@@ -41,7 +41,6 @@ func TestJobInputIsAppliedBeforeItsEnd(t *testing.T) {
 	// Hold the processing role, as a goroutine busy applying inputs would.
 	m.mu.Lock()
 	m.processing = true
-	m.wg.Add(1)
 	m.mu.Unlock()
 	close(release)
 	// Wait until the job has queued its input and then its end.
