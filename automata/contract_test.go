@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -356,3 +358,248 @@ func TestNilInputIsRefusedBeforeAnyUserCode(t *testing.T) {
 type amount int
 
 func (a amount) amount() int { return int(a) }
+
+var counterDef = automata.Definition[int, int]{
+	Initial:    func() int { return 0 },
+	Transition: func(s, in int) int { return s + in },
+}
+
+// TestStatefulEffectSurvivesARestartAfterItsPanic: after fail-stop a
+// program restarts the agent, and a Stateful effect is built once and
+// shared. A Stateful fn that panicked used to leave the effect's running
+// flag set for good: in the restarted machine the effect was silently dead.
+func TestStatefulEffectSurvivesARestartAfterItsPanic(t *testing.T) {
+	var calls atomic.Int32
+	var panicked atomic.Bool
+	eff := automata.Stateful(0, func(view int, local int, update func(func(int) int), dispatch automata.Dispatch[int]) {
+		calls.Add(1)
+		if view == 1 && !panicked.Swap(true) {
+			panic("transient bug")
+		}
+	})
+	m1 := automata.NewMoore(counterDef, func(s int) int { return s }, automata.WithEffect(eff))
+	m1.Dispatch(1)
+	if !errors.As(m1.Err(), new(*automata.FailError)) {
+		t.Fatalf("first machine did not fail: %v", m1.Err())
+	}
+	m1.Close(context.Background())
+
+	// Restart with the same options, as the doc suggests.
+	before := calls.Load()
+	m2 := automata.NewMoore(counterDef, func(s int) int { return s }, automata.WithEffect(eff))
+	defer m2.Close(context.Background())
+	m2.Dispatch(5)
+	if got := calls.Load() - before; got == 0 {
+		t.Fatalf("restarted machine: the Stateful effect was never called (it ran 0 times for the initial state and input 5); err=%v", m2.Err())
+	}
+}
+
+// TestFinishedJobLeftoverDispatchIsDropped: a job's context is cancelled
+// when it returns, and what it dispatches from then on (work it left
+// behind) is dropped. It used to be applied, even after the job's key had
+// vanished.
+func TestFinishedJobLeftoverDispatchIsDropped(t *testing.T) {
+	leftover := make(chan automata.Dispatch[int], 1)
+	jobCtx := make(chan context.Context, 1)
+	m := automata.NewMoore(counterDef, func(s int) int { return s },
+		automata.WithJobs(func(s int) map[string]automata.Job[int] {
+			if s != 0 {
+				return nil // the key vanishes after the first input
+			}
+			return map[string]automata.Job[int]{"k": func(ctx context.Context, dispatch automata.Dispatch[int]) error {
+				jobCtx <- ctx
+				leftover <- dispatch // work left behind, e.g. a goroutine
+				return nil
+			}}
+		}))
+	defer m.Close(context.Background())
+	dispatch := <-leftover
+	ctx := <-jobCtx
+	select {
+	case <-ctx.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("job context not cancelled after the job returned")
+	}
+	if err := m.Dispatch(1); err != nil { // the key "k" vanishes
+		t.Fatal(err)
+	}
+	dispatch(100) // the job's context is cancelled and its key is gone
+	if got := m.Current(); got != 1 {
+		t.Fatalf("state = %d: the input (100) of a job whose context was cancelled and whose key vanished was applied, want it dropped (state 1)", got)
+	}
+}
+
+// TestQueueMemoryIsBoundedByQueuedInputs: each input dispatched and not
+// yet applied holds one slot until it is. The queue's backing array used to
+// be reset only when the queue drained: a queue that never drains (here, 2
+// inputs long) kept a slot for every input ever applied.
+func TestQueueMemoryIsBoundedByQueuedInputs(t *testing.T) {
+	type big [256]byte
+	def := automata.Definition[int, big]{
+		Initial:    func() int { return 0 },
+		Transition: func(s int, _ big) int { return s + 1 },
+	}
+	const n = 200_000
+	var m *automata.Machine[int, big, int]
+	var heapAtStart, heapAtEnd uint64
+	end := make(chan struct{})
+	m = automata.NewMoore(def, func(s int) int { return s })
+	m.Subscribe(func(s int) {
+		switch {
+		case s == 0:
+			return
+		case s == 10:
+			heapAtStart = liveHeap()
+		case s == n:
+			heapAtEnd = liveHeap()
+			close(end)
+		}
+		if s == 1 {
+			m.Dispatch(big{}) // pre-load a second one: the queue never drains
+		}
+		if s < n {
+			m.Dispatch(big{}) // one in, one out: at most 2 queued
+		}
+	})
+	m.Dispatch(big{}) // hands off to another goroutine after 1024 inputs
+	defer m.Close(context.Background())
+	select {
+	case <-end:
+	case <-time.After(60 * time.Second):
+		t.Fatal("did not reach the end")
+	}
+	growth := int64(heapAtEnd) - int64(heapAtStart)
+	t.Logf("live heap growth over %d inputs with a queue of at most 2: %d bytes", n, growth)
+	if growth > 4<<20 {
+		t.Fatalf("live heap grew by %d MB over %d inputs while at most 2 were ever queued", growth>>20, n)
+	}
+}
+
+func liveHeap() uint64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestGoexitInUserCodeStopsTheMachine: a subscriber that ends its
+// goroutine with runtime.Goexit (as t.FailNow does) used to leave the
+// processing role taken: later inputs queued forever, Err nil, Done never
+// closed. It is a failure like a panic.
+func TestGoexitInUserCodeStopsTheMachine(t *testing.T) {
+	m := automata.NewMoore(counterDef, func(s int) int { return s })
+	m.Subscribe(func(s int) {
+		if s == 1 {
+			runtime.Goexit()
+		}
+	})
+	done := make(chan struct{})
+	go func() { defer close(done); m.Dispatch(1) }()
+	<-done
+	errDispatch := m.Dispatch(2)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	errClose := m.Close(ctx)
+	t.Logf("Dispatch(2) = %v; Close = %v; Err = %v; Current = %d", errDispatch, errClose, m.Err(), m.Current())
+	select {
+	case <-m.Done():
+	default:
+		t.Fatalf("machine hung after Goexit in a subscriber: Done not closed, Err=%v, Dispatch(2)=%v, Close=%v", m.Err(), errDispatch, errClose)
+	}
+}
+
+// TestStatefulChangePanicLeavesNoLockHeld: a change function passed to
+// Stateful's update that panics (on the machine's goroutine: fail-stop)
+// used to leave the effect's mutex locked, and a restart of the agent with
+// the same effect hung in New.
+func TestStatefulChangePanicLeavesNoLockHeld(t *testing.T) {
+	var broken atomic.Bool
+	broken.Store(true)
+	eff := automata.Stateful(0, func(view int, local int, update func(func(int) int), dispatch automata.Dispatch[int]) {
+		if view == 1 {
+			update(func(l int) int {
+				if broken.Swap(false) {
+					panic("bug in a change function")
+				}
+				return l + 1
+			})
+		}
+	})
+	m1 := automata.NewMoore(counterDef, func(s int) int { return s }, automata.WithEffect(eff))
+	m1.Dispatch(1)
+	if !errors.As(m1.Err(), new(*automata.FailError)) {
+		t.Fatalf("first machine did not fail: %v", m1.Err())
+	}
+	m1.Close(context.Background())
+	started := make(chan *automata.Machine[int, int, int], 1)
+	go func() {
+		started <- automata.NewMoore(counterDef, func(s int) int { return s }, automata.WithEffect(eff))
+	}()
+	select {
+	case m2 := <-started:
+		m2.Close(context.Background())
+	case <-time.After(3 * time.Second):
+		t.Fatal("restarting the machine with the same Stateful effect hangs in New: the effect's mutex was left locked by the panic")
+	}
+}
+
+// TestNestedParallelReportsTheEffectsOwnPanic: the *FailError of a panic in
+// a Parallel effect carries the effect's own panic value, also with one
+// Parallel inside another (it used to carry the inner Parallel's wrapper).
+func TestNestedParallelReportsTheEffectsOwnPanic(t *testing.T) {
+	noop := func(int, automata.Dispatch[int]) {}
+	bad := func(int, automata.Dispatch[int]) { panic("the effect's own panic") }
+	m := automata.NewMoore(counterDef, func(s int) int { return s },
+		automata.WithEffect(automata.Parallel(noop, automata.Parallel(noop, bad))))
+	defer m.Close(context.Background())
+	var f *automata.FailError
+	if !errors.As(m.Err(), &f) {
+		t.Fatalf("not failed: %v", m.Err())
+	}
+	if s, ok := f.Value.(string); !ok || s != "the effect's own panic" {
+		t.Fatalf("FailError.Value is a %T, want the effect's own panic value (a string); Error(): %v", f.Value, f)
+	}
+}
+
+// TestInputsThatCloseAppliesEndWithStateUpdated: each batch ends with one
+// StateUpdated, also the inputs that Close applies (it applies the ones
+// already queued). They used to get an InputReceived and no StateUpdated:
+// a devtool following StateUpdated never saw the final state.
+func TestInputsThatCloseAppliesEndWithStateUpdated(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var events []automata.Event[int, int]
+	m := automata.NewMoore(counterDef, func(s int) int { return s },
+		automata.WithEvents(func(e automata.Event[int, int]) { events = append(events, e) }))
+	m.Subscribe(func(s int) {
+		if s == 1 {
+			close(entered)
+			<-release
+		}
+	})
+	first := make(chan struct{})
+	go func() { defer close(first); m.Dispatch(1) }()
+	<-entered     // the goroutine applying inputs is busy with 1
+	m.Dispatch(2) // queued behind 1
+	closed := make(chan error, 1)
+	go func() { closed <- m.Close(context.Background()) }()
+	for m.Dispatch(0) == nil { // adds nothing; refused once Close has begun
+		runtime.Gosched()
+	}
+	close(release)
+	<-first
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	lastUpdated := -1
+	for _, e := range events {
+		kinds = append(kinds, e.String())
+		if e.Kind == automata.StateUpdated {
+			lastUpdated = e.State
+		}
+	}
+	t.Logf("events: %v; final state %d", kinds, m.Current())
+	if lastUpdated != m.Current() {
+		t.Fatalf("the last StateUpdated reported state %d, but inputs were received after it and the final state is %d", lastUpdated, m.Current())
+	}
+}

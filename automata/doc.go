@@ -176,16 +176,29 @@
 //
 // The process does not crash: a program decides, by watching Done (or by
 // checking what Dispatch and Close return), whether to log, restart the
-// agent from its journal, or exit. A machine that stopped keeps its state as
-// it was before the input that failed: Current still answers.
+// agent from its journal, or exit. Current still answers: the state after
+// the last input that was applied. When an admission step, the committer's
+// Prepare or the transition panicked, that is the state before the input
+// that failed, which is not applied (nor journaled). When the output
+// function, a subscriber, an effect, a jobs function or an event handler
+// panicked, the input had been applied (and journaled) already: the state
+// includes it, and a durable agent restarted from its journal has it too,
+// so a subscriber or effect that panics on that state will panic again
+// until its code is fixed.
 //
 // Why stop rather than skip the input: a transition that panicked may have
 // written into the state before it did (an impure one, which is what
 // WithPurityCheck's panic reports), and an effect or subscriber that
 // panicked has left the outside world half-updated; going on would act on
 // a state nobody can vouch for. A durable machine loses nothing by stopping:
-// the inputs it acknowledged are in its journal, and the input that failed
-// is not.
+// the inputs it acknowledged are in its journal.
+//
+// Code the machine does not run is not covered: goroutines an effect starts
+// (and a Stateful effect's fn when update runs it from such a goroutine)
+// are the program's own, and a panic there crashes the process as in any
+// goroutine. A call of runtime.Goexit (as t.FailNow makes) in code the
+// machine runs is a failure like a panic; in a job, it is the job's
+// failure.
 //
 // # Purity
 //

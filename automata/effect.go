@@ -44,10 +44,11 @@ func Sequential[V, I any](effects ...Effect[V, I]) Effect[V, I] {
 // effects whose synchronous part takes a while; for quick ones Sequential is
 // cheaper.
 //
-// A panic in one of the effects does not crash the process from its
-// goroutine: Parallel waits for the others and panics again on the calling
-// goroutine, where a machine catches it (fail-stop) and reports the first
-// effect's panic value and the stack where it panicked.
+// A panic in one of the effects (or a call of runtime.Goexit) does not
+// crash the process from its goroutine: Parallel waits for the others and
+// panics again on the calling goroutine, where a machine catches it
+// (fail-stop) and reports the first effect's panic value and the stack
+// where it panicked.
 func Parallel[V, I any](effects ...Effect[V, I]) Effect[V, I] {
 	effects = slices.Clone(effects)
 	return func(view V, dispatch Dispatch[I]) {
@@ -58,13 +59,23 @@ func Parallel[V, I any](effects ...Effect[V, I]) Effect[V, I] {
 		)
 		for _, eff := range effects {
 			wg.Go(func() {
+				returned := false
 				defer func() {
-					if v := recover(); v != nil {
-						stack := debug.Stack()
-						once.Do(func() { first = &parallelPanic{value: v, stack: stack} })
+					v := recover()
+					if v == nil && !returned {
+						v = errGoexit
 					}
+					if v == nil {
+						return
+					}
+					p, nested := v.(*parallelPanic) // from a Parallel inside this one
+					if !nested {
+						p = &parallelPanic{value: v, stack: debug.Stack()}
+					}
+					once.Do(func() { first = p })
 				}()
 				eff(view, dispatch)
+				returned = true
 			})
 		}
 		wg.Wait()
@@ -102,7 +113,15 @@ func (p *parallelPanic) Unwrap() error {
 // it. Calls of fn never overlap.
 //
 // The local state lives in the returned Effect value: build the effect once,
-// outside the function that receives views, and every call shares it.
+// outside the function that receives views, and every call shares it. A
+// machine that failed leaves it usable by the next (a panic in fn or in a
+// change function leaves no lock held and no run pending).
+//
+// When update is called from a goroutine of the program's own, fn runs on
+// that goroutine, outside the machine: a panic there is that goroutine's,
+// not the machine's, and crashes the process unless it recovers it, as in
+// any goroutine. To report a failure from asynchronous work, dispatch an
+// input.
 func Stateful[V, I any, L comparable](initial L, fn func(view V, local L, update func(func(L) L), dispatch Dispatch[I])) Effect[V, I] {
 	s := &statefulEffect[V, I, L]{local: initial, fn: fn}
 	s.update = s.set
@@ -129,18 +148,23 @@ func (s *statefulEffect[V, I, L]) call(view V, dispatch Dispatch[I]) {
 }
 
 func (s *statefulEffect[V, I, L]) set(change func(L) L) {
+	if s.change(change) {
+		s.mu.Lock()
+		s.runLocked()
+	}
+}
+
+// change replaces the local state with change of it, and reports whether
+// that changed it and fn has seen a view, so must run again.
+func (s *statefulEffect[V, I, L]) change(change func(L) L) bool {
 	s.mu.Lock()
+	defer s.mu.Unlock() // also if change panics
 	next := change(s.local)
 	if next == s.local {
-		s.mu.Unlock()
-		return
+		return false
 	}
 	s.local = next
-	if !s.seen {
-		s.mu.Unlock()
-		return
-	}
-	s.runLocked()
+	return s.seen
 }
 
 // runLocked calls fn until no further run was asked for. It is entered with
@@ -156,9 +180,24 @@ func (s *statefulEffect[V, I, L]) runLocked() {
 		s.again = false
 		view, local, dispatch := s.view, s.local, s.dispatch
 		s.mu.Unlock()
-		s.fn(view, local, s.update, dispatch)
+		s.invoke(view, local, dispatch)
 		s.mu.Lock()
 	}
 	s.running = false
 	s.mu.Unlock()
+}
+
+// invoke calls fn. If fn panics, the effect is left as if no call were
+// running, for the next machine to use.
+func (s *statefulEffect[V, I, L]) invoke(view V, local L, dispatch Dispatch[I]) {
+	returned := false
+	defer func() {
+		if !returned {
+			s.mu.Lock()
+			s.running, s.again = false, false
+			s.mu.Unlock()
+		}
+	}()
+	s.fn(view, local, s.update, dispatch)
+	returned = true
 }

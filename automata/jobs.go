@@ -316,23 +316,40 @@ func (m *Machine[S, I, O]) stopWorkers() {
 func (m *Machine[S, I, O]) runJob(t task[I]) {
 	defer m.wg.Done()
 	j := t.j
+	returned := false
+	defer func() {
+		if !returned {
+			// The job called runtime.Goexit: its goroutine ends,
+			// but the job's end is recorded all the same.
+			m.jobEnded(j, &PanicError{Key: j.key, Value: errGoexit, Stack: debug.Stack()})
+		}
+	}()
 	err := callJob(j, j.key, t.fn, func(in I) { m.dispatchFrom(j, in, nil) })
+	returned = true
+	m.jobEnded(j, err)
+}
+
+// jobEnded records that the job returned err: its context is cancelled, the
+// inputs it (or work it left behind) dispatches from now on are dropped, and
+// its end is queued for the processing role.
+func (m *Machine[S, I, O]) jobEnded(j *job[I], err error) {
 	j.cancelContext() // the job is over: so is work it left behind
 	done := control[I, O]{op: opJobDone, job: j, err: err}
+	m.mu.Lock()
+	j.cancelled = true
 	if m.cfg.events == nil {
 		// Nobody is waiting to hear of it: the end only needs recording
 		// before the next reconcile, which handles queued control items
 		// first. Saves taking the processing role for it.
-		m.mu.Lock()
 		if m.refusalLocked() == nil {
 			done.seq = m.arrivals
 			m.arrivals++
-			m.ctrl = append(m.ctrl, done)
+			m.ctrl = push(m.ctrl, &m.ctrlHead, done)
 		}
 		m.mu.Unlock()
 		return
 	}
-	m.enqueue(done)
+	m.enqueueLocked(done)
 }
 
 func callJob[I any](ctx context.Context, key string, fn Job[I], dispatch Dispatch[I]) (err error) {

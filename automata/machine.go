@@ -186,6 +186,11 @@ type control[I, O any] struct {
 // called, and by Err once Close has finished.
 var ErrClosed = errors.New("automata: machine closed")
 
+// errGoexit is the failure of user code that called runtime.Goexit (as
+// t.FailNow does) on the goroutine applying inputs, which would otherwise
+// leave the machine's work half done for good.
+var errGoexit = errors.New("runtime.Goexit was called (as t.FailNow does)")
+
 // ErrNilInput is returned by Dispatch and DispatchWait for a nil input of a
 // machine whose input type is an interface (as a generated agent's
 // AgentInput is): no transition can apply it. A job that dispatches one has
@@ -396,7 +401,7 @@ func (m *Machine[S, I, O]) dispatchFrom(j *job[I], input I, w *waiter) error {
 		// applying inputs, or job ends were recorded while idle. With a
 		// committer, queue anyway: the batch is taken from the queue,
 		// where other producers' inputs join it.
-		m.inputs = append(m.inputs, q)
+		m.inputs = push(m.inputs, &m.head, q)
 		if m.claimLocked() {
 			m.run(queued[I]{}, false)
 		}
@@ -530,13 +535,18 @@ func (m *Machine[S, I, O]) Close(ctx context.Context) error {
 // that goroutine if there is none.
 func (m *Machine[S, I, O]) enqueue(c control[I, O]) {
 	m.mu.Lock()
+	m.enqueueLocked(c)
+}
+
+// enqueueLocked is enqueue entered with m.mu held; it releases it.
+func (m *Machine[S, I, O]) enqueueLocked(c control[I, O]) {
 	if m.refusalLocked() != nil {
 		m.mu.Unlock()
 		return
 	}
 	c.seq = m.arrivals
 	m.arrivals++
-	m.ctrl = append(m.ctrl, c)
+	m.ctrl = push(m.ctrl, &m.ctrlHead, c)
 	if m.claimLocked() {
 		m.run(queued[I]{}, false)
 	}
@@ -549,9 +559,12 @@ func (m *Machine[S, I, O]) enqueue(c control[I, O]) {
 // and releases the role when there is nothing left to do. A panic in the
 // user code it calls stops the machine (see fail).
 func (m *Machine[S, I, O]) run(first queued[I], have bool) {
+	returned := false
 	defer func() {
 		if v := recover(); v != nil {
 			m.fail(v, debug.Stack())
+		} else if !returned {
+			m.fail(errGoexit, debug.Stack())
 		}
 	}()
 	budget := drainBudget
@@ -562,12 +575,13 @@ func (m *Machine[S, I, O]) run(first queued[I], have bool) {
 		m.mu.Lock()
 		haveInput := m.head < len(m.inputs)
 		if m.ctrlHead < len(m.ctrl) && (!haveInput || m.ctrl[m.ctrlHead].seq < m.inputs[m.head].seq) {
-			if m.dirty && !m.closed {
+			if m.dirty {
 				// Settle the inputs applied so far first: a job's
 				// end is reported after the state its own input
 				// made, however the scheduling went.
+				closed := m.closed
 				m.mu.Unlock()
-				m.settle()
+				m.settle(closed)
 				continue
 			}
 			c := m.ctrl[m.ctrlHead]
@@ -585,6 +599,7 @@ func (m *Machine[S, I, O]) run(first queued[I], have bool) {
 			if budget == 0 {
 				m.mu.Unlock()
 				m.handOff()
+				returned = true
 				return
 			}
 			if m.cfg.committer != nil {
@@ -599,9 +614,10 @@ func (m *Machine[S, I, O]) run(first queued[I], have bool) {
 			m.applyOne(q)
 			continue
 		}
-		if m.dirty && !m.closed {
+		if m.dirty {
+			closed := m.closed
 			m.mu.Unlock()
-			m.settle()
+			m.settle(closed)
 			continue
 		}
 		if m.closed && !m.shutdown {
@@ -612,8 +628,23 @@ func (m *Machine[S, I, O]) run(first queued[I], have bool) {
 		m.processing = false
 		m.releaseLocked()
 		m.mu.Unlock()
+		returned = true
 		return
 	}
+}
+
+// push appends x to the queue q whose first *head items are taken, and
+// returns q. When q is full and at least half of it is taken, it first moves
+// the rest to the front: so the backing array holds what is queued, not
+// every item that ever passed through a queue that never drains, and each
+// item is moved at most once per doubling (amortized O(1)).
+func push[T any](q []T, head *int, x T) []T {
+	if len(q) == cap(q) && *head > 0 && *head >= len(q)/2 {
+		n := copy(q, q[*head:])
+		clear(q[n:])
+		q, *head = q[:n], 0
+	}
+	return append(q, x)
 }
 
 // pop takes the next queued input; m.mu must be held.
@@ -773,12 +804,22 @@ func (m *Machine[S, I, O]) applyBatch(batch []queued[I]) {
 			m.lastBatch = len(updates)
 		}
 	}
+	// Answer the rejected first: if a subscriber or event handler fails
+	// the machine while the batch is delivered, fail answers every input
+	// still in flight as durable, which these are not.
+	for i := range steps {
+		st := &steps[i]
+		if st.err == nil && commitErr != nil {
+			st.err = commitErr
+		}
+		if st.err != nil && st.q.wait != nil {
+			st.q.wait.reply(st.err)
+		}
+	}
 	for _, st := range steps {
 		switch {
 		case st.err != nil:
 			m.reject(st.q, st.in, st.err)
-		case commitErr != nil:
-			m.reject(st.q, st.in, commitErr)
 		default:
 			u := &updates[st.update]
 			m.publish(st.q, u.Input, u.Prev, u.State)
@@ -859,10 +900,15 @@ func (m *Machine[S, I, O]) handle(c control[I, O]) {
 }
 
 // settle runs the effects and reconciles the jobs on the latest state, then
-// reports the state update.
-func (m *Machine[S, I, O]) settle() {
+// reports the state update. Once the machine is closed, it only reports the
+// update: effects and jobs no longer run.
+func (m *Machine[S, I, O]) settle(closed bool) {
 	m.dirty = false
 	m.hasInput = false
+	if closed {
+		m.settled()
+		return
+	}
 	for i := range m.cfg.effects {
 		e := &m.cfg.effects[i]
 		m.doing, m.doingIndex = phaseEffect, i
@@ -880,6 +926,11 @@ func (m *Machine[S, I, O]) settle() {
 	if len(m.cfg.jobs) > 0 {
 		m.reconcile(m.jobsAt())
 	}
+	m.settled()
+}
+
+// settled reports the state update of the inputs applied since the last.
+func (m *Machine[S, I, O]) settled() {
 	if m.changed {
 		m.changed = false
 		m.emit(Event[S, I]{Kind: StateUpdated, State: m.state})

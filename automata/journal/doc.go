@@ -19,7 +19,16 @@
 // automata.New — effects, jobs, events, admission, the purity check — and
 // they behave the same. Fail-stop too: a panic in a transition, subscriber
 // or effect stops the machine (Err, Done; see the automata package), and
-// the inputs journaled before it are applied by the next Open.
+// the inputs journaled before it are applied by the next Open. Done closes
+// when the machine fails, or when Close has finished (snapshot taken, store
+// closed), so a supervisor may reopen the store as soon as it fires.
+//
+// A codec is user code too, but one that panics is not fail-stop: a panic
+// in EncodeInput or DecodeInput while an input is admitted rejects that
+// input (Dispatch returns the error); in a snapshot it is an error (OnError,
+// or Close's); while Open reads a record it is an error naming the record,
+// and not a *CorruptError, since the record is intact. Each is logged with
+// its stack.
 //
 // # Admission and acknowledgement
 //

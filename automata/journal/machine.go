@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -133,6 +135,11 @@ type Machine[S, I any] struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	// done is closed when the inner machine fails, or when Close has
+	// finished (snapshot taken, store closed): later than the inner
+	// machine's, which closes before the snapshot.
+	done     chan struct{}
+	doneOnce sync.Once
 
 	snapMu  sync.Mutex    // one snapshot at a time
 	snapSeq atomic.Uint64 // newest snapshot taken
@@ -164,6 +171,7 @@ func Open[S, I any](store Store, def automata.Definition[S, I], opts Options[S, 
 		def:   def,
 		opts:  opts,
 		log:   opts.Logger,
+		done:  make(chan struct{}),
 	}
 	state, seq, snapSeq, err := m.recover()
 	if err != nil {
@@ -178,8 +186,16 @@ func Open[S, I any](store Store, def automata.Definition[S, I], opts Options[S, 
 	}
 	options = append(options[:len(options):len(options)], automata.WithCommitter[S, I](committer[S, I]{m}))
 	m.inner = automata.NewMoore(restored, func(s S) S { return s }, options...)
+	go func() {
+		<-m.inner.Done()
+		if errors.As(m.inner.Err(), new(*automata.FailError)) {
+			m.closeDone()
+		} // else it was closed: Close closes done when it has finished
+	}()
 	return m, nil
 }
+
+func (m *Machine[S, I]) closeDone() { m.doneOnce.Do(func() { close(m.done) }) }
 
 // committer journals the inputs of m's inner machine before they are applied.
 type committer[S, I any] struct{ m *Machine[S, I] }
@@ -189,18 +205,54 @@ type committer[S, I any] struct{ m *Machine[S, I] }
 // acknowledged and then fatal at the next Open. The transition is applied to
 // the decoded input: the live state is the one replay rebuilds.
 func (c committer[S, I]) Prepare(in I) (I, []byte, error) {
-	if any(in) == nil {
-		return in, nil, errors.New("journal: nil input")
+	if isNil(in) {
+		return in, nil, errNilInput
 	}
-	payload, err := c.m.opts.Codec.EncodeInput(in)
+	codec := c.m.opts.Codec
+	payload, err := guard(c.m, "encoding the input", func() ([]byte, error) { return codec.EncodeInput(in) })
 	if err != nil {
 		return in, nil, fmt.Errorf("journal: encoding the input: %w", err)
 	}
-	decoded, err := c.m.opts.Codec.DecodeInput(payload)
+	decoded, err := guard(c.m, "decoding the input", func() (I, error) { return codec.DecodeInput(payload) })
 	if err != nil {
 		return in, nil, fmt.Errorf("journal: the input would not decode on recovery: %w", err)
 	}
+	if isNil(decoded) {
+		return in, nil, errors.New("journal: the input would decode as nil on recovery")
+	}
 	return decoded, payload, nil
+}
+
+// errNilInput refuses a nil input: it would be journaled as nothing.
+var errNilInput = fmt.Errorf("journal: %w", automata.ErrNilInput)
+
+// isNil reports whether in is a nil pointer or interface.
+func isNil[I any](in I) bool {
+	v := reflect.ValueOf(&in).Elem()
+	switch v.Kind() {
+	case reflect.Pointer, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
+}
+
+// codecPanic is the error of a codec that panicked: a bug in the code, not
+// damage to the data, so never a *CorruptError.
+type codecPanic struct{ value any }
+
+func (e codecPanic) Error() string { return fmt.Sprintf("the codec panicked: %v", e.value) }
+
+// guard calls f, a call of the codec, and turns a panic in it into an error
+// (logged with the stack): a codec that panics on some input or state is a
+// bug that must not crash the process, nor leave Open or Close half done.
+func guard[T any, S, I any](m *Machine[S, I], what string, f func() (T, error)) (v T, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			m.log.Error("journal: the codec panicked", "while", what, "panic", p, "stack", string(debug.Stack()))
+			err = codecPanic{p}
+		}
+	}()
+	return f()
 }
 
 // Commit appends the prepared inputs, one store transaction (one fsync) for
@@ -251,7 +303,10 @@ func (m *Machine[S, I]) recover() (state S, seq, snapSeq uint64, err error) {
 		}
 		in, err := m.decodeInput(r)
 		if err != nil {
-			bad = err.(*CorruptError)
+			var ok bool
+			if bad, ok = err.(*CorruptError); !ok {
+				return err // the codec panicked: not the record's fault
+			}
 			return nil
 		}
 		if state, err = m.apply(state, in, r.Seq); err != nil {
@@ -290,7 +345,10 @@ func (m *Machine[S, I]) decodeInput(r Record) (I, error) {
 		var zero I
 		return zero, err
 	}
-	in, err := m.opts.Codec.DecodeInput(payload)
+	in, err := guard(m, "decoding an input", func() (I, error) { return m.opts.Codec.DecodeInput(payload) })
+	if errors.As(err, new(codecPanic)) {
+		return in, fmt.Errorf("journal: decoding input %d: %w", r.Seq, err)
+	}
 	if err != nil {
 		return in, &CorruptError{Kind: KindInput, Seq: r.Seq, Err: fmt.Errorf("decoding the input: %w", err)}
 	}
@@ -321,7 +379,11 @@ func (m *Machine[S, I]) newestSnapshot() (state S, seq uint64, damaged []*Corrup
 	err = m.store.Snapshots(func(r Record) error {
 		s, err := m.decodeSnapshot(r)
 		if err != nil {
-			damaged = append(damaged, err.(*CorruptError))
+			d, ok := err.(*CorruptError)
+			if !ok {
+				return err // the codec panicked: not the record's fault
+			}
+			damaged = append(damaged, d)
 			return nil
 		}
 		state, seq, found = s, r.Seq, true
@@ -363,7 +425,10 @@ func (m *Machine[S, I]) decodeSnapshot(r Record) (S, error) {
 		var zero S
 		return zero, err
 	}
-	s, err := m.opts.Codec.DecodeState(payload)
+	s, err := guard(m, "decoding a snapshot", func() (S, error) { return m.opts.Codec.DecodeState(payload) })
+	if errors.As(err, new(codecPanic)) {
+		return s, fmt.Errorf("journal: decoding the snapshot at %d: %w", r.Seq, err)
+	}
 	if err != nil {
 		return s, &CorruptError{Kind: KindSnapshot, Seq: r.Seq, Err: fmt.Errorf("decoding the state: %w", err)}
 	}
@@ -390,9 +455,11 @@ func (m *Machine[S, I]) apply(state S, in I, seq uint64) (next S, err error) {
 // never will be, so a retry cannot duplicate it. Dispatch refuses an input
 // (and writes nothing) when an admission step (automata.WithAdmission)
 // rejects it, when it does not survive the codec's round trip (encoded, then
-// decoded and validated as recovery will: the error names the field), when
-// it is nil, when the store fails to append it, and when the machine is
-// closed or failed; the machine keeps running after all but the last two.
+// decoded and validated as recovery will: the error names the field; a codec
+// that panics is an error too), when it is nil (a nil pointer or interface:
+// the error wraps automata.ErrNilInput), when the store fails to append it,
+// and when the machine is closed or failed; the machine keeps running after
+// all but the last two.
 // If ctx ends before the input is taken up for journaling, Dispatch returns
 // ctx.Err() and the input is dropped; once it is taken up, Dispatch waits for
 // the outcome whatever ctx does.
@@ -402,6 +469,9 @@ func (m *Machine[S, I]) apply(state S, in I, seq uint64) (next S, err error) {
 // wait for. Effects and jobs dispatch with the Dispatch they are handed,
 // which journals without waiting.
 func (m *Machine[S, I]) Dispatch(ctx context.Context, input I) error {
+	if isNil(input) {
+		return errNilInput // before admission steps see it
+	}
 	return m.inner.DispatchWait(ctx, input)
 }
 
@@ -427,7 +497,7 @@ func (m *Machine[S, I]) snapshot(state S, seq uint64) error {
 	if seq == prev {
 		return nil
 	}
-	payload, err := m.opts.Codec.EncodeState(state)
+	payload, err := guard(m, "encoding a snapshot", func() ([]byte, error) { return m.opts.Codec.EncodeState(state) })
 	if err != nil {
 		return fmt.Errorf("journal: encoding the state at %d: %w", seq, err)
 	}
@@ -471,7 +541,7 @@ func (m *Machine[S, I]) verifyReplay(from, to uint64, want []byte) error {
 	if err != nil {
 		return fmt.Errorf("journal: verifying replay %d..%d: %w", from, to, err)
 	}
-	got, err := m.opts.Codec.EncodeState(state)
+	got, err := guard(m, "encoding a snapshot", func() ([]byte, error) { return m.opts.Codec.EncodeState(state) })
 	if err != nil {
 		return fmt.Errorf("journal: verifying replay %d..%d: %w", from, to, err)
 	}
@@ -504,11 +574,22 @@ func (m *Machine[S, I]) Seq() uint64 { return m.journaled.Load() }
 // has failed (fail-stop: a transition, subscriber, effect or other user code
 // panicked), and ErrClosed once Close has finished. Inputs journaled before
 // a failure are kept, and the next Open applies them.
-func (m *Machine[S, I]) Err() error { return m.inner.Err() }
+func (m *Machine[S, I]) Err() error {
+	if err := m.inner.Err(); err != ErrClosed {
+		return err // nil, or the failure
+	}
+	select {
+	case <-m.done:
+		return ErrClosed
+	default:
+		return nil // Close has not finished
+	}
+}
 
-// Done returns a channel that is closed when the machine fails or Close has
-// finished.
-func (m *Machine[S, I]) Done() <-chan struct{} { return m.inner.Done() }
+// Done returns a channel that is closed when the machine fails, or when
+// Close has finished: the snapshot taken and the store closed, so that a
+// supervisor watching Done may open the store again.
+func (m *Machine[S, I]) Done() <-chan struct{} { return m.done }
 
 // Close stops taking inputs, journals and applies the ones already
 // dispatched, closes the inner machine (cancelling its jobs), takes a
@@ -531,6 +612,7 @@ func (m *Machine[S, I]) Close(ctx context.Context) error {
 		}
 		errs = append(errs, m.store.Close())
 		m.closeErr = errors.Join(errs...)
+		m.closeDone()
 	})
 	return m.closeErr
 }
