@@ -204,16 +204,22 @@ type committer[S, I any] struct{ m *Machine[S, I] }
 // an input that could not be read back is refused now rather than
 // acknowledged and then fatal at the next Open. The transition is applied to
 // the decoded input: the live state is the one replay rebuilds.
-func (c committer[S, I]) Prepare(in I) (I, []byte, error) {
+func (c committer[S, I]) Prepare(in I) (out I, payload []byte, err error) {
 	if isNil(in) {
 		return in, nil, errNilInput
 	}
-	codec := c.m.opts.Codec
-	payload, err := guard(c.m, "encoding the input", func() ([]byte, error) { return codec.EncodeInput(in) })
-	if err != nil {
+	codec, what := c.m.opts.Codec, "encoding the input"
+	defer func() { // no closure per call, unlike guard: this is the hot path
+		if p := recover(); p != nil {
+			c.m.log.Error("journal: the codec panicked", "while", what, "panic", p, "stack", string(debug.Stack()))
+			out, payload, err = in, nil, fmt.Errorf("journal: %s: %w", what, codecPanic{p})
+		}
+	}()
+	if payload, err = codec.EncodeInput(in); err != nil {
 		return in, nil, fmt.Errorf("journal: encoding the input: %w", err)
 	}
-	decoded, err := guard(c.m, "decoding the input", func() (I, error) { return codec.DecodeInput(payload) })
+	what = "decoding the input"
+	decoded, err := codec.DecodeInput(payload)
 	if err != nil {
 		return in, nil, fmt.Errorf("journal: the input would not decode on recovery: %w", err)
 	}
