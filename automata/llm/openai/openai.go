@@ -124,17 +124,21 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text
 	stream := m.client.Chat.Completions.NewStreaming(ctx, params, opts...)
 	defer stream.Close()
 	var acc sdk.ChatCompletionAccumulator
+	var text strings.Builder // what went to onChunk: the response's text
 	for stream.Next() {
 		chunk := stream.Current()
 		if !acc.AddChunk(chunk) {
-			return llm.Response{}, m.malformed(fmt.Sprintf("a chunk that does not follow the ones before it (id %q)", chunk.ID), nil)
+			return llm.Response{}, m.malformed(fmt.Sprintf("a chunk that does not follow the ones before it (id %q)", oneLine(chunk.ID)), nil)
 		}
 		for _, c := range chunk.Choices {
 			if c.Index != 0 {
 				continue // only one choice is asked for
 			}
-			if text := c.Delta.Content + c.Delta.Refusal; text != "" && onChunk != nil {
-				onChunk(text)
+			if t := c.Delta.Content + c.Delta.Refusal; t != "" {
+				text.WriteString(t)
+				if onChunk != nil {
+					onChunk(t)
+				}
 			}
 		}
 	}
@@ -147,7 +151,7 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text
 	if len(acc.Choices) == 0 || acc.Choices[0].FinishReason == "" {
 		return llm.Response{}, m.malformed("the stream ended before the model finished (no finish reason)", nil)
 	}
-	return m.response(&acc), nil
+	return m.response(&acc, text.String()), nil
 }
 
 // params translates req into the SDK's request.
@@ -206,11 +210,12 @@ func (m *Model) params(req llm.Request) (sdk.ChatCompletionNewParams, error) {
 	return p, nil
 }
 
-// response reads the accumulated completion.
-func (m *Model) response(acc *sdk.ChatCompletionAccumulator) llm.Response {
+// response reads the accumulated completion, whose text (content, or a
+// refusal) was streamed.
+func (m *Model) response(acc *sdk.ChatCompletionAccumulator, text string) llm.Response {
 	choice := acc.Choices[0]
 	resp := llm.Response{
-		Text:         choice.Message.Content + choice.Message.Refusal,
+		Text:         text,
 		FinishReason: llm.FinishReason(choice.FinishReason),
 		Usage:        llm.Usage{InputTokens: acc.Usage.PromptTokens, OutputTokens: acc.Usage.CompletionTokens},
 	}

@@ -157,6 +157,13 @@ func TestStreams(t *testing.T) {
 				Usage:        llm.Usage{InputTokens: 96, OutputTokens: 51},
 			},
 		},
+		{
+			name:   "a refusal, which is the text",
+			file:   "refusal.sse",
+			chunks: []string{"I'm", " sorry,", " I", " can't", " help", " with", " that."},
+			want: llm.Response{Text: "I'm sorry, I can't help with that.", FinishReason: llm.FinishStop,
+				Usage: llm.Usage{InputTokens: 25, OutputTokens: 8}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
