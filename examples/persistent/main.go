@@ -5,10 +5,22 @@
 //
 //	go run ./examples/persistent -data /tmp/chat
 //
-// Type messages, one per line; the agent answers. With no key and no network
-// it uses a deterministic offline llm, which asks for the word-count tool and
-// then reports its result. Its data is in -data; run it again with the same
-// directory to continue.
+// Type messages, one per line; the agent answers. By default the llm is a
+// deterministic scripted model (llm.Scripted), offline, which asks for the
+// word-count tool and then reports its result. Its data is in -data; run it
+// again with the same directory to continue.
+//
+// With OPENAI_MODEL set, the llm is that model, through the OpenAI provider
+// (package automata/llm/openai), at OPENAI_BASE_URL (default OpenAI's API)
+// with the key in OPENAI_API_KEY; any server with OpenAI's chat completions
+// API will do:
+//
+//	OPENAI_API_KEY=sk-… OPENAI_MODEL=gpt-4o-mini go run ./examples/persistent
+//	OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=qwen2.5:7b go run ./examples/persistent
+//
+// The llm call's idempotency key (its Idempotency-Key header) is the job's
+// key, the same after a restart. A call that fails (a wrong key, no server,
+// a rate limit) stops the run with the error; the next run makes it again.
 //
 // The model is examples/persistent/agent.yaml, generated into decl/ and
 // impl/ by agentgen. The work the state calls for (Work.Jobs): first the
@@ -34,6 +46,7 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/llm/openai"
 	"github.com/moora-go/moora/examples/persistent/decl"
 	"github.com/moora-go/moora/examples/persistent/impl/agent"
 )
@@ -53,9 +66,13 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	flags := flag.NewFlagSet("persistent", flag.ContinueOnError)
 	dataDir := flags.String("data", "persistent-data", "directory that keeps the agent's journal and snapshots")
 	system := flags.String("system", "You are a helpful assistant. Count words with the word-count tool.", "system prompt, set on the first run")
-	llmDelay := flags.Duration("llm-delay", 0, "how long the offline llm takes to reply")
+	llmDelay := flags.Duration("llm-delay", 0, "how long each word of the offline llm's replies takes")
 	toolDelay := flags.Duration("tool-delay", 0, "how long the word-count tool takes")
 	if err := flags.Parse(args); err != nil {
+		return err
+	}
+	model, err := openai.FromEnv(offlineLLM(*llmDelay))
+	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
@@ -66,8 +83,8 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	work := Work{
-		LLM:   OfflineLLM{Delay: *llmDelay},
-		Tools: map[string]Tool{"word-count": WordCount(*toolDelay)},
+		LLM:   model,
+		Tools: []Tool{WordCount(*toolDelay)},
 		Now:   time.Now,
 	}
 	failed := make(chan error, 1)
@@ -174,7 +191,7 @@ func (p *printer) print(s decl.AgentState) {
 		case "assistant":
 			fmt.Fprintf(p.w, "assistant: %s\n", m.Content)
 			for _, c := range m.ToolCalls {
-				fmt.Fprintf(p.w, "  [calls %s(%q)]\n", c.Name, c.Input)
+				fmt.Fprintf(p.w, "  [calls %s(%s)]\n", c.Name, c.Input)
 			}
 		case "tool":
 			fmt.Fprintf(p.w, "  [%s → %s]\n", m.CallID, m.Content)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/llm/openai"
 	"github.com/moora-go/moora/examples/persistent/decl"
 	"github.com/moora-go/moora/examples/persistent/impl/agent"
 )
@@ -32,6 +33,7 @@ func TestMain(m *testing.M) {
 }
 
 func TestConversationWithAToolCall(t *testing.T) {
+	t.Setenv(openai.EnvModel, "") // the offline llm
 	var out bytes.Buffer
 	dir := t.TempDir()
 	if err := run([]string{"-data", dir}, strings.NewReader("count these four words\n"), &out); err != nil {
@@ -40,7 +42,7 @@ func TestConversationWithAToolCall(t *testing.T) {
 	want := []string{
 		"you: count these four words",
 		"assistant: Let me count the words of that.",
-		`  [calls word-count("count these four words")]`,
+		`  [calls word-count({"text":"count these four words"})]`,
 		"  [call-",
 		"→ 4]",
 		"assistant: Your message has 4 words.",
@@ -75,7 +77,7 @@ func TestTransitionsArePure(t *testing.T) {
 	if s.LastSentToLlmAt != 12 {
 		t.Errorf("lastSentToLLMAt = %d, want 12", s.LastSentToLlmAt)
 	}
-	w := Work{LLM: OfflineLLM{}, Now: time.Now}
+	w := Work{LLM: offlineLLM(0), Now: time.Now}
 	if !w.Idle(s) {
 		t.Errorf("finished conversation still calls for %v", w.Jobs(s))
 	}
@@ -84,6 +86,7 @@ func TestTransitionsArePure(t *testing.T) {
 // A kill -9 while the tool call is in flight; the next run redoes the call
 // and finishes the answer.
 func TestRerunAfterKillContinuesTheConversation(t *testing.T) {
+	t.Setenv(openai.EnvModel, "") // the offline llm, in both runs
 	dir := t.TempDir()
 	first := exec.Command(os.Args[0], "-data", dir, "-tool-delay", "1h")
 	first.Env = append(os.Environ(), asProgram+"=1")
@@ -133,7 +136,7 @@ func TestRerunAfterKillContinuesTheConversation(t *testing.T) {
 	}
 	assertInOrder(t, out.String(), []string{
 		"you: one two three four five", // restored
-		`  [calls word-count("one two three four five")]`,
+		`  [calls word-count({"text":"one two three four five"})]`,
 		"→ 5]", // the tool call, redone
 		"assistant: Your message has 5 words.",
 	})

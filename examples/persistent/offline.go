@@ -2,49 +2,69 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/moora-go/moora/examples/persistent/decl"
+	"github.com/moora-go/moora/automata/llm"
 )
 
-// OfflineLLM is a deterministic stand-in for a language model, so that the
-// example runs with no key and no network: it answers a user message by
-// asking for the word-count tool, and a tool result by reporting it.
-type OfflineLLM struct {
-	Delay time.Duration // how long a reply takes
+// offlineLLM is the llm when the environment names no model: a scripted
+// model, deterministic, so that the example runs with no key and no network.
+// It answers a user message by asking for the word-count tool, and a tool
+// result by reporting it. Each word of its replies takes delay to stream.
+func offlineLLM(delay time.Duration) llm.Scripted {
+	return llm.Scripted{Delay: delay, Reply: func(req llm.Request) (llm.Response, error) {
+		if len(req.Messages) == 0 {
+			return llm.Response{Text: "Hello."}, nil
+		}
+		last := req.Messages[len(req.Messages)-1]
+		switch last.Role {
+		case llm.RoleUser:
+			text := last.Content
+			args, err := json.Marshal(wordCountArgs{Text: &text})
+			if err != nil {
+				return llm.Response{}, err
+			}
+			return llm.Response{
+				Text: "Let me count the words of that.",
+				// The conversation grows with every call: its length makes
+				// the call's ID unique, and the same for the same request.
+				ToolCalls: []llm.ToolCall{{ID: fmt.Sprintf("call-%d", len(req.Messages)), Name: "word-count", Arguments: args}},
+			}, nil
+		case llm.RoleTool:
+			return llm.Response{Text: fmt.Sprintf("Your message has %s words.", last.Content)}, nil
+		}
+		return llm.Response{Text: "I have nothing to add."}, nil
+	}}
 }
 
-func (l OfflineLLM) Reply(ctx context.Context, key string, req Request) (Reply, error) {
-	if err := sleep(ctx, l.Delay); err != nil {
-		return Reply{}, err
-	}
-	if len(req.Messages) == 0 {
-		return Reply{Content: "Hello."}, nil
-	}
-	last := req.Messages[len(req.Messages)-1]
-	switch last.Role {
-	case "user":
-		return Reply{
-			Content:   "Let me count the words of that.",
-			ToolCalls: []decl.ToolCall{{ID: "call-" + last.ID, Name: "word-count", Input: last.Content}},
-		}, nil
-	case "tool":
-		return Reply{Content: fmt.Sprintf("Your message has %s words.", last.Content)}, nil
-	}
-	return Reply{Content: "I have nothing to add."}, nil
+// wordCountArgs are the word-count tool's arguments.
+type wordCountArgs struct {
+	Text *string `json:"text"`
 }
 
 // WordCount is a tool: it counts the words of its input. It takes delay to
 // do so, to give a crash something to interrupt.
 func WordCount(delay time.Duration) Tool {
-	return func(ctx context.Context, key, input string) (string, error) {
-		if err := sleep(ctx, delay); err != nil {
-			return "", err
-		}
-		return strconv.Itoa(len(strings.Fields(input))), nil
+	return Tool{
+		Tool: llm.Tool{
+			Name:        "word-count",
+			Description: "Counts the words of a text: the runs of characters between white space.",
+			Parameters:  json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"The text whose words to count."}},"required":["text"],"additionalProperties":false}`),
+		},
+		Run: func(ctx context.Context, key string, arguments json.RawMessage) (string, error) {
+			var args wordCountArgs
+			if err := json.Unmarshal(arguments, &args); err != nil || args.Text == nil {
+				return "", fmt.Errorf(`word-count: the arguments are not {"text": "…"}: %s`, arguments)
+			}
+			if err := sleep(ctx, delay); err != nil {
+				return "", err
+			}
+			return strconv.Itoa(len(strings.Fields(*args.Text))), nil
+		},
 	}
 }
 

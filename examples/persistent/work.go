@@ -3,25 +3,23 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/examples/persistent/decl"
 )
 
-// LLM answers a conversation. key is the job's key (llm-{lastMessageId}),
-// the same after a restart: send it as the idempotency key of the call.
-type LLM interface {
-	Reply(ctx context.Context, key string, req Request) (Reply, error)
-}
-
-// Request is what the llm is sent: the system prompt and the conversation,
-// oldest first.
-type Request struct {
-	SystemPrompt string
-	Messages     []Message
+// Tool is a tool the llm may call: what the llm is told of it, and how to
+// run it. Run's key is the job's key (tool-{assistantMessageId}-{toolCallId}),
+// the same after a restart: its idempotency key. arguments are the llm's, as
+// it wrote them: Run checks them.
+type Tool struct {
+	llm.Tool
+	Run func(ctx context.Context, key string, arguments json.RawMessage) (string, error)
 }
 
 // Message is one message of the conversation, whoever wrote it.
@@ -34,20 +32,10 @@ type Message struct {
 	CallID    string          // tool messages
 }
 
-// Reply is the llm's answer, which may ask for tool calls.
-type Reply struct {
-	Content   string
-	ToolCalls []decl.ToolCall
-}
-
-// Tool runs one tool call. key is the job's key
-// (tool-{assistantMessageId}-{toolCallId}): its idempotency key.
-type Tool func(ctx context.Context, key, input string) (string, error)
-
 // Work is the injected side of the agent: the llm, the tools and a clock.
 type Work struct {
-	LLM   LLM
-	Tools map[string]Tool
+	LLM   llm.Model
+	Tools []Tool
 	Now   func() time.Time
 }
 
@@ -66,9 +54,9 @@ func (w Work) Jobs(s decl.AgentState) map[string]automata.Job[decl.AgentInput] {
 		key := fmt.Sprintf("tool-%s-%s", msg.ID, call.ID)
 		return map[string]automata.Job[decl.AgentInput]{key: w.toolJob(key, msg, call)}
 	}
-	if req, last, ok := pendingLLMCall(s); ok {
+	if sent, last, ok := pendingLLMCall(s); ok {
 		key := "llm-" + last.ID
-		return map[string]automata.Job[decl.AgentInput]{key: w.llmJob(key, req, last.Timestamp)}
+		return map[string]automata.Job[decl.AgentInput]{key: w.llmJob(key, w.request(s.SystemPrompt, sent), last.Timestamp)}
 	}
 	return nil
 }
@@ -92,10 +80,12 @@ func pendingToolCall(s decl.AgentState) (decl.AssistantMessage, decl.ToolCall, b
 	return decl.AssistantMessage{}, decl.ToolCall{}, false
 }
 
-func pendingLLMCall(s decl.AgentState) (Request, Message, bool) {
+// pendingLLMCall returns the messages to send the llm, up to the newest
+// user or tool message, if that is newer than lastSentToLLMAt.
+func pendingLLMCall(s decl.AgentState) ([]Message, Message, bool) {
 	conv := Conversation(s)
 	if len(conv) == 0 {
-		return Request{}, Message{}, false
+		return nil, Message{}, false
 	}
 	var last Message
 	newer := false
@@ -105,10 +95,45 @@ func pendingLLMCall(s decl.AgentState) (Request, Message, bool) {
 		}
 	}
 	if !newer {
-		return Request{}, Message{}, false
+		return nil, Message{}, false
 	}
 	sent := slices.DeleteFunc(conv, func(m Message) bool { return m.Timestamp > last.Timestamp })
-	return Request{SystemPrompt: s.SystemPrompt, Messages: sent}, last, true
+	return sent, last, true
+}
+
+// request is the llm call for the conversation conv. Each tool result goes
+// right after the assistant message that asked for it, in the order of its
+// calls, as chat APIs require: a user message typed while a tool ran comes
+// after the results, not between the call and its result.
+func (w Work) request(system string, conv []Message) llm.Request {
+	req := llm.Request{System: system}
+	for _, t := range w.Tools {
+		req.Tools = append(req.Tools, t.Tool)
+	}
+	results := map[string]Message{}
+	for _, m := range conv {
+		if m.Role == "tool" {
+			results[m.CallID] = m
+		}
+	}
+	for _, m := range conv {
+		switch m.Role {
+		case "user":
+			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: m.Content})
+		case "assistant":
+			msg := llm.Message{Role: llm.RoleAssistant, Content: m.Content}
+			for _, c := range m.ToolCalls {
+				msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(c.Input)})
+			}
+			req.Messages = append(req.Messages, msg)
+			for _, c := range m.ToolCalls {
+				if r, ok := results[c.ID]; ok {
+					req.Messages = append(req.Messages, llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: r.Content})
+				}
+			}
+		}
+	}
+	return req
 }
 
 // Conversation returns every message of the state, oldest first.
@@ -127,18 +152,28 @@ func Conversation(s decl.AgentState) []Message {
 	return conv
 }
 
-func (w Work) llmJob(key string, req Request, upTo int64) automata.Job[decl.AgentInput] {
+// llmJob calls the llm with req, under the job's key as the idempotency
+// key, and hands in its reply. A failed call is the job's error (an
+// EffectFailed event); the state still calls for the call, which the next
+// run of the agent makes again.
+func (w Work) llmJob(key string, req llm.Request, upTo int64) automata.Job[decl.AgentInput] {
 	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
-		reply, err := w.LLM.Reply(ctx, key, req)
+		call := req
+		call.IdempotencyKey = automata.JobKey(ctx)
+		resp, err := w.LLM.Complete(ctx, call, nil)
 		if err != nil {
 			return fmt.Errorf("llm: %w", err)
+		}
+		var calls []decl.ToolCall
+		for _, c := range resp.ToolCalls {
+			calls = append(calls, decl.ToolCall{ID: c.ID, Name: c.Name, Input: string(c.Arguments)})
 		}
 		dispatch(decl.SendAssistantMessage{
 			Message: decl.AssistantMessage{
 				ID:        "assistant-" + key,
-				Content:   reply.Content,
+				Content:   resp.Text,
 				Timestamp: w.after(upTo),
-				ToolCalls: reply.ToolCalls,
+				ToolCalls: calls,
 			},
 			AnsweredUpTo: upTo,
 		})
@@ -148,13 +183,13 @@ func (w Work) llmJob(key string, req Request, upTo int64) automata.Job[decl.Agen
 
 func (w Work) toolJob(key string, msg decl.AssistantMessage, call decl.ToolCall) automata.Job[decl.AgentInput] {
 	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
-		tool, ok := w.Tools[call.Name]
+		i := slices.IndexFunc(w.Tools, func(t Tool) bool { return t.Name == call.Name })
 		var out string
-		if !ok {
+		if i < 0 {
 			out = fmt.Sprintf("error: no tool named %q", call.Name)
 		} else {
 			var err error
-			if out, err = tool(ctx, key, call.Input); err != nil {
+			if out, err = w.Tools[i].Run(ctx, key, json.RawMessage(call.Input)); err != nil {
 				if ctx.Err() != nil {
 					return err // cancelled: nothing to report
 				}

@@ -1,0 +1,84 @@
+// Package llm is how an agent's jobs talk to a language model: one small
+// interface, Model, shaped by what agents need, with an offline scripted
+// model as the default and providers in sub-packages (package
+// automata/llm/openai speaks to OpenAI and to any server with the same API:
+// llama.cpp, vLLM, Ollama). This package imports no SDK.
+//
+// # The call
+//
+// A Request carries the system prompt, the conversation (user messages,
+// assistant messages with the tool calls they made, tool results), the
+// tools the model may call (name, description, JSON Schema of the
+// arguments), whether it must call one (RequiredTool, seed 000's
+// requiredTool) and an idempotency key. Model.Complete sends it and returns
+// the Response: the text, the tool calls (ID, name, arguments as JSON), why
+// the model stopped and the tokens it used.
+//
+// While the reply streams in, Complete hands each piece of text to a
+// callback (seed 000's onMessageChunk), in order, before it returns. Tool
+// calls are not chunks: their arguments arrive in pieces and are put
+// together, and only the whole call is returned. Chunks are for the screen;
+// they never enter the state. A job streams them to whoever shows them, and
+// dispatches the whole reply as one input:
+//
+//	func(ctx context.Context, dispatch automata.Dispatch[Input]) error {
+//		resp, err := model.Complete(ctx, llm.Request{
+//			System:         view.SystemPrompt,
+//			Messages:       conversation(view),
+//			Tools:          tools,
+//			IdempotencyKey: automata.JobKey(ctx),
+//		}, stream.Send)
+//		if err != nil {
+//			return err // an EffectFailed event; the state decides what next
+//		}
+//		dispatch(SendAssistantMessage{Content: resp.Text, ToolCalls: resp.ToolCalls})
+//		return nil
+//	}
+//
+// The Example below is a whole agent doing that, and runs offline.
+//
+// Cancellation is the context's: when the state no longer calls for the
+// job, the machine cancels its ctx and Complete returns at once, closing the
+// HTTP stream, so that the server stops generating too.
+//
+// # Idempotency
+//
+// A job may run more than once for the same work: after a crash before its
+// result was recorded, a restored agent calls for the same job, under the
+// same key (see automata.JobKey). Request.IdempotencyKey carries that key to
+// the provider (the OpenAI provider sends it as the Idempotency-Key header),
+// so that a server that honours it does the work once; for one that does
+// not, the model is simply asked again.
+//
+// # Errors
+//
+// A provider returns an *Error with a one-line message for the failures a
+// person can act on, each matched by errors.Is with a sentinel: no API key
+// (ErrMissingKey), a server that cannot be reached (ErrUnreachable), a key
+// refused (ErrUnauthorized), too many requests (ErrRateLimited, with the
+// wait the server asked for in Error.RetryAfter), a conversation longer than
+// the model's context (ErrContextLength), and a reply that cannot be read
+// (ErrMalformedStream). A cancelled call returns an error that wraps
+// ctx.Err(). Nothing panics: in a job, the error becomes an EffectFailed
+// event, the machine goes on, and the job's key must vanish and come back
+// (a new input, a restart) for the call to be made again.
+//
+// # The scripted model
+//
+// Scripted answers with a function of the request (Script plays a list of
+// replies in turn), deterministically, and streams the text word by word
+// with an optional delay. It checks requests as Validate does and its
+// replies against them, so that a test that passes on it sends what a real
+// model accepts. Every example of this module runs on it by default, and on
+// a real model when the environment names one (see package
+// automata/llm/openai).
+//
+// # What it is not
+//
+// Not a client for everything a provider offers: no images, audio,
+// embeddings, sampling knobs or several choices per call. Not a retry
+// policy: providers retry as their SDK does, and a job that fails is retried
+// when the state calls for it again. Not an agent loop: deciding when to
+// call the model and what to do with the reply is the agent's transition and
+// jobs functions.
+package llm

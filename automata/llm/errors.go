@@ -1,0 +1,58 @@
+package llm
+
+import (
+	"errors"
+	"time"
+)
+
+// The kinds of failure a program may branch on, with errors.Is. Providers
+// return them inside an *Error.
+var (
+	// ErrMissingKey: the provider needs an API key and was given none.
+	ErrMissingKey = errors.New("no API key")
+	// ErrUnreachable: the provider's server could not be reached (a wrong
+	// base URL, a server that is down, DNS, TLS), after the retries.
+	ErrUnreachable = errors.New("server unreachable")
+	// ErrUnauthorized: the server refused the key (HTTP 401).
+	ErrUnauthorized = errors.New("unauthorized")
+	// ErrRateLimited: too many requests, or no quota left (HTTP 429),
+	// after the retries; Error.RetryAfter says how long the server asked
+	// to wait, when it said.
+	ErrRateLimited = errors.New("rate limited")
+	// ErrContextLength: the request is longer than the model's context
+	// window: shorten the conversation (seed 000 compresses its history).
+	ErrContextLength = errors.New("context length exceeded")
+	// ErrMalformedStream: the reply could not be read: a chunk that is not
+	// what the API sends, or a stream that ended before the model finished.
+	ErrMalformedStream = errors.New("malformed stream")
+)
+
+// Error is the error of a call that failed for a reason a person can act
+// on. Its message is one line, made by the provider: what failed, the HTTP
+// status if any, and the server's own words, such as
+//
+//	openai: rate limited (HTTP 429, retry after 20s): Rate limit reached for requests
+//
+// errors.Is(err, ErrRateLimited) matches its Kind, and errors.As reaches
+// the provider's own error through Err.
+type Error struct {
+	Kind       error         // one of the Err values above, or nil for another failure
+	StatusCode int           // the HTTP status, 0 if there was no response
+	RetryAfter time.Duration // how long the server asked to wait before retrying, 0 if it did not say
+	Message    string        // the whole message, one line
+	Err        error         // the underlying error, if any
+}
+
+func (e *Error) Error() string { return e.Message }
+
+// Unwrap returns Kind and Err, so that errors.Is and errors.As see both.
+func (e *Error) Unwrap() []error {
+	var errs []error
+	if e.Kind != nil {
+		errs = append(errs, e.Kind)
+	}
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	return errs
+}

@@ -1,0 +1,186 @@
+package openai
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/ssestream"
+
+	"github.com/moora-go/moora/automata/llm"
+)
+
+// fail turns the error that ended a stream into the error Complete
+// returns: the context's, an *llm.Error of a kind a program can act on, or
+// an *llm.Error with the server's words. res is the HTTP response, nil if
+// the server never answered.
+func (m *Model) fail(ctx context.Context, res *http.Response, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("openai: %w", context.Cause(ctx))
+	}
+	var apiErr *sdk.Error
+	if errors.As(err, &apiErr) {
+		return fromAPIError(apiErr)
+	}
+	var streamErr *ssestream.StreamError
+	if errors.As(err, &streamErr) {
+		return fromStreamError(res, streamErr)
+	}
+	if res == nil {
+		cause := err
+		var urlErr *url.Error
+		if errors.As(err, &urlErr) {
+			cause = urlErr.Err // without the method and URL, which the message names
+		}
+		return &llm.Error{Kind: llm.ErrUnreachable, Err: err,
+			Message: fmt.Sprintf("openai: cannot reach %s: %s", m.baseURL, oneLine(cause.Error()))}
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		return m.malformed("the stream broke off: "+oneLine(err.Error()), err)
+	}
+	return m.malformed(oneLine(err.Error()), err)
+}
+
+// malformed is the error of a stream that could not be read.
+func (m *Model) malformed(what string, err error) error {
+	return &llm.Error{Kind: llm.ErrMalformedStream, StatusCode: http.StatusOK, Err: err,
+		Message: fmt.Sprintf("openai: malformed stream from %s: %s", m.baseURL, what)}
+}
+
+// fromAPIError reads an HTTP error response.
+func fromAPIError(e *sdk.Error) error {
+	out := &llm.Error{StatusCode: e.StatusCode, Err: e}
+	msg := oneLine(e.Message)
+	if msg == "" {
+		msg = cmp.Or(http.StatusText(e.StatusCode), "no message")
+	}
+	status := fmt.Sprintf("HTTP %d", e.StatusCode)
+	switch {
+	case e.StatusCode == http.StatusUnauthorized:
+		out.Kind = llm.ErrUnauthorized
+	case e.StatusCode == http.StatusTooManyRequests:
+		out.Kind = llm.ErrRateLimited
+		if e.Response != nil {
+			out.RetryAfter = parseRetryAfter(e.Response.Header, time.Now())
+		}
+		if out.RetryAfter > 0 {
+			status += ", retry after " + out.RetryAfter.String()
+		}
+	case contextLength(e.Code, e.Type, e.Message):
+		out.Kind = llm.ErrContextLength
+	}
+	if out.Kind != nil {
+		out.Message = fmt.Sprintf("openai: %v (%s): %s", out.Kind, status, msg)
+	} else {
+		out.Message = fmt.Sprintf("openai: %s: %s", status, msg)
+	}
+	return out
+}
+
+// fromStreamError reads an error event in the middle of a stream, as
+// {"error": {"message": …, "type": …, "code": …}} (or {"error": "…"}).
+func fromStreamError(res *http.Response, e *ssestream.StreamError) error {
+	out := &llm.Error{Err: e}
+	if res != nil {
+		out.StatusCode = res.StatusCode
+	}
+	var event struct {
+		Error json.RawMessage `json:"error"`
+	}
+	var body struct {
+		Message string `json:"message"`
+		Type    any    `json:"type"`
+		Code    any    `json:"code"`
+	}
+	var msg, typ, code string
+	if json.Unmarshal(e.Event.Data, &event) == nil {
+		if json.Unmarshal(event.Error, &body) == nil {
+			msg, typ, code = body.Message, fmt.Sprint(body.Type), fmt.Sprint(body.Code)
+		} else {
+			json.Unmarshal(event.Error, &msg)
+		}
+	}
+	msg = cmp.Or(oneLine(msg), oneLine(string(e.Event.Data)), "no message")
+	switch {
+	case contextLength(code, typ, msg):
+		out.Kind = llm.ErrContextLength
+	case code == "rate_limit_exceeded" || typ == "rate_limit_exceeded" || typ == "rate_limit_error":
+		out.Kind = llm.ErrRateLimited
+	}
+	if out.Kind != nil {
+		out.Message = fmt.Sprintf("openai: %v (in the stream): %s", out.Kind, msg)
+	} else {
+		out.Message = "openai: the server reported an error in the stream: " + msg
+	}
+	return out
+}
+
+// contextLength reports whether an error says the request is longer than
+// the model's context: OpenAI's code, llama.cpp's type, or the words of
+// servers that give neither (vLLM).
+func contextLength(code, typ, msg string) bool {
+	msg = strings.ToLower(msg)
+	return code == "context_length_exceeded" || typ == "exceed_context_size_error" ||
+		strings.Contains(msg, "maximum context length") || strings.Contains(msg, "context length exceeded") ||
+		strings.Contains(msg, "exceeds the available context size")
+}
+
+// parseRetryAfter reads how long a server asks a client to wait: the
+// Retry-After-Ms header (milliseconds, OpenAI's), else Retry-After
+// (seconds, or an HTTP date). It returns 0 when neither says, or when what
+// they say is not a wait this side of the year 2262.
+func parseRetryAfter(h http.Header, now time.Time) time.Duration {
+	seconds := func(v string, unit time.Duration) time.Duration {
+		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		if err != nil || !(f > 0) || f*float64(unit) >= math.MaxInt64 {
+			return 0
+		}
+		return time.Duration(f * float64(unit))
+	}
+	if d := seconds(h.Get("Retry-After-Ms"), time.Millisecond); d > 0 {
+		return d
+	}
+	v := h.Get("Retry-After")
+	if d := seconds(v, time.Second); d > 0 {
+		return d
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now) // saturates at the largest Duration
+	}
+	return 0
+}
+
+// maxMessage bounds the server's words in an error message.
+const maxMessage = 300
+
+// oneLine makes s fit on one line: control characters and runs of white
+// space become one space, and it is cut to maxMessage bytes.
+func oneLine(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) <= maxMessage {
+		return s
+	}
+	cut := maxMessage
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
+}

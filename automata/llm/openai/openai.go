@@ -1,0 +1,230 @@
+package openai
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+
+	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/moora-go/moora/automata/llm"
+)
+
+// The environment variables New reads for what Config leaves empty.
+const (
+	EnvAPIKey  = "OPENAI_API_KEY"
+	EnvBaseURL = "OPENAI_BASE_URL"
+	EnvModel   = "OPENAI_MODEL"
+)
+
+// DefaultBaseURL is OpenAI's API, where a Config with no base URL points.
+const DefaultBaseURL = "https://api.openai.com/v1/"
+
+// Config says which model to call, where, and with which key. An empty
+// field is read from its environment variable.
+type Config struct {
+	// APIKey is sent as a bearer token; default $OPENAI_API_KEY. OpenAI's
+	// own API needs one; a local server may not.
+	APIKey string
+	// BaseURL is the API's root, up to /v1; default $OPENAI_BASE_URL, else
+	// DefaultBaseURL. Any server with OpenAI's chat completions API will do
+	// (http://localhost:11434/v1 for Ollama).
+	BaseURL string
+	// Model is the model's name, such as gpt-4o-mini; default
+	// $OPENAI_MODEL. It is required.
+	Model string
+	// Options are handed to the SDK client after New's own, to override
+	// them or add others: option.WithMaxRetries (the SDK retries twice by
+	// default), option.WithHTTPClient, option.WithHeader,
+	// option.WithRequestTimeout.
+	Options []option.RequestOption
+}
+
+// Model is a chat model behind OpenAI's chat completions API: an llm.Model.
+type Model struct {
+	client  sdk.Client
+	model   string
+	baseURL string
+}
+
+var _ llm.Model = (*Model)(nil)
+
+// New returns the model c names. It fails with an *llm.Error of kind
+// llm.ErrMissingKey when c points at OpenAI's API (the default) with no
+// key, and with a plain error when no model is named or the base URL is not
+// an http or https URL. It does not contact the server: an unreachable one
+// shows in the first Complete.
+func New(c Config) (*Model, error) {
+	key := cmp.Or(c.APIKey, os.Getenv(EnvAPIKey))
+	base := cmp.Or(c.BaseURL, os.Getenv(EnvBaseURL), DefaultBaseURL)
+	model := cmp.Or(c.Model, os.Getenv(EnvModel))
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("openai: base URL %q is not an http or https URL (set %s or Config.BaseURL)", base, EnvBaseURL)
+	}
+	if !strings.HasSuffix(base, "/") {
+		base += "/" // the SDK resolves "chat/completions" against it
+	}
+	if model == "" {
+		return nil, fmt.Errorf("openai: no model named: set %s or Config.Model (such as gpt-4o-mini)", EnvModel)
+	}
+	if key == "" && u.Hostname() == "api.openai.com" {
+		return nil, &llm.Error{Kind: llm.ErrMissingKey,
+			Message: fmt.Sprintf("openai: no API key for %s: set %s or Config.APIKey", base, EnvAPIKey)}
+	}
+	opts := append([]option.RequestOption{option.WithBaseURL(base), option.WithAPIKey(key)}, c.Options...)
+	return &Model{client: sdk.NewClient(opts...), model: model, baseURL: base}, nil
+}
+
+// FromEnv returns the model the environment names: the OpenAI provider,
+// configured from the environment alone, when $OPENAI_MODEL is set, else
+// offline. This is how the examples choose between their scripted model
+// and a real one.
+func FromEnv(offline llm.Model) (llm.Model, error) {
+	if os.Getenv(EnvModel) == "" {
+		return offline, nil
+	}
+	m, err := New(Config{})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// String names the model and where it is served, for a program to say
+// which model it talks to.
+func (m *Model) String() string { return m.model + " at " + m.baseURL }
+
+// Complete streams req through the chat completions API (NewStreaming, with
+// the SDK's ChatCompletionAccumulator putting the chunks together) and
+// returns the whole response; see llm.Model. The idempotency key goes in the
+// Idempotency-Key header. The SDK retries a request that fails to connect
+// or gets HTTP 408, 409, 429 or 5xx (twice, by default), but never a stream
+// that has started.
+func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text string)) (llm.Response, error) {
+	if err := req.Validate(); err != nil {
+		return llm.Response{}, fmt.Errorf("openai: %w", err)
+	}
+	params, err := m.params(req)
+	if err != nil {
+		return llm.Response{}, err
+	}
+	var res *http.Response // set once the server answers, even with an error
+	opts := []option.RequestOption{option.WithResponseInto(&res)}
+	if req.IdempotencyKey != "" {
+		opts = append(opts, option.WithHeader("Idempotency-Key", req.IdempotencyKey))
+	}
+	stream := m.client.Chat.Completions.NewStreaming(ctx, params, opts...)
+	defer stream.Close()
+	var acc sdk.ChatCompletionAccumulator
+	var text strings.Builder // what went to onChunk: the response's text
+	for stream.Next() {
+		chunk := stream.Current()
+		if !acc.AddChunk(chunk) {
+			return llm.Response{}, m.malformed(fmt.Sprintf("a chunk that does not follow the ones before it (id %q)", oneLine(chunk.ID)), nil)
+		}
+		for _, c := range chunk.Choices {
+			if c.Index != 0 {
+				continue // only one choice is asked for
+			}
+			if t := c.Delta.Content + c.Delta.Refusal; t != "" {
+				text.WriteString(t)
+				if onChunk != nil {
+					onChunk(t)
+				}
+			}
+		}
+	}
+	if err := stream.Err(); err != nil {
+		return llm.Response{}, m.fail(ctx, res, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return llm.Response{}, fmt.Errorf("openai: %w", context.Cause(ctx))
+	}
+	if len(acc.Choices) == 0 || acc.Choices[0].FinishReason == "" {
+		return llm.Response{}, m.malformed("the stream ended before the model finished (no finish reason)", nil)
+	}
+	return m.response(&acc, text.String()), nil
+}
+
+// params translates req into the SDK's request.
+func (m *Model) params(req llm.Request) (sdk.ChatCompletionNewParams, error) {
+	p := sdk.ChatCompletionNewParams{
+		Model:         m.model,
+		StreamOptions: sdk.ChatCompletionStreamOptionsParam{IncludeUsage: sdk.Bool(true)},
+	}
+	if req.System != "" {
+		p.Messages = append(p.Messages, sdk.SystemMessage(req.System))
+	}
+	for _, msg := range req.Messages {
+		switch msg.Role {
+		case llm.RoleUser:
+			p.Messages = append(p.Messages, sdk.UserMessage(msg.Content))
+		case llm.RoleTool:
+			p.Messages = append(p.Messages, sdk.ToolMessage(msg.Content, msg.ToolCallID))
+		case llm.RoleAssistant:
+			var a sdk.ChatCompletionAssistantMessageParam
+			if msg.Content != "" || len(msg.ToolCalls) == 0 {
+				a.Content.OfString = sdk.String(msg.Content)
+			}
+			for _, c := range msg.ToolCalls {
+				a.ToolCalls = append(a.ToolCalls, sdk.ChatCompletionMessageToolCallUnionParam{
+					OfFunction: &sdk.ChatCompletionMessageFunctionToolCallParam{
+						ID: c.ID,
+						Function: sdk.ChatCompletionMessageFunctionToolCallFunctionParam{
+							Name:      c.Name,
+							Arguments: cmp.Or(string(c.Arguments), "{}"),
+						},
+					},
+				})
+			}
+			p.Messages = append(p.Messages, sdk.ChatCompletionMessageParamUnion{OfAssistant: &a})
+		}
+	}
+	for _, t := range req.Tools {
+		def := sdk.FunctionDefinitionParam{Name: t.Name}
+		if t.Description != "" {
+			def.Description = sdk.String(t.Description)
+		}
+		if len(t.Parameters) > 0 {
+			if err := json.Unmarshal(t.Parameters, &def.Parameters); err != nil {
+				return p, fmt.Errorf("openai: tool %s: parameters: %w", t.Name, err) // Validate lets none through
+			}
+		}
+		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(def))
+	}
+	switch req.RequiredTool {
+	case "":
+	case llm.AnyTool:
+		p.ToolChoice.OfAuto = sdk.String("required")
+	default:
+		p.ToolChoice = sdk.ToolChoiceOptionFunctionToolChoice(sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: req.RequiredTool})
+	}
+	return p, nil
+}
+
+// response reads the accumulated completion, whose text (content, or a
+// refusal) was streamed.
+func (m *Model) response(acc *sdk.ChatCompletionAccumulator, text string) llm.Response {
+	choice := acc.Choices[0]
+	resp := llm.Response{
+		Text:         text,
+		FinishReason: llm.FinishReason(choice.FinishReason),
+		Usage:        llm.Usage{InputTokens: acc.Usage.PromptTokens, OutputTokens: acc.Usage.CompletionTokens},
+	}
+	for i, c := range choice.Message.ToolCalls {
+		call := llm.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: json.RawMessage(cmp.Or(c.Function.Arguments, "{}"))}
+		if call.ID == "" { // some servers give none; the conversation needs one
+			call.ID = acc.ID + "-" + strconv.Itoa(i)
+		}
+		resp.ToolCalls = append(resp.ToolCalls, call)
+	}
+	return resp
+}
