@@ -37,7 +37,7 @@ func TestToolResultsFollowTheirCalls(t *testing.T) {
 		LastSentToLlmAt: 10,
 	}
 	w := Work{LLM: offlineLLM(0), Tools: []Tool{WordCount(0)}, Now: time.Now}
-	sent, last, ok := pendingLLMCall(s)
+	sent, last, ok := pendingLLMCall(s.ContextOfLlm())
 	if !ok || last.ID != "t1" {
 		t.Fatalf("pending llm call = %v, last %q; want one, up to t1", ok, last.ID)
 	}
@@ -81,11 +81,11 @@ func TestOnTheModelTheEnvironmentNames(t *testing.T) {
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests, want 2", len(reqs))
 	}
-	if k := reqs[0].key; !strings.HasPrefix(k, "llm-user-") {
-		t.Errorf("first Idempotency-Key = %q, want the job's key llm-user-…", k)
+	if k := reqs[0].key; !strings.HasPrefix(k, "llm/llm-user-") {
+		t.Errorf("first Idempotency-Key = %q, want the job's key llm/llm-user-…", k)
 	}
-	if k := reqs[1].key; k != "llm-tool-call_Q1" {
-		t.Errorf("second Idempotency-Key = %q, want the job's key llm-tool-call_Q1", k)
+	if k := reqs[1].key; k != "llm/llm-tool-call_Q1" {
+		t.Errorf("second Idempotency-Key = %q, want the job's key llm/llm-tool-call_Q1", k)
 	}
 	if got := strings.Join(reqs[1].roles, " "); got != "system user assistant tool" {
 		t.Errorf("second request's roles = %s, want system user assistant tool", got)
@@ -107,7 +107,7 @@ func TestAWrongKeyStopsTheRun(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
 	err := run([]string{"-data", dir}, strings.NewReader("hello there\n"), &out)
-	if err == nil || !strings.HasPrefix(err.Error(), "llm-user-") ||
+	if err == nil || !strings.HasPrefix(err.Error(), "llm/llm-user-") ||
 		!strings.HasSuffix(err.Error(), " failed: llm: openai: unauthorized (HTTP 401): Incorrect API key provided: sk-wrong.") {
 		t.Fatalf("run: %v, want the llm job's unauthorized error", err)
 	}
@@ -121,7 +121,7 @@ func TestAWrongKeyStopsTheRun(t *testing.T) {
 	if err := run([]string{"-data", dir}, strings.NewReader(""), &out); err != nil {
 		t.Fatalf("second run: %v\n%s", err, out.String())
 	}
-	assertInOrder(t, out.String(), []string{"you: hello there", "[resuming llm-user-", "assistant: Counting.", "assistant: It has 2 words."})
+	assertInOrder(t, out.String(), []string{"you: hello there", "[resuming llm/llm-user-", "assistant: Counting.", "assistant: It has 2 words."})
 }
 
 type chatRequest struct {

@@ -23,11 +23,13 @@
 // a rate limit) stops the run with the error; the next run makes it again.
 //
 // The model is examples/persistent/agent.yaml, generated into decl/ and
-// impl/ by agentgen. The work the state calls for (Work.Jobs): first the
-// earliest unfulfilled tool call of the newest assistant message, else an
-// llm call when user or tool messages are newer than lastSentToLLMAt, else
-// nothing. After a crash the same state calls for the same work, under the
-// same keys, and the agent says what it resumes.
+// impl/ by agentgen. The work each actor calls for, on its own context
+// (Work.JobFns, given to agent.WithJobs): the toolkit, the earliest
+// unfulfilled tool call of the newest assistant message; the llm, unless a
+// tool call is pending, an llm call when user or tool messages are newer
+// than lastSentToLLMAt. After a crash the same state calls for the same
+// work, under the same keys (prefixed with the actor: toolkit/tool-…), and
+// the agent says what it resumes.
 package main
 
 import (
@@ -148,7 +150,7 @@ func open(store journal.Store, work Work, events func(automata.Event[decl.AgentS
 	return journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
 		Codec:         journal.JSONGob[decl.AgentState](decl.DecodeInput),
 		SnapshotEvery: 1_000,
-	}, automata.WithJobs(work.Jobs), automata.WithEvents(events))
+	}, agent.WithJobs(work.JobFns()), automata.WithEvents(events))
 }
 
 // chat dispatches each line of stdin as a user message.
@@ -180,7 +182,7 @@ func newPrinter(w io.Writer) *printer { return &printer{w: w, printed: map[strin
 func (p *printer) print(s decl.AgentState) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, m := range Conversation(s) {
+	for _, m := range Conversation(s.UserMessages, s.AssistantMessages, s.ToolMessages) {
 		if p.printed[m.ID] {
 			continue
 		}

@@ -68,7 +68,7 @@ func TestTransitionsArePure(t *testing.T) {
 		s = agent.Transition(s, in)
 	}
 	var ids []string
-	for _, m := range Conversation(s) {
+	for _, m := range Conversation(s.UserMessages, s.AssistantMessages, s.ToolMessages) {
 		ids = append(ids, m.ID)
 	}
 	if got := strings.Join(ids, " "); got != "u0 u1 a1 t1 a2" {
@@ -79,7 +79,7 @@ func TestTransitionsArePure(t *testing.T) {
 	}
 	w := Work{LLM: offlineLLM(0), Now: time.Now}
 	if !w.Idle(s) {
-		t.Errorf("finished conversation still calls for %v", w.Jobs(s))
+		t.Errorf("finished conversation still calls for %v and %v", w.JobFns().Llm(s.ContextOfLlm()), w.JobFns().Toolkit(s.ContextOfToolkit()))
 	}
 }
 

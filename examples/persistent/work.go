@@ -14,9 +14,10 @@ import (
 )
 
 // Tool is a tool the llm may call: what the llm is told of it, and how to
-// run it. Run's key is the job's key (tool-{assistantMessageId}-{toolCallId}),
-// the same after a restart: its idempotency key. arguments are the llm's, as
-// it wrote them: Run checks them.
+// run it. Run's key is the job's key
+// (toolkit/tool-{assistantMessageId}-{toolCallId}), the same after a
+// restart: its idempotency key. arguments are the llm's, as it wrote them:
+// Run checks them.
 type Tool struct {
 	llm.Tool
 	Run func(ctx context.Context, key string, arguments json.RawMessage) (string, error)
@@ -39,41 +40,55 @@ type Work struct {
 	Now   func() time.Time
 }
 
-// Jobs returns the work the state calls for:
+// JobFns returns the work each actor calls for, each on its own context
+// (agent.WithJobs prefixes the keys with the actor's name):
 //
-//  1. the earliest unfulfilled tool call of the newest assistant message
-//     after lastSentToLLMAt, keyed tool-{assistantMessageId}-{toolCallId};
-//  2. otherwise, if user or tool messages are newer than lastSentToLLMAt, a
-//     call of the llm, keyed llm-{lastMessageId};
+//  1. the toolkit: the earliest unfulfilled tool call of the newest
+//     assistant message, keyed toolkit/tool-{assistantMessageId}-{toolCallId};
+//  2. the llm, unless a tool call is pending: a call of the llm if user or
+//     tool messages are newer than lastSentToLLMAt, keyed
+//     llm/llm-{lastMessageId};
 //  3. otherwise nothing: the agent is idle.
 //
-// It is a pure function of state: a restored state asks for the same jobs,
-// under the same keys.
-func (w Work) Jobs(s decl.AgentState) map[string]automata.Job[decl.AgentInput] {
-	if msg, call, ok := pendingToolCall(s); ok {
+// Both are pure functions of their context: a restored state asks for the
+// same jobs, under the same keys.
+func (w Work) JobFns() decl.JobFns {
+	return decl.JobFns{Llm: w.llmJobs, Toolkit: w.toolkitJobs}
+}
+
+func (w Work) toolkitJobs(c decl.ContextOfToolkit) map[string]automata.Job[decl.AgentInput] {
+	if msg, call, ok := pendingToolCall(c.AssistantMessages, c.ToolMessages); ok {
 		key := fmt.Sprintf("tool-%s-%s", msg.ID, call.ID)
-		return map[string]automata.Job[decl.AgentInput]{key: w.toolJob(key, msg, call)}
+		return map[string]automata.Job[decl.AgentInput]{key: w.toolJob(msg, call)}
 	}
-	if sent, last, ok := pendingLLMCall(s); ok {
+	return nil
+}
+
+func (w Work) llmJobs(c decl.ContextOfLlm) map[string]automata.Job[decl.AgentInput] {
+	if _, _, ok := pendingToolCall(c.AssistantMessages, c.ToolMessages); ok {
+		return nil // the tool's result first
+	}
+	if sent, last, ok := pendingLLMCall(c); ok {
 		key := "llm-" + last.ID
-		return map[string]automata.Job[decl.AgentInput]{key: w.llmJob(key, w.request(s.SystemPrompt, sent), last.Timestamp)}
+		return map[string]automata.Job[decl.AgentInput]{key: w.llmJob(key, w.request(c.SystemPrompt, sent), last.Timestamp)}
 	}
 	return nil
 }
 
 // Idle reports whether the state calls for no work.
-func (w Work) Idle(s decl.AgentState) bool { return len(w.Jobs(s)) == 0 }
+func (w Work) Idle(s decl.AgentState) bool {
+	return len(w.toolkitJobs(s.ContextOfToolkit())) == 0 && len(w.llmJobs(s.ContextOfLlm())) == 0
+}
 
-func pendingToolCall(s decl.AgentState) (decl.AssistantMessage, decl.ToolCall, bool) {
-	if len(s.AssistantMessages) == 0 {
+// pendingToolCall returns the earliest tool call of the newest assistant
+// message that has no result yet.
+func pendingToolCall(assistant []decl.AssistantMessage, results []decl.ToolMessage) (decl.AssistantMessage, decl.ToolCall, bool) {
+	if len(assistant) == 0 {
 		return decl.AssistantMessage{}, decl.ToolCall{}, false
 	}
-	newest := s.AssistantMessages[len(s.AssistantMessages)-1] // kept sorted by timestamp
-	if newest.Timestamp <= s.LastSentToLlmAt {
-		return decl.AssistantMessage{}, decl.ToolCall{}, false
-	}
+	newest := assistant[len(assistant)-1]   // kept sorted by timestamp
 	for _, call := range newest.ToolCalls { // in the order the llm asked
-		if !slices.ContainsFunc(s.ToolMessages, func(m decl.ToolMessage) bool { return m.CallID == call.ID }) {
+		if !slices.ContainsFunc(results, func(m decl.ToolMessage) bool { return m.CallID == call.ID }) {
 			return newest, call, true
 		}
 	}
@@ -82,15 +97,15 @@ func pendingToolCall(s decl.AgentState) (decl.AssistantMessage, decl.ToolCall, b
 
 // pendingLLMCall returns the messages to send the llm, up to the newest
 // user or tool message, if that is newer than lastSentToLLMAt.
-func pendingLLMCall(s decl.AgentState) ([]Message, Message, bool) {
-	conv := Conversation(s)
+func pendingLLMCall(c decl.ContextOfLlm) ([]Message, Message, bool) {
+	conv := Conversation(c.UserMessages, c.AssistantMessages, c.ToolMessages)
 	if len(conv) == 0 {
 		return nil, Message{}, false
 	}
 	var last Message
 	newer := false
 	for _, m := range conv {
-		if m.Role != "assistant" && m.Timestamp > s.LastSentToLlmAt {
+		if m.Role != "assistant" && m.Timestamp > c.LastSentToLlmAt {
 			newer, last = true, m
 		}
 	}
@@ -136,16 +151,16 @@ func (w Work) request(system string, conv []Message) llm.Request {
 	return req
 }
 
-// Conversation returns every message of the state, oldest first.
-func Conversation(s decl.AgentState) []Message {
+// Conversation returns every message, oldest first.
+func Conversation(user []decl.UserMessage, assistant []decl.AssistantMessage, tool []decl.ToolMessage) []Message {
 	var conv []Message
-	for _, m := range s.UserMessages {
+	for _, m := range user {
 		conv = append(conv, Message{Role: "user", ID: m.ID, Content: m.Content, Timestamp: m.Timestamp})
 	}
-	for _, m := range s.AssistantMessages {
+	for _, m := range assistant {
 		conv = append(conv, Message{Role: "assistant", ID: m.ID, Content: m.Content, Timestamp: m.Timestamp, ToolCalls: m.ToolCalls})
 	}
-	for _, m := range s.ToolMessages {
+	for _, m := range tool {
 		conv = append(conv, Message{Role: "tool", ID: m.ID, Content: m.Content, Timestamp: m.Timestamp, CallID: m.CallID})
 	}
 	slices.SortStableFunc(conv, func(a, b Message) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
@@ -181,8 +196,9 @@ func (w Work) llmJob(key string, req llm.Request, upTo int64) automata.Job[decl.
 	}
 }
 
-func (w Work) toolJob(key string, msg decl.AssistantMessage, call decl.ToolCall) automata.Job[decl.AgentInput] {
+func (w Work) toolJob(msg decl.AssistantMessage, call decl.ToolCall) automata.Job[decl.AgentInput] {
 	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
+		key := automata.JobKey(ctx)
 		i := slices.IndexFunc(w.Tools, func(t Tool) bool { return t.Name == call.Name })
 		var out string
 		if i < 0 {
