@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/examples/reflexor/decl"
+	"github.com/moora-go/moora/examples/reflexor/impl/agent"
+)
+
+// Stamp is the server's admission step (seed 000: the backend overwrites
+// every input's timestamp): each input is stamped with the time it arrives
+// in Unix milliseconds, and never earlier than the newest input the state
+// has applied, so that time never runs backwards, whatever a browser's clock
+// or a slow job says, and no input is ever rejected as stale.
+func Stamp(now func() time.Time) func(decl.AgentState, decl.AgentInput) (decl.AgentInput, error) {
+	return func(s decl.AgentState, in decl.AgentInput) (decl.AgentInput, error) {
+		ts := max(now().UnixMilli(), s.UserUpdatedAt, s.BrainUpdatedAt, s.ToolkitUpdatedAt)
+		switch in := in.(type) {
+		case decl.UserSendMessage:
+			in.Timestamp = ts
+			return in, nil
+		case decl.BrainCompressHistory:
+			in.Timestamp = ts
+			return in, nil
+		case decl.BrainLoadToolCall:
+			in.Timestamp = ts
+			return in, nil
+		case decl.BrainCallTools:
+			in.Timestamp = ts
+			return in, nil
+		case decl.BrainSendMessageStart:
+			in.Timestamp = ts
+			return in, nil
+		case decl.BrainSendMessageComplete:
+			in.Timestamp = ts
+			return in, nil
+		case decl.ToolkitRespond:
+			in.Timestamp = ts
+			return in, nil
+		case decl.ToolkitError:
+			in.Timestamp = ts
+			return in, nil
+		}
+		return in, fmt.Errorf("reflexor: no timestamp to stamp on %T", in)
+	}
+}
+
+// Open recovers the agent from store (an embedded journal) and starts the
+// work its state calls for, with the server's admission step and work's
+// jobs; opts come after (events, the purity check).
+func Open(store journal.Store, work Work, now func() time.Time, opts ...automata.Option[decl.AgentState, decl.AgentInput]) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
+	opts = append([]automata.Option[decl.AgentState, decl.AgentInput]{
+		automata.WithAdmission(Stamp(now)),
+		agent.WithJobs(work.JobFns()),
+	}, opts...)
+	return journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
+		Codec:         journal.JSONGob[decl.AgentState](decl.DecodeInput),
+		SnapshotEvery: 1_000,
+	}, opts...)
+}
+
+// Idle reports whether the state calls for no work.
+func (w Work) Idle(s decl.AgentState) bool {
+	return len(w.brainJobs(s.ContextOfBrain())) == 0 && len(w.toolkitJobs(s.ContextOfToolkit())) == 0
+}

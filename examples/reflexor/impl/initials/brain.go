@@ -1,0 +1,7 @@
+package initials
+
+import "github.com/moora-go/moora/examples/reflexor/decl"
+
+// Brain returns the initial state of actor brain: nothing said, nothing
+// summarised, nothing asked.
+func Brain() decl.StateOfBrain { return decl.StateOfBrain{} }
