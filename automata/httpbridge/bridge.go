@@ -1,0 +1,566 @@
+package httpbridge
+
+import (
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/journal"
+)
+
+// Agent is a running agent the bridge serves. A *journal.Machine is one;
+// Memory adapts an *automata.Machine whose output is its state (a generated
+// agent's agent.Create).
+type Agent[S, I any] interface {
+	// Dispatch applies input and returns nil once it is applied (and, for
+	// a durable agent, journaled), or an error if it never will be.
+	Dispatch(ctx context.Context, input I) error
+	// Subscribe calls fn with the current state, then with the state
+	// after each applied input, in order, on the goroutine applying them.
+	Subscribe(fn func(state S)) (unsubscribe func())
+}
+
+// durable is what a journal adds to an Agent: sequence numbers that survive
+// restarts, and the history to resume from.
+type durable[S, I any] interface {
+	Seq() uint64
+	StateAt(seq uint64) (S, error)
+	Inputs(from, to uint64) ([]journal.Entry[I], error)
+}
+
+var _ durable[int, int] = (*journal.Machine[int, int])(nil)
+
+// Memory adapts an in-memory machine to Agent: Dispatch is its DispatchWait.
+// Its inputs have no sequence numbers that survive a restart, so the bridge
+// numbers them itself, from its start, and tags its event ids with an epoch
+// that changes when the process restarts (a client that comes back then gets
+// a resync, never deltas from another history).
+func Memory[S, I any](m *automata.Machine[S, I, S]) Agent[S, I] { return memory[S, I]{m} }
+
+type memory[S, I any] struct{ m *automata.Machine[S, I, S] }
+
+func (a memory[S, I]) Dispatch(ctx context.Context, in I) error { return a.m.DispatchWait(ctx, in) }
+func (a memory[S, I]) Subscribe(fn func(S)) func()              { return a.m.Subscribe(fn) }
+
+// Config configures a Bridge. Decode, View and Auth are required.
+type Config[S, I, V any] struct {
+	// Decode decodes and validates a posted input: the agent's generated
+	// decl.DecodeInput.
+	Decode func(data []byte) (I, error)
+	// View is the projection of the state that browsers see, such as
+	// decl.AgentState.ContextOfUser: what the user actor observes.
+	View func(state S) V
+	// Auth accepts or refuses a request (its error is the 401 message):
+	// Bearer(token), AllowAll, or a hook of the program's own (a session
+	// cookie, say). GET streams also accept a query token from /token.
+	Auth func(r *http.Request) error
+
+	// InputID returns the client-chosen id inside an input (such as a
+	// message's id), or "" if it has none: a POST whose input has the id of
+	// one applied recently is answered as that one was, not applied again.
+	// For a durable agent the window survives a restart: the last
+	// DedupWindow journaled inputs are read back when the bridge starts.
+	// Without InputID, the Idempotency-Key header plays that role, in
+	// memory only.
+	InputID func(input I) string
+	// DedupWindow is how many recent input ids are remembered. Default 4096.
+	DedupWindow int
+
+	// AllowOrigins lists the origins (scheme://host[:port]) other than the
+	// bridge's own whose pages may call it. Default: none, same origin only.
+	AllowOrigins []string
+	// MaxBody bounds a POSTed input, in bytes (413 beyond). Default 64 KiB.
+	MaxBody int64
+	// InputTimeout bounds how long a POST waits for its input to be taken
+	// up by the agent (503 after). Default 30 s.
+	InputTimeout time.Duration
+
+	// Ring is how many deltas are kept for reconnecting clients, and
+	// RingBytes how many bytes of them; the older are dropped first.
+	// Defaults 4096 and 16 MiB. A durable agent resumes older ids from its
+	// journal (one delta); an in-memory one sends a resync.
+	Ring      int
+	RingBytes int
+	// Heartbeat is the interval of the comment lines that keep idle
+	// streams open through proxies. Default 15 s.
+	Heartbeat time.Duration
+	// WriteTimeout bounds each write to an SSE client: one that does not
+	// take its bytes in that time is dropped (and resumes when it
+	// reconnects). It replaces the server's WriteTimeout for streams,
+	// which last longer. Default 10 s.
+	WriteTimeout time.Duration
+
+	// Streams are the token streams served at /streams/{name}. Optional.
+	Streams *Streams
+	// Logger receives the errors that have no client to go to. Default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Bridge serves an agent over HTTP: see the package documentation for its
+// routes. It is an http.Handler; Close ends its streams.
+type Bridge[S, I, V any] struct {
+	agent   Agent[S, I]
+	durable durable[S, I] // nil for an in-memory agent
+	cfg     Config[S, I, V]
+	epoch   string // "" when ids are journal sequence numbers
+	tokens  queryTokens
+	mux     *http.ServeMux
+	log     *slog.Logger
+	unsub   func()
+
+	dedup dedup
+
+	closing   chan struct{}
+	closeOnce sync.Once
+
+	// Guarded by mu, written by the subscriber (on the goroutine applying
+	// inputs) and read by the streams:
+	//   - view is the projection of the state after input seq;
+	//   - ring holds the deltas, oldest first, each from its base to its
+	//     seq, the base of each the seq of the one before (views in between
+	//     are equal); a client at any seq in [floor, seq] can be brought up
+	//     to date from the ring;
+	//   - changed is closed and replaced when seq moves or the bridge
+	//     closes.
+	mu        sync.Mutex
+	started   bool
+	seq       uint64
+	view      V
+	last      uint64 // seq of the newest delta, or floor
+	ring      []delta
+	ringBytes int
+	floor     uint64
+	changed   chan struct{}
+}
+
+// delta is one state event, encoded once for every client.
+type delta struct {
+	base, seq uint64
+	event     []byte
+}
+
+//go:embed client.js
+var clientFS embed.FS
+
+// New starts serving agent. It subscribes to the agent at once; call Close
+// when done.
+func New[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, I, V], error) {
+	if cfg.Decode == nil || cfg.View == nil {
+		return nil, errors.New("httpbridge: Config.Decode and Config.View are required")
+	}
+	if cfg.Auth == nil {
+		return nil, errors.New("httpbridge: Config.Auth is required (Bearer(token), AllowAll on a trusted network, or a hook of your own)")
+	}
+	for _, o := range cfg.AllowOrigins {
+		if o == "*" || !strings.Contains(o, "://") || strings.HasSuffix(o, "/") {
+			return nil, fmt.Errorf("httpbridge: Config.AllowOrigins: %q is not scheme://host[:port]", o)
+		}
+	}
+	setDefault(&cfg.DedupWindow, 4096)
+	setDefault(&cfg.MaxBody, 64<<10)
+	setDefault(&cfg.InputTimeout, 30*time.Second)
+	setDefault(&cfg.Ring, 4096)
+	setDefault(&cfg.RingBytes, 16<<20)
+	setDefault(&cfg.Heartbeat, 15*time.Second)
+	setDefault(&cfg.WriteTimeout, 10*time.Second)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	key := make([]byte, 32)
+	rand.Read(key)
+	b := &Bridge[S, I, V]{
+		agent:   agent,
+		cfg:     cfg,
+		tokens:  queryTokens{key: key, now: time.Now},
+		log:     cfg.Logger,
+		closing: make(chan struct{}),
+		changed: make(chan struct{}),
+		dedup:   newDedup(cfg.DedupWindow),
+	}
+	if d, ok := agent.(durable[S, I]); ok {
+		b.durable = d
+	} else {
+		epoch := make([]byte, 4)
+		rand.Read(epoch)
+		b.epoch = hex.EncodeToString(epoch) // a fresh random value per bridge
+	}
+	if b.durable != nil && cfg.InputID != nil {
+		if err := b.loadRecentIDs(); err != nil {
+			return nil, err
+		}
+	}
+	ready := make(chan struct{})
+	b.unsub = agent.Subscribe(func(state S) { b.observe(state, ready) })
+	select {
+	case <-ready:
+	case <-time.After(time.Minute): // only if the agent is stuck
+		b.unsub()
+		return nil, errors.New("httpbridge: the agent did not deliver its state within a minute")
+	}
+	b.mux = http.NewServeMux()
+	b.mux.HandleFunc("POST /inputs", b.postInput)
+	b.mux.HandleFunc("GET /state", b.getState)
+	b.mux.HandleFunc("GET /streams/{name}", b.getStream)
+	b.mux.HandleFunc("GET /token", b.getToken)
+	b.mux.HandleFunc("GET /client.js", b.getClient)
+	return b, nil
+}
+
+func setDefault[T int | int64 | time.Duration](v *T, d T) {
+	if *v <= 0 {
+		*v = d
+	}
+}
+
+// loadRecentIDs reads the ids of the last DedupWindow journaled inputs.
+func (b *Bridge[S, I, V]) loadRecentIDs() error {
+	to := b.durable.Seq()
+	from := uint64(1)
+	if to > uint64(b.cfg.DedupWindow) {
+		from = to - uint64(b.cfg.DedupWindow) + 1
+	}
+	entries, err := b.durable.Inputs(from, to)
+	if err != nil {
+		return fmt.Errorf("httpbridge: reading the recent input ids from the journal: %w", err)
+	}
+	for _, e := range entries {
+		if id := b.cfg.InputID(e.Input); id != "" {
+			b.dedup.remember(id, e.Seq)
+		}
+	}
+	return nil
+}
+
+// observe is the bridge's subscriber: the first call is the current state,
+// each later one the state after one more input.
+func (b *Bridge[S, I, V]) observe(state S, ready chan struct{}) {
+	view := b.cfg.View(state)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.started {
+		b.started = true
+		if b.durable != nil {
+			// The replay runs between two commits, so the journal's
+			// sequence number is the state's.
+			b.seq = b.durable.Seq()
+		}
+		b.view, b.floor, b.last = view, b.seq, b.seq
+		close(ready)
+		return
+	}
+	b.seq++
+	ops, err := diff(b.view, view)
+	b.view = view
+	if err != nil {
+		// No delta can describe it: every client resyncs.
+		b.log.Error("httpbridge: the view would not encode; clients resync", "seq", b.seq, "err", err)
+		b.ring, b.ringBytes = nil, 0
+		b.floor, b.last = b.seq, b.seq
+		b.notifyLocked()
+		return
+	}
+	if len(ops) == 0 {
+		return // the view did not change: no event, but every id from last on is current
+	}
+	d := delta{base: b.last, seq: b.seq}
+	data, err := json.Marshal(struct {
+		Base  uint64 `json:"base"`
+		Seq   uint64 `json:"seq"`
+		Patch []op   `json:"patch"`
+	}{d.base, d.seq, ops})
+	if err != nil { // cannot happen: the values are already JSON
+		panic(err)
+	}
+	d.event = appendEvent(nil, b.id(d.seq), "delta", data)
+	b.last = d.seq
+	b.ring = append(b.ring, d)
+	b.ringBytes += len(d.event)
+	drop := 0
+	for len(b.ring)-drop > b.cfg.Ring || (b.ringBytes > b.cfg.RingBytes && len(b.ring)-drop > 1) {
+		b.ringBytes -= len(b.ring[drop].event)
+		b.floor = b.ring[drop].seq
+		drop++
+	}
+	if drop > 0 {
+		// Compact rarely: only when the dropped half is worth moving.
+		if drop*2 >= len(b.ring) || cap(b.ring) > 2*b.cfg.Ring {
+			b.ring = append(b.ring[:0:0], b.ring[drop:]...)
+		} else {
+			clear(b.ring[:drop])
+			b.ring = b.ring[drop:]
+		}
+	}
+	b.notifyLocked()
+}
+
+func (b *Bridge[S, I, V]) notifyLocked() {
+	close(b.changed)
+	b.changed = make(chan struct{})
+}
+
+func (b *Bridge[S, I, V]) id(seq uint64) string { return eventID{seq: seq, epoch: b.epoch}.String() }
+
+// appendEvent appends one SSE event; data is one line of JSON.
+func appendEvent(dst []byte, id, event string, data []byte) []byte {
+	if id != "" {
+		dst = append(dst, "id: "...)
+		dst = append(dst, id...)
+		dst = append(dst, '\n')
+	}
+	dst = append(dst, "event: "...)
+	dst = append(dst, event...)
+	dst = append(dst, "\ndata: "...)
+	dst = append(dst, data...)
+	return append(dst, "\n\n"...)
+}
+
+// Close ends every stream the bridge serves (the clients get a "close"
+// event) and unsubscribes from the agent. Give it to
+// http.Server.RegisterOnShutdown, so that Shutdown, which waits for
+// handlers to return, does not wait for the streams' clients to leave.
+func (b *Bridge[S, I, V]) Close() {
+	b.closeOnce.Do(func() {
+		close(b.closing)
+		b.unsub()
+	})
+}
+
+// ServeHTTP serves the bridge's routes: see the package documentation.
+func (b *Bridge[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !b.checkOrigin(w, r) {
+		return
+	}
+	if r.Method == http.MethodOptions {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	if r.URL.Path != "/client.js" && !b.authorize(w, r) {
+		return
+	}
+	b.mux.ServeHTTP(w, r)
+}
+
+// apiError is the body of every error response.
+type apiError struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, format string, args ...any) {
+	writeJSON(w, status, apiError{Error: fmt.Sprintf(format, args...)})
+}
+
+// checkOrigin enforces the CORS allow-list. A request without Origin (not
+// from a browser, or a same-origin GET) passes; one from the bridge's own
+// origin passes; one from a listed origin passes with the CORS headers;
+// every other is refused with 403.
+func (b *Bridge[S, I, V]) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	scheme := "http"
+	if r.TLS != nil {
+		scheme = "https"
+	}
+	if origin == scheme+"://"+r.Host {
+		return true
+	}
+	if !slices.Contains(b.cfg.AllowOrigins, origin) {
+		writeError(w, http.StatusForbidden, "origin %q is not allowed (Config.AllowOrigins)", truncate(origin, 100))
+		return false
+	}
+	h := w.Header()
+	h.Set("Access-Control-Allow-Origin", origin)
+	h.Add("Vary", "Origin")
+	h.Set("Access-Control-Allow-Credentials", "true")
+	if r.Method == http.MethodOptions {
+		h.Set("Access-Control-Allow-Methods", "GET, POST")
+		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, Last-Event-ID")
+		h.Set("Access-Control-Max-Age", "600")
+	}
+	return true
+}
+
+// authorize runs the Auth hook; GET requests may instead carry a query
+// token from /token in access_token.
+func (b *Bridge[S, I, V]) authorize(w http.ResponseWriter, r *http.Request) bool {
+	if tok := r.URL.Query().Get("access_token"); tok != "" && r.Method == http.MethodGet && r.URL.Path != "/token" {
+		if err := b.tokens.check(tok); err != nil {
+			writeError(w, http.StatusUnauthorized, "%v", err)
+			return false
+		}
+		return true
+	}
+	if err := b.cfg.Auth(r); err != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="httpbridge"`)
+		writeError(w, http.StatusUnauthorized, "unauthorized: %v", err)
+		return false
+	}
+	return true
+}
+
+// getToken issues a query token, for clients that cannot set headers
+// (EventSource).
+func (b *Bridge[S, I, V]) getToken(w http.ResponseWriter, r *http.Request) {
+	tok, exp := b.tokens.issue()
+	writeJSON(w, http.StatusOK, struct {
+		Token   string `json:"token"`
+		Expires int64  `json:"expires"`
+	}{tok, exp.Unix()})
+}
+
+func (b *Bridge[S, I, V]) getClient(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+	http.ServeFileFS(w, r, clientFS, "client.js")
+}
+
+// postResult is the body of a successful POST /inputs.
+type postResult struct {
+	// Seq is a position of the journal whose state includes the input:
+	// its own sequence number, or a later one when other inputs were
+	// journaled in the same commit. Absent for an in-memory agent.
+	Seq *uint64 `json:"seq,omitempty"`
+	// Duplicate says the input id was seen already: nothing was applied.
+	Duplicate bool `json:"duplicate,omitempty"`
+}
+
+func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+			writeError(w, http.StatusUnsupportedMediaType, "content type %q: want application/json", truncate(ct, 100))
+			return
+		}
+	} else {
+		writeError(w, http.StatusUnsupportedMediaType, "missing Content-Type: want application/json")
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, b.cfg.MaxBody))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "the input is over %d bytes (Config.MaxBody)", tooBig.Limit)
+			return
+		}
+		writeError(w, http.StatusBadRequest, "reading the input: %v", err)
+		return
+	}
+	in, err := b.cfg.Decode(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if b.cfg.InputID != nil {
+		key = b.cfg.InputID(in)
+	} else if err := checkKey(key); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), b.cfg.InputTimeout)
+	defer cancel()
+	for {
+		seq, dup, wait := b.dedup.begin(key)
+		if dup {
+			writeJSON(w, http.StatusOK, b.result(seq, true))
+			return
+		}
+		if wait != nil { // the same id is in flight: wait for its outcome
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				writeError(w, http.StatusServiceUnavailable, "an input with the same id is still being applied")
+				return
+			}
+		}
+		break
+	}
+	err = b.agent.Dispatch(ctx, in)
+	var seq uint64
+	if err == nil && b.durable != nil {
+		seq = b.durable.Seq()
+	}
+	b.dedup.end(key, seq, err == nil)
+	if err != nil {
+		status := http.StatusUnprocessableEntity
+		var failed *automata.FailError
+		switch {
+		case errors.Is(err, automata.ErrClosed):
+			status = http.StatusServiceUnavailable
+		case errors.As(err, &failed):
+			status = http.StatusInternalServerError
+			err = errors.New("the agent has failed")
+		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+			status = http.StatusServiceUnavailable
+			err = errors.New("the agent did not take the input up in time; it was not applied")
+		}
+		writeError(w, status, "input not applied: %v", err)
+		return
+	}
+	if b.durable != nil {
+		b.waitSeq(ctx, seq) // so that a client that reads the state stream next finds it
+	}
+	writeJSON(w, http.StatusOK, b.result(seq, false))
+}
+
+func (b *Bridge[S, I, V]) result(seq uint64, dup bool) postResult {
+	r := postResult{Duplicate: dup}
+	if b.durable != nil {
+		r.Seq = &seq
+	}
+	return r
+}
+
+// waitSeq waits until the bridge has observed the state after seq.
+func (b *Bridge[S, I, V]) waitSeq(ctx context.Context, seq uint64) {
+	for {
+		b.mu.Lock()
+		at, ch := b.seq, b.changed
+		b.mu.Unlock()
+		if at >= seq {
+			return
+		}
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return
+		case <-b.closing:
+			return
+		}
+	}
+}
+
+// checkKey accepts an absent Idempotency-Key or 1 to 128 printable ASCII
+// characters.
+func checkKey(k string) error {
+	if len(k) > 128 {
+		return fmt.Errorf("Idempotency-Key of %d bytes: want at most 128", len(k))
+	}
+	for i := 0; i < len(k); i++ {
+		if k[i] < 0x21 || k[i] > 0x7e {
+			return fmt.Errorf("Idempotency-Key: byte %d is not printable ASCII", i)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,132 @@
+// Package httpbridge serves any agent to browsers over HTTP, on net/http:
+// validated inputs in, resumable state and token streams out. It is seed
+// 000's server architecture — the browser turns UI events into inputs and
+// POSTs them, the server applies the transition (and stamps the time), the
+// new state goes back to every browser over server-sent events, and streamed
+// message text goes over a separate route and never enters the state — with
+// event ids taken from the journal, so that a reconnect neither loses nor
+// duplicates anything.
+//
+//	b, err := httpbridge.New[decl.AgentState, decl.AgentInput, decl.ContextOfUser](m, httpbridge.Config[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{
+//		Decode:  decl.DecodeInput,
+//		View:    decl.AgentState.ContextOfUser,
+//		Auth:    httpbridge.Bearer(token),
+//		InputID: func(in decl.AgentInput) string { ... the message id ... },
+//		Streams: streams, // written by the llm's jobs
+//	})
+//	srv := &http.Server{Addr: addr, Handler: http.StripPrefix("/agent", b),
+//		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
+//	srv.RegisterOnShutdown(b.Close)
+//
+// m is a *journal.Machine (durable: event ids are journal sequence numbers)
+// or httpbridge.Memory(agent.Create(...)) (in memory: ids from the bridge's
+// start, tagged with an epoch). Server-side timestamps are the agent's
+// automata.WithAdmission step, which every input goes through, POSTed or
+// dispatched by a job.
+//
+// # Routes
+//
+// POST /inputs — one input, as JSON with its "type" discriminator
+// (Content-Type: application/json). The body is read through
+// http.MaxBytesReader (Config.MaxBody: 413 beyond), decoded and validated by
+// Config.Decode (400, with the decoder's message, which names the field path
+// and the rule: `decoding input "send-user-message": /content: expected
+// string, but got number`), and dispatched to the agent, through its
+// admission steps. The answer comes once the input is applied — for a
+// durable agent, once it is on disk — as {"seq": n}: a journal position whose
+// state includes the input (its own number, or a later one when other inputs
+// went into the same group commit), which the state stream reaches before
+// the answer is sent. An input the agent rejects gets 422 with the
+// admission step's error; a closed agent 503, a failed one 500. Nothing is
+// journaled unless the answer is 200.
+//
+// Retries are idempotent within a window: with Config.InputID, the id inside
+// the input (a message's id, chosen by the client) is the key; without it,
+// the Idempotency-Key header. A POST whose key was applied among the last
+// Config.DedupWindow keyed inputs (default 4096) is answered
+// {"seq": n, "duplicate": true} and applies nothing; one whose key is in
+// flight waits for it. For a durable agent with InputID the window survives
+// restarts: New reads the ids of the last DedupWindow journaled inputs back.
+// The Idempotency-Key window is in memory only.
+//
+// GET /state — the state stream (text/event-stream). Browsers see a
+// projection of the state, Config.View (such as the user actor's
+// ContextOfUser: what the user observes, not the whole agent). Events:
+//
+//	id: 42
+//	event: snapshot
+//	data: {"seq":42,"view":{...}}
+//
+//	id: 43
+//	event: delta
+//	data: {"base":42,"seq":43,"patch":[{"op":"add","path":"/userMessages/-","value":{...}}]}
+//
+// The first event is a snapshot of the view; then one delta per applied input
+// that changed the view, as a JSON Patch (RFC 6902: add, remove, replace),
+// chosen over JSON Merge Patch because a growing array is one "add
+// /messages/-" instead of the whole array: a delta's size follows the change,
+// not the state. A delta applies to a view at any seq from base up to, not
+// including, seq (inputs in between did not change the view); a client at
+// another seq has missed something and must reconnect. The id is the seq:
+// for a durable agent the journal's sequence number, so it stays valid across
+// restarts; for an in-memory one "seq-epoch", the epoch changing with every
+// bridge.
+//
+// A reconnect names its last id in Last-Event-ID (or the lastEventId query
+// parameter). The bridge answers with exactly the deltas after it from a ring
+// of recent deltas (Config.Ring, 4096, and Config.RingBytes, 16 MiB); for a
+// durable agent an id older than the ring gets one delta computed from the
+// journal (StateAt) to now; when neither is possible — an id from another
+// epoch, from the future, or past what the journal keeps — a "resync" event
+// with a fresh snapshot. Comment lines (": heartbeat") come every
+// Config.Heartbeat. There is no per-connection queue: every client reads the
+// shared ring through its own cursor, so a slow client costs no memory beyond
+// its goroutine and socket; one that falls behind the ring gets a resync in
+// place, and one that stops reading is dropped when a write takes longer than
+// Config.WriteTimeout, and resumes when it returns.
+//
+// GET /streams/{name} — a token stream (see Streams): the text written so far
+// as one "chunk" event, then each new chunk, then an "end" event with the
+// whole text, after which the response ends. A chunk's id is the byte offset
+// of its end; Last-Event-ID resumes from such an offset. A stream that nobody
+// has written to yet is waited for, so a page may follow a reply before the
+// job that writes it has started. Names are 1 to 128 of A-Z a-z 0-9 . _ ~ : -.
+//
+// GET /token — a query token, {"token": "...", "expires": unix-seconds},
+// for pages that use EventSource, which cannot send an Authorization header:
+// GET /state?access_token=... and GET /streams/{name}?access_token=... accept
+// it for one minute after it is issued (checked when the stream opens, so an
+// EventSource must fetch a new token before it reconnects: close it on error
+// and open another). Tokens are HMAC-signed with a key that lives as long as
+// the bridge. A cookie works through a custom Auth hook.
+//
+// GET /client.js — the ES module client (no build step, served from an
+// embed.FS): connect(base, {token}) follows the state stream with fetch (which
+// can send Authorization and Last-Event-ID), applies the snapshot and deltas,
+// checks each delta's base against its seq and reconnects from its last id on
+// a gap or any error; post(input) posts an input; until(seq) waits for the
+// state to include it; follow(name, fn) follows a token stream, resuming by
+// offset; onState(fn) hands the view to the page.
+//
+// # Guards
+//
+// Config.Auth is required: Bearer(token) (constant-time compare), AllowAll, or
+// a hook of the program's own; /client.js needs none. CORS: a request whose
+// Origin is neither the bridge's own (scheme and Host of the request) nor in
+// Config.AllowOrigins is refused with 403, preflights included; a listed one
+// gets the CORS headers, with credentials. Behind a proxy that changes Host,
+// list the public origin. Timeouts: the http.Server's ReadTimeout and
+// WriteTimeout bound ordinary requests; SSE responses extend their own
+// write deadline before every write (http.ResponseController), so a stream
+// outlives WriteTimeout for as long as its client reads. Shutdown:
+// Server.Shutdown waits for handlers to return, and SSE handlers do not return
+// on their own; register Close with RegisterOnShutdown and every stream ends
+// with a "close" event.
+//
+// # What it is not
+//
+// Not a framework: the bridge is an http.Handler for one agent; serve several
+// agents by mounting several bridges. Not a WebSocket server: inputs go up
+// as POSTs, state comes down as SSE. Not a session store: who may do what is
+// the Auth hook's business, and every authorized client sees the same view.
+package httpbridge

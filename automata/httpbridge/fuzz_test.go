@@ -1,0 +1,80 @@
+package httpbridge
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzParseEventID: any Last-Event-ID is read back as written or refused
+// with an error, never a panic; what is accepted prints back the same.
+func FuzzParseEventID(f *testing.F) {
+	for _, s := range []string{"0", "17", "18446744073709551615", "18446744073709551616", "12-ab01", "-", "1-", "01", "1-AB", " 1", "1x", strings.Repeat("9", 41)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		id, err := parseEventID(s)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		if id.String() != s {
+			t.Fatalf("%q read as %+v, which prints %q", s, id, id.String())
+		}
+		if _, err := parseOffset(s); err == nil && strings.Contains(s, "-") {
+			t.Fatalf("offset %q accepted", s)
+		}
+	})
+}
+
+// FuzzQueryToken: only a token the bridge signed, unexpired, is accepted.
+func FuzzQueryToken(f *testing.F) {
+	q := queryTokens{key: []byte("0123456789abcdef0123456789abcdef"), now: func() time.Time { return time.Unix(1_700_000_000, 0) }}
+	good, _ := q.issue()
+	for _, s := range []string{good, "", ".", "1.", "99999999999.AAAA", good + "x", strings.ToUpper(good)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if err := q.check(s); err == nil && s != good {
+			t.Fatalf("accepted %q, which the bridge did not issue", s)
+		}
+	})
+}
+
+// FuzzPostInput sends arbitrary bodies to POST /inputs: each gets a JSON
+// answer with a 2xx or 4xx status, and an input is applied only on 200.
+func FuzzPostInput(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"send-user-message","id":"u1","content":"hi","timestamp":0}`,
+		`{"type":"send-user-message","id":"u1","content":5,"timestamp":0}`,
+		`{"type":"nope"}`, `{`, `[]`, `null`, `{"type":"send-user-message","id":"u1","content":"hi","timestamp":1e400}`,
+		`{"type":"send-assi-message","id":"a","content":"x","timestamp":-1} {}`,
+	} {
+		f.Add([]byte(s))
+	}
+	fx := newFixture(f, func(c *Config[state, input, view]) { c.MaxBody = 4096 })
+	f.Fuzz(func(t *testing.T, body []byte) {
+		before := len(fx.m.Current().UserMessages)
+		req := httptest.NewRequest("POST", "/inputs", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		w := httptest.NewRecorder()
+		fx.b.ServeHTTP(w, req)
+		if w.Code >= 500 {
+			t.Fatalf("%d for %q: %s", w.Code, body, w.Body)
+		}
+		if !json.Valid(w.Body.Bytes()) {
+			t.Fatalf("answer is not JSON: %q", w.Body)
+		}
+		after := len(fx.m.Current().UserMessages)
+		if w.Code != http.StatusOK && after != before {
+			t.Fatalf("%d, yet the user messages went from %d to %d", w.Code, before, after)
+		}
+	})
+}

@@ -1,0 +1,260 @@
+package httpbridge
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// sse is one SSE response: writes with a deadline each, flushed.
+type sse struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func startSSE(w http.ResponseWriter, timeout time.Duration) *sse {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	w.WriteHeader(http.StatusOK)
+	return &sse{w: w, rc: http.NewResponseController(w), timeout: timeout}
+}
+
+// write writes and flushes p, within the write timeout: a client that does
+// not take its bytes in time is dropped.
+func (s *sse) write(p ...[]byte) error {
+	// Each write gets its own deadline, which replaces the server's
+	// WriteTimeout: the stream lives as long as the client reads.
+	if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && err != http.ErrNotSupported {
+		return err
+	}
+	for _, b := range p {
+		if _, err := s.w.Write(b); err != nil {
+			return err
+		}
+	}
+	return s.rc.Flush()
+}
+
+var (
+	heartbeat  = []byte(": heartbeat\n\n")
+	closeEvent = []byte("event: close\ndata: {}\n\n")
+	retryLine  = []byte("retry: 1000\n\n")
+)
+
+// maxBatch bounds the deltas written at once.
+const maxBatch = 256
+
+// getState serves the state stream: a snapshot (or, on a reconnect, the
+// missing deltas, or a resync), then the deltas as they come.
+func (b *Bridge[S, I, V]) getState(w http.ResponseWriter, r *http.Request) {
+	last := r.Header.Get("Last-Event-ID")
+	if q := r.URL.Query().Get("lastEventId"); q != "" {
+		last = q
+	}
+	var from eventID
+	resume := last != ""
+	if resume {
+		var err error
+		if from, err = parseEventID(last); err != nil {
+			writeError(w, http.StatusBadRequest, "Last-Event-ID: %v", err)
+			return
+		}
+	}
+	ctx := r.Context()
+
+	// Where to start: take the current view and seq in one go, so that
+	// nothing falls between the first event and the deltas after it.
+	b.mu.Lock()
+	seq, view, floor := b.seq, b.view, b.floor
+	b.mu.Unlock()
+	var first []byte
+	cursor := seq
+	switch {
+	case !resume:
+		first = b.snapshotEvent("snapshot", seq, view)
+	case from.epoch != b.epoch || from.seq > seq:
+		first = b.snapshotEvent("resync", seq, view) // another history
+	case from.seq >= floor:
+		cursor = from.seq // the ring has every delta after it
+	case b.durable != nil:
+		first = b.catchUp(from.seq, seq, view)
+	default:
+		first = b.snapshotEvent("resync", seq, view)
+	}
+	out := startSSE(w, b.cfg.WriteTimeout)
+	if err := out.write(retryLine, first); err != nil {
+		return
+	}
+	tick := time.NewTicker(b.cfg.Heartbeat)
+	defer tick.Stop()
+	batch := make([][]byte, 0, 16)
+	for {
+		b.mu.Lock()
+		batch = batch[:0]
+		if cursor < b.floor {
+			// The ring moved past this client (it read too slowly):
+			// start it over.
+			seq, view := b.seq, b.view
+			b.mu.Unlock()
+			if out.write(b.snapshotEvent("resync", seq, view)) != nil {
+				return
+			}
+			cursor = seq
+			continue
+		}
+		i := b.ringIndexLocked(cursor)
+		for ; i < len(b.ring) && len(batch) < maxBatch; i++ {
+			batch = append(batch, b.ring[i].event)
+			cursor = b.ring[i].seq
+		}
+		if i == len(b.ring) && b.seq > cursor {
+			cursor = b.seq // the inputs after the last delta left the view as it was
+		}
+		changed := b.changed
+		b.mu.Unlock()
+		if len(batch) > 0 {
+			if out.write(batch...) != nil {
+				return
+			}
+			clear(batch)
+			continue
+		}
+		select {
+		case <-changed:
+		case <-tick.C:
+			if out.write(heartbeat) != nil {
+				return
+			}
+		case <-ctx.Done():
+			return
+		case <-b.closing:
+			out.write(closeEvent)
+			return
+		}
+	}
+}
+
+// ringIndexLocked returns the index of the first delta after seq.
+func (b *Bridge[S, I, V]) ringIndexLocked(seq uint64) int {
+	lo, hi := 0, len(b.ring)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if b.ring[m].seq <= seq {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+func (b *Bridge[S, I, V]) snapshotEvent(kind string, seq uint64, view V) []byte {
+	data, err := json.Marshal(struct {
+		Seq  uint64 `json:"seq"`
+		View V      `json:"view"`
+	}{seq, view})
+	if err != nil {
+		b.log.Error("httpbridge: encoding the view", "seq", seq, "err", err)
+		data = []byte(`{"seq":` + strconv.FormatUint(seq, 10) + `,"view":null}`)
+	}
+	return appendEvent(nil, b.id(seq), kind, data)
+}
+
+// catchUp brings a client at from, older than the ring, to seq, from the
+// journal: one delta from the state at from to view; a resync if the
+// journal no longer reaches back that far.
+func (b *Bridge[S, I, V]) catchUp(from, seq uint64, view V) []byte {
+	old, err := b.durable.StateAt(from)
+	if err != nil {
+		return b.snapshotEvent("resync", seq, view)
+	}
+	ops, err := diff(b.cfg.View(old), view)
+	if err != nil {
+		return b.snapshotEvent("resync", seq, view)
+	}
+	if ops == nil {
+		ops = []op{}
+	}
+	data, _ := json.Marshal(struct {
+		Base  uint64 `json:"base"`
+		Seq   uint64 `json:"seq"`
+		Patch []op   `json:"patch"`
+	}{from, seq, ops})
+	return appendEvent(nil, b.id(seq), "delta", data)
+}
+
+// getStream serves a token stream: the text so far, the chunks as they
+// come, then the end event with the whole text.
+func (b *Bridge[S, I, V]) getStream(w http.ResponseWriter, r *http.Request) {
+	if b.cfg.Streams == nil {
+		writeError(w, http.StatusNotFound, "this bridge serves no token streams (Config.Streams)")
+		return
+	}
+	name := r.PathValue("name")
+	if err := checkStreamName(name); err != nil {
+		writeError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	offset := 0
+	last := r.Header.Get("Last-Event-ID")
+	if q := r.URL.Query().Get("lastEventId"); q != "" {
+		last = q
+	}
+	if last != "" {
+		var err error
+		if offset, err = parseOffset(last); err != nil {
+			writeError(w, http.StatusBadRequest, "Last-Event-ID: %v", err)
+			return
+		}
+	}
+	streams := b.cfg.Streams
+	st, err := streams.open(name)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "%v", err)
+		return
+	}
+	defer streams.release(st)
+	if _, _, _, ok := streams.read(st, offset); !ok {
+		writeError(w, http.StatusBadRequest, "Last-Event-ID: offset %d is not a position of stream %q", offset, name)
+		return
+	}
+	out := startSSE(w, b.cfg.WriteTimeout)
+	if out.write(retryLine) != nil {
+		return
+	}
+	tick := time.NewTicker(b.cfg.Heartbeat)
+	defer tick.Stop()
+	ctx := r.Context()
+	for {
+		text, ended, changed, _ := streams.read(st, offset)
+		if len(text) > 0 {
+			offset += len(text)
+			data, _ := json.Marshal(string(text))
+			if out.write(appendEvent(nil, strconv.Itoa(offset), "chunk", data)) != nil {
+				return
+			}
+			continue
+		}
+		if ended {
+			data, _ := json.Marshal(string(streams.whole(st)))
+			out.write(appendEvent(nil, strconv.Itoa(offset), "end", data))
+			return
+		}
+		select {
+		case <-changed:
+		case <-tick.C:
+			if out.write(heartbeat) != nil {
+				return
+			}
+		case <-ctx.Done():
+			return
+		case <-b.closing:
+			out.write(closeEvent)
+			return
+		}
+	}
+}

@@ -1,0 +1,209 @@
+package httpbridge
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Streams holds the token streams of an agent: named texts that effects and
+// jobs write chunk by chunk (an LLM's reply as it is generated) and that
+// browsers follow over SSE, outside the state. A Bridge serves the Streams
+// of its Config at GET /streams/{name}.
+//
+// A stream exists from its first Write, or from the first reader that asks
+// for it (a browser may ask before the job has started); it ends with End.
+// A stream that ended, or that a reader opened and nobody wrote to, is freed
+// after StreamOptions.Keep. Its methods are safe for concurrent use.
+type Streams struct {
+	opts StreamOptions
+
+	mu      sync.Mutex
+	streams map[string]*stream
+	closed  bool
+}
+
+// StreamOptions configure Streams; the zero value gives the defaults.
+type StreamOptions struct {
+	// Keep is how long a stream is kept after End (for late joiners and
+	// reconnects), and how long one that a reader opened waits for its
+	// first Write. Default: one minute.
+	Keep time.Duration
+	// MaxStreams bounds the streams held at once; a Write or a reader that
+	// would open one more gets ErrTooManyStreams. Default: 1024.
+	MaxStreams int
+	// MaxBytes bounds the text of one stream. Default: 1 MiB.
+	MaxBytes int
+}
+
+// ErrTooManyStreams is returned when StreamOptions.MaxStreams are held.
+var ErrTooManyStreams = errors.New("httpbridge: too many streams")
+
+// ErrStreamEnded is returned by Write and End on a stream that has ended.
+var ErrStreamEnded = errors.New("httpbridge: the stream has ended")
+
+// stream is one token stream. Its fields are guarded by Streams.mu; changed
+// is closed and replaced each time text grows or the stream ends.
+type stream struct {
+	text    []byte
+	ended   bool
+	written bool      // a Write or End happened
+	expires time.Time // when it may be freed: after End, or unwritten
+	readers int
+	changed chan struct{}
+}
+
+// NewStreams returns an empty set of token streams.
+func NewStreams(opts StreamOptions) *Streams {
+	if opts.Keep <= 0 {
+		opts.Keep = time.Minute
+	}
+	if opts.MaxStreams <= 0 {
+		opts.MaxStreams = 1024
+	}
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = 1 << 20
+	}
+	return &Streams{opts: opts, streams: map[string]*stream{}}
+}
+
+// Write appends chunk to the named stream, creating it if needed. A chunk
+// must be valid UTF-8, so that every offset a reader resumes from is at a
+// character boundary.
+func (s *Streams) Write(name, chunk string) error {
+	if err := checkStreamName(name); err != nil {
+		return err
+	}
+	if !utf8.ValidString(chunk) {
+		return fmt.Errorf("httpbridge: stream %q: the chunk is not valid UTF-8", name)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st, err := s.getLocked(name, time.Now())
+	if err != nil {
+		return err
+	}
+	if st.ended {
+		return fmt.Errorf("%w: %q", ErrStreamEnded, name)
+	}
+	if len(st.text)+len(chunk) > s.opts.MaxBytes {
+		return fmt.Errorf("httpbridge: stream %q: over %d bytes (StreamOptions.MaxBytes)", name, s.opts.MaxBytes)
+	}
+	st.written = true
+	st.text = append(st.text, chunk...)
+	close(st.changed)
+	st.changed = make(chan struct{})
+	return nil
+}
+
+// End ends the named stream: its readers get the end event with the whole
+// text, and it is freed after StreamOptions.Keep.
+func (s *Streams) End(name string) error {
+	if err := checkStreamName(name); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	st, err := s.getLocked(name, now)
+	if err != nil {
+		return err
+	}
+	if st.ended {
+		return fmt.Errorf("%w: %q", ErrStreamEnded, name)
+	}
+	st.written, st.ended = true, true
+	st.expires = now.Add(s.opts.Keep)
+	close(st.changed)
+	st.changed = make(chan struct{})
+	return nil
+}
+
+// getLocked returns the named stream, creating it; s.mu must be held.
+func (s *Streams) getLocked(name string, now time.Time) (*stream, error) {
+	if st, ok := s.streams[name]; ok {
+		return st, nil
+	}
+	if len(s.streams) >= s.opts.MaxStreams {
+		s.sweepLocked(now)
+		if len(s.streams) >= s.opts.MaxStreams {
+			return nil, ErrTooManyStreams
+		}
+	}
+	st := &stream{changed: make(chan struct{}), expires: now.Add(s.opts.Keep)}
+	s.streams[name] = st
+	return st, nil
+}
+
+// sweepLocked frees the streams whose time is up: ended ones after Keep,
+// and ones nobody wrote to and nobody reads after Keep.
+func (s *Streams) sweepLocked(now time.Time) {
+	for name, st := range s.streams {
+		if now.Before(st.expires) {
+			continue
+		}
+		if st.ended || (!st.written && st.readers == 0) {
+			delete(s.streams, name)
+		}
+	}
+}
+
+// read returns the stream's text from offset on, whether it has ended, and
+// a channel closed at its next change. ok is false if offset is past the
+// text or not at a character boundary.
+func (s *Streams) read(st *stream, offset int) (text []byte, ended bool, changed <-chan struct{}, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if offset > len(st.text) || (offset < len(st.text) && !utf8.RuneStart(st.text[offset])) {
+		return nil, false, nil, false
+	}
+	return st.text[offset:len(st.text):len(st.text)], st.ended, st.changed, true
+}
+
+// open registers a reader of the named stream, creating it if needed.
+func (s *Streams) open(name string) (*stream, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := time.Now()
+	s.sweepLocked(now)
+	st, err := s.getLocked(name, now)
+	if err != nil {
+		return nil, err
+	}
+	st.readers++
+	return st, nil
+}
+
+// release unregisters a reader; an unwritten stream then expires after Keep.
+func (s *Streams) release(st *stream) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st.readers--
+	if !st.written {
+		st.expires = time.Now().Add(s.opts.Keep)
+	}
+}
+
+// whole returns the stream's whole text.
+func (s *Streams) whole(st *stream) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return st.text[:len(st.text):len(st.text)]
+}
+
+// checkStreamName accepts 1 to 128 characters of A-Z a-z 0-9 . _ ~ : -,
+// which need no escaping in a URL path.
+func checkStreamName(name string) error {
+	if name == "" || len(name) > 128 {
+		return fmt.Errorf("httpbridge: stream name of %d bytes: want 1 to 128", len(name))
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '~' || c == ':' || c == '-') {
+			return fmt.Errorf("httpbridge: stream name %q: byte %d is not one of A-Z a-z 0-9 . _ ~ : -", truncate(name, 40), i)
+		}
+	}
+	return nil
+}
