@@ -1,15 +1,31 @@
 // Command reflexor is the Reflexor agent of seed 000: a chat with a brain (a
 // language model) that streams its replies, calls tools (a calculator, a
 // clock, a word counter), compresses the history when it grows long and
-// loads old tool calls back when it needs their details. Every input is
-// journaled, so a rerun after a crash continues where it stopped.
+// loads old tool calls back when it needs their details, served to a
+// browser. Every input is journaled, so a rerun after a crash continues
+// where it stopped.
 //
-//	go run ./examples/reflexor -data /tmp/reflexor
+//	go run ./examples/reflexor
 //
-// Type messages, one per line; the brain's replies stream as they are
-// written. With no model named in the environment it uses a deterministic
-// offline brain; with OPENAI_MODEL (and OPENAI_API_KEY, OPENAI_BASE_URL) set
-// it uses that model (package automata/llm/openai).
+// starts it on http://127.0.0.1:8080 and prints the page's URL, with the
+// token that lets a page in: open it in a browser. -addr sets the address,
+// -data the directory that keeps the journal (default reflexor-data); run it
+// again on the same directory to continue. -terminal chats on the terminal
+// instead, one message per line of stdin.
+//
+// With no model named in the environment the brain is a deterministic
+// offline one, which streams its replies word by word (-delay apart),
+// calls the tools and compresses the history after -compress-after
+// messages; with OPENAI_MODEL (or -model) and OPENAI_API_KEY, and
+// OPENAI_BASE_URL for any OpenAI-compatible server, it is that model
+// (package automata/llm/openai).
+//
+// The page (web/, embedded in the binary) talks to the agent through
+// package automata/httpbridge: it posts the user's messages, follows the
+// user's view of the state (ContextOfUser: what the user actor observes,
+// not the whole agent) and each reply's token stream. The server stamps
+// every input with the time it arrives (Stamp), so that time never runs
+// backwards.
 //
 // The model is examples/reflexor/agent.yaml, generated into decl/ and impl/
 // by agentgen; the transitions in impl/transitions are written by hand, and
@@ -19,17 +35,22 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/llm/openai"
 	"github.com/moora-go/moora/examples/reflexor/decl"
@@ -51,13 +72,20 @@ func main() {
 
 func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	flags := flag.NewFlagSet("reflexor", flag.ContinueOnError)
+	addr := flags.String("addr", "127.0.0.1:8080", "address to serve the page on")
 	dataDir := flags.String("data", "reflexor-data", "directory that keeps the agent's journal and snapshots")
+	model := flags.String("model", "", "the model to use, at OPENAI_BASE_URL with OPENAI_API_KEY (default: OPENAI_MODEL, else the offline brain)")
 	compressAfter := flags.Int("compress-after", 8, "compress the history when more messages than this follow the summary (0: never)")
 	delay := flags.Duration("delay", 30*time.Millisecond, "how long each word of the offline brain's replies takes to stream")
+	toolDelay := flags.Duration("tool-delay", 0, "how long each tool call takes (to watch one run)")
+	terminal := flags.Bool("terminal", false, "chat on the terminal instead: one message per line of stdin")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
-	model, err := openai.FromEnv(ScriptedBrain(*delay))
+	if *model != "" {
+		os.Setenv("OPENAI_MODEL", *model)
+	}
+	brain, err := openai.FromEnv(ScriptedBrain(*delay))
 	if err != nil {
 		return err
 	}
@@ -68,8 +96,64 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	work := Work{Model: brain, System: defaultSystem, Tools: slowly(Tools(time.Now), *toolDelay), CompressAfter: *compressAfter}
+	if *terminal {
+		return chat(store, work, stdin, stdout)
+	}
+	streams := httpbridge.NewStreams(httpbridge.StreamOptions{})
+	work.Streams = bridgeStreams{streams}
+	a, err := Open(store, work, time.Now)
+	if err != nil {
+		store.Close()
+		return err
+	}
+	token, err := newToken()
+	if err != nil {
+		return errors.Join(err, a.Close(context.Background()))
+	}
+	srv, err := newServer(a, streams, token)
+	if err != nil {
+		return errors.Join(err, a.Close(context.Background()))
+	}
+	l, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return errors.Join(err, a.Close(context.Background()))
+	}
+	fmt.Fprintf(stdout, "Reflexor: http://%s/?token=%s\n", l.Addr(), token)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = srv.serve(ctx, l)
+	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return errors.Join(err, a.Close(closeCtx))
+}
+
+// slowly makes each tool take delay before it runs, unless its context
+// ends first.
+func slowly(tools []Tool, delay time.Duration) []Tool {
+	if delay <= 0 {
+		return tools
+	}
+	for i, t := range tools {
+		run := t.Run
+		tools[i].Run = func(ctx context.Context, key string, args json.RawMessage) (string, error) {
+			select {
+			case <-time.After(delay):
+				return run(ctx, key, args)
+			case <-ctx.Done():
+				return "", ctx.Err()
+			}
+		}
+	}
+	return tools
+}
+
+// chat is the terminal mode: each line of stdin is a user message, the
+// conversation goes to stdout, and once stdin ends the agent finishes the
+// work its state calls for and stops.
+func chat(store journal.Store, work Work, stdin io.Reader, stdout io.Writer) error {
 	out := &terminal{w: stdout, printed: map[string]bool{}}
-	work := Work{Model: model, System: defaultSystem, Tools: Tools(time.Now), CompressAfter: *compressAfter, Streams: out}
+	work.Streams = out
 	failed := make(chan error, 1)
 	a, err := Open(store, work, time.Now, automata.WithEvents(func(e automata.Event[decl.AgentState, decl.AgentInput]) {
 		if e.Kind == automata.EffectFailed {

@@ -78,14 +78,14 @@ func TestToolsCheckTheirArguments(t *testing.T) {
 func TestTerminalChat(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
-	if err := run([]string{"-data", dir, "-delay", "0"}, strings.NewReader("what is 6*7?\n"), &out); err != nil {
+	if err := run([]string{"-terminal", "-data", dir, "-delay", "0"}, strings.NewReader("what is 6*7?\n"), &out); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "brain: The calculator tool says: 42.") {
 		t.Fatalf("first run:\n%s", out.String())
 	}
 	out.Reset()
-	if err := run([]string{"-data", dir, "-delay", "0"}, strings.NewReader("count these three\n"), &out); err != nil {
+	if err := run([]string{"-terminal", "-data", dir, "-delay", "0"}, strings.NewReader("count these three\n"), &out); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()

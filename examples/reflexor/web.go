@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/moora-go/moora/automata/httpbridge"
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/examples/reflexor/decl"
+)
+
+//go:embed web
+var webFiles embed.FS
+
+// bridgeStreams writes the brain's streamed text to the bridge's token
+// streams, one per message id.
+type bridgeStreams struct{ s *httpbridge.Streams }
+
+func (b bridgeStreams) Chunk(id, text string) { b.s.Write(id, text) }
+func (b bridgeStreams) End(id, _ string)      { b.s.End(id) }
+
+// server is the Reflexor web service: the page at /, the agent's bridge at
+// /agent/ (inputs, the user's view of the state, the brain's token streams,
+// the client module).
+type server struct {
+	http   *http.Server
+	bridge *httpbridge.Bridge[decl.AgentState, decl.AgentInput, decl.ContextOfUser]
+}
+
+// newServer serves agent a, whose brain streams into streams, to pages
+// that present token (in the URL the page was opened with).
+func newServer(a *journal.Machine[decl.AgentState, decl.AgentInput], streams *httpbridge.Streams, token string) (*server, error) {
+	b, err := httpbridge.New[decl.AgentState, decl.AgentInput, decl.ContextOfUser](a, httpbridge.Config[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{
+		Decode:  decl.DecodeInput,
+		View:    decl.AgentState.ContextOfUser,
+		Auth:    httpbridge.Bearer(token),
+		InputID: inputID,
+		Streams: streams,
+	})
+	if err != nil {
+		return nil, err
+	}
+	page, err := fs.Sub(webFiles, "web")
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/agent/", http.StripPrefix("/agent", b))
+	mux.Handle("/", http.FileServerFS(page))
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      time.Minute,
+	}
+	srv.RegisterOnShutdown(b.Close)
+	return &server{http: srv, bridge: b}, nil
+}
+
+// inputID is the id a client chose for an input, which makes a retried POST
+// apply once: a user message's id. Only users post.
+func inputID(in decl.AgentInput) string {
+	if m, ok := in.(decl.UserSendMessage); ok {
+		return m.MessageID
+	}
+	return ""
+}
+
+// serve serves on l until ctx ends, then shuts down, ending the streams.
+func (s *server) serve(ctx context.Context, l net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- s.http.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	err := s.http.Shutdown(shutdown)
+	if e := <-errc; !errors.Is(e, http.ErrServerClosed) {
+		err = errors.Join(err, e)
+	}
+	return err
+}
+
+// newToken returns a random token for the page's URL.
+func newToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("making a token: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
