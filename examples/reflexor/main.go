@@ -79,6 +79,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	delay := flags.Duration("delay", 30*time.Millisecond, "how long each word of the offline brain's replies takes to stream")
 	toolDelay := flags.Duration("tool-delay", 0, "how long each tool call takes (to watch one run)")
 	terminal := flags.Bool("terminal", false, "chat on the terminal instead: one message per line of stdin")
+	token := flags.String("token", "", "the token a page must present (default: a new random one)")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -107,11 +108,12 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		store.Close()
 		return err
 	}
-	token, err := newToken()
-	if err != nil {
-		return errors.Join(err, a.Close(context.Background()))
+	if *token == "" {
+		if *token, err = newToken(); err != nil {
+			return errors.Join(err, a.Close(context.Background()))
+		}
 	}
-	srv, err := newServer(a, streams, token)
+	srv, err := newServer(a, streams, *token)
 	if err != nil {
 		return errors.Join(err, a.Close(context.Background()))
 	}
@@ -119,7 +121,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return errors.Join(err, a.Close(context.Background()))
 	}
-	fmt.Fprintf(stdout, "Reflexor: http://%s/?token=%s\n", l.Addr(), token)
+	fmt.Fprintf(stdout, "Reflexor: http://%s/?token=%s\n", l.Addr(), *token)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = srv.serve(ctx, l)
