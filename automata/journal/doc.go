@@ -156,9 +156,9 @@
 // producers ran at 43,000-62,000 inputs/s, as each commit took longer.)
 // Admission (the codec round trip of every input, the waiter of each
 // Dispatch) did not cost more than the noise of this loaded machine: the
-// time per input, new against old, median of ten alternating pairs of
-// -benchtime 1s runs, was 0.99× with 1 producer and 0.93× to 1.04× with 64
-// (three runs); the CPU time of 200,000 inputs from 64 producers was 1.07×
+// time per input, new against old, median of the ratios of alternating
+// pairs of runs, was 0.98× to 0.99× with 1 producer and 0.92× to 1.03× with
+// 64 (three sets of six to ten pairs); the CPU time of 200,000 inputs from 64 producers was 1.07×
 // (1.08-1.24 s against 1.03-1.09 s), the price of decoding each input
 // once more before it is journaled (17 allocations per input instead of
 // 10).
