@@ -39,7 +39,7 @@ type server struct {
 // that present token (in the URL the page was opened with).
 func newServer(a *journal.Machine[decl.AgentState, decl.AgentInput], streams *httpbridge.Streams, token string) (*server, error) {
 	b, err := httpbridge.New[decl.AgentState, decl.AgentInput, decl.ContextOfUser](a, httpbridge.Config[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{
-		Decode:  decl.DecodeInput,
+		Decode:  decodeUserInput,
 		View:    decl.AgentState.ContextOfUser,
 		Auth:    httpbridge.Bearer(token),
 		InputID: inputID,
@@ -63,6 +63,20 @@ func newServer(a *journal.Machine[decl.AgentState, decl.AgentInput], streams *ht
 	}
 	srv.RegisterOnShutdown(b.Close)
 	return &server{http: srv, bridge: b}, nil
+}
+
+// decodeUserInput decodes and validates a posted input, and refuses any
+// but the user's: a page speaks for the user, never for the brain or the
+// toolkit, whose inputs only the agent's own jobs dispatch.
+func decodeUserInput(data []byte) (decl.AgentInput, error) {
+	in, err := decl.DecodeInput(data)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := in.(decl.InputFromUser); !ok {
+		return nil, fmt.Errorf("input %q: only the user's inputs may be posted", in.InputType())
+	}
+	return in, nil
 }
 
 // inputID is the id a client chose for an input, which makes a retried POST
