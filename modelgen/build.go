@@ -379,7 +379,7 @@ func (b *builder) buildObservations() {
 				continue
 			}
 			o := &Observation{Observer: observer, Target: target, GoName: observer.GoName + "Ob" + target.GoName, Pos: b.d.src.keyPos(tptr)}
-			b.names.claim(o.GoName, fmt.Sprintf("observation %s.%s", obsName, tgtName), tptr, "rename the $defs type")
+			b.names.claim(o.GoName, fmt.Sprintf("observation %s.%s", obsName, tgtName), tptr, b.names.observationHint(o.GoName))
 			members := newNameTable(b.d)
 			for _, p := range targets[tgtName] {
 				if f := b.observedField(target, p, tptr+"/"+escapePointer(p.Name)); f != nil {

@@ -179,6 +179,12 @@
 // an actor with inputs but no state, and an actor that observes nothing and
 // is observed by nothing. Warnings are left out when there are errors.
 //
+// Limits keep a hostile spec from exhausting the loader: values may be
+// nested at most 100 levels deep (objects and arrays, a schema's own
+// nesting included), and a spec may hold at most 100,000 values, counted
+// after YAML aliases are expanded. A spec beyond either is an error at the
+// value that crosses the limit.
+//
 // Diagnostics print as "file:line:col: [warning: ]element: message[;
 // hint]"; columns count characters. yaml.v3 reports no columns for syntax
 // errors, so those print as "file:line: message".

@@ -177,6 +177,20 @@ func (t *nameTable) claim(id, what, ptr, hint string) bool {
 	return false
 }
 
+// observationHint says what to rename when the Go name of an observation,
+// which joins the names of its two actors, is already taken by the element
+// holding id.
+func (t *nameTable) observationHint(id string) string {
+	prev := t.owner[id]
+	switch {
+	case strings.HasPrefix(prev.ptr, "/$defs/") && strings.Count(prev.ptr, "/") == 2:
+		return "rename the $defs type"
+	case strings.HasPrefix(prev.what, "observation "):
+		return "rename one of the actors: the Go names of both observations join the names of their observer and target with Ob"
+	}
+	return "rename one of the actors, or " + prev.what
+}
+
 func posShort(p Pos) string {
 	return strings.TrimPrefix(p.String(), p.File+":")
 }

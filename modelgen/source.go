@@ -404,7 +404,7 @@ func (p *jsonParser) value(tok json.Token, off, depth int) (*node, error) {
 	case string:
 		return &node{kind: stringNode, pos: pos, str: t}, nil
 	}
-	if depth >= maxDepth {
+	if depth > maxDepth {
 		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("values nested deeper than %d levels", maxDepth)}
 	}
 	if tok == json.Delim('[') {
