@@ -56,7 +56,9 @@
 //
 // # Spec format (version 1)
 //
-// One file, YAML or JSON. Top-level keys (no others are accepted):
+// One file, YAML or JSON, encoded in UTF-8 (a byte order mark at its start
+// is allowed and ignored; a byte that is not UTF-8 is an error at its
+// position, in both syntaxes). Top-level keys (no others are accepted):
 //
 //	version: 1                      # required
 //	package: example.com/agent      # optional Go import path of the spec's directory

@@ -50,3 +50,39 @@ func TestNestingLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestEncoding checks that YAML and JSON specs treat their bytes alike: a
+// UTF-8 byte order mark is allowed at the start, and bytes that are not
+// UTF-8 are an error at their position, never rewritten to U+FFFD.
+func TestEncoding(t *testing.T) {
+	const bom = "\ufeff"
+	for _, tc := range []struct {
+		name, file, spec string
+		want             string // the error; "" when the spec loads
+	}{
+		{"yaml with a BOM", "agent.yaml", bom + "version: 1\nactors: [user]\n", ""},
+		{"json with a BOM", "agent.json", bom + `{"version": 1, "actors": ["user"]}`, ""},
+		{"yaml with a bad byte", "agent.yaml", "version: 1\nactors: [us\xffer]\n", "agent.yaml:2:12: the spec is not valid UTF-8: byte 0xff"},
+		{"json with a bad byte", "agent.json", "{\"version\": 1,\n \"actors\": [\"us\xffer\"]}", "agent.json:2:16: the spec is not valid UTF-8: byte 0xff"},
+		{"json with a bad byte after a BOM", "agent.json", bom + "{\"version\": 1, \"actors\": [\"\xc3\"]}", "agent.json:1:28: the spec is not valid UTF-8: byte 0xc3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := LoadBytes(tc.file, []byte(tc.spec))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("got error %v", err)
+				}
+				if len(m.Actors) != 1 || m.Actors[0].Name != "user" {
+					t.Errorf("actors: got %v", m.Actors)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("loaded; want error %q", tc.want)
+			}
+			if got := err.Error(); !strings.HasPrefix(got, tc.want) {
+				t.Errorf("got  %q\nwant %q...", got, tc.want)
+			}
+		})
+	}
+}

@@ -253,6 +253,12 @@ func elementName(ptr string) string {
 // YAML otherwise. It rejects empty keys, which name nothing and which JSON
 // Pointers in the validator's errors cannot tell from their parent.
 func parseSpec(file string, data []byte) (*node, error) {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	if !utf8.Valid(data) {
+		off := invalidUTF8(data)
+		return nil, &Diagnostic{Pos: newLineIndex(file, data).pos(off),
+			Message: fmt.Sprintf("the spec is not valid UTF-8: byte %#x", data[off]), Hint: "save the file as UTF-8"}
+	}
 	var root *node
 	var err error
 	if strings.HasSuffix(strings.ToLower(file), ".json") {
@@ -267,6 +273,23 @@ func parseSpec(file string, data []byte) (*node, error) {
 		return nil, ds
 	}
 	return root, nil
+}
+
+// utf8BOM is the UTF-8 byte order mark, which a spec may start with in
+// either syntax.
+var utf8BOM = []byte("\ufeff")
+
+// invalidUTF8 returns the offset of the first byte of data that is not
+// part of a UTF-8 encoded character.
+func invalidUTF8(data []byte) int {
+	for off := 0; off < len(data); {
+		r, size := utf8.DecodeRune(data[off:])
+		if r == utf8.RuneError && size <= 1 {
+			return off
+		}
+		off += size
+	}
+	return len(data)
 }
 
 // emptyKeys reports every empty key of the document, except inside the
