@@ -1511,18 +1511,8 @@ func mapSchemas(ss []*Schema, f func(*Schema) *Schema) []*Schema {
 
 // checkImportPath returns what is wrong with a Go import path, or "".
 func checkImportPath(p string) string {
-	if strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
-		return fmt.Sprintf("package %q must not start or end with a slash", p)
-	}
-	for _, elem := range strings.Split(p, "/") {
-		if elem == "" || elem == "." || elem == ".." {
-			return fmt.Sprintf("package %q has an empty, . or .. element", p)
-		}
-		for _, r := range elem {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~+", r)) {
-				return fmt.Sprintf("package %q has the character %q, which an import path cannot hold", p, r)
-			}
-		}
+	if reason := importPathError(p); reason != "" {
+		return fmt.Sprintf("package %q is not a valid Go import path: %s", p, reason)
 	}
 	return ""
 }

@@ -78,6 +78,10 @@
 //
 // When package is absent, Load derives it from the nearest enclosing go.mod:
 // its module path joined with the spec directory's path inside the module.
+// Either way the path must be one the go command accepts
+// (golang.org/x/mod/module.CheckImportPath): a spec in a directory named
+// "My Agent", "Café" or "a@b" is an error, as its generated code could not
+// be built there.
 // Loading needs no package path; Generate does, and fails with ErrNoPackage
 // when there is none.
 //

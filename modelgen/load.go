@@ -1,15 +1,15 @@
 package modelgen
 
 import (
-	"bufio"
-	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
-	"strings"
+
+	"golang.org/x/mod/modfile"
+	"golang.org/x/mod/module"
 )
 
 // DefaultSpecFile is the spec file agentgen reads when given none.
@@ -33,6 +33,13 @@ func Load(file string) (*Model, error) {
 	}
 	if m.Package == "" {
 		m.Package, m.PackageNote = packageFromGoMod(filepath.Dir(file))
+		if m.Package != "" {
+			if reason := importPathError(m.Package); reason != "" {
+				return nil, Diagnostics{{Pos: Pos{File: file, Line: 1, Col: 1},
+					Message: fmt.Sprintf("the import path of the spec's directory, %s (%s), is not a valid Go import path: %s", m.Package, m.PackageNote, reason),
+					Hint:    "rename the directory, as the go command cannot build a package there"}}
+			}
+		}
 	}
 	return m, nil
 }
@@ -123,21 +130,19 @@ func packageFromGoMod(dir string) (pkg, note string) {
 
 // modulePath returns the module path of a go.mod file, or "".
 func modulePath(gomod []byte) string {
-	sc := bufio.NewScanner(bytes.NewReader(gomod))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if i := strings.Index(line, "//"); i >= 0 {
-			line = strings.TrimSpace(line[:i])
-		}
-		rest, ok := strings.CutPrefix(line, "module")
-		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '"') {
-			continue
-		}
-		rest = strings.TrimSpace(rest)
-		if unq, err := strconv.Unquote(rest); err == nil {
-			return unq
-		}
-		return rest
+	return modfile.ModulePath(gomod)
+}
+
+// importPathError says why p is not an import path the go command accepts,
+// or returns "".
+func importPathError(p string) string {
+	err := module.CheckImportPath(p)
+	if err == nil {
+		return ""
 	}
-	return ""
+	var ip *module.InvalidPathError
+	if errors.As(err, &ip) {
+		return ip.Err.Error()
+	}
+	return err.Error()
 }
