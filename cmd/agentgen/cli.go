@@ -99,13 +99,16 @@ type specFlags struct {
 	strict bool
 }
 
-func (f *specFlags) add(cmd *cobra.Command, strict bool) {
+// add adds the flags; strictHelp, when not empty, is the help of --strict.
+func (f *specFlags) add(cmd *cobra.Command, strictHelp string) {
 	cmd.Flags().StringVarP(&f.file, "file", "f", modelgen.DefaultSpecFile, "the spec file (YAML, or JSON when it ends in .json)")
 	_ = cmd.MarkFlagFilename("file", "yaml", "yml", "json")
-	if strict {
-		cmd.Flags().BoolVar(&f.strict, "strict", false, "treat the modelling warnings as errors")
+	if strictHelp != "" {
+		cmd.Flags().BoolVar(&f.strict, "strict", false, strictHelp)
 	}
 }
+
+const strictWarnings = "treat the modelling warnings as errors"
 
 func newValidateCommand() *cobra.Command {
 	var f specFlags
@@ -117,7 +120,7 @@ func newValidateCommand() *cobra.Command {
 			return validate(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, f.strict)
 		},
 	}
-	f.add(cmd, true)
+	f.add(cmd, strictWarnings)
 	return cmd
 }
 
@@ -132,7 +135,7 @@ func newGenerateCommand() *cobra.Command {
 			return generate(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, f.strict, prune)
 		},
 	}
-	f.add(cmd, true)
+	f.add(cmd, strictWarnings)
 	cmd.Flags().BoolVar(&prune, "prune", false, "move orphan files out of impl/ into "+modelgen.PrunedDir)
 	return cmd
 }
@@ -148,7 +151,7 @@ func newCheckCommand() *cobra.Command {
 			return check(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, f.strict, asJSON)
 		},
 	}
-	f.add(cmd, true)
+	f.add(cmd, `treat the modelling warnings and stubs that still panic "not implemented" as errors`)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON report on stdout")
 	return cmd
 }
@@ -164,7 +167,7 @@ func newGraphCommand() *cobra.Command {
 			return graph(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, format)
 		},
 	}
-	f.add(cmd, false)
+	f.add(cmd, "")
 	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid or dot")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(modelgen.GraphFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -298,19 +301,24 @@ func generateAll(m *modelgen.Model, dir string) (*modelgen.Output, *modelgen.Imp
 // printFindings prints the findings of an impl/ scan, with paths relative
 // to the working directory: errors to errs and warnings to warns. It leaves
 // out the orphans in skip.
-func printFindings(errs, warns io.Writer, dir string, scan *modelgen.ImplScan, skip map[string]bool) {
+func printFindings(errs, warns io.Writer, dir string, scan *modelgen.ImplScan, skip map[string]bool, strict bool) {
 	for _, f := range scan.Findings {
 		if skip[f.Path] {
 			continue
 		}
-		g := *f
-		g.Path = filepath.Join(dir, filepath.FromSlash(f.Path))
-		if f.Warning() {
-			fmt.Fprintln(warns, &g)
+		path := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if warning(f, strict) {
+			fmt.Fprintf(warns, "%s:%d:%d: warning: %s\n", path, f.Line, f.Col, f.Message)
 		} else {
-			fmt.Fprintln(errs, &g)
+			fmt.Fprintf(errs, "%s:%d:%d: %s\n", path, f.Line, f.Col, f.Message)
 		}
 	}
+}
+
+// warning says whether a finding is a warning; with check --strict, a stub
+// that still panics "not implemented" is an error.
+func warning(f *modelgen.Finding, strict bool) bool {
+	return f.Warning() && !(strict && f.Kind == modelgen.NotImplemented)
 }
 
 func generate(stdout, stderr io.Writer, file string, strict, prune bool) error {
@@ -344,7 +352,7 @@ func generate(stdout, stderr io.Writer, file string, strict, prune bool) error {
 	if len(changes) == 0 && len(pruned) == 0 {
 		fmt.Fprintf(stdout, "%s: generated files are up to date\n", file)
 	}
-	printFindings(stderr, stderr, dir, scan, pruned)
+	printFindings(stderr, stderr, dir, scan, pruned, false)
 	return nil
 }
 
@@ -473,7 +481,7 @@ func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
 	for _, f := range scan.Findings {
 		kinds[f.Kind]++
 		sev := "error"
-		if f.Warning() {
+		if warning(f, strict) {
 			sev = "warning"
 		}
 		report.Impl = append(report.Impl, implFinding{
@@ -482,7 +490,7 @@ func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
 		})
 	}
 	if !asJSON {
-		printFindings(stdout, stderr, dir, scan, nil)
+		printFindings(stdout, stderr, dir, scan, nil, strict)
 	}
 	var problems []string
 	owned := make(map[string]bool, len(out.Files))
@@ -510,6 +518,13 @@ func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
 	}
 	if n := kinds[modelgen.Orphan]; n > 0 {
 		problems = append(problems, plural(n, "orphan")+" in impl/; move or delete them, or run agentgen generate --prune")
+	}
+	if n := kinds[modelgen.NotImplemented]; n > 0 && strict {
+		if n == 1 {
+			problems = append(problems, `1 stub still panics "not implemented"; write its body (--strict)`)
+		} else {
+			problems = append(problems, fmt.Sprintf(`%d stubs still panic "not implemented"; write their bodies (--strict)`, n))
+		}
 	}
 	if n := kinds[modelgen.Unparsable]; n > 0 {
 		problems = append(problems, plural(n, "file")+" in impl/ that "+map[bool]string{true: "does", false: "do"}[n == 1]+" not parse")

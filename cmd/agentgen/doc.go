@@ -148,10 +148,11 @@
 // that differs, "missing PATH" for each file generate would create (stubs
 // included) and "extra PATH" for each one it would delete, then the
 // orphans, wrong signatures and unparsable files of impl/, on stdout; stubs
-// still panicking "not implemented" are warnings, on stderr. Exit status: 0
-// when everything is up to date (warnings may be printed), 1 when something
-// is not, 2 when the spec is invalid (or has warnings and --strict is given)
-// or another error stops the check. Continuous integration runs it for
+// still panicking "not implemented" are warnings, on stderr, and with
+// --strict errors, on stdout. Exit status: 0 when everything is up to date
+// (warnings may be printed), 1 when something is not (with --strict, a stub
+// still panicking is not), 2 when the spec is invalid (or has warnings and
+// --strict is given) or another error stops the check. Continuous integration runs it for
 // every spec.
 //
 // With --json, check prints one JSON object on stdout instead (and nothing
@@ -184,7 +185,7 @@
 // "extra"; diff is present for "modified" only. impl lists the findings of
 // the scan of impl/, sorted by path and position, with kind "orphan",
 // "signature", "syntax" (severity "error") or "not-implemented" (severity
-// "warning"). Paths are slash-separated and relative to the working
+// "warning", or "error" with --strict). Paths are slash-separated and relative to the working
 // directory. diagnostics holds the errors of an invalid spec and the
 // warnings of a valid one; element and hint may be absent. error is absent
 // when status is "up-to-date". files, impl and diagnostics are always
