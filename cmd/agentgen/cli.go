@@ -108,6 +108,43 @@ func (f *specFlags) add(cmd *cobra.Command, strictHelp string) {
 	}
 }
 
+// spec returns the spec file to read: -f as given, or else the nearest
+// agent.yaml in the working directory or above it (as go finds go.mod),
+// which it names on w when it is not in the working directory.
+func (f *specFlags) spec(cmd *cobra.Command, w io.Writer) (string, error) {
+	if cmd.Flags().Changed("file") {
+		return f.file, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding %s: %w", f.file, err)
+	}
+	file, err := findSpec(wd, f.file)
+	if err != nil {
+		return "", err
+	}
+	if file != f.file {
+		fmt.Fprintf(w, "agentgen: using spec %s\n", file)
+	}
+	return file, nil
+}
+
+// findSpec looks for name in dir and then in each directory above it, and
+// returns its path relative to dir.
+func findSpec(dir, name string) (string, error) {
+	rel := ""
+	for d := dir; ; {
+		if st, err := os.Stat(filepath.Join(d, name)); err == nil && !st.IsDir() {
+			return filepath.Join(rel, name), nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("no %s in %s or any directory above it; give the spec with -f", name, dir)
+		}
+		d, rel = parent, filepath.Join(rel, "..")
+	}
+}
+
 const strictWarnings = "treat the modelling warnings as errors"
 
 func newValidateCommand() *cobra.Command {
@@ -117,7 +154,11 @@ func newValidateCommand() *cobra.Command {
 		Short: "Check a spec; print its problems",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return validate(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, f.strict)
+			file, err := f.spec(cmd, cmd.ErrOrStderr())
+			if err != nil {
+				return fail(exitFailed, err)
+			}
+			return validate(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, f.strict)
 		},
 	}
 	f.add(cmd, strictWarnings)
@@ -132,7 +173,11 @@ func newGenerateCommand() *cobra.Command {
 		Short: "Write the generated files and missing stubs beside the spec; print what changed",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return generate(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, f.strict, prune)
+			file, err := f.spec(cmd, cmd.ErrOrStderr())
+			if err != nil {
+				return fail(exitFailed, err)
+			}
+			return generate(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, f.strict, prune)
 		},
 	}
 	f.add(cmd, strictWarnings)
@@ -148,7 +193,14 @@ func newCheckCommand() *cobra.Command {
 		Short: "Report generated files that are not up to date (exit 1), or an invalid spec (exit 2)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return check(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, f.strict, asJSON)
+			// With --json, stdout says which spec was used, and stderr
+			// stays empty.
+			say := cmd.ErrOrStderr()
+			if asJSON {
+				say = io.Discard
+			}
+			file, err := f.spec(cmd, say)
+			return check(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, err, f.strict, asJSON)
 		},
 	}
 	f.add(cmd, `treat the modelling warnings and stubs that still panic "not implemented" as errors`)
@@ -164,7 +216,11 @@ func newGraphCommand() *cobra.Command {
 		Short: "Print the actor graph with each actor's state and context",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return graph(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, format)
+			file, err := f.spec(cmd, cmd.ErrOrStderr())
+			if err != nil {
+				return fail(exitFailed, err)
+			}
+			return graph(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, format)
 		},
 	}
 	f.add(cmd, "")
@@ -407,7 +463,9 @@ func jsonDiagnostics(ds modelgen.Diagnostics) []jsonDiagnostic {
 	return out
 }
 
-func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
+// check checks the spec file; specErr, when not nil, says why there is
+// none.
+func check(stdout, stderr io.Writer, file string, specErr error, strict, asJSON bool) error {
 	report := checkReport{Spec: file, Files: []checkFile{}, Impl: []implFinding{}, Diagnostics: []jsonDiagnostic{}}
 	emit := func(status string, code int, err error) error {
 		if !asJSON {
@@ -430,6 +488,9 @@ func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
 			return nil
 		}
 		return fail(code, nil)
+	}
+	if specErr != nil {
+		return emit("error", exitBroken, specErr)
 	}
 	diagOut := stderr
 	if asJSON {

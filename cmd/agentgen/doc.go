@@ -21,7 +21,10 @@
 //	agentgen completion bash|zsh|fish|powershell
 //
 // -f names the spec file; it is read as JSON when its name ends in .json and
-// as YAML otherwise. Problems are printed one per line as
+// as YAML otherwise. Without -f, agentgen uses the agent.yaml of the working
+// directory or, as go finds go.mod, of the nearest directory above it, and
+// then says which ("agentgen: using spec ../../agent.yaml", on stderr; check
+// --json says it in "spec" instead). Problems are printed one per line as
 //
 //	file:line:col: [warning: ]element: message[; hint]
 //

@@ -118,3 +118,26 @@ func TestSchemaCommand(t *testing.T) {
 		t.Error("agentgen schema differs from modelgen.SpecSchema()")
 	}
 }
+
+// TestFindSpec checks the upward search for agent.yaml: the nearest one
+// wins, a directory of that name does not count, and with none the error
+// says where the search started.
+func TestFindSpec(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, "a", "b", "c")
+	if err := os.MkdirAll(filepath.Join(deep, "agent.yaml"), 0o755); err != nil { // a directory, not a spec
+		t.Fatal(err)
+	}
+	if _, err := findSpec(deep, "agent.yaml"); err == nil || !strings.Contains(err.Error(), "no agent.yaml in "+deep+" or any directory above it") {
+		t.Errorf("without a spec: got %v", err)
+	}
+	for _, p := range []string{filepath.Join(root, "agent.yaml"), filepath.Join(root, "a", "agent.yaml")} {
+		if err := os.WriteFile(p, []byte("version: 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := findSpec(filepath.Join(deep, "agent.yaml"), "agent.yaml")
+	if want := filepath.Join("..", "..", "..", "agent.yaml"); err != nil || got != want {
+		t.Errorf("findSpec = %q, %v; want %q", got, err, want)
+	}
+}
