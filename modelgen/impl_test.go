@@ -221,6 +221,14 @@ func TestPlanNeverOverwritesHandWrittenFiles(t *testing.T) {
 	}
 }
 
+// otherGOOS is an operating system the tests do not run on.
+func otherGOOS() string {
+	if gobuild.Default.GOOS == "plan9" {
+		return "windows"
+	}
+	return "plan9"
+}
+
 // TestScanImpl checks what ScanImpl finds in a small impl/ tree, case by
 // case; the CLI scripts cover the same ground end to end.
 func TestScanImpl(t *testing.T) {
@@ -281,6 +289,20 @@ func TestScanImpl(t *testing.T) {
 				"impl/initials/notes.txt": "func User",
 			},
 			found: []string{},
+		},
+		{
+			name: "a file the go command does not build declares nothing",
+			files: map[string]string{
+				"impl/initials/user.go":                       "//go:build ignore\n\npackage initials\n\n" + declImport + "func User() decl.StateOfUser { return decl.StateOfUser{} }\n",
+				"impl/transitions/user_increment.go":          "package transitions\n\n" + declImport + "func Other() int { return 0 }\n",
+				"impl/transitions/moved.go":                   "// Moved here.\n\n//go:build !" + gobuild.Default.GOOS + "\n\npackage transitions\n\n" + declImport + "func Increment(state decl.StateOfUser, input decl.Increment) decl.StateOfUser { return state }\n",
+				"impl/transitions/old_" + otherGOOS() + ".go": "package transitions\n\n" + declImport + "func Old(state decl.StateOfUser, input decl.Old) decl.StateOfUser { return state }\n",
+			},
+			found: []string{"initials.User", "transitions.Increment"},
+			want: []string{
+				"impl/initials/user.go:1:1: this file must declare the initial state of actor user: func User() decl.StateOfUser; it does, but its build constraint //go:build ignore keeps the go command from building it",
+				"impl/transitions/user_increment.go:1:1: this file must declare the transition of input increment (actor user): func Increment(state decl.StateOfUser, input decl.Increment) decl.StateOfUser",
+			},
 		},
 	}
 	m := starterModel(t, atomicV1)

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"go/ast"
+	gobuild "go/build"
+	"go/build/constraint"
 	"go/parser"
 	"go/printer"
 	"go/scanner"
@@ -153,6 +155,10 @@ type implFile struct {
 	ast   *ast.File
 	decl  string // the name it imports decl/ as; "" when it does not
 	funcs []*ast.FuncDecl
+	// excluded, when not empty, says why the go command does not build the
+	// file: its build constraint or its name. Such a file declares nothing.
+	excluded     string
+	excludedLine int
 }
 
 func parseDir(fset *token.FileSet, dir, pkgDir, declImport string, scan *ImplScan) ([]*implFile, error) {
@@ -176,6 +182,11 @@ func parseDir(fset *token.FileSet, dir, pkgDir, declImport string, scan *ImplSca
 			return nil, err
 		}
 		if isOwned(src) {
+			continue
+		}
+		if ok, err := gobuild.Default.MatchFile(filepath.Join(dir, filepath.FromSlash(pkgDir)), name); err == nil && !ok {
+			why, line := exclusion(src)
+			files = append(files, &implFile{path: rel, excluded: why, excludedLine: line})
 			continue
 		}
 		f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
@@ -203,6 +214,21 @@ func parseDir(fset *token.FileSet, dir, pkgDir, declImport string, scan *ImplSca
 	return files, nil
 }
 
+// exclusion says why the go command does not build a file it matched
+// against its build constraints and name, and on which line.
+func exclusion(src []byte) (why string, line int) {
+	for i, l := range strings.Split(string(src), "\n") {
+		l = strings.TrimSpace(l)
+		if constraint.IsGoBuild(l) {
+			return "its build constraint " + l, i + 1
+		}
+		if l != "" && !strings.HasPrefix(l, "//") {
+			break
+		}
+	}
+	return "its file name, which names another operating system or architecture,", 1
+}
+
 // importName returns the name a file imports a package under: its explicit
 // name or the last element of its path; "" when the file does not import it.
 func importName(f *ast.File, importPath string) string {
@@ -228,6 +254,9 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 	byPath := make(map[string]*implFile)
 	for _, f := range files {
 		byPath[f.path] = f
+		if f.excluded != "" {
+			continue
+		}
 		for _, fd := range f.funcs {
 			if _, dup := byName[fd.Name.Name]; !dup {
 				byName[fd.Name.Name] = declared{f, fd}
@@ -278,6 +307,11 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 		}
 		scan.Found[fn.Package()+"."+fn.Name] = true
 		claimed[f] = true
+		if f.excluded != "" {
+			scan.Findings = append(scan.Findings, &Finding{Kind: WrongSignature, Path: f.path, Line: f.excludedLine, Col: 1, Func: fn,
+				Message: fmt.Sprintf("this file must declare %s: %s; it does, but %s keeps the go command from building it", what, fn.Signature(), f.excluded)})
+			continue
+		}
 		if i := slices.IndexFunc(f.funcs, func(fd *ast.FuncDecl) bool { return !expected[fd.Name.Name] && stateFunc(fd, f.decl) }); i >= 0 {
 			fd := f.funcs[i]
 			add(WrongSignature, f.path, fd.Pos(), fn, fmt.Sprintf("%s is in the file of %s, which must be declared as %s",
