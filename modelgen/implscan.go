@@ -108,15 +108,18 @@ func (s *ImplScan) Orphans() []string {
 // directory) with go/parser only, without type checking, so that code that
 // does not compile, or does not parse, never stops generation. It looks at
 // the non-test .go files of impl/initials and impl/transitions that do not
-// carry the generated header, and finds:
+// carry the generated header and that the go command builds on this system
+// (build constraints and _GOOS/_GOARCH file names are honoured as go build
+// honours them, with no extra tags: a file behind //go:build ignore
+// declares nothing), and finds:
 //
 //   - the hand-written functions of the model (ImplFuncs), in whichever file
 //     of their package they are; a function declared other than as
 //     ImplFunc.Signature says is WrongSignature, at its position. A stub's
 //     file that exists without its function is WrongSignature too, at the
 //     function that is there instead (an input renamed in the spec and in
-//     the file name, but not yet in the code) or else at the package
-//     clause;
+//     the file name, but not yet in the code), at its build constraint when
+//     the go command does not build it, or else at the package clause;
 //   - orphans: files that declare none of the model's functions but an
 //     exported function returning a decl.StateOfX, such as the transition
 //     of an input since removed or renamed, reported at that function;
