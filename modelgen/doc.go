@@ -295,7 +295,8 @@
 // impl/ with go/parser only, never type-checking it, and reports orphans,
 // wrong signatures, unparsable files and stubs still panicking, each with
 // its position; Prune moves the orphans to impl/_pruned, which the go
-// command ignores. Starter returns the files of a new agent, the starter's
+// command ignores, but never a file that declares something the rest of its
+// package uses. Starter returns the files of a new agent, the starter's
 // code written out instead of stubs (agentgen init).
 //
 // # Files on disk

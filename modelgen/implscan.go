@@ -26,8 +26,8 @@ type FindingKind uint8
 // The kinds of findings. All but NotImplemented are errors: agentgen check
 // fails on them.
 const (
-	// Orphan: a hand-written file whose actor or input is no longer in the
-	// spec.
+	// Orphan: a hand-written file with an initial state or a transition
+	// for an actor or input that is no longer in the spec.
 	Orphan FindingKind = iota
 	// WrongSignature: a hand-written function that is not declared the way
 	// the generated glue calls it, or a stub's file that lacks its function.
@@ -79,6 +79,10 @@ type ImplScan struct {
 	Broken map[string]bool
 	// Findings are sorted by path and position.
 	Findings []*Finding
+	// Kept holds the orphan files Prune leaves in place, by path, each with
+	// the reason: something else in their package uses what they declare,
+	// so that moving them would break the build.
+	Kept map[string]string
 }
 
 // Errors counts the findings that are not warnings.
@@ -121,8 +125,13 @@ func (s *ImplScan) Orphans() []string {
 //     the file name, but not yet in the code), at its build constraint when
 //     the go command does not build it, or else at the package clause;
 //   - orphans: files that declare none of the model's functions but an
-//     exported function returning a decl.StateOfX, such as the transition
-//     of an input since removed or renamed, reported at that function;
+//     initial state or a transition for an actor or input the model no
+//     longer has: an exported func() decl.StateOfX or func(decl.StateOfX,
+//     decl.T) decl.StateOfX where decl declares no StateOfX or T, such as
+//     the transition of an input since removed or renamed, reported at that
+//     function. A helper that takes or returns a state of the model is no
+//     orphan. An orphan file that declares a name the other files of its
+//     package (tests included) use is in Kept;
 //   - stubs whose body still panics "not implemented" (NotImplemented,
 //     a warning);
 //   - files that do not parse (Unparsable); their package gets no new stubs
@@ -136,7 +145,7 @@ func ScanImpl(dir string, m *Model) (*ImplScan, error) {
 	if err := needPackage(m); err != nil {
 		return nil, err
 	}
-	scan := &ImplScan{Found: make(map[string]bool), Broken: make(map[string]bool)}
+	scan := &ImplScan{Found: make(map[string]bool), Broken: make(map[string]bool), Kept: make(map[string]string)}
 	funcs := ImplFuncs(m)
 	fset := token.NewFileSet()
 	for _, pkgDir := range []string{InitialsDir, TransitionsDir} {
@@ -158,6 +167,8 @@ type implFile struct {
 	ast   *ast.File
 	decl  string // the name it imports decl/ as; "" when it does not
 	funcs []*ast.FuncDecl
+	// test is set for a _test.go file, which is read only for what it uses.
+	test bool
 	// excluded, when not empty, says why the go command does not build the
 	// file: its build constraint or its name. Such a file declares nothing.
 	excluded     string
@@ -175,7 +186,7 @@ func parseDir(fset *token.FileSet, dir, pkgDir, declImport string, scan *ImplSca
 	var files []*implFile
 	for _, e := range entries {
 		name := e.Name()
-		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") ||
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".go") ||
 			strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
 			continue
 		}
@@ -185,6 +196,14 @@ func parseDir(fset *token.FileSet, dir, pkgDir, declImport string, scan *ImplSca
 			return nil, err
 		}
 		if isOwned(src) {
+			continue
+		}
+		if strings.HasSuffix(name, "_test.go") {
+			// Read only for the names it uses: a file Prune moves must
+			// declare nothing that the rest of the package uses.
+			if f, _ := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution); f != nil {
+				files = append(files, &implFile{path: rel, ast: f, test: true})
+			}
 			continue
 		}
 		if ok, err := gobuild.Default.MatchFile(filepath.Join(dir, filepath.FromSlash(pkgDir)), name); err == nil && !ok {
@@ -256,6 +275,9 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 	byName := make(map[string]declared)
 	byPath := make(map[string]*implFile)
 	for _, f := range files {
+		if f.test {
+			continue
+		}
 		byPath[f.path] = f
 		if f.excluded != "" {
 			continue
@@ -323,19 +345,118 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 		}
 		add(WrongSignature, f.path, f.ast.Package, fn, fmt.Sprintf("this file must declare %s: %s", what, fn.Signature()))
 	}
+	known := declNames(m)
 	for _, f := range files {
-		if claimed[f] {
+		if claimed[f] || f.test {
 			continue
 		}
 		for _, fd := range f.funcs {
-			if stateFunc(fd, f.decl) {
-				add(Orphan, f.path, fd.Pos(), nil, fmt.Sprintf(
-					"orphan: %s returns a state but is no initial state or transition of %s (its actor or input was removed or renamed); move its code, delete the file, or run agentgen generate --prune to move the file to %s",
-					funcString(fset, fd), pathBase(m.File), PrunedDir))
-				break
+			if !orphanFunc(fd, f.decl, known) {
+				continue
+			}
+			msg := fmt.Sprintf("orphan: %s returns a state but is no initial state or transition of %s (its actor or input was removed or renamed); ",
+				funcString(fset, fd), pathBase(m.File))
+			if used := usedElsewhere(f, files); used != "" {
+				scan.Kept[f.path] = used
+				msg += "move its code or delete it; --prune cannot move this file: " + used + "; move the orphan out by hand"
+			} else {
+				msg += "move its code, delete the file, or run agentgen generate --prune to move the file to " + PrunedDir
+			}
+			add(Orphan, f.path, fd.Pos(), nil, msg)
+			break
+		}
+	}
+}
+
+// declNames lists the names of package decl that the model declares and an
+// initial state or a transition may take or return: the states, contexts
+// and data types, inputs included.
+func declNames(m *Model) map[string]bool {
+	names := make(map[string]bool)
+	for _, a := range m.Actors {
+		names["StateOf"+a.GoName] = true
+		names["ContextOf"+a.GoName] = true
+	}
+	for _, t := range m.Types {
+		names[t.GoName] = true
+	}
+	return names
+}
+
+// orphanFunc says whether fd is an initial state or a transition for an
+// actor or input the model no longer has: exported, declared as an initial
+// state (func() decl.StateOfX) or a transition (func(decl.StateOfX, decl.T)
+// decl.StateOfX), with a state or an input type that package decl no
+// longer declares. A helper that takes or returns a state of the model is
+// none.
+func orphanFunc(fd *ast.FuncDecl, decl string, known map[string]bool) bool {
+	if !stateFunc(fd, decl) {
+		return false
+	}
+	state, _ := declType(fd.Type.Results.List[0].Type, decl)
+	var params []ast.Expr
+	for _, field := range fd.Type.Params.List {
+		for range max(len(field.Names), 1) {
+			params = append(params, field.Type)
+		}
+	}
+	switch len(params) {
+	case 0:
+		return !known[state]
+	case 2:
+		in, ok := declType(params[1], decl)
+		if first, _ := declType(params[0], decl); first != state || !ok {
+			return false
+		}
+		return !known[state] || !known[in]
+	}
+	return false
+}
+
+// usedElsewhere says which name declared in f the other files of its
+// package (tests included, generated files not: they are regenerated
+// without orphans) use, and where; "" when none. Identifiers are
+// compared by name, without type checking, so a local of the same name
+// counts as a use: the answer errs towards keeping a file in place.
+func usedElsewhere(f *implFile, files []*implFile) string {
+	declared := make(map[string]bool)
+	for _, d := range f.ast.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Name.Name != "init" && d.Name.Name != "_" {
+				declared[d.Name.Name] = true
+			}
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				switch spec := spec.(type) {
+				case *ast.TypeSpec:
+					declared[spec.Name.Name] = true
+				case *ast.ValueSpec:
+					for _, n := range spec.Names {
+						if n.Name != "_" {
+							declared[n.Name] = true
+						}
+					}
+				}
 			}
 		}
 	}
+	for _, g := range files {
+		if g == f || g.ast == nil || g.excluded != "" {
+			continue
+		}
+		var used string
+		ast.Inspect(g.ast, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && used == "" && declared[id.Name] {
+				used = id.Name
+			}
+			return used == ""
+		})
+		if used != "" {
+			return fmt.Sprintf("%s, which it declares, is used in %s", used, g.path)
+		}
+	}
+	return ""
 }
 
 // stateFunc says whether fd looks like an initial state or a transition:
@@ -449,11 +570,11 @@ type Move struct {
 	From, To string // slash-separated, relative to the spec's directory
 }
 
-// Prune moves the orphan files of a scan out of their packages, into
-// impl/_pruned/<package>/ under dir (the spec's directory), which the go
-// command ignores; a file already there of the same name is kept, and the
-// newcomer gets a numbered name (user_ask.2.go). It moves all of them or
-// none, and returns the moves sorted by source.
+// Prune moves the orphan files of a scan, but those in ImplScan.Kept, out of
+// their packages, into impl/_pruned/<package>/ under dir (the spec's
+// directory), which the go command ignores; a file already there of the
+// same name is kept, and the newcomer gets a numbered name (user_ask.2.go).
+// It moves all of them or none, and returns the moves sorted by source.
 func Prune(dir string, scan *ImplScan) (moves []Move, err error) {
 	var done []Move
 	var createdDirs []string
@@ -469,6 +590,9 @@ func Prune(dir string, scan *ImplScan) (moves []Move, err error) {
 		}
 	}()
 	for _, from := range scan.Orphans() {
+		if _, kept := scan.Kept[from]; kept {
+			continue
+		}
 		toDir := PrunedDir + "/" + path.Base(path.Dir(from))
 		dirs, err := mkdirAll(filepath.Join(dir, filepath.FromSlash(toDir)))
 		createdDirs = append(createdDirs, dirs...)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -403,6 +404,14 @@ func generate(stdout, stderr io.Writer, file string, strict, prune bool) error {
 		for _, mv := range moves {
 			pruned[mv.From] = true
 			fmt.Fprintf(stdout, "moved %s to %s\n", filepath.Join(dir, filepath.FromSlash(mv.From)), filepath.Join(dir, filepath.FromSlash(mv.To)))
+		}
+		if len(scan.Kept) > 0 {
+			for _, from := range slices.Sorted(maps.Keys(scan.Kept)) {
+				pruned[from] = true
+				fmt.Fprintf(stderr, "agentgen: %s was not moved: %s; move the orphan out of it by hand\n", filepath.Join(dir, filepath.FromSlash(from)), scan.Kept[from])
+			}
+			printFindings(stderr, stderr, dir, scan, pruned, false)
+			return fail(exitFailed, nil)
 		}
 	}
 	if len(changes) == 0 && len(pruned) == 0 {

@@ -71,11 +71,16 @@
 // "file:line:col: message":
 //
 //   - an orphan: a file that declares none of the spec's functions but an
-//     exported one returning a decl.StateOfX, because its actor or input
-//     was removed or renamed. It is left in place; generate --prune moves
-//     it to impl/_pruned/<package>/ beside the spec (a directory the go
+//     initial state or a transition for an actor or input the spec no
+//     longer has (an exported func() decl.StateOfX or func(decl.StateOfX,
+//     decl.T) decl.StateOfX where decl no longer declares StateOfX or T),
+//     because it was removed or renamed. A helper that takes or returns a
+//     state of the spec is no orphan. It is left in place; generate --prune
+//     moves it to impl/_pruned/<package>/ beside the spec (a directory the go
 //     command ignores, so the build works again), numbering the name if one
-//     is already there;
+//     is already there, unless another file of its package (tests
+//     included) uses a name it declares: then moving it would break the
+//     build, and agentgen says what to move by hand;
 //   - a wrong signature: a function declared other than the glue calls it,
 //     or a stub's file that no longer declares its function (an input
 //     renamed in the spec and the file name, but not yet in the code).
@@ -136,8 +141,10 @@
 // Writing is all or nothing: the new contents go to temporary files beside
 // their targets first, and on any failure the previous tree is restored. What the scan of your code
 // found is printed on stderr. With --prune, orphans are then moved to
-// impl/_pruned, all or none, one "moved PATH to PATH" line each. Exit
-// status: 0 on success, 1 on an invalid spec or a failure.
+// impl/_pruned, all or none, one "moved PATH to PATH" line each; an orphan
+// whose file declares something the rest of its package uses stays, and
+// generate says so and exits 1. Exit status: 0 on success, 1 on an invalid
+// spec or a failure.
 //
 // generate needs the Go import path of the spec's directory: the spec's
 // package key, or else the nearest enclosing go.mod's module path joined
