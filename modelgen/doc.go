@@ -138,6 +138,11 @@
 //	                 in inputs and $defs  empty is present and empty
 //	oneOf            I (nil is invalid)   I with omitempty
 //
+// A nullable enum ({type: [string, "null"], enum: [a, b]}) is a pointer to
+// the enum type, and null is one of its values: the schema generated code
+// validates inputs with lists null in its enum (JSON Schema would otherwise
+// reject the null that a nil pointer encodes as).
+//
 // Properties of observations (and so of states and contexts) are always
 // present; make them nullable when they may be null. A slice or map needs no
 // pointer: nil is its null or absent value. Inline objects, enums and oneOfs

@@ -306,6 +306,7 @@ func (b *builder) rewriteSchema(v any, ptr string) any {
 		return v
 	}
 	delete(m, "description")
+	nullableEnum(m)
 	if props, ok := m["properties"].(map[string]any); ok {
 		for k, p := range props {
 			props[k] = b.rewriteSchema(p, ptr+"/properties/"+escapePointer(k))
@@ -327,6 +328,21 @@ func (b *builder) rewriteSchema(v any, ptr string) any {
 		return discriminated(m, u)
 	}
 	return m
+}
+
+// nullableEnum adds null to the values of a nullable enum. In JSON Schema,
+// {type: [string, "null"], enum: [a, b]} rejects null, which enum does not
+// list; its Go type is a pointer, whose nil encodes as null. The spec format
+// allows only strings in enum, so a nullable enum means what its Go type
+// says: one of the values, or null.
+func nullableEnum(m map[string]any) {
+	values, ok := m["enum"].([]any)
+	if !ok || slices.Contains(values, nil) {
+		return
+	}
+	if types, ok := m["type"].([]any); ok && slices.Contains(types, any("null")) {
+		m["enum"] = append(values, nil)
+	}
 }
 
 // discriminated rewrites a oneOf whose variants are told apart by a const
