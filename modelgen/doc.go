@@ -32,9 +32,10 @@
 // Load and LoadBytes run the stages that turn a file into a Model, each
 // handing plain data to the next:
 //
-//  1. parse: YAML (yaml.v3) or JSON (*.json) into a tree that keeps the
-//     line and column of every key and value; duplicate and empty keys are
-//     errors;
+//  1. parse: YAML (with github.com/goccy/go-yaml) or JSON (*.json, with
+//     encoding/json's tokenizer) into a tree that keeps the line and column
+//     of every key and value; syntax errors, duplicate and empty keys are
+//     errors at their line and column;
 //  2. validate: the tree against the spec's JSON Schema (SpecSchema,
 //     produced from the Spec types with invopop/jsonschema) with
 //     santhosh-tekuri/jsonschema/v5; every leaf error is reported, at the
@@ -197,8 +198,12 @@
 // value that crosses the limit.
 //
 // Diagnostics print as "file:line:col: [warning: ]element: message[;
-// hint]"; columns count characters. yaml.v3 reports no columns for syntax
-// errors, so those print as "file:line: message".
+// hint]"; columns count characters. A YAML syntax error names the
+// usual slips where it sees one: a tab in the indentation, a key indented
+// one space off, a comma inside {…} that splits an unquoted value (YAML
+// reads {description: Hello, world} as two entries, and a key without a
+// colon is an error in a spec), a [ or { never closed, a value holding ": "
+// unquoted.
 //
 // # Go names
 //

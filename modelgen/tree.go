@@ -3,18 +3,19 @@ package modelgen
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
-
-	"gopkg.in/yaml.v3"
 )
+
+// The front end reads a spec file into a tree of nodes that keeps the
+// position of every key and value: YAML with github.com/goccy/go-yaml
+// (yaml.go), JSON with the tokenizer of encoding/json (json.go). The
+// schema validator, the model checks and the diagnostics find values in
+// it by JSON Pointer.
 
 // Pos is a position in a spec file. Line and Col are 1-based; Col counts
 // characters (runes). A zero Col means the column is unknown.
@@ -135,6 +136,20 @@ func (n *node) appendJSON(b []byte) []byte {
 		b = n.vals[i].appendJSON(b)
 	}
 	return append(b, '}')
+}
+
+// decodeSpec decodes a parsed document into the spec types with
+// encoding/json, keeping the order of properties (Properties decodes in
+// order). On a document that does not match the spec schema it fails; Load
+// reports the schema's diagnostics instead.
+func decodeSpec(root *node) (*Spec, error) {
+	dec := json.NewDecoder(bytes.NewReader(root.appendJSON(nil)))
+	dec.UseNumber()
+	var s Spec
+	if err := dec.Decode(&s); err != nil {
+		return nil, err
+	}
+	return &s, nil
 }
 
 func appendJSONString(b []byte, s string) []byte {
@@ -359,274 +374,25 @@ func (li *lineIndex) pos(off int) Pos {
 	return Pos{File: li.file, Line: line + 1, Col: col}
 }
 
-type jsonParser struct {
-	dec   *json.Decoder
-	data  []byte
-	li    *lineIndex
-	nodes int
-}
-
-func parseJSON(file string, data []byte) (*node, error) {
-	p := &jsonParser{dec: json.NewDecoder(bytes.NewReader(data)), data: data, li: newLineIndex(file, data)}
-	p.dec.UseNumber()
-	tok, off, err := p.next()
-	if err == io.EOF {
-		return nil, &Diagnostic{Pos: Pos{File: file, Line: 1, Col: 1}, Message: "empty spec"}
+// after returns the position of the first character after the one at
+// line:col (1-based, col in characters) that is not a space or a line
+// break.
+func (li *lineIndex) after(line, col int) Pos {
+	if line < 1 || line > len(li.starts) {
+		return li.pos(len(li.data))
 	}
-	if err != nil {
-		return nil, p.syntaxError(err, off)
+	off := li.starts[line-1]
+	for i := 1; i < col && off < len(li.data); i++ {
+		_, size := utf8.DecodeRune(li.data[off:])
+		off += size
 	}
-	n, err := p.value(tok, off, 0)
-	if err != nil {
-		return nil, err
+	if off < len(li.data) {
+		off++ // the character at line:col
 	}
-	if _, off, err := p.next(); err != io.EOF {
-		return nil, &Diagnostic{Pos: p.li.pos(off), Message: "unexpected data after the top-level JSON value"}
+	for off < len(li.data) && (li.data[off] == ' ' || li.data[off] == '\n' || li.data[off] == '\r') {
+		off++
 	}
-	return n, nil
-}
-
-// next returns the next token and the offset where it starts.
-func (p *jsonParser) next() (json.Token, int, error) {
-	off := int(p.dec.InputOffset())
-	for off < len(p.data) {
-		switch p.data[off] {
-		case ' ', '\t', '\r', '\n', ',', ':':
-			off++
-			continue
-		}
-		break
-	}
-	tok, err := p.dec.Token()
-	return tok, off, err
-}
-
-func (p *jsonParser) syntaxError(err error, off int) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		off = int(se.Offset)
-	}
-	if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
-		return &Diagnostic{Pos: p.li.pos(len(p.data)), Message: "unexpected end of JSON input"}
-	}
-	return &Diagnostic{Pos: p.li.pos(off), Message: strings.TrimPrefix(err.Error(), "json: ")}
-}
-
-func (p *jsonParser) value(tok json.Token, off, depth int) (*node, error) {
-	pos := p.li.pos(off)
-	if p.nodes++; p.nodes > maxNodes {
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("spec has more than %d values", maxNodes)}
-	}
-	switch t := tok.(type) {
-	case nil:
-		return &node{kind: nullNode, pos: pos}, nil
-	case bool:
-		return &node{kind: boolNode, pos: pos, str: strconv.FormatBool(t)}, nil
-	case json.Number:
-		return &node{kind: numberNode, pos: pos, str: canonicalNumber(t.String())}, nil
-	case string:
-		return &node{kind: stringNode, pos: pos, str: t}, nil
-	}
-	if depth > maxDepth {
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("values nested deeper than %d levels", maxDepth)}
-	}
-	if tok == json.Delim('[') {
-		n := &node{kind: arrayNode, pos: pos}
-		for {
-			tok, off, err := p.next()
-			if err != nil {
-				return nil, p.syntaxError(err, off)
-			}
-			if tok == json.Delim(']') {
-				return n, nil
-			}
-			it, err := p.value(tok, off, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			n.items = append(n.items, it)
-		}
-	}
-	n := &node{kind: objectNode, pos: pos}
-	seen := make(map[string]Pos)
-	for {
-		tok, off, err := p.next()
-		if err != nil {
-			return nil, p.syntaxError(err, off)
-		}
-		if tok == json.Delim('}') {
-			return n, nil
-		}
-		key := tok.(string) // the decoder only yields string keys here
-		kpos := p.li.pos(off)
-		if first, dup := seen[key]; dup {
-			return nil, &Diagnostic{Pos: kpos, Message: fmt.Sprintf("duplicate key %q (first at %d:%d)", key, first.Line, first.Col)}
-		}
-		seen[key] = kpos
-		tok, off, err = p.next()
-		if err != nil {
-			return nil, p.syntaxError(err, off)
-		}
-		v, err := p.value(tok, off, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		n.keys = append(n.keys, key)
-		n.keyPos = append(n.keyPos, kpos)
-		n.vals = append(n.vals, v)
-	}
-}
-
-var yamlLineError = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
-func parseYAML(file string, data []byte) (*node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if err == io.EOF {
-			return nil, &Diagnostic{Pos: Pos{File: file, Line: 1, Col: 1}, Message: "empty spec"}
-		}
-		return nil, yamlError(file, data, err)
-	}
-	var extra yaml.Node
-	if err := dec.Decode(&extra); err != io.EOF {
-		if err != nil {
-			return nil, yamlError(file, data, err)
-		}
-		return nil, &Diagnostic{Pos: Pos{File: file, Line: extra.Line, Col: extra.Column}, Message: "more than one YAML document; a spec is a single document"}
-	}
-	c := &yamlConverter{file: file}
-	return c.convert(&doc, 0)
-}
-
-// yamlError turns a yaml.v3 error into a diagnostic. yaml.v3 reports a line
-// (no column) for most errors; those without one are placed at the end of
-// the document when it ended too early, and at its start otherwise.
-func yamlError(file string, data []byte, err error) error {
-	msg := err.Error()
-	if m := yamlLineError.FindStringSubmatch(msg); m != nil {
-		line, _ := strconv.Atoi(m[1])
-		return &Diagnostic{Pos: Pos{File: file, Line: max(line, 1)}, Message: m[2]}
-	}
-	msg = strings.TrimPrefix(msg, "yaml: ")
-	line := 1
-	if strings.Contains(msg, "end of stream") {
-		line = newLineIndex(file, data).pos(len(data)).Line
-	}
-	return &Diagnostic{Pos: Pos{File: file, Line: line}, Message: msg}
-}
-
-type yamlConverter struct {
-	file  string
-	nodes int
-}
-
-func (c *yamlConverter) convert(y *yaml.Node, depth int) (*node, error) {
-	pos := Pos{File: c.file, Line: y.Line, Col: y.Column}
-	if c.nodes++; c.nodes > maxNodes {
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", maxNodes)}
-	}
-	if depth > maxDepth {
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("values nested deeper than %d levels", maxDepth)}
-	}
-	switch y.Kind {
-	case yaml.DocumentNode:
-		if len(y.Content) == 0 {
-			return nil, &Diagnostic{Pos: pos, Message: "empty spec"}
-		}
-		return c.convert(y.Content[0], depth)
-	case yaml.AliasNode:
-		if y.Alias == nil {
-			return nil, &Diagnostic{Pos: pos, Message: "unresolved YAML alias"}
-		}
-		return c.convert(y.Alias, depth+1)
-	case yaml.SequenceNode:
-		n := &node{kind: arrayNode, pos: pos}
-		for _, it := range y.Content {
-			v, err := c.convert(it, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			n.items = append(n.items, v)
-		}
-		return n, nil
-	case yaml.MappingNode:
-		n := &node{kind: objectNode, pos: pos}
-		seen := make(map[string]Pos)
-		for i := 0; i+1 < len(y.Content); i += 2 {
-			k, v := y.Content[i], y.Content[i+1]
-			if k.Kind == yaml.AliasNode && k.Alias != nil {
-				k = k.Alias
-			}
-			kpos := Pos{File: c.file, Line: k.Line, Col: k.Column}
-			if k.Kind != yaml.ScalarNode {
-				return nil, &Diagnostic{Pos: kpos, Message: "mapping keys must be strings"}
-			}
-			if k.ShortTag() == "!!merge" {
-				return nil, &Diagnostic{Pos: kpos, Message: "YAML merge keys (<<) are not supported; repeat the keys or use $defs and $ref"}
-			}
-			if first, dup := seen[k.Value]; dup {
-				return nil, &Diagnostic{Pos: kpos, Message: fmt.Sprintf("duplicate key %q (first at %d:%d)", k.Value, first.Line, first.Col)}
-			}
-			seen[k.Value] = kpos
-			val, err := c.convert(v, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			n.keys = append(n.keys, k.Value)
-			n.keyPos = append(n.keyPos, kpos)
-			n.vals = append(n.vals, val)
-		}
-		return n, nil
-	case yaml.ScalarNode:
-		return c.scalar(y, pos)
-	}
-	return nil, &Diagnostic{Pos: pos, Message: "unsupported YAML node"}
-}
-
-func (c *yamlConverter) scalar(y *yaml.Node, pos Pos) (*node, error) {
-	switch tag := y.ShortTag(); tag {
-	case "!!null":
-		return &node{kind: nullNode, pos: pos}, nil
-	case "!!bool":
-		if y.Value == "true" || y.Value == "false" {
-			return &node{kind: boolNode, pos: pos, str: y.Value}, nil
-		}
-		var b bool
-		if err := y.Decode(&b); err != nil {
-			return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("invalid boolean %q", y.Value)}
-		}
-		return &node{kind: boolNode, pos: pos, str: strconv.FormatBool(b)}, nil
-	case "!!int", "!!float":
-		if jsonInteger(y.Value) {
-			return &node{kind: numberNode, pos: pos, str: y.Value}, nil
-		}
-		var v any
-		if err := y.Decode(&v); err != nil {
-			return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("invalid number %q", y.Value)}
-		}
-		var s string
-		switch v := v.(type) {
-		case int:
-			s = strconv.Itoa(v)
-		case int64:
-			s = strconv.FormatInt(v, 10)
-		case uint64:
-			s = strconv.FormatUint(v, 10)
-		case float64:
-			if math.IsInf(v, 0) || math.IsNaN(v) {
-				return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("number %s cannot be represented in JSON", y.Value)}
-			}
-			s = strconv.FormatFloat(v, 'g', -1, 64)
-		default:
-			return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("invalid number %q", y.Value)}
-		}
-		return &node{kind: numberNode, pos: pos, str: s}, nil
-	case "!!str", "!!timestamp":
-		return &node{kind: stringNode, pos: pos, str: y.Value}, nil
-	default:
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("unsupported YAML tag %s", tag)}
-	}
+	return li.pos(off)
 }
 
 // canonicalNumber writes an integral number without fraction or exponent
