@@ -374,6 +374,19 @@ func (li *lineIndex) pos(off int) Pos {
 	return Pos{File: li.file, Line: line + 1, Col: col}
 }
 
+// clamp keeps a position the YAML parser reported inside the document: an
+// implicit null after "key:" at the end of a line is placed just after
+// the colon.
+func (li *lineIndex) clamp(p Pos) Pos {
+	p.Line = min(max(p.Line, 1), len(li.starts))
+	end := len(li.data)
+	if p.Line < len(li.starts) {
+		end = li.starts[p.Line] - 1
+	}
+	p.Col = min(max(p.Col, 1), utf8.RuneCount(li.data[li.starts[p.Line-1]:end])+1)
+	return p
+}
+
 // after returns the position of the first character after the one at
 // line:col (1-based, col in characters) that is not a space or a line
 // break.

@@ -36,7 +36,7 @@ func parseYAML(file string, data []byte) (*node, error) {
 		return nil, &Diagnostic{Pos: Pos{File: file, Line: 1, Col: 1}, Message: "empty spec"}
 	case 1:
 	default:
-		return nil, &Diagnostic{Pos: yamlPos(file, bodies[1]), Message: "more than one YAML document; a spec is a single document"}
+		return nil, &Diagnostic{Pos: newLineIndex(file, data).clamp(yamlPos(file, bodies[1])), Message: "more than one YAML document; a spec is a single document"}
 	}
 	c := &yamlConverter{file: file, li: newLineIndex(file, data), anchors: make(map[string]ast.Node)}
 	return c.convert(bodies[0], 0)
@@ -66,7 +66,7 @@ type yamlConverter struct {
 }
 
 func (c *yamlConverter) convert(y ast.Node, depth int) (*node, error) {
-	pos := yamlPos(c.file, y)
+	pos := c.li.clamp(yamlPos(c.file, y))
 	if c.nodes++; c.nodes > maxNodes {
 		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", maxNodes)}
 	}
@@ -118,7 +118,7 @@ func (c *yamlConverter) mapping(y *ast.MappingNode, pos Pos, depth int) (*node, 
 	seen := make(map[string]Pos, len(y.Values))
 	for i, mv := range y.Values {
 		var k ast.Node = mv.Key
-		kpos := yamlPos(c.file, k)
+		kpos := c.li.clamp(yamlPos(c.file, k))
 		if mk, ok := k.(*ast.MappingKeyNode); ok {
 			k = mk.Value
 		}
@@ -277,7 +277,6 @@ func yamlSyntaxError(file string, data []byte, err error) error {
 		return &Diagnostic{Pos: Pos{File: file, Line: 1, Col: 1}, Message: strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
 	tk := ye.GetToken()
-	d := &Diagnostic{Pos: Pos{File: file, Line: tk.Position.Line, Col: tk.Position.Column}, Message: ye.GetMessage()}
 	lines := strings.Split(string(data), "\n")
 	line := func(n int) string {
 		if n < 1 || n > len(lines) {
@@ -285,6 +284,11 @@ func yamlSyntaxError(file string, data []byte, err error) error {
 		}
 		return strings.TrimSuffix(lines[n-1], "\r")
 	}
+	// The position of the token, kept inside the document.
+	pos := Pos{File: file, Line: min(max(tk.Position.Line, 1), len(lines))}
+	pos.Col = min(max(tk.Position.Column, 1), len([]rune(line(pos.Line)))+1)
+	d := &Diagnostic{Pos: pos, Message: ye.GetMessage()}
+	before := []rune(line(pos.Line))[:pos.Col-1] // the text of the line before the token
 	switch msg := d.Message; {
 	case strings.Contains(msg, "'\t'"):
 		// The scanner reports a tab at the start of the line or token that
@@ -303,10 +307,10 @@ func yamlSyntaxError(file string, data []byte, err error) error {
 	case strings.Contains(msg, "flow map content"), strings.Contains(msg, "flow sequence content"), tk.Value == ",":
 		d.Message = "an empty entry between two commas"
 		d.Hint = "remove one of the commas"
-	case d.Pos.Col > 1 && []rune(line(d.Pos.Line))[d.Pos.Col-2] == '\'':
+	case len(before) > 0 && before[len(before)-1] == '\'':
 		d.Message = "text after a single-quoted string"
 		d.Hint = "a ' inside a single-quoted string is written ''"
-	case strings.Contains(msg, "mapping value is not allowed") && strings.Contains(string([]rune(line(d.Pos.Line))[:d.Pos.Col-1]), ": "):
+	case strings.Contains(msg, "mapping value is not allowed") && strings.Contains(string(before), ": "):
 		d.Message = "a second key: value on one line"
 		d.Hint = `a value holding ": " must be quoted: key: "a: b"`
 	case strings.Contains(msg, "non-map value"):
