@@ -86,3 +86,18 @@ func TestEncoding(t *testing.T) {
 		})
 	}
 }
+
+// TestAliasLimit checks that YAML aliases cannot blow a small spec up: the
+// values are counted after expansion, and past maxNodes loading stops.
+func TestAliasLimit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version: 1\nactors: [user]\nx0: &x0 [a, a, a, a, a, a, a, a, a, a]\n")
+	for i := 1; i <= 6; i++ {
+		fmt.Fprintf(&b, "x%d: &x%d [*x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d]\n", i, i, i-1)
+	}
+	_, err := LoadBytes("agent.yaml", []byte(b.String()))
+	want := fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", maxNodes)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+}
