@@ -62,6 +62,11 @@ func build(src *source, spec *Spec) (*Model, error) {
 	}
 	b.m.Warnings = d.list
 	slices.SortFunc(b.decls, func(x, y *TypeDecl) int { return strings.Compare(x.GoName, y.GoName) })
+	for _, d := range b.decls {
+		if d.Kind == UnionDecl {
+			nameUnion(d)
+		}
+	}
 	b.m.Types = b.decls
 	schema, err := b.inputSchema()
 	if err != nil {
@@ -137,6 +142,7 @@ func (b *builder) buildActors() {
 			continue
 		}
 		a := &Actor{Name: name, GoName: pascalCase(name), VarName: lowerCamel(name), Pos: b.d.src.pos(ptr)}
+		a.Idents = actorIdents(a.GoName)
 		b.actors[name] = a
 		what := fmt.Sprintf("actor %q", name)
 		if why, bad := reservedWord(a.VarName); bad {
@@ -146,11 +152,12 @@ func (b *builder) buildActors() {
 			continue
 		}
 		b.m.Actors = append(b.m.Actors, a)
-		for _, prefix := range []string{"Actor", "StateOf", "ContextOf", "InputFrom", "InitialFnOf", "TransitionFnOf", "EffectFnOf", "JobsFnOf"} {
-			b.names.claim(prefix+a.GoName, what, ptr, "rename the actor")
+		id := a.Idents
+		for _, name := range []string{id.Const, id.State, id.Context, id.Input, id.InitialFn, id.TransitionFn, id.EffectFn, id.JobsFn} {
+			b.names.claim(name, what, ptr, "rename the actor")
 		}
-		for _, prefix := range []string{"StateOf", "ContextOf", "WithStateOf"} {
-			b.stateNames.reserve("the AgentState method "+prefix+a.GoName, prefix+a.GoName)
+		for _, name := range []string{id.State, id.Context, id.WithState} {
+			b.stateNames.reserve("the AgentState method "+name, name)
 		}
 	}
 }
@@ -378,7 +385,7 @@ func (b *builder) buildObservations() {
 			if observer == nil || target == nil {
 				continue
 			}
-			o := &Observation{Observer: observer, Target: target, GoName: observer.GoName + "Ob" + target.GoName, Pos: b.d.src.keyPos(tptr)}
+			o := &Observation{Observer: observer, Target: target, GoName: observationName(observer, target), Pos: b.d.src.keyPos(tptr)}
 			b.names.claim(o.GoName, fmt.Sprintf("observation %s.%s", obsName, tgtName), tptr, b.names.observationHint(o.GoName))
 			members := newNameTable(b.d)
 			for _, p := range targets[tgtName] {

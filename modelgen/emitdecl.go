@@ -236,8 +236,8 @@ func (e *declEmitter) actors(f *jen.File) {
 	f.Line()
 	var consts, ids []jen.Code
 	for _, a := range e.m.Actors {
-		consts = append(consts, jen.Id("Actor"+a.GoName).Id("Actor").Op("=").Lit(a.Name))
-		ids = append(ids, jen.Id("Actor"+a.GoName))
+		consts = append(consts, jen.Id(a.Idents.Const).Id("Actor").Op("=").Lit(a.Name))
+		ids = append(ids, jen.Id(a.Idents.Const))
 	}
 	comment(f, "The actors of the agent, in the order of the spec.")
 	f.Const().Defs(consts...)
@@ -277,7 +277,7 @@ func (e *declEmitter) decl(f *jen.File, d *TypeDecl) {
 		f.Type().Id(d.GoName).Struct(fields(d.Fields, nil)...)
 		f.Line()
 		for _, u := range d.Unions {
-			f.Func().Params(jen.Id(d.GoName)).Id("is" + u.GoName).Params().Block()
+			f.Func().Params(jen.Id(d.GoName)).Id(u.Marker).Params().Block()
 			f.Line()
 		}
 		if d.needsMarshal() {
@@ -304,7 +304,7 @@ func (e *declEmitter) decl(f *jen.File, d *TypeDecl) {
 		)
 		f.Line()
 	case UnionDecl:
-		f.Type().Id(d.GoName).Interface(jen.Id("is" + d.GoName).Params())
+		f.Type().Id(d.GoName).Interface(jen.Id(d.Marker).Params())
 		f.Line()
 		e.unionDecoder(f, d)
 	case AliasDecl:
@@ -396,7 +396,7 @@ func (e *declEmitter) decoder(t *Type) *jen.Statement {
 		if t.Decl.Kind == AliasDecl {
 			return e.decoder(t.Decl.Target)
 		}
-		return jen.Id("decode" + t.Decl.GoName)
+		return jen.Id(t.Decl.Decoder)
 	}
 	panic("modelgen: no decoder needed for " + fmt.Sprint(t.Kind))
 }
@@ -454,8 +454,8 @@ func (e *declEmitter) unionDecoder(f *jen.File, d *TypeDecl) {
 		))
 	}
 	disc := strconv.Quote(d.Discriminator)
-	comment(f, fmt.Sprintf("decode%s decodes a %s by its %s property; null decodes to nil.", d.GoName, d.GoName, disc))
-	f.Func().Id("decode"+d.GoName).Params(jen.Id("data").Index().Byte()).Params(jen.Id(d.GoName), jen.Error()).Block(
+	comment(f, fmt.Sprintf("%s decodes a %s by its %s property; null decodes to nil.", d.Decoder, d.GoName, disc))
+	f.Func().Id(d.Decoder).Params(jen.Id("data").Index().Byte()).Params(jen.Id(d.GoName), jen.Error()).Block(
 		jen.If(jen.Len(jen.Id("data")).Op("==").Lit(0).Op("||").String().Call(jen.Id("data")).Op("==").Lit("null")).Block(jen.Return(jen.Nil(), jen.Nil())),
 		jen.Var().Id("probe").Struct(jen.Id("Value").Op("*").String().Tag(map[string]string{"json": d.Discriminator})),
 		jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("probe")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
@@ -486,15 +486,15 @@ func (e *declEmitter) observations(f *jen.File) {
 
 func (e *declEmitter) states(f *jen.File) {
 	for _, a := range e.m.Actors {
-		comment(f, fmt.Sprintf("StateOf%s is the state of actor %s: the union of the observations of it (%s).", a.GoName, a.Name, names(observationNames(a.ObservedBy))))
-		e.structType(f, "StateOf"+a.GoName, a.State, nil)
+		comment(f, fmt.Sprintf("%s is the state of actor %s: the union of the observations of it (%s).", a.Idents.State, a.Name, names(observationNames(a.ObservedBy))))
+		e.structType(f, a.Idents.State, a.State, nil)
 	}
 }
 
 func (e *declEmitter) contexts(f *jen.File) {
 	for _, a := range e.m.Actors {
-		comment(f, fmt.Sprintf("ContextOf%s is the context of actor %s: the union of its observations (%s). Its effect and jobs functions see only this.", a.GoName, a.Name, names(observationNames(a.Observes))))
-		e.structType(f, "ContextOf"+a.GoName, a.Context, ownedBy)
+		comment(f, fmt.Sprintf("%s is the context of actor %s: the union of its observations (%s). Its effect and jobs functions see only this.", a.Idents.Context, a.Name, names(observationNames(a.Observes))))
+		e.structType(f, a.Idents.Context, a.Context, ownedBy)
 	}
 }
 
@@ -504,10 +504,10 @@ func (e *declEmitter) inputs(f *jen.File) {
 		for _, in := range a.Inputs {
 			inputNames = append(inputNames, in.Decl.GoName)
 		}
-		comment(f, fmt.Sprintf("InputFrom%s is an input dispatched by actor %s: %s.", a.GoName, a.Name, names(inputNames)))
-		f.Type().Id("InputFrom"+a.GoName).Interface(
+		comment(f, fmt.Sprintf("%s is an input dispatched by actor %s: %s.", a.Idents.Input, a.Name, names(inputNames)))
+		f.Type().Id(a.Idents.Input).Interface(
 			jen.Id("AgentInput"),
-			jen.Id("isInputFrom"+a.GoName).Params(),
+			jen.Id(a.Idents.InputMarker).Params(),
 		)
 		f.Line()
 	}
@@ -518,7 +518,7 @@ func (e *declEmitter) inputs(f *jen.File) {
 		f.Func().Params(jen.Id(d.GoName)).Id("InputType").Params().String().Block(jen.Return(jen.Lit(in.Name)))
 		f.Line()
 		f.Func().Params(jen.Id(d.GoName)).Id("isAgentInput").Params().Block()
-		f.Func().Params(jen.Id(d.GoName)).Id("isInputFrom" + in.Actor.GoName).Params().Block()
+		f.Func().Params(jen.Id(d.GoName)).Id(in.Actor.Idents.InputMarker).Params().Block()
 		f.Line()
 	}
 	// Inline types of inputs, other than the inputs themselves.
@@ -530,7 +530,7 @@ func (e *declEmitter) inputs(f *jen.File) {
 	if len(e.m.Inputs) > 0 {
 		var checks []jen.Code
 		for _, in := range e.m.Inputs {
-			checks = append(checks, jen.Id("_").Id("InputFrom"+in.Actor.GoName).Op("=").Id(in.Decl.GoName).Values())
+			checks = append(checks, jen.Id("_").Id(in.Actor.Idents.Input).Op("=").Id(in.Decl.GoName).Values())
 		}
 		comment(f, "Each input implements the sealed interface of its actor.")
 		f.Var().Defs(checks...)
@@ -581,23 +581,23 @@ compiles it on first use.`)
 
 func (e *declEmitter) helpers(f *jen.File) {
 	for _, a := range e.m.Actors {
-		comment(f, fmt.Sprintf("InitialFnOf%s returns the initial state of actor %s. It must be pure.", a.GoName, a.Name))
-		f.Type().Id("InitialFnOf" + a.GoName).Op("=").Func().Params().Id("StateOf" + a.GoName)
+		comment(f, fmt.Sprintf("%s returns the initial state of actor %s. It must be pure.", a.Idents.InitialFn, a.Name))
+		f.Type().Id(a.Idents.InitialFn).Op("=").Func().Params().Id(a.Idents.State)
 		f.Line()
-		comment(f, fmt.Sprintf(`TransitionFnOf%s applies an input dispatched by actor %s to the actor's state.
+		comment(f, fmt.Sprintf(`%s applies an input dispatched by actor %s to the actor's state.
 It must be pure and deterministic: no clock, randomness or I/O; time arrives
-inside inputs.`, a.GoName, a.Name))
-		f.Type().Id("TransitionFnOf"+a.GoName).Op("=").Func().Params(
-			jen.Id("state").Id("StateOf"+a.GoName),
-			jen.Id("input").Id("InputFrom"+a.GoName),
-		).Id("StateOf" + a.GoName)
+inside inputs.`, a.Idents.TransitionFn, a.Name))
+		f.Type().Id(a.Idents.TransitionFn).Op("=").Func().Params(
+			jen.Id("state").Id(a.Idents.State),
+			jen.Id("input").Id(a.Idents.Input),
+		).Id(a.Idents.State)
 		f.Line()
-		comment(f, fmt.Sprintf(`EffectFnOf%s runs the side effects of actor %s for its context and reports
-back by dispatching inputs. It is injected when the agent is created.`, a.GoName, a.Name))
-		f.Type().Id("EffectFnOf"+a.GoName).Op("=").Qual(automataPath, "Effect").Types(jen.Id("ContextOf"+a.GoName), jen.Id("AgentInput"))
+		comment(f, fmt.Sprintf(`%s runs the side effects of actor %s for its context and reports
+back by dispatching inputs. It is injected when the agent is created.`, a.Idents.EffectFn, a.Name))
+		f.Type().Id(a.Idents.EffectFn).Op("=").Qual(automataPath, "Effect").Types(jen.Id(a.Idents.Context), jen.Id("AgentInput"))
 		f.Line()
-		comment(f, fmt.Sprintf(`JobsFnOf%s says which jobs actor %s calls for, by key: the LLM calls, tool calls and other asynchronous work its context asks for. It must be a pure function of the context, so that a restored agent calls for the same jobs, and must not write into it. The keys are the jobs' idempotency keys, stable across restarts; the agent prefixes each with %q, and automata.JobKey returns the prefixed key. It is injected when the agent is created.`, a.GoName, a.Name, a.Name+"/"))
-		f.Type().Id("JobsFnOf"+a.GoName).Op("=").Func().Params(jen.Id("view").Id("ContextOf"+a.GoName)).Map(jen.String()).Qual(automataPath, "Job").Types(jen.Id("AgentInput"))
+		comment(f, fmt.Sprintf(`%s says which jobs actor %s calls for, by key: the LLM calls, tool calls and other asynchronous work its context asks for. It must be a pure function of the context, so that a restored agent calls for the same jobs, and must not write into it. The keys are the jobs' idempotency keys, stable across restarts; the agent prefixes each with %q, and automata.JobKey returns the prefixed key. It is injected when the agent is created.`, a.Idents.JobsFn, a.Name, a.Name+"/"))
+		f.Type().Id(a.Idents.JobsFn).Op("=").Func().Params(jen.Id("view").Id(a.Idents.Context)).Map(jen.String()).Qual(automataPath, "Job").Types(jen.Id("AgentInput"))
 		f.Line()
 	}
 }
@@ -619,7 +619,7 @@ It is generated by agentgen; edit the spec and run agentgen generate.`, pathBase
 		return d
 	}
 	for _, a := range e.m.Actors {
-		st := "StateOf" + a.GoName
+		st := a.Idents.State
 		comment(f, fmt.Sprintf("%s returns the state of actor %s.", st, a.Name))
 		f.Func().Params(jen.Id("s").Id("AgentState")).Id(st).Params().Id(st).Block(
 			jen.Return(jen.Id(st).Values(project(a.State))),
@@ -630,10 +630,10 @@ It is generated by agentgen; edit the spec and run agentgen generate.`, pathBase
 			assign = append(assign, jen.Id("s").Dot(fd.GoName).Op("=").Id("state").Dot(fd.GoName))
 		}
 		assign = append(assign, jen.Return(jen.Id("s")))
-		comment(f, fmt.Sprintf("With%s returns a copy of s with the state of actor %s replaced by state.", st, a.Name))
-		f.Func().Params(jen.Id("s").Id("AgentState")).Id("With" + st).Params(jen.Id("state").Id(st)).Id("AgentState").Block(assign...)
+		comment(f, fmt.Sprintf("%s returns a copy of s with the state of actor %s replaced by state.", a.Idents.WithState, a.Name))
+		f.Func().Params(jen.Id("s").Id("AgentState")).Id(a.Idents.WithState).Params(jen.Id("state").Id(st)).Id("AgentState").Block(assign...)
 		f.Line()
-		ctx := "ContextOf" + a.GoName
+		ctx := a.Idents.Context
 		comment(f, fmt.Sprintf("%s returns the context of actor %s: what it observes.", ctx, a.Name))
 		f.Func().Params(jen.Id("s").Id("AgentState")).Id(ctx).Params().Id(ctx).Block(
 			jen.Return(jen.Id(ctx).Values(project(a.Context))),
@@ -651,14 +651,14 @@ back.`)
 	f.Line()
 	var efs []jen.Code
 	for _, a := range e.m.Actors {
-		efs = append(efs, jen.Id(a.GoName).Id("EffectFnOf"+a.GoName))
+		efs = append(efs, jen.Id(a.GoName).Id(a.Idents.EffectFn))
 	}
 	comment(f, "EffectFns holds the effect function of each actor. It is injected when the\nagent is created.")
 	f.Type().Id("EffectFns").Struct(efs...)
 	f.Line()
 	var jfs []jen.Code
 	for _, a := range e.m.Actors {
-		jfs = append(jfs, jen.Id(a.GoName).Id("JobsFnOf"+a.GoName))
+		jfs = append(jfs, jen.Id(a.GoName).Id(a.Idents.JobsFn))
 	}
 	comment(f, "JobFns holds the jobs function of each actor: the work its context calls for, by key. It is injected when the agent is created, with agent.WithJobs; an actor whose jobs function is nil calls for no jobs.")
 	f.Type().Id("JobFns").Struct(jfs...)

@@ -58,7 +58,7 @@ func (f *ImplFunc) Element() string {
 //	func User() decl.StateOfUser
 //	func SendUserMessage(state decl.StateOfUser, input decl.SendUserMessage) decl.StateOfUser
 func (f *ImplFunc) Signature() string {
-	state := "decl.StateOf" + f.Actor.GoName
+	state := "decl." + f.Actor.Idents.State
 	if f.Input == nil {
 		return "func " + f.Name + "() " + state
 	}
@@ -208,7 +208,7 @@ func Stub(m *Model, fn *ImplFunc) ([]byte, error) {
 	if stubsErr != nil {
 		return nil, fmt.Errorf("reading the stub templates: %w", stubsErr)
 	}
-	d := StubData{DeclPath: declPath(m), Actor: fn.Actor.Name, Func: fn.Name, State: "StateOf" + fn.Actor.GoName}
+	d := StubData{DeclPath: declPath(m), Actor: fn.Actor.Name, Func: fn.Name, State: fn.Actor.Idents.State}
 	name := "initial.go.tmpl"
 	if fn.Input != nil {
 		name = "transition.go.tmpl"
@@ -312,7 +312,7 @@ func (e *implEmitter) initial(f *jen.File) {
 	comment(f, "Initial returns the initial state of the agent: the initial state of each actor, from impl/initials.")
 	body := []jen.Code{jen.Var().Id("s").Add(e.stateType())}
 	for _, a := range e.m.Actors {
-		body = append(body, jen.Id("s").Op("=").Id("s").Dot("WithStateOf"+a.GoName).Call(jen.Qual(initialsPath(e.m), a.GoName).Call()))
+		body = append(body, jen.Id("s").Op("=").Id("s").Dot(a.Idents.WithState).Call(jen.Qual(initialsPath(e.m), a.GoName).Call()))
 	}
 	body = append(body, jen.Return(jen.Id("s")))
 	f.Func().Id("Initial").Params().Add(e.stateType()).Block(body...)
@@ -325,9 +325,9 @@ func (e *implEmitter) transition(f *jen.File) {
 		if len(a.Inputs) == 0 {
 			continue
 		}
-		cases = append(cases, jen.Case(e.declID("InputFrom"+a.GoName)).Block(
-			jen.Return(jen.Id("state").Dot("WithStateOf"+a.GoName).Call(
-				jen.Qual(transitionsPath(e.m), a.GoName).Call(jen.Id("state").Dot("StateOf"+a.GoName).Call(), jen.Id("input")),
+		cases = append(cases, jen.Case(e.declID(a.Idents.Input)).Block(
+			jen.Return(jen.Id("state").Dot(a.Idents.WithState).Call(
+				jen.Qual(transitionsPath(e.m), a.GoName).Call(jen.Id("state").Dot(a.Idents.State).Call(), jen.Id("input")),
 			)),
 		))
 	}
@@ -345,14 +345,14 @@ func (e *implEmitter) effect(f *jen.File) {
 	comment(f, `WithEffects returns the option that runs the effect of each actor in fns, one after another in actor order, each on its actor's context (automata.Project from ContextOfX) and named after its actor when it fails (automata.WithActorEffect). An actor whose effect is nil has none.`)
 	e.perActor(f, "WithEffects", "EffectFns", func(a *Actor) *jen.Statement {
 		return jen.Qual(automataPath, "WithActorEffect").Call(jen.Lit(a.Name), jen.Qual(automataPath, "Project").Call(
-			e.stateType().Dot("ContextOf"+a.GoName), jen.Id("fns").Dot(a.GoName),
+			e.stateType().Dot(a.Idents.Context), jen.Id("fns").Dot(a.GoName),
 		))
 	})
 	f.Line()
 	comment(f, `WithJobs returns the option that reconciles the jobs of each actor in fns with the state (automata.WithActorJobs): each actor's jobs function sees only its context (automata.ProjectJobs from ContextOfX), and its keys are prefixed with its name and a slash, so that the keys of two actors never clash; automata.JobKey returns the prefixed key. An actor whose jobs function is nil calls for no jobs.`)
 	e.perActor(f, "WithJobs", "JobFns", func(a *Actor) *jen.Statement {
 		return jen.Qual(automataPath, "WithActorJobs").Call(jen.Lit(a.Name), jen.Qual(automataPath, "ProjectJobs").Call(
-			e.stateType().Dot("ContextOf"+a.GoName), jen.Id("fns").Dot(a.GoName),
+			e.stateType().Dot(a.Idents.Context), jen.Id("fns").Dot(a.GoName),
 		))
 	})
 }
@@ -374,14 +374,14 @@ func (e *implEmitter) initials(f *jen.File) {
 	example := ""
 	if len(e.m.Actors) > 0 {
 		a := e.m.Actors[0]
-		example = fmt.Sprintf(" (%s.go: func %s() decl.StateOf%s)", a.Name, a.GoName, a.GoName)
+		example = fmt.Sprintf(" (%s.go: func %s() decl.%s)", a.Name, a.GoName, a.Idents.State)
 	}
 	f.PackageComment(docText(fmt.Sprintf(`Package initials holds the initial state of each actor of the agent specified in %s: one function per actor, named after it, in a file named after it%s. They are written by hand; agentgen creates a stub for a missing one and never changes them after. They must be pure: no clock, no randomness, no I/O.`, e.specName(), example)))
 	f.Line()
 	comment(f, "Each initial state has the signature agentgen expects.")
 	var guards []jen.Code
 	for _, a := range e.m.Actors {
-		guards = append(guards, jen.Id("_").Add(e.declID("InitialFnOf"+a.GoName)).Op("=").Id(a.GoName))
+		guards = append(guards, jen.Id("_").Add(e.declID(a.Idents.InitialFn)).Op("=").Id(a.GoName))
 	}
 	f.Var().Defs(guards...)
 }
@@ -403,7 +403,7 @@ func (e *implEmitter) transitions(f *jen.File) {
 		if len(a.Inputs) == 0 {
 			continue
 		}
-		state := e.declID("StateOf" + a.GoName)
+		state := e.declID(a.Idents.State)
 		var cases []jen.Code
 		for _, in := range a.Inputs {
 			cases = append(cases, jen.Case(e.declID(in.Decl.GoName)).Block(
@@ -412,12 +412,12 @@ func (e *implEmitter) transitions(f *jen.File) {
 			guards = append(guards, jen.Id("_").Func().Params(state.Clone(), e.declID(in.Decl.GoName)).Add(state.Clone()).Op("=").Id(in.Decl.GoName))
 		}
 		comment(f, fmt.Sprintf("%s is the transition of actor %s: it applies an input the actor dispatched to the actor's state, with the function of that input. It panics on a nil input.", a.GoName, a.Name))
-		f.Func().Id(a.GoName).Params(jen.Id("state").Add(state.Clone()), jen.Id("input").Add(e.declID("InputFrom"+a.GoName))).Add(state.Clone()).Block(
+		f.Func().Id(a.GoName).Params(jen.Id("state").Add(state.Clone()), jen.Id("input").Add(e.declID(a.Idents.Input))).Add(state.Clone()).Block(
 			jen.Switch(jen.Id("input").Op(":=").Id("input").Assert(jen.Type())).Block(cases...),
 			jen.Panic(jen.Qual(fmtPath, "Sprintf").Call(jen.Lit(fmt.Sprintf("transitions.%s: unexpected input %%T", a.GoName)), jen.Id("input"))),
 		)
 		f.Line()
-		guards = append(guards, jen.Id("_").Add(e.declID("TransitionFnOf"+a.GoName)).Op("=").Id(a.GoName))
+		guards = append(guards, jen.Id("_").Add(e.declID(a.Idents.TransitionFn)).Op("=").Id(a.GoName))
 	}
 	if len(guards) > 0 {
 		comment(f, "Each transition has the signature agentgen expects.")

@@ -374,8 +374,8 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 func declNames(m *Model) map[string]bool {
 	names := make(map[string]bool)
 	for _, a := range m.Actors {
-		names["StateOf"+a.GoName] = true
-		names["ContextOf"+a.GoName] = true
+		names[a.Idents.State] = true
+		names[a.Idents.Context] = true
 	}
 	for _, t := range m.Types {
 		names[t.GoName] = true
@@ -466,7 +466,7 @@ func stateFunc(fd *ast.FuncDecl, decl string) bool {
 		return false
 	}
 	name, ok := declType(fd.Type.Results.List[0].Type, decl)
-	return ok && strings.HasPrefix(name, "StateOf")
+	return ok && strings.HasPrefix(name, statePrefix)
 }
 
 // declType returns the name of a type expression that names a type of the
@@ -495,7 +495,7 @@ func signatureMatches(fd *ast.FuncDecl, decl string, fn *ImplFunc) bool {
 	if decl == "" || fd.Type.TypeParams != nil {
 		return false
 	}
-	state := "StateOf" + fn.Actor.GoName
+	state := fn.Actor.Idents.State
 	want := []string{}
 	if fn.Input != nil {
 		want = []string{state, fn.Input.Decl.GoName}

@@ -38,9 +38,11 @@ type Model struct {
 // Actor is one actor with its derived state and context.
 type Actor struct {
 	Name    string // kebab-case spec name: task-manager
-	GoName  string // TaskManager
+	GoName  string // TaskManager: its initial state and transition funcs, its EffectFns and JobFns fields
 	VarName string // taskManager, for variables and parameters
 	Pos     Pos
+	// Idents are the identifiers package decl declares for the actor.
+	Idents ActorIdents
 
 	Observes   []*Observation // observations by this actor (ContextOf), in target order
 	ObservedBy []*Observation // observations of this actor (StateOf), in observer order
@@ -53,6 +55,53 @@ type Actor struct {
 	// Inputs the actor dispatches, sorted by name.
 	Inputs []*Input
 }
+
+// ActorIdents are the Go identifiers of package decl that belong to one
+// actor (here the actor user), chosen once, when the model is built:
+// printers print them and never build one.
+type ActorIdents struct {
+	Const        string // ActorUser, its Actor constant
+	State        string // StateOfUser
+	Context      string // ContextOfUser
+	Input        string // InputFromUser, the sealed interface of its inputs
+	WithState    string // WithStateOfUser, the AgentState method
+	InitialFn    string // InitialFnOfUser
+	TransitionFn string // TransitionFnOfUser
+	EffectFn     string // EffectFnOfUser
+	JobsFn       string // JobsFnOfUser
+	InputMarker  string // isInputFromUser, the method that seals InputFromUser
+}
+
+// statePrefix starts the name of every actor's state type, StateOfX.
+const statePrefix = "StateOf"
+
+// actorIdents names the identifiers of the actor whose Go name is goName.
+// The seed's names (StateOfX, ContextOfX, InputFromX) are the modelling
+// method's vocabulary.
+func actorIdents(goName string) ActorIdents {
+	return ActorIdents{
+		Const:        "Actor" + goName,
+		State:        statePrefix + goName,
+		Context:      "ContextOf" + goName,
+		Input:        "InputFrom" + goName,
+		WithState:    "WithStateOf" + goName,
+		InitialFn:    "InitialFnOf" + goName,
+		TransitionFn: "TransitionFnOf" + goName,
+		EffectFn:     "EffectFnOf" + goName,
+		JobsFn:       "JobsFnOf" + goName,
+		InputMarker:  "isInputFrom" + goName,
+	}
+}
+
+// nameUnion names the identifiers that come with a oneOf's sealed
+// interface, once its Go name is chosen.
+func nameUnion(d *TypeDecl) {
+	d.Marker = "is" + d.GoName
+	d.Decoder = "decode" + d.GoName
+}
+
+// observationName is the Go name of what observer sees of target: XObY.
+func observationName(observer, target *Actor) string { return observer.GoName + "Ob" + target.GoName }
 
 // Observation is what Observer sees of Target: XObY.
 type Observation struct {
@@ -183,6 +232,8 @@ type TypeDecl struct {
 	// UnionDecl
 	Discriminator string // the JSON name of the const property
 	Variants      []*Variant
+	Marker        string // isShape, the method that seals the interface
+	Decoder       string // decodeShape, the function that decodes a value
 
 	// AliasDecl, DefinedDecl
 	Target *Type
