@@ -1,23 +1,24 @@
 package modelgen
 
 import (
+	"github.com/moora-go/moora/modelgen/internal/spec"
 	"strings"
 	"testing"
 )
 
 // buildOnly runs the model checks on a spec without validating it against
 // the spec schema first, to reach the checks that stand behind it.
-func buildOnly(t *testing.T, name, spec string) (*Model, error) {
+func buildOnly(t *testing.T, name, src string) (*Model, error) {
 	t.Helper()
-	root, err := parseSpec(name, []byte(spec))
+	root, err := spec.Parse(name, []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := decodeSpec(root)
+	s, err := spec.Decode(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return build(newSource(name, root), s)
+	return build(spec.NewSource(name, root), s)
 }
 
 // TestBuildCompilesInputSchemas checks that the model checks compile the

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/moora-go/moora/modelgen/internal/spec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -220,7 +221,7 @@ func fields(fs []*Field, extraDoc func(f *Field) string) []jen.Code {
 	return out
 }
 
-func names(list []string) string {
+func listed(list []string) string {
 	switch len(list) {
 	case 0:
 		return "none"
@@ -264,7 +265,7 @@ func (e *declEmitter) decls(f *jen.File, file string) {
 }
 
 func (e *declEmitter) decl(f *jen.File, d *TypeDecl) {
-	fallback := fmt.Sprintf("%s is the type of %s in the spec.", d.GoName, elementName(d.Ptr))
+	fallback := fmt.Sprintf("%s is the type of %s in the spec.", d.GoName, spec.ElementName(d.Ptr))
 	if strings.HasPrefix(d.Ptr, "/$defs/") && strings.Count(d.Ptr, "/") == 2 {
 		fallback = fmt.Sprintf("%s is the shared type $defs.%s of the spec.", d.GoName, d.Name)
 	}
@@ -486,14 +487,14 @@ func (e *declEmitter) observations(f *jen.File) {
 
 func (e *declEmitter) states(f *jen.File) {
 	for _, a := range e.m.Actors {
-		comment(f, fmt.Sprintf("%s is the state of actor %s: the union of the observations of it (%s).", a.Idents.State, a.Name, names(observationNames(a.ObservedBy))))
+		comment(f, fmt.Sprintf("%s is the state of actor %s: the union of the observations of it (%s).", a.Idents.State, a.Name, listed(observationNames(a.ObservedBy))))
 		e.structType(f, a.Idents.State, a.State, nil)
 	}
 }
 
 func (e *declEmitter) contexts(f *jen.File) {
 	for _, a := range e.m.Actors {
-		comment(f, fmt.Sprintf("%s is the context of actor %s: the union of its observations (%s). Its effect and jobs functions see only this.", a.Idents.Context, a.Name, names(observationNames(a.Observes))))
+		comment(f, fmt.Sprintf("%s is the context of actor %s: the union of its observations (%s). Its effect and jobs functions see only this.", a.Idents.Context, a.Name, listed(observationNames(a.Observes))))
 		e.structType(f, a.Idents.Context, a.Context, ownedBy)
 	}
 }
@@ -504,7 +505,7 @@ func (e *declEmitter) inputs(f *jen.File) {
 		for _, in := range a.Inputs {
 			inputNames = append(inputNames, in.Decl.GoName)
 		}
-		comment(f, fmt.Sprintf("%s is an input dispatched by actor %s: %s.", a.Idents.Input, a.Name, names(inputNames)))
+		comment(f, fmt.Sprintf("%s is an input dispatched by actor %s: %s.", a.Idents.Input, a.Name, listed(inputNames)))
 		f.Type().Id(a.Idents.Input).Interface(
 			jen.Id("AgentInput"),
 			jen.Id(a.Idents.InputMarker).Params(),

@@ -3,6 +3,7 @@ package modelgen
 import (
 	"bytes"
 	"flag"
+	"github.com/moora-go/moora/modelgen/internal/spec"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,7 +91,7 @@ func FuzzLoadSpec(f *testing.F) {
 			if len(ds) == 0 {
 				t.Fatalf("error without diagnostics: %v", err)
 			}
-			lines := strings.Split(string(bytes.TrimPrefix(data, utf8BOM)), "\n")
+			lines := strings.Split(string(bytes.TrimPrefix(data, spec.UTF8BOM)), "\n")
 			for _, d := range ds {
 				if d.Pos.File != name || d.Pos.Line < 1 || d.Message == "" {
 					t.Fatalf("diagnostic without a position or message: %#v", d)

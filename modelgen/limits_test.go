@@ -2,20 +2,21 @@ package modelgen
 
 import (
 	"fmt"
+	"github.com/moora-go/moora/modelgen/internal/spec"
 	"os"
 	"strings"
 	"testing"
 )
 
 // TestNestingLimit checks the nesting limit the package doc states: values
-// nested maxDepth levels deep load, one level more is an error at the value
+// nested spec.MaxDepth levels deep load, one level more is an error at the value
 // that crosses it, in both syntaxes.
 func TestNestingLimit(t *testing.T) {
 	doc, err := os.ReadFile("doc.go")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("nested at most %d levels deep", maxDepth); !strings.Contains(strings.Join(strings.Fields(strings.ReplaceAll(string(doc), "//", "")), " "), want) {
+	if want := fmt.Sprintf("nested at most %d levels deep", spec.MaxDepth); !strings.Contains(strings.Join(strings.Fields(strings.ReplaceAll(string(doc), "//", "")), " "), want) {
 		t.Errorf("the package doc does not say %q", want)
 	}
 	for _, tc := range []struct {
@@ -23,21 +24,21 @@ func TestNestingLimit(t *testing.T) {
 		depth      int
 		tooDeep    bool
 	}{
-		{"yaml at the limit", "agent.yaml", maxDepth, false},
-		{"yaml past the limit", "agent.yaml", maxDepth + 1, true},
-		{"json at the limit", "agent.json", maxDepth, false},
-		{"json past the limit", "agent.json", maxDepth + 1, true},
+		{"yaml at the limit", "agent.yaml", spec.MaxDepth, false},
+		{"yaml past the limit", "agent.yaml", spec.MaxDepth + 1, true},
+		{"json at the limit", "agent.json", spec.MaxDepth, false},
+		{"json past the limit", "agent.json", spec.MaxDepth + 1, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			// The root object is level 0, the value of "actors" level 1.
 			nested := strings.Repeat("[", tc.depth) + strings.Repeat("]", tc.depth)
-			spec := `{"version": 1, "actors": ` + nested + `}`
-			_, err := LoadBytes(tc.file, []byte(spec))
+			doc := `{"version": 1, "actors": ` + nested + `}`
+			_, err := LoadBytes(tc.file, []byte(doc))
 			if err == nil {
 				t.Fatal("loaded without error")
 			}
 			got := err.Error()
-			tooDeep := strings.Contains(got, fmt.Sprintf("nested deeper than %d levels", maxDepth))
+			tooDeep := strings.Contains(got, fmt.Sprintf("nested deeper than %d levels", spec.MaxDepth))
 			if tooDeep != tc.tooDeep {
 				t.Fatalf("nesting error: %v, want %v; got:\n%s", tooDeep, tc.tooDeep, got)
 			}
@@ -88,7 +89,7 @@ func TestEncoding(t *testing.T) {
 }
 
 // TestAliasLimit checks that YAML aliases cannot blow a small spec up: the
-// values are counted after expansion, and past maxNodes loading stops.
+// values are counted after expansion, and past spec.MaxNodes loading stops.
 func TestAliasLimit(t *testing.T) {
 	var b strings.Builder
 	b.WriteString("version: 1\nactors: [user]\nx0: &x0 [a, a, a, a, a, a, a, a, a, a]\n")
@@ -96,7 +97,7 @@ func TestAliasLimit(t *testing.T) {
 		fmt.Fprintf(&b, "x%d: &x%d [*x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d]\n", i, i, i-1)
 	}
 	_, err := LoadBytes("agent.yaml", []byte(b.String()))
-	want := fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", maxNodes)
+	want := fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", spec.MaxNodes)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want %q", err, want)
 	}

@@ -3,6 +3,7 @@ package modelgen
 import (
 	"errors"
 	"fmt"
+	"github.com/moora-go/moora/modelgen/internal/spec"
 	"os"
 	"path"
 	"path/filepath"
@@ -48,11 +49,11 @@ func Load(file string) (*Model, error) {
 // positions and picks the syntax (JSON for *.json, YAML otherwise). It never
 // looks at the file system, so Model.Package is only what the spec says.
 func LoadBytes(name string, data []byte) (*Model, error) {
-	root, err := parseSpec(name, data)
+	root, err := spec.Parse(name, data)
 	if err != nil {
 		return nil, asDiagnostics(err)
 	}
-	src := newSource(name, root)
+	src := spec.NewSource(name, root)
 	// Validation and the model checks both only read the document, so the
 	// checks run beside validation; their result is used only when the
 	// document is valid. (On an invalid document they may fail in any way;
@@ -71,14 +72,14 @@ func LoadBytes(name string, data []byte) (*Model, error) {
 			}
 			built <- r
 		}()
-		spec, err := decodeSpec(root)
+		sp, err := spec.Decode(root)
 		if err != nil {
 			r.err = Diagnostics{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: fmt.Sprintf("cannot decode the spec: %v", err)}}
 			return
 		}
-		r.m, r.err = build(src, spec)
+		r.m, r.err = build(src, sp)
 	}()
-	ds, err := validateSpec(src)
+	ds, err := spec.Validate(src)
 	r := <-built
 	if err != nil {
 		return nil, err

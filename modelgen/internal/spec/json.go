@@ -1,4 +1,4 @@
-package modelgen
+package spec
 
 import (
 	"bytes"
@@ -20,7 +20,7 @@ type jsonParser struct {
 	nodes int
 }
 
-func parseJSON(file string, data []byte) (*node, error) {
+func parseJSON(file string, data []byte) (*Node, error) {
 	p := &jsonParser{dec: json.NewDecoder(bytes.NewReader(data)), data: data, li: newLineIndex(file, data)}
 	p.dec.UseNumber()
 	tok, off, err := p.next()
@@ -66,26 +66,26 @@ func (p *jsonParser) syntaxError(err error, off int) error {
 	return &Diagnostic{Pos: p.li.pos(off), Message: strings.TrimPrefix(err.Error(), "json: ")}
 }
 
-func (p *jsonParser) value(tok json.Token, off, depth int) (*node, error) {
+func (p *jsonParser) value(tok json.Token, off, depth int) (*Node, error) {
 	pos := p.li.pos(off)
-	if p.nodes++; p.nodes > maxNodes {
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("spec has more than %d values", maxNodes)}
+	if p.nodes++; p.nodes > MaxNodes {
+		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("spec has more than %d values", MaxNodes)}
 	}
 	switch t := tok.(type) {
 	case nil:
-		return &node{kind: nullNode, pos: pos}, nil
+		return &Node{kind: NullNode, pos: pos}, nil
 	case bool:
-		return &node{kind: boolNode, pos: pos, str: strconv.FormatBool(t)}, nil
+		return &Node{kind: BoolNode, pos: pos, str: strconv.FormatBool(t)}, nil
 	case json.Number:
-		return &node{kind: numberNode, pos: pos, str: canonicalNumber(t.String())}, nil
+		return &Node{kind: NumberNode, pos: pos, str: canonicalNumber(t.String())}, nil
 	case string:
-		return &node{kind: stringNode, pos: pos, str: t}, nil
+		return &Node{kind: StringNode, pos: pos, str: t}, nil
 	}
-	if depth > maxDepth {
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("values nested deeper than %d levels", maxDepth)}
+	if depth > MaxDepth {
+		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("values nested deeper than %d levels", MaxDepth)}
 	}
 	if tok == json.Delim('[') {
-		n := &node{kind: arrayNode, pos: pos}
+		n := &Node{kind: ArrayNode, pos: pos}
 		for {
 			tok, off, err := p.next()
 			if err != nil {
@@ -101,7 +101,7 @@ func (p *jsonParser) value(tok json.Token, off, depth int) (*node, error) {
 			n.items = append(n.items, it)
 		}
 	}
-	n := &node{kind: objectNode, pos: pos}
+	n := &Node{kind: ObjectNode, pos: pos}
 	seen := make(map[string]Pos)
 	for {
 		tok, off, err := p.next()

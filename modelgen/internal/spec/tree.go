@@ -1,4 +1,4 @@
-package modelgen
+package spec
 
 import (
 	"bytes"
@@ -10,12 +10,6 @@ import (
 	"strings"
 	"unicode/utf8"
 )
-
-// The front end reads a spec file into a tree of nodes that keeps the
-// position of every key and value: YAML with github.com/goccy/go-yaml
-// (yaml.go), JSON with the tokenizer of encoding/json (json.go). The
-// schema validator, the model checks and the diagnostics find values in
-// it by JSON Pointer.
 
 // Pos is a position in a spec file. Line and Col are 1-based; Col counts
 // characters (runes). A zero Col means the column is unknown.
@@ -37,40 +31,41 @@ func (p Pos) String() string {
 
 // Limits that keep a hostile spec from exhausting the loader.
 const (
-	maxDepth = 100     // nesting of objects and arrays
-	maxNodes = 100_000 // values, after YAML alias expansion
+	MaxDepth = 100     // nesting of objects and arrays
+	MaxNodes = 100_000 // values, after YAML alias expansion
 )
 
-type nodeKind uint8
+// NodeKind is the kind of a value: one of JSON's.
+type NodeKind uint8
 
 const (
-	nullNode nodeKind = iota
-	boolNode
-	numberNode
-	stringNode
-	arrayNode
-	objectNode
+	NullNode NodeKind = iota
+	BoolNode
+	NumberNode
+	StringNode
+	ArrayNode
+	ObjectNode
 )
 
 var kindNames = [...]string{"null", "boolean", "number", "string", "array", "object"}
 
-func (k nodeKind) String() string { return kindNames[k] }
+func (k NodeKind) String() string { return kindNames[k] }
 
-// A node is one value of the spec document with its source position. Objects
+// A Node is one value of the spec document with its source position. Objects
 // keep their keys in source order.
-type node struct {
-	kind   nodeKind
+type Node struct {
+	kind   NodeKind
 	pos    Pos
 	str    string // string value; number literal in JSON syntax; "true"/"false"
-	items  []*node
+	items  []*Node
 	keys   []string
 	keyPos []Pos
-	vals   []*node
+	vals   []*Node
 }
 
 // get returns the value of key in an object node, or nil.
-func (n *node) get(key string) *node {
-	if n == nil || n.kind != objectNode {
+func (n *Node) get(key string) *Node {
+	if n == nil || n.kind != ObjectNode {
 		return nil
 	}
 	for i, k := range n.keys {
@@ -83,21 +78,21 @@ func (n *node) get(key string) *node {
 
 // value converts n to the generic form encoding/json produces with UseNumber:
 // map[string]any, []any, json.Number, string, bool and nil.
-func (n *node) value() any {
+func (n *Node) value() any {
 	switch n.kind {
-	case boolNode:
+	case BoolNode:
 		return n.str == "true"
-	case numberNode:
+	case NumberNode:
 		return json.Number(n.str)
-	case stringNode:
+	case StringNode:
 		return n.str
-	case arrayNode:
+	case ArrayNode:
 		a := make([]any, len(n.items))
 		for i, it := range n.items {
 			a[i] = it.value()
 		}
 		return a
-	case objectNode:
+	case ObjectNode:
 		m := make(map[string]any, len(n.keys))
 		for i, k := range n.keys {
 			m[k] = n.vals[i].value()
@@ -108,15 +103,15 @@ func (n *node) value() any {
 }
 
 // appendJSON appends n as JSON, keeping the key order of objects.
-func (n *node) appendJSON(b []byte) []byte {
+func (n *Node) appendJSON(b []byte) []byte {
 	switch n.kind {
-	case nullNode:
+	case NullNode:
 		return append(b, "null"...)
-	case boolNode, numberNode:
+	case BoolNode, NumberNode:
 		return append(b, n.str...)
-	case stringNode:
+	case StringNode:
 		return appendJSONString(b, n.str)
-	case arrayNode:
+	case ArrayNode:
 		b = append(b, '[')
 		for i, it := range n.items {
 			if i > 0 {
@@ -138,11 +133,11 @@ func (n *node) appendJSON(b []byte) []byte {
 	return append(b, '}')
 }
 
-// decodeSpec decodes a parsed document into the spec types with
+// Decode decodes a parsed document into the spec types with
 // encoding/json, keeping the order of properties (Properties decodes in
 // order). On a document that does not match the spec schema it fails; Load
 // reports the schema's diagnostics instead.
-func decodeSpec(root *node) (*Spec, error) {
+func Decode(root *Node) (*Spec, error) {
 	dec := json.NewDecoder(bytes.NewReader(root.appendJSON(nil)))
 	dec.UseNumber()
 	var s Spec
@@ -157,35 +152,36 @@ func appendJSONString(b []byte, s string) []byte {
 	return append(b, q...)
 }
 
-// A source is a parsed spec document. Values are found by JSON Pointer
+// A Source is a parsed spec document. Values are found by JSON Pointer
 // (RFC 6901), walking the tree: lookups are rare (diagnostics and a few
 // positions), so no index is built.
-type source struct {
+type Source struct {
 	file string
-	root *node
+	root *Node
 }
 
 type entry struct {
-	n      *node
+	n      *Node
 	keyPos Pos // position of the key naming the value; zero for array items
 }
 
-func newSource(file string, root *node) *source {
-	return &source{file: file, root: root}
+// NewSource returns the source of the document root of file.
+func NewSource(file string, root *Node) *Source {
+	return &Source{file: file, root: root}
 }
 
 // lookup returns the value at ptr, or ok false.
-func (s *source) lookup(ptr string) (e entry, ok bool) {
+func (s *Source) lookup(ptr string) (e entry, ok bool) {
 	e.n = s.root
-	for _, tok := range splitPointer(ptr) {
+	for _, tok := range SplitPointer(ptr) {
 		switch e.n.kind {
-		case objectNode:
+		case ObjectNode:
 			i := slices.Index(e.n.keys, tok)
 			if i < 0 {
 				return entry{}, false
 			}
 			e = entry{e.n.vals[i], e.n.keyPos[i]}
-		case arrayNode:
+		case ArrayNode:
 			i, err := strconv.Atoi(tok)
 			if err != nil || i < 0 || i >= len(e.n.items) {
 				return entry{}, false
@@ -200,7 +196,7 @@ func (s *source) lookup(ptr string) (e entry, ok bool) {
 
 // pos returns the position of the value at ptr, falling back to the nearest
 // enclosing value that exists.
-func (s *source) pos(ptr string) Pos {
+func (s *Source) pos(ptr string) Pos {
 	for {
 		if e, ok := s.lookup(ptr); ok {
 			return e.n.pos
@@ -214,15 +210,15 @@ func (s *source) pos(ptr string) Pos {
 
 // keyPos returns the position of the key naming the value at ptr, or of the
 // value itself for array items and the root.
-func (s *source) keyPos(ptr string) Pos {
+func (s *Source) keyPos(ptr string) Pos {
 	if e, ok := s.lookup(ptr); ok && e.keyPos.Line > 0 {
 		return e.keyPos
 	}
 	return s.pos(ptr)
 }
 
-// node returns the value at ptr, or nil.
-func (s *source) node(ptr string) *node {
+// Node returns the value at ptr, or nil.
+func (s *Source) Node(ptr string) *Node {
 	e, _ := s.lookup(ptr)
 	return e.n
 }
@@ -230,10 +226,11 @@ func (s *source) node(ptr string) *node {
 var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 var pointerUnescaper = strings.NewReplacer("~1", "/", "~0", "~")
 
-func escapePointer(key string) string { return pointerEscaper.Replace(key) }
+// EscapePointer escapes a key as a reference token of a JSON Pointer.
+func EscapePointer(key string) string { return pointerEscaper.Replace(key) }
 
-// splitPointer splits a JSON Pointer into its unescaped reference tokens.
-func splitPointer(ptr string) []string {
+// SplitPointer splits a JSON Pointer into its unescaped reference tokens.
+func SplitPointer(ptr string) []string {
 	if ptr == "" {
 		return nil
 	}
@@ -244,11 +241,11 @@ func splitPointer(ptr string) []string {
 	return parts
 }
 
-// elementName renders a JSON Pointer the way diagnostics name a spec element:
+// ElementName renders a JSON Pointer the way diagnostics name a spec element:
 // observations.user.llm.userMessages, actors[1], $defs.Shape.oneOf[0].
-func elementName(ptr string) string {
+func ElementName(ptr string) string {
 	var b strings.Builder
-	for _, p := range splitPointer(ptr) {
+	for _, p := range SplitPointer(ptr) {
 		if _, err := strconv.Atoi(p); err == nil && b.Len() > 0 {
 			b.WriteString("[" + p + "]")
 			continue
@@ -264,17 +261,17 @@ func elementName(ptr string) string {
 	return b.String()
 }
 
-// parseSpec parses a spec document: JSON when the file name ends in .json,
+// Parse parses a spec document: JSON when the file name ends in .json,
 // YAML otherwise. It rejects empty keys, which name nothing and which JSON
 // Pointers in the validator's errors cannot tell from their parent.
-func parseSpec(file string, data []byte) (*node, error) {
-	data = bytes.TrimPrefix(data, utf8BOM)
+func Parse(file string, data []byte) (*Node, error) {
+	data = bytes.TrimPrefix(data, UTF8BOM)
 	if !utf8.Valid(data) {
 		off := invalidUTF8(data)
 		return nil, &Diagnostic{Pos: newLineIndex(file, data).pos(off),
 			Message: fmt.Sprintf("the spec is not valid UTF-8: byte %#x", data[off]), Hint: "save the file as UTF-8"}
 	}
-	var root *node
+	var root *Node
 	var err error
 	if strings.HasSuffix(strings.ToLower(file), ".json") {
 		root, err = parseJSON(file, data)
@@ -290,9 +287,9 @@ func parseSpec(file string, data []byte) (*node, error) {
 	return root, nil
 }
 
-// utf8BOM is the UTF-8 byte order mark, which a spec may start with in
+// UTF8BOM is the UTF-8 byte order mark, which a spec may start with in
 // either syntax.
-var utf8BOM = []byte("\ufeff")
+var UTF8BOM = []byte("\ufeff")
 
 // invalidUTF8 returns the offset of the first byte of data that is not
 // part of a UTF-8 encoded character.
@@ -309,36 +306,36 @@ func invalidUTF8(data []byte) int {
 
 // emptyKeys reports every empty key of the document, except inside the
 // value of an empty key.
-func emptyKeys(root *node) Diagnostics {
+func emptyKeys(root *Node) Diagnostics {
 	var ds Diagnostics
 	var path []string
-	var walk func(n *node)
-	walk = func(n *node) {
+	var walk func(n *Node)
+	walk = func(n *Node) {
 		switch n.kind {
-		case arrayNode:
+		case ArrayNode:
 			for i, it := range n.items {
 				path = append(path, strconv.Itoa(i))
 				walk(it)
 				path = path[:len(path)-1]
 			}
-		case objectNode:
+		case ObjectNode:
 			for i, k := range n.keys {
 				if k == "" {
 					elem := ""
 					if len(path) > 0 {
-						elem = elementName("/" + strings.Join(path, "/"))
+						elem = ElementName("/" + strings.Join(path, "/"))
 					}
 					ds = append(ds, &Diagnostic{Pos: n.keyPos[i], Element: elem, Message: `empty key ""`, Hint: "every key of a spec is a name or a keyword; give it one"})
 					continue
 				}
-				path = append(path, escapePointer(k))
+				path = append(path, EscapePointer(k))
 				walk(n.vals[i])
 				path = path[:len(path)-1]
 			}
 		}
 	}
 	walk(root)
-	ds.sort()
+	ds.Sort()
 	return ds
 }
 
@@ -421,9 +418,9 @@ func canonicalNumber(lit string) string {
 	return strconv.FormatInt(int64(f), 10)
 }
 
-// jsonInteger says whether s is an integer written the way JSON writes it
+// JSONInteger says whether s is an integer written the way JSON writes it
 // (no sign but -, no leading zeros) that fits an int64.
-func jsonInteger(s string) bool {
+func JSONInteger(s string) bool {
 	digits := strings.TrimPrefix(s, "-")
 	if digits == "" || (digits[0] == '0' && len(digits) > 1) {
 		return false
@@ -436,3 +433,42 @@ func jsonInteger(s string) bool {
 	_, err := strconv.ParseInt(s, 10, 64)
 	return err == nil
 }
+
+// File is the name of the spec file, as positions give it.
+func (s *Source) File() string { return s.file }
+
+// Root is the document.
+func (s *Source) Root() *Node { return s.root }
+
+// ValuePos returns the position of the value at ptr, or of the nearest
+// enclosing value that exists.
+func (s *Source) ValuePos(ptr string) Pos { return s.pos(ptr) }
+
+// KeyPos returns the position of the key naming the value at ptr, or of the
+// value itself for array items and the root.
+func (s *Source) KeyPos(ptr string) Pos { return s.keyPos(ptr) }
+
+// Has says whether the document has a value at ptr.
+func (s *Source) Has(ptr string) bool {
+	_, ok := s.lookup(ptr)
+	return ok
+}
+
+// Kind is the kind of value n is.
+func (n *Node) Kind() NodeKind { return n.kind }
+
+// Str is the text of a string, number or boolean.
+func (n *Node) Str() string { return n.str }
+
+// Get returns the value of key in an object, or nil.
+func (n *Node) Get(key string) *Node { return n.get(key) }
+
+// Value is n in the generic form encoding/json produces with UseNumber:
+// map[string]any, []any, json.Number, string, bool and nil.
+func (n *Node) Value() any { return n.value() }
+
+// Keys are the keys of an object, in the order written.
+func (n *Node) Keys() []string { return n.keys }
+
+// UnescapePointer unescapes one reference token of a JSON Pointer.
+func UnescapePointer(tok string) string { return pointerUnescaper.Replace(tok) }

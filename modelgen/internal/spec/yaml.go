@@ -1,4 +1,4 @@
-package modelgen
+package spec
 
 import (
 	"errors"
@@ -16,7 +16,7 @@ import (
 // line and column of every token, syntax errors included, and converts its
 // syntax tree into the spec's tree: aliases expanded (within maxNodes),
 // tags resolved, and everything JSON cannot hold rejected at its position.
-func parseYAML(file string, data []byte) (*node, error) {
+func parseYAML(file string, data []byte) (*Node, error) {
 	f, err := parser.ParseBytes(data, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
 		return nil, yamlSyntaxError(file, data, err)
@@ -65,13 +65,13 @@ type yamlConverter struct {
 	anchors map[string]ast.Node
 }
 
-func (c *yamlConverter) convert(y ast.Node, depth int) (*node, error) {
+func (c *yamlConverter) convert(y ast.Node, depth int) (*Node, error) {
 	pos := c.li.clamp(yamlPos(c.file, y))
-	if c.nodes++; c.nodes > maxNodes {
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", maxNodes)}
+	if c.nodes++; c.nodes > MaxNodes {
+		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", MaxNodes)}
 	}
-	if depth > maxDepth {
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("values nested deeper than %d levels", maxDepth)}
+	if depth > MaxDepth {
+		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("values nested deeper than %d levels", MaxDepth)}
 	}
 	switch y := y.(type) {
 	case *ast.AnchorNode:
@@ -85,13 +85,13 @@ func (c *yamlConverter) convert(y ast.Node, depth int) (*node, error) {
 		}
 		return c.convert(target, depth+1)
 	case *ast.SequenceNode:
-		n := &node{kind: arrayNode, pos: pos, items: make([]*node, 0, len(y.Values))}
+		n := &Node{kind: ArrayNode, pos: pos, items: make([]*Node, 0, len(y.Values))}
 		for i, it := range y.Values {
 			v, err := c.convert(it, depth+1)
 			if err != nil {
 				return nil, err
 			}
-			if v.kind == stringNode && !y.IsFlowStyle && i < len(y.Entries) && y.Entries[i].Start != nil {
+			if v.kind == StringNode && !y.IsFlowStyle && i < len(y.Entries) && y.Entries[i].Start != nil {
 				// The parser places a plain scalar that continues on the
 				// next lines, as an item of a block sequence, at its last
 				// line: it starts after its "-".
@@ -113,8 +113,8 @@ func (c *yamlConverter) convert(y ast.Node, depth int) (*node, error) {
 	return c.scalar(y, pos)
 }
 
-func (c *yamlConverter) mapping(y *ast.MappingNode, pos Pos, depth int) (*node, error) {
-	n := &node{kind: objectNode, pos: pos}
+func (c *yamlConverter) mapping(y *ast.MappingNode, pos Pos, depth int) (*Node, error) {
+	n := &Node{kind: ObjectNode, pos: pos}
 	seen := make(map[string]Pos, len(y.Values))
 	for i, mv := range y.Values {
 		var k ast.Node = mv.Key
@@ -200,38 +200,38 @@ func scalarText(n ast.Node) (string, bool) {
 	return "", false
 }
 
-func (c *yamlConverter) scalar(y ast.Node, pos Pos) (*node, error) {
+func (c *yamlConverter) scalar(y ast.Node, pos Pos) (*Node, error) {
 	switch y := y.(type) {
 	case nil:
-		return &node{kind: nullNode, pos: pos}, nil
+		return &Node{kind: NullNode, pos: pos}, nil
 	case *ast.NullNode:
-		return &node{kind: nullNode, pos: pos}, nil
+		return &Node{kind: NullNode, pos: pos}, nil
 	case *ast.BoolNode:
-		return &node{kind: boolNode, pos: pos, str: strconv.FormatBool(y.Value)}, nil
+		return &Node{kind: BoolNode, pos: pos, str: strconv.FormatBool(y.Value)}, nil
 	case *ast.StringNode:
-		return &node{kind: stringNode, pos: pos, str: y.Value}, nil
+		return &Node{kind: StringNode, pos: pos, str: y.Value}, nil
 	case *ast.LiteralNode:
-		return &node{kind: stringNode, pos: pos, str: y.Value.Value}, nil
+		return &Node{kind: StringNode, pos: pos, str: y.Value.Value}, nil
 	case *ast.IntegerNode:
 		lit := y.Token.Value
-		if jsonInteger(lit) {
-			return &node{kind: numberNode, pos: pos, str: lit}, nil
+		if JSONInteger(lit) {
+			return &Node{kind: NumberNode, pos: pos, str: lit}, nil
 		}
 		switch v := y.Value.(type) {
 		case int64:
-			return &node{kind: numberNode, pos: pos, str: strconv.FormatInt(v, 10)}, nil
+			return &Node{kind: NumberNode, pos: pos, str: strconv.FormatInt(v, 10)}, nil
 		case uint64:
-			return &node{kind: numberNode, pos: pos, str: strconv.FormatUint(v, 10)}, nil
+			return &Node{kind: NumberNode, pos: pos, str: strconv.FormatUint(v, 10)}, nil
 		}
 		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("invalid number %q", lit)}
 	case *ast.FloatNode:
-		if jsonInteger(y.Token.Value) {
-			return &node{kind: numberNode, pos: pos, str: y.Token.Value}, nil
+		if JSONInteger(y.Token.Value) {
+			return &Node{kind: NumberNode, pos: pos, str: y.Token.Value}, nil
 		}
 		if math.IsInf(y.Value, 0) || math.IsNaN(y.Value) {
 			return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("number %s cannot be represented in JSON", y.Token.Value)}
 		}
-		return &node{kind: numberNode, pos: pos, str: strconv.FormatFloat(y.Value, 'g', -1, 64)}, nil
+		return &Node{kind: NumberNode, pos: pos, str: strconv.FormatFloat(y.Value, 'g', -1, 64)}, nil
 	case *ast.InfinityNode, *ast.NanNode:
 		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("number %s cannot be represented in JSON", y.GetToken().Value)}
 	}
@@ -239,7 +239,7 @@ func (c *yamlConverter) scalar(y ast.Node, pos Pos) (*node, error) {
 }
 
 // tagged resolves the standard tags; any other tag is an error.
-func (c *yamlConverter) tagged(y *ast.TagNode, pos Pos, depth int) (*node, error) {
+func (c *yamlConverter) tagged(y *ast.TagNode, pos Pos, depth int) (*Node, error) {
 	tag := y.Start.Value
 	switch tag {
 	case "!!str", "!!timestamp":
@@ -247,7 +247,7 @@ func (c *yamlConverter) tagged(y *ast.TagNode, pos Pos, depth int) (*node, error
 			if _, null := y.Value.(*ast.NullNode); null && y.Value.GetToken().Value == "" {
 				text = ""
 			}
-			return &node{kind: stringNode, pos: pos, str: text}, nil
+			return &Node{kind: StringNode, pos: pos, str: text}, nil
 		}
 		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("%s on a value that is not a scalar", tag)}
 	}
@@ -255,7 +255,7 @@ func (c *yamlConverter) tagged(y *ast.TagNode, pos Pos, depth int) (*node, error
 	if err != nil {
 		return nil, err
 	}
-	want := map[string]nodeKind{"!!int": numberNode, "!!float": numberNode, "!!bool": boolNode, "!!null": nullNode, "!!map": objectNode, "!!seq": arrayNode}
+	want := map[string]NodeKind{"!!int": NumberNode, "!!float": NumberNode, "!!bool": BoolNode, "!!null": NullNode, "!!map": ObjectNode, "!!seq": ArrayNode}
 	kind, ok := want[tag]
 	if !ok {
 		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("unsupported YAML tag %s", tag)}
