@@ -1,6 +1,7 @@
 package modelgen
 
 import (
+	"github.com/moora-go/moora/modelgen/internal/model"
 	"github.com/moora-go/moora/modelgen/internal/spec"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ func buildOnly(t *testing.T, name, src string) (*Model, error) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return build(spec.NewSource(name, root), s)
+	return model.Build(spec.NewSource(name, root), s)
 }
 
 // TestBuildCompilesInputSchemas checks that the model checks compile the

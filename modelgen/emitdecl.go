@@ -281,10 +281,10 @@ func (e *declEmitter) decl(f *jen.File, d *TypeDecl) {
 			f.Func().Params(jen.Id(d.GoName)).Id(u.Marker).Params().Block()
 			f.Line()
 		}
-		if d.needsMarshal() {
+		if d.NeedsMarshal() {
 			e.marshal(f, d)
 		}
-		if d.needsUnmarshal() {
+		if d.NeedsUnmarshal() {
 			e.unmarshalStruct(f, d.GoName, d.Fields)
 		}
 	case EnumDecl:
@@ -314,7 +314,7 @@ func (e *declEmitter) decl(f *jen.File, d *TypeDecl) {
 	case DefinedDecl:
 		f.Type().Id(d.GoName).Add(goType(d.Target))
 		f.Line()
-		if d.needsUnmarshal() {
+		if d.NeedsUnmarshal() {
 			comment(f, "UnmarshalJSON decodes the sealed interfaces "+d.GoName+" holds.")
 			f.Func().Params(jen.Id("v").Op("*").Id(d.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
 				jen.List(jen.Id("x"), jen.Err()).Op(":=").Add(e.decoder(d.Target)).Call(jen.Id("data")),
@@ -346,14 +346,14 @@ func constValue(c *ConstProp) (typ, val jen.Code) {
 func (e *declEmitter) marshal(f *jen.File, d *TypeDecl) {
 	var body []jen.Code
 	body = append(body, jen.Type().Id("plain").Id(d.GoName))
-	for _, fd := range d.emptyOnNil() {
+	for _, fd := range d.EmptyOnNil() {
 		body = append(body, jen.If(jen.Id("v").Dot(fd.GoName).Op("==").Nil()).Block(
 			jen.Id("v").Dot(fd.GoName).Op("=").Add(goType(fd.Type)).Values(),
 		))
 	}
 	consts := d.Consts
 	if d.Input != nil {
-		consts = append([]*ConstProp{{Name: "type", GoName: "Type", Value: jsonString(d.Input.Name)}}, consts...)
+		consts = append([]*ConstProp{d.Input.Type}, consts...)
 	}
 	what := "MarshalJSON encodes " + d.GoName
 	switch {
@@ -362,7 +362,7 @@ func (e *declEmitter) marshal(f *jen.File, d *TypeDecl) {
 	case len(consts) > 0:
 		what += " with its const properties"
 	}
-	if len(d.emptyOnNil()) > 0 {
+	if len(d.EmptyOnNil()) > 0 {
 		what += "; nil required slices and maps encode as empty"
 	}
 	if len(consts) == 0 {
@@ -407,7 +407,7 @@ func (e *declEmitter) decoder(t *Type) *jen.Statement {
 func (e *declEmitter) structType(f *jen.File, goName string, fs []*Field, extraDoc func(*Field) string) {
 	f.Type().Id(goName).Struct(fields(fs, extraDoc)...)
 	f.Line()
-	if slices.ContainsFunc(fs, func(fd *Field) bool { return fd.Type.needsDecoder() }) {
+	if slices.ContainsFunc(fs, func(fd *Field) bool { return fd.Type.NeedsDecoder() }) {
 		e.unmarshalStruct(f, goName, fs)
 	}
 }
@@ -418,7 +418,7 @@ func (e *declEmitter) unmarshalStruct(f *jen.File, goName string, fs []*Field) {
 	rawFields := []jen.Code{jen.Id("plain")}
 	var decode []jen.Code
 	for _, fd := range fs {
-		if !fd.Type.needsDecoder() {
+		if !fd.Type.NeedsDecoder() {
 			continue
 		}
 		rawFields = append(rawFields, jen.Id(fd.GoName).Qual(jsonPath, "RawMessage").Tag(map[string]string{"json": fd.Name}))

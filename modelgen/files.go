@@ -2,7 +2,6 @@ package modelgen
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"go/format"
 	"slices"
@@ -42,9 +41,6 @@ type Generator interface {
 	Generate(m *Model) ([]File, error)
 }
 
-// ErrNoPackage is returned by Generate when the model has no package path.
-var ErrNoPackage = errors.New("no Go package path for the spec")
-
 // Output is the result of running generators: the files and the
 // directories whose owned files they manage.
 type Output struct {
@@ -55,7 +51,7 @@ type Output struct {
 // Generate runs the generators (by default Decl) on a model. Generated code
 // is gofmt'ed and byte-identical across runs.
 func Generate(m *Model, gens ...Generator) (*Output, error) {
-	if err := needPackage(m); err != nil {
+	if err := m.NeedPackage(); err != nil {
 		return nil, err
 	}
 	if len(gens) == 0 {
@@ -81,14 +77,6 @@ func Generate(m *Model, gens ...Generator) (*Output, error) {
 	slices.Sort(out.Dirs)
 	out.Dirs = slices.Compact(out.Dirs)
 	return out, nil
-}
-
-// needPackage fails with ErrNoPackage when the model has no package path.
-func needPackage(m *Model) error {
-	if m.Package == "" {
-		return fmt.Errorf("%w: %s; add a package key with the import path of the spec's directory, or put the spec inside a Go module", ErrNoPackage, m.PackageNote)
-	}
-	return nil
 }
 
 // render prints a jennifer file with the header and gofmt's it. When the

@@ -2,6 +2,7 @@ package modelgen
 
 import (
 	"fmt"
+	"github.com/moora-go/moora/modelgen/internal/model"
 	"io"
 	"strings"
 )
@@ -30,7 +31,7 @@ func propList(fs []*Field) string {
 	if len(fs) == 0 {
 		return "(none)"
 	}
-	return fieldNames(fs)
+	return model.FieldNames(fs)
 }
 
 func mermaid(b *strings.Builder, m *Model) {
@@ -40,7 +41,7 @@ func mermaid(b *strings.Builder, m *Model) {
 			mermaidID(a), a.Name, propList(a.State), propList(a.Context))
 	}
 	for _, o := range m.Observations {
-		fmt.Fprintf(b, "  %s -->|\"%s\"| %s\n", mermaidID(o.Observer), fieldNames(o.Fields), mermaidID(o.Target))
+		fmt.Fprintf(b, "  %s -->|\"%s\"| %s\n", mermaidID(o.Observer), model.FieldNames(o.Fields), mermaidID(o.Target))
 	}
 }
 
@@ -54,7 +55,7 @@ func dot(b *strings.Builder, m *Model) {
 			fmt.Sprintf("%s\nstate: %s\ncontext: %s", a.Name, propList(a.State), propList(a.Context)))
 	}
 	for _, o := range m.Observations {
-		fmt.Fprintf(b, "  %q -> %q [label=%q];\n", o.Observer.Name, o.Target.Name, fieldNames(o.Fields))
+		fmt.Fprintf(b, "  %q -> %q [label=%q];\n", o.Observer.Name, o.Target.Name, model.FieldNames(o.Fields))
 	}
 	b.WriteString("}\n")
 }

@@ -2,6 +2,7 @@ package modelgen
 
 import (
 	"errors"
+	"github.com/moora-go/moora/modelgen/internal/model"
 	gobuild "go/build"
 	"maps"
 	"os"
@@ -25,7 +26,7 @@ func TestTransitionFile(t *testing.T) {
 	ctxt := gobuild.Default
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := transitionFile(tc.actor, tc.input)
+			got := model.TransitionFile(tc.actor, tc.input)
 			if got != tc.want {
 				t.Errorf("transitionFile(%q, %q) = %q, want %q", tc.actor, tc.input, got, tc.want)
 			}

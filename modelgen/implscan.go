@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/moora-go/moora/modelgen/internal/model"
 	"go/ast"
 	gobuild "go/build"
 	"go/build/constraint"
@@ -142,14 +143,14 @@ func (s *ImplScan) Orphans() []string {
 // Like Generate, it fails with ErrNoPackage when the model has no package
 // path.
 func ScanImpl(dir string, m *Model) (*ImplScan, error) {
-	if err := needPackage(m); err != nil {
+	if err := m.NeedPackage(); err != nil {
 		return nil, err
 	}
 	scan := &ImplScan{Found: make(map[string]bool), Broken: make(map[string]bool), Kept: make(map[string]string)}
 	funcs := ImplFuncs(m)
 	fset := token.NewFileSet()
 	for _, pkgDir := range []string{InitialsDir, TransitionsDir} {
-		files, err := parseDir(fset, dir, pkgDir, declPath(m), scan)
+		files, err := parseDir(fset, dir, pkgDir, m.DeclPath(), scan)
 		if err != nil {
 			return nil, err
 		}
@@ -316,7 +317,7 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 			if !signatureMatches(d.fd, d.file.decl, fn) {
 				msg := fmt.Sprintf("%s is %s, which must be declared as %s", funcString(fset, d.fd), what, fn.Signature())
 				if d.file.decl == "" {
-					msg += fmt.Sprintf(", with decl the package %s, which this file does not import", declPath(m))
+					msg += fmt.Sprintf(", with decl the package %s, which this file does not import", m.DeclPath())
 				}
 				add(WrongSignature, d.file.path, d.fd.Pos(), fn, msg)
 				continue
@@ -466,7 +467,7 @@ func stateFunc(fd *ast.FuncDecl, decl string) bool {
 		return false
 	}
 	name, ok := declType(fd.Type.Results.List[0].Type, decl)
-	return ok && strings.HasPrefix(name, statePrefix)
+	return ok && strings.HasPrefix(name, model.StatePrefix)
 }
 
 // declType returns the name of a type expression that names a type of the

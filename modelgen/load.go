@@ -1,8 +1,8 @@
 package modelgen
 
 import (
-	"errors"
 	"fmt"
+	"github.com/moora-go/moora/modelgen/internal/model"
 	"github.com/moora-go/moora/modelgen/internal/spec"
 	"os"
 	"path"
@@ -10,7 +10,6 @@ import (
 	"runtime/debug"
 
 	"golang.org/x/mod/modfile"
-	"golang.org/x/mod/module"
 )
 
 // DefaultSpecFile is the spec file agentgen reads when given none.
@@ -35,7 +34,7 @@ func Load(file string) (*Model, error) {
 	if m.Package == "" {
 		m.Package, m.PackageNote = packageFromGoMod(filepath.Dir(file))
 		if m.Package != "" {
-			if reason := importPathError(m.Package); reason != "" {
+			if reason := model.ImportPathError(m.Package); reason != "" {
 				return nil, Diagnostics{{Pos: Pos{File: file, Line: 1, Col: 1},
 					Message: fmt.Sprintf("the import path of the spec's directory, %s (%s), is not a valid Go import path: %s", m.Package, m.PackageNote, reason),
 					Hint:    "rename the directory, as the go command cannot build a package there"}}
@@ -77,7 +76,7 @@ func LoadBytes(name string, data []byte) (*Model, error) {
 			r.err = Diagnostics{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: fmt.Sprintf("cannot decode the spec: %v", err)}}
 			return
 		}
-		r.m, r.err = build(src, sp)
+		r.m, r.err = model.Build(src, sp)
 	}()
 	ds, err := spec.Validate(src)
 	r := <-built
@@ -132,18 +131,4 @@ func packageFromGoMod(dir string) (pkg, note string) {
 // modulePath returns the module path of a go.mod file, or "".
 func modulePath(gomod []byte) string {
 	return modfile.ModulePath(gomod)
-}
-
-// importPathError says why p is not an import path the go command accepts,
-// or returns "".
-func importPathError(p string) string {
-	err := module.CheckImportPath(p)
-	if err == nil {
-		return ""
-	}
-	var ip *module.InvalidPathError
-	if errors.As(err, &ip) {
-		return ip.Err.Error()
-	}
-	return err.Error()
 }

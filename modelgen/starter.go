@@ -3,6 +3,7 @@ package modelgen
 import (
 	"errors"
 	"fmt"
+	"github.com/moora-go/moora/modelgen/internal/model"
 	"io/fs"
 	"path"
 )
@@ -37,7 +38,7 @@ type StarterData struct {
 // a terminal chat. No file is owned but the generated ones. It needs no
 // go.mod: the files are in memory.
 func Starter(opts StarterOptions) (*Output, error) {
-	if msg := checkImportPath(opts.Package); msg != "" {
+	if msg := model.CheckImportPath(opts.Package); msg != "" {
 		return nil, errors.New(msg)
 	}
 	data := StarterData{Package: opts.Package, Command: path.Base(opts.Package), SchemaRef: opts.SchemaRef}

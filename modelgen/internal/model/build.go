@@ -1,4 +1,4 @@
-package modelgen
+package model
 
 import (
 	"bytes"
@@ -16,9 +16,9 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
-// build runs the model checks on a schema-valid spec and derives the model.
+// Build runs the model checks on a schema-valid spec and derives the model.
 // It reports every problem it finds, not only the first.
-func build(src *spec.Source, sp *Spec) (*Model, error) {
+func Build(src *spec.Source, sp *Spec) (*Model, error) {
 	d := &spec.Diags{Src: src}
 	b := &builder{
 		d:          d,
@@ -40,7 +40,7 @@ func build(src *spec.Source, sp *Spec) (*Model, error) {
 	}
 	if sp.Package != "" {
 		b.m.PackageNote = "from the package key of " + src.File()
-		if msg := checkImportPath(sp.Package); msg != "" {
+		if msg := CheckImportPath(sp.Package); msg != "" {
 			d.At("/package", msg, "write the Go import path of the spec's directory, like example.com/agent")
 		}
 	}
@@ -235,7 +235,7 @@ func (b *builder) actorKeys(keys []string) []string {
 func (b *builder) buildDefs() {
 	for _, name := range slices.Sorted(maps.Keys(b.spec.Defs)) {
 		ptr := "/$defs/" + spec.EscapePointer(name)
-		decl := &TypeDecl{Name: name, GoName: name, File: "types.go", Ptr: ptr, Doc: description(b.spec.Defs[name])}
+		decl := &TypeDecl{Name: name, GoName: name, File: "types.go", Ptr: ptr, Doc: Description(b.spec.Defs[name])}
 		b.defs[name] = decl
 		b.decls = append(b.decls, decl)
 		b.names.claim(name, fmt.Sprintf("$defs type %s", name), ptr, "rename one of them")
@@ -459,7 +459,7 @@ func (b *builder) buildInputs() {
 				continue
 			}
 			seen[name] = seenInput{a, ptr}
-			in := &Input{Name: name, Actor: a, Pos: b.d.Src.KeyPos(ptr)}
+			in := &Input{Name: name, Actor: a, Pos: b.d.Src.KeyPos(ptr), Type: &ConstProp{Name: "type", GoName: "Type", Value: jsonString(name)}}
 			if why, bad := reservedWord(names.LowerCamel(name)); bad {
 				b.d.AtKey(ptr, fmt.Sprintf("input %q: generated code names it %s, which is %s", name, names.LowerCamel(name), why), "rename the input")
 			}
@@ -567,7 +567,7 @@ func (b *builder) newDecl(goName, file, ptr string, kind DeclKind, what string, 
 		b.d.AtKey(ptr, "cannot derive a Go name here", "move the schema into $defs")
 		return nil
 	}
-	decl := &TypeDecl{Name: goName, GoName: goName, Kind: kind, File: file, Ptr: ptr, Doc: description(s)}
+	decl := &TypeDecl{Name: goName, GoName: goName, Kind: kind, File: file, Ptr: ptr, Doc: Description(s)}
 	hint := "rename one of them"
 	if what == "" {
 		what = "the inline schema " + spec.ElementName(ptr)
@@ -897,7 +897,7 @@ func named(d *TypeDecl) *Type { return &Type{Kind: NamedType, Decl: d} }
 // elemType is the Go type of an array item or map value: a pointer when it
 // may be null and nil is not already its null.
 func elemType(r resolved) *Type {
-	if r.nullable && !r.t.isNilable() {
+	if r.nullable && !r.t.IsNilable() {
 		return &Type{Kind: PointerType, Elem: r.t}
 	}
 	return r.t
@@ -906,7 +906,7 @@ func elemType(r resolved) *Type {
 // fieldType is the Go type of a struct field: a pointer when the value may be
 // absent or null and nil is not already its absence.
 func fieldType(r resolved, required bool) *Type {
-	if (!required || r.nullable) && !r.t.isNilable() {
+	if (!required || r.nullable) && !r.t.IsNilable() {
 		return &Type{Kind: PointerType, Elem: r.t}
 	}
 	return r.t
@@ -1395,7 +1395,7 @@ func (b *builder) lint() {
 		}
 		switch {
 		case len(a.State) > 0 && len(a.Inputs) == 0:
-			b.d.WarnKey(ptr, fmt.Sprintf("actor %q has state (%s) but no inputs to change it", name, fieldNames(a.State)),
+			b.d.WarnKey(ptr, fmt.Sprintf("actor %q has state (%s) but no inputs to change it", name, FieldNames(a.State)),
 				fmt.Sprintf("add an input under inputs.%s", name))
 		case len(a.Inputs) > 0 && len(a.State) == 0:
 			b.d.WarnKey(ptr, fmt.Sprintf("actor %q has inputs but no state for them to change", name),
@@ -1408,7 +1408,7 @@ func (b *builder) lint() {
 	}
 }
 
-func fieldNames(fs []*Field) string {
+func FieldNames(fs []*Field) string {
 	names := make([]string, len(fs))
 	for i, f := range fs {
 		names[i] = f.Name
@@ -1518,15 +1518,15 @@ func mapSchemas(ss []*Schema, f func(*Schema) *Schema) []*Schema {
 	return out
 }
 
-// checkImportPath returns what is wrong with a Go import path, or "".
-func checkImportPath(p string) string {
-	if reason := importPathError(p); reason != "" {
+// CheckImportPath returns what is wrong with a Go import path, or "".
+func CheckImportPath(p string) string {
+	if reason := ImportPathError(p); reason != "" {
 		return fmt.Sprintf("package %q is not a valid Go import path: %s", p, reason)
 	}
 	return ""
 }
 
-func description(s *Schema) string {
+func Description(s *Schema) string {
 	if s == nil {
 		return ""
 	}

@@ -1,4 +1,4 @@
-package modelgen
+package model
 
 import (
 	"github.com/moora-go/moora/modelgen/internal/spec"

@@ -1,9 +1,4 @@
-package modelgen
-
-// The model is the plain-data IR between a validated spec and the emitters:
-// every name is already resolved to its Go identifier, every derived set
-// (StateOf, ContextOf, AgentState) is computed, and everything is in a
-// deterministic order. Emitters only print it.
+package model
 
 // Model is a validated, derived agent model.
 type Model struct {
@@ -73,7 +68,7 @@ type ActorIdents struct {
 }
 
 // statePrefix starts the name of every actor's state type, StateOfX.
-const statePrefix = "StateOf"
+const StatePrefix = "StateOf"
 
 // actorIdents names the identifiers of the actor whose Go name is goName.
 // The seed's names (StateOfX, ContextOfX, InputFromX) are the modelling
@@ -81,7 +76,7 @@ const statePrefix = "StateOf"
 func actorIdents(goName string) ActorIdents {
 	return ActorIdents{
 		Const:        "Actor" + goName,
-		State:        statePrefix + goName,
+		State:        StatePrefix + goName,
 		Context:      "ContextOf" + goName,
 		Input:        "InputFrom" + goName,
 		WithState:    "WithStateOf" + goName,
@@ -117,6 +112,9 @@ type Input struct {
 	Actor *Actor
 	Decl  *TypeDecl // the input's struct (Decl.Input == this)
 	Pos   Pos
+	// Type is the property "type" that MarshalJSON writes: the
+	// discriminator, with the input's name as its value.
+	Type *ConstProp
 }
 
 // Field is one property of a struct.
@@ -139,7 +137,7 @@ func (f *Field) Tag() string {
 	if f.Required {
 		return f.Name
 	}
-	if f.Type.isCollection() {
+	if f.Type.IsCollection() {
 		return f.Name + ",omitzero"
 	}
 	return f.Name + ",omitempty"
@@ -167,9 +165,9 @@ type Type struct {
 	Decl *TypeDecl // NamedType
 }
 
-// underlying follows aliases and defined types to the type that says how
+// Underlying follows aliases and defined types to the type that says how
 // the value is represented.
-func (t *Type) underlying() *Type {
+func (t *Type) Underlying() *Type {
 	for i := 0; t.Kind == NamedType && i < 100; i++ {
 		switch t.Decl.Kind {
 		case AliasDecl, DefinedDecl:
@@ -184,17 +182,17 @@ func (t *Type) underlying() *Type {
 	return t
 }
 
-// isCollection says whether nil is the natural "absent" of t: slices and
+// IsCollection says whether nil is the natural "absent" of t: slices and
 // maps, also behind a named type.
-func (t *Type) isCollection() bool {
-	u := t.underlying()
+func (t *Type) IsCollection() bool {
+	u := t.Underlying()
 	return u.Kind == SliceType || u.Kind == MapType
 }
 
-// isNilable says whether t needs no pointer to be absent or null: slices,
+// IsNilable says whether t needs no pointer to be absent or null: slices,
 // maps and sealed interfaces.
-func (t *Type) isNilable() bool {
-	u := t.underlying()
+func (t *Type) IsNilable() bool {
+	u := t.Underlying()
 	return u.Kind == SliceType || u.Kind == MapType || u.Kind == PointerType ||
 		(u.Kind == NamedType && u.Decl.Kind == UnionDecl)
 }
@@ -258,54 +256,54 @@ type Variant struct {
 	Decl  *TypeDecl
 }
 
-// needsMarshal says whether a struct needs a MarshalJSON: it is an input or
+// NeedsMarshal says whether a struct needs a MarshalJSON: it is an input or
 // has const properties to write, or required non-null slices and maps whose nil value
 // must encode as empty rather than null.
-func (d *TypeDecl) needsMarshal() bool {
-	return d.Kind == StructDecl && (d.Input != nil || len(d.Consts) > 0 || len(d.emptyOnNil()) > 0)
+func (d *TypeDecl) NeedsMarshal() bool {
+	return d.Kind == StructDecl && (d.Input != nil || len(d.Consts) > 0 || len(d.EmptyOnNil()) > 0)
 }
 
-// emptyOnNil lists the fields whose nil value encodes as empty ([] or {}).
-func (d *TypeDecl) emptyOnNil() []*Field {
+// EmptyOnNil lists the fields whose nil value encodes as empty ([] or {}).
+func (d *TypeDecl) EmptyOnNil() []*Field {
 	var fs []*Field
 	for _, f := range d.Fields {
-		if f.Required && !f.Nullable && f.Type.isCollection() {
+		if f.Required && !f.Nullable && f.Type.IsCollection() {
 			fs = append(fs, f)
 		}
 	}
 	return fs
 }
 
-// needsDecoder says whether encoding/json cannot decode a value of type t by
+// NeedsDecoder says whether encoding/json cannot decode a value of type t by
 // itself: t holds a sealed interface that is not wrapped in a type with its
 // own UnmarshalJSON.
-func (t *Type) needsDecoder() bool {
+func (t *Type) NeedsDecoder() bool {
 	switch t.Kind {
 	case SliceType, MapType, PointerType:
-		return t.Elem.needsDecoder()
+		return t.Elem.NeedsDecoder()
 	case NamedType:
 		switch t.Decl.Kind {
 		case UnionDecl:
 			return true
 		case AliasDecl:
-			return t.Decl.Target.needsDecoder()
+			return t.Decl.Target.NeedsDecoder()
 		}
 	}
 	return false
 }
 
-// needsUnmarshal says whether a struct or defined type needs an
+// NeedsUnmarshal says whether a struct or defined type needs an
 // UnmarshalJSON because it holds a sealed interface.
-func (d *TypeDecl) needsUnmarshal() bool {
+func (d *TypeDecl) NeedsUnmarshal() bool {
 	switch d.Kind {
 	case StructDecl:
 		for _, f := range d.Fields {
-			if f.Type.needsDecoder() {
+			if f.Type.NeedsDecoder() {
 				return true
 			}
 		}
 	case DefinedDecl:
-		return d.Target.needsDecoder()
+		return d.Target.NeedsDecoder()
 	}
 	return false
 }

@@ -1,4 +1,4 @@
-package modelgen
+package model
 
 import (
 	"bytes"
