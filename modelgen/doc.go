@@ -52,8 +52,23 @@
 // Generate then runs Generators on the Model (by default Decl; agentgen
 // runs Decl and Impl) and returns the files in memory; Write puts them on
 // disk and Compare diffs them with the disk. The Model is the only input of
-// an emitter; Impl also takes what ScanImpl found of the hand-written code,
+// a printer; Impl also takes what ScanImpl found of the hand-written code,
 // so that it creates stubs only for functions that are nowhere yet.
+//
+// Each stage is a package under modelgen/internal, and this package is the
+// entry point that runs them in order:
+//
+//	spec       bytes -> positioned tree -> Spec; the spec schema and its
+//	           validation; Diagnostic (stages 1 and 2). Knows nothing of Go.
+//	model      Spec -> Model, the IR: stage 3, every Go identifier a printer
+//	           prints (StateOfX, ContextOfX, InputFromX, ...) chosen once,
+//	           and the checks that need Go names.
+//	gen        File, Output, Generator; the printers below it print a Model
+//	           and build no names: gen/decl, gen/impl (glue and stubs),
+//	           gen/graph.
+//	implscan   the hand-written code of impl/, read with go/parser.
+//	sync       Plan, Write (all or nothing), Compare, Prune.
+//	names      the case conversions and did-you-mean suggestions.
 //
 // # Spec format (version 1)
 //

@@ -3,13 +3,14 @@ package modelgen
 import (
 	"errors"
 	"fmt"
+	"github.com/moora-go/moora/modelgen/internal/gen"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
 func TestFormatErrorShowsNumberedSource(t *testing.T) {
-	_, err := formatSource("decl/x.go", []byte("package decl\n\nfunc {\n"))
+	_, err := gen.FormatSource("decl/x.go", []byte("package decl\n\nfunc {\n"))
 	if err == nil {
 		t.Fatal("formatting invalid Go succeeded")
 	}

@@ -3,6 +3,7 @@ package modelgen
 import (
 	"errors"
 	"github.com/moora-go/moora/modelgen/internal/model"
+	gensync "github.com/moora-go/moora/modelgen/internal/sync"
 	gobuild "go/build"
 	"maps"
 	"os"
@@ -115,7 +116,7 @@ func TestGenerateIsAtomic(t *testing.T) {
 		dir := t.TempDir()
 		writeTree(t, dir, before)
 		calls := 0
-		rename = func(from, to string) error {
+		gensync.Rename = func(from, to string) error {
 			calls++
 			if calls == failAt {
 				return errors.New("injected failure")
@@ -123,7 +124,7 @@ func TestGenerateIsAtomic(t *testing.T) {
 			return os.Rename(from, to)
 		}
 		_, err := Write(dir, out2)
-		rename = os.Rename
+		gensync.Rename = os.Rename
 		if calls < failAt {
 			if err != nil {
 				t.Fatalf("Write without an injected failure: %v", err)
@@ -184,7 +185,7 @@ func TestPruneIsAllOrNothing(t *testing.T) {
 		t.Fatalf("orphans = %v, want %v", got, want)
 	}
 	calls := 0
-	rename = func(from, to string) error {
+	gensync.Rename = func(from, to string) error {
 		calls++
 		if calls == 2 {
 			return errors.New("injected failure")
@@ -192,7 +193,7 @@ func TestPruneIsAllOrNothing(t *testing.T) {
 		return os.Rename(from, to)
 	}
 	_, err = Prune(dir, scan)
-	rename = os.Rename
+	gensync.Rename = os.Rename
 	if err == nil {
 		t.Fatal("Prune succeeded")
 	}

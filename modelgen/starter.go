@@ -3,6 +3,7 @@ package modelgen
 import (
 	"errors"
 	"fmt"
+	"github.com/moora-go/moora/modelgen/internal/gen"
 	"github.com/moora-go/moora/modelgen/internal/model"
 	"io/fs"
 	"path"
@@ -45,7 +46,7 @@ func Starter(opts StarterOptions) (*Output, error) {
 	if data.SchemaRef == "" {
 		data.SchemaRef = "./" + StarterSchemaFile
 	}
-	spec, err := renderTemplate("starter/agent.yaml.tmpl", DefaultSpecFile, data)
+	spec, err := gen.RenderTemplate("starter/agent.yaml.tmpl", DefaultSpecFile, data)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +64,7 @@ func Starter(opts StarterOptions) (*Output, error) {
 		if f.Owned {
 			continue
 		}
-		body, err := renderTemplate("starter/"+f.Path+".tmpl", f.Path, data)
+		body, err := gen.RenderTemplate("starter/"+f.Path+".tmpl", f.Path, data)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("the starter has no code for %s", f.Path)
 		}
@@ -72,7 +73,7 @@ func Starter(opts StarterOptions) (*Output, error) {
 		}
 		out.Files[i].Data = body
 	}
-	main, err := renderTemplate("starter/main.go.tmpl", "main.go", data)
+	main, err := gen.RenderTemplate("starter/main.go.tmpl", "main.go", data)
 	if err != nil {
 		return nil, err
 	}
@@ -80,6 +81,6 @@ func Starter(opts StarterOptions) (*Output, error) {
 	if opts.SchemaRef == "" {
 		out.Files = append(out.Files, File{Path: StarterSchemaFile, Data: SpecSchema()})
 	}
-	sortFiles(out.Files)
+	gen.SortFiles(out.Files)
 	return out, nil
 }

@@ -1408,6 +1408,7 @@ func (b *builder) lint() {
 	}
 }
 
+// FieldNames lists the spec names of fields, separated by commas.
 func FieldNames(fs []*Field) string {
 	names := make([]string, len(fs))
 	for i, f := range fs {
@@ -1526,6 +1527,7 @@ func CheckImportPath(p string) string {
 	return ""
 }
 
+// Description is the description of a schema, or "" for none.
 func Description(s *Schema) string {
 	if s == nil {
 		return ""

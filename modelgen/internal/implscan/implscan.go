@@ -1,9 +1,10 @@
-package modelgen
+package implscan
 
 import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/moora-go/moora/modelgen/internal/gen"
 	"github.com/moora-go/moora/modelgen/internal/model"
 	"go/ast"
 	gobuild "go/build"
@@ -53,7 +54,7 @@ type Finding struct {
 	Message   string
 	// Func is the hand-written function concerned, for WrongSignature and
 	// NotImplemented.
-	Func *ImplFunc
+	Func *model.ImplFunc
 }
 
 // Warning says whether the finding is only a warning.
@@ -109,7 +110,7 @@ func (s *ImplScan) Orphans() []string {
 	return slices.Compact(ps)
 }
 
-// ScanImpl reads the hand-written code under dir/impl (dir is the spec's
+// Scan reads the hand-written code under dir/impl (dir is the spec's
 // directory) with go/parser only, without type checking, so that code that
 // does not compile, or does not parse, never stops generation. It looks at
 // the non-test .go files of impl/initials and impl/transitions that do not
@@ -140,16 +141,15 @@ func (s *ImplScan) Orphans() []string {
 //
 // A missing impl/ is not an error: everything is to be created.
 //
-// Like Generate, it fails with ErrNoPackage when the model has no package
-// path.
-func ScanImpl(dir string, m *Model) (*ImplScan, error) {
+// It fails with model.ErrNoPackage when the model has no package path.
+func Scan(dir string, m *model.Model) (*ImplScan, error) {
 	if err := m.NeedPackage(); err != nil {
 		return nil, err
 	}
 	scan := &ImplScan{Found: make(map[string]bool), Broken: make(map[string]bool), Kept: make(map[string]string)}
-	funcs := ImplFuncs(m)
+	funcs := model.ImplFuncs(m)
 	fset := token.NewFileSet()
-	for _, pkgDir := range []string{InitialsDir, TransitionsDir} {
+	for _, pkgDir := range []string{model.InitialsDir, model.TransitionsDir} {
 		files, err := parseDir(fset, dir, pkgDir, m.DeclPath(), scan)
 		if err != nil {
 			return nil, err
@@ -196,7 +196,7 @@ func parseDir(fset *token.FileSet, dir, pkgDir, declImport string, scan *ImplSca
 		if err != nil {
 			return nil, err
 		}
-		if isOwned(src) {
+		if gen.IsOwned(src) {
 			continue
 		}
 		if strings.HasSuffix(name, "_test.go") {
@@ -268,7 +268,7 @@ func importName(f *ast.File, importPath string) string {
 }
 
 // match relates the functions of one package to the files declaring them.
-func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files []*implFile, funcs []*ImplFunc) {
+func (scan *ImplScan) match(fset *token.FileSet, m *model.Model, pkgDir string, files []*implFile, funcs []*model.ImplFunc) {
 	type declared struct {
 		file *implFile
 		fd   *ast.FuncDecl
@@ -296,7 +296,7 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 		}
 	}
 	claimed := make(map[*implFile]bool)
-	add := func(kind FindingKind, file string, pos token.Pos, fn *ImplFunc, msg string) {
+	add := func(kind FindingKind, file string, pos token.Pos, fn *model.ImplFunc, msg string) {
 		p := token.Position{Line: 1, Column: 1}
 		if pos.IsValid() {
 			p = fset.Position(pos)
@@ -356,12 +356,12 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 				continue
 			}
 			msg := fmt.Sprintf("orphan: %s returns a state but is no initial state or transition of %s (its actor or input was removed or renamed); ",
-				funcString(fset, fd), pathBase(m.File))
+				funcString(fset, fd), gen.PathBase(m.File))
 			if used := usedElsewhere(f, files); used != "" {
 				scan.Kept[f.path] = used
 				msg += "move its code or delete it; --prune cannot move this file: " + used + "; move the orphan out by hand"
 			} else {
-				msg += "move its code, delete the file, or run agentgen generate --prune to move the file to " + PrunedDir
+				msg += "move its code, delete the file, or run agentgen generate --prune to move the file to " + model.PrunedDir
 			}
 			add(Orphan, f.path, fd.Pos(), nil, msg)
 			break
@@ -372,7 +372,7 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 // declNames lists the names of package decl that the model declares and an
 // initial state or a transition may take or return: the states, contexts
 // and data types, inputs included.
-func declNames(m *Model) map[string]bool {
+func declNames(m *model.Model) map[string]bool {
 	names := make(map[string]bool)
 	for _, a := range m.Actors {
 		names[a.Idents.State] = true
@@ -492,7 +492,7 @@ func declType(e ast.Expr, decl string) (string, bool) {
 }
 
 // signatureMatches says whether fd is declared as fn must be.
-func signatureMatches(fd *ast.FuncDecl, decl string, fn *ImplFunc) bool {
+func signatureMatches(fd *ast.FuncDecl, decl string, fn *model.ImplFunc) bool {
 	if decl == "" || fd.Type.TypeParams != nil {
 		return false
 	}
@@ -564,54 +564,4 @@ func funcString(fset *token.FileSet, fd *ast.FuncDecl) string {
 		return "func " + fd.Name.Name
 	}
 	return b.String()
-}
-
-// Move is one file Prune moved.
-type Move struct {
-	From, To string // slash-separated, relative to the spec's directory
-}
-
-// Prune moves the orphan files of a scan, but those in ImplScan.Kept, out of
-// their packages, into impl/_pruned/<package>/ under dir (the spec's
-// directory), which the go command ignores; a file already there of the
-// same name is kept, and the newcomer gets a numbered name (user_ask.2.go).
-// It moves all of them or none, and returns the moves sorted by source.
-func Prune(dir string, scan *ImplScan) (moves []Move, err error) {
-	var done []Move
-	var createdDirs []string
-	defer func() {
-		if err == nil {
-			return
-		}
-		for i := len(done) - 1; i >= 0; i-- {
-			_ = os.Rename(filepath.Join(dir, filepath.FromSlash(done[i].To)), filepath.Join(dir, filepath.FromSlash(done[i].From)))
-		}
-		for i := len(createdDirs) - 1; i >= 0; i-- {
-			_ = os.Remove(createdDirs[i])
-		}
-	}()
-	for _, from := range scan.Orphans() {
-		if _, kept := scan.Kept[from]; kept {
-			continue
-		}
-		toDir := PrunedDir + "/" + path.Base(path.Dir(from))
-		dirs, err := mkdirAll(filepath.Join(dir, filepath.FromSlash(toDir)))
-		createdDirs = append(createdDirs, dirs...)
-		if err != nil {
-			return nil, fmt.Errorf("pruning %s: %w", from, err)
-		}
-		base := strings.TrimSuffix(path.Base(from), ".go")
-		to := toDir + "/" + base + ".go"
-		for n := 2; ; n++ {
-			if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(to))); errors.Is(err, fs.ErrNotExist) {
-				break
-			}
-			to = fmt.Sprintf("%s/%s.%d.go", toDir, base, n)
-		}
-		if err := rename(filepath.Join(dir, filepath.FromSlash(from)), filepath.Join(dir, filepath.FromSlash(to))); err != nil {
-			return nil, fmt.Errorf("pruning %s: %w", from, err)
-		}
-		done = append(done, Move{From: from, To: to})
-	}
-	return done, nil
 }

@@ -1,4 +1,4 @@
-package modelgen
+package graph
 
 import (
 	"fmt"
@@ -7,13 +7,13 @@ import (
 	"strings"
 )
 
-// GraphFormats are the formats WriteGraph knows.
-var GraphFormats = []string{"mermaid", "dot"}
+// Formats are the formats WriteGraph knows.
+var Formats = []string{"mermaid", "dot"}
 
-// WriteGraph writes the actor graph of a model: one node per actor with its
+// Write writes the actor graph of a model: one node per actor with its
 // derived state and context, and one edge per observation, from observer to
 // target, labelled with the observed properties. format is mermaid or dot.
-func WriteGraph(w io.Writer, m *Model, format string) error {
+func Write(w io.Writer, m *model.Model, format string) error {
 	var b strings.Builder
 	switch format {
 	case "mermaid":
@@ -27,14 +27,14 @@ func WriteGraph(w io.Writer, m *Model, format string) error {
 	return err
 }
 
-func propList(fs []*Field) string {
+func propList(fs []*model.Field) string {
 	if len(fs) == 0 {
 		return "(none)"
 	}
 	return model.FieldNames(fs)
 }
 
-func mermaid(b *strings.Builder, m *Model) {
+func mermaid(b *strings.Builder, m *model.Model) {
 	b.WriteString("flowchart LR\n")
 	for _, a := range m.Actors {
 		fmt.Fprintf(b, "  %s[\"<b>%s</b><br/>state: %s<br/>context: %s\"]\n",
@@ -46,9 +46,9 @@ func mermaid(b *strings.Builder, m *Model) {
 }
 
 // mermaidID avoids mermaid's reserved words (end) and dashes in node ids.
-func mermaidID(a *Actor) string { return "actor_" + strings.ReplaceAll(a.Name, "-", "_") }
+func mermaidID(a *model.Actor) string { return "actor_" + strings.ReplaceAll(a.Name, "-", "_") }
 
-func dot(b *strings.Builder, m *Model) {
+func dot(b *strings.Builder, m *model.Model) {
 	b.WriteString("digraph agent {\n  rankdir=LR;\n  node [shape=box];\n")
 	for _, a := range m.Actors {
 		fmt.Fprintf(b, "  %q [label=%q];\n", a.Name,
