@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/moora-go/moora/modelgen"
@@ -294,10 +296,67 @@ func asErrors(ds modelgen.Diagnostics) modelgen.Diagnostics {
 	return out
 }
 
+// printDiagnostics prints the diagnostics, one a line. On a terminal each
+// is followed by its line of the spec with a caret under its column, as
+// go vet and the Rust compiler show them.
 func printDiagnostics(w io.Writer, ds modelgen.Diagnostics) {
+	show := isTerminal(w)
+	files := make(map[string][]byte)
 	for _, d := range ds {
 		fmt.Fprintln(w, d)
+		if !show || d.Pos.Line == 0 {
+			continue
+		}
+		data, ok := files[d.Pos.File]
+		if !ok {
+			data, _ = os.ReadFile(d.Pos.File)
+			files[d.Pos.File] = data
+		}
+		io.WriteString(w, excerpt(data, d.Pos.Line, d.Pos.Col))
 	}
+}
+
+// isTerminal says whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// excerpt shows line of data with a caret under column col (in characters;
+// 0 for none), or "" when data has no such line:
+//
+//	7 |      b: {type: string}
+//	  |      ^
+func excerpt(data []byte, line, col int) string {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	lines := strings.Split(string(data), "\n")
+	if line < 1 || line > len(lines) {
+		return ""
+	}
+	text := strings.TrimRight(lines[line-1], "\r")
+	num := strconv.Itoa(line)
+	gutter := strings.Repeat(" ", len(num))
+	var b strings.Builder
+	fmt.Fprintf(&b, " %s | %s\n", num, text)
+	if col > 0 {
+		var pad strings.Builder
+		for i, r := range []rune(text) {
+			if i >= col-1 {
+				break
+			}
+			if r == '\t' {
+				pad.WriteByte('\t')
+			} else {
+				pad.WriteByte(' ')
+			}
+		}
+		fmt.Fprintf(&b, " %s | %s^\n", gutter, pad.String())
+	}
+	return b.String()
 }
 
 // count says how many errors and warnings there are.

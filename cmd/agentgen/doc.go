@@ -32,6 +32,12 @@
 //
 //	agent.yaml:5:24: observations.usr.llm.reply.type: unknown type "strng"; did you mean "string"?
 //
+// On a terminal, each is followed by its line of the spec with a caret
+// under the column:
+//
+//	5 |     llm: {reply: {type: strng}}
+//	  |                        ^
+//
 // Warnings are the modelling checks of the methodology (an actor with state
 // but no inputs, with inputs but no state, or connected to nobody); --strict
 // turns them into errors.

@@ -141,3 +141,27 @@ func TestFindSpec(t *testing.T) {
 		t.Errorf("findSpec = %q, %v; want %q", got, err, want)
 	}
 }
+
+// TestExcerpt checks the source line and caret printed under a diagnostic
+// on a terminal: the caret sits under the column, counted in characters,
+// and a tab before it is kept so that it lines up.
+func TestExcerpt(t *testing.T) {
+	data := []byte("version: 1\nactors: [é, x]\n\tbad: 1\n")
+	for _, tc := range []struct {
+		name      string
+		line, col int
+		want      string
+	}{
+		{"first column", 1, 1, " 1 | version: 1\n   | ^\n"},
+		{"after a wide character", 2, 13, " 2 | actors: [é, x]\n   |             ^\n"},
+		{"after a tab", 3, 2, " 3 | \tbad: 1\n   | \t^\n"},
+		{"no column", 2, 0, " 2 | actors: [é, x]\n"},
+		{"no such line", 9, 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := excerpt(data, tc.line, tc.col); got != tc.want {
+				t.Errorf("got\n%q\nwant\n%q", got, tc.want)
+			}
+		})
+	}
+}

@@ -58,8 +58,56 @@ func Validate(src *Source) (Diagnostics, error) {
 	if len(d.List) == 0 {
 		return nil, nil
 	}
+	return explain(d), nil
+}
+
+// explain sorts and compacts the schema's diagnostics, and replaces those
+// under an observation target that is no actor but a property (a level
+// left out: observations.user.reply: {type: string}) with one that says so.
+func explain(d *Diags) Diagnostics {
+	obs := d.Src.root.get("observations")
+	if obs != nil && obs.kind == ObjectNode {
+		actors := d.Src.root.get("actors")
+		isActor := func(name string) bool {
+			if actors == nil || actors.kind != ArrayNode {
+				return false
+			}
+			return slices.ContainsFunc(actors.items, func(n *Node) bool { return n.kind == StringNode && n.str == name })
+		}
+		for i, observer := range obs.keys {
+			targets := obs.vals[i]
+			if targets.kind != ObjectNode {
+				continue
+			}
+			for j, target := range targets.keys {
+				v := targets.vals[j]
+				if isActor(target) || v.kind != ObjectNode || !slices.ContainsFunc(v.keys, isSchemaKeyword) {
+					continue
+				}
+				ptr := "/observations/" + EscapePointer(observer) + "/" + EscapePointer(target)
+				elem := ElementName(ptr)
+				n := len(d.List)
+				d.List = slices.DeleteFunc(d.List, func(x *Diagnostic) bool {
+					return x.Element == elem || strings.HasPrefix(x.Element, elem+".")
+				})
+				if len(d.List) < n {
+					d.AtKey(ptr, fmt.Sprintf("%q is not an actor but reads as a property: a level is missing", target),
+						fmt.Sprintf("observations map observer -> target -> property -> schema; write observations.%s.<target>.%s", observer, target))
+				}
+			}
+		}
+	}
 	d.List.Sort()
-	return slices.CompactFunc(d.List, func(a, b *Diagnostic) bool { return a.String() == b.String() }), nil
+	return slices.CompactFunc(d.List, func(a, b *Diagnostic) bool { return a.String() == b.String() })
+}
+
+// isSchemaKeyword says whether a key is one a schema holds.
+func isSchemaKeyword(key string) bool {
+	switch key {
+	case "type", "$ref", "properties", "items", "enum", "const", "oneOf", "allOf", "additionalProperties", "description", "required":
+		return true
+	}
+	return false
 }
 
 // reportErrors reports the leaves of a validation error of the piece at ptr.
@@ -430,6 +478,8 @@ func ValidateWhole(src *Source) (Diagnostics, error) {
 	if err := reportErrors(d, "", s.Validate(src.root.value())); err != nil {
 		return nil, err
 	}
-	d.List.Sort()
-	return slices.CompactFunc(d.List, func(a, b *Diagnostic) bool { return a.String() == b.String() }), nil
+	if len(d.List) == 0 {
+		return nil, nil
+	}
+	return explain(d), nil
 }
