@@ -1,22 +1,12 @@
 package model
 
 import (
-	"github.com/moora-go/moora/modelgen/internal/spec"
 	"go/token"
+	"go/types"
 	"strings"
-)
 
-var predeclared = map[string]bool{
-	"any": true, "bool": true, "byte": true, "comparable": true, "complex64": true,
-	"complex128": true, "error": true, "float32": true, "float64": true, "int": true,
-	"int8": true, "int16": true, "int32": true, "int64": true, "rune": true,
-	"string": true, "uint": true, "uint8": true, "uint16": true, "uint32": true,
-	"uint64": true, "uintptr": true, "true": true, "false": true, "iota": true,
-	"nil": true, "append": true, "cap": true, "clear": true, "close": true,
-	"complex": true, "copy": true, "delete": true, "imag": true, "len": true,
-	"make": true, "max": true, "min": true, "new": true, "panic": true,
-	"print": true, "println": true, "real": true, "recover": true,
-}
+	"github.com/moora-go/moora/modelgen/internal/spec"
+)
 
 // reservedWord says whether a Go identifier is a keyword or a predeclared
 // name, and which.
@@ -24,7 +14,7 @@ func reservedWord(id string) (string, bool) {
 	if token.IsKeyword(id) {
 		return "a Go keyword", true
 	}
-	if predeclared[id] {
+	if types.Universe.Lookup(id) != nil {
 		return "a predeclared Go identifier", true
 	}
 	return "", false
