@@ -351,31 +351,36 @@
 //
 //	go test ./modelgen -run '^$' -bench 'Generate|FormatSource' -benchmem -count 5 -cpu 1,2
 //
-// on a 2-core AMD EPYC VM (linux/amd64, Go 1.26) that was running other
-// work at the same time; medians of 5:
+// on a 2-core AMD EPYC VM (linux/amd64, Go 1.26) shared with other work
+// (load average 3 to 5 during the run); medians of 5:
 //
 //	                       ns/op        out-bytes  x-format  B/op        allocs/op
-//	Generate/small         5.28 ms      18327      2.72      1.02 MB     22.3 k
-//	Generate/small-2       4.89 ms      18327      2.41      1.02 MB     22.3 k
-//	Generate/large         263 ms       877601     2.52      57.8 MB     1.17 M
-//	Generate/large-2       174 ms       877601     1.73      57.9 MB     1.17 M
-//	FormatSource/small     2.33 ms      18327                0.34 MB     7.0 k
-//	FormatSource/small-2   2.22 ms      18327                0.34 MB     7.0 k
-//	FormatSource/large     105 ms       877601               18.2 MB     307 k
-//	FormatSource/large-2   101 ms       877601               18.4 MB     307 k
+//	Generate/small         1.85 ms      12127      3.42      0.84 MB     15.8 k
+//	Generate/small-2       1.65 ms      12127      3.08      0.85 MB     15.8 k
+//	Generate/large         131 ms       899123     2.53      72.4 MB     1.41 M
+//	Generate/large-2       96.2 ms      899123     1.96      72.4 MB     1.41 M
+//	FormatSource/small     0.60 ms      12127                0.21 MB     3.8 k
+//	FormatSource/small-2   0.61 ms      12127                0.21 MB     3.8 k
+//	FormatSource/large     57.7 ms      899123               18.7 MB     310 k
+//	FormatSource/large-2   50.5 ms      899123               18.8 MB     310 k
 //
-// With both cores the large spec generates in 1.7 times the time
-// format.Source alone takes on its output, within the target of 2: the
-// model checks run beside schema validation, and the decl/ files are
-// rendered and formatted concurrently. The target needs that second core:
-// on one core (-cpu 1) generation takes 2.5 times. Formatting is about half
-// of generation; rendering with jennifer and parsing YAML are most of the
-// rest. Schema validation is done once per distinct schema (see "Stages"),
-// which made it three times cheaper on the large spec. Load also compiles
-// the input schemas as generated code does, once per distinct input schema
-// and concurrently: the large spec's 250 inputs have 5 distinct schemas;
-// had they 250, generation would take about 2.3 times formatting with both
-// cores.
+// With both cores the large spec generates in 1.96 times the time
+// format.Source alone takes on its output, within the target of 2. The
+// target needs that second core, and so the pipeline keeps two places
+// where independent work runs side by side: the model checks beside schema
+// validation in LoadBytes, and the files of decl/ rendered and formatted
+// concurrently. Built without them and run alternately with the pipeline
+// as it is, the large spec took 2.5 to 2.7 times formatting with both
+// cores, against 1.8 to 2.0 with them; on one core (-cpu 1) it takes about
+// 2.6 times either way. Formatting is about half
+// of generation; rendering with jennifer, parsing YAML
+// (github.com/goccy/go-yaml, about a tenth of the total) and compiling the
+// input schemas are most of the rest. The small spec's fixed costs
+// (compiling the input schemas, the first use of each template) weigh more
+// against its short output: it generates in about 3 times formatting.
+// Schema validation is done once per distinct schema (see "Stages"), and
+// Load compiles the input schemas once per distinct input schema,
+// concurrently: the large spec's 250 inputs have 5 distinct schemas.
 //
 // # What it is not
 //
