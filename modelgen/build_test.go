@@ -1,10 +1,11 @@
 package modelgen
 
 import (
-	"github.com/moora-go/moora/modelgen/internal/model"
-	"github.com/moora-go/moora/modelgen/internal/spec"
 	"strings"
 	"testing"
+
+	"github.com/moora-go/moora/modelgen/internal/model"
+	"github.com/moora-go/moora/modelgen/internal/spec"
 )
 
 // buildOnly runs the model checks on a spec without validating it against

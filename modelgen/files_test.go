@@ -3,10 +3,11 @@ package modelgen
 import (
 	"errors"
 	"fmt"
-	"github.com/moora-go/moora/modelgen/internal/gen"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/moora-go/moora/modelgen/internal/gen"
 )
 
 func TestFormatErrorShowsNumberedSource(t *testing.T) {

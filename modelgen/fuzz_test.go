@@ -3,13 +3,13 @@ package modelgen
 import (
 	"bytes"
 	"flag"
-	"github.com/moora-go/moora/modelgen/internal/spec"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/moora-go/moora/modelgen/internal/spec"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 

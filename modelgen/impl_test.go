@@ -2,8 +2,6 @@ package modelgen
 
 import (
 	"errors"
-	"github.com/moora-go/moora/modelgen/internal/model"
-	gensync "github.com/moora-go/moora/modelgen/internal/sync"
 	gobuild "go/build"
 	"maps"
 	"os"
@@ -11,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/moora-go/moora/modelgen/internal/model"
+	gensync "github.com/moora-go/moora/modelgen/internal/sync"
 )
 
 func TestTransitionFile(t *testing.T) {

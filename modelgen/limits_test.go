@@ -2,10 +2,11 @@ package modelgen
 
 import (
 	"fmt"
-	"github.com/moora-go/moora/modelgen/internal/spec"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/moora-go/moora/modelgen/internal/spec"
 )
 
 // TestNestingLimit checks the nesting limit the package doc states: values

@@ -2,13 +2,13 @@ package modelgen
 
 import (
 	"fmt"
-	"github.com/moora-go/moora/modelgen/internal/model"
-	"github.com/moora-go/moora/modelgen/internal/spec"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime/debug"
 
+	"github.com/moora-go/moora/modelgen/internal/model"
+	"github.com/moora-go/moora/modelgen/internal/spec"
 	"golang.org/x/mod/modfile"
 )
 

@@ -3,7 +3,6 @@ package modelgen
 import (
 	"bytes"
 	"flag"
-	"github.com/moora-go/moora/modelgen/internal/spec"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -12,6 +11,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/moora-go/moora/modelgen/internal/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files, the committed spec schema and the sample decl/ package")

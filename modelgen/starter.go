@@ -3,10 +3,11 @@ package modelgen
 import (
 	"errors"
 	"fmt"
-	"github.com/moora-go/moora/modelgen/internal/gen"
-	"github.com/moora-go/moora/modelgen/internal/model"
 	"io/fs"
 	"path"
+
+	"github.com/moora-go/moora/modelgen/internal/gen"
+	"github.com/moora-go/moora/modelgen/internal/model"
 )
 
 // StarterSchemaFile is the copy of the spec schema Starter writes beside the

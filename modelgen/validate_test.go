@@ -1,12 +1,12 @@
 package modelgen
 
 import (
-	"github.com/moora-go/moora/modelgen/internal/spec"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/moora-go/moora/modelgen/internal/spec"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 

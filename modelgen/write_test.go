@@ -2,14 +2,15 @@ package modelgen
 
 import (
 	"errors"
-	"github.com/moora-go/moora/modelgen/internal/gen"
-	gensync "github.com/moora-go/moora/modelgen/internal/sync"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/moora-go/moora/modelgen/internal/gen"
+	gensync "github.com/moora-go/moora/modelgen/internal/sync"
 )
 
 const owned = Header + "\n\npackage decl\n"

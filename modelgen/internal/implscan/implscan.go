@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"github.com/moora-go/moora/modelgen/internal/gen"
-	"github.com/moora-go/moora/modelgen/internal/model"
 	"go/ast"
 	gobuild "go/build"
 	"go/build/constraint"
@@ -20,6 +18,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/moora-go/moora/modelgen/internal/gen"
+	"github.com/moora-go/moora/modelgen/internal/model"
 )
 
 // FindingKind says what ScanImpl found.

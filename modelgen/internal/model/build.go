@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/moora-go/moora/modelgen/internal/names"
-	"github.com/moora-go/moora/modelgen/internal/spec"
 	"maps"
 	"regexp"
 	"slices"
@@ -13,6 +11,8 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/moora-go/moora/modelgen/internal/names"
+	"github.com/moora-go/moora/modelgen/internal/spec"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/moora-go/moora/modelgen/internal/spec"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/moora-go/moora/modelgen/internal/spec"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 

@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/moora-go/moora/modelgen/internal/names"
 	"net/url"
 	"path"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/moora-go/moora/modelgen/internal/names"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 

@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/moora-go/moora/modelgen/internal/gen"
-	"github.com/moora-go/moora/modelgen/internal/implscan"
-	"github.com/moora-go/moora/modelgen/internal/model"
 	"io"
 	"io/fs"
 	"os"
@@ -15,6 +12,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/moora-go/moora/modelgen/internal/gen"
+	"github.com/moora-go/moora/modelgen/internal/implscan"
+	"github.com/moora-go/moora/modelgen/internal/model"
 	"github.com/rogpeppe/go-internal/diff"
 )
 

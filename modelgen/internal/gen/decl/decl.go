@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/moora-go/moora/modelgen/internal/gen"
-	"github.com/moora-go/moora/modelgen/internal/model"
-	"github.com/moora-go/moora/modelgen/internal/spec"
 	"runtime"
 	"slices"
 	"strconv"
@@ -14,6 +11,9 @@ import (
 	"sync"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/moora-go/moora/modelgen/internal/gen"
+	"github.com/moora-go/moora/modelgen/internal/model"
+	"github.com/moora-go/moora/modelgen/internal/spec"
 )
 
 // Generator generates the decl/ package: the Go declarations of the model.

@@ -2,9 +2,10 @@ package graph
 
 import (
 	"fmt"
-	"github.com/moora-go/moora/modelgen/internal/model"
 	"io"
 	"strings"
+
+	"github.com/moora-go/moora/modelgen/internal/model"
 )
 
 // Formats are the formats WriteGraph knows.

@@ -3,14 +3,14 @@ package impl
 import (
 	"bytes"
 	"fmt"
-	"github.com/moora-go/moora/modelgen/internal/gen"
-	"github.com/moora-go/moora/modelgen/internal/implscan"
-	"github.com/moora-go/moora/modelgen/internal/model"
 	"path"
 	"sync"
 	"text/template"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/moora-go/moora/modelgen/internal/gen"
+	"github.com/moora-go/moora/modelgen/internal/implscan"
+	"github.com/moora-go/moora/modelgen/internal/model"
 	"github.com/moora-go/moora/templates"
 )
 
