@@ -377,7 +377,7 @@ func indentationHint(line func(int) string, n int) string {
 				continue
 			}
 			if ai := indent(above); ai != ci && (ai-ci == 1 || ci-ai == 1) {
-				return fmt.Sprintf("line %d is indented %d spaces, line %d %d: the keys of one mapping line up; indent it by %d", n, ci, q, ai, ai)
+				return fmt.Sprintf("line %d is indented %s, line %d %s: the keys of one mapping line up; indent it by %s", n, spaces(ci), q, spaces(ai), spaces(ai))
 			}
 			if indent(above) < ci-1 {
 				break
@@ -386,9 +386,17 @@ func indentationHint(line func(int) string, n int) string {
 		if ci > pi {
 			return fmt.Sprintf("line %d is indented more than line %d, whose value is already given; indent it as a key of the mapping it belongs to", n, p)
 		}
-		return fmt.Sprintf("check the indentation: line %d is indented %d spaces, line %d %d", n, ci, p, pi)
+		return fmt.Sprintf("check the indentation: line %d is indented %s, line %d %s", n, spaces(ci), p, spaces(pi))
 	}
 	return ""
+}
+
+// spaces says how many spaces n is: "1 space", "4 spaces".
+func spaces(n int) string {
+	if n == 1 {
+		return "1 space"
+	}
+	return fmt.Sprintf("%d spaces", n)
 }
 
 // unclosed finds the innermost bracket open left open before line:col,
