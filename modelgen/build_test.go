@@ -3,21 +3,24 @@ package modelgen
 import (
 	"strings"
 	"testing"
+
+	"github.com/moora-go/moora/modelgen/internal/model"
+	"github.com/moora-go/moora/modelgen/internal/spec"
 )
 
 // buildOnly runs the model checks on a spec without validating it against
 // the spec schema first, to reach the checks that stand behind it.
-func buildOnly(t *testing.T, name, spec string) (*Model, error) {
+func buildOnly(t *testing.T, name, src string) (*Model, error) {
 	t.Helper()
-	root, err := parseSpec(name, []byte(spec))
+	root, err := spec.Parse(name, []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := decodeSpec(root)
+	s, err := spec.Decode(root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return build(newSource(name, root), s)
+	return model.Build(spec.NewSource(name, root), s)
 }
 
 // TestBuildCompilesInputSchemas checks that the model checks compile the

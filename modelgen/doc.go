@@ -32,9 +32,10 @@
 // Load and LoadBytes run the stages that turn a file into a Model, each
 // handing plain data to the next:
 //
-//  1. parse: YAML (yaml.v3) or JSON (*.json) into a tree that keeps the
-//     line and column of every key and value; duplicate and empty keys are
-//     errors;
+//  1. parse: YAML (with github.com/goccy/go-yaml) or JSON (*.json, with
+//     encoding/json's tokenizer) into a tree that keeps the line and column
+//     of every key and value; syntax errors, duplicate and empty keys are
+//     errors at their line and column;
 //  2. validate: the tree against the spec's JSON Schema (SpecSchema,
 //     produced from the Spec types with invopop/jsonschema) with
 //     santhosh-tekuri/jsonschema/v5; every leaf error is reported, at the
@@ -51,12 +52,29 @@
 // Generate then runs Generators on the Model (by default Decl; agentgen
 // runs Decl and Impl) and returns the files in memory; Write puts them on
 // disk and Compare diffs them with the disk. The Model is the only input of
-// an emitter; Impl also takes what ScanImpl found of the hand-written code,
+// a printer; Impl also takes what ScanImpl found of the hand-written code,
 // so that it creates stubs only for functions that are nowhere yet.
+//
+// Each stage is a package under modelgen/internal, and this package is the
+// entry point that runs them in order:
+//
+//	spec       bytes -> positioned tree -> Spec; the spec schema and its
+//	           validation; Diagnostic (stages 1 and 2). Knows nothing of Go.
+//	model      Spec -> Model, the IR: stage 3, every Go identifier a printer
+//	           prints (StateOfX, ContextOfX, InputFromX, ...) chosen once,
+//	           and the checks that need Go names.
+//	gen        File, Output, Generator; the printers below it print a Model
+//	           and build no names: gen/decl, gen/impl (glue and stubs),
+//	           gen/graph.
+//	implscan   the hand-written code of impl/, read with go/parser.
+//	sync       Plan, Write (all or nothing), Compare, Prune.
+//	names      the case conversions and did-you-mean suggestions.
 //
 // # Spec format (version 1)
 //
-// One file, YAML or JSON. Top-level keys (no others are accepted):
+// One file, YAML or JSON, encoded in UTF-8 (a byte order mark at its start
+// is allowed and ignored; a byte that is not UTF-8 is an error at its
+// position, in both syntaxes). Top-level keys (no others are accepted):
 //
 //	version: 1                      # required
 //	package: example.com/agent      # optional Go import path of the spec's directory
@@ -76,6 +94,10 @@
 //
 // When package is absent, Load derives it from the nearest enclosing go.mod:
 // its module path joined with the spec directory's path inside the module.
+// Either way the path must be one the go command accepts
+// (golang.org/x/mod/module.CheckImportPath): a spec in a directory named
+// "My Agent", "Café" or "a@b" is an error, as its generated code could not
+// be built there.
 // Loading needs no package path; Generate does, and fails with ErrNoPackage
 // when there is none.
 //
@@ -132,6 +154,11 @@
 //	                 in inputs and $defs  empty is present and empty
 //	oneOf            I (nil is invalid)   I with omitempty
 //
+// A nullable enum ({type: [string, "null"], enum: [a, b]}) is a pointer to
+// the enum type, and null is one of its values: the schema generated code
+// validates inputs with lists null in its enum (JSON Schema would otherwise
+// reject the null that a nil pointer encodes as).
+//
 // Properties of observations (and so of states and contexts) are always
 // present; make them nullable when they may be null. A slice or map needs no
 // pointer: nil is its null or absent value. Inline objects, enums and oneOfs
@@ -179,9 +206,19 @@
 // an actor with inputs but no state, and an actor that observes nothing and
 // is observed by nothing. Warnings are left out when there are errors.
 //
+// Limits keep a hostile spec from exhausting the loader: values may be
+// nested at most 100 levels deep (objects and arrays, a schema's own
+// nesting included), and a spec may hold at most 100,000 values, counted
+// after YAML aliases are expanded. A spec beyond either is an error at the
+// value that crosses the limit.
+//
 // Diagnostics print as "file:line:col: [warning: ]element: message[;
-// hint]"; columns count characters. yaml.v3 reports no columns for syntax
-// errors, so those print as "file:line: message".
+// hint]"; columns count characters. A YAML syntax error names the
+// usual slips where it sees one: a tab in the indentation, a key indented
+// one space off, a comma inside {…} that splits an unquoted value (YAML
+// reads {description: Hello, world} as two entries, and a key without a
+// colon is an error in a spec), a [ or { never closed, a value holding ": "
+// unquoted.
 //
 // # Go names
 //
@@ -283,7 +320,8 @@
 // impl/ with go/parser only, never type-checking it, and reports orphans,
 // wrong signatures, unparsable files and stubs still panicking, each with
 // its position; Prune moves the orphans to impl/_pruned, which the go
-// command ignores. Starter returns the files of a new agent, the starter's
+// command ignores, but never a file that declares something the rest of its
+// package uses. Starter returns the files of a new agent, the starter's
 // code written out instead of stubs (agentgen init).
 //
 // # Files on disk
@@ -313,31 +351,36 @@
 //
 //	go test ./modelgen -run '^$' -bench 'Generate|FormatSource' -benchmem -count 5 -cpu 1,2
 //
-// on a 2-core AMD EPYC VM (linux/amd64, Go 1.26) that was running other
-// work at the same time; medians of 5:
+// on a 2-core AMD EPYC VM (linux/amd64, Go 1.26) shared with other work
+// (load average 3 to 5 during the run); medians of 5:
 //
 //	                       ns/op        out-bytes  x-format  B/op        allocs/op
-//	Generate/small         5.28 ms      18327      2.72      1.02 MB     22.3 k
-//	Generate/small-2       4.89 ms      18327      2.41      1.02 MB     22.3 k
-//	Generate/large         263 ms       877601     2.52      57.8 MB     1.17 M
-//	Generate/large-2       174 ms       877601     1.73      57.9 MB     1.17 M
-//	FormatSource/small     2.33 ms      18327                0.34 MB     7.0 k
-//	FormatSource/small-2   2.22 ms      18327                0.34 MB     7.0 k
-//	FormatSource/large     105 ms       877601               18.2 MB     307 k
-//	FormatSource/large-2   101 ms       877601               18.4 MB     307 k
+//	Generate/small         1.85 ms      12127      3.42      0.84 MB     15.8 k
+//	Generate/small-2       1.65 ms      12127      3.08      0.85 MB     15.8 k
+//	Generate/large         131 ms       899123     2.53      72.4 MB     1.41 M
+//	Generate/large-2       96.2 ms      899123     1.96      72.4 MB     1.41 M
+//	FormatSource/small     0.60 ms      12127                0.21 MB     3.8 k
+//	FormatSource/small-2   0.61 ms      12127                0.21 MB     3.8 k
+//	FormatSource/large     57.7 ms      899123               18.7 MB     310 k
+//	FormatSource/large-2   50.5 ms      899123               18.8 MB     310 k
 //
-// With both cores the large spec generates in 1.7 times the time
-// format.Source alone takes on its output, within the target of 2: the
-// model checks run beside schema validation, and the decl/ files are
-// rendered and formatted concurrently. The target needs that second core:
-// on one core (-cpu 1) generation takes 2.5 times. Formatting is about half
-// of generation; rendering with jennifer and parsing YAML are most of the
-// rest. Schema validation is done once per distinct schema (see "Stages"),
-// which made it three times cheaper on the large spec. Load also compiles
-// the input schemas as generated code does, once per distinct input schema
-// and concurrently: the large spec's 250 inputs have 5 distinct schemas;
-// had they 250, generation would take about 2.3 times formatting with both
-// cores.
+// With both cores the large spec generates in 1.96 times the time
+// format.Source alone takes on its output, within the target of 2. The
+// target needs that second core, and so the pipeline keeps two places
+// where independent work runs side by side: the model checks beside schema
+// validation in LoadBytes, and the files of decl/ rendered and formatted
+// concurrently. Built without them and run alternately with the pipeline
+// as it is, the large spec took 2.5 to 2.7 times formatting with both
+// cores, against 1.8 to 2.0 with them; on one core (-cpu 1) it takes about
+// 2.6 times either way. Formatting is about half
+// of generation; rendering with jennifer, parsing YAML
+// (github.com/goccy/go-yaml, about a tenth of the total) and compiling the
+// input schemas are most of the rest. The small spec's fixed costs
+// (compiling the input schemas, the first use of each template) weigh more
+// against its short output: it generates in about 3 times formatting.
+// Schema validation is done once per distinct schema (see "Stages"), and
+// Load compiles the input schemas once per distinct input schema,
+// concurrently: the large spec's 250 inputs have 5 distinct schemas.
 //
 // # What it is not
 //

@@ -2,12 +2,16 @@ package modelgen
 
 import (
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/moora-go/moora/modelgen/internal/gen"
 )
 
 func TestFormatErrorShowsNumberedSource(t *testing.T) {
-	_, err := formatSource("decl/x.go", []byte("package decl\n\nfunc {\n"))
+	_, err := gen.FormatSource("decl/x.go", []byte("package decl\n\nfunc {\n"))
 	if err == nil {
 		t.Fatal("formatting invalid Go succeeded")
 	}
@@ -58,5 +62,38 @@ func TestPackageFromGoMod(t *testing.T) {
 	}
 	if got, _ := packageFromGoMod(dir); got != "example.com/app" {
 		t.Errorf("packageFromGoMod at the module root = %q", got)
+	}
+}
+
+// TestDerivedPackageInvalid checks that a spec in a directory whose import
+// path, derived from go.mod, the go command would reject does not load: it
+// would generate code that does not build.
+func TestDerivedPackageInvalid(t *testing.T) {
+	for _, tc := range []struct{ dir, why string }{
+		{"My Agent", "invalid char ' '"},
+		{"Café", "invalid char 'é'"},
+		{"a@b", "invalid char '@'"},
+	} {
+		t.Run(tc.dir, func(t *testing.T) {
+			dir := t.TempDir()
+			spec := filepath.Join(dir, "agents", tc.dir, "agent.yaml")
+			writeTree(t, dir, map[string]string{
+				"go.mod":                           "module example.com/app\n",
+				"agents/" + tc.dir + "/agent.yaml": "version: 1\nactors: [user]\n",
+			})
+			m, err := Load(spec)
+			if err == nil {
+				t.Fatalf("loaded, with package %q", m.Package)
+			}
+			ds := AsDiagnostics(err)
+			if len(ds) != 1 {
+				t.Fatalf("want one diagnostic, got %v", err)
+			}
+			want := fmt.Sprintf("%s:1:1: the import path of the spec's directory, example.com/app/agents/%s (derived from %s), is not a valid Go import path: %s; rename the directory, as the go command cannot build a package there",
+				spec, tc.dir, filepath.Join(dir, "go.mod"), tc.why)
+			if got := ds[0].String(); got != want {
+				t.Errorf("got  %s\nwant %s", got, want)
+			}
+		})
 	}
 }

@@ -1,12 +1,15 @@
 package modelgen
 
 import (
+	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/moora-go/moora/modelgen/internal/spec"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
@@ -88,9 +91,13 @@ func FuzzLoadSpec(f *testing.F) {
 			if len(ds) == 0 {
 				t.Fatalf("error without diagnostics: %v", err)
 			}
+			lines := strings.Split(string(bytes.TrimPrefix(data, spec.UTF8BOM)), "\n")
 			for _, d := range ds {
 				if d.Pos.File != name || d.Pos.Line < 1 || d.Message == "" {
 					t.Fatalf("diagnostic without a position or message: %#v", d)
+				}
+				if d.Pos.Line > len(lines) || d.Pos.Col > utf8.RuneCountInString(lines[d.Pos.Line-1])+1 {
+					t.Fatalf("diagnostic outside the document: %s\n%q", d, data)
 				}
 			}
 			return

@@ -116,7 +116,7 @@ func mustLoad(t *testing.T, spec string) *Model {
 	return m
 }
 
-// TestGoldenCompiles builds and vets every golden decl/ and impl/ package,
+// TestGoldenCompiles builds, vets and tests every golden decl/ and impl/ package,
 // stubs included, in one temporary module that requires this repository
 // through a replace directive, together with a package per case that uses
 // them as impl/agent's package doc says (see usesSource).
@@ -147,7 +147,11 @@ func TestGoldenCompiles(t *testing.T) {
 		if err := os.MkdirAll(uses, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		if err := os.WriteFile(filepath.Join(uses, "uses.go"), usesSource(mustLoad(t, spec)), 0o644); err != nil {
+		m := mustLoad(t, spec)
+		if err := os.WriteFile(filepath.Join(uses, "uses.go"), usesSource(m), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(uses, "roundtrip_test.go"), usesRoundTripSource(m, inputInstances(t, m)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -163,7 +167,9 @@ func TestGoldenCompiles(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(tmp, "go.sum"), sum, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	for _, args := range [][]string{{"build", "./..."}, {"vet", "./..."}} {
+	// Then every input of every case makes the round trip JSON -> DecodeInput
+	// -> json.Marshal -> DecodeInput.
+	for _, args := range [][]string{{"build", "./..."}, {"vet", "./..."}, {"test", "./..."}} {
 		cmd := exec.Command(goTool, args...)
 		cmd.Dir = tmp
 		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")

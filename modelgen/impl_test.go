@@ -9,6 +9,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/moora-go/moora/modelgen/internal/model"
+	gensync "github.com/moora-go/moora/modelgen/internal/sync"
 )
 
 func TestTransitionFile(t *testing.T) {
@@ -25,7 +28,7 @@ func TestTransitionFile(t *testing.T) {
 	ctxt := gobuild.Default
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := transitionFile(tc.actor, tc.input)
+			got := model.TransitionFile(tc.actor, tc.input)
 			if got != tc.want {
 				t.Errorf("transitionFile(%q, %q) = %q, want %q", tc.actor, tc.input, got, tc.want)
 			}
@@ -114,7 +117,7 @@ func TestGenerateIsAtomic(t *testing.T) {
 		dir := t.TempDir()
 		writeTree(t, dir, before)
 		calls := 0
-		rename = func(from, to string) error {
+		gensync.Rename = func(from, to string) error {
 			calls++
 			if calls == failAt {
 				return errors.New("injected failure")
@@ -122,7 +125,7 @@ func TestGenerateIsAtomic(t *testing.T) {
 			return os.Rename(from, to)
 		}
 		_, err := Write(dir, out2)
-		rename = os.Rename
+		gensync.Rename = os.Rename
 		if calls < failAt {
 			if err != nil {
 				t.Fatalf("Write without an injected failure: %v", err)
@@ -183,7 +186,7 @@ func TestPruneIsAllOrNothing(t *testing.T) {
 		t.Fatalf("orphans = %v, want %v", got, want)
 	}
 	calls := 0
-	rename = func(from, to string) error {
+	gensync.Rename = func(from, to string) error {
 		calls++
 		if calls == 2 {
 			return errors.New("injected failure")
@@ -191,7 +194,7 @@ func TestPruneIsAllOrNothing(t *testing.T) {
 		return os.Rename(from, to)
 	}
 	_, err = Prune(dir, scan)
-	rename = os.Rename
+	gensync.Rename = os.Rename
 	if err == nil {
 		t.Fatal("Prune succeeded")
 	}
@@ -219,6 +222,14 @@ func TestPlanNeverOverwritesHandWrittenFiles(t *testing.T) {
 	if got := tree(t, dir); len(got) != 1 || got["decl/a.go"] != "package decl\n\n// mine\n" {
 		t.Errorf("tree = %v", got)
 	}
+}
+
+// otherGOOS is an operating system the tests do not run on.
+func otherGOOS() string {
+	if gobuild.Default.GOOS == "plan9" {
+		return "windows"
+	}
+	return "plan9"
 }
 
 // TestScanImpl checks what ScanImpl finds in a small impl/ tree, case by
@@ -281,6 +292,20 @@ func TestScanImpl(t *testing.T) {
 				"impl/initials/notes.txt": "func User",
 			},
 			found: []string{},
+		},
+		{
+			name: "a file the go command does not build declares nothing",
+			files: map[string]string{
+				"impl/initials/user.go":                       "//go:build ignore\n\npackage initials\n\n" + declImport + "func User() decl.StateOfUser { return decl.StateOfUser{} }\n",
+				"impl/transitions/user_increment.go":          "package transitions\n\n" + declImport + "func Other() int { return 0 }\n",
+				"impl/transitions/moved.go":                   "// Moved here.\n\n//go:build !" + gobuild.Default.GOOS + "\n\npackage transitions\n\n" + declImport + "func Increment(state decl.StateOfUser, input decl.Increment) decl.StateOfUser { return state }\n",
+				"impl/transitions/old_" + otherGOOS() + ".go": "package transitions\n\n" + declImport + "func Old(state decl.StateOfUser, input decl.Old) decl.StateOfUser { return state }\n",
+			},
+			found: []string{"initials.User", "transitions.Increment"},
+			want: []string{
+				"impl/initials/user.go:1:1: this file must declare the initial state of actor user: func User() decl.StateOfUser; it does, but its build constraint //go:build ignore keeps the go command from building it",
+				"impl/transitions/user_increment.go:1:1: this file must declare the transition of input increment (actor user): func Increment(state decl.StateOfUser, input decl.Increment) decl.StateOfUser",
+			},
 		},
 	}
 	m := starterModel(t, atomicV1)

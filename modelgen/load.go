@@ -1,15 +1,15 @@
 package modelgen
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime/debug"
-	"strconv"
-	"strings"
+
+	"github.com/moora-go/moora/modelgen/internal/model"
+	"github.com/moora-go/moora/modelgen/internal/spec"
+	"golang.org/x/mod/modfile"
 )
 
 // DefaultSpecFile is the spec file agentgen reads when given none.
@@ -33,6 +33,13 @@ func Load(file string) (*Model, error) {
 	}
 	if m.Package == "" {
 		m.Package, m.PackageNote = packageFromGoMod(filepath.Dir(file))
+		if m.Package != "" {
+			if reason := model.ImportPathError(m.Package); reason != "" {
+				return nil, Diagnostics{{Pos: Pos{File: file, Line: 1, Col: 1},
+					Message: fmt.Sprintf("the import path of the spec's directory, %s (%s), is not a valid Go import path: %s", m.Package, m.PackageNote, reason),
+					Hint:    "rename the directory, as the go command cannot build a package there"}}
+			}
+		}
 	}
 	return m, nil
 }
@@ -41,11 +48,11 @@ func Load(file string) (*Model, error) {
 // positions and picks the syntax (JSON for *.json, YAML otherwise). It never
 // looks at the file system, so Model.Package is only what the spec says.
 func LoadBytes(name string, data []byte) (*Model, error) {
-	root, err := parseSpec(name, data)
+	root, err := spec.Parse(name, data)
 	if err != nil {
 		return nil, asDiagnostics(err)
 	}
-	src := newSource(name, root)
+	src := spec.NewSource(name, root)
 	// Validation and the model checks both only read the document, so the
 	// checks run beside validation; their result is used only when the
 	// document is valid. (On an invalid document they may fail in any way;
@@ -64,14 +71,14 @@ func LoadBytes(name string, data []byte) (*Model, error) {
 			}
 			built <- r
 		}()
-		spec, err := decodeSpec(root)
+		sp, err := spec.Decode(root)
 		if err != nil {
 			r.err = Diagnostics{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: fmt.Sprintf("cannot decode the spec: %v", err)}}
 			return
 		}
-		r.m, r.err = build(src, spec)
+		r.m, r.err = model.Build(src, sp)
 	}()
-	ds, err := validateSpec(src)
+	ds, err := spec.Validate(src)
 	r := <-built
 	if err != nil {
 		return nil, err
@@ -123,21 +130,5 @@ func packageFromGoMod(dir string) (pkg, note string) {
 
 // modulePath returns the module path of a go.mod file, or "".
 func modulePath(gomod []byte) string {
-	sc := bufio.NewScanner(bytes.NewReader(gomod))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if i := strings.Index(line, "//"); i >= 0 {
-			line = strings.TrimSpace(line[:i])
-		}
-		rest, ok := strings.CutPrefix(line, "module")
-		if !ok || (rest != "" && rest[0] != ' ' && rest[0] != '\t' && rest[0] != '"') {
-			continue
-		}
-		rest = strings.TrimSpace(rest)
-		if unq, err := strconv.Unquote(rest); err == nil {
-			return unq
-		}
-		return rest
-	}
-	return ""
+	return modfile.ModulePath(gomod)
 }

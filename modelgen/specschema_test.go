@@ -7,19 +7,23 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/moora-go/moora/modelgen/internal/spec"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files, the committed spec schema and the sample decl/ package")
 
-// specComments returns the doc comments of the spec types in spec.go, as
+// specComments returns the doc comments of the spec types in
+// internal/spec/spec.go, as
 // invopop's LookupComment wants them.
 func specComments(t *testing.T) func(reflect.Type, string) string {
 	t.Helper()
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "spec.go", nil, parser.ParseComments)
+	f, err := parser.ParseFile(fset, filepath.Join("internal", "spec", "spec.go"), nil, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,8 +36,8 @@ func specComments(t *testing.T) func(reflect.Type, string) string {
 		if !ok || gd.Tok != token.TYPE {
 			continue
 		}
-		for _, spec := range gd.Specs {
-			ts := spec.(*ast.TypeSpec)
+		for _, sp := range gd.Specs {
+			ts := sp.(*ast.TypeSpec)
 			if gd.Doc != nil {
 				docs[ts.Name.Name] = clean(gd.Doc)
 			}
@@ -63,15 +67,18 @@ func specComments(t *testing.T) func(reflect.Type, string) string {
 }
 
 // TestSpecSchemaIsCurrent keeps agent.schema.json equal to a fresh
-// reflection of the spec types; -update rewrites it.
+// reflection of the spec types, and its copy in internal/spec (which
+// package spec embeds) equal to it; -update rewrites both.
 func TestSpecSchemaIsCurrent(t *testing.T) {
-	fresh, err := reflectSpecSchema(specComments(t))
+	fresh, err := spec.ReflectSchema(specComments(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if *update {
-		if err := os.WriteFile("agent.schema.json", fresh, 0o644); err != nil {
-			t.Fatal(err)
+		for _, p := range []string{"agent.schema.json", filepath.Join("internal", "spec", "agent.schema.json")} {
+			if err := os.WriteFile(p, fresh, 0o644); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return
 	}
@@ -83,6 +90,6 @@ func TestSpecSchemaIsCurrent(t *testing.T) {
 		t.Errorf("agent.schema.json is stale; run go test ./modelgen -run TestSpecSchemaIsCurrent -update")
 	}
 	if !bytes.Equal(SpecSchema(), committed) {
-		t.Errorf("SpecSchema() differs from agent.schema.json; rebuild")
+		t.Errorf("SpecSchema() differs from agent.schema.json: internal/spec/agent.schema.json is not a copy of it; run go test ./modelgen -run TestSpecSchemaIsCurrent -update")
 	}
 }

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+
+	"github.com/moora-go/moora/modelgen/internal/gen"
+	"github.com/moora-go/moora/modelgen/internal/model"
 )
 
 // StarterSchemaFile is the copy of the spec schema Starter writes beside the
@@ -37,14 +40,14 @@ type StarterData struct {
 // a terminal chat. No file is owned but the generated ones. It needs no
 // go.mod: the files are in memory.
 func Starter(opts StarterOptions) (*Output, error) {
-	if msg := checkImportPath(opts.Package); msg != "" {
+	if msg := model.CheckImportPath(opts.Package); msg != "" {
 		return nil, errors.New(msg)
 	}
 	data := StarterData{Package: opts.Package, Command: path.Base(opts.Package), SchemaRef: opts.SchemaRef}
 	if data.SchemaRef == "" {
 		data.SchemaRef = "./" + StarterSchemaFile
 	}
-	spec, err := renderTemplate("starter/agent.yaml.tmpl", DefaultSpecFile, data)
+	spec, err := gen.RenderTemplate("starter/agent.yaml.tmpl", DefaultSpecFile, data)
 	if err != nil {
 		return nil, err
 	}
@@ -62,7 +65,7 @@ func Starter(opts StarterOptions) (*Output, error) {
 		if f.Owned {
 			continue
 		}
-		body, err := renderTemplate("starter/"+f.Path+".tmpl", f.Path, data)
+		body, err := gen.RenderTemplate("starter/"+f.Path+".tmpl", f.Path, data)
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("the starter has no code for %s", f.Path)
 		}
@@ -71,7 +74,7 @@ func Starter(opts StarterOptions) (*Output, error) {
 		}
 		out.Files[i].Data = body
 	}
-	main, err := renderTemplate("starter/main.go.tmpl", "main.go", data)
+	main, err := gen.RenderTemplate("starter/main.go.tmpl", "main.go", data)
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +82,6 @@ func Starter(opts StarterOptions) (*Output, error) {
 	if opts.SchemaRef == "" {
 		out.Files = append(out.Files, File{Path: StarterSchemaFile, Data: SpecSchema()})
 	}
-	sortFiles(out.Files)
+	gen.SortFiles(out.Files)
 	return out, nil
 }

@@ -3,41 +3,29 @@ package modelgen
 import (
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
+	"github.com/moora-go/moora/modelgen/internal/spec"
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
-// validateWhole validates the whole document at once: the reference that
-// validateSpec's piecewise validation must agree with.
-func validateWhole(t testing.TB, src *source) Diagnostics {
-	s, err := compiledSpecSchema()
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := &diags{src: src}
-	if err := reportErrors(d, "", s.Validate(src.root.value())); err != nil {
-		t.Fatal(err)
-	}
-	d.list.sort()
-	return slices.CompactFunc(d.list, func(a, b *Diagnostic) bool { return a.String() == b.String() })
-}
-
-// checkValidateInPieces compares validateSpec with validateWhole on a
-// document.
+// checkValidateInPieces compares spec.Validate with spec.ValidateWhole on
+// a document.
 func checkValidateInPieces(t testing.TB, name string, data []byte) {
-	root, err := parseSpec(name, data)
+	root, err := spec.Parse(name, data)
 	if err != nil {
 		return
 	}
-	src := newSource(name, root)
-	got, err := validateSpec(src)
+	src := spec.NewSource(name, root)
+	got, err := spec.Validate(src)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := validateWhole(t, src)
+	want, err := spec.ValidateWhole(src)
+	if err != nil {
+		t.Fatal(err)
+	}
 	if got.Error() != want.Error() {
 		t.Errorf("%s: piecewise validation differs from whole validation\npieces:\n%s\nwhole:\n%s", name, got.Error(), want.Error())
 	}

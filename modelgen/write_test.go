@@ -8,6 +8,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/moora-go/moora/modelgen/internal/gen"
+	gensync "github.com/moora-go/moora/modelgen/internal/sync"
 )
 
 const owned = Header + "\n\npackage decl\n"
@@ -67,9 +70,9 @@ func TestPlanAndWrite(t *testing.T) {
 		"impl/stub.go":  "package impl\n\n// edited by hand\n",
 	})
 	want := []Change{
-		{"decl/a.go", Updated},
-		{"decl/gone.go", Deleted},
-		{"decl/new.go", Created},
+		{Path: "decl/a.go", Kind: Updated},
+		{Path: "decl/gone.go", Kind: Deleted},
+		{Path: "decl/new.go", Kind: Created},
 	}
 	changes, err := Plan(dir, testOutput())
 	if err != nil {
@@ -147,7 +150,7 @@ func TestWriteLeavesSubdirectories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(changes, Change{"decl/gone.go", Deleted}) {
+	if !slices.Contains(changes, Change{Path: "decl/gone.go", Kind: Deleted}) {
 		t.Errorf("Write = %v; want decl/gone.go deleted", changes)
 	}
 	got := tree(t, dir)
@@ -182,7 +185,7 @@ func TestWriteIsAllOrNothing(t *testing.T) {
 		dir := t.TempDir()
 		writeTree(t, dir, before)
 		calls := 0
-		rename = func(from, to string) error {
+		gensync.Rename = func(from, to string) error {
 			calls++
 			if calls == failAt {
 				return errors.New("injected failure")
@@ -190,7 +193,7 @@ func TestWriteIsAllOrNothing(t *testing.T) {
 			return os.Rename(from, to)
 		}
 		_, err := Write(dir, testOutput())
-		rename = os.Rename
+		gensync.Rename = os.Rename
 		if calls < failAt {
 			if err != nil {
 				t.Fatalf("Write without an injected failure: %v", err)
@@ -268,7 +271,7 @@ func TestIsOwned(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := isOwned([]byte(tc.data)); got != tc.want {
+			if got := gen.IsOwned([]byte(tc.data)); got != tc.want {
 				t.Errorf("isOwned = %v, want %v", got, tc.want)
 			}
 		})

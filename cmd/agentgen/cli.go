@@ -1,15 +1,18 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/moora-go/moora/modelgen"
@@ -99,13 +102,53 @@ type specFlags struct {
 	strict bool
 }
 
-func (f *specFlags) add(cmd *cobra.Command, strict bool) {
+// add adds the flags; strictHelp, when not empty, is the help of --strict.
+func (f *specFlags) add(cmd *cobra.Command, strictHelp string) {
 	cmd.Flags().StringVarP(&f.file, "file", "f", modelgen.DefaultSpecFile, "the spec file (YAML, or JSON when it ends in .json)")
 	_ = cmd.MarkFlagFilename("file", "yaml", "yml", "json")
-	if strict {
-		cmd.Flags().BoolVar(&f.strict, "strict", false, "treat the modelling warnings as errors")
+	if strictHelp != "" {
+		cmd.Flags().BoolVar(&f.strict, "strict", false, strictHelp)
 	}
 }
+
+// spec returns the spec file to read: -f as given, or else the nearest
+// agent.yaml in the working directory or above it (as go finds go.mod),
+// which it names on w when it is not in the working directory.
+func (f *specFlags) spec(cmd *cobra.Command, w io.Writer) (string, error) {
+	if cmd.Flags().Changed("file") {
+		return f.file, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding %s: %w", f.file, err)
+	}
+	file, err := findSpec(wd, f.file)
+	if err != nil {
+		return "", err
+	}
+	if file != f.file {
+		fmt.Fprintf(w, "agentgen: using spec %s\n", file)
+	}
+	return file, nil
+}
+
+// findSpec looks for name in dir and then in each directory above it, and
+// returns its path relative to dir.
+func findSpec(dir, name string) (string, error) {
+	rel := ""
+	for d := dir; ; {
+		if st, err := os.Stat(filepath.Join(d, name)); err == nil && !st.IsDir() {
+			return filepath.Join(rel, name), nil
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return "", fmt.Errorf("no %s in %s or any directory above it; give the spec with -f", name, dir)
+		}
+		d, rel = parent, filepath.Join(rel, "..")
+	}
+}
+
+const strictWarnings = "treat the modelling warnings as errors"
 
 func newValidateCommand() *cobra.Command {
 	var f specFlags
@@ -114,10 +157,14 @@ func newValidateCommand() *cobra.Command {
 		Short: "Check a spec; print its problems",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return validate(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, f.strict)
+			file, err := f.spec(cmd, cmd.ErrOrStderr())
+			if err != nil {
+				return fail(exitFailed, err)
+			}
+			return validate(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, f.strict)
 		},
 	}
-	f.add(cmd, true)
+	f.add(cmd, strictWarnings)
 	return cmd
 }
 
@@ -129,10 +176,14 @@ func newGenerateCommand() *cobra.Command {
 		Short: "Write the generated files and missing stubs beside the spec; print what changed",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return generate(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, f.strict, prune)
+			file, err := f.spec(cmd, cmd.ErrOrStderr())
+			if err != nil {
+				return fail(exitFailed, err)
+			}
+			return generate(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, f.strict, prune)
 		},
 	}
-	f.add(cmd, true)
+	f.add(cmd, strictWarnings)
 	cmd.Flags().BoolVar(&prune, "prune", false, "move orphan files out of impl/ into "+modelgen.PrunedDir)
 	return cmd
 }
@@ -145,10 +196,17 @@ func newCheckCommand() *cobra.Command {
 		Short: "Report generated files that are not up to date (exit 1), or an invalid spec (exit 2)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return check(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, f.strict, asJSON)
+			// With --json, stdout says which spec was used, and stderr
+			// stays empty.
+			say := cmd.ErrOrStderr()
+			if asJSON {
+				say = io.Discard
+			}
+			file, err := f.spec(cmd, say)
+			return check(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, err, f.strict, asJSON)
 		},
 	}
-	f.add(cmd, true)
+	f.add(cmd, `treat the modelling warnings and stubs that still panic "not implemented" as errors`)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON report on stdout")
 	return cmd
 }
@@ -161,10 +219,14 @@ func newGraphCommand() *cobra.Command {
 		Short: "Print the actor graph with each actor's state and context",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return graph(cmd.OutOrStdout(), cmd.ErrOrStderr(), f.file, format)
+			file, err := f.spec(cmd, cmd.ErrOrStderr())
+			if err != nil {
+				return fail(exitFailed, err)
+			}
+			return graph(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, format)
 		},
 	}
-	f.add(cmd, false)
+	f.add(cmd, "")
 	cmd.Flags().StringVar(&format, "format", "mermaid", "mermaid or dot")
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(modelgen.GraphFormats, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -234,10 +296,67 @@ func asErrors(ds modelgen.Diagnostics) modelgen.Diagnostics {
 	return out
 }
 
+// printDiagnostics prints the diagnostics, one a line. On a terminal each
+// is followed by its line of the spec with a caret under its column, as
+// go vet and the Rust compiler show them.
 func printDiagnostics(w io.Writer, ds modelgen.Diagnostics) {
+	show := isTerminal(w)
+	files := make(map[string][]byte)
 	for _, d := range ds {
 		fmt.Fprintln(w, d)
+		if !show || d.Pos.Line == 0 {
+			continue
+		}
+		data, ok := files[d.Pos.File]
+		if !ok {
+			data, _ = os.ReadFile(d.Pos.File)
+			files[d.Pos.File] = data
+		}
+		io.WriteString(w, excerpt(data, d.Pos.Line, d.Pos.Col))
 	}
+}
+
+// isTerminal says whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// excerpt shows line of data with a caret under column col (in characters;
+// 0 for none), or "" when data has no such line:
+//
+//	7 |      b: {type: string}
+//	  |      ^
+func excerpt(data []byte, line, col int) string {
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
+	lines := strings.Split(string(data), "\n")
+	if line < 1 || line > len(lines) {
+		return ""
+	}
+	text := strings.TrimRight(lines[line-1], "\r")
+	num := strconv.Itoa(line)
+	gutter := strings.Repeat(" ", len(num))
+	var b strings.Builder
+	fmt.Fprintf(&b, " %s | %s\n", num, text)
+	if col > 0 {
+		var pad strings.Builder
+		for i, r := range []rune(text) {
+			if i >= col-1 {
+				break
+			}
+			if r == '\t' {
+				pad.WriteByte('\t')
+			} else {
+				pad.WriteByte(' ')
+			}
+		}
+		fmt.Fprintf(&b, " %s | %s^\n", gutter, pad.String())
+	}
+	return b.String()
 }
 
 // count says how many errors and warnings there are.
@@ -298,19 +417,24 @@ func generateAll(m *modelgen.Model, dir string) (*modelgen.Output, *modelgen.Imp
 // printFindings prints the findings of an impl/ scan, with paths relative
 // to the working directory: errors to errs and warnings to warns. It leaves
 // out the orphans in skip.
-func printFindings(errs, warns io.Writer, dir string, scan *modelgen.ImplScan, skip map[string]bool) {
+func printFindings(errs, warns io.Writer, dir string, scan *modelgen.ImplScan, skip map[string]bool, strict bool) {
 	for _, f := range scan.Findings {
 		if skip[f.Path] {
 			continue
 		}
-		g := *f
-		g.Path = filepath.Join(dir, filepath.FromSlash(f.Path))
-		if f.Warning() {
-			fmt.Fprintln(warns, &g)
+		path := filepath.Join(dir, filepath.FromSlash(f.Path))
+		if warning(f, strict) {
+			fmt.Fprintf(warns, "%s:%d:%d: warning: %s\n", path, f.Line, f.Col, f.Message)
 		} else {
-			fmt.Fprintln(errs, &g)
+			fmt.Fprintf(errs, "%s:%d:%d: %s\n", path, f.Line, f.Col, f.Message)
 		}
 	}
+}
+
+// warning says whether a finding is a warning; with check --strict, a stub
+// that still panics "not implemented" is an error.
+func warning(f *modelgen.Finding, strict bool) bool {
+	return f.Warning() && !(strict && f.Kind == modelgen.NotImplemented)
 }
 
 func generate(stdout, stderr io.Writer, file string, strict, prune bool) error {
@@ -340,11 +464,19 @@ func generate(stdout, stderr io.Writer, file string, strict, prune bool) error {
 			pruned[mv.From] = true
 			fmt.Fprintf(stdout, "moved %s to %s\n", filepath.Join(dir, filepath.FromSlash(mv.From)), filepath.Join(dir, filepath.FromSlash(mv.To)))
 		}
+		if len(scan.Kept) > 0 {
+			for _, from := range slices.Sorted(maps.Keys(scan.Kept)) {
+				pruned[from] = true
+				fmt.Fprintf(stderr, "agentgen: %s was not moved: %s; move the orphan out of it by hand\n", filepath.Join(dir, filepath.FromSlash(from)), scan.Kept[from])
+			}
+			printFindings(stderr, stderr, dir, scan, pruned, false)
+			return fail(exitFailed, nil)
+		}
 	}
 	if len(changes) == 0 && len(pruned) == 0 {
 		fmt.Fprintf(stdout, "%s: generated files are up to date\n", file)
 	}
-	printFindings(stderr, stderr, dir, scan, pruned)
+	printFindings(stderr, stderr, dir, scan, pruned, false)
 	return nil
 }
 
@@ -399,7 +531,9 @@ func jsonDiagnostics(ds modelgen.Diagnostics) []jsonDiagnostic {
 	return out
 }
 
-func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
+// check checks the spec file; specErr, when not nil, says why there is
+// none.
+func check(stdout, stderr io.Writer, file string, specErr error, strict, asJSON bool) error {
 	report := checkReport{Spec: file, Files: []checkFile{}, Impl: []implFinding{}, Diagnostics: []jsonDiagnostic{}}
 	emit := func(status string, code int, err error) error {
 		if !asJSON {
@@ -422,6 +556,9 @@ func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
 			return nil
 		}
 		return fail(code, nil)
+	}
+	if specErr != nil {
+		return emit("error", exitBroken, specErr)
 	}
 	diagOut := stderr
 	if asJSON {
@@ -473,7 +610,7 @@ func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
 	for _, f := range scan.Findings {
 		kinds[f.Kind]++
 		sev := "error"
-		if f.Warning() {
+		if warning(f, strict) {
 			sev = "warning"
 		}
 		report.Impl = append(report.Impl, implFinding{
@@ -482,7 +619,7 @@ func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
 		})
 	}
 	if !asJSON {
-		printFindings(stdout, stderr, dir, scan, nil)
+		printFindings(stdout, stderr, dir, scan, nil, strict)
 	}
 	var problems []string
 	owned := make(map[string]bool, len(out.Files))
@@ -510,6 +647,13 @@ func check(stdout, stderr io.Writer, file string, strict, asJSON bool) error {
 	}
 	if n := kinds[modelgen.Orphan]; n > 0 {
 		problems = append(problems, plural(n, "orphan")+" in impl/; move or delete them, or run agentgen generate --prune")
+	}
+	if n := kinds[modelgen.NotImplemented]; n > 0 && strict {
+		if n == 1 {
+			problems = append(problems, `1 stub still panics "not implemented"; write its body (--strict)`)
+		} else {
+			problems = append(problems, fmt.Sprintf(`%d stubs still panic "not implemented"; write their bodies (--strict)`, n))
+		}
 	}
 	if n := kinds[modelgen.Unparsable]; n > 0 {
 		problems = append(problems, plural(n, "file")+" in impl/ that "+map[bool]string{true: "does", false: "do"}[n == 1]+" not parse")

@@ -21,13 +21,22 @@
 //	agentgen completion bash|zsh|fish|powershell
 //
 // -f names the spec file; it is read as JSON when its name ends in .json and
-// as YAML otherwise. Problems are printed one per line as
+// as YAML otherwise. Without -f, agentgen uses the agent.yaml of the working
+// directory or, as go finds go.mod, of the nearest directory above it, and
+// then says which ("agentgen: using spec ../../agent.yaml", on stderr; check
+// --json says it in "spec" instead). Problems are printed one per line as
 //
 //	file:line:col: [warning: ]element: message[; hint]
 //
 // for example
 //
 //	agent.yaml:5:24: observations.usr.llm.reply.type: unknown type "strng"; did you mean "string"?
+//
+// On a terminal, each is followed by its line of the spec with a caret
+// under the column:
+//
+//	5 |     llm: {reply: {type: strng}}
+//	  |                        ^
 //
 // Warnings are the modelling checks of the methodology (an actor with state
 // but no inputs, with inputs but no state, or connected to nobody); --strict
@@ -68,11 +77,16 @@
 // "file:line:col: message":
 //
 //   - an orphan: a file that declares none of the spec's functions but an
-//     exported one returning a decl.StateOfX, because its actor or input
-//     was removed or renamed. It is left in place; generate --prune moves
-//     it to impl/_pruned/<package>/ beside the spec (a directory the go
+//     initial state or a transition for an actor or input the spec no
+//     longer has (an exported func() decl.StateOfX or func(decl.StateOfX,
+//     decl.T) decl.StateOfX where decl no longer declares StateOfX or T),
+//     because it was removed or renamed. A helper that takes or returns a
+//     state of the spec is no orphan. It is left in place; generate --prune
+//     moves it to impl/_pruned/<package>/ beside the spec (a directory the go
 //     command ignores, so the build works again), numbering the name if one
-//     is already there;
+//     is already there, unless another file of its package (tests
+//     included) uses a name it declares: then moving it would break the
+//     build, and agentgen says what to move by hand;
 //   - a wrong signature: a function declared other than the glue calls it,
 //     or a stub's file that no longer declares its function (an input
 //     renamed in the spec and the file name, but not yet in the code).
@@ -133,8 +147,10 @@
 // Writing is all or nothing: the new contents go to temporary files beside
 // their targets first, and on any failure the previous tree is restored. What the scan of your code
 // found is printed on stderr. With --prune, orphans are then moved to
-// impl/_pruned, all or none, one "moved PATH to PATH" line each. Exit
-// status: 0 on success, 1 on an invalid spec or a failure.
+// impl/_pruned, all or none, one "moved PATH to PATH" line each; an orphan
+// whose file declares something the rest of its package uses stays, and
+// generate says so and exits 1. Exit status: 0 on success, 1 on an invalid
+// spec or a failure.
 //
 // generate needs the Go import path of the spec's directory: the spec's
 // package key, or else the nearest enclosing go.mod's module path joined
@@ -148,10 +164,11 @@
 // that differs, "missing PATH" for each file generate would create (stubs
 // included) and "extra PATH" for each one it would delete, then the
 // orphans, wrong signatures and unparsable files of impl/, on stdout; stubs
-// still panicking "not implemented" are warnings, on stderr. Exit status: 0
-// when everything is up to date (warnings may be printed), 1 when something
-// is not, 2 when the spec is invalid (or has warnings and --strict is given)
-// or another error stops the check. Continuous integration runs it for
+// still panicking "not implemented" are warnings, on stderr, and with
+// --strict errors, on stdout. Exit status: 0 when everything is up to date
+// (warnings may be printed), 1 when something is not (with --strict, a stub
+// still panicking is not), 2 when the spec is invalid (or has warnings and
+// --strict is given) or another error stops the check. Continuous integration runs it for
 // every spec.
 //
 // With --json, check prints one JSON object on stdout instead (and nothing
@@ -184,7 +201,7 @@
 // "extra"; diff is present for "modified" only. impl lists the findings of
 // the scan of impl/, sorted by path and position, with kind "orphan",
 // "signature", "syntax" (severity "error") or "not-implemented" (severity
-// "warning"). Paths are slash-separated and relative to the working
+// "warning", or "error" with --strict). Paths are slash-separated and relative to the working
 // directory. diagnostics holds the errors of an invalid spec and the
 // warnings of a valid one; element and hint may be absent. error is absent
 // when status is "up-to-date". files, impl and diagnostics are always

@@ -16,6 +16,7 @@ import (
 
 	"github.com/moora-go/moora/modelgen"
 	"github.com/spf13/cobra"
+	"golang.org/x/mod/modfile"
 )
 
 // toolkitModule is the module agentgen and the runtime belong to.
@@ -138,15 +139,7 @@ func enclosingModule(dir string) (root, module string, err error) {
 }
 
 // modulePath returns the module path of a go.mod file, or "".
-func modulePath(gomod []byte) string {
-	for line := range strings.Lines(string(gomod)) {
-		f := strings.Fields(line)
-		if len(f) >= 2 && f[0] == "module" {
-			return strings.Trim(f[1], `"`)
-		}
-	}
-	return ""
-}
+func modulePath(gomod []byte) string { return modfile.ModulePath(gomod) }
 
 // requires says whether a go.mod mentions a module in a require or replace.
 func requires(gomod, module string) bool {
@@ -154,12 +147,18 @@ func requires(gomod, module string) bool {
 	if err != nil {
 		return false
 	}
-	for line := range strings.Lines(string(data)) {
-		f := strings.Fields(line)
-		for i, w := range f {
-			if w == module && (i == 0 || f[i-1] == "require" || f[i-1] == "replace" || f[i-1] == "(") {
-				return true
-			}
+	f, err := modfile.ParseLax(gomod, data, nil)
+	if err != nil {
+		return false
+	}
+	for _, r := range f.Require {
+		if r.Mod.Path == module {
+			return true
+		}
+	}
+	for _, r := range f.Replace {
+		if r.Old.Path == module {
+			return true
 		}
 	}
 	return false

@@ -118,3 +118,50 @@ func TestSchemaCommand(t *testing.T) {
 		t.Error("agentgen schema differs from modelgen.SpecSchema()")
 	}
 }
+
+// TestFindSpec checks the upward search for agent.yaml: the nearest one
+// wins, a directory of that name does not count, and with none the error
+// says where the search started.
+func TestFindSpec(t *testing.T) {
+	root := t.TempDir()
+	deep := filepath.Join(root, "a", "b", "c")
+	if err := os.MkdirAll(filepath.Join(deep, "agent.yaml"), 0o755); err != nil { // a directory, not a spec
+		t.Fatal(err)
+	}
+	if _, err := findSpec(deep, "agent.yaml"); err == nil || !strings.Contains(err.Error(), "no agent.yaml in "+deep+" or any directory above it") {
+		t.Errorf("without a spec: got %v", err)
+	}
+	for _, p := range []string{filepath.Join(root, "agent.yaml"), filepath.Join(root, "a", "agent.yaml")} {
+		if err := os.WriteFile(p, []byte("version: 1\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := findSpec(filepath.Join(deep, "agent.yaml"), "agent.yaml")
+	if want := filepath.Join("..", "..", "..", "agent.yaml"); err != nil || got != want {
+		t.Errorf("findSpec = %q, %v; want %q", got, err, want)
+	}
+}
+
+// TestExcerpt checks the source line and caret printed under a diagnostic
+// on a terminal: the caret sits under the column, counted in characters,
+// and a tab before it is kept so that it lines up.
+func TestExcerpt(t *testing.T) {
+	data := []byte("version: 1\nactors: [é, x]\n\tbad: 1\n")
+	for _, tc := range []struct {
+		name      string
+		line, col int
+		want      string
+	}{
+		{"first column", 1, 1, " 1 | version: 1\n   | ^\n"},
+		{"after a wide character", 2, 13, " 2 | actors: [é, x]\n   |             ^\n"},
+		{"after a tab", 3, 2, " 3 | \tbad: 1\n   | \t^\n"},
+		{"no column", 2, 0, " 2 | actors: [é, x]\n"},
+		{"no such line", 9, 1, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := excerpt(data, tc.line, tc.col); got != tc.want {
+				t.Errorf("got\n%q\nwant\n%q", got, tc.want)
+			}
+		})
+	}
+}

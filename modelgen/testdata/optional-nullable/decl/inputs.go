@@ -14,7 +14,7 @@ type InputFromUser interface {
 	isInputFromUser()
 }
 
-// InputFromLlm is an input dispatched by actor llm: Fail.
+// InputFromLlm is an input dispatched by actor llm: Fail and SetMood.
 type InputFromLlm interface {
 	AgentInput
 	isInputFromLlm()
@@ -90,17 +90,78 @@ func (Fail) InputType() string {
 func (Fail) isAgentInput()   {}
 func (Fail) isInputFromLlm() {}
 
+// SetMood is the input "set-mood", dispatched by actor llm.
+type SetMood struct {
+	Mood *SetMoodMood `json:"mood"`
+	Next *SetMoodNext `json:"next,omitempty"`
+}
+
+// MarshalJSON encodes SetMood with its "type" discriminator.
+func (v SetMood) MarshalJSON() ([]byte, error) {
+	type plain SetMood
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"set-mood", plain(v)})
+}
+
+// InputType returns "set-mood", the input's type discriminator.
+func (SetMood) InputType() string {
+	return "set-mood"
+}
+
+func (SetMood) isAgentInput()   {}
+func (SetMood) isInputFromLlm() {}
+
+// SetMoodMood is the type of inputs.llm.set-mood.properties.mood in the spec.
+type SetMoodMood string
+
+// The values of SetMoodMood.
+const (
+	SetMoodMoodHappy SetMoodMood = "happy"
+	SetMoodMoodSad   SetMoodMood = "sad"
+)
+
+// Valid reports whether v is one of the values of SetMoodMood.
+func (v SetMoodMood) Valid() bool {
+	switch v {
+	case SetMoodMoodHappy, SetMoodMoodSad:
+		return true
+	}
+	return false
+}
+
+// SetMoodNext is the type of inputs.llm.set-mood.properties.next in the spec.
+type SetMoodNext string
+
+// The values of SetMoodNext.
+const (
+	SetMoodNextCalm  SetMoodNext = "calm"
+	SetMoodNextAngry SetMoodNext = "angry"
+)
+
+// Valid reports whether v is one of the values of SetMoodNext.
+func (v SetMoodNext) Valid() bool {
+	switch v {
+	case SetMoodNextCalm, SetMoodNextAngry:
+		return true
+	}
+	return false
+}
+
 // Each input implements the sealed interface of its actor.
 var (
 	_ InputFromUser = TypeDraft{}
 	_ InputFromUser = UpdateProfile{}
 	_ InputFromLlm  = Fail{}
+	_ InputFromLlm  = SetMood{}
 )
 
 // inputDecoder decodes each input type, by its discriminator, after validating
 // it against its schema in inputSchemaJSON.
 var inputDecoder = inputjson.NewDecoder(inputSchemaJSON, map[string]func([]byte) (AgentInput, error){
 	"fail":           unmarshalInput[Fail],
+	"set-mood":       unmarshalInput[SetMood],
 	"type-draft":     unmarshalInput[TypeDraft],
 	"update-profile": unmarshalInput[UpdateProfile],
 })

@@ -129,6 +129,40 @@ const inputSchemaJSON = `{
       ],
       "type": "object"
     },
+    "set-mood": {
+      "properties": {
+        "mood": {
+          "enum": [
+            "happy",
+            "sad",
+            null
+          ],
+          "type": [
+            "string",
+            "null"
+          ]
+        },
+        "next": {
+          "enum": [
+            "calm",
+            "angry",
+            null
+          ],
+          "type": [
+            "null",
+            "string"
+          ]
+        },
+        "type": {
+          "const": "set-mood"
+        }
+      },
+      "required": [
+        "type",
+        "mood"
+      ],
+      "type": "object"
+    },
     "type-draft": {
       "properties": {
         "draft": {

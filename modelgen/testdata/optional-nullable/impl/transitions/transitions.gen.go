@@ -35,6 +35,8 @@ func Llm(state decl.StateOfLlm, input decl.InputFromLlm) decl.StateOfLlm {
 	switch input := input.(type) {
 	case decl.Fail:
 		return Fail(state, input)
+	case decl.SetMood:
+		return SetMood(state, input)
 	}
 	panic(fmt.Sprintf("transitions.Llm: unexpected input %T", input))
 }
@@ -45,5 +47,6 @@ var (
 	_ func(decl.StateOfUser, decl.UpdateProfile) decl.StateOfUser = UpdateProfile
 	_ decl.TransitionFnOfUser                                     = User
 	_ func(decl.StateOfLlm, decl.Fail) decl.StateOfLlm            = Fail
+	_ func(decl.StateOfLlm, decl.SetMood) decl.StateOfLlm         = SetMood
 	_ decl.TransitionFnOfLlm                                      = Llm
 )

@@ -1,4 +1,4 @@
-package modelgen
+package model
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/moora-go/moora/modelgen/internal/spec"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
@@ -34,7 +35,7 @@ func (b *builder) inputSchema() ([]byte, error) {
 		if name, ok := strings.CutPrefix(s.Ref, "#/$defs/"); ok {
 			if _, seen := defs[name]; !seen {
 				def := b.spec.Defs[name]
-				defs[name] = b.runtimeSchema("/$defs/" + escapePointer(name))
+				defs[name] = b.runtimeSchema("/$defs/" + spec.EscapePointer(name))
 				addRefs(def)
 			}
 		}
@@ -50,9 +51,9 @@ func (b *builder) inputSchema() ([]byte, error) {
 		}
 	}
 	for _, in := range b.m.Inputs {
-		spec := b.spec.Inputs[in.Actor.Name][in.Name]
-		addRefs(spec)
-		s := b.runtimeSchema("/inputs/" + escapePointer(in.Actor.Name) + "/" + escapePointer(in.Name)).(map[string]any)
+		schema := b.spec.Inputs[in.Actor.Name][in.Name]
+		addRefs(schema)
+		s := b.runtimeSchema("/inputs/" + spec.EscapePointer(in.Actor.Name) + "/" + spec.EscapePointer(in.Name)).(map[string]any)
 		if ref, ok := s["$ref"]; ok {
 			delete(s, "$ref")
 			s["allOf"] = []any{map[string]any{"$ref": ref}}
@@ -101,7 +102,7 @@ func (b *builder) checkInputSchema(doc []byte) {
 	dec := json.NewDecoder(bytes.NewReader(doc))
 	dec.UseNumber()
 	if err := dec.Decode(&parts); err != nil {
-		b.d.at("/inputs", fmt.Sprintf("re-reading the input schemas: %v", err), "")
+		b.d.At("/inputs", fmt.Sprintf("re-reading the input schemas: %v", err), "")
 		return
 	}
 	inputs, _ := parts["inputs"].(map[string]any)
@@ -114,7 +115,7 @@ func (b *builder) checkInputSchema(doc []byte) {
 		shape := withTypeConst(inputs[name], "input")
 		key, err := json.Marshal(shape)
 		if err != nil {
-			b.d.at("/inputs", fmt.Sprintf("re-reading the input schemas: %v", err), "")
+			b.d.At("/inputs", fmt.Sprintf("re-reading the input schemas: %v", err), "")
 			return
 		}
 		j, ok := seen[string(key)]
@@ -160,7 +161,7 @@ func (b *builder) checkInputSchema(doc []byte) {
 	}
 	meta, err := metaSchema()
 	if err != nil {
-		b.d.at("/inputs", err.Error(), "")
+		b.d.At("/inputs", err.Error(), "")
 		return
 	}
 	invalid := false
@@ -169,7 +170,7 @@ func (b *builder) checkInputSchema(doc []byte) {
 		for _, name := range slices.Sorted(maps.Keys(part)) {
 			if err := meta.Validate(part[name]); err != nil {
 				invalid = true
-				b.reportCompileError("/"+key+"/"+escapePointer(name), err)
+				b.reportCompileError("/"+key+"/"+spec.EscapePointer(name), err)
 			}
 		}
 	}
@@ -178,7 +179,7 @@ func (b *builder) checkInputSchema(doc []byte) {
 	}
 	for i, name := range names {
 		if err := errs[shapeOf[i]]; err != nil {
-			b.reportCompileError("/inputs/"+escapePointer(name), err)
+			b.reportCompileError("/inputs/"+spec.EscapePointer(name), err)
 		}
 	}
 }
@@ -232,13 +233,13 @@ func (b *builder) reportCompileError(docPtr string, err error) {
 		if errors.As(err, &se) && se.Err != nil {
 			err = se.Err
 		}
-		b.d.atKey(b.specPointer(docPtr), fmt.Sprintf(msg, strings.TrimPrefix(err.Error(), "jsonschema: ")), hint)
+		b.d.AtKey(b.specPointer(docPtr), fmt.Sprintf(msg, strings.TrimPrefix(err.Error(), "jsonschema: ")), hint)
 		return
 	}
 	var walk func(e *jsonschema.ValidationError)
 	walk = func(e *jsonschema.ValidationError) {
 		if len(e.Causes) == 0 {
-			b.d.at(b.specPointer(docPtr+fromSchemaPointer(e.InstanceLocation)), fmt.Sprintf(msg, e.Message), hint)
+			b.d.At(b.specPointer(docPtr+spec.FromSchemaPointer(e.InstanceLocation)), fmt.Sprintf(msg, e.Message), hint)
 		}
 		for _, c := range e.Causes {
 			walk(c)
@@ -252,7 +253,7 @@ func (b *builder) reportCompileError(docPtr string, err error) {
 // there (the "type" discriminator, a oneOf, an input that is a $ref). A
 // location outside any input or $defs type maps to the inputs.
 func (b *builder) specPointer(docPtr string) string {
-	toks := splitPointer(docPtr)
+	toks := spec.SplitPointer(docPtr)
 	if len(toks) < 2 {
 		return "/inputs"
 	}
@@ -261,34 +262,34 @@ func (b *builder) specPointer(docPtr string) string {
 	case "inputs":
 		for _, in := range b.m.Inputs {
 			if in.Name == toks[1] {
-				ptr = "/inputs/" + escapePointer(in.Actor.Name) + "/" + escapePointer(in.Name)
+				ptr = "/inputs/" + spec.EscapePointer(in.Actor.Name) + "/" + spec.EscapePointer(in.Name)
 			}
 		}
 	case "$defs":
-		ptr = "/$defs/" + escapePointer(toks[1])
+		ptr = "/$defs/" + spec.EscapePointer(toks[1])
 	}
 	if ptr == "" {
 		return "/inputs"
 	}
 	rest := toks[2:]
 	for len(rest) > 0 {
-		n := b.d.src.node(ptr)
+		n := b.d.Src.Node(ptr)
 		if n == nil {
 			break
 		}
 		// A oneOf became allOf: [{if: ..., then: variant}, ...].
-		if n.get("oneOf") != nil && len(rest) >= 3 && rest[0] == "allOf" && rest[2] == "then" {
+		if n.Get("oneOf") != nil && len(rest) >= 3 && rest[0] == "allOf" && rest[2] == "then" {
 			ptr += "/oneOf/" + rest[1]
 			rest = rest[3:]
 			continue
 		}
-		if n.get("$ref") != nil && rest[0] == "allOf" {
+		if n.Get("$ref") != nil && rest[0] == "allOf" {
 			break // an input that is a $ref became allOf: [{$ref}]
 		}
-		if _, ok := b.d.src.lookup(ptr + "/" + escapePointer(rest[0])); !ok {
+		if !b.d.Src.Has(ptr + "/" + spec.EscapePointer(rest[0])) {
 			break
 		}
-		ptr += "/" + escapePointer(rest[0])
+		ptr += "/" + spec.EscapePointer(rest[0])
 		rest = rest[1:]
 	}
 	return ptr
@@ -297,7 +298,7 @@ func (b *builder) specPointer(docPtr string) string {
 // runtimeSchema returns the schema at ptr in the spec as generic JSON for
 // the input schema document.
 func (b *builder) runtimeSchema(ptr string) any {
-	return b.rewriteSchema(b.d.src.node(ptr).value(), ptr)
+	return b.rewriteSchema(b.d.Src.Node(ptr).Value(), ptr)
 }
 
 func (b *builder) rewriteSchema(v any, ptr string) any {
@@ -306,9 +307,10 @@ func (b *builder) rewriteSchema(v any, ptr string) any {
 		return v
 	}
 	delete(m, "description")
+	nullableEnum(m)
 	if props, ok := m["properties"].(map[string]any); ok {
 		for k, p := range props {
-			props[k] = b.rewriteSchema(p, ptr+"/properties/"+escapePointer(k))
+			props[k] = b.rewriteSchema(p, ptr+"/properties/"+spec.EscapePointer(k))
 		}
 	}
 	for _, k := range []string{"items", "additionalProperties"} {
@@ -327,6 +329,21 @@ func (b *builder) rewriteSchema(v any, ptr string) any {
 		return discriminated(m, u)
 	}
 	return m
+}
+
+// nullableEnum adds null to the values of a nullable enum. In JSON Schema,
+// {type: [string, "null"], enum: [a, b]} rejects null, which enum does not
+// list; its Go type is a pointer, whose nil encodes as null. The spec format
+// allows only strings in enum, so a nullable enum means what its Go type
+// says: one of the values, or null.
+func nullableEnum(m map[string]any) {
+	values, ok := m["enum"].([]any)
+	if !ok || slices.Contains(values, nil) {
+		return
+	}
+	if types, ok := m["type"].([]any); ok && slices.Contains(types, any("null")) {
+		m["enum"] = append(values, nil)
+	}
 }
 
 // discriminated rewrites a oneOf whose variants are told apart by a const

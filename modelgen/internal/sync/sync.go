@@ -1,4 +1,4 @@
-package modelgen
+package sync
 
 import (
 	"bytes"
@@ -12,6 +12,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/moora-go/moora/modelgen/internal/gen"
+	"github.com/moora-go/moora/modelgen/internal/implscan"
+	"github.com/moora-go/moora/modelgen/internal/model"
 	"github.com/rogpeppe/go-internal/diff"
 )
 
@@ -45,9 +48,9 @@ var ErrNotGenerated = errors.New("a file agentgen generates exists, but agentgen
 // missing files are created, owned files whose bytes differ are updated,
 // and owned files in the output's directories that the output no longer
 // has are deleted. Files that are not owned are only ever created, and a
-// file that is not owned on disk (it lacks Header) is never overwritten:
+// file that is not owned on disk (it lacks gen.Header) is never overwritten:
 // Plan fails with ErrNotGenerated instead.
-func Plan(dir string, out *Output) ([]Change, error) {
+func Plan(dir string, out *gen.Output) ([]Change, error) {
 	var changes []Change
 	for _, f := range out.Files {
 		data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(f.Path)))
@@ -57,8 +60,8 @@ func Plan(dir string, out *Output) ([]Change, error) {
 		case err != nil:
 			return nil, err
 		case f.Owned && !bytes.Equal(data, f.Data):
-			if !isOwned(data) {
-				return nil, fmt.Errorf("%w: %s does not start with the line %q; move it away", ErrNotGenerated, f.Path, Header)
+			if !gen.IsOwned(data) {
+				return nil, fmt.Errorf("%w: %s does not start with the line %q; move it away", ErrNotGenerated, f.Path, gen.Header)
 			}
 			changes = append(changes, Change{f.Path, Updated})
 		}
@@ -78,7 +81,7 @@ func Plan(dir string, out *Output) ([]Change, error) {
 // output does not have. Only the top level of each directory is looked at:
 // a generator owns the files it writes there, never a subdirectory (a
 // package of its own, testdata), whatever header its files carry.
-func extraFiles(dir string, out *Output) ([]string, error) {
+func extraFiles(dir string, out *gen.Output) ([]string, error) {
 	generated := make(map[string]bool, len(out.Files))
 	for _, f := range out.Files {
 		generated[f.Path] = true
@@ -115,18 +118,19 @@ func fileIsOwned(p string) (bool, error) {
 		return false, err
 	}
 	defer f.Close()
-	buf := make([]byte, len(Header)+2)
+	buf := make([]byte, len(gen.Header)+2)
 	n, err := io.ReadFull(f, buf)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		return false, err
 	}
-	return isOwned(buf[:n]), nil
+	return gen.IsOwned(buf[:n]), nil
 }
 
-// Hooks for tests that make the file system fail.
+// Rename and Remove are the file system operations Write and Prune use;
+// tests replace them to make the file system fail.
 var (
-	rename = os.Rename
-	remove = os.Remove
+	Rename = os.Rename
+	Remove = os.Remove
 )
 
 // Write makes the files under dir match the output (see Plan) and returns
@@ -134,7 +138,7 @@ var (
 // temporary files beside their targets first, replaced and deleted files
 // are kept aside until every rename succeeded, and on any failure the
 // previous tree is restored and the temporary files are removed.
-func Write(dir string, out *Output) (changes []Change, err error) {
+func Write(dir string, out *gen.Output) (changes []Change, err error) {
 	changes, err = Plan(dir, out)
 	if err != nil || len(changes) == 0 {
 		return nil, err
@@ -154,7 +158,7 @@ func Write(dir string, out *Output) (changes []Change, err error) {
 		if err == nil {
 			for _, s := range steps {
 				if s.backup != "" {
-					_ = remove(s.backup)
+					_ = Remove(s.backup)
 				}
 			}
 			return
@@ -204,7 +208,7 @@ func Write(dir string, out *Output) (changes []Change, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("replacing %s: %w", c.Path, err)
 		}
-		if err := rename(s.target, backup); err != nil {
+		if err := Rename(s.target, backup); err != nil {
 			return nil, fmt.Errorf("replacing %s: %w", c.Path, err)
 		}
 		s.backup = backup
@@ -215,7 +219,7 @@ func Write(dir string, out *Output) (changes []Change, err error) {
 		if s.tmp == "" {
 			continue
 		}
-		if err := rename(s.tmp, s.target); err != nil {
+		if err := Rename(s.tmp, s.target); err != nil {
 			return nil, fmt.Errorf("writing %s: %w", c.Path, err)
 		}
 		s.tmp = ""
@@ -306,7 +310,7 @@ type Drift struct {
 
 // Compare reports how the files under dir differ from the output, sorted by
 // path. No drift means the tree is up to date.
-func Compare(dir string, out *Output) ([]Drift, error) {
+func Compare(dir string, out *gen.Output) ([]Drift, error) {
 	changes, err := Plan(dir, out)
 	if err != nil {
 		return nil, err
@@ -331,4 +335,54 @@ func Compare(dir string, out *Output) ([]Drift, error) {
 		}
 	}
 	return drift, nil
+}
+
+// Move is one file Prune moved.
+type Move struct {
+	From, To string // slash-separated, relative to the spec's directory
+}
+
+// Prune moves the orphan files of a scan, but those in implscan.ImplScan.Kept, out of
+// their packages, into impl/_pruned/<package>/ under dir (the spec's
+// directory), which the go command ignores; a file already there of the
+// same name is kept, and the newcomer gets a numbered name (user_ask.2.go).
+// It moves all of them or none, and returns the moves sorted by source.
+func Prune(dir string, scan *implscan.ImplScan) (moves []Move, err error) {
+	var done []Move
+	var createdDirs []string
+	defer func() {
+		if err == nil {
+			return
+		}
+		for i := len(done) - 1; i >= 0; i-- {
+			_ = os.Rename(filepath.Join(dir, filepath.FromSlash(done[i].To)), filepath.Join(dir, filepath.FromSlash(done[i].From)))
+		}
+		for i := len(createdDirs) - 1; i >= 0; i-- {
+			_ = os.Remove(createdDirs[i])
+		}
+	}()
+	for _, from := range scan.Orphans() {
+		if _, kept := scan.Kept[from]; kept {
+			continue
+		}
+		toDir := model.PrunedDir + "/" + path.Base(path.Dir(from))
+		dirs, err := mkdirAll(filepath.Join(dir, filepath.FromSlash(toDir)))
+		createdDirs = append(createdDirs, dirs...)
+		if err != nil {
+			return nil, fmt.Errorf("pruning %s: %w", from, err)
+		}
+		base := strings.TrimSuffix(path.Base(from), ".go")
+		to := toDir + "/" + base + ".go"
+		for n := 2; ; n++ {
+			if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(to))); errors.Is(err, fs.ErrNotExist) {
+				break
+			}
+			to = fmt.Sprintf("%s/%s.%d.go", toDir, base, n)
+		}
+		if err := Rename(filepath.Join(dir, filepath.FromSlash(from)), filepath.Join(dir, filepath.FromSlash(to))); err != nil {
+			return nil, fmt.Errorf("pruning %s: %w", from, err)
+		}
+		done = append(done, Move{From: from, To: to})
+	}
+	return done, nil
 }

@@ -1,10 +1,12 @@
-package modelgen
+package implscan
 
 import (
 	"cmp"
 	"errors"
 	"fmt"
 	"go/ast"
+	gobuild "go/build"
+	"go/build/constraint"
 	"go/parser"
 	"go/printer"
 	"go/scanner"
@@ -16,6 +18,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/moora-go/moora/modelgen/internal/gen"
+	"github.com/moora-go/moora/modelgen/internal/model"
 )
 
 // FindingKind says what ScanImpl found.
@@ -24,8 +29,8 @@ type FindingKind uint8
 // The kinds of findings. All but NotImplemented are errors: agentgen check
 // fails on them.
 const (
-	// Orphan: a hand-written file whose actor or input is no longer in the
-	// spec.
+	// Orphan: a hand-written file with an initial state or a transition
+	// for an actor or input that is no longer in the spec.
 	Orphan FindingKind = iota
 	// WrongSignature: a hand-written function that is not declared the way
 	// the generated glue calls it, or a stub's file that lacks its function.
@@ -50,7 +55,7 @@ type Finding struct {
 	Message   string
 	// Func is the hand-written function concerned, for WrongSignature and
 	// NotImplemented.
-	Func *ImplFunc
+	Func *model.ImplFunc
 }
 
 // Warning says whether the finding is only a warning.
@@ -77,6 +82,10 @@ type ImplScan struct {
 	Broken map[string]bool
 	// Findings are sorted by path and position.
 	Findings []*Finding
+	// Kept holds the orphan files Prune leaves in place, by path, each with
+	// the reason: something else in their package uses what they declare,
+	// so that moving them would break the build.
+	Kept map[string]string
 }
 
 // Errors counts the findings that are not warnings.
@@ -102,22 +111,30 @@ func (s *ImplScan) Orphans() []string {
 	return slices.Compact(ps)
 }
 
-// ScanImpl reads the hand-written code under dir/impl (dir is the spec's
+// Scan reads the hand-written code under dir/impl (dir is the spec's
 // directory) with go/parser only, without type checking, so that code that
 // does not compile, or does not parse, never stops generation. It looks at
 // the non-test .go files of impl/initials and impl/transitions that do not
-// carry the generated header, and finds:
+// carry the generated header and that the go command builds on this system
+// (build constraints and _GOOS/_GOARCH file names are honoured as go build
+// honours them, with no extra tags: a file behind //go:build ignore
+// declares nothing), and finds:
 //
 //   - the hand-written functions of the model (ImplFuncs), in whichever file
 //     of their package they are; a function declared other than as
 //     ImplFunc.Signature says is WrongSignature, at its position. A stub's
 //     file that exists without its function is WrongSignature too, at the
 //     function that is there instead (an input renamed in the spec and in
-//     the file name, but not yet in the code) or else at the package
-//     clause;
+//     the file name, but not yet in the code), at its build constraint when
+//     the go command does not build it, or else at the package clause;
 //   - orphans: files that declare none of the model's functions but an
-//     exported function returning a decl.StateOfX, such as the transition
-//     of an input since removed or renamed, reported at that function;
+//     initial state or a transition for an actor or input the model no
+//     longer has: an exported func() decl.StateOfX or func(decl.StateOfX,
+//     decl.T) decl.StateOfX where decl declares no StateOfX or T, such as
+//     the transition of an input since removed or renamed, reported at that
+//     function. A helper that takes or returns a state of the model is no
+//     orphan. An orphan file that declares a name the other files of its
+//     package (tests included) use is in Kept;
 //   - stubs whose body still panics "not implemented" (NotImplemented,
 //     a warning);
 //   - files that do not parse (Unparsable); their package gets no new stubs
@@ -125,17 +142,16 @@ func (s *ImplScan) Orphans() []string {
 //
 // A missing impl/ is not an error: everything is to be created.
 //
-// Like Generate, it fails with ErrNoPackage when the model has no package
-// path.
-func ScanImpl(dir string, m *Model) (*ImplScan, error) {
-	if err := needPackage(m); err != nil {
+// It fails with model.ErrNoPackage when the model has no package path.
+func Scan(dir string, m *model.Model) (*ImplScan, error) {
+	if err := m.NeedPackage(); err != nil {
 		return nil, err
 	}
-	scan := &ImplScan{Found: make(map[string]bool), Broken: make(map[string]bool)}
-	funcs := ImplFuncs(m)
+	scan := &ImplScan{Found: make(map[string]bool), Broken: make(map[string]bool), Kept: make(map[string]string)}
+	funcs := model.ImplFuncs(m)
 	fset := token.NewFileSet()
-	for _, pkgDir := range []string{InitialsDir, TransitionsDir} {
-		files, err := parseDir(fset, dir, pkgDir, declPath(m), scan)
+	for _, pkgDir := range []string{model.InitialsDir, model.TransitionsDir} {
+		files, err := parseDir(fset, dir, pkgDir, m.DeclPath(), scan)
 		if err != nil {
 			return nil, err
 		}
@@ -153,6 +169,12 @@ type implFile struct {
 	ast   *ast.File
 	decl  string // the name it imports decl/ as; "" when it does not
 	funcs []*ast.FuncDecl
+	// test is set for a _test.go file, which is read only for what it uses.
+	test bool
+	// excluded, when not empty, says why the go command does not build the
+	// file: its build constraint or its name. Such a file declares nothing.
+	excluded     string
+	excludedLine int
 }
 
 func parseDir(fset *token.FileSet, dir, pkgDir, declImport string, scan *ImplScan) ([]*implFile, error) {
@@ -166,7 +188,7 @@ func parseDir(fset *token.FileSet, dir, pkgDir, declImport string, scan *ImplSca
 	var files []*implFile
 	for _, e := range entries {
 		name := e.Name()
-		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") ||
+		if !e.Type().IsRegular() || !strings.HasSuffix(name, ".go") ||
 			strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
 			continue
 		}
@@ -175,7 +197,20 @@ func parseDir(fset *token.FileSet, dir, pkgDir, declImport string, scan *ImplSca
 		if err != nil {
 			return nil, err
 		}
-		if isOwned(src) {
+		if gen.IsOwned(src) {
+			continue
+		}
+		if strings.HasSuffix(name, "_test.go") {
+			// Read only for the names it uses: a file Prune moves must
+			// declare nothing that the rest of the package uses.
+			if f, _ := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution); f != nil {
+				files = append(files, &implFile{path: rel, ast: f, test: true})
+			}
+			continue
+		}
+		if ok, err := gobuild.Default.MatchFile(filepath.Join(dir, filepath.FromSlash(pkgDir)), name); err == nil && !ok {
+			why, line := exclusion(src)
+			files = append(files, &implFile{path: rel, excluded: why, excludedLine: line})
 			continue
 		}
 		f, err := parser.ParseFile(fset, rel, src, parser.SkipObjectResolution)
@@ -203,6 +238,21 @@ func parseDir(fset *token.FileSet, dir, pkgDir, declImport string, scan *ImplSca
 	return files, nil
 }
 
+// exclusion says why the go command does not build a file it matched
+// against its build constraints and name, and on which line.
+func exclusion(src []byte) (why string, line int) {
+	for i, l := range strings.Split(string(src), "\n") {
+		l = strings.TrimSpace(l)
+		if constraint.IsGoBuild(l) {
+			return "its build constraint " + l, i + 1
+		}
+		if l != "" && !strings.HasPrefix(l, "//") {
+			break
+		}
+	}
+	return "its file name, which names another operating system or architecture,", 1
+}
+
 // importName returns the name a file imports a package under: its explicit
 // name or the last element of its path; "" when the file does not import it.
 func importName(f *ast.File, importPath string) string {
@@ -219,7 +269,7 @@ func importName(f *ast.File, importPath string) string {
 }
 
 // match relates the functions of one package to the files declaring them.
-func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files []*implFile, funcs []*ImplFunc) {
+func (scan *ImplScan) match(fset *token.FileSet, m *model.Model, pkgDir string, files []*implFile, funcs []*model.ImplFunc) {
 	type declared struct {
 		file *implFile
 		fd   *ast.FuncDecl
@@ -227,7 +277,13 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 	byName := make(map[string]declared)
 	byPath := make(map[string]*implFile)
 	for _, f := range files {
+		if f.test {
+			continue
+		}
 		byPath[f.path] = f
+		if f.excluded != "" {
+			continue
+		}
 		for _, fd := range f.funcs {
 			if _, dup := byName[fd.Name.Name]; !dup {
 				byName[fd.Name.Name] = declared{f, fd}
@@ -241,7 +297,7 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 		}
 	}
 	claimed := make(map[*implFile]bool)
-	add := func(kind FindingKind, file string, pos token.Pos, fn *ImplFunc, msg string) {
+	add := func(kind FindingKind, file string, pos token.Pos, fn *model.ImplFunc, msg string) {
 		p := token.Position{Line: 1, Column: 1}
 		if pos.IsValid() {
 			p = fset.Position(pos)
@@ -262,7 +318,7 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 			if !signatureMatches(d.fd, d.file.decl, fn) {
 				msg := fmt.Sprintf("%s is %s, which must be declared as %s", funcString(fset, d.fd), what, fn.Signature())
 				if d.file.decl == "" {
-					msg += fmt.Sprintf(", with decl the package %s, which this file does not import", declPath(m))
+					msg += fmt.Sprintf(", with decl the package %s, which this file does not import", m.DeclPath())
 				}
 				add(WrongSignature, d.file.path, d.fd.Pos(), fn, msg)
 				continue
@@ -278,6 +334,11 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 		}
 		scan.Found[fn.Package()+"."+fn.Name] = true
 		claimed[f] = true
+		if f.excluded != "" {
+			scan.Findings = append(scan.Findings, &Finding{Kind: WrongSignature, Path: f.path, Line: f.excludedLine, Col: 1, Func: fn,
+				Message: fmt.Sprintf("this file must declare %s: %s; it does, but %s keeps the go command from building it", what, fn.Signature(), f.excluded)})
+			continue
+		}
 		if i := slices.IndexFunc(f.funcs, func(fd *ast.FuncDecl) bool { return !expected[fd.Name.Name] && stateFunc(fd, f.decl) }); i >= 0 {
 			fd := f.funcs[i]
 			add(WrongSignature, f.path, fd.Pos(), fn, fmt.Sprintf("%s is in the file of %s, which must be declared as %s",
@@ -286,19 +347,118 @@ func (scan *ImplScan) match(fset *token.FileSet, m *Model, pkgDir string, files 
 		}
 		add(WrongSignature, f.path, f.ast.Package, fn, fmt.Sprintf("this file must declare %s: %s", what, fn.Signature()))
 	}
+	known := declNames(m)
 	for _, f := range files {
-		if claimed[f] {
+		if claimed[f] || f.test {
 			continue
 		}
 		for _, fd := range f.funcs {
-			if stateFunc(fd, f.decl) {
-				add(Orphan, f.path, fd.Pos(), nil, fmt.Sprintf(
-					"orphan: %s returns a state but is no initial state or transition of %s (its actor or input was removed or renamed); move its code, delete the file, or run agentgen generate --prune to move the file to %s",
-					funcString(fset, fd), pathBase(m.File), PrunedDir))
-				break
+			if !orphanFunc(fd, f.decl, known) {
+				continue
+			}
+			msg := fmt.Sprintf("orphan: %s returns a state but is no initial state or transition of %s (its actor or input was removed or renamed); ",
+				funcString(fset, fd), gen.PathBase(m.File))
+			if used := usedElsewhere(f, files); used != "" {
+				scan.Kept[f.path] = used
+				msg += "move its code or delete it; --prune cannot move this file: " + used + "; move the orphan out by hand"
+			} else {
+				msg += "move its code, delete the file, or run agentgen generate --prune to move the file to " + model.PrunedDir
+			}
+			add(Orphan, f.path, fd.Pos(), nil, msg)
+			break
+		}
+	}
+}
+
+// declNames lists the names of package decl that the model declares and an
+// initial state or a transition may take or return: the states, contexts
+// and data types, inputs included.
+func declNames(m *model.Model) map[string]bool {
+	names := make(map[string]bool)
+	for _, a := range m.Actors {
+		names[a.Idents.State] = true
+		names[a.Idents.Context] = true
+	}
+	for _, t := range m.Types {
+		names[t.GoName] = true
+	}
+	return names
+}
+
+// orphanFunc says whether fd is an initial state or a transition for an
+// actor or input the model no longer has: exported, declared as an initial
+// state (func() decl.StateOfX) or a transition (func(decl.StateOfX, decl.T)
+// decl.StateOfX), with a state or an input type that package decl no
+// longer declares. A helper that takes or returns a state of the model is
+// none.
+func orphanFunc(fd *ast.FuncDecl, decl string, known map[string]bool) bool {
+	if !stateFunc(fd, decl) {
+		return false
+	}
+	state, _ := declType(fd.Type.Results.List[0].Type, decl)
+	var params []ast.Expr
+	for _, field := range fd.Type.Params.List {
+		for range max(len(field.Names), 1) {
+			params = append(params, field.Type)
+		}
+	}
+	switch len(params) {
+	case 0:
+		return !known[state]
+	case 2:
+		in, ok := declType(params[1], decl)
+		if first, _ := declType(params[0], decl); first != state || !ok {
+			return false
+		}
+		return !known[state] || !known[in]
+	}
+	return false
+}
+
+// usedElsewhere says which name declared in f the other files of its
+// package (tests included, generated files not: they are regenerated
+// without orphans) use, and where; "" when none. Identifiers are
+// compared by name, without type checking, so a local of the same name
+// counts as a use: the answer errs towards keeping a file in place.
+func usedElsewhere(f *implFile, files []*implFile) string {
+	declared := make(map[string]bool)
+	for _, d := range f.ast.Decls {
+		switch d := d.(type) {
+		case *ast.FuncDecl:
+			if d.Name.Name != "init" && d.Name.Name != "_" {
+				declared[d.Name.Name] = true
+			}
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				switch spec := spec.(type) {
+				case *ast.TypeSpec:
+					declared[spec.Name.Name] = true
+				case *ast.ValueSpec:
+					for _, n := range spec.Names {
+						if n.Name != "_" {
+							declared[n.Name] = true
+						}
+					}
+				}
 			}
 		}
 	}
+	for _, g := range files {
+		if g == f || g.ast == nil || g.excluded != "" {
+			continue
+		}
+		var used string
+		ast.Inspect(g.ast, func(n ast.Node) bool {
+			if id, ok := n.(*ast.Ident); ok && used == "" && declared[id.Name] {
+				used = id.Name
+			}
+			return used == ""
+		})
+		if used != "" {
+			return fmt.Sprintf("%s, which it declares, is used in %s", used, g.path)
+		}
+	}
+	return ""
 }
 
 // stateFunc says whether fd looks like an initial state or a transition:
@@ -308,7 +468,7 @@ func stateFunc(fd *ast.FuncDecl, decl string) bool {
 		return false
 	}
 	name, ok := declType(fd.Type.Results.List[0].Type, decl)
-	return ok && strings.HasPrefix(name, "StateOf")
+	return ok && strings.HasPrefix(name, model.StatePrefix)
 }
 
 // declType returns the name of a type expression that names a type of the
@@ -333,11 +493,11 @@ func declType(e ast.Expr, decl string) (string, bool) {
 }
 
 // signatureMatches says whether fd is declared as fn must be.
-func signatureMatches(fd *ast.FuncDecl, decl string, fn *ImplFunc) bool {
+func signatureMatches(fd *ast.FuncDecl, decl string, fn *model.ImplFunc) bool {
 	if decl == "" || fd.Type.TypeParams != nil {
 		return false
 	}
-	state := "StateOf" + fn.Actor.GoName
+	state := fn.Actor.Idents.State
 	want := []string{}
 	if fn.Input != nil {
 		want = []string{state, fn.Input.Decl.GoName}
@@ -405,51 +565,4 @@ func funcString(fset *token.FileSet, fd *ast.FuncDecl) string {
 		return "func " + fd.Name.Name
 	}
 	return b.String()
-}
-
-// Move is one file Prune moved.
-type Move struct {
-	From, To string // slash-separated, relative to the spec's directory
-}
-
-// Prune moves the orphan files of a scan out of their packages, into
-// impl/_pruned/<package>/ under dir (the spec's directory), which the go
-// command ignores; a file already there of the same name is kept, and the
-// newcomer gets a numbered name (user_ask.2.go). It moves all of them or
-// none, and returns the moves sorted by source.
-func Prune(dir string, scan *ImplScan) (moves []Move, err error) {
-	var done []Move
-	var createdDirs []string
-	defer func() {
-		if err == nil {
-			return
-		}
-		for i := len(done) - 1; i >= 0; i-- {
-			_ = os.Rename(filepath.Join(dir, filepath.FromSlash(done[i].To)), filepath.Join(dir, filepath.FromSlash(done[i].From)))
-		}
-		for i := len(createdDirs) - 1; i >= 0; i-- {
-			_ = os.Remove(createdDirs[i])
-		}
-	}()
-	for _, from := range scan.Orphans() {
-		toDir := PrunedDir + "/" + path.Base(path.Dir(from))
-		dirs, err := mkdirAll(filepath.Join(dir, filepath.FromSlash(toDir)))
-		createdDirs = append(createdDirs, dirs...)
-		if err != nil {
-			return nil, fmt.Errorf("pruning %s: %w", from, err)
-		}
-		base := strings.TrimSuffix(path.Base(from), ".go")
-		to := toDir + "/" + base + ".go"
-		for n := 2; ; n++ {
-			if _, err := os.Lstat(filepath.Join(dir, filepath.FromSlash(to))); errors.Is(err, fs.ErrNotExist) {
-				break
-			}
-			to = fmt.Sprintf("%s/%s.%d.go", toDir, base, n)
-		}
-		if err := rename(filepath.Join(dir, filepath.FromSlash(from)), filepath.Join(dir, filepath.FromSlash(to))); err != nil {
-			return nil, fmt.Errorf("pruning %s: %w", from, err)
-		}
-		done = append(done, Move{From: from, To: to})
-	}
-	return done, nil
 }

@@ -1,4 +1,4 @@
-package modelgen
+package spec
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 )
 
 // specSchemaJSON is the JSON Schema of the spec format. It is produced from
-// the spec types by reflectSpecSchema; TestSpecSchemaIsCurrent keeps the
+// the spec types by ReflectSchema; TestSpecSchemaIsCurrent keeps the
 // committed file equal to a fresh reflection (go test ./modelgen -update
 // rewrites it). It is a file, not a reflection at run time, because the
 // descriptions come from the doc comments in spec.go, which a binary does not
@@ -23,17 +23,17 @@ import (
 //go:embed agent.schema.json
 var specSchemaJSON []byte
 
-// SpecSchemaURL is where editors can find the spec schema; the committed
+// FormatSchemaURL is where editors can find the spec schema; the committed
 // copy lives at modelgen/agent.schema.json in the repository.
-const SpecSchemaURL = "https://raw.githubusercontent.com/moora-go/moora/main/modelgen/agent.schema.json"
+const FormatSchemaURL = "https://raw.githubusercontent.com/moora-go/moora/main/modelgen/agent.schema.json"
 
-// SpecSchema returns the JSON Schema of the spec format, for editors
+// FormatSchema returns the JSON Schema of the spec format, for editors
 // ("# yaml-language-server: $schema=...") and for agentgen schema.
-func SpecSchema() []byte { return bytes.Clone(specSchemaJSON) }
+func FormatSchema() []byte { return bytes.Clone(specSchemaJSON) }
 
-// reflectSpecSchema produces the spec schema from the spec types. comment
+// ReflectSchema produces the spec schema from the spec types. comment
 // returns the doc comment of a type (field "") or of one of its fields.
-func reflectSpecSchema(comment func(t reflect.Type, field string) string) ([]byte, error) {
+func ReflectSchema(comment func(t reflect.Type, field string) string) ([]byte, error) {
 	r := &invopop.Reflector{
 		ExpandedStruct: true,
 		Anonymous:      true,
@@ -101,7 +101,7 @@ var specSchemaDoc = sync.OnceValue(func() any {
 // schemaAt returns the value at a JSON Pointer in the spec schema.
 func schemaAt(ptr string) any {
 	v := specSchemaDoc()
-	for _, p := range splitPointer(ptr) {
+	for _, p := range SplitPointer(ptr) {
 		m, ok := v.(map[string]any)
 		if !ok {
 			return nil

@@ -1,10 +1,6 @@
-package modelgen
+package names
 
 import (
-	"encoding/json"
-	"os"
-	"path/filepath"
-	"reflect"
 	"slices"
 	"testing"
 )
@@ -32,16 +28,16 @@ func TestNames(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {
-			if got := words(tc.in); !slices.Equal(got, tc.words) {
+			if got := Words(tc.in); !slices.Equal(got, tc.words) {
 				t.Errorf("words = %q, want %q", got, tc.words)
 			}
-			if got := pascalCase(tc.in); got != tc.pascal {
+			if got := PascalCase(tc.in); got != tc.pascal {
 				t.Errorf("pascalCase = %q, want %q", got, tc.pascal)
 			}
-			if got := fieldName(tc.in); got != tc.field {
+			if got := FieldName(tc.in); got != tc.field {
 				t.Errorf("fieldName = %q, want %q", got, tc.field)
 			}
-			if got := lowerCamel(tc.in); got != tc.camel {
+			if got := LowerCamel(tc.in); got != tc.camel {
 				t.Errorf("lowerCamel = %q, want %q", got, tc.camel)
 			}
 		})
@@ -60,55 +56,8 @@ func TestSuggest(t *testing.T) {
 		{"x", ""},
 	}
 	for _, tc := range tests {
-		if got := suggest(tc.word, candidates); got != tc.want {
+		if got := Suggest(tc.word, candidates); got != tc.want {
 			t.Errorf("suggest(%q) = %q, want %q", tc.word, got, tc.want)
-		}
-	}
-}
-
-// TestDecodeSpecMatchesJSON checks that decoding the parsed document
-// directly gives what encoding/json gives with the spec types' own
-// UnmarshalJSON methods.
-func TestDecodeSpecMatchesJSON(t *testing.T) {
-	specs, err := filepath.Glob(filepath.Join("testdata", "*", "agent.*"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range specs {
-		t.Run(p, func(t *testing.T) {
-			data, err := os.ReadFile(p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			root, err := parseSpec(p, data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			direct, err := decodeSpec(root)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var viaJSON Spec
-			if err := json.Unmarshal(root.appendJSON(nil), &viaJSON); err != nil {
-				t.Fatal(err)
-			}
-			if !reflect.DeepEqual(direct, &viaJSON) {
-				a, _ := json.Marshal(direct)
-				b, _ := json.Marshal(&viaJSON)
-				t.Errorf("decodeSpec and json.Unmarshal differ\n%s\n%s", a, b)
-			}
-		})
-	}
-}
-
-func TestJSONInteger(t *testing.T) {
-	for s, want := range map[string]bool{
-		"0": true, "-0": true, "12": true, "-12": true, "9223372036854775807": true,
-		"": false, "-": false, "01": false, "-01": false, "+1": false, "1_000": false,
-		"0x1F": false, "1e3": false, "9223372036854775808": false,
-	} {
-		if got := jsonInteger(s); got != want {
-			t.Errorf("jsonInteger(%q) = %v, want %v", s, got, want)
 		}
 	}
 }

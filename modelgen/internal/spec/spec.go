@@ -1,4 +1,4 @@
-package modelgen
+package spec
 
 import (
 	"bytes"

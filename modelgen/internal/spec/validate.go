@@ -1,4 +1,4 @@
-package modelgen
+package spec
 
 import (
 	"bytes"
@@ -11,10 +11,11 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/moora-go/moora/modelgen/internal/names"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
-// validateSpec checks the document against the spec schema and reports every
+// Validate checks the document against the spec schema and reports every
 // leaf error at its position in the source.
 //
 // A spec repeats schemas a lot ({type: string}, the same message type under
@@ -24,7 +25,7 @@ import (
 // in it replaced by {}, once per distinct piece. The errors of a piece are
 // reported at every place it occurs. This finds exactly what validating the
 // whole document finds (TestValidateInPieces), in a fraction of the time.
-func validateSpec(src *source) (Diagnostics, error) {
+func Validate(src *Source) (Diagnostics, error) {
 	root, err := compiledSpecSchema()
 	if err != nil {
 		return nil, err
@@ -33,14 +34,14 @@ func validateSpec(src *source) (Diagnostics, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &diags{src: src}
+	d := &Diags{Src: src}
 	if err := reportErrors(d, "", root.Validate(shallowValue(appendShallow(nil, topLevelShallow, src.root)))); err != nil {
 		return nil, err
 	}
 	results := make(map[string]error)
 	var buf []byte
 	var firstErr error
-	forEachSchema(src.root, func(ptr string, n *node) {
+	ForEachSchema(src.root, func(ptr string, n *Node) {
 		buf = appendShallow(buf[:0], schemaShallow, n)
 		verr, seen := results[string(buf)]
 		if !seen {
@@ -54,15 +55,63 @@ func validateSpec(src *source) (Diagnostics, error) {
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	if len(d.list) == 0 {
+	if len(d.List) == 0 {
 		return nil, nil
 	}
-	d.list.sort()
-	return slices.CompactFunc(d.list, func(a, b *Diagnostic) bool { return a.String() == b.String() }), nil
+	return explain(d), nil
+}
+
+// explain sorts and compacts the schema's diagnostics, and replaces those
+// under an observation target that is no actor but a property (a level
+// left out: observations.user.reply: {type: string}) with one that says so.
+func explain(d *Diags) Diagnostics {
+	obs := d.Src.root.get("observations")
+	if obs != nil && obs.kind == ObjectNode {
+		actors := d.Src.root.get("actors")
+		isActor := func(name string) bool {
+			if actors == nil || actors.kind != ArrayNode {
+				return false
+			}
+			return slices.ContainsFunc(actors.items, func(n *Node) bool { return n.kind == StringNode && n.str == name })
+		}
+		for i, observer := range obs.keys {
+			targets := obs.vals[i]
+			if targets.kind != ObjectNode {
+				continue
+			}
+			for j, target := range targets.keys {
+				v := targets.vals[j]
+				if isActor(target) || v.kind != ObjectNode || !slices.ContainsFunc(v.keys, isSchemaKeyword) {
+					continue
+				}
+				ptr := "/observations/" + EscapePointer(observer) + "/" + EscapePointer(target)
+				elem := ElementName(ptr)
+				n := len(d.List)
+				d.List = slices.DeleteFunc(d.List, func(x *Diagnostic) bool {
+					return x.Element == elem || strings.HasPrefix(x.Element, elem+".")
+				})
+				if len(d.List) < n {
+					d.AtKey(ptr, fmt.Sprintf("%q is not an actor but reads as a property: a level is missing", target),
+						fmt.Sprintf("observations map observer -> target -> property -> schema; write observations.%s.<target>.%s", observer, target))
+				}
+			}
+		}
+	}
+	d.List.Sort()
+	return slices.CompactFunc(d.List, func(a, b *Diagnostic) bool { return a.String() == b.String() })
+}
+
+// isSchemaKeyword says whether a key is one a schema holds.
+func isSchemaKeyword(key string) bool {
+	switch key {
+	case "type", "$ref", "properties", "items", "enum", "const", "oneOf", "allOf", "additionalProperties", "description", "required":
+		return true
+	}
+	return false
 }
 
 // reportErrors reports the leaves of a validation error of the piece at ptr.
-func reportErrors(d *diags, ptr string, err error) error {
+func reportErrors(d *Diags, ptr string, err error) error {
 	if err == nil {
 		return nil
 	}
@@ -115,51 +164,51 @@ func schemaDepth(kind shallowKind, key string) (depth int, ok bool) {
 // schemaChildren calls fn for each schema directly inside the object n:
 // the values at schema positions that are objects (anything else is left
 // for validation to report).
-func schemaChildren(kind shallowKind, n *node, fn func(ptr string, child *node)) {
-	if n.kind != objectNode {
+func schemaChildren(kind shallowKind, n *Node, fn func(ptr string, child *Node)) {
+	if n.kind != ObjectNode {
 		return
 	}
-	var walk func(ptr string, n *node, depth int)
-	walk = func(ptr string, n *node, depth int) {
+	var walk func(ptr string, n *Node, depth int)
+	walk = func(ptr string, n *Node, depth int) {
 		switch {
-		case depth == arrayDepth && n.kind == arrayNode:
+		case depth == arrayDepth && n.kind == ArrayNode:
 			for i, it := range n.items {
 				walk(ptr+"/"+strconv.Itoa(i), it, 0)
 			}
-		case n.kind != objectNode:
+		case n.kind != ObjectNode:
 		case depth == 0:
 			fn(ptr, n)
 		default:
 			for i, k := range n.keys {
-				walk(ptr+"/"+escapePointer(k), n.vals[i], depth-1)
+				walk(ptr+"/"+EscapePointer(k), n.vals[i], depth-1)
 			}
 		}
 	}
 	for i, k := range n.keys {
 		if depth, ok := schemaDepth(kind, k); ok {
-			walk("/"+escapePointer(k), n.vals[i], depth)
+			walk("/"+EscapePointer(k), n.vals[i], depth)
 		}
 	}
 }
 
-// forEachSchema calls fn for every schema in the document, nested ones
+// ForEachSchema calls fn for every schema in the document, nested ones
 // included, with its JSON Pointer.
-func forEachSchema(root *node, fn func(ptr string, n *node)) {
-	var visit func(ptr string, n *node)
-	visit = func(ptr string, n *node) {
+func ForEachSchema(root *Node, fn func(ptr string, n *Node)) {
+	var visit func(ptr string, n *Node)
+	visit = func(ptr string, n *Node) {
 		fn(ptr, n)
-		schemaChildren(schemaShallow, n, func(rel string, child *node) { visit(ptr+rel, child) })
+		schemaChildren(schemaShallow, n, func(rel string, child *Node) { visit(ptr+rel, child) })
 	}
-	schemaChildren(topLevelShallow, root, func(rel string, child *node) { visit(rel, child) })
+	schemaChildren(topLevelShallow, root, func(rel string, child *Node) { visit(rel, child) })
 }
 
 // appendShallow appends the object n as JSON with the schemas directly
 // inside it replaced by {}.
-func appendShallow(b []byte, kind shallowKind, n *node) []byte {
-	var appendAt func(b []byte, n *node, depth int) []byte
-	appendAt = func(b []byte, n *node, depth int) []byte {
+func appendShallow(b []byte, kind shallowKind, n *Node) []byte {
+	var appendAt func(b []byte, n *Node, depth int) []byte
+	appendAt = func(b []byte, n *Node, depth int) []byte {
 		switch {
-		case depth == arrayDepth && n.kind == arrayNode:
+		case depth == arrayDepth && n.kind == ArrayNode:
 			b = append(b, '[')
 			for i, it := range n.items {
 				if i > 0 {
@@ -168,7 +217,7 @@ func appendShallow(b []byte, kind shallowKind, n *node) []byte {
 				b = appendAt(b, it, 0)
 			}
 			return append(b, ']')
-		case n.kind != objectNode:
+		case n.kind != ObjectNode:
 			return n.appendJSON(b)
 		case depth == 0:
 			return append(b, "{}"...)
@@ -184,7 +233,7 @@ func appendShallow(b []byte, kind shallowKind, n *node) []byte {
 		}
 		return append(b, '}')
 	}
-	if n.kind != objectNode {
+	if n.kind != ObjectNode {
 		return n.appendJSON(b)
 	}
 	b = append(b, '{')
@@ -214,9 +263,9 @@ func shallowValue(shallow []byte) any {
 	return v
 }
 
-// fromSchemaPointer converts an instance location as santhosh-tekuri
+// FromSchemaPointer converts an instance location as santhosh-tekuri
 // reports it (each token URL-path-escaped) to a plain JSON Pointer.
-func fromSchemaPointer(loc string) string {
+func FromSchemaPointer(loc string) string {
 	if loc == "" {
 		return ""
 	}
@@ -231,9 +280,9 @@ func fromSchemaPointer(loc string) string {
 
 // reportValidation reports the leaves of a validation error of the piece of
 // the document at prefix.
-func reportValidation(d *diags, prefix string, e *jsonschema.ValidationError) {
+func reportValidation(d *Diags, prefix string, e *jsonschema.ValidationError) {
 	kloc := fragment(e.AbsoluteKeywordLocation)
-	inst := prefix + fromSchemaPointer(e.InstanceLocation)
+	inst := prefix + FromSchemaPointer(e.InstanceLocation)
 	if path.Base(kloc) == "anyOf" {
 		reportAnyOf(d, e, prefix, inst, kloc)
 		return
@@ -248,60 +297,60 @@ func reportValidation(d *diags, prefix string, e *jsonschema.ValidationError) {
 	case "additionalProperties":
 		reportUnknownKeys(d, inst, strings.TrimSuffix(kloc, "/additionalProperties"))
 	case "required":
-		obj := d.src.node(inst)
+		obj := d.Src.Node(inst)
 		req, _ := schemaAt(kloc).([]any)
 		for _, r := range req {
 			if name, ok := r.(string); ok && obj.get(name) == nil {
-				d.at(inst, fmt.Sprintf("missing required key %q", name), "")
+				d.At(inst, fmt.Sprintf("missing required key %q", name), "")
 			}
 		}
 	case "pattern":
 		reportPattern(d, e, inst, kloc)
 	case "enum":
 		if inst == "/version" {
-			d.at(inst, fmt.Sprintf("unsupported spec version %s", d.src.node(inst).appendJSON(nil)), "this agentgen reads version 1")
+			d.At(inst, fmt.Sprintf("unsupported spec version %s", d.Src.Node(inst).appendJSON(nil)), "this agentgen reads version 1")
 			return
 		}
-		d.at(inst, e.Message, "")
+		d.At(inst, e.Message, "")
 	case "minItems":
 		switch {
 		case inst == "/actors":
-			d.at(inst, "no actors", "list at least one actor")
+			d.At(inst, "no actors", "list at least one actor")
 		case path.Base(inst) == "allOf" && kloc == "/$defs/Schema/properties/allOf/minItems":
-			d.atKey(inst, "allOf has no members", "list the object schemas it merges, or remove it")
+			d.AtKey(inst, "allOf has no members", "list the object schemas it merges, or remove it")
 		case path.Base(inst) == "oneOf" && kloc == "/$defs/Schema/properties/oneOf/minItems":
-			d.atKey(inst, "oneOf has no variants", "list the object schemas it chooses between")
+			d.AtKey(inst, "oneOf has no variants", "list the object schemas it chooses between")
 		default:
-			d.at(inst, e.Message, "")
+			d.At(inst, e.Message, "")
 		}
 	case "exclusiveMinimum":
 		if path.Base(inst) == "multipleOf" && kloc == "/$defs/Schema/properties/multipleOf/exclusiveMinimum" {
-			d.at(inst, fmt.Sprintf("multipleOf must be greater than 0, not %s", d.src.node(inst).appendJSON(nil)), "")
+			d.At(inst, fmt.Sprintf("multipleOf must be greater than 0, not %s", d.Src.Node(inst).appendJSON(nil)), "")
 			return
 		}
-		d.at(inst, e.Message, "")
+		d.At(inst, e.Message, "")
 	default:
-		d.at(inst, e.Message, "")
+		d.At(inst, e.Message, "")
 	}
 }
 
 // reportAnyOf reports a value that matches none of the alternatives of an
 // anyOf in the spec schema with one message instead of one per alternative.
-func reportAnyOf(d *diags, e *jsonschema.ValidationError, prefix, inst, kloc string) {
-	n := d.src.node(inst)
+func reportAnyOf(d *Diags, e *jsonschema.ValidationError, prefix, inst, kloc string) {
+	n := d.Src.Node(inst)
 	switch kloc {
 	case "/$defs/SchemaType/anyOf":
 		const hint = `use one of object, array, string, integer, number, boolean, or a pair like [string, "null"]`
 		switch {
-		case n != nil && n.kind == stringNode:
-			d.at(inst, fmt.Sprintf("unknown type %q", n.str), didYouMean(suggest(n.str, typeNames), hint))
-		case n != nil && n.kind == arrayNode:
-			d.at(inst, `a list of types must be a pair of a type and "null"`, hint)
+		case n != nil && n.kind == StringNode:
+			d.At(inst, fmt.Sprintf("unknown type %q", n.str), names.DidYouMean(names.Suggest(n.str, typeNames), hint))
+		case n != nil && n.kind == ArrayNode:
+			d.At(inst, `a list of types must be a pair of a type and "null"`, hint)
 		default:
-			d.at(inst, "type must be a string or a list", hint)
+			d.At(inst, "type must be a string or a list", hint)
 		}
 	case "/$defs/BoolOrSchema/anyOf":
-		if n != nil && n.kind == objectNode {
+		if n != nil && n.kind == ObjectNode {
 			// A schema with errors: report them, not that it is no boolean.
 			for _, c := range e.Causes {
 				if !strings.HasSuffix(c.KeywordLocation, "/anyOf/0/type") {
@@ -310,16 +359,16 @@ func reportAnyOf(d *diags, e *jsonschema.ValidationError, prefix, inst, kloc str
 			}
 			return
 		}
-		d.at(inst, "additionalProperties must be true, false or a schema", "")
+		d.At(inst, "additionalProperties must be true, false or a schema", "")
 	default:
-		d.at(inst, e.Message, "")
+		d.At(inst, e.Message, "")
 	}
 }
 
 // reportUnknownKeys reports each key of the object at inst that the schema
 // object at sloc does not declare.
-func reportUnknownKeys(d *diags, inst, sloc string) {
-	obj := d.src.node(inst)
+func reportUnknownKeys(d *Diags, inst, sloc string) {
+	obj := d.Src.Node(inst)
 	sch, _ := schemaAt(sloc).(map[string]any)
 	props, _ := sch["properties"].(map[string]any)
 	allowed := make([]string, 0, len(props))
@@ -332,10 +381,10 @@ func reportUnknownKeys(d *diags, inst, sloc string) {
 		if _, ok := props[k]; ok {
 			continue
 		}
-		ptr := inst + "/" + escapePointer(k)
+		ptr := inst + "/" + EscapePointer(k)
 		if isSchema {
 			if hint, ok := unsupportedKeywords[k]; ok {
-				d.atKey(ptr, fmt.Sprintf("unsupported JSON Schema keyword %q", k), hint)
+				d.AtKey(ptr, fmt.Sprintf("unsupported JSON Schema keyword %q", k), hint)
 				continue
 			}
 		}
@@ -343,36 +392,36 @@ func reportUnknownKeys(d *diags, inst, sloc string) {
 		if isSchema {
 			what = "schema keyword"
 		}
-		d.atKey(ptr, fmt.Sprintf("unknown %s %q", what, k), didYouMean(suggest(k, allowed), "allowed: "+strings.Join(allowed, ", ")))
+		d.AtKey(ptr, fmt.Sprintf("unknown %s %q", what, k), names.DidYouMean(names.Suggest(k, allowed), "allowed: "+strings.Join(allowed, ", ")))
 	}
 }
 
-func reportPattern(d *diags, e *jsonschema.ValidationError, inst, kloc string) {
-	n := d.src.node(inst)
+func reportPattern(d *Diags, e *jsonschema.ValidationError, inst, kloc string) {
+	n := d.Src.Node(inst)
 	name := ""
-	if n != nil && n.kind == stringNode {
+	if n != nil && n.kind == StringNode {
 		name = n.str
 	}
 	isKey := strings.Contains(kloc, "/propertyNames/")
 	if isKey {
-		parts := splitPointer(inst)
+		parts := SplitPointer(inst)
 		name = parts[len(parts)-1]
 	}
 	var msg string
 	switch pat, _ := schemaAt(kloc).(string); pat {
 	case kebabPattern:
-		msg = fmt.Sprintf("name %q must be kebab-case, like %q", name, kebabCase(name))
+		msg = fmt.Sprintf("name %q must be kebab-case, like %q", name, names.KebabCase(name))
 	case pascalPattern:
-		msg = fmt.Sprintf("name %q must be PascalCase, like %q", name, pascalCase(name))
+		msg = fmt.Sprintf("name %q must be PascalCase, like %q", name, names.PascalCase(name))
 	case propertyNamePattern:
 		msg = fmt.Sprintf("property name %q must start with a letter and hold only letters, digits, '_' and '-'", name)
 	default:
 		msg = e.Message
 	}
 	if isKey {
-		d.atKey(inst, msg, "")
+		d.AtKey(inst, msg, "")
 	} else {
-		d.at(inst, msg, "")
+		d.At(inst, msg, "")
 	}
 }
 
@@ -416,52 +465,21 @@ var unsupportedKeywords = map[string]string{
 	"nullable":              `use a type pair like [string, "null"]`,
 }
 
-// didYouMean is the hint for a likely misspelling of suggestion, or
-// otherwise.
-func didYouMean(suggestion, otherwise string) string {
-	if suggestion == "" {
-		return otherwise
+// ValidateWhole validates the whole document against the spec schema at
+// once: the reference that Validate, which validates each distinct schema
+// once, must agree with. It is slower than Validate; tests and the fuzzer
+// compare the two.
+func ValidateWhole(src *Source) (Diagnostics, error) {
+	s, err := compiledSpecSchema()
+	if err != nil {
+		return nil, err
 	}
-	return fmt.Sprintf("did you mean %q?", suggestion)
-}
-
-// suggest returns the candidate closest to word when it is close enough to
-// be a likely misspelling, or "".
-func suggest(word string, candidates []string) string {
-	best, bestDist := "", -1
-	for _, c := range candidates {
-		dist := editDistance(strings.ToLower(word), strings.ToLower(c))
-		limit := max(1, min(len(word), len(c))/3)
-		if dist <= limit && (bestDist < 0 || dist < bestDist) {
-			best, bestDist = c, dist
-		}
+	d := &Diags{Src: src}
+	if err := reportErrors(d, "", s.Validate(src.root.value())); err != nil {
+		return nil, err
 	}
-	return best
-}
-
-// editDistance is the Damerau-Levenshtein distance (with adjacent
-// transpositions) between a and b.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
+	if len(d.List) == 0 {
+		return nil, nil
 	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)]
+	return explain(d), nil
 }

@@ -1,4 +1,4 @@
-package modelgen
+package decl
 
 import (
 	"encoding/json"
@@ -11,27 +11,20 @@ import (
 	"sync"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/moora-go/moora/modelgen/internal/gen"
+	"github.com/moora-go/moora/modelgen/internal/model"
+	"github.com/moora-go/moora/modelgen/internal/spec"
 )
 
-// Decl generates the decl/ package: the Go declarations of the model.
-var Decl Generator = declGenerator{}
+// Generator generates the decl/ package: the Go declarations of the model.
+var Generator gen.Generator = declGenerator{}
 
 type declGenerator struct{}
 
 func (declGenerator) Name() string   { return "decl" }
 func (declGenerator) Dirs() []string { return []string{"decl"} }
 
-// Import paths generated code refers to.
-const (
-	automataPath   = "github.com/moora-go/moora/automata"
-	inputjsonPath  = "github.com/moora-go/moora/automata/inputjson"
-	jsonschemaPath = "github.com/santhosh-tekuri/jsonschema/v5"
-	jsonPath       = "encoding/json"
-	fmtPath        = "fmt"
-	errorsPath     = "errors"
-)
-
-func (declGenerator) Generate(m *Model) ([]File, error) {
+func (declGenerator) Generate(m *model.Model) ([]gen.File, error) {
 	type part struct {
 		name string
 		emit func(e *declEmitter, f *jen.File)
@@ -48,7 +41,7 @@ func (declGenerator) Generate(m *Model) ([]File, error) {
 		{"types.go", func(e *declEmitter, f *jen.File) { e.decls(f, "types.go") }},
 		{"actors.go", (*declEmitter).actors},
 	}
-	files := make([]File, len(parts))
+	files := make([]gen.File, len(parts))
 	errs := make([]error, len(parts))
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
@@ -61,12 +54,12 @@ func (declGenerator) Generate(m *Model) ([]File, error) {
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			f := jen.NewFile("decl")
-			f.ImportName(automataPath, "automata")
-			f.ImportName(inputjsonPath, "inputjson")
-			f.ImportName(jsonschemaPath, "jsonschema")
+			f.ImportName(gen.AutomataPath, "automata")
+			f.ImportName(gen.InputjsonPath, "inputjson")
+			f.ImportName(gen.JSONSchemaPath, "jsonschema")
 			p.emit(e, f)
-			data, err := render("decl/"+p.name, f)
-			files[i], errs[i] = File{Path: "decl/" + p.name, Data: data, Owned: true}, err
+			data, err := gen.Render("decl/"+p.name, f)
+			files[i], errs[i] = gen.File{Path: "decl/" + p.name, Data: data, Owned: true}, err
 		})
 	}
 	wg.Wait()
@@ -74,11 +67,11 @@ func (declGenerator) Generate(m *Model) ([]File, error) {
 		return nil, err
 	}
 	files = slicesDeleteEmpty(files)
-	sortFiles(files)
+	gen.SortFiles(files)
 	return files, nil
 }
 
-func slicesDeleteEmpty(files []File) []File {
+func slicesDeleteEmpty(files []gen.File) []gen.File {
 	out := files[:0]
 	for _, f := range files {
 		if f.Path != "" {
@@ -88,10 +81,6 @@ func slicesDeleteEmpty(files []File) []File {
 	return out
 }
 
-func sortFiles(files []File) {
-	slices.SortFunc(files, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
-}
-
 // Generated unexported names never start with "decode" followed by a
 // capital letter, except decodeX for the oneOf type X: exported spec names
 // cannot collide with them.
@@ -99,114 +88,37 @@ func sortFiles(files []File) {
 // A declEmitter prints the files of decl/. One is used per file, so that
 // files can be printed concurrently; the model is only read.
 type declEmitter struct {
-	m *Model
+	m *model.Model
 }
 
 func (e *declEmitter) has(file string) bool {
-	return slices.ContainsFunc(e.m.Types, func(d *TypeDecl) bool { return d.File == file })
+	return slices.ContainsFunc(e.m.Types, func(d *model.TypeDecl) bool { return d.File == file })
 }
 
-// doc returns a doc comment: each line of text behind "// ".
-func doc(text string) jen.Code {
-	text = strings.TrimSpace(strings.ReplaceAll(text, "\r\n", "\n"))
-	if text == "" {
-		return jen.Null()
-	}
-	lines := strings.Split(text, "\n")
-	for i, l := range lines {
-		l = strings.TrimRight(strings.ReplaceAll(l, "\r", ""), " \t")
-		if l == "" {
-			lines[i] = "//"
-		} else {
-			lines[i] = "// " + l
-		}
-	}
-	return jen.Comment(strings.Join(lines, "\n"))
-}
-
-// comment adds a generated doc comment, wrapped at 80 columns.
-func comment(f *jen.File, text string) {
-	f.Add(doc(wrap(text)))
-}
-
-// wrap fills the paragraphs of text (separated by blank lines) into lines
-// of at most 76 characters.
-func wrap(text string) string {
-	if len(text) <= 76 && !strings.Contains(text, "\n") {
-		return text
-	}
-	var b strings.Builder
-	b.Grow(len(text) + len(text)/64)
-	for i, para := range strings.Split(text, "\n\n") {
-		if i > 0 {
-			b.WriteString("\n\n")
-		}
-		width := 0
-		for _, w := range strings.Fields(para) {
-			switch {
-			case width == 0:
-			case width+1+len(w) > 76:
-				b.WriteByte('\n')
-				width = 0
-			default:
-				b.WriteByte(' ')
-				width++
-			}
-			b.WriteString(w)
-			width += len(w)
-		}
-	}
-	return b.String()
-}
-
-// docText is text as // comment lines, for jennifer's package comment.
-func docText(text string) string {
-	var b strings.Builder
-	for i, l := range strings.Split(wrap(text), "\n") {
-		if i > 0 {
-			b.WriteByte('\n')
-		}
-		if l == "" {
-			b.WriteString("//")
-		} else {
-			b.WriteString("// " + l)
-		}
-	}
-	return b.String()
-}
-
-// docFor is a declaration's doc comment: the description, or what it is.
-func docFor(description, fallback string) jen.Code {
-	if description == "" {
-		return doc(wrap(fallback))
-	}
-	return doc(description)
-}
-
-func goType(t *Type) *jen.Statement {
+func goType(t *model.Type) *jen.Statement {
 	switch t.Kind {
-	case BoolType:
+	case model.BoolType:
 		return jen.Bool()
-	case IntType:
+	case model.IntType:
 		return jen.Int64()
-	case FloatType:
+	case model.FloatType:
 		return jen.Float64()
-	case StringType:
+	case model.StringType:
 		return jen.String()
-	case NamedType:
+	case model.NamedType:
 		return jen.Id(t.Decl.GoName)
-	case SliceType:
+	case model.SliceType:
 		return jen.Index().Add(goType(t.Elem))
-	case MapType:
+	case model.MapType:
 		return jen.Map(jen.String()).Add(goType(t.Elem))
-	case PointerType:
+	case model.PointerType:
 		return jen.Op("*").Add(goType(t.Elem))
 	}
 	panic(fmt.Sprintf("modelgen: unknown type kind %d", t.Kind))
 }
 
 // fields emits struct fields with their docs and JSON tags.
-func fields(fs []*Field, extraDoc func(f *Field) string) []jen.Code {
+func fields(fs []*model.Field, extraDoc func(f *model.Field) string) []jen.Code {
 	var out []jen.Code
 	for _, f := range fs {
 		text := f.Doc
@@ -215,12 +127,12 @@ func fields(fs []*Field, extraDoc func(f *Field) string) []jen.Code {
 				text = strings.TrimSpace(text + "\n\n" + x)
 			}
 		}
-		out = append(out, doc(text), jen.Id(f.GoName).Add(goType(f.Type)).Tag(map[string]string{"json": f.Tag()}))
+		out = append(out, gen.Doc(text), jen.Id(f.GoName).Add(goType(f.Type)).Tag(map[string]string{"json": f.Tag()}))
 	}
 	return out
 }
 
-func names(list []string) string {
+func listed(list []string) string {
 	switch len(list) {
 	case 0:
 		return "none"
@@ -231,23 +143,23 @@ func names(list []string) string {
 }
 
 func (e *declEmitter) actors(f *jen.File) {
-	comment(f, "Actor names an actor of the agent.")
+	gen.Comment(f, "Actor names an actor of the agent.")
 	f.Type().Id("Actor").String()
 	f.Line()
 	var consts, ids []jen.Code
 	for _, a := range e.m.Actors {
-		consts = append(consts, jen.Id("Actor"+a.GoName).Id("Actor").Op("=").Lit(a.Name))
-		ids = append(ids, jen.Id("Actor"+a.GoName))
+		consts = append(consts, jen.Id(a.Idents.Const).Id("Actor").Op("=").Lit(a.Name))
+		ids = append(ids, jen.Id(a.Idents.Const))
 	}
-	comment(f, "The actors of the agent, in the order of the spec.")
+	gen.Comment(f, "The actors of the agent, in the order of the spec.")
 	f.Const().Defs(consts...)
 	f.Line()
-	comment(f, "Actors returns every actor of the agent, in the order of the spec.")
+	gen.Comment(f, "Actors returns every actor of the agent, in the order of the spec.")
 	f.Func().Id("Actors").Params().Index().Id("Actor").Block(
 		jen.Return(jen.Index().Id("Actor").Values(ids...)),
 	)
 	f.Line()
-	comment(f, "Valid reports whether a is one of the actors.")
+	gen.Comment(f, "Valid reports whether a is one of the actors.")
 	f.Func().Params(jen.Id("a").Id("Actor")).Id("Valid").Params().Bool().Block(
 		jen.Switch(jen.Id("a")).Block(jen.Case(ids...).Block(jen.Return(jen.True()))),
 		jen.Return(jen.False()),
@@ -263,30 +175,30 @@ func (e *declEmitter) decls(f *jen.File, file string) {
 	}
 }
 
-func (e *declEmitter) decl(f *jen.File, d *TypeDecl) {
-	fallback := fmt.Sprintf("%s is the type of %s in the spec.", d.GoName, elementName(d.Ptr))
+func (e *declEmitter) decl(f *jen.File, d *model.TypeDecl) {
+	fallback := fmt.Sprintf("%s is the type of %s in the spec.", d.GoName, spec.ElementName(d.Ptr))
 	if strings.HasPrefix(d.Ptr, "/$defs/") && strings.Count(d.Ptr, "/") == 2 {
 		fallback = fmt.Sprintf("%s is the shared type $defs.%s of the spec.", d.GoName, d.Name)
 	}
 	if d.Input != nil {
 		fallback = fmt.Sprintf("%s is the input %q, dispatched by actor %s.", d.GoName, d.Input.Name, d.Input.Actor.Name)
 	}
-	f.Add(docFor(d.Doc, fallback))
+	f.Add(gen.DocFor(d.Doc, fallback))
 	switch d.Kind {
-	case StructDecl:
+	case model.StructDecl:
 		f.Type().Id(d.GoName).Struct(fields(d.Fields, nil)...)
 		f.Line()
 		for _, u := range d.Unions {
-			f.Func().Params(jen.Id(d.GoName)).Id("is" + u.GoName).Params().Block()
+			f.Func().Params(jen.Id(d.GoName)).Id(u.Marker).Params().Block()
 			f.Line()
 		}
-		if d.needsMarshal() {
+		if d.NeedsMarshal() {
 			e.marshal(f, d)
 		}
-		if d.needsUnmarshal() {
+		if d.NeedsUnmarshal() {
 			e.unmarshalStruct(f, d.GoName, d.Fields)
 		}
-	case EnumDecl:
+	case model.EnumDecl:
 		f.Type().Id(d.GoName).String()
 		f.Line()
 		var consts, ids []jen.Code
@@ -294,27 +206,27 @@ func (e *declEmitter) decl(f *jen.File, d *TypeDecl) {
 			consts = append(consts, jen.Id(v.GoName).Id(d.GoName).Op("=").Lit(v.Value))
 			ids = append(ids, jen.Id(v.GoName))
 		}
-		comment(f, fmt.Sprintf("The values of %s.", d.GoName))
+		gen.Comment(f, fmt.Sprintf("The values of %s.", d.GoName))
 		f.Const().Defs(consts...)
 		f.Line()
-		comment(f, fmt.Sprintf("Valid reports whether v is one of the values of %s.", d.GoName))
+		gen.Comment(f, fmt.Sprintf("Valid reports whether v is one of the values of %s.", d.GoName))
 		f.Func().Params(jen.Id("v").Id(d.GoName)).Id("Valid").Params().Bool().Block(
 			jen.Switch(jen.Id("v")).Block(jen.Case(ids...).Block(jen.Return(jen.True()))),
 			jen.Return(jen.False()),
 		)
 		f.Line()
-	case UnionDecl:
-		f.Type().Id(d.GoName).Interface(jen.Id("is" + d.GoName).Params())
+	case model.UnionDecl:
+		f.Type().Id(d.GoName).Interface(jen.Id(d.Marker).Params())
 		f.Line()
 		e.unionDecoder(f, d)
-	case AliasDecl:
+	case model.AliasDecl:
 		f.Type().Id(d.GoName).Op("=").Add(goType(d.Target))
 		f.Line()
-	case DefinedDecl:
+	case model.DefinedDecl:
 		f.Type().Id(d.GoName).Add(goType(d.Target))
 		f.Line()
-		if d.needsUnmarshal() {
-			comment(f, "UnmarshalJSON decodes the sealed interfaces "+d.GoName+" holds.")
+		if d.NeedsUnmarshal() {
+			gen.Comment(f, "UnmarshalJSON decodes the sealed interfaces "+d.GoName+" holds.")
 			f.Func().Params(jen.Id("v").Op("*").Id(d.GoName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(
 				jen.List(jen.Id("x"), jen.Err()).Op(":=").Add(e.decoder(d.Target)).Call(jen.Id("data")),
 				jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
@@ -327,7 +239,7 @@ func (e *declEmitter) decl(f *jen.File, d *TypeDecl) {
 }
 
 // constValue is the Go value and type a const property is written with.
-func constValue(c *ConstProp) (typ, val jen.Code) {
+func constValue(c *model.ConstProp) (typ, val jen.Code) {
 	v := string(c.Value)
 	switch {
 	case v[0] == '"':
@@ -337,22 +249,22 @@ func constValue(c *ConstProp) (typ, val jen.Code) {
 	case v == "true" || v == "false":
 		return jen.Bool(), jen.Id(v)
 	}
-	return jen.Qual(jsonPath, "Number"), jen.Qual(jsonPath, "Number").Call(jen.Lit(v))
+	return jen.Qual(gen.JSONPath, "Number"), jen.Qual(gen.JSONPath, "Number").Call(jen.Lit(v))
 }
 
 // marshal emits a MarshalJSON that writes the const properties (the input
 // "type" first) and encodes nil required slices and maps as empty.
-func (e *declEmitter) marshal(f *jen.File, d *TypeDecl) {
+func (e *declEmitter) marshal(f *jen.File, d *model.TypeDecl) {
 	var body []jen.Code
 	body = append(body, jen.Type().Id("plain").Id(d.GoName))
-	for _, fd := range d.emptyOnNil() {
+	for _, fd := range d.EmptyOnNil() {
 		body = append(body, jen.If(jen.Id("v").Dot(fd.GoName).Op("==").Nil()).Block(
 			jen.Id("v").Dot(fd.GoName).Op("=").Add(goType(fd.Type)).Values(),
 		))
 	}
 	consts := d.Consts
 	if d.Input != nil {
-		consts = append([]*ConstProp{{Name: "type", GoName: "Type", Value: jsonString(d.Input.Name)}}, consts...)
+		consts = append([]*model.ConstProp{d.Input.Type}, consts...)
 	}
 	what := "MarshalJSON encodes " + d.GoName
 	switch {
@@ -361,11 +273,11 @@ func (e *declEmitter) marshal(f *jen.File, d *TypeDecl) {
 	case len(consts) > 0:
 		what += " with its const properties"
 	}
-	if len(d.emptyOnNil()) > 0 {
+	if len(d.EmptyOnNil()) > 0 {
 		what += "; nil required slices and maps encode as empty"
 	}
 	if len(consts) == 0 {
-		body = append(body, jen.Return(jen.Qual(jsonPath, "Marshal").Call(jen.Id("plain").Call(jen.Id("v")))))
+		body = append(body, jen.Return(jen.Qual(gen.JSONPath, "Marshal").Call(jen.Id("plain").Call(jen.Id("v")))))
 	} else {
 		var fieldsCode, vals []jen.Code
 		for _, c := range consts {
@@ -375,100 +287,100 @@ func (e *declEmitter) marshal(f *jen.File, d *TypeDecl) {
 		}
 		fieldsCode = append(fieldsCode, jen.Id("plain"))
 		vals = append(vals, jen.Id("plain").Call(jen.Id("v")))
-		body = append(body, jen.Return(jen.Qual(jsonPath, "Marshal").Call(
+		body = append(body, jen.Return(jen.Qual(gen.JSONPath, "Marshal").Call(
 			jen.Struct(fieldsCode...).Values(vals...),
 		)))
 	}
-	comment(f, what+".")
+	gen.Comment(f, what+".")
 	f.Func().Params(jen.Id("v").Id(d.GoName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(body...)
 	f.Line()
 }
 
 // decoder returns a func([]byte) (T, error) decoding a type that holds
 // sealed interfaces.
-func (e *declEmitter) decoder(t *Type) *jen.Statement {
+func (e *declEmitter) decoder(t *model.Type) *jen.Statement {
 	switch t.Kind {
-	case SliceType:
-		return jen.Qual(inputjsonPath, "SliceOf").Call(e.decoder(t.Elem))
-	case MapType:
-		return jen.Qual(inputjsonPath, "MapOf").Call(e.decoder(t.Elem))
-	case NamedType:
-		if t.Decl.Kind == AliasDecl {
+	case model.SliceType:
+		return jen.Qual(gen.InputjsonPath, "SliceOf").Call(e.decoder(t.Elem))
+	case model.MapType:
+		return jen.Qual(gen.InputjsonPath, "MapOf").Call(e.decoder(t.Elem))
+	case model.NamedType:
+		if t.Decl.Kind == model.AliasDecl {
 			return e.decoder(t.Decl.Target)
 		}
-		return jen.Id("decode" + t.Decl.GoName)
+		return jen.Id(t.Decl.Decoder)
 	}
 	panic("modelgen: no decoder needed for " + fmt.Sprint(t.Kind))
 }
 
 // structType emits a struct type of fields, with an UnmarshalJSON when it
 // holds sealed interfaces.
-func (e *declEmitter) structType(f *jen.File, goName string, fs []*Field, extraDoc func(*Field) string) {
+func (e *declEmitter) structType(f *jen.File, goName string, fs []*model.Field, extraDoc func(*model.Field) string) {
 	f.Type().Id(goName).Struct(fields(fs, extraDoc)...)
 	f.Line()
-	if slices.ContainsFunc(fs, func(fd *Field) bool { return fd.Type.needsDecoder() }) {
+	if slices.ContainsFunc(fs, func(fd *model.Field) bool { return fd.Type.NeedsDecoder() }) {
 		e.unmarshalStruct(f, goName, fs)
 	}
 }
 
 // unmarshalStruct emits an UnmarshalJSON that decodes the fields holding
 // sealed interfaces, which encoding/json cannot fill by itself.
-func (e *declEmitter) unmarshalStruct(f *jen.File, goName string, fs []*Field) {
+func (e *declEmitter) unmarshalStruct(f *jen.File, goName string, fs []*model.Field) {
 	rawFields := []jen.Code{jen.Id("plain")}
 	var decode []jen.Code
 	for _, fd := range fs {
-		if !fd.Type.needsDecoder() {
+		if !fd.Type.NeedsDecoder() {
 			continue
 		}
-		rawFields = append(rawFields, jen.Id(fd.GoName).Qual(jsonPath, "RawMessage").Tag(map[string]string{"json": fd.Name}))
+		rawFields = append(rawFields, jen.Id(fd.GoName).Qual(gen.JSONPath, "RawMessage").Tag(map[string]string{"json": fd.Name}))
 		decode = append(decode, jen.If(
 			jen.List(jen.Id("v").Dot(fd.GoName), jen.Err()).Op("=").Add(e.decoder(fd.Type)).Call(jen.Id("raw").Dot(fd.GoName)),
 			jen.Err().Op("!=").Nil(),
-		).Block(jen.Return(jen.Qual(fmtPath, "Errorf").Call(jen.Lit(fd.Name+": %w"), jen.Err()))))
+		).Block(jen.Return(jen.Qual(gen.FmtPath, "Errorf").Call(jen.Lit(fd.Name+": %w"), jen.Err()))))
 	}
 	body := []jen.Code{
 		jen.Type().Id("plain").Id(goName),
 		jen.Var().Id("raw").Struct(rawFields...),
-		jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("raw")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.If(jen.Err().Op(":=").Qual(gen.JSONPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("raw")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
 		jen.Op("*").Id("v").Op("=").Id(goName).Call(jen.Id("raw").Dot("plain")),
 		jen.Var().Err().Error(),
 	}
 	body = append(body, decode...)
 	body = append(body, jen.Return(jen.Nil()))
-	comment(f, "UnmarshalJSON decodes "+goName+", including the sealed interfaces it holds.")
+	gen.Comment(f, "UnmarshalJSON decodes "+goName+", including the sealed interfaces it holds.")
 	f.Func().Params(jen.Id("v").Op("*").Id(goName)).Id("UnmarshalJSON").Params(jen.Id("data").Index().Byte()).Error().Block(body...)
 	f.Line()
 }
 
 // unionDecoder emits decodeX, which picks the variant of a oneOf by its
 // discriminator.
-func (e *declEmitter) unionDecoder(f *jen.File, d *TypeDecl) {
+func (e *declEmitter) unionDecoder(f *jen.File, d *model.TypeDecl) {
 	var cases []jen.Code
 	var values []string
 	for _, v := range d.Variants {
 		values = append(values, strconv.Quote(v.Value))
 		cases = append(cases, jen.Case(jen.Lit(v.Value)).Block(
 			jen.Var().Id("v").Id(v.Decl.GoName),
-			jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("v")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+			jen.If(jen.Err().Op(":=").Qual(gen.JSONPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("v")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 			jen.Return(jen.Id("v"), jen.Nil()),
 		))
 	}
 	disc := strconv.Quote(d.Discriminator)
-	comment(f, fmt.Sprintf("decode%s decodes a %s by its %s property; null decodes to nil.", d.GoName, d.GoName, disc))
-	f.Func().Id("decode"+d.GoName).Params(jen.Id("data").Index().Byte()).Params(jen.Id(d.GoName), jen.Error()).Block(
+	gen.Comment(f, fmt.Sprintf("%s decodes a %s by its %s property; null decodes to nil.", d.Decoder, d.GoName, disc))
+	f.Func().Id(d.Decoder).Params(jen.Id("data").Index().Byte()).Params(jen.Id(d.GoName), jen.Error()).Block(
 		jen.If(jen.Len(jen.Id("data")).Op("==").Lit(0).Op("||").String().Call(jen.Id("data")).Op("==").Lit("null")).Block(jen.Return(jen.Nil(), jen.Nil())),
 		jen.Var().Id("probe").Struct(jen.Id("Value").Op("*").String().Tag(map[string]string{"json": d.Discriminator})),
-		jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("probe")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.If(jen.Err().Op(":=").Qual(gen.JSONPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("probe")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 		jen.If(jen.Id("probe").Dot("Value").Op("==").Nil()).Block(
-			jen.Return(jen.Nil(), jen.Qual(errorsPath, "New").Call(jen.Lit(fmt.Sprintf("missing %s (want one of %s)", disc, strings.Join(values, ", "))))),
+			jen.Return(jen.Nil(), jen.Qual(gen.ErrorsPath, "New").Call(jen.Lit(fmt.Sprintf("missing %s (want one of %s)", disc, strings.Join(values, ", "))))),
 		),
 		jen.Switch(jen.Op("*").Id("probe").Dot("Value")).Block(cases...),
-		jen.Return(jen.Nil(), jen.Qual(fmtPath, "Errorf").Call(jen.Lit(fmt.Sprintf("unknown %s %%q (want one of %s)", disc, strings.Join(values, ", "))), jen.Op("*").Id("probe").Dot("Value"))),
+		jen.Return(jen.Nil(), jen.Qual(gen.FmtPath, "Errorf").Call(jen.Lit(fmt.Sprintf("unknown %s %%q (want one of %s)", disc, strings.Join(values, ", "))), jen.Op("*").Id("probe").Dot("Value"))),
 	)
 	f.Line()
 }
 
-func observationNames(obs []*Observation) []string {
+func observationNames(obs []*model.Observation) []string {
 	out := make([]string, len(obs))
 	for i, o := range obs {
 		out[i] = o.GoName
@@ -478,7 +390,7 @@ func observationNames(obs []*Observation) []string {
 
 func (e *declEmitter) observations(f *jen.File) {
 	for _, o := range e.m.Observations {
-		comment(f, fmt.Sprintf("%s is what actor %s observes of actor %s: a slice of the state of %s.", o.GoName, o.Observer.Name, o.Target.Name, o.Target.Name))
+		gen.Comment(f, fmt.Sprintf("%s is what actor %s observes of actor %s: a slice of the state of %s.", o.GoName, o.Observer.Name, o.Target.Name, o.Target.Name))
 		e.structType(f, o.GoName, o.Fields, nil)
 	}
 	e.decls(f, "observations.go")
@@ -486,15 +398,15 @@ func (e *declEmitter) observations(f *jen.File) {
 
 func (e *declEmitter) states(f *jen.File) {
 	for _, a := range e.m.Actors {
-		comment(f, fmt.Sprintf("StateOf%s is the state of actor %s: the union of the observations of it (%s).", a.GoName, a.Name, names(observationNames(a.ObservedBy))))
-		e.structType(f, "StateOf"+a.GoName, a.State, nil)
+		gen.Comment(f, fmt.Sprintf("%s is the state of actor %s: the union of the observations of it (%s).", a.Idents.State, a.Name, listed(observationNames(a.ObservedBy))))
+		e.structType(f, a.Idents.State, a.State, nil)
 	}
 }
 
 func (e *declEmitter) contexts(f *jen.File) {
 	for _, a := range e.m.Actors {
-		comment(f, fmt.Sprintf("ContextOf%s is the context of actor %s: the union of its observations (%s). Its effect and jobs functions see only this.", a.GoName, a.Name, names(observationNames(a.Observes))))
-		e.structType(f, "ContextOf"+a.GoName, a.Context, ownedBy)
+		gen.Comment(f, fmt.Sprintf("%s is the context of actor %s: the union of its observations (%s). Its effect and jobs functions see only this.", a.Idents.Context, a.Name, listed(observationNames(a.Observes))))
+		e.structType(f, a.Idents.Context, a.Context, ownedBy)
 	}
 }
 
@@ -504,21 +416,21 @@ func (e *declEmitter) inputs(f *jen.File) {
 		for _, in := range a.Inputs {
 			inputNames = append(inputNames, in.Decl.GoName)
 		}
-		comment(f, fmt.Sprintf("InputFrom%s is an input dispatched by actor %s: %s.", a.GoName, a.Name, names(inputNames)))
-		f.Type().Id("InputFrom"+a.GoName).Interface(
+		gen.Comment(f, fmt.Sprintf("%s is an input dispatched by actor %s: %s.", a.Idents.Input, a.Name, listed(inputNames)))
+		f.Type().Id(a.Idents.Input).Interface(
 			jen.Id("AgentInput"),
-			jen.Id("isInputFrom"+a.GoName).Params(),
+			jen.Id(a.Idents.InputMarker).Params(),
 		)
 		f.Line()
 	}
 	for _, in := range e.m.Inputs {
 		d := in.Decl
 		e.decl(f, d)
-		comment(f, fmt.Sprintf("InputType returns %q, the input's type discriminator.", in.Name))
+		gen.Comment(f, fmt.Sprintf("InputType returns %q, the input's type discriminator.", in.Name))
 		f.Func().Params(jen.Id(d.GoName)).Id("InputType").Params().String().Block(jen.Return(jen.Lit(in.Name)))
 		f.Line()
 		f.Func().Params(jen.Id(d.GoName)).Id("isAgentInput").Params().Block()
-		f.Func().Params(jen.Id(d.GoName)).Id("isInputFrom" + in.Actor.GoName).Params().Block()
+		f.Func().Params(jen.Id(d.GoName)).Id(in.Actor.Idents.InputMarker).Params().Block()
 		f.Line()
 	}
 	// Inline types of inputs, other than the inputs themselves.
@@ -530,9 +442,9 @@ func (e *declEmitter) inputs(f *jen.File) {
 	if len(e.m.Inputs) > 0 {
 		var checks []jen.Code
 		for _, in := range e.m.Inputs {
-			checks = append(checks, jen.Id("_").Id("InputFrom"+in.Actor.GoName).Op("=").Id(in.Decl.GoName).Values())
+			checks = append(checks, jen.Id("_").Id(in.Actor.Idents.Input).Op("=").Id(in.Decl.GoName).Values())
 		}
-		comment(f, "Each input implements the sealed interface of its actor.")
+		gen.Comment(f, "Each input implements the sealed interface of its actor.")
 		f.Var().Defs(checks...)
 		f.Line()
 	}
@@ -544,21 +456,21 @@ func (e *declEmitter) decodeInput(f *jen.File) {
 	for _, in := range e.m.Inputs {
 		decoders[jen.Lit(in.Name)] = jen.Id("unmarshalInput").Index(jen.Id(in.Decl.GoName))
 	}
-	comment(f, `inputDecoder decodes each input type, by its discriminator, after validating
+	gen.Comment(f, `inputDecoder decodes each input type, by its discriminator, after validating
 it against its schema in inputSchemaJSON.`)
-	f.Var().Id("inputDecoder").Op("=").Qual(inputjsonPath, "NewDecoder").Call(
+	f.Var().Id("inputDecoder").Op("=").Qual(gen.InputjsonPath, "NewDecoder").Call(
 		jen.Id("inputSchemaJSON"),
 		jen.Map(jen.String()).Func().Params(jen.Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Values(decoders),
 	)
 	f.Line()
-	comment(f, "unmarshalInput decodes the JSON of an input of type T.")
+	gen.Comment(f, "unmarshalInput decodes the JSON of an input of type T.")
 	f.Func().Id("unmarshalInput").Types(jen.Id("T").Id("AgentInput")).Params(jen.Id("data").Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Block(
 		jen.Var().Id("v").Id("T"),
-		jen.If(jen.Err().Op(":=").Qual(jsonPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("v")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
+		jen.If(jen.Err().Op(":=").Qual(gen.JSONPath, "Unmarshal").Call(jen.Id("data"), jen.Op("&").Id("v")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Nil(), jen.Err())),
 		jen.Return(jen.Id("v"), jen.Nil()),
 	)
 	f.Line()
-	comment(f, `DecodeInput decodes an input from JSON, the form MarshalJSON writes: an
+	gen.Comment(f, `DecodeInput decodes an input from JSON, the form MarshalJSON writes: an
 object whose "type" names the input. It validates the object against the
 input's JSON Schema before decoding, and reports an unknown type, every schema
 violation (with its location in the object) and data after the JSON value.`)
@@ -573,7 +485,7 @@ func (e *declEmitter) inputSchema(f *jen.File) {
 	if !strings.Contains(schema, "`") {
 		lit = jen.Op("`" + schema + "`")
 	}
-	comment(f, `inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
+	gen.Comment(f, `inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
 "inputs", by type, and the shared types they use under "$defs". inputDecoder
 compiles it on first use.`)
 	f.Const().Id("inputSchemaJSON").Op("=").Add(lit)
@@ -581,37 +493,37 @@ compiles it on first use.`)
 
 func (e *declEmitter) helpers(f *jen.File) {
 	for _, a := range e.m.Actors {
-		comment(f, fmt.Sprintf("InitialFnOf%s returns the initial state of actor %s. It must be pure.", a.GoName, a.Name))
-		f.Type().Id("InitialFnOf" + a.GoName).Op("=").Func().Params().Id("StateOf" + a.GoName)
+		gen.Comment(f, fmt.Sprintf("%s returns the initial state of actor %s. It must be pure.", a.Idents.InitialFn, a.Name))
+		f.Type().Id(a.Idents.InitialFn).Op("=").Func().Params().Id(a.Idents.State)
 		f.Line()
-		comment(f, fmt.Sprintf(`TransitionFnOf%s applies an input dispatched by actor %s to the actor's state.
+		gen.Comment(f, fmt.Sprintf(`%s applies an input dispatched by actor %s to the actor's state.
 It must be pure and deterministic: no clock, randomness or I/O; time arrives
-inside inputs.`, a.GoName, a.Name))
-		f.Type().Id("TransitionFnOf"+a.GoName).Op("=").Func().Params(
-			jen.Id("state").Id("StateOf"+a.GoName),
-			jen.Id("input").Id("InputFrom"+a.GoName),
-		).Id("StateOf" + a.GoName)
+inside inputs.`, a.Idents.TransitionFn, a.Name))
+		f.Type().Id(a.Idents.TransitionFn).Op("=").Func().Params(
+			jen.Id("state").Id(a.Idents.State),
+			jen.Id("input").Id(a.Idents.Input),
+		).Id(a.Idents.State)
 		f.Line()
-		comment(f, fmt.Sprintf(`EffectFnOf%s runs the side effects of actor %s for its context and reports
-back by dispatching inputs. It is injected when the agent is created.`, a.GoName, a.Name))
-		f.Type().Id("EffectFnOf"+a.GoName).Op("=").Qual(automataPath, "Effect").Types(jen.Id("ContextOf"+a.GoName), jen.Id("AgentInput"))
+		gen.Comment(f, fmt.Sprintf(`%s runs the side effects of actor %s for its context and reports
+back by dispatching inputs. It is injected when the agent is created.`, a.Idents.EffectFn, a.Name))
+		f.Type().Id(a.Idents.EffectFn).Op("=").Qual(gen.AutomataPath, "Effect").Types(jen.Id(a.Idents.Context), jen.Id("AgentInput"))
 		f.Line()
-		comment(f, fmt.Sprintf(`JobsFnOf%s says which jobs actor %s calls for, by key: the LLM calls, tool calls and other asynchronous work its context asks for. It must be a pure function of the context, so that a restored agent calls for the same jobs, and must not write into it. The keys are the jobs' idempotency keys, stable across restarts; the agent prefixes each with %q, and automata.JobKey returns the prefixed key. It is injected when the agent is created.`, a.GoName, a.Name, a.Name+"/"))
-		f.Type().Id("JobsFnOf"+a.GoName).Op("=").Func().Params(jen.Id("view").Id("ContextOf"+a.GoName)).Map(jen.String()).Qual(automataPath, "Job").Types(jen.Id("AgentInput"))
+		gen.Comment(f, fmt.Sprintf(`%s says which jobs actor %s calls for, by key: the LLM calls, tool calls and other asynchronous work its context asks for. It must be a pure function of the context, so that a restored agent calls for the same jobs, and must not write into it. The keys are the jobs' idempotency keys, stable across restarts; the agent prefixes each with %q, and automata.JobKey returns the prefixed key. It is injected when the agent is created.`, a.Idents.JobsFn, a.Name, a.Name+"/"))
+		f.Type().Id(a.Idents.JobsFn).Op("=").Func().Params(jen.Id("view").Id(a.Idents.Context)).Map(jen.String()).Qual(gen.AutomataPath, "Job").Types(jen.Id("AgentInput"))
 		f.Line()
 	}
 }
 
 func (e *declEmitter) agent(f *jen.File) {
-	f.PackageComment(docText(fmt.Sprintf(`Package decl declares the types of the agent specified in %s
+	f.PackageComment(gen.DocText(fmt.Sprintf(`Package decl declares the types of the agent specified in %s
 (package %s): its actors, the observations between them, each
 actor's state and context, the inputs, and the function types of each
 actor's initial state, transition, effect and jobs.
 
-It is generated by agentgen; edit the spec and run agentgen generate.`, pathBase(e.m.File), e.m.Package)))
-	comment(f, "AgentState is the state of the whole agent: the union of the states of all actors.")
+It is generated by agentgen; edit the spec and run agentgen generate.`, gen.PathBase(e.m.File), e.m.Package)))
+	gen.Comment(f, "AgentState is the state of the whole agent: the union of the states of all actors.")
 	e.structType(f, "AgentState", e.m.AgentState, ownedBy)
-	project := func(fs []*Field) jen.Dict {
+	project := func(fs []*model.Field) jen.Dict {
 		d := jen.Dict{}
 		for _, fd := range fs {
 			d[jen.Id(fd.GoName)] = jen.Id("s").Dot(fd.GoName)
@@ -619,8 +531,8 @@ It is generated by agentgen; edit the spec and run agentgen generate.`, pathBase
 		return d
 	}
 	for _, a := range e.m.Actors {
-		st := "StateOf" + a.GoName
-		comment(f, fmt.Sprintf("%s returns the state of actor %s.", st, a.Name))
+		st := a.Idents.State
+		gen.Comment(f, fmt.Sprintf("%s returns the state of actor %s.", st, a.Name))
 		f.Func().Params(jen.Id("s").Id("AgentState")).Id(st).Params().Id(st).Block(
 			jen.Return(jen.Id(st).Values(project(a.State))),
 		)
@@ -630,17 +542,17 @@ It is generated by agentgen; edit the spec and run agentgen generate.`, pathBase
 			assign = append(assign, jen.Id("s").Dot(fd.GoName).Op("=").Id("state").Dot(fd.GoName))
 		}
 		assign = append(assign, jen.Return(jen.Id("s")))
-		comment(f, fmt.Sprintf("With%s returns a copy of s with the state of actor %s replaced by state.", st, a.Name))
-		f.Func().Params(jen.Id("s").Id("AgentState")).Id("With" + st).Params(jen.Id("state").Id(st)).Id("AgentState").Block(assign...)
+		gen.Comment(f, fmt.Sprintf("%s returns a copy of s with the state of actor %s replaced by state.", a.Idents.WithState, a.Name))
+		f.Func().Params(jen.Id("s").Id("AgentState")).Id(a.Idents.WithState).Params(jen.Id("state").Id(st)).Id("AgentState").Block(assign...)
 		f.Line()
-		ctx := "ContextOf" + a.GoName
-		comment(f, fmt.Sprintf("%s returns the context of actor %s: what it observes.", ctx, a.Name))
+		ctx := a.Idents.Context
+		gen.Comment(f, fmt.Sprintf("%s returns the context of actor %s: what it observes.", ctx, a.Name))
 		f.Func().Params(jen.Id("s").Id("AgentState")).Id(ctx).Params().Id(ctx).Block(
 			jen.Return(jen.Id(ctx).Values(project(a.Context))),
 		)
 		f.Line()
 	}
-	comment(f, `AgentInput is an input of the agent: one of the InputFromX of its actors.
+	gen.Comment(f, `AgentInput is an input of the agent: one of the InputFromX of its actors.
 MarshalJSON of an input writes its "type" discriminator; DecodeInput reads it
 back.`)
 	f.Type().Id("AgentInput").Interface(
@@ -651,24 +563,17 @@ back.`)
 	f.Line()
 	var efs []jen.Code
 	for _, a := range e.m.Actors {
-		efs = append(efs, jen.Id(a.GoName).Id("EffectFnOf"+a.GoName))
+		efs = append(efs, jen.Id(a.GoName).Id(a.Idents.EffectFn))
 	}
-	comment(f, "EffectFns holds the effect function of each actor. It is injected when the\nagent is created.")
+	gen.Comment(f, "EffectFns holds the effect function of each actor. It is injected when the\nagent is created.")
 	f.Type().Id("EffectFns").Struct(efs...)
 	f.Line()
 	var jfs []jen.Code
 	for _, a := range e.m.Actors {
-		jfs = append(jfs, jen.Id(a.GoName).Id("JobsFnOf"+a.GoName))
+		jfs = append(jfs, jen.Id(a.GoName).Id(a.Idents.JobsFn))
 	}
-	comment(f, "JobFns holds the jobs function of each actor: the work its context calls for, by key. It is injected when the agent is created, with agent.WithJobs; an actor whose jobs function is nil calls for no jobs.")
+	gen.Comment(f, "JobFns holds the jobs function of each actor: the work its context calls for, by key. It is injected when the agent is created, with agent.WithJobs; an actor whose jobs function is nil calls for no jobs.")
 	f.Type().Id("JobFns").Struct(jfs...)
 }
 
-func ownedBy(fd *Field) string { return "Owned by actor " + fd.Owner.Name + "." }
-
-func pathBase(p string) string {
-	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
-		return p[i+1:]
-	}
-	return p
-}
+func ownedBy(fd *model.Field) string { return "Owned by actor " + fd.Owner.Name + "." }

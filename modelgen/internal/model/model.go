@@ -1,9 +1,4 @@
-package modelgen
-
-// The model is the plain-data IR between a validated spec and the emitters:
-// every name is already resolved to its Go identifier, every derived set
-// (StateOf, ContextOf, AgentState) is computed, and everything is in a
-// deterministic order. Emitters only print it.
+package model
 
 // Model is a validated, derived agent model.
 type Model struct {
@@ -38,9 +33,11 @@ type Model struct {
 // Actor is one actor with its derived state and context.
 type Actor struct {
 	Name    string // kebab-case spec name: task-manager
-	GoName  string // TaskManager
+	GoName  string // TaskManager: its initial state and transition funcs, its EffectFns and JobFns fields
 	VarName string // taskManager, for variables and parameters
 	Pos     Pos
+	// Idents are the identifiers package decl declares for the actor.
+	Idents ActorIdents
 
 	Observes   []*Observation // observations by this actor (ContextOf), in target order
 	ObservedBy []*Observation // observations of this actor (StateOf), in observer order
@@ -53,6 +50,53 @@ type Actor struct {
 	// Inputs the actor dispatches, sorted by name.
 	Inputs []*Input
 }
+
+// ActorIdents are the Go identifiers of package decl that belong to one
+// actor (here the actor user), chosen once, when the model is built:
+// printers print them and never build one.
+type ActorIdents struct {
+	Const        string // ActorUser, its Actor constant
+	State        string // StateOfUser
+	Context      string // ContextOfUser
+	Input        string // InputFromUser, the sealed interface of its inputs
+	WithState    string // WithStateOfUser, the AgentState method
+	InitialFn    string // InitialFnOfUser
+	TransitionFn string // TransitionFnOfUser
+	EffectFn     string // EffectFnOfUser
+	JobsFn       string // JobsFnOfUser
+	InputMarker  string // isInputFromUser, the method that seals InputFromUser
+}
+
+// statePrefix starts the name of every actor's state type, StateOfX.
+const StatePrefix = "StateOf"
+
+// actorIdents names the identifiers of the actor whose Go name is goName.
+// The seed's names (StateOfX, ContextOfX, InputFromX) are the modelling
+// method's vocabulary.
+func actorIdents(goName string) ActorIdents {
+	return ActorIdents{
+		Const:        "Actor" + goName,
+		State:        StatePrefix + goName,
+		Context:      "ContextOf" + goName,
+		Input:        "InputFrom" + goName,
+		WithState:    "WithStateOf" + goName,
+		InitialFn:    "InitialFnOf" + goName,
+		TransitionFn: "TransitionFnOf" + goName,
+		EffectFn:     "EffectFnOf" + goName,
+		JobsFn:       "JobsFnOf" + goName,
+		InputMarker:  "isInputFrom" + goName,
+	}
+}
+
+// nameUnion names the identifiers that come with a oneOf's sealed
+// interface, once its Go name is chosen.
+func nameUnion(d *TypeDecl) {
+	d.Marker = "is" + d.GoName
+	d.Decoder = "decode" + d.GoName
+}
+
+// observationName is the Go name of what observer sees of target: XObY.
+func observationName(observer, target *Actor) string { return observer.GoName + "Ob" + target.GoName }
 
 // Observation is what Observer sees of Target: XObY.
 type Observation struct {
@@ -68,6 +112,9 @@ type Input struct {
 	Actor *Actor
 	Decl  *TypeDecl // the input's struct (Decl.Input == this)
 	Pos   Pos
+	// Type is the property "type" that MarshalJSON writes: the
+	// discriminator, with the input's name as its value.
+	Type *ConstProp
 }
 
 // Field is one property of a struct.
@@ -90,7 +137,7 @@ func (f *Field) Tag() string {
 	if f.Required {
 		return f.Name
 	}
-	if f.Type.isCollection() {
+	if f.Type.IsCollection() {
 		return f.Name + ",omitzero"
 	}
 	return f.Name + ",omitempty"
@@ -118,9 +165,9 @@ type Type struct {
 	Decl *TypeDecl // NamedType
 }
 
-// underlying follows aliases and defined types to the type that says how
+// Underlying follows aliases and defined types to the type that says how
 // the value is represented.
-func (t *Type) underlying() *Type {
+func (t *Type) Underlying() *Type {
 	for i := 0; t.Kind == NamedType && i < 100; i++ {
 		switch t.Decl.Kind {
 		case AliasDecl, DefinedDecl:
@@ -135,17 +182,17 @@ func (t *Type) underlying() *Type {
 	return t
 }
 
-// isCollection says whether nil is the natural "absent" of t: slices and
+// IsCollection says whether nil is the natural "absent" of t: slices and
 // maps, also behind a named type.
-func (t *Type) isCollection() bool {
-	u := t.underlying()
+func (t *Type) IsCollection() bool {
+	u := t.Underlying()
 	return u.Kind == SliceType || u.Kind == MapType
 }
 
-// isNilable says whether t needs no pointer to be absent or null: slices,
+// IsNilable says whether t needs no pointer to be absent or null: slices,
 // maps and sealed interfaces.
-func (t *Type) isNilable() bool {
-	u := t.underlying()
+func (t *Type) IsNilable() bool {
+	u := t.Underlying()
 	return u.Kind == SliceType || u.Kind == MapType || u.Kind == PointerType ||
 		(u.Kind == NamedType && u.Decl.Kind == UnionDecl)
 }
@@ -183,6 +230,8 @@ type TypeDecl struct {
 	// UnionDecl
 	Discriminator string // the JSON name of the const property
 	Variants      []*Variant
+	Marker        string // isShape, the method that seals the interface
+	Decoder       string // decodeShape, the function that decodes a value
 
 	// AliasDecl, DefinedDecl
 	Target *Type
@@ -207,54 +256,54 @@ type Variant struct {
 	Decl  *TypeDecl
 }
 
-// needsMarshal says whether a struct needs a MarshalJSON: it is an input or
+// NeedsMarshal says whether a struct needs a MarshalJSON: it is an input or
 // has const properties to write, or required non-null slices and maps whose nil value
 // must encode as empty rather than null.
-func (d *TypeDecl) needsMarshal() bool {
-	return d.Kind == StructDecl && (d.Input != nil || len(d.Consts) > 0 || len(d.emptyOnNil()) > 0)
+func (d *TypeDecl) NeedsMarshal() bool {
+	return d.Kind == StructDecl && (d.Input != nil || len(d.Consts) > 0 || len(d.EmptyOnNil()) > 0)
 }
 
-// emptyOnNil lists the fields whose nil value encodes as empty ([] or {}).
-func (d *TypeDecl) emptyOnNil() []*Field {
+// EmptyOnNil lists the fields whose nil value encodes as empty ([] or {}).
+func (d *TypeDecl) EmptyOnNil() []*Field {
 	var fs []*Field
 	for _, f := range d.Fields {
-		if f.Required && !f.Nullable && f.Type.isCollection() {
+		if f.Required && !f.Nullable && f.Type.IsCollection() {
 			fs = append(fs, f)
 		}
 	}
 	return fs
 }
 
-// needsDecoder says whether encoding/json cannot decode a value of type t by
+// NeedsDecoder says whether encoding/json cannot decode a value of type t by
 // itself: t holds a sealed interface that is not wrapped in a type with its
 // own UnmarshalJSON.
-func (t *Type) needsDecoder() bool {
+func (t *Type) NeedsDecoder() bool {
 	switch t.Kind {
 	case SliceType, MapType, PointerType:
-		return t.Elem.needsDecoder()
+		return t.Elem.NeedsDecoder()
 	case NamedType:
 		switch t.Decl.Kind {
 		case UnionDecl:
 			return true
 		case AliasDecl:
-			return t.Decl.Target.needsDecoder()
+			return t.Decl.Target.NeedsDecoder()
 		}
 	}
 	return false
 }
 
-// needsUnmarshal says whether a struct or defined type needs an
+// NeedsUnmarshal says whether a struct or defined type needs an
 // UnmarshalJSON because it holds a sealed interface.
-func (d *TypeDecl) needsUnmarshal() bool {
+func (d *TypeDecl) NeedsUnmarshal() bool {
 	switch d.Kind {
 	case StructDecl:
 		for _, f := range d.Fields {
-			if f.Type.needsDecoder() {
+			if f.Type.NeedsDecoder() {
 				return true
 			}
 		}
 	case DefinedDecl:
-		return d.Target.needsDecoder()
+		return d.Target.NeedsDecoder()
 	}
 	return false
 }

@@ -1,4 +1,4 @@
-package modelgen
+package model
 
 import (
 	"bytes"
@@ -11,17 +11,19 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/moora-go/moora/modelgen/internal/names"
+	"github.com/moora-go/moora/modelgen/internal/spec"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
-// build runs the model checks on a schema-valid spec and derives the model.
+// Build runs the model checks on a schema-valid spec and derives the model.
 // It reports every problem it finds, not only the first.
-func build(src *source, spec *Spec) (*Model, error) {
-	d := &diags{src: src}
+func Build(src *spec.Source, sp *Spec) (*Model, error) {
+	d := &spec.Diags{Src: src}
 	b := &builder{
 		d:          d,
-		spec:       spec,
-		m:          &Model{File: src.file, Package: spec.Package},
+		spec:       sp,
+		m:          &Model{File: src.File(), Package: sp.Package},
 		names:      newNameTable(d),
 		stateNames: newNameTable(d),
 		actors:     make(map[string]*Actor),
@@ -36,10 +38,10 @@ func build(src *source, spec *Spec) (*Model, error) {
 		usedActors: make(map[string]bool),
 		unknownIn:  make(map[string][]string),
 	}
-	if spec.Package != "" {
-		b.m.PackageNote = "from the package key of " + src.file
-		if msg := checkImportPath(spec.Package); msg != "" {
-			d.at("/package", msg, "write the Go import path of the spec's directory, like example.com/agent")
+	if sp.Package != "" {
+		b.m.PackageNote = "from the package key of " + src.File()
+		if msg := CheckImportPath(sp.Package); msg != "" {
+			d.At("/package", msg, "write the Go import path of the spec's directory, like example.com/agent")
 		}
 	}
 	b.names.reserve("agentgen", "Actor", "Actors", "AgentState", "AgentInput", "EffectFns", "JobFns", "DecodeInput")
@@ -54,30 +56,35 @@ func build(src *source, spec *Spec) (*Model, error) {
 	b.checkCycles()
 	b.derive()
 	b.lint()
-	d.list.sort()
-	d.list = slices.CompactFunc(d.list, func(x, y *Diagnostic) bool { return x.String() == y.String() })
-	if d.errors() > 0 {
+	d.List.Sort()
+	d.List = slices.CompactFunc(d.List, func(x, y *Diagnostic) bool { return x.String() == y.String() })
+	if d.Errors() > 0 {
 		// Lint findings on a broken model are noise: report the errors.
-		return nil, slices.DeleteFunc(d.list, func(x *Diagnostic) bool { return x.Severity == Warning })
+		return nil, slices.DeleteFunc(d.List, func(x *Diagnostic) bool { return x.Severity == Warning })
 	}
-	b.m.Warnings = d.list
+	b.m.Warnings = d.List
 	slices.SortFunc(b.decls, func(x, y *TypeDecl) int { return strings.Compare(x.GoName, y.GoName) })
+	for _, d := range b.decls {
+		if d.Kind == UnionDecl {
+			nameUnion(d)
+		}
+	}
 	b.m.Types = b.decls
 	schema, err := b.inputSchema()
 	if err != nil {
 		return nil, err
 	}
-	if b.checkInputSchema(schema); d.errors() > 0 {
-		d.list.sort()
-		d.list = slices.CompactFunc(d.list, func(x, y *Diagnostic) bool { return x.String() == y.String() })
-		return nil, slices.DeleteFunc(d.list, func(x *Diagnostic) bool { return x.Severity == Warning })
+	if b.checkInputSchema(schema); d.Errors() > 0 {
+		d.List.Sort()
+		d.List = slices.CompactFunc(d.List, func(x, y *Diagnostic) bool { return x.String() == y.String() })
+		return nil, slices.DeleteFunc(d.List, func(x *Diagnostic) bool { return x.Severity == Warning })
 	}
 	b.m.InputSchema = schema
 	return b.m, nil
 }
 
 type builder struct {
-	d          *diags
+	d          *spec.Diags
 	spec       *Spec
 	m          *Model
 	names      *nameTable // package-level Go identifiers
@@ -133,24 +140,26 @@ func (b *builder) buildActors() {
 	for i, name := range b.spec.Actors {
 		ptr := "/actors/" + strconv.Itoa(i)
 		if prev, dup := b.actors[name]; dup {
-			b.d.at(ptr, fmt.Sprintf("duplicate actor %q (first listed at %s)", name, posShort(prev.Pos)), "remove one of them")
+			b.d.At(ptr, fmt.Sprintf("duplicate actor %q (first listed at %s)", name, posShort(prev.Pos)), "remove one of them")
 			continue
 		}
-		a := &Actor{Name: name, GoName: pascalCase(name), VarName: lowerCamel(name), Pos: b.d.src.pos(ptr)}
+		a := &Actor{Name: name, GoName: names.PascalCase(name), VarName: names.LowerCamel(name), Pos: b.d.Src.ValuePos(ptr)}
+		a.Idents = actorIdents(a.GoName)
 		b.actors[name] = a
 		what := fmt.Sprintf("actor %q", name)
 		if why, bad := reservedWord(a.VarName); bad {
-			b.d.at(ptr, fmt.Sprintf("actor %q: generated code names it %s, which is %s", name, a.VarName, why), "rename the actor")
+			b.d.At(ptr, fmt.Sprintf("actor %q: generated code names it %s, which is %s", name, a.VarName, why), "rename the actor")
 		}
 		if !goNames.claim(a.GoName, what, ptr, "rename one of the actors") {
 			continue
 		}
 		b.m.Actors = append(b.m.Actors, a)
-		for _, prefix := range []string{"Actor", "StateOf", "ContextOf", "InputFrom", "InitialFnOf", "TransitionFnOf", "EffectFnOf", "JobsFnOf"} {
-			b.names.claim(prefix+a.GoName, what, ptr, "rename the actor")
+		id := a.Idents
+		for _, name := range []string{id.Const, id.State, id.Context, id.Input, id.InitialFn, id.TransitionFn, id.EffectFn, id.JobsFn} {
+			b.names.claim(name, what, ptr, "rename the actor")
 		}
-		for _, prefix := range []string{"StateOf", "ContextOf", "WithStateOf"} {
-			b.stateNames.reserve("the AgentState method "+prefix+a.GoName, prefix+a.GoName)
+		for _, name := range []string{id.State, id.Context, id.WithState} {
+			b.stateNames.reserve("the AgentState method "+name, name)
 		}
 	}
 }
@@ -165,8 +174,8 @@ func (b *builder) actor(name, ptr, section string) *Actor {
 	if !slices.Contains(b.unknownIn[name], section) {
 		b.unknownIn[name] = append(b.unknownIn[name], section)
 	}
-	b.d.atKey(ptr, fmt.Sprintf("unknown actor %q in %s", name, section),
-		didYouMean(suggest(name, b.spec.Actors), "declare it under actors, or fix the name"))
+	b.d.AtKey(ptr, fmt.Sprintf("unknown actor %q in %s", name, section),
+		names.DidYouMean(names.Suggest(name, b.spec.Actors), "declare it under actors, or fix the name"))
 	return nil
 }
 
@@ -188,19 +197,19 @@ func (b *builder) checkUnusedActors() {
 		// The unknown names whose use-site hint names this actor.
 		var likely []string
 		for _, u := range unknown {
-			if suggest(u, b.spec.Actors) == name {
+			if names.Suggest(u, b.spec.Actors) == name {
 				likely = append(likely, u)
 			}
 		}
 		if len(likely) == 0 {
 			continue
 		}
-		u := suggest(name, likely)
+		u := names.Suggest(name, likely)
 		if u == "" {
 			u = likely[0]
 		}
 		sections := b.unknownIn[u]
-		b.d.at("/actors/"+strconv.Itoa(i), fmt.Sprintf("actor %q is used nowhere", name),
+		b.d.At("/actors/"+strconv.Itoa(i), fmt.Sprintf("actor %q is used nowhere", name),
 			fmt.Sprintf("did you mean %q, which %s use?", u, strings.Join(sections, " and ")))
 	}
 }
@@ -225,8 +234,8 @@ func (b *builder) actorKeys(keys []string) []string {
 
 func (b *builder) buildDefs() {
 	for _, name := range slices.Sorted(maps.Keys(b.spec.Defs)) {
-		ptr := "/$defs/" + escapePointer(name)
-		decl := &TypeDecl{Name: name, GoName: name, File: "types.go", Ptr: ptr, Doc: description(b.spec.Defs[name])}
+		ptr := "/$defs/" + spec.EscapePointer(name)
+		decl := &TypeDecl{Name: name, GoName: name, File: "types.go", Ptr: ptr, Doc: Description(b.spec.Defs[name])}
 		b.defs[name] = decl
 		b.decls = append(b.decls, decl)
 		b.names.claim(name, fmt.Sprintf("$defs type %s", name), ptr, "rename one of them")
@@ -249,7 +258,7 @@ func (b *builder) fillDef(decl *TypeDecl) bool {
 	defer func() { b.defState[decl] = defDone }()
 	s := b.spec.Defs[decl.Name]
 	if s == nil {
-		b.d.at(decl.Ptr, "schema is null", "write a schema object")
+		b.d.At(decl.Ptr, "schema is null", "write a schema object")
 		decl.Kind = DefinedDecl
 		decl.Target = &Type{Kind: StringType}
 		return true
@@ -271,7 +280,7 @@ func (b *builder) fillDef(decl *TypeDecl) bool {
 		decl.Kind = DefinedDecl
 		r := b.resolve(s, decl.Ptr, decl.GoName, decl.File)
 		if r.nullable {
-			b.d.at(decl.Ptr+"/type", "a $defs type cannot be nullable", "make the properties that use it nullable or optional instead")
+			b.d.At(decl.Ptr+"/type", "a $defs type cannot be nullable", "make the properties that use it nullable or optional instead")
 		}
 		decl.Target = r.t
 	}
@@ -285,7 +294,7 @@ func (b *builder) badRef(ref string) bool {
 		return false
 	}
 	name, ok := strings.CutPrefix(ref, "#/$defs/")
-	return !ok || strings.Contains(name, "/") || b.defs[pointerUnescaper.Replace(name)] == nil
+	return !ok || strings.Contains(name, "/") || b.defs[spec.UnescapePointer(name)] == nil
 }
 
 // checkRefs reports each $ref in s, at ptr, that does not resolve or is
@@ -302,7 +311,7 @@ func (b *builder) checkRefs(s *Schema, ptr string) {
 		b.checkRefs(s.AdditionalProperties.Schema, ptr+"/additionalProperties")
 	}
 	for _, p := range s.Properties {
-		b.checkRefs(p.Schema, ptr+"/properties/"+escapePointer(p.Name))
+		b.checkRefs(p.Schema, ptr+"/properties/"+spec.EscapePointer(p.Name))
 	}
 	for i, m := range s.AllOf {
 		b.checkRefs(m, ptr+"/allOf/"+strconv.Itoa(i))
@@ -352,37 +361,37 @@ func (b *builder) maskBadRefs(x, y *Schema) {
 func (b *builder) refDecl(ref, ptr string) *TypeDecl {
 	name, ok := strings.CutPrefix(ref, "#/$defs/")
 	if !ok || strings.Contains(name, "/") {
-		b.d.at(ptr, fmt.Sprintf("unsupported $ref %q", ref), `refer to a shared type as "#/$defs/Name"`)
+		b.d.At(ptr, fmt.Sprintf("unsupported $ref %q", ref), `refer to a shared type as "#/$defs/Name"`)
 		return nil
 	}
-	name = pointerUnescaper.Replace(name)
+	name = spec.UnescapePointer(name)
 	decl := b.defs[name]
 	if decl == nil {
 		hint := "declare the type under $defs, or fix the name"
-		if s := suggest(name, slices.Sorted(maps.Keys(b.defs))); s != "" {
-			hint = didYouMean("#/$defs/"+s, "")
+		if s := names.Suggest(name, slices.Sorted(maps.Keys(b.defs))); s != "" {
+			hint = names.DidYouMean("#/$defs/"+s, "")
 		}
-		b.d.at(ptr, fmt.Sprintf("$ref %q does not resolve", ref), hint)
+		b.d.At(ptr, fmt.Sprintf("$ref %q does not resolve", ref), hint)
 	}
 	return decl
 }
 
 func (b *builder) buildObservations() {
 	for _, obsName := range b.actorKeys(slices.Collect(maps.Keys(b.spec.Observations))) {
-		obsPtr := "/observations/" + escapePointer(obsName)
+		obsPtr := "/observations/" + spec.EscapePointer(obsName)
 		observer := b.actor(obsName, obsPtr, "observations")
 		targets := b.spec.Observations[obsName]
 		for _, tgtName := range b.actorKeys(slices.Collect(maps.Keys(targets))) {
-			tptr := obsPtr + "/" + escapePointer(tgtName)
+			tptr := obsPtr + "/" + spec.EscapePointer(tgtName)
 			target := b.actor(tgtName, tptr, "observations")
 			if observer == nil || target == nil {
 				continue
 			}
-			o := &Observation{Observer: observer, Target: target, GoName: observer.GoName + "Ob" + target.GoName, Pos: b.d.src.keyPos(tptr)}
-			b.names.claim(o.GoName, fmt.Sprintf("observation %s.%s", obsName, tgtName), tptr, "rename the $defs type")
+			o := &Observation{Observer: observer, Target: target, GoName: observationName(observer, target), Pos: b.d.Src.KeyPos(tptr)}
+			b.names.claim(o.GoName, fmt.Sprintf("observation %s.%s", obsName, tgtName), tptr, b.names.observationHint(o.GoName))
 			members := newNameTable(b.d)
 			for _, p := range targets[tgtName] {
-				if f := b.observedField(target, p, tptr+"/"+escapePointer(p.Name)); f != nil {
+				if f := b.observedField(target, p, tptr+"/"+spec.EscapePointer(p.Name)); f != nil {
 					if members.claim(f.GoName, fmt.Sprintf("property %q", p.Name), f.Ptr, "rename one of the properties") {
 						o.Fields = append(o.Fields, f)
 					}
@@ -401,7 +410,7 @@ func (b *builder) observedField(target *Actor, p Property, ptr string) *Field {
 	prev, seen := b.owners[p.Name]
 	switch {
 	case seen && prev.target != target:
-		b.d.atKey(ptr, fmt.Sprintf("property %q is also observed on actor %q (%s)", p.Name, prev.target.Name, posShort(b.d.src.keyPos(prev.ptr))),
+		b.d.AtKey(ptr, fmt.Sprintf("property %q is also observed on actor %q (%s)", p.Name, prev.target.Name, posShort(b.d.Src.KeyPos(prev.ptr))),
 			"a piece of state has one owner: rename one of them, or observe it on one actor only")
 		return nil
 	case seen && !b.sameSchema(prev.schema, p.Schema):
@@ -411,19 +420,19 @@ func (b *builder) observedField(target *Actor, p Property, ptr string) *Field {
 		if b.sameButBadRefs(prev.schema, p.Schema) {
 			return nil // the $refs that do not resolve are the difference
 		}
-		b.d.atKey(ptr, fmt.Sprintf("property %q of actor %q has a different schema than at %s", p.Name, target.Name, posShort(b.d.src.keyPos(prev.ptr))),
+		b.d.AtKey(ptr, fmt.Sprintf("property %q of actor %q has a different schema than at %s", p.Name, target.Name, posShort(b.d.Src.KeyPos(prev.ptr))),
 			"observations of one actor must agree on the schema of a property")
 		return nil
 	case seen:
 		b.checkRefs(p.Schema, ptr)
 	case !seen:
 		b.owners[p.Name] = propOwner{target: target, ptr: ptr, schema: p.Schema}
-		b.stateNames.claim(fieldName(p.Name), fmt.Sprintf("property %q", p.Name), ptr, "rename one of the properties")
+		b.stateNames.claim(names.FieldName(p.Name), fmt.Sprintf("property %q", p.Name), ptr, "rename one of the properties")
 	}
-	r := b.resolve(p.Schema, b.owners[p.Name].ptr, fieldName(p.Name), "observations.go")
+	r := b.resolve(p.Schema, b.owners[p.Name].ptr, names.FieldName(p.Name), "observations.go")
 	f := &Field{
-		Name: p.Name, GoName: fieldName(p.Name),
-		Required: true, Nullable: r.nullable, Doc: p.Schema.docOr(""), Owner: target, Ptr: ptr,
+		Name: p.Name, GoName: names.FieldName(p.Name),
+		Required: true, Nullable: r.nullable, Doc: docOr(p.Schema, ""), Owner: target, Ptr: ptr,
 	}
 	b.fieldRes[f] = r
 	return f
@@ -436,44 +445,44 @@ func (b *builder) buildInputs() {
 	}
 	seen := make(map[string]seenInput)
 	for _, actorName := range b.actorKeys(slices.Collect(maps.Keys(b.spec.Inputs))) {
-		aptr := "/inputs/" + escapePointer(actorName)
+		aptr := "/inputs/" + spec.EscapePointer(actorName)
 		a := b.actor(actorName, aptr, "inputs")
 		if a == nil {
 			continue
 		}
 		inputs := b.spec.Inputs[actorName]
 		for _, name := range slices.Sorted(maps.Keys(inputs)) {
-			ptr := aptr + "/" + escapePointer(name)
+			ptr := aptr + "/" + spec.EscapePointer(name)
 			if prev, dup := seen[name]; dup {
-				b.d.atKey(ptr, fmt.Sprintf("input %q is also declared by actor %q (%s)", name, prev.actor.Name, posShort(b.d.src.keyPos(prev.ptr))),
+				b.d.AtKey(ptr, fmt.Sprintf("input %q is also declared by actor %q (%s)", name, prev.actor.Name, posShort(b.d.Src.KeyPos(prev.ptr))),
 					"input names are the type discriminators of AgentInput: rename one of them")
 				continue
 			}
 			seen[name] = seenInput{a, ptr}
-			in := &Input{Name: name, Actor: a, Pos: b.d.src.keyPos(ptr)}
-			if why, bad := reservedWord(lowerCamel(name)); bad {
-				b.d.atKey(ptr, fmt.Sprintf("input %q: generated code names it %s, which is %s", name, lowerCamel(name), why), "rename the input")
+			in := &Input{Name: name, Actor: a, Pos: b.d.Src.KeyPos(ptr), Type: &ConstProp{Name: "type", GoName: "Type", Value: jsonString(name)}}
+			if why, bad := reservedWord(names.LowerCamel(name)); bad {
+				b.d.AtKey(ptr, fmt.Sprintf("input %q: generated code names it %s, which is %s", name, names.LowerCamel(name), why), "rename the input")
 			}
 			s := inputs[name]
-			decl := b.newDecl(pascalCase(name), "inputs.go", ptr, StructDecl, fmt.Sprintf("input %q", name), s)
+			decl := b.newDecl(names.PascalCase(name), "inputs.go", ptr, StructDecl, fmt.Sprintf("input %q", name), s)
 			if decl == nil {
 				continue
 			}
 			decl.Input = in
 			in.Decl = decl
 			if s == nil {
-				b.d.at(ptr, "schema is null", "write an object schema")
+				b.d.At(ptr, "schema is null", "write an object schema")
 				continue
 			}
 			c := b.classify(s, ptr)
 			if c.class != structClass && c.class != refClass {
 				if c.class != invalidClass {
-					b.d.at(ptr, "an input must be an object schema", "give it type: object and properties")
+					b.d.At(ptr, "an input must be an object schema", "give it type: object and properties")
 				}
 				continue
 			}
 			if c.nullable {
-				b.d.at(ptr+"/type", "an input cannot be nullable", `remove "null" from its type; an input is always an object`)
+				b.d.At(ptr+"/type", "an input cannot be nullable", `remove "null" from its type; an input is always an object`)
 				continue
 			}
 			if c.class == refClass && !b.inputRef(s.Ref, ptr) {
@@ -500,7 +509,7 @@ func (b *builder) inputRef(ref, ptr string) bool {
 	if def.Kind == AliasDecl && def.Target != nil && def.Target.Kind == NamedType && def.Target.Decl.Kind == StructDecl {
 		hint = fmt.Sprintf(`refer to "#/$defs/%s" directly`, def.Target.Decl.Name)
 	}
-	b.d.at(ptr+"/$ref", fmt.Sprintf("an input must be an object, but $ref %q names %s, which is %s", ref, def.Name, what), hint)
+	b.d.At(ptr+"/$ref", fmt.Sprintf("an input must be an object, but $ref %q names %s, which is %s", ref, def.Name, what), hint)
 	return false
 }
 
@@ -547,7 +556,7 @@ func (b *builder) checkImplNames() {
 		t.claim(a.GoName, fmt.Sprintf("actor %q", a.Name), "/actors/"+strconv.Itoa(slices.Index(b.spec.Actors, a.Name)), "")
 	}
 	for _, in := range b.m.Inputs {
-		t.claim(in.Decl.GoName, fmt.Sprintf("input %q", in.Name), "/inputs/"+escapePointer(in.Actor.Name)+"/"+escapePointer(in.Name),
+		t.claim(in.Decl.GoName, fmt.Sprintf("input %q", in.Name), "/inputs/"+spec.EscapePointer(in.Actor.Name)+"/"+spec.EscapePointer(in.Name),
 			"package transitions (impl/) names a function after each actor and each input: rename the input")
 	}
 }
@@ -555,13 +564,13 @@ func (b *builder) checkImplNames() {
 // newDecl declares a named type for the schema at ptr.
 func (b *builder) newDecl(goName, file, ptr string, kind DeclKind, what string, s *Schema) *TypeDecl {
 	if goName == "" {
-		b.d.atKey(ptr, "cannot derive a Go name here", "move the schema into $defs")
+		b.d.AtKey(ptr, "cannot derive a Go name here", "move the schema into $defs")
 		return nil
 	}
-	decl := &TypeDecl{Name: goName, GoName: goName, Kind: kind, File: file, Ptr: ptr, Doc: description(s)}
+	decl := &TypeDecl{Name: goName, GoName: goName, Kind: kind, File: file, Ptr: ptr, Doc: Description(s)}
 	hint := "rename one of them"
 	if what == "" {
-		what = "the inline schema " + elementName(ptr)
+		what = "the inline schema " + spec.ElementName(ptr)
 		hint = "move the inline schema into $defs under another name, or rename the clashing element"
 	}
 	b.names.claim(goName, what, ptr, hint)
@@ -620,7 +629,7 @@ var classNames = map[schemaClass]string{
 // fit together.
 func (b *builder) classify(s *Schema, ptr string) classified {
 	if len(s.Const) > 0 {
-		b.d.atKey(ptr+"/const", "const is supported only on a property of an object", "use enum for a set of allowed strings")
+		b.d.AtKey(ptr+"/const", "const is supported only on a property of an object", "use enum for a set of allowed strings")
 		return classified{}
 	}
 	var c classified
@@ -641,13 +650,13 @@ func (b *builder) classify(s *Schema, ptr string) classified {
 		explicit := classOfType[t]
 		switch {
 		case c.class == refClass:
-			b.d.atKey(ptr+"/type", `"type" cannot sit beside $ref`, "remove it; the referenced type says it")
+			b.d.AtKey(ptr+"/type", `"type" cannot sit beside $ref`, "remove it; the referenced type says it")
 			return classified{}
 		case (c.class == unionClass || c.class == structClass) && explicit != structClass:
-			b.d.atKey(ptr+"/type", fmt.Sprintf("%s is an object, not %s", keywordOf(s), t), "use type: object or remove type")
+			b.d.AtKey(ptr+"/type", fmt.Sprintf("%s is an object, not %s", keywordOf(s), t), "use type: object or remove type")
 			return classified{}
 		case c.class == unionClass && nullable:
-			b.d.atKey(ptr+"/type", "a oneOf cannot be nullable", "make the property that holds it optional")
+			b.d.AtKey(ptr+"/type", "a oneOf cannot be nullable", "make the property that holds it optional")
 			return classified{}
 		case c.class == invalidClass:
 			c.class = explicit
@@ -661,13 +670,13 @@ func (b *builder) classify(s *Schema, ptr string) classified {
 		case len(s.Enum) > 0:
 			c.class = enumClass
 		default:
-			b.d.at(ptr, "cannot tell the type of this schema", `add "type" (object, array, string, integer, number or boolean), a $ref, properties or items`)
+			b.d.At(ptr, "cannot tell the type of this schema", `add "type" (object, array, string, integer, number or boolean), a $ref, properties or items`)
 			return classified{}
 		}
 	}
 	if c.class == structClass && s.AdditionalProperties != nil && s.AdditionalProperties.Schema != nil {
 		if len(s.Properties) > 0 || len(s.AllOf) > 0 {
-			b.d.atKey(ptr+"/additionalProperties", "an object with properties cannot also have an additionalProperties schema", "use additionalProperties: false or true, or put the map in a property of its own")
+			b.d.AtKey(ptr+"/additionalProperties", "an object with properties cannot also have an additionalProperties schema", "use additionalProperties: false or true, or put the map in a property of its own")
 			return classified{}
 		}
 		c.class = mapClass
@@ -698,7 +707,7 @@ func (b *builder) schemaType(t SchemaType, ptr string) (name string, nullable, o
 	case len(t) == 2 && t[1] == "null" && t[0] != "null":
 		return t[0], true, true
 	}
-	b.d.at(ptr, fmt.Sprintf("unsupported type %s", typeString(t)), `use one type, or a pair of a type and "null" like [string, "null"]`)
+	b.d.At(ptr, fmt.Sprintf("unsupported type %s", typeString(t)), `use one type, or a pair of a type and "null" like [string, "null"]`)
 	return "", false, false
 }
 
@@ -707,8 +716,8 @@ func typeString(t SchemaType) string {
 	return string(j)
 }
 
-// present lists the keywords a schema uses, in a fixed order.
-func (s *Schema) present() []string {
+// schemaKeywords lists the keywords a schema uses, in a fixed order.
+func schemaKeywords(s *Schema) []string {
 	var ks []string
 	add := func(k string, ok bool) {
 		if ok {
@@ -747,40 +756,40 @@ func (s *Schema) present() []string {
 func (b *builder) checkKeywords(s *Schema, ptr string, class schemaClass) bool {
 	ok := true
 	allowed := classKeywords[class]
-	for _, k := range s.present() {
+	for _, k := range schemaKeywords(s) {
 		if slices.Contains(allowed, k) {
 			continue
 		}
 		ok = false
 		if class == refClass {
-			b.d.atKey(ptr+"/"+k, fmt.Sprintf("%q cannot sit beside $ref", k), "only description and default may accompany $ref")
+			b.d.AtKey(ptr+"/"+k, fmt.Sprintf("%q cannot sit beside $ref", k), "only description and default may accompany $ref")
 		} else {
-			b.d.atKey(ptr+"/"+k, fmt.Sprintf("%q does not apply to %s", k, classNames[class]), "remove it")
+			b.d.AtKey(ptr+"/"+k, fmt.Sprintf("%q does not apply to %s", k, classNames[class]), "remove it")
 		}
 	}
 	if s.Pattern != "" {
 		if _, err := regexp.Compile(s.Pattern); err != nil {
-			b.d.at(ptr+"/pattern", fmt.Sprintf("pattern does not compile: %v", strings.TrimPrefix(err.Error(), "error parsing regexp: ")), "write a Go (RE2) regular expression")
+			b.d.At(ptr+"/pattern", fmt.Sprintf("pattern does not compile: %v", strings.TrimPrefix(err.Error(), "error parsing regexp: ")), "write a Go (RE2) regular expression")
 			ok = false
 		}
 	}
 	if s.Format != "" {
 		if _, known := jsonschema.Formats[s.Format]; !known {
 			formats := slices.Sorted(maps.Keys(jsonschema.Formats))
-			b.d.at(ptr+"/format", fmt.Sprintf("unknown format %q", s.Format),
-				didYouMean(suggest(s.Format, formats), "use one of "+strings.Join(formats, ", ")))
+			b.d.At(ptr+"/format", fmt.Sprintf("unknown format %q", s.Format),
+				names.DidYouMean(names.Suggest(s.Format, formats), "use one of "+strings.Join(formats, ", ")))
 			ok = false
 		}
 	}
 	if s.Default != nil && class != refClass && class != unionClass {
 		if !defaultFits(s.Default, class, len(s.Type) == 2) {
-			b.d.at(ptr+"/default", fmt.Sprintf("default %s is not %s", s.Default, classNames[class]), "make the default match the type")
+			b.d.At(ptr+"/default", fmt.Sprintf("default %s is not %s", s.Default, classNames[class]), "make the default match the type")
 			ok = false
 		} else if class == enumClass {
 			var v string
 			_ = json.Unmarshal(s.Default, &v)
 			if !slices.Contains(s.Enum, v) && string(s.Default) != "null" {
-				b.d.at(ptr+"/default", fmt.Sprintf("default %s is not one of the enum values", s.Default), "make the default one of the enum values")
+				b.d.At(ptr+"/default", fmt.Sprintf("default %s is not one of the enum values", s.Default), "make the default one of the enum values")
 				ok = false
 			}
 		}
@@ -829,7 +838,7 @@ func (b *builder) resolve(s *Schema, ptr, name, file string) resolved {
 func (b *builder) resolveSchema(s *Schema, ptr, name, file string) resolved {
 	invalid := resolved{t: &Type{Kind: StringType}}
 	if s == nil {
-		b.d.at(ptr, "schema is null", "write a schema object")
+		b.d.At(ptr, "schema is null", "write a schema object")
 		return invalid
 	}
 	c := b.classify(s, ptr)
@@ -866,7 +875,7 @@ func (b *builder) resolveSchema(s *Schema, ptr, name, file string) resolved {
 		return resolved{t: &Type{Kind: MapType, Elem: elemType(v)}, nullable: c.nullable}
 	case arrayClass:
 		if s.Items == nil {
-			b.d.at(ptr, "an array needs items", "say what the array holds with items")
+			b.d.At(ptr, "an array needs items", "say what the array holds with items")
 			return invalid
 		}
 		it := b.resolve(s.Items, ptr+"/items", name+"Item", file)
@@ -888,7 +897,7 @@ func named(d *TypeDecl) *Type { return &Type{Kind: NamedType, Decl: d} }
 // elemType is the Go type of an array item or map value: a pointer when it
 // may be null and nil is not already its null.
 func elemType(r resolved) *Type {
-	if r.nullable && !r.t.isNilable() {
+	if r.nullable && !r.t.IsNilable() {
 		return &Type{Kind: PointerType, Elem: r.t}
 	}
 	return r.t
@@ -897,7 +906,7 @@ func elemType(r resolved) *Type {
 // fieldType is the Go type of a struct field: a pointer when the value may be
 // absent or null and nil is not already its absence.
 func fieldType(r resolved, required bool) *Type {
-	if (!required || r.nullable) && !r.t.isNilable() {
+	if (!required || r.nullable) && !r.t.IsNilable() {
 		return &Type{Kind: PointerType, Elem: r.t}
 	}
 	return r.t
@@ -910,7 +919,7 @@ func (b *builder) collectProps(s *Schema, ptr string, self *TypeDecl) (props []m
 	add := func(p mergedProp) {
 		if i, dup := index[p.name]; dup {
 			if !b.sameSchema(props[i].schema, p.schema) {
-				b.d.atKey(p.ptr, fmt.Sprintf("property %q is declared again with a different schema (first at %s)", p.name, posShort(b.d.src.keyPos(props[i].ptr))),
+				b.d.AtKey(p.ptr, fmt.Sprintf("property %q is declared again with a different schema (first at %s)", p.name, posShort(b.d.Src.KeyPos(props[i].ptr))),
 					"allOf merges properties: give them one schema")
 				ok = false
 			}
@@ -929,7 +938,7 @@ func (b *builder) collectProps(s *Schema, ptr string, self *TypeDecl) (props []m
 	for i, m := range members {
 		mptr := memberPtr(i)
 		if m == nil {
-			b.d.at(mptr, "schema is null", "write a schema object")
+			b.d.At(mptr, "schema is null", "write a schema object")
 			ok = false
 			continue
 		}
@@ -944,13 +953,13 @@ func (b *builder) collectProps(s *Schema, ptr string, self *TypeDecl) (props []m
 				continue
 			}
 			if !b.fillDef(def) || def == self {
-				b.d.at(mptr+"/$ref", fmt.Sprintf("allOf cycle: %s includes itself", def.Name), "break the cycle")
+				b.d.At(mptr+"/$ref", fmt.Sprintf("allOf cycle: %s includes itself", def.Name), "break the cycle")
 				ok = false
 				continue
 			}
 			info := b.infos[def]
 			if def.Kind != StructDecl || info == nil {
-				b.d.at(mptr+"/$ref", fmt.Sprintf("allOf member %s is not an object", def.Name), "allOf merges objects only")
+				b.d.At(mptr+"/$ref", fmt.Sprintf("allOf member %s is not an object", def.Name), "allOf merges objects only")
 				ok = false
 				continue
 			}
@@ -967,7 +976,7 @@ func (b *builder) collectProps(s *Schema, ptr string, self *TypeDecl) (props []m
 		}
 		if c := b.classify(m, mptr); c.class != structClass || len(m.AllOf) > 0 || c.nullable {
 			if c.class != invalidClass {
-				b.d.at(mptr, "allOf member must be an object with properties or a $ref to one", "allOf merges objects only")
+				b.d.At(mptr, "allOf member must be an object with properties or a $ref to one", "allOf merges objects only")
 			}
 			ok = false
 			continue
@@ -980,20 +989,20 @@ func (b *builder) collectProps(s *Schema, ptr string, self *TypeDecl) (props []m
 		closedBy = append(closedBy, mclosed...)
 	}
 	for _, p := range s.Properties {
-		add(mergedProp{name: p.Name, schema: p.Schema, ptr: ptr + "/properties/" + escapePointer(p.Name)})
+		add(mergedProp{name: p.Name, schema: p.Schema, ptr: ptr + "/properties/" + spec.EscapePointer(p.Name)})
 	}
 	for i, r := range s.Required {
 		rptr := ptr + "/required/" + strconv.Itoa(i)
 		if slices.Contains(s.Required[:i], r) {
-			b.d.at(rptr, fmt.Sprintf("%q is listed twice", r), "remove one")
+			b.d.At(rptr, fmt.Sprintf("%q is listed twice", r), "remove one")
 			ok = false
 			continue
 		}
 		j, declared := index[r]
 		if !declared {
-			names := slices.Sorted(maps.Keys(index))
-			b.d.at(rptr, fmt.Sprintf("required property %q is not declared", r),
-				didYouMean(suggest(r, names), "declare it under properties, or remove it from required"))
+			declaredNames := slices.Sorted(maps.Keys(index))
+			b.d.At(rptr, fmt.Sprintf("required property %q is not declared", r),
+				names.DidYouMean(names.Suggest(r, declaredNames), "declare it under properties, or remove it from required"))
 			ok = false
 			continue
 		}
@@ -1020,7 +1029,7 @@ func (b *builder) fillStruct(decl *TypeDecl, s *Schema, ptr string) {
 		own := b.closedProps(cptr)
 		for _, p := range props {
 			if !slices.Contains(own, p.name) {
-				b.d.at(cptr, fmt.Sprintf("additionalProperties: false here rejects property %q that allOf merges in, so no value is valid", p.name),
+				b.d.At(cptr, fmt.Sprintf("additionalProperties: false here rejects property %q that allOf merges in, so no value is valid", p.name),
 					"remove additionalProperties: false from the allOf member")
 				break
 			}
@@ -1028,7 +1037,7 @@ func (b *builder) fillStruct(decl *TypeDecl, s *Schema, ptr string) {
 		if cptr == ptr && s.Ref == "" {
 			info.closed = true
 		} else if decl.Input != nil {
-			b.d.at(cptr, `additionalProperties: false here would reject the input's "type" property`,
+			b.d.At(cptr, `additionalProperties: false here would reject the input's "type" property`,
 				"remove it, or put additionalProperties: false on the input itself")
 		}
 	}
@@ -1043,11 +1052,11 @@ func (b *builder) fillStruct(decl *TypeDecl, s *Schema, ptr string) {
 		if decl.Input != nil && strings.EqualFold(p.name, "type") {
 			// encoding/json matches names regardless of case: "Type" would
 			// receive the discriminator.
-			b.d.atKey(p.ptr, fmt.Sprintf("property %q is (or differs only in case from) the input's discriminator \"type\", which agentgen writes", p.name), "rename the property")
+			b.d.AtKey(p.ptr, fmt.Sprintf("property %q is (or differs only in case from) the input's discriminator \"type\", which agentgen writes", p.name), "rename the property")
 			continue
 		}
 		if p.schema == nil {
-			b.d.at(p.ptr, "schema is null", "write a schema object")
+			b.d.At(p.ptr, "schema is null", "write a schema object")
 			continue
 		}
 		if len(p.schema.Const) > 0 {
@@ -1060,14 +1069,14 @@ func (b *builder) fillStruct(decl *TypeDecl, s *Schema, ptr string) {
 		if p.from != nil {
 			r = b.resolved[p.ptr]
 		} else {
-			r = b.resolve(p.schema, p.ptr, decl.GoName+fieldName(p.name), decl.File)
+			r = b.resolve(p.schema, p.ptr, decl.GoName+names.FieldName(p.name), decl.File)
 		}
 		if r.t == nil {
 			continue // reported where it was declared
 		}
 		f := &Field{
-			Name: p.name, GoName: fieldName(p.name),
-			Required: p.required, Nullable: r.nullable, Doc: p.schema.docOr(""), Ptr: p.ptr,
+			Name: p.name, GoName: names.FieldName(p.name),
+			Required: p.required, Nullable: r.nullable, Doc: docOr(p.schema, ""), Ptr: p.ptr,
 		}
 		b.fieldRes[f] = r
 		if members.claim(f.GoName, what, p.ptr, "rename one of the properties") {
@@ -1080,9 +1089,9 @@ func (b *builder) fillStruct(decl *TypeDecl, s *Schema, ptr string) {
 // false, at the schema at ptr (or, for a $ref, the schema it names).
 func (b *builder) closedProps(ptr string) []string {
 	var names []string
-	n := b.d.src.node(ptr)
-	if ref := n.get("$ref"); ref != nil && ref.kind == stringNode {
-		if name, ok := strings.CutPrefix(ref.str, "#/$defs/"); ok {
+	n := b.d.Src.Node(ptr)
+	if ref := n.Get("$ref"); ref != nil && ref.Kind() == spec.StringNode {
+		if name, ok := strings.CutPrefix(ref.Str(), "#/$defs/"); ok {
 			if def := b.defs[name]; def != nil {
 				if info := b.infos[def]; info != nil {
 					for _, p := range info.props {
@@ -1093,8 +1102,8 @@ func (b *builder) closedProps(ptr string) []string {
 		}
 		return names
 	}
-	if props := n.get("properties"); props != nil {
-		names = append(names, props.keys...)
+	if props := n.Get("properties"); props != nil {
+		names = append(names, props.Keys()...)
 	}
 	return names
 }
@@ -1103,9 +1112,9 @@ func (b *builder) closedProps(ptr string) []string {
 func (b *builder) constProp(p mergedProp) *ConstProp {
 	s := p.schema
 	ok := true
-	for _, k := range s.present() {
+	for _, k := range schemaKeywords(s) {
 		if k != "const" && k != "type" {
-			b.d.atKey(p.ptr+"/"+k, fmt.Sprintf("%q does not apply to a const property", k), "remove it")
+			b.d.AtKey(p.ptr+"/"+k, fmt.Sprintf("%q does not apply to a const property", k), "remove it")
 			ok = false
 		}
 	}
@@ -1119,24 +1128,24 @@ func (b *builder) constProp(p mergedProp) *ConstProp {
 	case v[0] == '-' || (v[0] >= '0' && v[0] <= '9'):
 		kind = "number"
 	default:
-		b.d.at(p.ptr+"/const", fmt.Sprintf("const %s is not a string, number or boolean", v), "use a string, number or boolean")
+		b.d.At(p.ptr+"/const", fmt.Sprintf("const %s is not a string, number or boolean", v), "use a string, number or boolean")
 		return nil
 	}
 	if len(s.Type) > 0 {
 		t, nullable, tok := b.schemaType(s.Type, p.ptr+"/type")
 		if tok && (nullable || !(t == kind || (kind == "number" && t == "integer"))) {
-			b.d.atKey(p.ptr+"/type", fmt.Sprintf("const %s is not of type %s", v, typeString(s.Type)), "make the type match the const")
+			b.d.AtKey(p.ptr+"/type", fmt.Sprintf("const %s is not of type %s", v, typeString(s.Type)), "make the type match the const")
 			ok = false
 		}
 	}
 	if !p.required {
-		b.d.atKey(p.ptr, fmt.Sprintf("const property %q must be required", p.name), "add it to required; agentgen always writes it")
+		b.d.AtKey(p.ptr, fmt.Sprintf("const property %q must be required", p.name), "add it to required; agentgen always writes it")
 		ok = false
 	}
 	if !ok {
 		return nil
 	}
-	return &ConstProp{Name: p.name, GoName: fieldName(p.name), Value: slices.Clone(v)}
+	return &ConstProp{Name: p.name, GoName: names.FieldName(p.name), Value: slices.Clone(v)}
 }
 
 // fillUnion declares a oneOf: a sealed interface whose variants are told
@@ -1154,7 +1163,7 @@ func (b *builder) fillUnion(decl *TypeDecl, s *Schema, ptr string) {
 	for i, v := range s.OneOf {
 		vptr := ptr + "/oneOf/" + strconv.Itoa(i)
 		if v == nil {
-			b.d.at(vptr, "schema is null", "write a schema object")
+			b.d.At(vptr, "schema is null", "write a schema object")
 			return
 		}
 		var props []mergedProp
@@ -1168,18 +1177,18 @@ func (b *builder) fillUnion(decl *TypeDecl, s *Schema, ptr string) {
 				return
 			}
 			if !b.fillDef(vdecl) || vdecl == decl {
-				b.d.at(vptr+"/$ref", fmt.Sprintf("oneOf cycle: %s is a variant of itself", vdecl.Name), "break the cycle")
+				b.d.At(vptr+"/$ref", fmt.Sprintf("oneOf cycle: %s is a variant of itself", vdecl.Name), "break the cycle")
 				return
 			}
 			if vdecl.Kind != StructDecl || b.infos[vdecl] == nil {
-				b.d.at(vptr+"/$ref", fmt.Sprintf("oneOf variant %s is not an object", vdecl.Name), "oneOf variants must be objects")
+				b.d.At(vptr+"/$ref", fmt.Sprintf("oneOf variant %s is not an object", vdecl.Name), "oneOf variants must be objects")
 				return
 			}
 			props = b.infos[vdecl].props
 		} else {
 			if c := b.classify(v, vptr); c.class != structClass || c.nullable {
 				if c.class != invalidClass {
-					b.d.at(vptr, "oneOf variant must be an object", "oneOf variants must be objects told apart by a const property")
+					b.d.At(vptr, "oneOf variant must be an object", "oneOf variants must be objects told apart by a const property")
 				}
 				return
 			}
@@ -1202,7 +1211,7 @@ func (b *builder) fillUnion(decl *TypeDecl, s *Schema, ptr string) {
 		vs = append(vs, variant{ptr: vptr, schema: v, decl: vdecl, consts: consts})
 	}
 	if len(vs) == 0 {
-		b.d.atKey(ptr+"/oneOf", "oneOf has no variants", "list the object schemas it chooses between")
+		b.d.AtKey(ptr+"/oneOf", "oneOf has no variants", "list the object schemas it chooses between")
 		return
 	}
 	// The discriminator is the const string property every variant has.
@@ -1222,12 +1231,12 @@ func (b *builder) fillUnion(decl *TypeDecl, s *Schema, ptr string) {
 	slices.Sort(common)
 	switch len(common) {
 	case 0:
-		b.d.atKey(ptr+"/oneOf", "oneOf variants share no const string property to tell them apart",
+		b.d.AtKey(ptr+"/oneOf", "oneOf variants share no const string property to tell them apart",
 			`give every variant a required property with a const string, like kind: {const: circle}`)
 		return
 	case 1:
 	default:
-		b.d.atKey(ptr+"/oneOf", fmt.Sprintf("oneOf variants share several const string properties (%s)", strings.Join(common, ", ")),
+		b.d.AtKey(ptr+"/oneOf", fmt.Sprintf("oneOf variants share several const string properties (%s)", strings.Join(common, ", ")),
 			"keep one discriminator property")
 		return
 	}
@@ -1236,13 +1245,13 @@ func (b *builder) fillUnion(decl *TypeDecl, s *Schema, ptr string) {
 	for _, v := range vs {
 		val := v.consts[decl.Discriminator]
 		if prev, dup := values[val]; dup {
-			b.d.at(v.ptr, fmt.Sprintf("discriminator %s %q is also used by %s", decl.Discriminator, val, elementName(prev)), "give each variant its own value")
+			b.d.At(v.ptr, fmt.Sprintf("discriminator %s %q is also used by %s", decl.Discriminator, val, spec.ElementName(prev)), "give each variant its own value")
 			continue
 		}
 		values[val] = v.ptr
 		vdecl := v.decl
 		if vdecl == nil {
-			vdecl = b.newDecl(decl.GoName+pascalCase(val), decl.File, v.ptr, StructDecl, "", v.schema)
+			vdecl = b.newDecl(decl.GoName+names.PascalCase(val), decl.File, v.ptr, StructDecl, "", v.schema)
 			if vdecl == nil {
 				continue
 			}
@@ -1260,12 +1269,12 @@ func (b *builder) fillEnum(decl *TypeDecl, s *Schema, ptr string) {
 	for i, v := range s.Enum {
 		vptr := ptr + "/enum/" + strconv.Itoa(i)
 		if slices.Contains(s.Enum[:i], v) {
-			b.d.at(vptr, fmt.Sprintf("enum value %q is listed twice", v), "remove one")
+			b.d.At(vptr, fmt.Sprintf("enum value %q is listed twice", v), "remove one")
 			continue
 		}
-		suffix := pascalCase(v)
+		suffix := names.PascalCase(v)
 		if suffix == "" {
-			b.d.at(vptr, fmt.Sprintf("enum value %q has no letters or digits to name a Go constant after", v), "use a value with letters or digits")
+			b.d.At(vptr, fmt.Sprintf("enum value %q has no letters or digits to name a Go constant after", v), "use a value with letters or digits")
 			continue
 		}
 		goName := decl.GoName + suffix
@@ -1335,7 +1344,7 @@ func (b *builder) checkCycles() {
 					names = append(names, c.GoName)
 				}
 				names = append(names, e.GoName)
-				b.d.atKey(e.Ptr, "type cycle "+strings.Join(names, " → ")+": a Go value cannot contain itself",
+				b.d.AtKey(e.Ptr, "type cycle "+strings.Join(names, " → ")+": a Go value cannot contain itself",
 					"make one of the properties on the cycle optional (a pointer) or an array")
 			}
 		}
@@ -1381,25 +1390,26 @@ func (b *builder) lint() {
 	for i, name := range b.spec.Actors {
 		a := b.actors[name]
 		ptr := "/actors/" + strconv.Itoa(i)
-		if a == nil || a.Pos != b.d.src.pos(ptr) {
+		if a == nil || a.Pos != b.d.Src.ValuePos(ptr) {
 			continue
 		}
 		switch {
 		case len(a.State) > 0 && len(a.Inputs) == 0:
-			b.d.warnKey(ptr, fmt.Sprintf("actor %q has state (%s) but no inputs to change it", name, fieldNames(a.State)),
+			b.d.WarnKey(ptr, fmt.Sprintf("actor %q has state (%s) but no inputs to change it", name, FieldNames(a.State)),
 				fmt.Sprintf("add an input under inputs.%s", name))
 		case len(a.Inputs) > 0 && len(a.State) == 0:
-			b.d.warnKey(ptr, fmt.Sprintf("actor %q has inputs but no state for them to change", name),
+			b.d.WarnKey(ptr, fmt.Sprintf("actor %q has inputs but no state for them to change", name),
 				fmt.Sprintf("observe some of its state under observations.<observer>.%s", name))
 		}
 		if len(a.Observes) == 0 && len(a.ObservedBy) == 0 {
-			b.d.warnKey(ptr, fmt.Sprintf("actor %q observes nothing and is observed by nothing", name),
+			b.d.WarnKey(ptr, fmt.Sprintf("actor %q observes nothing and is observed by nothing", name),
 				"connect it with an observation, or remove it")
 		}
 	}
 }
 
-func fieldNames(fs []*Field) string {
+// FieldNames lists the spec names of fields, separated by commas.
+func FieldNames(fs []*Field) string {
 	names := make([]string, len(fs))
 	for i, f := range fs {
 		names[i] = f.Name
@@ -1412,12 +1422,12 @@ func fieldNames(fs []*Field) string {
 // aside) or a byte order mark, which go/format rejects or which would not
 // show in an editor.
 func (b *builder) checkDescriptions() {
-	forEachSchema(b.d.src.root, func(ptr string, n *node) {
-		desc := n.get("description")
-		if desc == nil || desc.kind != stringNode {
+	spec.ForEachSchema(b.d.Src.Root(), func(ptr string, n *spec.Node) {
+		desc := n.Get("description")
+		if desc == nil || desc.Kind() != spec.StringNode {
 			return
 		}
-		for _, r := range desc.str {
+		for _, r := range desc.Str() {
 			var what string
 			switch {
 			case r == '\t' || r == '\n' || r == '\r':
@@ -1429,7 +1439,7 @@ func (b *builder) checkDescriptions() {
 			default:
 				continue
 			}
-			b.d.at(ptr+"/description", fmt.Sprintf("description holds %s, which a Go doc comment cannot hold", what), "remove it")
+			b.d.At(ptr+"/description", fmt.Sprintf("description holds %s, which a Go doc comment cannot hold", what), "remove it")
 			return
 		}
 	})
@@ -1437,7 +1447,7 @@ func (b *builder) checkDescriptions() {
 
 // docOr returns the schema's description followed by its default, or def
 // when it has neither.
-func (s *Schema) docOr(def string) string {
+func docOr(s *Schema, def string) string {
 	if s == nil {
 		return def
 	}
@@ -1509,25 +1519,16 @@ func mapSchemas(ss []*Schema, f func(*Schema) *Schema) []*Schema {
 	return out
 }
 
-// checkImportPath returns what is wrong with a Go import path, or "".
-func checkImportPath(p string) string {
-	if strings.HasPrefix(p, "/") || strings.HasSuffix(p, "/") {
-		return fmt.Sprintf("package %q must not start or end with a slash", p)
-	}
-	for _, elem := range strings.Split(p, "/") {
-		if elem == "" || elem == "." || elem == ".." {
-			return fmt.Sprintf("package %q has an empty, . or .. element", p)
-		}
-		for _, r := range elem {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~+", r)) {
-				return fmt.Sprintf("package %q has the character %q, which an import path cannot hold", p, r)
-			}
-		}
+// CheckImportPath returns what is wrong with a Go import path, or "".
+func CheckImportPath(p string) string {
+	if reason := ImportPathError(p); reason != "" {
+		return fmt.Sprintf("package %q is not a valid Go import path: %s", p, reason)
 	}
 	return ""
 }
 
-func description(s *Schema) string {
+// Description is the description of a schema, or "" for none.
+func Description(s *Schema) string {
 	if s == nil {
 		return ""
 	}

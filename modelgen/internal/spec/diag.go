@@ -1,4 +1,4 @@
-package modelgen
+package spec
 
 import (
 	"cmp"
@@ -63,7 +63,9 @@ func (ds Diagnostics) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-func (ds Diagnostics) sort() {
+// Sort sorts the diagnostics by position, then severity, element and
+// message.
+func (ds Diagnostics) Sort() {
 	slices.SortStableFunc(ds, func(a, b *Diagnostic) int {
 		return cmp.Or(
 			cmp.Compare(a.Pos.Line, b.Pos.Line),
@@ -89,38 +91,40 @@ func AsDiagnostics(err error) Diagnostics {
 	return nil
 }
 
-// diags collects diagnostics against a source.
-type diags struct {
-	src  *source
-	list Diagnostics
+// Diags collects diagnostics against a source: each names the spec
+// element at a JSON Pointer and is placed at its value or its key.
+type Diags struct {
+	Src  *Source
+	List Diagnostics
 }
 
-// at reports an error about the value at ptr.
-func (d *diags) at(ptr, msg, hint string) {
-	d.add(d.src.pos(ptr), Error, ptr, msg, hint)
+// At reports an error about the value at ptr.
+func (d *Diags) At(ptr, msg, hint string) {
+	d.add(d.Src.pos(ptr), Error, ptr, msg, hint)
 }
 
-// atKey reports an error about the key naming the value at ptr.
-func (d *diags) atKey(ptr, msg, hint string) {
-	d.add(d.src.keyPos(ptr), Error, ptr, msg, hint)
+// AtKey reports an error about the key naming the value at ptr.
+func (d *Diags) AtKey(ptr, msg, hint string) {
+	d.add(d.Src.keyPos(ptr), Error, ptr, msg, hint)
 }
 
-// warnKey reports a warning about the key or list item at ptr.
-func (d *diags) warnKey(ptr, msg, hint string) {
-	d.add(d.src.keyPos(ptr), Warning, ptr, msg, hint)
+// WarnKey reports a warning about the key or list item at ptr.
+func (d *Diags) WarnKey(ptr, msg, hint string) {
+	d.add(d.Src.keyPos(ptr), Warning, ptr, msg, hint)
 }
 
-func (d *diags) add(pos Pos, sev Severity, ptr, msg, hint string) {
+func (d *Diags) add(pos Pos, sev Severity, ptr, msg, hint string) {
 	elem := ""
 	if ptr != "" {
-		elem = elementName(ptr)
+		elem = ElementName(ptr)
 	}
-	d.list = append(d.list, &Diagnostic{Pos: pos, Severity: sev, Element: elem, Message: msg, Hint: hint})
+	d.List = append(d.List, &Diagnostic{Pos: pos, Severity: sev, Element: elem, Message: msg, Hint: hint})
 }
 
-func (d *diags) errors() int {
+// Errors counts the diagnostics that are errors.
+func (d *Diags) Errors() int {
 	n := 0
-	for _, x := range d.list {
+	for _, x := range d.List {
 		if x.Severity == Error {
 			n++
 		}

@@ -1,0 +1,105 @@
+package modelgen
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/moora-go/moora/modelgen/internal/spec"
+)
+
+// TestNestingLimit checks the nesting limit the package doc states: values
+// nested spec.MaxDepth levels deep load, one level more is an error at the value
+// that crosses it, in both syntaxes.
+func TestNestingLimit(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("nested at most %d levels deep", spec.MaxDepth); !strings.Contains(strings.Join(strings.Fields(strings.ReplaceAll(string(doc), "//", "")), " "), want) {
+		t.Errorf("the package doc does not say %q", want)
+	}
+	for _, tc := range []struct {
+		name, file string
+		depth      int
+		tooDeep    bool
+	}{
+		{"yaml at the limit", "agent.yaml", spec.MaxDepth, false},
+		{"yaml past the limit", "agent.yaml", spec.MaxDepth + 1, true},
+		{"json at the limit", "agent.json", spec.MaxDepth, false},
+		{"json past the limit", "agent.json", spec.MaxDepth + 1, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The root object is level 0, the value of "actors" level 1.
+			nested := strings.Repeat("[", tc.depth) + strings.Repeat("]", tc.depth)
+			doc := `{"version": 1, "actors": ` + nested + `}`
+			_, err := LoadBytes(tc.file, []byte(doc))
+			if err == nil {
+				t.Fatal("loaded without error")
+			}
+			got := err.Error()
+			tooDeep := strings.Contains(got, fmt.Sprintf("nested deeper than %d levels", spec.MaxDepth))
+			if tooDeep != tc.tooDeep {
+				t.Fatalf("nesting error: %v, want %v; got:\n%s", tooDeep, tc.tooDeep, got)
+			}
+			if tc.tooDeep {
+				col := len(`{"version": 1, "actors": `) + tc.depth
+				if want := fmt.Sprintf("%s:1:%d: ", tc.file, col); !strings.HasPrefix(got, want) {
+					t.Errorf("got %q, want it at %s", got, want)
+				}
+			}
+		})
+	}
+}
+
+// TestEncoding checks that YAML and JSON specs treat their bytes alike: a
+// UTF-8 byte order mark is allowed at the start, and bytes that are not
+// UTF-8 are an error at their position, never rewritten to U+FFFD.
+func TestEncoding(t *testing.T) {
+	const bom = "\ufeff"
+	for _, tc := range []struct {
+		name, file, spec string
+		want             string // the error; "" when the spec loads
+	}{
+		{"yaml with a BOM", "agent.yaml", bom + "version: 1\nactors: [user]\n", ""},
+		{"json with a BOM", "agent.json", bom + `{"version": 1, "actors": ["user"]}`, ""},
+		{"yaml with a bad byte", "agent.yaml", "version: 1\nactors: [us\xffer]\n", "agent.yaml:2:12: the spec is not valid UTF-8: byte 0xff"},
+		{"json with a bad byte", "agent.json", "{\"version\": 1,\n \"actors\": [\"us\xffer\"]}", "agent.json:2:16: the spec is not valid UTF-8: byte 0xff"},
+		{"json with a bad byte after a BOM", "agent.json", bom + "{\"version\": 1, \"actors\": [\"\xc3\"]}", "agent.json:1:28: the spec is not valid UTF-8: byte 0xc3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := LoadBytes(tc.file, []byte(tc.spec))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("got error %v", err)
+				}
+				if len(m.Actors) != 1 || m.Actors[0].Name != "user" {
+					t.Errorf("actors: got %v", m.Actors)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("loaded; want error %q", tc.want)
+			}
+			if got := err.Error(); !strings.HasPrefix(got, tc.want) {
+				t.Errorf("got  %q\nwant %q...", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestAliasLimit checks that YAML aliases cannot blow a small spec up: the
+// values are counted after expansion, and past spec.MaxNodes loading stops.
+func TestAliasLimit(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("version: 1\nactors: [user]\nx0: &x0 [a, a, a, a, a, a, a, a, a, a]\n")
+	for i := 1; i <= 6; i++ {
+		fmt.Fprintf(&b, "x%d: &x%d [*x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d]\n", i, i, i-1)
+	}
+	_, err := LoadBytes("agent.yaml", []byte(b.String()))
+	want := fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", spec.MaxNodes)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("got %v, want %q", err, want)
+	}
+}
