@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/moora-go/moora/automata"
@@ -126,6 +127,7 @@ type Bridge[S, I, V any] struct {
 
 	closing   chan struct{}
 	closeOnce sync.Once
+	active    atomic.Int64 // state streams being served
 
 	// Guarded by mu, written by the subscriber (on the goroutine applying
 	// inputs) and read by the streams:

@@ -85,6 +85,8 @@ func (b *Bridge[S, I, V]) getState(w http.ResponseWriter, r *http.Request) {
 	default:
 		first = b.snapshotEvent("resync", seq, view)
 	}
+	b.active.Add(1)
+	defer b.active.Add(-1)
 	out := startSSE(w, b.cfg.WriteTimeout)
 	if err := out.write(retryLine, first); err != nil {
 		return

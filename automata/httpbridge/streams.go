@@ -20,9 +20,9 @@ import (
 type Streams struct {
 	opts StreamOptions
 
-	mu      sync.Mutex
-	streams map[string]*stream
-	closed  bool
+	mu        sync.Mutex
+	streams   map[string]*stream
+	lastSweep time.Time
 }
 
 // StreamOptions configure Streams; the zero value gives the defaults.
@@ -126,7 +126,8 @@ func (s *Streams) getLocked(name string, now time.Time) (*stream, error) {
 	if st, ok := s.streams[name]; ok {
 		return st, nil
 	}
-	if len(s.streams) >= s.opts.MaxStreams {
+	// Free what has expired now and then, and always before refusing.
+	if len(s.streams) >= s.opts.MaxStreams || now.Sub(s.lastSweep) > s.opts.Keep/4 {
 		s.sweepLocked(now)
 		if len(s.streams) >= s.opts.MaxStreams {
 			return nil, ErrTooManyStreams
@@ -140,6 +141,7 @@ func (s *Streams) getLocked(name string, now time.Time) (*stream, error) {
 // sweepLocked frees the streams whose time is up: ended ones after Keep,
 // and ones nobody wrote to and nobody reads after Keep.
 func (s *Streams) sweepLocked(now time.Time) {
+	s.lastSweep = now
 	for name, st := range s.streams {
 		if now.Before(st.expires) {
 			continue
@@ -166,9 +168,7 @@ func (s *Streams) read(st *stream, offset int) (text []byte, ended bool, changed
 func (s *Streams) open(name string) (*stream, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	now := time.Now()
-	s.sweepLocked(now)
-	st, err := s.getLocked(name, now)
+	st, err := s.getLocked(name, time.Now())
 	if err != nil {
 		return nil, err
 	}
