@@ -78,6 +78,7 @@ type Machine[S, I, O any] struct {
 	doingIndex int
 	doingInput I
 	hasInput   bool
+	applied    uint64 // how many inputs have been applied since New
 	// The inputs being applied, whose waiters a failure must answer;
 	// committed: the committer has made them durable.
 	inflight  []queued[I]
@@ -134,6 +135,7 @@ type queued[I any] struct {
 type waiter struct {
 	state atomic.Uint32
 	done  chan error // buffered: replying never blocks
+	pos   uint64     // set before a nil reply: see DispatchWaitPos
 }
 
 const (
@@ -361,22 +363,35 @@ func (m *Machine[S, I, O]) Dispatch(input I) error {
 // of the same machine: it would wait for itself. Effects and jobs dispatch
 // with the Dispatch they are handed.
 func (m *Machine[S, I, O]) DispatchWait(ctx context.Context, input I) error {
+	_, err := m.DispatchWaitPos(ctx, input)
+	return err
+}
+
+// DispatchWaitPos is DispatchWait that also returns, with nil, the input's
+// position: n when it is the n-th input the machine has applied since New.
+// A durable machine numbers its journal in the same order (see
+// journal.Machine.DispatchSeq).
+func (m *Machine[S, I, O]) DispatchWaitPos(ctx context.Context, input I) (uint64, error) {
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
 	w := &waiter{done: make(chan error, 1)}
 	if err := m.dispatchFrom(nil, input, w); err != nil {
-		return err
+		return 0, err
 	}
+	var err error
 	select {
-	case err := <-w.done:
-		return err
+	case err = <-w.done:
 	case <-ctx.Done():
 		if w.state.CompareAndSwap(waitPending, waitAbandoned) {
-			return ctx.Err()
+			return 0, ctx.Err()
 		}
-		return <-w.done
+		err = <-w.done
 	}
+	if err != nil {
+		return 0, err
+	}
+	return w.pos, nil // written before the reply
 }
 
 // dispatchFrom queues an input from a job (or none), with its waiter (or
@@ -806,7 +821,9 @@ func (m *Machine[S, I, O]) applyBatch(batch []queued[I]) {
 	}
 	// Answer the rejected first: if a subscriber or event handler fails
 	// the machine while the batch is delivered, fail answers every input
-	// still in flight as durable, which these are not.
+	// still in flight as durable, which these are not. The committed know
+	// their positions now, for the same reason.
+	pos := m.applied
 	for i := range steps {
 		st := &steps[i]
 		if st.err == nil && commitErr != nil {
@@ -814,6 +831,12 @@ func (m *Machine[S, I, O]) applyBatch(batch []queued[I]) {
 		}
 		if st.err != nil && st.q.wait != nil {
 			st.q.wait.reply(st.err)
+		}
+		if st.err == nil {
+			pos++
+			if st.q.wait != nil {
+				st.q.wait.pos = pos
+			}
 		}
 	}
 	for _, st := range steps {
@@ -855,6 +878,10 @@ func (m *Machine[S, I, O]) publish(q queued[I], in I, prev, next S) {
 	m.state = next
 	m.dirty = m.needsSettle
 	m.changed = true
+	m.applied++
+	if q.wait != nil && q.wait.pos == 0 {
+		q.wait.pos = m.applied
+	}
 	m.mu.Lock()
 	m.current = next
 	m.mu.Unlock()

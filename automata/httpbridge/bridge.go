@@ -37,6 +37,7 @@ type Agent[S, I any] interface {
 // durable is what a journal adds to an Agent: sequence numbers that survive
 // restarts, and the history to resume from.
 type durable[S, I any] interface {
+	DispatchSeq(ctx context.Context, input I) (uint64, error)
 	Seq() uint64
 	StateAt(seq uint64) (S, error)
 	Inputs(from, to uint64) ([]journal.Entry[I], error)
@@ -439,9 +440,8 @@ func (b *Bridge[S, I, V]) getClient(w http.ResponseWriter, r *http.Request) {
 
 // postResult is the body of a successful POST /inputs.
 type postResult struct {
-	// Seq is a position of the journal whose state includes the input:
-	// its own sequence number, or a later one when other inputs were
-	// journaled in the same commit. Absent for an in-memory agent.
+	// Seq is the input's sequence number in the journal
+	// (journal.Machine.DispatchSeq). Absent for an in-memory agent.
 	Seq *uint64 `json:"seq,omitempty"`
 	// Duplicate says the input id was seen already: nothing was applied.
 	Duplicate bool `json:"duplicate,omitempty"`
@@ -498,10 +498,11 @@ func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 		}
 		break
 	}
-	err = b.agent.Dispatch(ctx, in)
 	var seq uint64
-	if err == nil && b.durable != nil {
-		seq = b.durable.Seq()
+	if b.durable != nil {
+		seq, err = b.durable.DispatchSeq(ctx, in)
+	} else {
+		err = b.agent.Dispatch(ctx, in)
 	}
 	b.dedup.end(key, seq, err == nil)
 	if err != nil {

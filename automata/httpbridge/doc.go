@@ -33,10 +33,9 @@
 // and the rule: `decoding input "send-user-message": /content: expected
 // string, but got number`), and dispatched to the agent, through its
 // admission steps. The answer comes once the input is applied — for a
-// durable agent, once it is on disk — as {"seq": n}: a journal position whose
-// state includes the input (its own number, or a later one when other inputs
-// went into the same group commit), which the state stream reaches before
-// the answer is sent. An input the agent rejects gets 422 with the
+// durable agent, once it is on disk — as {"seq": n}: the input's sequence
+// number in the journal (the state stream's event id of the state after
+// it), which the state stream reaches before the answer is sent. An input the agent rejects gets 422 with the
 // admission step's error; a closed agent 503, a failed one 500. Nothing is
 // journaled unless the answer is 200.
 //

@@ -496,3 +496,37 @@ func TestNilInputWithAdmissionIsRefused(t *testing.T) {
 		t.Fatalf("the machine did not go on after Dispatch(nil): %v", err)
 	}
 }
+
+// TestDispatchSeqIsTheInputsOwnNumber: concurrent Dispatches share group
+// commits, and each learns its own input's sequence number: the state
+// after it, StateAt(seq), ends with that input.
+func TestDispatchSeqIsTheInputsOwnNumber(t *testing.T) {
+	m := openTickets(t, filepath.Join(t.TempDir(), "t.db"))
+	defer closeTickets(t, m)
+	var wg sync.WaitGroup
+	seqs := make([]uint64, 64)
+	for i := range seqs {
+		wg.Go(func() {
+			seq, err := m.DispatchSeq(context.Background(), ticket{Title: fmt.Sprintf("t%d", i), Priority: "low"})
+			if err != nil {
+				t.Error(err)
+			}
+			seqs[i] = seq
+		})
+	}
+	wg.Wait()
+	seen := map[uint64]bool{}
+	for i, seq := range seqs {
+		if seen[seq] {
+			t.Fatalf("two inputs were told sequence number %d", seq)
+		}
+		seen[seq] = true
+		s, err := m.StateAt(seq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if last := s[len(s)-1]; last.Title != fmt.Sprintf("t%d", i) {
+			t.Fatalf("input t%d was told %d, but the state after %d ends with %q", i, seq, seq, last.Title)
+		}
+	}
+}

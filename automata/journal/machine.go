@@ -125,6 +125,8 @@ type Machine[S, I any] struct {
 	inner *automata.Machine[S, I, S]
 	log   *slog.Logger
 
+	openSeq uint64 // the last input journaled before Open: inputs applied since are numbered after it
+
 	// Owned by the goroutine applying inputs (the committer's Commit).
 	seq      uint64 // last journaled
 	frameBuf []byte
@@ -177,7 +179,7 @@ func Open[S, I any](store Store, def automata.Definition[S, I], opts Options[S, 
 	if err != nil {
 		return nil, err
 	}
-	m.seq = seq
+	m.seq, m.openSeq = seq, seq
 	m.journaled.Store(seq)
 	m.snapSeq.Store(snapSeq)
 	restored := automata.Definition[S, I]{
@@ -475,10 +477,21 @@ func (m *Machine[S, I]) apply(state S, in I, seq uint64) (next S, err error) {
 // wait for. Effects and jobs dispatch with the Dispatch they are handed,
 // which journals without waiting.
 func (m *Machine[S, I]) Dispatch(ctx context.Context, input I) error {
+	_, err := m.DispatchSeq(ctx, input)
+	return err
+}
+
+// DispatchSeq is Dispatch that also returns, with nil, the input's sequence
+// number in the journal: the state after it is StateAt(seq).
+func (m *Machine[S, I]) DispatchSeq(ctx context.Context, input I) (uint64, error) {
 	if isNil(input) {
-		return errNilInput // before admission steps see it
+		return 0, errNilInput // before admission steps see it
 	}
-	return m.inner.DispatchWait(ctx, input)
+	n, err := m.inner.DispatchWaitPos(ctx, input)
+	if err != nil {
+		return 0, err
+	}
+	return m.openSeq + n, nil
 }
 
 // snapshotAsync takes a snapshot of state, the state after input seq, in the
@@ -558,7 +571,9 @@ func (m *Machine[S, I]) verifyReplay(from, to uint64, want []byte) error {
 }
 
 // Subscribe calls fn with the current state, then with the state after each
-// applied input, as automata.Machine.Subscribe does.
+// applied input, as automata.Machine.Subscribe does. The first call comes
+// between two commits: Seq, read in it, is the sequence number of the state
+// it is given, and each later call is the state after the next one.
 //
 // fn runs on the goroutine that journals and applies inputs, so it must not
 // call Dispatch, which waits for that goroutine to write the input: it would
