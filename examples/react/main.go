@@ -5,10 +5,20 @@
 // a tool call fails, the reflector heals the run: it retries, substitutes a
 // fallback tool, rolls back to the parent task, asks the user, or aborts.
 //
+//	go run ./examples/react
+//
+// serves it on http://127.0.0.1:8080 and prints the URL, with the token
+// that lets a client in. The routes are the seed's bridge: POST /run queues a
+// task ({"goal": "compute 2*21 and find plans"}; tasks run one at a time,
+// in order), POST /reply answers the agent's question ({"runId": "...",
+// "content": "..."}), GET /runs/{runId} says how a run is doing, GET /health
+// says the server is up, and CORS preflights are answered for the origins of
+// -allow-origin. -addr sets the address, -token the token.
+//
 //	go run ./examples/react -terminal
 //
-// runs the tasks of stdin, one per line, and prints each run's transitions
-// and answer. Offline (the default) the planner is rule-based (RulePlanner:
+// runs the tasks of stdin instead, one per line, and prints each run's
+// transitions and answer. Offline (the default) the planner is rule-based (RulePlanner:
 // "compute 2*21 and count words in notes.txt then find plans"), and the
 // tools are real and local: a calculator, and tools that read the files of
 // the workspace directory (-workspace), of which search_index fails now and
@@ -30,13 +40,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/llm/openai"
 	"github.com/moora-go/moora/examples/react/decl"
@@ -56,6 +70,7 @@ func main() {
 // config is what the flags say.
 type config struct {
 	dataDir, workspace, model string
+	addr, token, origins      string
 	terminal                  bool
 }
 
@@ -65,7 +80,10 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	flags.StringVar(&cfg.dataDir, "data", "react-data", "directory that keeps the agent's journal and snapshots")
 	flags.StringVar(&cfg.workspace, "workspace", "", "directory of the files the tools read (default: workspace in -data, with demo files)")
 	flags.StringVar(&cfg.model, "model", "", "the model that plans, at OPENAI_BASE_URL with OPENAI_API_KEY (default: OPENAI_MODEL, else the rule-based planner)")
-	flags.BoolVar(&cfg.terminal, "terminal", true, "run the tasks of stdin, one per line")
+	flags.BoolVar(&cfg.terminal, "terminal", false, "run the tasks of stdin, one per line, instead of serving")
+	flags.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to serve on")
+	flags.StringVar(&cfg.token, "token", "", "the token a client must present (default: a new random one)")
+	flags.StringVar(&cfg.origins, "allow-origin", "", "comma-separated origins (scheme://host:port) whose pages may call the server")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -80,7 +98,40 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return runTerminal(store, work, stdin, stdout)
+	if cfg.terminal {
+		return runTerminal(store, work, stdin, stdout)
+	}
+	return serve(cfg, store, work, stdout)
+}
+
+// serve serves the agent until interrupted.
+func serve(cfg config, store journal.Store, work Work, stdout io.Writer) error {
+	a, err := Open(store, work, time.Now)
+	if err != nil {
+		store.Close()
+		return err
+	}
+	if cfg.token == "" {
+		if cfg.token, err = newToken(); err != nil {
+			return errors.Join(err, a.Close(context.Background()))
+		}
+	}
+	var origins []string
+	if cfg.origins != "" {
+		origins = strings.Split(cfg.origins, ",")
+	}
+	srv := newServer(a, httpbridge.Bearer(cfg.token), origins)
+	l, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return errors.Join(err, a.Close(context.Background()))
+	}
+	fmt.Fprintf(stdout, "ReAct: http://%s/ token %s\n", l.Addr(), cfg.token)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err = srv.serve(ctx, l)
+	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return errors.Join(err, a.Close(closeCtx))
 }
 
 // newWork makes the planner, the reflector and the toolkit the flags and
