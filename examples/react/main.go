@@ -7,8 +7,14 @@
 //
 //	go run ./examples/react
 //
-// serves it on http://127.0.0.1:8080 and prints the URL, with the token
-// that lets a client in. The routes are the seed's bridge: POST /run queues a
+// serves it on http://127.0.0.1:8080 and prints the URL of its devpanel
+// (package automata/devpanel), with the token that lets a client in: open
+// it in a browser. The panel shows the run (its phase and iteration, with
+// alert badges), the task tree, the tool monitor, and the timeline of every
+// input with the seed's events (user.input, tool.request, tool.result,
+// agent.transition, agent.log, system.alert, agent.finished); it travels
+// back in time, sends inputs, and holds the jobs. GET /events is the panel's
+// event stream. The other routes are the seed's bridge: POST /run queues a
 // task ({"goal": "compute 2*21 and find plans"}; tasks run one at a time,
 // in order), POST /reply answers the agent's question ({"runId": "...",
 // "content": "..."}), GET /runs/{runId} says how a run is doing, GET /health
@@ -41,6 +47,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -106,26 +113,41 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 
 // serve serves the agent until interrupted.
 func serve(cfg config, store journal.Store, work Work, stdout io.Writer) error {
-	a, err := Open(store, work, time.Now)
+	if cfg.token == "" {
+		var err error
+		if cfg.token, err = newToken(); err != nil {
+			store.Close()
+			return err
+		}
+	}
+	auth := httpbridge.Bearer(cfg.token)
+	panel, views, err := newPanel(work, auth)
 	if err != nil {
 		store.Close()
 		return err
 	}
-	if cfg.token == "" {
-		if cfg.token, err = newToken(); err != nil {
-			return errors.Join(err, a.Close(context.Background()))
-		}
+	a, err := Open(store, work, time.Now, panel.Options())
+	if err != nil {
+		store.Close()
+		return err
+	}
+	if err := panel.Attach(a); err != nil {
+		return errors.Join(err, a.Close(context.Background()))
 	}
 	var origins []string
 	if cfg.origins != "" {
 		origins = strings.Split(cfg.origins, ",")
 	}
-	srv := newServer(a, httpbridge.Bearer(cfg.token), origins)
+	srv := newServer(a, auth, origins)
+	srv.mount("/devpanel/", panel, panel.Close)
+	srv.mux.Handle("GET /events", panel) // the seed's GET /events: the panel's stream
+	srv.mux.Handle("GET /react/", views)
+	srv.mux.Handle("GET /{$}", http.RedirectHandler("/devpanel/", http.StatusFound))
 	l, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return errors.Join(err, a.Close(context.Background()))
 	}
-	fmt.Fprintf(stdout, "ReAct: http://%s/ token %s\n", l.Addr(), cfg.token)
+	fmt.Fprintf(stdout, "ReAct: http://%s/devpanel/?token=%s\n", l.Addr(), cfg.token)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err = srv.serve(ctx, l)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -180,6 +181,32 @@ func TestServiceOverHTTP(t *testing.T) {
 	}
 	if run := s.waitRun(c)["run"].(map[string]any); run["answer"] != "compute 1/4: 0.25" {
 		t.Errorf("run %s: %v", c, run)
+	}
+
+	// The devpanel is mounted, and GET /events is its stream: the
+	// timeline of the runs, with the seed's events as notes.
+	if code, answer := s.do("GET", "/devpanel/health", "", s.authed()); code != 200 || answer["status"] != "ok" {
+		t.Errorf("GET /devpanel/health = %d %v", code, answer)
+	}
+	req0, _ := http.NewRequest("GET", "http://"+s.addr+"/events", nil)
+	req0.Header.Set("Authorization", "Bearer "+s.token)
+	resp0, err := http.DefaultClient.Do(req0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	sc := bufio.NewScanner(resp0.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() && !strings.HasPrefix(sc.Text(), "event: snapshot") {
+		for _, typ := range []string{"user.input", "tool.request", "tool.result", "agent.transition", "agent.log", "agent.finished"} {
+			if strings.Contains(sc.Text(), `"type":"`+typ+`"`) && !slices.Contains(seen, typ) {
+				seen = append(seen, typ)
+			}
+		}
+	}
+	resp0.Body.Close()
+	if len(seen) != 6 {
+		t.Errorf("the event stream's notes: %v, want all six of the seed's events but system.alert", seen)
 	}
 
 	// CORS: the allowed origin's preflight, and a stranger refused.
