@@ -171,9 +171,10 @@ func newWork(cfg config) (Work, error) {
 		return Work{}, err
 	}
 	work := Work{
-		Planner:   RulePlanner{},
-		Reflector: RuleReflector{},
-		Toolkit:   &Toolkit{Tools: Tools(ws), Retries: 0, Allow: Allow, Filter: Filter},
+		Planner:    RulePlanner{},
+		Reflector:  RuleReflector{},
+		Toolkit:    &Toolkit{Tools: Tools(ws), Allow: Allow, Filter: Filter},
+		RetryLimit: 1,
 	}
 	model, err := openai.FromEnv(nil)
 	if err != nil {

@@ -246,3 +246,13 @@ func TestServiceOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// seq returns the journal's last sequence number, as the panel reports it.
+func (s *service) seq() int {
+	s.t.Helper()
+	code, answer := s.do("GET", "/devpanel/state", "", s.authed())
+	if code != 200 {
+		s.t.Fatalf("GET /devpanel/state = %d %v", code, answer)
+	}
+	return int(answer["seq"].(float64))
+}
