@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -93,6 +94,11 @@ func (p *Panel[S, I]) events(w http.ResponseWriter, r *http.Request) {
 	if resume && pos.seq > p.seq {
 		resume = false // from the future (another journal): start over
 		out = appendEvent(out, "", "reset", []byte("{}"))
+	}
+	if resume && pos.n > 0 && len(p.log) > 0 && p.log[0].seq <= pos.seq && !slices.ContainsFunc(p.log, func(e entry) bool { return e.seq == pos.seq && e.n == pos.n }) {
+		// An event this panel never sent (another process numbered the
+		// events after that input): resend what followed the input.
+		pos.n = 0
 	}
 	var missing []entry
 	if resume && (len(p.log) == 0 || p.log[0].seq > pos.seq+1) {

@@ -376,3 +376,53 @@ func TestGuards(t *testing.T) {
 		t.Errorf("a refused input was journaled")
 	}
 }
+
+// TestResumeAfterRestart: a panel on the reopened journal rebuilds the
+// timeline, and a client that resumes with an id of the old process gets
+// what followed it.
+func TestResumeAfterRestart(t *testing.T) {
+	f := newFixture(t)
+	ch, stop := f.stream("")
+	f.send("m1", "before")
+	next(t, ch, "the reply", isInput(2))
+	last := next(t, ch, "the job's end", isJob("llm/reply-m1", "completed")).id
+	stop()
+	f.send("m2", "while away")
+	// Wait for the reply to m2 through the state, not the panel.
+	deadline := time.Now().Add(hangGuard)
+	for len(f.agent.Current().AssiMessages) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatal("no reply to m2")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	// A second panel on the same agent stands for the restarted process:
+	// its timeline comes from the journal alone.
+	model, err := modelgen.Load("../../agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := devpanel.New(devpanel.Config[decl.AgentState, decl.AgentInput]{
+		Definition: agent.Definition(), Decode: decl.DecodeInput, InputSchema: model.InputSchema, Auth: httpbridge.Bearer(token),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p2.Attach(f.agent); err != nil {
+		t.Fatal(err)
+	}
+	defer p2.Close()
+	srv := httptest.NewServer(p2)
+	defer srv.Close()
+	old := f.srv
+	f.srv = srv
+	defer func() { f.srv = old }()
+	ch, stop = f.stream(last)
+	defer stop()
+	first := next(t, ch, "the first event", func(sseEvent) bool { return true })
+	if first.id != "3" || first.data["type"] != "send-user-message" {
+		t.Errorf("resumed after %s with %s %v, want input 3", last, first.id, first.data)
+	}
+	next(t, ch, "input 4", isInput(4))
+}
