@@ -24,7 +24,8 @@
 //	go run ./examples/react -terminal
 //
 // runs the tasks of stdin instead, one per line, and prints each run's
-// transitions and answer. Offline (the default) the planner is rule-based (RulePlanner:
+// transitions and answer; nobody answers the agent's questions there, so a
+// run that asks one waits until its time is up. Offline (the default) the planner is rule-based (RulePlanner:
 // "compute 2*21 and count words in notes.txt then find plans"), and the
 // tools are real and local: a calculator, and tools that read the files of
 // the workspace directory (-workspace), of which search_index fails now and
