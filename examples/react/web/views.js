@@ -82,7 +82,7 @@ export function mount(el, panel) {
     phase.textContent = s.phase;
     phase.className = 'phase phase-' + s.phase;
     run.textContent = s.runId ? `run ${s.runId}: ${s.goal}` : 'no run yet';
-    iteration.textContent = `iteration ${s.iteration} of ${s.limits?.maxIterations ?? '?'} · failures in a row ${s.failures} of ${s.limits?.maxFailures ?? '?'}`;
+    iteration.textContent = s.runId ? `iteration ${s.iteration} of ${s.limits.maxIterations} · failures in a row ${s.failures} of ${s.limits.maxFailures}` : '';
     alerts.replaceChildren(...(s.alerts || []).map((a) => h('span', { class: 'alert', title: a.message }, a.guard)));
     question.hidden = s.phase !== 'waiting';
     question.textContent = s.phase === 'waiting' ? 'The agent asks: ' + s.question : '';
