@@ -124,6 +124,10 @@
 // ContextOf view (WithActorJobs with ProjectJobs): its keys are prefixed
 // with the actor's name ("brain/llm-7"), so that actors never clash.
 //
+// WithJobGate puts a gate before every job: a started job waits there until
+// the gate lets it run (or its key vanishes), while inputs are still applied;
+// it is how a devtool holds the jobs and lets them through one at a time.
+//
 // JobKey(ctx) gives a job its key. The key is a function of state, so a
 // restored agent derives the same keys for unfinished work: pass it to the
 // LLM or tool as the idempotency key. A job may run more than once for the

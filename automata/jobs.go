@@ -259,6 +259,9 @@ type task[I any] struct {
 
 func (m *Machine[S, I, O]) startJob(key string, fn Job[I]) {
 	j := &job[I]{key: key}
+	if len(m.cfg.gates) > 0 {
+		fn = gated(m.cfg.gates, fn)
+	}
 	m.running[key] = j
 	m.emit(Event[S, I]{Kind: EffectStarted, Key: key})
 	m.wg.Add(1) // the job
@@ -275,6 +278,19 @@ func (m *Machine[S, I, O]) startJob(key string, fn Job[I]) {
 	m.mu.Unlock()
 	m.wg.Add(1) // the worker
 	go m.work(t)
+}
+
+// gated returns fn behind gates (WithJobGate): each is passed, in order,
+// before fn runs; a gate's error ends the job without running fn.
+func gated[I any](gates []func(context.Context) error, fn Job[I]) Job[I] {
+	return func(ctx context.Context, dispatch Dispatch[I]) error {
+		for _, gate := range gates {
+			if err := gate(ctx); err != nil {
+				return err
+			}
+		}
+		return fn(ctx, dispatch)
+	}
 }
 
 // work runs jobs: t, then whatever it is handed while parked idle, until

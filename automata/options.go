@@ -1,6 +1,9 @@
 package automata
 
-import "strconv"
+import (
+	"context"
+	"strconv"
+)
 
 // Option configures a machine at New, NewMoore or NewMealy, or a durable
 // machine at journal.Open: every option works the same on both.
@@ -21,6 +24,7 @@ type config[S, I any] struct {
 	jobs      []namedJobs[S, I]
 	events    []func(Event[S, I])
 	admit     []func(S, I) (I, error)
+	gates     []func(ctx context.Context) error
 	committer Committer[S, I]
 	purity    bool
 }
@@ -136,6 +140,22 @@ func WithEvents[S, I any](handle func(Event[S, I])) Option[S, I] {
 // the input the previous one returned.
 func WithAdmission[S, I any](admit func(state S, input I) (I, error)) Option[S, I] {
 	return func(c *config[S, I]) { c.admit = append(c.admit, admit) }
+}
+
+// WithJobGate makes every job pass gate before it runs: gate is called on
+// the job's goroutine, with the job's context (JobKey names the job), after
+// the job has started (EffectStarted) and before its function runs. Until gate
+// returns, the job is started but does nothing; if gate returns an error,
+// the job ends with it, without running, as if it had returned it (a
+// cancelled job's context error is a cancellation, any other error an
+// EffectFailed). A gate must return once the context is done.
+//
+// It is the seam for holding jobs, such as package automata/devpanel's hold,
+// step and release: inputs are still admitted and applied, and jobs are
+// reconciled with the state as usual, but none does its work until the gate
+// lets it. Given more than once, the gates are passed in order.
+func WithJobGate[S, I any](gate func(ctx context.Context) error) Option[S, I] {
+	return func(c *config[S, I]) { c.gates = append(c.gates, gate) }
 }
 
 // WithPurityCheck makes the machine check every transition for mutation of

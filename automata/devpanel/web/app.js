@@ -1,0 +1,355 @@
+// The devpanel page: the event stream (history, then live), the timeline
+// with each input's state diff, time travel, the input form, the job
+// monitor and the hold. No build step: plain ES modules.
+import { build } from './form.js';
+
+const $ = (id) => document.getElementById(id);
+const token = new URLSearchParams(location.search).get('token') || '';
+const base = location.pathname.replace(/\/(index\.html)?$/, '');
+
+async function api(path, opts = {}) {
+  const headers = { Authorization: 'Bearer ' + token, ...(opts.headers || {}) };
+  const resp = await fetch(base + path, { ...opts, headers });
+  const body = await resp.json().catch(() => ({}));
+  if (!resp.ok) throw new Error(body.error || resp.statusText);
+  return body;
+}
+
+function problem(msg) {
+  const p = document.createElement('div');
+  p.textContent = msg;
+  $('problems').append(p);
+}
+
+// --- the model of the page -------------------------------------------
+const rows = new Map(); // seq -> row
+const jobs = new Map(); // key -> {status, durationMs, error, at}
+let state = null;
+let stateSeq = -1;
+let selected = null;
+const listeners = { state: [], event: [] };
+
+export const panel = {
+  onState(fn) { listeners.state.push(fn); if (state) fn(state, stateSeq); },
+  onEvent(fn) { listeners.event.push(fn); },
+  state: () => state,
+  api,
+};
+
+function notifyState() { for (const fn of listeners.state) fn(state, stateSeq); }
+
+// --- JSON Patch ------------------------------------------------------------
+function applyPatch(doc, ops) {
+  for (const op of ops) {
+    const parts = op.path.split('/').slice(1).map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+    if (parts.length === 0) { doc = op.value; continue; }
+    let parent = doc;
+    for (const p of parts.slice(0, -1)) parent = parent[p];
+    const last = parts[parts.length - 1];
+    if (Array.isArray(parent)) {
+      if (op.op === 'add') last === '-' ? parent.push(op.value) : parent.splice(Number(last), 0, op.value);
+      else if (op.op === 'remove') parent.splice(Number(last), 1);
+      else parent[Number(last)] = op.value;
+    } else if (op.op === 'remove') delete parent[last];
+    else parent[last] = op.value;
+  }
+  return doc;
+}
+
+// --- the event stream --------------------------------------------------
+let lastId = '';
+
+async function connect() {
+  for (;;) {
+    try {
+      const headers = { Authorization: 'Bearer ' + token };
+      if (lastId) headers['Last-Event-ID'] = lastId;
+      const resp = await fetch(base + '/events', { headers });
+      if (!resp.ok) throw new Error((await resp.json().catch(() => ({}))).error || resp.statusText);
+      setConn('live', 'ok');
+      const reader = resp.body.pipeThrough(new TextDecoderStream()).getReader();
+      let buf = '';
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        buf += value;
+        let i;
+        while ((i = buf.indexOf('\n\n')) >= 0) {
+          const block = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          let id = null, event = 'message', data = '';
+          for (const line of block.split('\n')) {
+            if (line.startsWith('id: ')) id = line.slice(4);
+            else if (line.startsWith('event: ')) event = line.slice(7);
+            else if (line.startsWith('data: ')) data += line.slice(6);
+          }
+          if (event === 'message' && !data) continue;
+          if (id !== null) lastId = id;
+          handle(event, data ? JSON.parse(data) : null);
+        }
+      }
+    } catch (e) {
+      setConn('reconnecting: ' + e.message, 'bad');
+    }
+    setConn('reconnecting', 'warn');
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+function setConn(text, cls) {
+  $('conn').textContent = text;
+  $('conn').className = 'badge ' + cls;
+}
+
+function handle(event, data) {
+  switch (event) {
+    case 'input':
+      addRow(data);
+      if (state !== null && data.seq === stateSeq + 1) {
+        state = applyPatch(state, data.diff);
+        stateSeq = data.seq;
+        notifyState();
+      }
+      break;
+    case 'snapshot':
+      state = data.state;
+      stateSeq = data.seq;
+      showHold(data.hold);
+      notifyState();
+      break;
+    case 'job':
+      jobEvent(data);
+      break;
+    case 'lifecycle':
+      if (data.hold) showHold(data.hold);
+      if (data.kind === 'rejected') problem(`input rejected: ${data.error}`);
+      if (data.kind === 'failed') problem(`the agent failed: ${data.error}`);
+      break;
+    case 'reset':
+      rows.clear();
+      $('rows').replaceChildren();
+      lastId = '';
+      break;
+    case 'close':
+      setConn('closed', 'bad');
+      break;
+  }
+  for (const fn of listeners.event) fn(event, data);
+}
+
+// --- the timeline ----------------------------------------------------------
+const actors = new Set();
+const types = new Set();
+
+function addOption(select, set, v) {
+  if (!v || set.has(v)) return;
+  set.add(v);
+  select.append(new Option(v, v));
+}
+
+function addRow(r) {
+  if (rows.has(r.seq)) return;
+  rows.set(r.seq, r);
+  addOption($('f-actor'), actors, r.actor);
+  addOption($('f-type'), types, r.type);
+  const tr = document.createElement('tr');
+  tr.className = 'row';
+  tr.dataset.seq = r.seq;
+  r.tr = tr;
+  const cells = [String(r.seq), new Date(r.time).toLocaleTimeString(), r.actor || '', r.type];
+  for (const c of cells) {
+    const td = document.createElement('td');
+    td.textContent = c;
+    tr.append(td);
+  }
+  const notes = document.createElement('td');
+  for (const n of r.notes) {
+    const s = document.createElement('span');
+    s.className = 'note';
+    s.title = n.text;
+    s.textContent = n.type;
+    notes.append(s);
+  }
+  tr.append(notes);
+  const j = document.createElement('td');
+  j.className = 'job';
+  j.textContent = [...r.started.map((k) => '+' + k), ...r.cancelled.map((k) => '−' + k)].join(' ');
+  tr.append(j);
+  tr.addEventListener('click', () => select(r.seq));
+  $('rows').append(tr);
+  r.text = (JSON.stringify(r.input) + ' ' + r.type + ' ' + r.notes.map((n) => n.type + ' ' + n.text).join(' ')).toLowerCase();
+  markRow(r);
+  filterRow(r);
+  $('count').textContent = `${rows.size} inputs`;
+}
+
+function rowStatus(r) {
+  let failed = false, pending = false;
+  for (const k of r.started) {
+    const j = jobs.get(k);
+    if (!j) continue;
+    if (j.status === 'failed') failed = true;
+    if (j.status === 'started' || j.status === 'held' || j.status === 'released') pending = true;
+  }
+  return { failed, pending };
+}
+
+function markRow(r) {
+  const { failed, pending } = rowStatus(r);
+  r.tr.classList.toggle('failed', failed);
+  r.tr.classList.toggle('pending', pending);
+}
+
+function filterRow(r) {
+  const actor = $('f-actor').value, type = $('f-type').value;
+  const q = $('f-search').value.trim().toLowerCase();
+  const { failed, pending } = rowStatus(r);
+  const show = (!actor || r.actor === actor) && (!type || r.type === type) &&
+    (!$('f-failed').checked || failed) && (!$('f-pending').checked || pending) && (!q || r.text.includes(q));
+  r.tr.hidden = !show;
+}
+
+function refilter() { for (const r of rows.values()) filterRow(r); }
+for (const id of ['f-actor', 'f-type', 'f-failed', 'f-pending']) $(id).addEventListener('change', refilter);
+$('f-search').addEventListener('input', refilter);
+
+function select(seq) {
+  const r = rows.get(seq);
+  if (!r) return;
+  if (selected !== null && rows.get(selected)) rows.get(selected).tr.classList.remove('selected');
+  selected = seq;
+  r.tr.classList.add('selected');
+  $('detail').hidden = false;
+  $('d-seq').textContent = `${r.seq} (${r.type})`;
+  $('d-input').textContent = JSON.stringify(r.input, null, 2);
+  const ul = $('diff');
+  ul.replaceChildren();
+  for (const op of r.diff) {
+    const li = document.createElement('li');
+    li.className = 'op-' + op.op;
+    li.textContent = `${op.op} ${op.path}` + (op.value !== undefined ? ' = ' + clip(JSON.stringify(op.value), 300) : '');
+    ul.append(li);
+  }
+  if (r.diff.length === 0) ul.append(Object.assign(document.createElement('li'), { textContent: 'no change' }));
+  const dj = $('d-jobs');
+  dj.replaceChildren();
+  for (const k of r.started) dj.append(Object.assign(document.createElement('li'), { textContent: `started ${k} (${jobs.get(k)?.status || 'not seen'})` }));
+  for (const k of r.cancelled) dj.append(Object.assign(document.createElement('li'), { textContent: `cancelled ${k}` }));
+  $('tt-seq').value = String(seq);
+}
+
+function clip(s, n) { return s.length > n ? s.slice(0, n) + '…' : s; }
+
+// --- jobs and the hold ---------------------------------------------------------
+function jobEvent(e) {
+  const j = jobs.get(e.key) || {};
+  j.status = e.kind;
+  if (e.durationMs !== undefined) j.durationMs = e.durationMs;
+  j.error = e.error || '';
+  jobs.set(e.key, j);
+  let tr = document.querySelector(`#jobs tr[data-key="${CSS.escape(e.key)}"]`);
+  if (!tr) {
+    tr = document.createElement('tr');
+    tr.dataset.key = e.key;
+    tr.innerHTML = '<td class="job"></td><td></td><td></td>';
+    tr.children[0].textContent = e.key;
+    $('jobs').prepend(tr);
+  }
+  tr.children[1].textContent = e.kind + (j.error ? ': ' + j.error : '');
+  tr.children[1].className = 'status-' + e.kind;
+  tr.children[2].textContent = j.durationMs !== undefined ? String(j.durationMs) : '';
+  for (const r of rows.values()) if (r.started.includes(e.key)) { markRow(r); filterRow(r); }
+}
+
+function showHold(h) {
+  $('held').textContent = h.held ? `held: ${h.waiting.length} waiting` : (h.waiting.length ? `${h.waiting.length} waiting` : 'jobs run');
+  $('held').className = 'badge ' + (h.held ? 'warn' : 'ok');
+  $('hold').disabled = h.held;
+  $('step').disabled = h.waiting.length === 0;
+  $('release').disabled = !h.held && h.waiting.length === 0;
+}
+
+for (const op of ['hold', 'step', 'release']) {
+  $(op).addEventListener('click', async () => {
+    try { showHold(await api('/' + op, { method: 'POST' })); } catch (e) { problem(`${op}: ${e.message}`); }
+  });
+}
+
+// --- time travel ----------------------------------------------------------------
+$('tt-form').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  try {
+    const r = await api('/state?seq=' + encodeURIComponent($('tt-seq').value));
+    $('tt-out').hidden = false;
+    $('tt-shown').textContent = String(r.seq);
+    const ul = $('tt-jobs');
+    ul.replaceChildren();
+    for (const k of r.jobs) ul.append(Object.assign(document.createElement('li'), { textContent: k }));
+    if (r.jobs.length === 0) ul.append(Object.assign(document.createElement('li'), { textContent: 'none' }));
+    $('tt-state').textContent = JSON.stringify(r.state, null, 2);
+  } catch (e) {
+    problem(`time travel: ${e.message}`);
+  }
+});
+
+// --- the input form ----------------------------------------------------------------
+let schema = null;
+let read = null;
+
+function showForm() {
+  read = build(schema, $('in-type').value, $('in-fields'));
+  $('in-msg').textContent = '';
+}
+
+$('in-type').addEventListener('change', showForm);
+$('in-form').addEventListener('submit', async (ev) => {
+  ev.preventDefault();
+  const msg = $('in-msg');
+  const { value, errors } = read();
+  if (errors.length > 0) {
+    msg.className = 'error';
+    msg.textContent = 'Not sent:\n' + errors.join('\n');
+    return;
+  }
+  try {
+    const r = await api('/inputs', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(value) });
+    msg.className = 'ok';
+    msg.textContent = `Sent: input ${r.seq}`;
+  } catch (e) {
+    msg.className = 'error';
+    msg.textContent = 'Refused: ' + e.message;
+  }
+});
+
+// --- start ---------------------------------------------------------------------
+async function start() {
+  try {
+    const h = await api('/health');
+    $('health').textContent = 'health: ' + h.status;
+    $('health').className = 'badge ok';
+  } catch (e) {
+    $('health').textContent = 'health: ' + e.message;
+    $('health').className = 'badge bad';
+  }
+  try {
+    schema = await api('/schema');
+    for (const t of Object.keys(schema.inputs).sort()) $('in-type').append(new Option(t, t));
+    showForm();
+  } catch (e) {
+    problem(`the input schema: ${e.message}`);
+  }
+  try {
+    const cfg = await api('/config');
+    for (const url of cfg.extensions) {
+      const el = document.createElement('div');
+      $('ext').append(el);
+      const mod = await import(url);
+      mod.mount(el, panel);
+    }
+  } catch (e) {
+    problem(`an extension: ${e.message}`);
+  }
+  connect();
+}
+
+start();

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/examples/react/decl"
+	"github.com/moora-go/moora/examples/react/impl/agent"
+)
+
+// Stamp is the server's admission step: each input is stamped with the time
+// it arrives in Unix milliseconds, and never earlier than the newest input
+// the state has applied, so that time never runs backwards and the guards
+// measure the run's duration on the server's clock.
+func Stamp(now func() time.Time) func(decl.AgentState, decl.AgentInput) (decl.AgentInput, error) {
+	return func(s decl.AgentState, in decl.AgentInput) (decl.AgentInput, error) {
+		ts := max(now().UnixMilli(), s.UserUpdatedAt, s.AgentUpdatedAt, s.ToolkitUpdatedAt)
+		switch in := in.(type) {
+		case decl.UserRunTask:
+			in.Timestamp = ts
+			return in, nil
+		case decl.UserReply:
+			in.Timestamp = ts
+			return in, nil
+		case decl.AgentPlan:
+			in.Timestamp = ts
+			return in, nil
+		case decl.AgentObserve:
+			in.Timestamp = ts
+			return in, nil
+		case decl.AgentReflect:
+			in.Timestamp = ts
+			return in, nil
+		case decl.AgentCheck:
+			in.Timestamp = ts
+			return in, nil
+		case decl.ToolkitObserve:
+			in.Timestamp = ts
+			return in, nil
+		}
+		return in, fmt.Errorf("react: no timestamp to stamp on %T", in)
+	}
+}
+
+// Open recovers the agent from store and starts the work its state calls
+// for, with the server's admission step and work's jobs; opts come after
+// (events, the purity check, a devpanel).
+func Open(store journal.Store, work Work, now func() time.Time, opts ...automata.Option[decl.AgentState, decl.AgentInput]) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
+	opts = append([]automata.Option[decl.AgentState, decl.AgentInput]{
+		automata.WithAdmission(Stamp(now)),
+		agent.WithJobs(work.JobFns()),
+	}, opts...)
+	return journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
+		Codec:         journal.JSONGob[decl.AgentState](decl.DecodeInput),
+		SnapshotEvery: 1_000,
+	}, opts...)
+}
+
+// Idle reports whether the agent has nothing to do: no run in progress and
+// no task waiting to run.
+func Idle(s decl.AgentState) bool {
+	_, queued := NextRequest(s.ContextOfAgent())
+	return !queued && (s.Phase == decl.PhaseIdle || s.Phase == decl.PhaseFinished || s.Phase == decl.PhaseError)
+}

@@ -1,0 +1,116 @@
+// The ReAct views of the devpanel (an extension: see package
+// automata/devpanel): the run's state and iteration with alert badges, a box
+// to run a task or answer the agent, the task tree, and the tool monitor.
+const token = new URLSearchParams(location.search).get('token') || '';
+
+function h(tag, attrs = {}, ...children) {
+  const el = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === 'class') el.className = v;
+    else el.setAttribute(k, v);
+  }
+  for (const c of children) el.append(c);
+  return el;
+}
+
+async function post(path, body) {
+  const resp = await fetch(path, {
+    method: 'POST',
+    headers: { Authorization: 'Bearer ' + token, 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  const out = await resp.json().catch(() => ({}));
+  if (!resp.ok) throw new Error(out.error || resp.statusText);
+  return out;
+}
+
+export function mount(el, panel) {
+  const style = h('style');
+  style.textContent = `
+    .react { display: grid; grid-template-columns: 1.1fr 1fr 1.6fr; gap: 1em; }
+    .react h2 { margin-top: 0; }
+    .react .phase { font-size: 18px; font-weight: 700; text-transform: uppercase; }
+    .react .phase-error { color: #c23b3b; } .react .phase-finished { color: #2f8f4e; }
+    .react .alert { background: #c23b3b; color: #fff; border-radius: 1em; padding: 0 .6em; margin-right: .3em; font-size: 11px; }
+    .react ul.tree, .react ul.tree ul { list-style: none; padding-left: 1em; margin: 0; }
+    .react .st { display: inline-block; min-width: 5.5em; font-size: 11px; font-weight: 600; }
+    .react .st-done { color: #2f8f4e; } .react .st-failed { color: #c23b3b; } .react .st-running { color: #2a5db0; } .react .st-pending { color: #5b6478; }
+    .react .res { color: #5b6478; font-size: 11px; margin-left: 1.5em; white-space: pre-wrap; }
+    .react table td { font-size: 11px; }
+    .react .ok { color: #2f8f4e; } .react .bad { color: #c23b3b; }
+    .react .answer { white-space: pre-wrap; background: #eef7f0; padding: .4em; }
+    .react .question { background: #fdf3dc; padding: .4em; }
+  `;
+  const phase = h('div', { id: 'react-phase', class: 'phase' });
+  const run = h('div', { id: 'react-run' });
+  const iteration = h('div', { id: 'react-iteration' });
+  const alerts = h('div', { id: 'react-alerts' });
+  const question = h('div', { id: 'react-question', class: 'question' });
+  const answer = h('div', { id: 'react-answer', class: 'answer' });
+  const goal = h('input', { id: 'react-goal', type: 'text', placeholder: 'a task: compute 2*21 and find plans', size: '34' });
+  const runBtn = h('button', { id: 'react-run-task', type: 'submit' }, 'Run');
+  const form = h('form', { id: 'react-task' }, goal, runBtn);
+  const msg = h('div', { id: 'react-msg' });
+  const tree = h('ul', { id: 'react-tree', class: 'tree' });
+  const tools = h('tbody', { id: 'react-tools' });
+  const status = h('div', {}, h('h2', {}, 'ReAct'), phase, run, iteration, alerts, question, answer, form, msg);
+  const treeBox = h('div', {}, h('h2', {}, 'Task tree'), tree);
+  const toolBox = h('div', {}, h('h2', {}, 'Tool monitor'),
+    h('table', {}, h('thead', {}, h('tr', {}, ...['call', 'tool', 'try', 'parameters', 'result', 'ms', 'retries', 'strategy'].map((t) => h('th', {}, t)))), tools));
+  el.append(style, h('div', { class: 'react' }, status, treeBox, toolBox));
+
+  form.addEventListener('submit', async (ev) => {
+    ev.preventDefault();
+    const text = goal.value.trim();
+    if (!text) return;
+    const s = panel.state();
+    try {
+      if (s && s.phase === 'waiting') {
+        await post('/reply', { runId: s.runId, content: text });
+        msg.textContent = 'replied';
+      } else {
+        const r = await post('/run', { goal: text });
+        msg.textContent = `queued ${r.runId}`;
+      }
+      goal.value = '';
+    } catch (e) {
+      msg.textContent = 'refused: ' + e.message;
+    }
+  });
+
+  panel.onState((s) => {
+    phase.textContent = s.phase;
+    phase.className = 'phase phase-' + s.phase;
+    run.textContent = s.runId ? `run ${s.runId}: ${s.goal}` : 'no run yet';
+    iteration.textContent = s.runId ? `iteration ${s.iteration} of ${s.limits.maxIterations} · failures in a row ${s.failures} of ${s.limits.maxFailures}` : '';
+    alerts.replaceChildren(...(s.alerts || []).map((a) => h('span', { class: 'alert', title: a.message }, a.guard)));
+    question.hidden = s.phase !== 'waiting';
+    question.textContent = s.phase === 'waiting' ? 'The agent asks: ' + s.question : '';
+    answer.hidden = !(s.phase === 'finished' || s.phase === 'error');
+    answer.textContent = s.phase === 'finished' ? s.answer : s.phase === 'error' ? 'error: ' + s.error : '';
+    runBtn.textContent = s.phase === 'waiting' ? 'Reply' : 'Run';
+
+    const obs = new Map((s.observations || []).map((o) => [o.callId, o]));
+    const byId = new Map((s.tasks || []).map((t) => [t.taskId, t]));
+    const node = (t) => {
+      const li = h('li', { 'data-task': t.taskId },
+        h('span', { class: 'st st-' + t.status }, t.status), `${t.taskId}: ${t.description}`);
+      const result = t.metadata?.result ?? t.metadata?.rollback ?? t.metadata?.error;
+      if (result) li.append(h('div', { class: 'res' }, result.length > 200 ? result.slice(0, 200) + '…' : result));
+      const kids = (t.children || []).map((id) => byId.get(id)).filter(Boolean);
+      if (kids.length) li.append(h('ul', {}, ...kids.map(node)));
+      return li;
+    };
+    tree.replaceChildren(...(s.tasks || []).filter((t) => !t.parentId).map(node));
+
+    tools.replaceChildren(...(s.calls || []).map((c) => {
+      const o = obs.get(c.callId);
+      const result = !o ? (s.phase === 'act' ? 'running…' : '') : o.success ? o.payload : `${o.errorKind}: ${o.error}`;
+      return h('tr', { 'data-call': c.callId },
+        h('td', {}, c.callId), h('td', {}, c.tool), h('td', {}, String(c.attempt)),
+        h('td', {}, JSON.stringify(c.parameters)),
+        h('td', { class: o ? (o.success ? 'ok' : 'bad') : '' }, result.length > 120 ? result.slice(0, 120) + '…' : result),
+        h('td', {}, o ? String(o.latencyMs) : ''), h('td', {}, o ? String(o.retries) : ''), h('td', {}, c.strategy));
+    }));
+  });
+}
