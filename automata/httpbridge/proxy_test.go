@@ -137,10 +137,26 @@ func TestResumeThroughCuts(t *testing.T) {
 	follower := newClient(base, testToken)
 	follower.hc.Transport = &http.Transport{DisableCompression: true}
 	followErr := make(chan error, 1)
+	synced := make(chan struct{})
+	var once sync.Once
 	go func() {
 		// Each message and its reply: the state ends at seq 2*messages.
-		followErr <- follower.follow(ctx, func() bool { return follower.seq >= 2*messages })
+		followErr <- follower.follow(ctx, func() bool {
+			if follower.snapshots > 0 {
+				once.Do(func() { close(synced) })
+			}
+			return follower.seq >= 2*messages
+		})
 	}()
+	// The follower takes its snapshot before the conversation starts: a
+	// snapshot of a long conversation is larger than the most a connection
+	// through the proxy carries before it is cut (500 bytes), so a
+	// follower that missed the small one would never get one through.
+	select {
+	case <-synced:
+	case err := <-followErr:
+		t.Fatalf("the follower stopped before its snapshot: %v", err)
+	}
 
 	c := newClient(base, testToken)
 	streamReconnects := 0
