@@ -36,5 +36,47 @@
 // wrong with its headers.
 //
 // The store passes the journal's store conformance suite, as the bbolt
-// store does.
+// store does, on a single embedded server and on an embedded three-node
+// cluster with every stream and bucket replicated three times.
+//
+// # One owner per agent, fenced by writing
+//
+// Claim makes a process the owner of an agent. Ownership is a key of the
+// leases bucket (Config.Leases), created only if absent, which expires
+// Config.TTL after its last write; the owner renews it every TTL/4. A
+// lease alone does not stop a process that was paused (SIGSTOP, a long GC,
+// a frozen VM) and wakes up believing it still owns the agent, so the new
+// owner then fences the journal by writing: it appends an owner-epoch
+// record (headers Moora-Epoch, the lease's revision; Moora-Owner;
+// Moora-Last, the journal's last sequence number then) with the expected
+// last subject sequence. The old owner's next append carries an older
+// expected sequence and fails (JetStream's wrong-last-sequence error, code
+// 10071, or 10164 on a replicated stream): its store is fenced, and a Host
+// drops the agent, cancelling its jobs, whose late results are refused and
+// never journaled. Epoch records are not journal records: Scan passes over
+// them, and the journal's frame format is the bbolt store's, unchanged.
+//
+// An owner also stops by itself: its store refuses to write once TTL*3/4
+// has passed on the monotonic clock since the start of the last renewal
+// that succeeded, which is before the lease can expire on the server; and
+// the store is fenced as soon as that time passes, so a Host drops the
+// agent without waiting for a write to fail.
+//
+// # Hosts
+//
+// A Host runs many agents: those listed in the agents bucket (Host.Add)
+// whose lease it holds. It claims every agent whose lease expires or is
+// released, at once when the expiry's delete marker reaches its watch and
+// otherwise within TTL/4 or so; opens the journal.Machine, which replays
+// the newest snapshot and the journal after it; and the jobs that the state
+// calls for start again, at least once, under the same keys: pass
+// automata.JobKey to the LLM or tool as the idempotency key. Host.Close
+// closes every agent (a snapshot each) and releases their leases, so that
+// other hosts take them over without waiting for the TTL.
+//
+// Agents are addressed by id. Host.Dispatch to an agent that another host
+// runs is refused with a *NotOwnerError naming the owner; requests are not
+// routed between hosts. A front end sends to the owner (Host.Owner) and, on
+// a *NotOwnerError, retries the host it names. Claiming is first come,
+// first served: a host that starts first claims every orphan.
 package jetstream

@@ -39,10 +39,11 @@ type lease struct {
 	ttl   time.Duration
 	lost  func(error) // called once, when the lease is lost
 
-	mu      sync.Mutex // guards rev, renewed, err
-	rev     uint64     // the key's revision, as this owner last wrote it
-	renewed time.Time  // start of the last renewal that succeeded
-	err     error      // why the lease is lost; then it stays lost
+	mu       sync.Mutex // guards rev, renewed, err, notified
+	rev      uint64     // the key's revision, as this owner last wrote it
+	renewed  time.Time  // start of the last renewal that succeeded
+	err      error      // why the lease is lost; then it stays lost
+	notified bool       // lost has been called
 
 	stop chan struct{}
 	done chan struct{}
@@ -65,11 +66,12 @@ func (l *lease) check() error {
 
 func (l *lease) lose(err error) {
 	l.mu.Lock()
-	first := l.err == nil
-	if first {
+	if l.err == nil {
 		l.err = err
 	}
 	err = l.err
+	first := !l.notified
+	l.notified = true
 	l.mu.Unlock()
 	if first && l.lost != nil {
 		l.lost(err)

@@ -114,6 +114,7 @@ type Store struct {
 	subj  string // the agent's journal subject
 	quar  string // its quarantine subject
 	lease *lease // nil: no lease, fencing by the journal only
+	nonce string // in message ids: this store's, not another writer's
 
 	mu      sync.Mutex // held by writes, which it orders; guards what follows
 	last    uint64     // stream sequence of the last message on subj, 0: none
@@ -160,6 +161,7 @@ func newStore(ctx context.Context, nc *nats.Conn, cfg Config, agent string) (*St
 		subj:   cfg.Subject + ".in." + agent,
 		quar:   cfg.Subject + ".quarantine." + agent,
 		fenced: make(chan struct{}),
+		nonce:  nuid.Next(),
 	}, nil
 }
 
@@ -376,7 +378,7 @@ func (s *Store) Append(records []journal.Record) error {
 		m.Header.Set(hdrSeq, strconv.FormatUint(r.Seq, 10))
 		// The same id when an append of unknown outcome is sent again:
 		// the server then answers a duplicate instead of storing it twice.
-		m.Header.Set(js.MsgIDHeader, fmt.Sprintf("%s.%d.%d", s.agent, r.Seq, s.last))
+		m.Header.Set(js.MsgIDHeader, fmt.Sprintf("%s.%d.%d.%s", s.agent, r.Seq, s.last, s.nonce))
 		msgs[i] = m
 	}
 	msgs[0].Header.Set(js.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
@@ -466,7 +468,7 @@ func (s *Store) publishOnce(msgs []*nats.Msg) (uint64, error) {
 
 // scan calls fn with every message on the agent's subject, in order, up to
 // the last one when the scan starts, from stream sequence start on.
-func (s *Store) scan(ctx context.Context, start uint64, fn func(m message, msg js.Msg) error) error {
+func (s *Store) scan(ctx context.Context, fn func(m message, data []byte) error) error {
 	raw, err := s.str.GetLastMsgForSubject(ctx, s.subj)
 	if errors.Is(err, js.ErrMsgNotFound) {
 		return nil
@@ -475,40 +477,31 @@ func (s *Store) scan(ctx context.Context, start uint64, fn func(m message, msg j
 		return fmt.Errorf("jetstream: reading the end of %s: %w", s.subj, err)
 	}
 	end := raw.Sequence
-	cfg := js.OrderedConsumerConfig{FilterSubjects: []string{s.subj}, DeliverPolicy: js.DeliverAllPolicy}
-	if start > 1 {
-		cfg.DeliverPolicy, cfg.OptStartSeq = js.DeliverByStartSequencePolicy, start
-	}
-	cons, err := s.js.OrderedConsumer(ctx, s.cfg.Stream, cfg)
-	if err != nil {
-		return fmt.Errorf("jetstream: reading %s: %w", s.subj, err)
-	}
-	it, err := cons.Messages(js.PullMaxMessages(256))
-	if err != nil {
-		return fmt.Errorf("jetstream: reading %s: %w", s.subj, err)
-	}
-	defer it.Stop()
-	for {
-		msg, err := it.Next(js.NextContext(ctx))
-		if err != nil {
-			return fmt.Errorf("jetstream: reading %s: %w", s.subj, err)
+	// Message by message from the stream's leader (STREAM.MSG.GET, next
+	// by subject): a consumer, or a direct get, may be served by a
+	// replica that lags, and a scan must see every acknowledged record.
+	for seq := uint64(1); seq <= end; {
+		msg, err := s.str.GetMsg(ctx, seq, js.WithGetMsgSubject(s.subj))
+		if errors.Is(err, js.ErrMsgNotFound) {
+			return nil // deleted since the end was read
 		}
-		meta, err := msg.Metadata()
 		if err != nil {
-			return fmt.Errorf("jetstream: reading %s: %w", s.subj, err)
+			return fmt.Errorf("jetstream: reading %s from stream sequence %d: %w", s.subj, seq, err)
 		}
-		m, err := parseMessage(msg.Headers())
+		if msg.Sequence < seq {
+			return fmt.Errorf("jetstream: reading %s from stream sequence %d: the server answered %d", s.subj, seq, msg.Sequence)
+		}
+		m, err := parseMessage(msg.Header)
 		if err != nil {
-			return s.corrupt(meta.Sequence.Stream, err)
+			return s.corrupt(msg.Sequence, err)
 		}
-		m.stream = meta.Sequence.Stream
-		if err := fn(m, msg); err != nil {
+		m.stream = msg.Sequence
+		if err := fn(m, msg.Data); err != nil {
 			return err
 		}
-		if meta.Sequence.Stream >= end || meta.NumPending == 0 {
-			return nil
-		}
+		seq = msg.Sequence + 1
 	}
+	return nil
 }
 
 // Scan calls fn with the records from seq from on; owner-epoch records are
@@ -516,11 +509,11 @@ func (s *Store) scan(ctx context.Context, start uint64, fn func(m message, msg j
 func (s *Store) Scan(from uint64, fn func(journal.Record) error) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	err := s.scan(ctx, 0, func(m message, msg js.Msg) error {
+	err := s.scan(ctx, func(m message, data []byte) error {
 		if m.kind != 'r' || m.seq < from {
 			return nil
 		}
-		return fn(journal.Record{Seq: m.seq, Data: msg.Data()})
+		return fn(journal.Record{Seq: m.seq, Data: data})
 	})
 	if errors.Is(err, journal.ErrStop) {
 		return nil
@@ -629,7 +622,7 @@ func (s *Store) Prune(snapshotsBefore, inputsBefore uint64) error {
 		return nil
 	}
 	var keep uint64 // stream sequence of the first message kept
-	err = s.scan(ctx, 0, func(m message, _ js.Msg) error {
+	err = s.scan(ctx, func(m message, _ []byte) error {
 		if m.kind == 'r' && m.seq >= inputsBefore {
 			keep = m.stream
 			return journal.ErrStop
@@ -664,10 +657,10 @@ func (s *Store) Quarantine(seq uint64) error {
 	defer cancel()
 	var found *nats.Msg
 	var at uint64
-	err := s.scan(ctx, 0, func(m message, msg js.Msg) error {
+	err := s.scan(ctx, func(m message, data []byte) error {
 		if m.kind == 'r' && m.seq == seq {
 			found = nats.NewMsg(s.quar)
-			found.Data = append([]byte(nil), msg.Data()...)
+			found.Data = append([]byte(nil), data...)
 			found.Header.Set(hdrSeq, strconv.FormatUint(seq, 10))
 			at = m.stream
 			found.Header.Set(hdrFrom, strconv.FormatUint(at, 10))

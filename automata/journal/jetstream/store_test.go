@@ -27,6 +27,7 @@ func startServer(t testing.TB, listen bool) (*embedded.Server, *nats.Conn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
+	servers.Store(nc, srv)
 	return srv, nc
 }
 
