@@ -79,4 +79,40 @@
 // routed between hosts. A front end sends to the owner (Host.Owner) and, on
 // a *NotOwnerError, retries the host it names. Claiming is first come,
 // first served: a host that starts first claims every orphan.
+//
+// # Limits
+//
+// An append of several records is one atomic batch, which the server
+// limits to 1,000 messages (max_batch_size) and to 50 batches in flight
+// per stream: a group commit beyond either is refused, and its inputs are
+// rejected (Dispatch returns the error; nothing is journaled). A record
+// must fit in the server's max_payload (1 MB by default). Snapshots are
+// listed by reading the names of every object in the bucket, all agents'
+// (about KeepSnapshots per agent). Scan reads the agent's subject from its
+// first message, one request per message.
+//
+// # Speed
+//
+// Durable inputs per second, each Dispatch waiting for its acknowledgement,
+// on an embedded single server (R1, every write fsync'd) and on the bbolt
+// store in the same run:
+//
+//	go test -run XXX -bench DurableDispatch -benchtime 3s -count 3 ./automata/journal/jetstream/
+//
+// on this project's 2-core machine, shared with other builds (load average
+// 2.4):
+//
+//	producers=1    bbolt    950-2,390 inputs/s   JetStream 1,730-2,630 inputs/s   ratio 0.72-2.8
+//	producers=64   bbolt 28,200-62,400 inputs/s  JetStream 3,500-6,900 inputs/s   ratio 0.06-0.24
+//
+// One producer costs about the same: a fsync each. With 64 the bbolt store
+// commits about 50 inputs per fsync, while a JetStream group commit is an
+// atomic batch, staged message by message before it is applied.
+//
+// Failover, from the owner's SIGKILL to the first job restarted by another
+// host, with a 1 s TTL, over the 20 rounds of TestFailoverAcrossProcesses
+// (go test -run FailoverAcross -v ./automata/journal/jetstream/): p50
+// 1.18 s, p99 1.32 s. The lease expires at most TTL after the last renewal;
+// the rest is the expiry marker reaching the other hosts, the claim, the
+// epoch record, the replay and the job's start.
 package jetstream
