@@ -244,3 +244,41 @@ func TestClusteredExpectedSequence(t *testing.T) {
 		}
 	}
 }
+
+// TestQuarantineAfterAnEpochRecord: the damaged last record is followed by
+// the new owner's epoch record; moved to quarantine, the journal goes on
+// from the record before it.
+func TestQuarantineAfterAnEpochRecord(t *testing.T) {
+	_, nc := startServer(t, false)
+	ctx := context.Background()
+	a, err := jetstream.Claim(ctx, nc, jetstream.Config{}, "agent", "owner-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []journal.Record
+	for seq := uint64(1); seq <= 3; seq++ {
+		recs = append(recs, journal.Record{Seq: seq, Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: seq, Payload: []byte(fmt.Sprintf(`{"text":"n%d"}`, seq))})})
+	}
+	recs[2].Data = recs[2].Data[:len(recs[2].Data)-2] // torn
+	if err := a.Append(recs); err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	b, err := jetstream.Claim(ctx, nc, jetstream.Config{}, "agent", "owner-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := journal.Options[int, note]{Codec: journal.JSON[int, note](nil), QuarantineCorruptTail: true}
+	m, err := journal.Open(b, notesModel, opts)
+	if err != nil {
+		b.Close()
+		t.Fatal(err)
+	}
+	if err := m.Dispatch(ctx, note{Text: "again"}); err != nil {
+		t.Fatalf("Dispatch after the quarantine: %v", err)
+	}
+	if m.Seq() != 3 || m.Current() != 3 {
+		t.Fatalf("seq %d, state %d, want 3 and 3", m.Seq(), m.Current())
+	}
+	m.Close(ctx)
+}

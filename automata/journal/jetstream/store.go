@@ -408,7 +408,15 @@ func (s *Store) publish(msgs []*nats.Msg) (uint64, error) {
 		if err == nil {
 			return seq, nil
 		}
-		if !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrNoResponders) {
+		var apiErr *js.APIError
+		switch {
+		case errors.As(err, &apiErr) && apiErr.ErrorCode == 10158:
+			// The same message id is still being stored: ask again.
+		case errors.As(err, &apiErr) && apiErr.ErrorCode == 10201 && lastErr != nil:
+			// An earlier attempt's batch was stored: the journal ends
+			// with its last record.
+			return s.storedBatch(msgs)
+		case !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrNoResponders):
 			return 0, err
 		}
 		lastErr = err
@@ -421,6 +429,22 @@ func (s *Store) publish(msgs []*nats.Msg) (uint64, error) {
 	// The outcome stays unknown: the store cannot tell the Machine the
 	// records are not in the journal, so it stops writing.
 	return 0, s.fence(fmt.Errorf("the outcome of an append is unknown: %w", lastErr))
+}
+
+// storedBatch returns the stream sequence of the last of msgs, which the
+// server says it stored: it must be the last message on the subject.
+func (s *Store) storedBatch(msgs []*nats.Msg) (uint64, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	raw, err := s.str.GetLastMsgForSubject(ctx, s.subj)
+	if err != nil {
+		return 0, fmt.Errorf("reading the end of %s after a batch stored twice: %w", s.subj, err)
+	}
+	want := msgs[len(msgs)-1].Header.Get(js.MsgIDHeader)
+	if got := raw.Header.Get(js.MsgIDHeader); got != want {
+		return 0, fmt.Errorf("the server says the batch was stored, but %s ends with message id %q, not %q", s.subj, got, want)
+	}
+	return raw.Sequence, nil
 }
 
 func (s *Store) publishOnce(msgs []*nats.Msg) (uint64, error) {
@@ -680,7 +704,16 @@ func (s *Store) Quarantine(seq uint64) error {
 	if err := s.str.DeleteMsg(ctx, at); err != nil {
 		return fmt.Errorf("jetstream: agent %s: quarantine of record %d: %w", s.agent, seq, err)
 	}
-	return s.loadLast(ctx)
+	lastSeq := s.lastSeq
+	if err := s.loadLast(ctx); err != nil {
+		return err
+	}
+	// The journal now ends with the record before the quarantined one,
+	// even if an epoch record written after it is the last message.
+	if seq == lastSeq {
+		s.lastSeq = seq - 1
+	}
+	return nil
 }
 
 // Close stops renewing the lease, if the store holds one, and releases it
