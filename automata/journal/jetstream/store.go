@@ -412,6 +412,14 @@ func (s *Store) publish(msgs []*nats.Msg) (uint64, error) {
 		switch {
 		case errors.As(err, &apiErr) && apiErr.ErrorCode == 10158:
 			// The same message id is still being stored: ask again.
+		case errors.As(err, &apiErr) && apiErr.ErrorCode == js.JSErrCodeStreamWrongLastSequenceConstant:
+			// A replicated stream answers 10164 for a conflict, and also
+			// while an earlier write to the subject is still being
+			// applied: the journal has moved on only if its end is not
+			// where this store left it.
+			if moved, err2 := s.movedOn(); err2 != nil || moved {
+				return 0, err
+			}
 		case errors.As(err, &apiErr) && apiErr.ErrorCode == 10201 && lastErr != nil:
 			// An earlier attempt's batch was stored: the journal ends
 			// with its last record.
@@ -429,6 +437,21 @@ func (s *Store) publish(msgs []*nats.Msg) (uint64, error) {
 	// The outcome stays unknown: the store cannot tell the Machine the
 	// records are not in the journal, so it stops writing.
 	return 0, s.fence(fmt.Errorf("the outcome of an append is unknown: %w", lastErr))
+}
+
+// movedOn says whether the agent's subject ends elsewhere than this store
+// last wrote.
+func (s *Store) movedOn() (bool, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	raw, err := s.str.GetLastMsgForSubject(ctx, s.subj)
+	if errors.Is(err, js.ErrMsgNotFound) {
+		return s.last != 0, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return raw.Sequence != s.last, nil
 }
 
 // storedBatch returns the stream sequence of the last of msgs, which the
