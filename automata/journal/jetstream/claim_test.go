@@ -282,3 +282,40 @@ func TestQuarantineAfterAnEpochRecord(t *testing.T) {
 	}
 	m.Close(ctx)
 }
+
+// TestScanFromBetweenEpochRecords: Scan(from) finds its start by bisection
+// over records and owner-epoch records; from every point it returns
+// exactly the records from there on.
+func TestScanFromBetweenEpochRecords(t *testing.T) {
+	_, nc := startServer(t, false)
+	ctx := context.Background()
+	next := uint64(1)
+	for owner := range 4 {
+		s, err := jetstream.Claim(ctx, nc, jetstream.Config{}, "agent", fmt.Sprintf("owner-%d", owner))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range owner + 2 {
+			if err := s.Append(inputRecord(next)); err != nil {
+				t.Fatal(err)
+			}
+			next++
+		}
+		s.Close()
+	}
+	s, err := jetstream.Open(ctx, nc, jetstream.Config{}, "agent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for from := uint64(0); from <= next; from++ {
+		var got []uint64
+		if err := s.Scan(from, func(r journal.Record) error { got = append(got, r.Seq); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		want := uint64(max(from, 1))
+		if len(got) != int(next-want) || (len(got) > 0 && got[0] != want) {
+			t.Fatalf("Scan(%d) = %v, want %d..%d", from, got, want, next-1)
+		}
+	}
+}

@@ -88,8 +88,9 @@
 // rejected (Dispatch returns the error; nothing is journaled). A record
 // must fit in the server's max_payload (1 MB by default). Snapshots are
 // listed by reading the names of every object in the bucket, all agents'
-// (about KeepSnapshots per agent). Scan reads the agent's subject from its
-// first message, one request per message.
+// (about KeepSnapshots per agent). Scan finds where to start by bisection
+// on the agent's subject, then reads it one request per message, from the
+// stream's leader.
 //
 // # Speed
 //

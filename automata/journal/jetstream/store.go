@@ -515,7 +515,7 @@ func (s *Store) publishOnce(msgs []*nats.Msg) (uint64, error) {
 
 // scan calls fn with every message on the agent's subject, in order, up to
 // the last one when the scan starts, from stream sequence start on.
-func (s *Store) scan(ctx context.Context, fn func(m message, data []byte) error) error {
+func (s *Store) scan(ctx context.Context, from uint64, fn func(m message, data []byte) error) error {
 	raw, err := s.str.GetLastMsgForSubject(ctx, s.subj)
 	if errors.Is(err, js.ErrMsgNotFound) {
 		return nil
@@ -527,7 +527,11 @@ func (s *Store) scan(ctx context.Context, fn func(m message, data []byte) error)
 	// Message by message from the stream's leader (STREAM.MSG.GET, next
 	// by subject): a consumer, or a direct get, may be served by a
 	// replica that lags, and a scan must see every acknowledged record.
-	for seq := uint64(1); seq <= end; {
+	start, err := s.startFor(ctx, from, end)
+	if err != nil {
+		return err
+	}
+	for seq := start; seq <= end; {
 		msg, err := s.str.GetMsg(ctx, seq, js.WithGetMsgSubject(s.subj))
 		if errors.Is(err, js.ErrMsgNotFound) {
 			return nil // deleted since the end was read
@@ -551,12 +555,45 @@ func (s *Store) scan(ctx context.Context, fn func(m message, data []byte) error)
 	return nil
 }
 
+// startFor returns the stream sequence from which a scan reaches every
+// record with Seq >= from, found by bisection on the subject: the records'
+// sequence numbers grow with their stream sequence, and an epoch record
+// follows the records up to the Last it names. A message it cannot parse
+// makes it start at the beginning, where the scan reports it.
+func (s *Store) startFor(ctx context.Context, from, end uint64) (uint64, error) {
+	lo, hi := uint64(1), end
+	if from <= 1 {
+		return lo, nil
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		msg, err := s.str.GetMsg(ctx, mid, js.WithGetMsgSubject(s.subj))
+		if errors.Is(err, js.ErrMsgNotFound) {
+			hi = mid
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("jetstream: reading %s from stream sequence %d: %w", s.subj, mid, err)
+		}
+		m, err := parseMessage(msg.Header)
+		if err != nil {
+			return 1, nil
+		}
+		if m.seq >= from { // a record at or past from; or an epoch record after it
+			hi = mid
+		} else {
+			lo = msg.Sequence + 1
+		}
+	}
+	return lo, nil
+}
+
 // Scan calls fn with the records from seq from on; owner-epoch records are
 // not journal records and are passed over.
 func (s *Store) Scan(from uint64, fn func(journal.Record) error) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	err := s.scan(ctx, func(m message, data []byte) error {
+	err := s.scan(ctx, from, func(m message, data []byte) error {
 		if m.kind != 'r' || m.seq < from {
 			return nil
 		}
@@ -669,7 +706,7 @@ func (s *Store) Prune(snapshotsBefore, inputsBefore uint64) error {
 		return nil
 	}
 	var keep uint64 // stream sequence of the first message kept
-	err = s.scan(ctx, func(m message, _ []byte) error {
+	err = s.scan(ctx, inputsBefore, func(m message, _ []byte) error {
 		if m.kind == 'r' && m.seq >= inputsBefore {
 			keep = m.stream
 			return journal.ErrStop
@@ -704,7 +741,7 @@ func (s *Store) Quarantine(seq uint64) error {
 	defer cancel()
 	var found *nats.Msg
 	var at uint64
-	err := s.scan(ctx, func(m message, data []byte) error {
+	err := s.scan(ctx, seq, func(m message, data []byte) error {
 		if m.kind == 'r' && m.seq == seq {
 			found = nats.NewMsg(s.quar)
 			found.Data = append([]byte(nil), data...)
