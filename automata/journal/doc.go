@@ -136,7 +136,10 @@
 //
 // Store is the small interface the Machine needs; OpenBolt gives the
 // embedded default, one go.etcd.io/bbolt file (ACID, no server). A
-// distributed backend implements the same seven methods.
+// distributed backend implements the same seven methods: package
+// automata/journal/jetstream keeps the journal on NATS JetStream, with one
+// owner per agent and failover between hosts. Both pass the same store
+// conformance suite.
 //
 // # Speed
 //

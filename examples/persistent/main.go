@@ -5,6 +5,10 @@
 //
 //	go run ./examples/persistent -data /tmp/chat
 //
+// With -nats URL the journal is on NATS JetStream instead of a bbolt file
+// (-nats embedded runs a server inside the process, for a demo), and the
+// process claims the agent (-agent) as its one owner.
+//
 // Type messages, one per line; the agent answers. By default the llm is a
 // deterministic scripted model (llm.Scripted), offline, which asks for the
 // word-count tool and then reports its result. Its data is in -data; run it
@@ -40,7 +44,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,6 +73,8 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	system := flags.String("system", "You are a helpful assistant. Count words with the word-count tool.", "system prompt, set on the first run")
 	llmDelay := flags.Duration("llm-delay", 0, "how long each word of the offline llm's replies takes")
 	toolDelay := flags.Duration("tool-delay", 0, "how long the word-count tool takes")
+	natsURL := flags.String("nats", "", `keep the journal on NATS JetStream at this URL ("embedded": a server in this process, its files in -data); default: a bbolt file in -data`)
+	agentID := flags.String("agent", "persistent", "the agent's id on NATS JetStream")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -80,10 +85,11 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
 		return err
 	}
-	store, err := journal.OpenBolt(filepath.Join(*dataDir, "agent.db"))
+	store, release, err := openStore(*dataDir, *natsURL, *agentID, stdout)
 	if err != nil {
 		return err
 	}
+	defer release()
 	work := Work{
 		LLM:   model,
 		Tools: []Tool{WordCount(*toolDelay)},

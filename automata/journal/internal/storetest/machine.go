@@ -1,0 +1,464 @@
+package storetest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/journal"
+)
+
+// The suite's model: a log of notes, and requests that jobs answer.
+type state struct {
+	Notes   []string `json:"notes"`
+	Pending []int    `json:"pending"`
+	Answers []string `json:"answers"`
+}
+
+type input struct {
+	Note    string `json:"note,omitempty"`
+	Request int    `json:"request,omitempty"`
+	Answer  int    `json:"answer,omitempty"`
+}
+
+var model = automata.Definition[state, input]{
+	Initial: func() state { return state{} },
+	Transition: func(s state, in input) state {
+		switch {
+		case in.Note != "":
+			s.Notes = automata.Append(s.Notes, in.Note)
+		case in.Request != 0:
+			s.Pending = automata.Append(s.Pending, in.Request)
+		case in.Answer != 0:
+			if i := slices.Index(s.Pending, in.Answer); i >= 0 {
+				s.Pending = slices.Delete(slices.Clone(s.Pending), i, i+1)
+				s.Answers = automata.Append(s.Answers, fmt.Sprintf("answer-%d", in.Answer))
+			}
+		}
+		return s
+	},
+}
+
+func fold(ins []input) state {
+	s := model.Initial()
+	for _, in := range ins {
+		s = model.Transition(s, in)
+	}
+	return s
+}
+
+func notes(from, to int) []input {
+	var ins []input
+	for i := from; i < to; i++ {
+		ins = append(ins, input{Note: fmt.Sprintf("note-%04d", i)})
+	}
+	return ins
+}
+
+// noteRecords are the journal records of notes(from-1, to), as a Machine
+// writes them.
+func noteRecords(from, to uint64) []journal.Record {
+	var rs []journal.Record
+	for seq := from; seq <= to; seq++ {
+		rs = append(rs, record(seq, fmt.Sprintf(`{"note":"note-%04d"}`, seq-1)))
+	}
+	return rs
+}
+
+// logBuffer collects slog output.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (l *logBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+// countingStore counts Appends and the records they carry.
+type countingStore struct {
+	journal.Store
+	appends, records atomic.Int64
+}
+
+func (c *countingStore) Append(rs []journal.Record) error {
+	c.appends.Add(1)
+	c.records.Add(int64(len(rs)))
+	return c.Store.Append(rs)
+}
+
+func openMachine(t testing.TB, s journal.Store, opts journal.Options[state, input], options ...automata.Option[state, input]) (*journal.Machine[state, input], error) {
+	t.Helper()
+	if opts.Codec == nil {
+		opts.Codec = journal.JSON[state, input](nil)
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return journal.Open(s, model, opts, options...)
+}
+
+func mustOpen(t testing.TB, open Opener, name string, opts journal.Options[state, input], options ...automata.Option[state, input]) *journal.Machine[state, input] {
+	t.Helper()
+	s := open(t, name)
+	m, err := openMachine(t, s, opts, options...)
+	if err != nil {
+		s.Close()
+		t.Fatalf("Open: %v", err)
+	}
+	return m
+}
+
+func mustClose(t testing.TB, m *journal.Machine[state, input]) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := m.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
+
+func dispatchAll(t testing.TB, m *journal.Machine[state, input], ins []input) {
+	t.Helper()
+	for _, in := range ins {
+		if err := m.Dispatch(context.Background(), in); err != nil {
+			t.Fatalf("Dispatch(%+v): %v", in, err)
+		}
+	}
+}
+
+func mustInputs(t testing.TB, m *journal.Machine[state, input]) []input {
+	t.Helper()
+	entries, err := m.Inputs(0, m.Seq())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ins []input
+	for _, e := range entries {
+		ins = append(ins, e.Input)
+	}
+	return ins
+}
+
+// dump is everything a store holds, for "a failed Open writes nothing".
+func dump(t testing.TB, s journal.Store) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range scan(t, s, 0) {
+		fmt.Fprintf(&b, "j %d %x\n", r.Seq, r.Data)
+	}
+	for _, r := range snapshots(t, s) {
+		fmt.Fprintf(&b, "s %d %x\n", r.Seq, r.Data)
+	}
+	return b.String()
+}
+
+func testMachineReopen(t *testing.T, open Opener) {
+	name := newName(t)
+	opts := journal.Options[state, input]{SnapshotEvery: 7}
+	m := mustOpen(t, open, name, opts)
+	ins := notes(0, 30)
+	dispatchAll(t, m, ins)
+	mustClose(t, m)
+
+	m = mustOpen(t, open, name, opts)
+	defer mustClose(t, m)
+	if got := m.Current(); !reflect.DeepEqual(got, fold(ins)) {
+		t.Fatalf("reopened state = %v, want the fold of the inputs", got.Notes)
+	}
+	if m.Seq() != 30 {
+		t.Errorf("Seq() = %d, want 30", m.Seq())
+	}
+	if got := mustInputs(t, m); !reflect.DeepEqual(got, ins) {
+		t.Fatalf("journaled inputs = %v, want the inputs dispatched", got)
+	}
+	for _, seq := range []uint64{0, 1, 7, 8, 29, 30} {
+		got, err := m.StateAt(seq)
+		if err != nil {
+			t.Fatalf("StateAt(%d): %v", seq, err)
+		}
+		if want := fold(ins[:seq]); !reflect.DeepEqual(got, want) {
+			t.Errorf("StateAt(%d) = %v, want %v", seq, got.Notes, want.Notes)
+		}
+	}
+	dispatchAll(t, m, notes(30, 31))
+	if m.Seq() != 31 {
+		t.Errorf("Seq() after one more input = %d, want 31", m.Seq())
+	}
+}
+
+func testMachineGroups(t *testing.T, open Opener) {
+	const producers, each = 32, 10
+	counting := &countingStore{Store: open(t, newName(t))}
+	m, err := openMachine(t, counting, journal.Options[state, input]{})
+	if err != nil {
+		counting.Close()
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			for i := range each {
+				if err := m.Dispatch(context.Background(), input{Note: fmt.Sprintf("%d/%d", p, i)}); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	appends, recs := counting.appends.Load(), counting.records.Load()
+	if got := len(mustInputs(t, m)); got != producers*each {
+		t.Errorf("journal holds %d inputs, want %d", got, producers*each)
+	}
+	mustClose(t, m)
+	if recs != producers*each {
+		t.Fatalf("%d records appended, want %d", recs, producers*each)
+	}
+	if appends >= recs/2 {
+		t.Fatalf("%d appends for %d inputs: concurrent dispatches were not grouped", appends, recs)
+	}
+}
+
+// crashed fills the store called name with the records of notes(0, n) and
+// no snapshot, as a process that died after acknowledging them leaves it,
+// with change applied to the record at seq.
+func crashed(t testing.TB, open Opener, name string, n, seq uint64, change func([]byte) []byte) {
+	t.Helper()
+	s := open(t, name)
+	rs := noteRecords(1, n)
+	rs[seq-1].Data = change(bytes.Clone(rs[seq-1].Data))
+	mustAppend(t, s, rs)
+	mustCloseStore(t, s)
+}
+
+func testDamagedLastRecord(t *testing.T, open Opener) {
+	name := newName(t)
+	crashed(t, open, name, 12, 12, func(v []byte) []byte { return v[:len(v)-3] })
+
+	s := open(t, name)
+	before := dump(t, s)
+	_, err := openMachine(t, s, journal.Options[state, input]{SnapshotEvery: -1})
+	var ce *journal.CorruptError
+	if !errors.As(err, &ce) || ce.Seq != 12 || ce.Kind != journal.KindInput || !strings.Contains(err.Error(), "QuarantineCorruptTail") {
+		t.Fatalf("Open with a damaged last record = %v, want a *CorruptError for input 12 that names the repair option", err)
+	}
+	if dump(t, s) != before {
+		t.Fatal("the failed Open changed the store")
+	}
+	mustCloseStore(t, s)
+
+	var logs logBuffer
+	s = open(t, name)
+	m, err := openMachine(t, s, journal.Options[state, input]{SnapshotEvery: -1, QuarantineCorruptTail: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		s.Close()
+		t.Fatalf("Open with QuarantineCorruptTail: %v", err)
+	}
+	if got, want := m.Current(), fold(notes(0, 11)); !reflect.DeepEqual(got, want) {
+		t.Errorf("state = %v, want the first 11 inputs", got.Notes)
+	}
+	if !strings.Contains(logs.String(), "quarantine") || !strings.Contains(logs.String(), "seq=12") {
+		t.Errorf("no warning naming seq 12:\n%s", logs.String())
+	}
+	dispatchAll(t, m, notes(100, 101))
+	if m.Seq() != 12 {
+		t.Errorf("next input got seq %d, want 12", m.Seq())
+	}
+	mustClose(t, m)
+	m = mustOpen(t, open, name, journal.Options[state, input]{SnapshotEvery: -1})
+	defer mustClose(t, m)
+	if got, want := mustInputs(t, m), append(notes(0, 11), notes(100, 101)...); !reflect.DeepEqual(got, want) {
+		t.Fatalf("journal after the repair = %v, want %v", got, want)
+	}
+}
+
+func testDamagedMiddle(t *testing.T, open Opener) {
+	name := newName(t)
+	crashed(t, open, name, 20, 8, func(v []byte) []byte { v[len(v)-4] ^= 0x10; return v })
+	s := open(t, name)
+	defer mustCloseStore(t, s)
+	before := dump(t, s)
+	for _, repair := range []bool{false, true} { // the repair is for the last record only
+		_, err := openMachine(t, s, journal.Options[state, input]{QuarantineCorruptTail: repair})
+		var ce *journal.CorruptError
+		if !errors.As(err, &ce) || ce.Seq != 8 || ce.Kind != journal.KindInput {
+			t.Fatalf("Open (repair %v) = %v, want a CorruptError for input record 8", repair, err)
+		}
+		if !strings.Contains(err.Error(), "record 8") || !strings.Contains(err.Error(), "checksum") {
+			t.Errorf("error does not say where and what: %v", err)
+		}
+		if dump(t, s) != before {
+			t.Fatal("a failed Open changed the store")
+		}
+	}
+}
+
+// testWrongSeq: an intact frame stored under another sequence number (a
+// record moved or duplicated) is damage too.
+func testWrongSeq(t *testing.T, open Opener) {
+	name := newName(t)
+	crashed(t, open, name, 6, 4, func([]byte) []byte { return noteRecords(3, 3)[0].Data })
+	s := open(t, name)
+	defer mustCloseStore(t, s)
+	_, err := openMachine(t, s, journal.Options[state, input]{})
+	var ce *journal.CorruptError
+	if !errors.As(err, &ce) || ce.Seq != 4 || !strings.Contains(err.Error(), "stored under 4") {
+		t.Fatalf("Open = %v, want a CorruptError for record 4 saying what it holds", err)
+	}
+}
+
+func testDamagedSnapshotFallsBack(t *testing.T, open Opener) {
+	name := newName(t)
+	opts := journal.Options[state, input]{SnapshotEvery: 5, KeepSnapshots: 3}
+	m := mustOpen(t, open, name, opts)
+	ins := notes(0, 12)
+	dispatchAll(t, m, ins)
+	mustClose(t, m) // snapshots at 5, 10 and 12
+
+	s := open(t, name)
+	damageNewestSnapshot(t, s, 12)
+	var logs logBuffer
+	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	m, err := openMachine(t, s, opts)
+	if err != nil {
+		s.Close()
+		t.Fatalf("Open: %v", err)
+	}
+	defer mustClose(t, m)
+	if got := m.Current(); !reflect.DeepEqual(got, fold(ins)) {
+		t.Errorf("state rebuilt from the older snapshot differs: %v", got.Notes)
+	}
+	if !strings.Contains(logs.String(), "damaged snapshot") || !strings.Contains(logs.String(), "seq=12") {
+		t.Errorf("no warning naming the snapshot at 12:\n%s", logs.String())
+	}
+}
+
+func testDamagedSnapshotWithoutJournal(t *testing.T, open Opener) {
+	name := newName(t)
+	opts := journal.Options[state, input]{SnapshotEvery: -1, KeepSnapshots: 1, Compact: true}
+	m := mustOpen(t, open, name, opts)
+	dispatchAll(t, m, notes(0, 12))
+	mustClose(t, m) // one snapshot at 12, the journal before it compacted away
+
+	s := open(t, name)
+	defer mustCloseStore(t, s)
+	damageNewestSnapshot(t, s, 12)
+	_, err := openMachine(t, s, opts)
+	var ce *journal.CorruptError
+	if !errors.As(err, &ce) || ce.Kind != journal.KindSnapshot || ce.Seq != 12 {
+		t.Fatalf("Open = %v, want a CorruptError for snapshot 12", err)
+	}
+}
+
+// testReplayProperty: whatever the inputs and however often snapshots are
+// taken, the state Open rebuilds after a crash (no snapshot at Close) equals
+// a full replay of the journal and the live state.
+func testReplayProperty(t *testing.T, open Opener) {
+	seeds := 12
+	if testing.Short() {
+		seeds = 4
+	}
+	for seed := range seeds {
+		rng := rand.New(rand.NewPCG(uint64(seed), 1))
+		name := newName(t)
+		opts := journal.Options[state, input]{SnapshotEvery: 1 + rng.IntN(20), KeepSnapshots: 1 + rng.IntN(3), SkipCloseSnapshot: true}
+		m := mustOpen(t, open, name, opts)
+		var ins []input
+		for range rng.IntN(80) {
+			var in input
+			switch rng.IntN(3) {
+			case 0:
+				in.Note = fmt.Sprintf("n%d", rng.IntN(1000))
+			case 1:
+				in.Request = 1 + rng.IntN(30)
+			default:
+				in.Answer = 1 + rng.IntN(30)
+			}
+			ins = append(ins, in)
+		}
+		dispatchAll(t, m, ins)
+		live := m.Current()
+		mustClose(t, m)
+		m = mustOpen(t, open, name, opts)
+		full := fold(mustInputs(t, m))
+		recovered := m.Current()
+		mustClose(t, m)
+		if !reflect.DeepEqual(recovered, full) || !reflect.DeepEqual(live, full) || !reflect.DeepEqual(full, fold(ins)) {
+			t.Fatalf("seed %d (snapshot every %d): recovered, full replay and live state differ", seed, opts.SnapshotEvery)
+		}
+	}
+}
+
+func testJobsRestart(t *testing.T, open Opener) {
+	name := newName(t)
+	started := make(chan string, 10)
+	jobs := automata.WithJobs(func(s state) map[string]automata.Job[input] {
+		jobs := map[string]automata.Job[input]{}
+		for _, r := range s.Pending {
+			jobs[fmt.Sprintf("req-%d", r)] = func(ctx context.Context, _ automata.Dispatch[input]) error {
+				started <- automata.JobKey(ctx)
+				<-ctx.Done()
+				return ctx.Err()
+			}
+		}
+		return jobs
+	})
+	m := mustOpen(t, open, name, journal.Options[state, input]{}, jobs)
+	dispatchAll(t, m, []input{{Request: 7}})
+	if k := <-started; k != "req-7" {
+		t.Fatalf("started %q, want req-7", k)
+	}
+	mustClose(t, m) // cancels the job, which never answered
+
+	m = mustOpen(t, open, name, journal.Options[state, input]{}, jobs)
+	defer mustClose(t, m)
+	select {
+	case k := <-started:
+		if k != "req-7" {
+			t.Fatalf("restarted %q, want req-7", k)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the job the restored state calls for did not start")
+	}
+}
+
+// damageNewestSnapshot flips a bit in the payload of the newest snapshot,
+// which must be at seq, by putting every snapshot back, that one damaged.
+func damageNewestSnapshot(t testing.TB, s journal.Store, seq uint64) {
+	t.Helper()
+	all := snapshots(t, s)
+	if len(all) == 0 || all[0].Seq != seq {
+		t.Fatalf("snapshots at %v, want the newest at %d", seqs(all), seq)
+	}
+	all[0].Data[len(all[0].Data)-5] ^= 0x10
+	if err := s.Prune(seq+1, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := snapshots(t, s); len(got) != 0 {
+		t.Fatalf("Prune(%d, 0) left snapshots %v", seq+1, seqs(got))
+	}
+	for _, r := range slices.Backward(all) {
+		if err := s.PutSnapshot(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,227 @@
+package jetstream
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+)
+
+// NotOwnerError reports that an agent is owned by another process: Claim
+// could not take its lease, or a Host was asked to dispatch to an agent it
+// does not run.
+type NotOwnerError struct {
+	Agent string
+	Owner string // the lease's holder; "" when no one holds it now
+}
+
+func (e *NotOwnerError) Error() string {
+	if e.Owner == "" {
+		return fmt.Sprintf("jetstream: agent %s is not run here, and no one owns it now (it is being claimed)", e.Agent)
+	}
+	return fmt.Sprintf("jetstream: agent %s is owned by %s, not here", e.Agent, e.Owner)
+}
+
+// lease is an owner's hold on an agent: a key of the leases bucket, which
+// expires TTL after its last write. It is renewed every TTL/4; the owner may
+// write only while less than TTL*3/4 has passed, on the monotonic clock,
+// since the start of the last renewal that succeeded, which is before the
+// server's write and so before the key can expire.
+type lease struct {
+	kv    js.KeyValue
+	key   string
+	owner string
+	ttl   time.Duration
+	lost  func(error) // called once, when the lease is lost
+
+	mu       sync.Mutex // guards rev, renewed, err, notified
+	rev      uint64     // the key's revision, as this owner last wrote it
+	renewed  time.Time  // start of the last renewal that succeeded
+	err      error      // why the lease is lost; then it stays lost
+	notified bool       // lost has been called
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// validFor is how long after a renewal's start the owner may still write.
+func (l *lease) validFor() time.Duration { return l.ttl * 3 / 4 }
+
+// check returns nil while the lease is held and fresh.
+func (l *lease) check() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.err == nil {
+		if age := time.Since(l.renewed); age >= l.validFor() {
+			l.err = fmt.Errorf("the lease was last renewed %v ago, past the %v it may be used for (TTL %v)", age.Round(time.Millisecond), l.validFor(), l.ttl)
+		}
+	}
+	return l.err
+}
+
+func (l *lease) lose(err error) {
+	l.mu.Lock()
+	if l.err == nil {
+		l.err = err
+	}
+	err = l.err
+	first := !l.notified
+	l.notified = true
+	l.mu.Unlock()
+	if first && l.lost != nil {
+		l.lost(err)
+	}
+}
+
+// run renews the lease until release, or until it is lost: the key was
+// written by someone else, or no renewal succeeded in time.
+func (l *lease) run() {
+	defer close(l.done)
+	tick := time.NewTicker(l.ttl / 4)
+	defer tick.Stop()
+	for {
+		l.mu.Lock()
+		deadline := l.renewed.Add(l.validFor())
+		l.mu.Unlock()
+		expire := time.NewTimer(time.Until(deadline))
+		select {
+		case <-l.stop:
+			expire.Stop()
+			return
+		case <-expire.C:
+			if err := l.check(); err != nil {
+				l.lose(err)
+				return
+			}
+			continue
+		case <-tick.C:
+		}
+		expire.Stop()
+		if err := l.check(); err != nil {
+			l.lose(err)
+			return
+		}
+		start := time.Now()
+		l.mu.Lock()
+		rev := l.rev
+		l.mu.Unlock()
+		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/4)
+		next, err := l.kv.Update(ctx, l.key, []byte(l.owner), rev)
+		cancel()
+		switch {
+		case errors.Is(err, js.ErrKeyRevisionMismatch) || isWrongLast(err):
+			l.lose(fmt.Errorf("the lease was taken over: %w", err))
+			return
+		case err != nil:
+			continue // try again at the next tick, while time is left
+		}
+		l.mu.Lock()
+		l.rev, l.renewed = next, start
+		l.mu.Unlock()
+	}
+}
+
+// release stops renewing, and with del deletes the key if it still holds
+// this owner's revision, so that another owner may claim the agent at once.
+func (l *lease) release(del bool) error {
+	select {
+	case <-l.stop:
+		return nil
+	default:
+		close(l.stop)
+	}
+	<-l.done
+	if !del || l.check() != nil {
+		return nil
+	}
+	l.mu.Lock()
+	rev := l.rev
+	l.err = errors.New("released")
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), l.ttl/2)
+	defer cancel()
+	if err := l.kv.Delete(ctx, l.key, js.LastRevision(rev)); err != nil && !errors.Is(err, js.ErrKeyRevisionMismatch) && !isWrongLast(err) {
+		return fmt.Errorf("jetstream: releasing the lease of %s: %w", l.key, err)
+	}
+	return nil
+}
+
+// Claim makes owner the owner of agent: it takes the agent's lease, which
+// fails with a *NotOwnerError naming the holder while another owner's lease
+// lives, and then fences the journal by appending an owner-epoch record
+// with the expected last subject sequence. From then on an earlier owner's
+// next append fails (it is fenced), whatever it believes about its lease.
+//
+// The returned store renews the lease in the background while it is open;
+// it fences itself (Fenced, Err) if the lease is lost or cannot be renewed
+// in time. Close releases the lease. Open the journal.Machine on it after
+// Claim: recovery then reads every record written before the fence.
+func Claim(ctx context.Context, nc *nats.Conn, cfg Config, agent, owner string) (*Store, error) {
+	if owner == "" {
+		return nil, errors.New("jetstream: Claim needs an owner id")
+	}
+	s, err := newStore(ctx, nc, cfg, agent)
+	if err != nil {
+		return nil, err
+	}
+	kv, err := s.js.KeyValue(ctx, s.cfg.Leases)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: key-value bucket %s: %w", s.cfg.Leases, err)
+	}
+	start := time.Now()
+	rev, err := kv.Create(ctx, agent, []byte(owner))
+	if errors.Is(err, js.ErrKeyExists) {
+		holder := ""
+		if e, err := kv.Get(ctx, agent); err == nil {
+			holder = string(e.Value())
+		}
+		return nil, &NotOwnerError{Agent: agent, Owner: holder}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: taking the lease of %s: %w", agent, err)
+	}
+	l := &lease{kv: kv, key: agent, owner: owner, ttl: s.cfg.TTL, rev: rev, renewed: start,
+		lost: func(err error) { s.fence(fmt.Errorf("lost the lease: %w", err)) },
+		stop: make(chan struct{}), done: make(chan struct{})}
+	s.lease = l
+	go l.run()
+	if err := s.writeEpoch(ctx, rev, owner); err != nil {
+		l.release(true)
+		return nil, err
+	}
+	return s, nil
+}
+
+// writeEpoch appends the owner-epoch record after whatever the journal
+// holds; an earlier owner that writes meanwhile makes it read the end again.
+func (s *Store) writeEpoch(ctx context.Context, epoch uint64, owner string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for {
+		if err := s.lease.check(); err != nil {
+			return fmt.Errorf("jetstream: claiming %s: %w", s.agent, err)
+		}
+		if err := s.loadLast(ctx); err != nil {
+			return err
+		}
+		m := nats.NewMsg(s.subj)
+		m.Header.Set(hdrEpoch, strconv.FormatUint(epoch, 10))
+		m.Header.Set(hdrOwner, owner)
+		m.Header.Set(hdrLast, strconv.FormatUint(s.lastSeq, 10))
+		m.Header.Set(js.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
+		ack, err := s.js.PublishMsg(ctx, m)
+		if isWrongLast(err) {
+			continue // the earlier owner wrote meanwhile: read the end again
+		}
+		if err != nil {
+			return fmt.Errorf("jetstream: claiming %s: appending the owner-epoch record: %w", s.agent, err)
+		}
+		s.last = ack.Sequence
+		return nil
+	}
+}

@@ -1,0 +1,83 @@
+package jetstream
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/nats-io/nats.go"
+)
+
+// FuzzParseMessage: the headers of a journal message read back from the
+// server are a record, an epoch record, or a clear error; never a panic, and
+// a record's number is exactly what its header says.
+func FuzzParseMessage(f *testing.F) {
+	f.Add("7", "", "", "")
+	f.Add("", "12", "host-a", "3")
+	f.Add("007", "", "", "")
+	f.Add("18446744073709551616", "", "", "")
+	f.Add("1", "2", "h", "0")
+	f.Add("", "", "", "")
+	f.Fuzz(func(t *testing.T, seq, epoch, owner, last string) {
+		h := nats.Header{}
+		for name, v := range map[string]string{hdrSeq: seq, hdrEpoch: epoch, hdrOwner: owner, hdrLast: last} {
+			if v != "" {
+				h.Set(name, v)
+			}
+		}
+		m, err := parseMessage(h)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty error")
+			}
+			return
+		}
+		switch m.kind {
+		case 'r':
+			if seq == "" || epoch != "" || strconv.FormatUint(m.seq, 10) != seq || m.seq == 0 {
+				t.Fatalf("record %d from %q (epoch %q)", m.seq, seq, epoch)
+			}
+		case 'e':
+			if seq != "" || strconv.FormatUint(m.epoch, 10) != epoch || strconv.FormatUint(m.seq, 10) != last || m.owner != owner || owner == "" {
+				t.Fatalf("epoch %+v from %q %q %q", m, epoch, owner, last)
+			}
+		default:
+			t.Fatalf("kind %q", m.kind)
+		}
+	})
+}
+
+func TestParseMessageRejectsGarbage(t *testing.T) {
+	tests := []struct {
+		name string
+		h    nats.Header
+		want string
+	}{
+		{"no header", nats.Header{}, "neither"},
+		{"not a number", nats.Header{hdrSeq: {"x1"}}, "not a decimal number"},
+		{"leading zero", nats.Header{hdrSeq: {"01"}}, "not a decimal number"},
+		{"sign", nats.Header{hdrSeq: {"+1"}}, "not a decimal number"},
+		{"overflow", nats.Header{hdrSeq: {"18446744073709551616"}}, "out of range"},
+		{"zero", nats.Header{hdrSeq: {"0"}}, "is 0"},
+		{"twice", nats.Header{hdrSeq: {"1", "2"}}, "2 Moora-Seq headers"},
+		{"both kinds", nats.Header{hdrSeq: {"1"}, hdrEpoch: {"2"}}, "both"},
+		{"epoch without owner", nats.Header{hdrEpoch: {"2"}, hdrLast: {"0"}}, "Moora-Owner"},
+		{"epoch without last", nats.Header{hdrEpoch: {"2"}, hdrOwner: {"h"}}, "Moora-Last"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseMessage(tt.h)
+			if err == nil || !contains(err.Error(), tt.want) {
+				t.Fatalf("parseMessage(%v) = %v, want an error containing %q", tt.h, err, tt.want)
+			}
+		})
+	}
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,795 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// Config names the JetStream resources the journals of a set of agents live
+// in, and how they are used. The zero value is usable: every field has a
+// default. All hosts and stores of one deployment must use the same Config.
+type Config struct {
+	// Stream holds every agent's journal (default "MOORA_JOURNAL"), on
+	// subjects Subject.in.<agent>, and the records moved to quarantine on
+	// Subject.quarantine.<agent>.
+	Stream string
+	// Subject is the prefix of the stream's subjects (default
+	// "moora.journal").
+	Subject string
+	// Snapshots is the Object Store bucket of the snapshots (default
+	// "MOORA_SNAPSHOTS"), one object <agent>/<seq> each.
+	Snapshots string
+	// Leases is the key-value bucket of the owners' leases (default
+	// "MOORA_LEASES"), one key per agent that expires TTL after its last
+	// renewal.
+	Leases string
+	// Agents is the key-value bucket that lists the agents a Host runs
+	// (default "MOORA_AGENTS").
+	Agents string
+	// Replicas is the number of replicas of the stream and the buckets
+	// when this package creates them (default 1).
+	Replicas int
+	// TTL is how long a lease lasts without renewal (default 10s). The
+	// owner renews it every TTL/4 and stops writing once TTL*3/4 have
+	// passed since the last renewal it got, before the lease can expire.
+	TTL time.Duration
+	// Timeout bounds each request to the server (default 10s).
+	Timeout time.Duration
+}
+
+func (c Config) withDefaults() Config {
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&c.Stream, "MOORA_JOURNAL")
+	def(&c.Subject, "moora.journal")
+	def(&c.Snapshots, "MOORA_SNAPSHOTS")
+	def(&c.Leases, "MOORA_LEASES")
+	def(&c.Agents, "MOORA_AGENTS")
+	if c.Replicas <= 0 {
+		c.Replicas = 1
+	}
+	if c.TTL <= 0 {
+		c.TTL = 10 * time.Second
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 10 * time.Second
+	}
+	return c
+}
+
+// Headers of the journal's messages.
+const (
+	hdrSeq   = "Moora-Seq"   // a record: its journal sequence number
+	hdrEpoch = "Moora-Epoch" // an owner-epoch record: the lease revision
+	hdrOwner = "Moora-Owner" // of an epoch record: who claimed the agent
+	hdrLast  = "Moora-Last"  // of an epoch record: the journal's last seq then
+	hdrFrom  = "Moora-From"  // of a quarantined record: its stream sequence
+)
+
+// ErrFenced is wrapped by the error of every write of a store that another
+// owner has fenced (its append was refused because the journal moved on
+// without it) or whose lease ran out. The store refuses every later write;
+// its owner must drop the agent.
+var ErrFenced = errors.New("fenced")
+
+var agentID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
+
+func checkAgent(agent string) error {
+	if !agentID.MatchString(agent) {
+		return fmt.Errorf("jetstream: agent id %q: want 1 to 128 letters, digits, '-' or '_'", agent)
+	}
+	return nil
+}
+
+// Store is the journal of one agent on JetStream: a journal.Store. Records
+// are messages on the agent's subject of the shared stream, each carrying
+// its sequence number in a header; every append carries the stream
+// sequence of the last message on that subject as this store knows it
+// (Nats-Expected-Last-Subject-Sequence), so that the append fails if anyone
+// else has written there since. That failure fences the store: see
+// ErrFenced and Fenced.
+type Store struct {
+	nc    *nats.Conn
+	js    js.JetStream
+	str   js.Stream
+	obs   js.ObjectStore
+	cfg   Config
+	agent string
+	subj  string // the agent's journal subject
+	quar  string // its quarantine subject
+	lease *lease // nil: no lease, fencing by the journal only
+	nonce string // in message ids: this store's, not another writer's
+
+	mu      sync.Mutex // held by writes, which it orders; guards what follows
+	last    uint64     // stream sequence of the last message on subj, 0: none
+	lastSeq uint64     // the journal's last record seq, 0: empty
+	closed  bool
+
+	fmu      sync.Mutex    // guards fenceErr; never held while waiting
+	fenceErr error         // set once, as fenced is closed
+	fenced   chan struct{} // closed when the store is fenced
+}
+
+// Open opens the journal of agent, creating the stream and the buckets of
+// cfg if they do not exist. The store takes no lease: two stores of one
+// agent exclude each other only by fencing (the second to write after the
+// other has is fenced). A Host, or Claim, gives one owner per agent.
+//
+// The store uses nc and does not close it.
+func Open(ctx context.Context, nc *nats.Conn, cfg Config, agent string) (*Store, error) {
+	s, err := newStore(ctx, nc, cfg, agent)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.loadLast(ctx); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func newStore(ctx context.Context, nc *nats.Conn, cfg Config, agent string) (*Store, error) {
+	if err := checkAgent(agent); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	j, err := js.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	r, err := setup(ctx, j, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{
+		nc: nc, js: j, str: r.stream, obs: r.snapshots, cfg: cfg, agent: agent,
+		subj:   cfg.Subject + ".in." + agent,
+		quar:   cfg.Subject + ".quarantine." + agent,
+		fenced: make(chan struct{}),
+		nonce:  nuid.Next(),
+	}, nil
+}
+
+// resources are the stream and buckets of a Config.
+type resources struct {
+	stream        js.Stream
+	snapshots     js.ObjectStore
+	leases, index js.KeyValue
+}
+
+// setup looks up the resources of cfg, creating those that are missing.
+func setup(ctx context.Context, j js.JetStream, cfg Config) (resources, error) {
+	var r resources
+	var err error
+	r.stream, err = j.Stream(ctx, cfg.Stream)
+	if errors.Is(err, js.ErrStreamNotFound) {
+		r.stream, err = j.CreateStream(ctx, js.StreamConfig{
+			Name:     cfg.Stream,
+			Subjects: []string{cfg.Subject + ".>"},
+			Storage:  js.FileStorage,
+			Replicas: cfg.Replicas,
+			// Appends of several records are atomic batches.
+			AllowAtomicPublish: true,
+			// Purge and delete for Prune and Quarantine; no rollups.
+			DenyPurge:  false,
+			Duplicates: 2 * time.Minute,
+		})
+	}
+	if err != nil {
+		return r, fmt.Errorf("jetstream: stream %s: %w", cfg.Stream, err)
+	}
+	if info := r.stream.CachedInfo(); !info.Config.AllowAtomicPublish {
+		return r, fmt.Errorf("jetstream: stream %s does not allow atomic batch publishing (allow_atomic), which appends of several records need", cfg.Stream)
+	}
+	r.snapshots, err = j.ObjectStore(ctx, cfg.Snapshots)
+	if errors.Is(err, js.ErrBucketNotFound) {
+		r.snapshots, err = j.CreateObjectStore(ctx, js.ObjectStoreConfig{Bucket: cfg.Snapshots, Storage: js.FileStorage, Replicas: cfg.Replicas})
+	}
+	if err != nil {
+		return r, fmt.Errorf("jetstream: object store %s: %w", cfg.Snapshots, err)
+	}
+	r.leases, err = j.KeyValue(ctx, cfg.Leases)
+	if errors.Is(err, js.ErrBucketNotFound) {
+		r.leases, err = j.CreateKeyValue(ctx, js.KeyValueConfig{
+			Bucket: cfg.Leases, TTL: cfg.TTL, Storage: js.FileStorage, Replicas: cfg.Replicas,
+			// An expired lease leaves a marker that watchers see.
+			LimitMarkerTTL: max(cfg.TTL, time.Second),
+		})
+	}
+	if err != nil {
+		return r, fmt.Errorf("jetstream: key-value bucket %s: %w", cfg.Leases, err)
+	}
+	r.index, err = j.KeyValue(ctx, cfg.Agents)
+	if errors.Is(err, js.ErrBucketNotFound) {
+		r.index, err = j.CreateKeyValue(ctx, js.KeyValueConfig{Bucket: cfg.Agents, Storage: js.FileStorage, Replicas: cfg.Replicas})
+	}
+	if err != nil {
+		return r, fmt.Errorf("jetstream: key-value bucket %s: %w", cfg.Agents, err)
+	}
+	return r, nil
+}
+
+func (s *Store) ctx() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), s.cfg.Timeout)
+}
+
+// message is a journal message, parsed.
+type message struct {
+	kind   byte   // 'r' record, 'e' epoch
+	seq    uint64 // of a record; of an epoch, the journal's last seq then
+	epoch  uint64
+	owner  string
+	stream uint64 // stream sequence
+}
+
+// parseMessage reads the headers of a message on an agent's journal
+// subject: a record (Moora-Seq) or an owner-epoch record (Moora-Epoch,
+// Moora-Owner, Moora-Last). Anything else is an error saying what is wrong.
+func parseMessage(h nats.Header) (message, error) {
+	num := func(name string) (uint64, error) {
+		vs := h.Values(name)
+		if len(vs) != 1 {
+			return 0, fmt.Errorf("%d %s headers, want 1", len(vs), name)
+		}
+		v := vs[0]
+		if v == "" || len(v) > 20 || strings.TrimLeft(v, "0123456789") != "" || (len(v) > 1 && v[0] == '0') {
+			return 0, fmt.Errorf("header %s is %q, not a decimal number", name, v)
+		}
+		n, err := strconv.ParseUint(v, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("header %s is %q: %w", name, v, err)
+		}
+		return n, nil
+	}
+	_, isRecord := h[hdrSeq]
+	_, isEpoch := h[hdrEpoch]
+	switch {
+	case isRecord && isEpoch:
+		return message{}, fmt.Errorf("both %s and %s headers", hdrSeq, hdrEpoch)
+	case isRecord:
+		seq, err := num(hdrSeq)
+		if err == nil && seq == 0 {
+			err = fmt.Errorf("header %s is 0", hdrSeq)
+		}
+		return message{kind: 'r', seq: seq}, err
+	case isEpoch:
+		epoch, err := num(hdrEpoch)
+		if err != nil {
+			return message{}, err
+		}
+		last, err := num(hdrLast)
+		if err != nil {
+			return message{}, err
+		}
+		owners := h.Values(hdrOwner)
+		if len(owners) != 1 || owners[0] == "" {
+			return message{}, fmt.Errorf("an epoch record without one %s header", hdrOwner)
+		}
+		return message{kind: 'e', seq: last, epoch: epoch, owner: owners[0]}, nil
+	}
+	return message{}, fmt.Errorf("neither a %s nor a %s header", hdrSeq, hdrEpoch)
+}
+
+func (s *Store) corrupt(streamSeq uint64, err error) error {
+	return &journal.CorruptError{Err: fmt.Errorf("stream %s, message %d on %s: %w", s.cfg.Stream, streamSeq, s.subj, err)}
+}
+
+// loadLast reads where the journal ends: the last message on the subject.
+func (s *Store) loadLast(ctx context.Context) error {
+	raw, err := s.str.GetLastMsgForSubject(ctx, s.subj)
+	if errors.Is(err, js.ErrMsgNotFound) {
+		s.last, s.lastSeq = 0, 0
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("jetstream: reading the end of %s: %w", s.subj, err)
+	}
+	m, err := parseMessage(raw.Header)
+	if err != nil {
+		return s.corrupt(raw.Sequence, err)
+	}
+	s.last, s.lastSeq = raw.Sequence, m.seq
+	return nil
+}
+
+// Fenced returns a channel that is closed once the store refuses writes:
+// another owner wrote to the journal, or the lease was not renewed in time.
+func (s *Store) Fenced() <-chan struct{} { return s.fenced }
+
+// Err returns why the store is fenced, or nil.
+func (s *Store) Err() error {
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	return s.fenceErr
+}
+
+// fence makes the store refuse every later write, with err, and returns the
+// error it refuses them with (the first fence's).
+func (s *Store) fence(err error) error {
+	s.fmu.Lock()
+	defer s.fmu.Unlock()
+	if s.fenceErr == nil {
+		s.fenceErr = fmt.Errorf("jetstream: agent %s: %w: %w", s.agent, ErrFenced, err)
+		close(s.fenced)
+	}
+	return s.fenceErr
+}
+
+// writable says why the store may not write now, or nil; s.mu held.
+func (s *Store) writableLocked() error {
+	if s.closed {
+		return fmt.Errorf("jetstream: agent %s: the store is closed", s.agent)
+	}
+	if err := s.Err(); err != nil {
+		return err
+	}
+	if s.lease != nil {
+		if err := s.lease.check(); err != nil {
+			return s.fence(err)
+		}
+	}
+	return nil
+}
+
+// isWrongLast says whether err is JetStream's refusal of an expected last
+// sequence: code 10071, or 10164 on a replicated stream.
+func isWrongLast(err error) bool {
+	var apiErr *js.APIError
+	return errors.As(err, &apiErr) &&
+		(apiErr.ErrorCode == js.JSErrCodeStreamWrongLastSequence || apiErr.ErrorCode == js.JSErrCodeStreamWrongLastSequenceConstant)
+}
+
+// Append publishes the records: one with the expected last subject
+// sequence, several as one atomic batch whose first message carries it.
+func (s *Store) Append(records []journal.Record) error {
+	if len(records) == 0 {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.writableLocked(); err != nil {
+		return err
+	}
+	for i, r := range records {
+		want := s.lastSeq + 1 + uint64(i)
+		if (s.lastSeq != 0 || i > 0) && r.Seq != want {
+			return fmt.Errorf("jetstream: append seq %d, expected %d", r.Seq, want)
+		}
+	}
+	msgs := make([]*nats.Msg, len(records))
+	for i, r := range records {
+		m := nats.NewMsg(s.subj)
+		m.Data = r.Data
+		m.Header.Set(hdrSeq, strconv.FormatUint(r.Seq, 10))
+		// The same id when an append of unknown outcome is sent again:
+		// the server then answers a duplicate instead of storing it twice.
+		m.Header.Set(js.MsgIDHeader, fmt.Sprintf("%s.%d.%d.%s", s.agent, r.Seq, s.last, s.nonce))
+		msgs[i] = m
+	}
+	msgs[0].Header.Set(js.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
+	seq, err := s.publish(msgs)
+	if err != nil {
+		if isWrongLast(err) {
+			return s.fence(fmt.Errorf("appending %d..%d: the journal has moved on: %w", records[0].Seq, records[len(records)-1].Seq, err))
+		}
+		return fmt.Errorf("jetstream: agent %s: appending %d..%d: %w", s.agent, records[0].Seq, records[len(records)-1].Seq, err)
+	}
+	s.last, s.lastSeq = seq, records[len(records)-1].Seq
+	return nil
+}
+
+// publish sends msgs, one message or an atomic batch, and returns the stream
+// sequence of the last. A request that times out, whose outcome is unknown,
+// is sent again with the same message ids until the server answers; a
+// duplicate answer means the first one was stored.
+func (s *Store) publish(msgs []*nats.Msg) (uint64, error) {
+	var lastErr error
+	deadline := time.Now().Add(3 * s.cfg.Timeout)
+	for attempt := 0; time.Now().Before(deadline); attempt++ {
+		if attempt > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		seq, err := s.publishOnce(msgs)
+		if err == nil {
+			return seq, nil
+		}
+		var apiErr *js.APIError
+		switch {
+		case errors.As(err, &apiErr) && apiErr.ErrorCode == 10158:
+			// The same message id is still being stored: ask again.
+		case errors.As(err, &apiErr) && apiErr.ErrorCode == js.JSErrCodeStreamWrongLastSequenceConstant:
+			// A replicated stream answers 10164 for a conflict, and also
+			// while an earlier write to the subject is still being
+			// applied: the journal has moved on only if its end is not
+			// where this store left it.
+			if moved, err2 := s.movedOn(); err2 != nil || moved {
+				return 0, err
+			}
+		case errors.As(err, &apiErr) && apiErr.ErrorCode == 10201 && lastErr != nil:
+			// An earlier attempt's batch was stored: the journal ends
+			// with its last record.
+			return s.storedBatch(msgs)
+		case !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrNoResponders):
+			return 0, err
+		}
+		lastErr = err
+		if s.lease != nil {
+			if err := s.lease.check(); err != nil {
+				break
+			}
+		}
+	}
+	// The outcome stays unknown: the store cannot tell the Machine the
+	// records are not in the journal, so it stops writing.
+	return 0, s.fence(fmt.Errorf("the outcome of an append is unknown: %w", lastErr))
+}
+
+// movedOn says whether the agent's subject ends elsewhere than this store
+// last wrote.
+func (s *Store) movedOn() (bool, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	raw, err := s.str.GetLastMsgForSubject(ctx, s.subj)
+	if errors.Is(err, js.ErrMsgNotFound) {
+		return s.last != 0, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return raw.Sequence != s.last, nil
+}
+
+// storedBatch returns the stream sequence of the last of msgs, which the
+// server says it stored: it must be the last message on the subject.
+func (s *Store) storedBatch(msgs []*nats.Msg) (uint64, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	raw, err := s.str.GetLastMsgForSubject(ctx, s.subj)
+	if err != nil {
+		return 0, fmt.Errorf("reading the end of %s after a batch stored twice: %w", s.subj, err)
+	}
+	want := msgs[len(msgs)-1].Header.Get(js.MsgIDHeader)
+	if got := raw.Header.Get(js.MsgIDHeader); got != want {
+		return 0, fmt.Errorf("the server says the batch was stored, but %s ends with message id %q, not %q", s.subj, got, want)
+	}
+	return raw.Sequence, nil
+}
+
+func (s *Store) publishOnce(msgs []*nats.Msg) (uint64, error) {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if len(msgs) == 1 {
+		ack, err := s.js.PublishMsg(ctx, msgs[0])
+		if err != nil {
+			return 0, err
+		}
+		return ack.Sequence, nil
+	}
+	id := nuid.Next()
+	for i, m := range msgs {
+		m.Header.Set("Nats-Batch-Id", id)
+		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
+		if i < len(msgs)-1 {
+			if err := s.nc.PublishMsg(m); err != nil {
+				return 0, err
+			}
+		}
+	}
+	last := msgs[len(msgs)-1]
+	last.Header.Set("Nats-Batch-Commit", "1")
+	resp, err := s.nc.RequestMsgWithContext(ctx, last)
+	if err != nil {
+		return 0, err
+	}
+	var ack struct {
+		Error    *js.APIError `json:"error"`
+		Sequence uint64       `json:"seq"`
+		Count    int          `json:"count"`
+	}
+	if err := json.Unmarshal(resp.Data, &ack); err != nil {
+		return 0, fmt.Errorf("reading the batch's acknowledgement %q: %w", resp.Data, err)
+	}
+	if ack.Error != nil {
+		return 0, ack.Error
+	}
+	if ack.Count != len(msgs) {
+		return 0, fmt.Errorf("the batch of %d messages was acknowledged as %d", len(msgs), ack.Count)
+	}
+	return ack.Sequence, nil
+}
+
+// scan calls fn with every message on the agent's subject, in order, up to
+// the last one when the scan starts, from stream sequence start on.
+func (s *Store) scan(ctx context.Context, from uint64, fn func(m message, data []byte) error) error {
+	raw, err := s.str.GetLastMsgForSubject(ctx, s.subj)
+	if errors.Is(err, js.ErrMsgNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("jetstream: reading the end of %s: %w", s.subj, err)
+	}
+	end := raw.Sequence
+	// Message by message from the stream's leader (STREAM.MSG.GET, next
+	// by subject): a consumer, or a direct get, may be served by a
+	// replica that lags, and a scan must see every acknowledged record.
+	start, err := s.startFor(ctx, from, end)
+	if err != nil {
+		return err
+	}
+	for seq := start; seq <= end; {
+		msg, err := s.str.GetMsg(ctx, seq, js.WithGetMsgSubject(s.subj))
+		if errors.Is(err, js.ErrMsgNotFound) {
+			return nil // deleted since the end was read
+		}
+		if err != nil {
+			return fmt.Errorf("jetstream: reading %s from stream sequence %d: %w", s.subj, seq, err)
+		}
+		if msg.Sequence < seq {
+			return fmt.Errorf("jetstream: reading %s from stream sequence %d: the server answered %d", s.subj, seq, msg.Sequence)
+		}
+		m, err := parseMessage(msg.Header)
+		if err != nil {
+			return s.corrupt(msg.Sequence, err)
+		}
+		m.stream = msg.Sequence
+		if err := fn(m, msg.Data); err != nil {
+			return err
+		}
+		seq = msg.Sequence + 1
+	}
+	return nil
+}
+
+// startFor returns the stream sequence from which a scan reaches every
+// record with Seq >= from, found by bisection on the subject: the records'
+// sequence numbers grow with their stream sequence, and an epoch record
+// follows the records up to the Last it names. A message it cannot parse
+// makes it start at the beginning, where the scan reports it.
+func (s *Store) startFor(ctx context.Context, from, end uint64) (uint64, error) {
+	lo, hi := uint64(1), end
+	if from <= 1 {
+		return lo, nil
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		msg, err := s.str.GetMsg(ctx, mid, js.WithGetMsgSubject(s.subj))
+		if errors.Is(err, js.ErrMsgNotFound) {
+			hi = mid
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("jetstream: reading %s from stream sequence %d: %w", s.subj, mid, err)
+		}
+		m, err := parseMessage(msg.Header)
+		if err != nil {
+			return 1, nil
+		}
+		if m.seq >= from { // a record at or past from; or an epoch record after it
+			hi = mid
+		} else {
+			lo = msg.Sequence + 1
+		}
+	}
+	return lo, nil
+}
+
+// Scan calls fn with the records from seq from on; owner-epoch records are
+// not journal records and are passed over.
+func (s *Store) Scan(from uint64, fn func(journal.Record) error) error {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err := s.scan(ctx, from, func(m message, data []byte) error {
+		if m.kind != 'r' || m.seq < from {
+			return nil
+		}
+		return fn(journal.Record{Seq: m.seq, Data: data})
+	})
+	if errors.Is(err, journal.ErrStop) {
+		return nil
+	}
+	return err
+}
+
+func (s *Store) snapshotName(seq uint64) string { return fmt.Sprintf("%s/%020d", s.agent, seq) }
+
+// snapshotSeqs lists the agent's snapshots, newest first.
+func (s *Store) snapshotSeqs(ctx context.Context) ([]uint64, error) {
+	infos, err := s.obs.List(ctx)
+	if errors.Is(err, js.ErrNoObjectsFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: listing the snapshots of %s: %w", s.agent, err)
+	}
+	var seqs []uint64
+	prefix := s.agent + "/"
+	for _, info := range infos {
+		rest, ok := strings.CutPrefix(info.Name, prefix)
+		if !ok {
+			continue
+		}
+		seq, err := strconv.ParseUint(rest, 10, 64)
+		if err != nil || len(rest) != 20 {
+			return nil, &journal.CorruptError{Err: fmt.Errorf("object store %s holds %q, which is not a snapshot name", s.cfg.Snapshots, info.Name)}
+		}
+		seqs = append(seqs, seq)
+	}
+	slices.Sort(seqs)
+	slices.Reverse(seqs)
+	return seqs, nil
+}
+
+func (s *Store) PutSnapshot(r journal.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.writableLocked(); err != nil {
+		return err
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	if _, err := s.obs.PutBytes(ctx, s.snapshotName(r.Seq), r.Data); err != nil {
+		return fmt.Errorf("jetstream: agent %s: storing the snapshot at %d: %w", s.agent, r.Seq, err)
+	}
+	return nil
+}
+
+// Snapshots calls fn with the snapshots, newest first. A snapshot whose
+// object cannot be read whole (its chunks fail their digest) is passed to fn
+// with no bytes, which the Machine reports as damaged.
+func (s *Store) Snapshots(fn func(journal.Record) error) error {
+	ctx, cancel := s.ctx()
+	defer cancel()
+	seqs, err := s.snapshotSeqs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, seq := range seqs {
+		ctx, cancel := s.ctx()
+		data, err := s.obs.GetBytes(ctx, s.snapshotName(seq))
+		cancel()
+		switch {
+		case errors.Is(err, js.ErrObjectNotFound):
+			continue // pruned meanwhile
+		case errors.Is(err, js.ErrDigestMismatch):
+			data = nil
+		case err != nil:
+			return fmt.Errorf("jetstream: agent %s: reading the snapshot at %d: %w", s.agent, seq, err)
+		}
+		if err := fn(journal.Record{Seq: seq, Data: data}); err != nil {
+			if errors.Is(err, journal.ErrStop) {
+				return nil
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// Prune deletes as journal.Store says: snapshot objects, and the journal's
+// messages (records and epoch records) before the first record it keeps,
+// with one purge.
+func (s *Store) Prune(snapshotsBefore, inputsBefore uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.writableLocked(); err != nil {
+		return err
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	seqs, err := s.snapshotSeqs(ctx)
+	if err != nil {
+		return err
+	}
+	for _, seq := range seqs {
+		if seq < snapshotsBefore {
+			if err := s.obs.Delete(ctx, s.snapshotName(seq)); err != nil && !errors.Is(err, js.ErrObjectNotFound) {
+				return fmt.Errorf("jetstream: agent %s: deleting the snapshot at %d: %w", s.agent, seq, err)
+			}
+		}
+	}
+	if inputsBefore == 0 {
+		return nil
+	}
+	var keep uint64 // stream sequence of the first message kept
+	err = s.scan(ctx, inputsBefore, func(m message, _ []byte) error {
+		if m.kind == 'r' && m.seq >= inputsBefore {
+			keep = m.stream
+			return journal.ErrStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, journal.ErrStop) {
+		return err
+	}
+	opts := []js.StreamPurgeOpt{js.WithPurgeSubject(s.subj)}
+	if keep != 0 {
+		opts = append(opts, js.WithPurgeSequence(keep))
+	}
+	if err := s.str.Purge(ctx, opts...); err != nil {
+		return fmt.Errorf("jetstream: agent %s: pruning the journal before %d: %w", s.agent, inputsBefore, err)
+	}
+	if keep == 0 { // pruned empty: it starts again wherever the next append says
+		s.last, s.lastSeq = 0, 0
+	}
+	return nil
+}
+
+// Quarantine copies the record at seq to the agent's quarantine subject,
+// with its stream sequence, and deletes it from the journal.
+func (s *Store) Quarantine(seq uint64) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.writableLocked(); err != nil {
+		return err
+	}
+	ctx, cancel := s.ctx()
+	defer cancel()
+	var found *nats.Msg
+	var at uint64
+	err := s.scan(ctx, seq, func(m message, data []byte) error {
+		if m.kind == 'r' && m.seq == seq {
+			found = nats.NewMsg(s.quar)
+			found.Data = append([]byte(nil), data...)
+			found.Header.Set(hdrSeq, strconv.FormatUint(seq, 10))
+			at = m.stream
+			found.Header.Set(hdrFrom, strconv.FormatUint(at, 10))
+			return journal.ErrStop
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, journal.ErrStop) {
+		return err
+	}
+	if found == nil {
+		return fmt.Errorf("jetstream: agent %s: quarantine: no record %d", s.agent, seq)
+	}
+	if _, err := s.js.PublishMsg(ctx, found); err != nil {
+		return fmt.Errorf("jetstream: agent %s: quarantine of record %d: %w", s.agent, seq, err)
+	}
+	if err := s.str.DeleteMsg(ctx, at); err != nil {
+		return fmt.Errorf("jetstream: agent %s: quarantine of record %d: %w", s.agent, seq, err)
+	}
+	lastSeq := s.lastSeq
+	if err := s.loadLast(ctx); err != nil {
+		return err
+	}
+	// The journal now ends with the record before the quarantined one,
+	// even if an epoch record written after it is the last message.
+	if seq == lastSeq {
+		s.lastSeq = seq - 1
+	}
+	return nil
+}
+
+// Close stops renewing the lease, if the store holds one, and releases it
+// unless the store was fenced. It does not close the connection.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	if s.lease != nil {
+		return s.lease.release(s.Err() == nil)
+	}
+	return nil
+}
+
+var _ journal.Store = (*Store)(nil)
