@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/moora-go/moora/examples/internal/calc"
 	"github.com/moora-go/moora/examples/react/decl"
 )
 
@@ -159,7 +160,7 @@ func Tools(workspace fs.FS) []ToolAdapter {
 				if err != nil {
 					return "", err
 				}
-				v, err := Calculate(e)
+				v, err := calc.Calculate(e)
 				if err != nil {
 					return "", fmt.Errorf("%w: %w", ErrInvalid, err)
 				}

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"testing/fstest"
 
+	"github.com/moora-go/moora/examples/internal/calc"
 	"github.com/moora-go/moora/examples/react/decl"
 )
 
@@ -95,7 +96,7 @@ func FuzzCalculate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, expr string) {
-		if v, err := Calculate(expr); err == nil && v == "" {
+		if v, err := calc.Calculate(expr); err == nil && v == "" {
 			t.Fatalf("%q: an empty value", expr)
 		}
 	})

@@ -1,4 +1,8 @@
-package main
+// Package calc evaluates arithmetic expressions exactly, for the examples'
+// calculator tools: numbers, + - * / and parentheses, as Go evaluates
+// constant expressions, so that 1/3*3 is 1. Every number and result is
+// bounded, so that no expression costs much.
+package calc
 
 import (
 	"errors"
