@@ -104,7 +104,11 @@ func TestBrowser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shot := filepath.Join(t.TempDir(), "chat.png")
+	dir := os.Getenv("HTTPBRIDGE_ARTIFACTS") // to look at it
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	shot := filepath.Join(dir, "chat.png")
 	os.WriteFile(shot, screenshot, 0o644)
 	t.Logf("screenshot: %s", shot)
 
