@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/moora-go/moora/examples/internal/browsertest"
 )
 
 // TestMain lets the test binary be the command: the service tests start it
@@ -27,9 +29,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// hangGuard bounds a wait for something that must happen; it is never
-// reached when the code is right.
-const hangGuard = 30 * time.Second
+const hangGuard = browsertest.HangGuard
 
 // service is the command running as a child process on loopback.
 type service struct {

@@ -7,12 +7,13 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/moora-go/moora/examples/internal/browsertest"
 
 	"github.com/chromedp/chromedp"
 )
@@ -35,11 +36,7 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-const chromium = "/usr/bin/chromium"
-
-// hangGuard bounds a wait for something that must happen; it is never
-// reached when the code is right.
-const hangGuard = 30 * time.Second
+const hangGuard = browsertest.HangGuard
 
 // service is the command running as a child process.
 type service struct {
@@ -115,83 +112,6 @@ func (s *service) kill() {
 
 func (s *service) url() string { return fmt.Sprintf("http://%s/?token=%s", s.addr, s.token) }
 
-// newBrowser starts a headless Chromium and returns a context for its first
-// tab.
-func newBrowser(t *testing.T) context.Context {
-	t.Helper()
-	if _, err := os.Stat(chromium); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI must run the browser tests, and %s is missing (.ci/run installs Debian's chromium)", chromium)
-		}
-		t.Skipf("no %s: install Debian's chromium to run the browser tests", chromium)
-	}
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-quic", true),
-		chromedp.WindowSize(900, 700),
-	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	if err := chromedp.Do(ctx); err != nil {
-		t.Fatalf("starting chromium: %v", err)
-	}
-	return ctx
-}
-
-// screenshot saves the page as name.png among the artefacts.
-func screenshot(t *testing.T, ctx context.Context, name string) {
-	t.Helper()
-	dir := os.Getenv("REFLEXOR_ARTIFACTS")
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, name+".png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", path)
-}
-
-// do runs actions in the tab, failing the test on an error or a hang.
-func do(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, hangGuard)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
-
-// jsEval evaluates a JavaScript expression in the tab.
-func jsEval[T any](t *testing.T, ctx context.Context, what, expr string) T {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, hangGuard)
-	defer cancel()
-	v, err := chromedp.Run(ctx, chromedp.Evaluate[T](expr))
-	if err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-	return v
-}
-
 // opened opens the page and waits until it is connected.
 func opened(url string) chromedp.Action[chromedp.Void] {
 	return chromedp.Steps(chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(".status.connected")))
@@ -200,18 +120,11 @@ func opened(url string) chromedp.Action[chromedp.Void] {
 // send types a message and sends it, as a person does.
 func send(t *testing.T, ctx context.Context, text string) {
 	t.Helper()
-	do(t, ctx, "sending "+text,
+	browsertest.Do(t, ctx, "sending "+text,
 		chromedp.WaitVisible(chromedp.ID("message")),
 		chromedp.SendKeys(chromedp.ID("message"), text),
 		chromedp.Click(chromedp.ID("send")),
 	)
-}
-
-// waitText waits until the element sel shows text containing want.
-func waitText(t *testing.T, ctx context.Context, sel, want string) {
-	t.Helper()
-	js := fmt.Sprintf(`[...document.querySelectorAll(%q)].some(e => e.textContent.includes(%q))`, sel, want)
-	do(t, ctx, fmt.Sprintf("waiting for %s to show %q", sel, want), chromedp.Poll[chromedp.Void](js, chromedp.WithPollingInterval(20*time.Millisecond)))
 }
 
 // record makes the page remember every text a streaming message showed.
@@ -226,18 +139,18 @@ const record = `window.seen = []; new MutationObserver(() => {
 // call.
 func conversation(t *testing.T, ctx context.Context) []string {
 	t.Helper()
-	return jsEval[[]string](t, ctx, "reading the conversation", `[...document.querySelectorAll("#conversation > *")].map(e => e.className + ": " + e.textContent)`)
+	return browsertest.Eval[[]string](t, ctx, "reading the conversation", `[...document.querySelectorAll("#conversation > *")].map(e => e.className + ": " + e.textContent)`)
 }
 
 func TestBrowserStreamsAReplyChunkByChunk(t *testing.T) {
 	s := startService(t, "-delay", "60ms")
-	ctx := newBrowser(t)
-	do(t, ctx, "opening the page", opened(s.url()))
-	jsEval[chromedp.Void](t, ctx, "recording", record)
+	ctx := browsertest.New(t, 900, 700)
+	browsertest.Do(t, ctx, "opening the page", opened(s.url()))
+	browsertest.Eval[chromedp.Void](t, ctx, "recording", record)
 	send(t, ctx, "tell me something about streaming text in a browser")
 	want := "You said: tell me something about streaming text in a browser. I can calculate, count words and tell the time."
-	waitText(t, ctx, ".msg.brain:not(.streaming)", want)
-	seen := jsEval[[]string](t, ctx, "reading what streamed", `window.seen`)
+	browsertest.WaitText(t, ctx, ".msg.brain:not(.streaming)", want)
+	seen := browsertest.Eval[[]string](t, ctx, "reading what streamed", `window.seen`)
 	if len(seen) < 3 {
 		t.Fatalf("the reply appeared in %d steps (%q), want it to grow chunk by chunk", len(seen), seen)
 	}
@@ -246,33 +159,33 @@ func TestBrowserStreamsAReplyChunkByChunk(t *testing.T) {
 			t.Fatalf("step %d showed %q: not a growing prefix of the reply %q", i, text, want)
 		}
 	}
-	screenshot(t, ctx, "streamed-reply")
+	browsertest.Screenshot(t, ctx, "REFLEXOR_ARTIFACTS", "streamed-reply")
 }
 
 func TestBrowserShowsAToolCallAndItsResult(t *testing.T) {
 	s := startService(t, "-delay", "0", "-tool-delay", "1500ms")
-	ctx := newBrowser(t)
-	do(t, ctx, "opening the page", opened(s.url()))
+	ctx := browsertest.New(t, 900, 700)
+	browsertest.Do(t, ctx, "opening the page", opened(s.url()))
 	send(t, ctx, "what is (2 + 3) * 4?")
-	waitText(t, ctx, ".tool.pending", "calculator")
-	waitText(t, ctx, ".tool.pending .state", "running")
-	screenshot(t, ctx, "tool-running")
-	waitText(t, ctx, ".tool.done", "→ 20")
-	waitText(t, ctx, ".msg.brain", "The calculator tool says: 20.")
-	screenshot(t, ctx, "tool-done")
+	browsertest.WaitText(t, ctx, ".tool.pending", "calculator")
+	browsertest.WaitText(t, ctx, ".tool.pending .state", "running")
+	browsertest.Screenshot(t, ctx, "REFLEXOR_ARTIFACTS", "tool-running")
+	browsertest.WaitText(t, ctx, ".tool.done", "→ 20")
+	browsertest.WaitText(t, ctx, ".msg.brain", "The calculator tool says: 20.")
+	browsertest.Screenshot(t, ctx, "REFLEXOR_ARTIFACTS", "tool-done")
 }
 
 func TestBrowserReloadMidStreamContinuesWithoutDuplicates(t *testing.T) {
 	s := startService(t, "-delay", "120ms")
-	ctx := newBrowser(t)
-	do(t, ctx, "opening the page", opened(s.url()))
+	ctx := browsertest.New(t, 900, 700)
+	browsertest.Do(t, ctx, "opening the page", opened(s.url()))
 	send(t, ctx, "one two three four five six seven eight nine ten eleven twelve")
 	want := "You said: one two three four five six seven eight nine ten eleven twelve. I can calculate, count words and tell the time."
-	waitText(t, ctx, ".msg.brain.streaming", "You said: one")
-	do(t, ctx, "reloading", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".status.connected")))
-	jsEval[chromedp.Void](t, ctx, "recording", record)
-	waitText(t, ctx, ".msg.brain:not(.streaming)", want)
-	seen := jsEval[[]string](t, ctx, "reading what streamed", `window.seen`)
+	browsertest.WaitText(t, ctx, ".msg.brain.streaming", "You said: one")
+	browsertest.Do(t, ctx, "reloading", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".status.connected")))
+	browsertest.Eval[chromedp.Void](t, ctx, "recording", record)
+	browsertest.WaitText(t, ctx, ".msg.brain:not(.streaming)", want)
+	seen := browsertest.Eval[[]string](t, ctx, "reading what streamed", `window.seen`)
 	for _, text := range seen {
 		if !strings.HasPrefix(want, text) {
 			t.Fatalf("after the reload the message showed %q: not a prefix of the reply %q (duplicated or garbled)", text, want)
@@ -282,42 +195,42 @@ func TestBrowserReloadMidStreamContinuesWithoutDuplicates(t *testing.T) {
 	if got := strings.Join(lines, "\n"); strings.Count(got, "You said:") != 1 || strings.Count(got, "msg user") != 1 {
 		t.Fatalf("the conversation after the reload:\n%s", got)
 	}
-	screenshot(t, ctx, "after-reload")
+	browsertest.Screenshot(t, ctx, "REFLEXOR_ARTIFACTS", "after-reload")
 }
 
 func TestBrowserSecondTabFollowsLive(t *testing.T) {
 	s := startService(t, "-delay", "20ms")
-	first := newBrowser(t)
+	first := browsertest.New(t, 900, 700)
 	second, cancel := chromedp.NewContext(first) // another tab of the same browser
 	defer cancel()
 	if err := chromedp.Do(second); err != nil { // opens the tab, for as long as second lives
 		t.Fatal(err)
 	}
 	for _, tab := range []context.Context{first, second} {
-		do(t, tab, "opening the page", opened(s.url()))
+		browsertest.Do(t, tab, "opening the page", opened(s.url()))
 	}
 	send(t, first, "what is 6 * 7?")
-	waitText(t, second, ".msg.user", "what is 6 * 7?")
-	waitText(t, second, ".msg.brain", "The calculator tool says: 42.")
-	waitText(t, first, ".msg.brain", "The calculator tool says: 42.")
+	browsertest.WaitText(t, second, ".msg.user", "what is 6 * 7?")
+	browsertest.WaitText(t, second, ".msg.brain", "The calculator tool says: 42.")
+	browsertest.WaitText(t, first, ".msg.brain", "The calculator tool says: 42.")
 	a, b := conversation(t, first), conversation(t, second)
 	if strings.Join(a, "\n") != strings.Join(b, "\n") {
 		t.Fatalf("the tabs differ:\n%s\n---\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
 	}
-	screenshot(t, second, "second-tab")
+	browsertest.Screenshot(t, second, "REFLEXOR_ARTIFACTS", "second-tab")
 }
 
 func TestBrowserServerKilledMidToolCallCompletesAfterRestart(t *testing.T) {
 	s := startService(t, "-delay", "0", "-tool-delay", "3s")
-	ctx := newBrowser(t)
-	do(t, ctx, "opening the page", opened(s.url()))
+	ctx := browsertest.New(t, 900, 700)
+	browsertest.Do(t, ctx, "opening the page", opened(s.url()))
 	send(t, ctx, "count the words of this short sentence")
-	waitText(t, ctx, ".tool.pending", "word_count")
+	browsertest.WaitText(t, ctx, ".tool.pending", "word_count")
 	s.kill()
-	waitText(t, ctx, ".status.reconnecting", "reconnecting")
-	screenshot(t, ctx, "server-killed")
+	browsertest.WaitText(t, ctx, ".status.reconnecting", "reconnecting")
+	browsertest.Screenshot(t, ctx, "REFLEXOR_ARTIFACTS", "server-killed")
 	s.start() // the same address, data and token: the page reconnects by itself
-	waitText(t, ctx, ".msg.brain", "The word_count tool says: 7.")
+	browsertest.WaitText(t, ctx, ".msg.brain", "The word_count tool says: 7.")
 	lines := conversation(t, ctx)
 	got := strings.Join(lines, "\n")
 	count := func(re string) int { return len(regexp.MustCompile(re).FindAllString(got, -1)) }
@@ -325,5 +238,5 @@ func TestBrowserServerKilledMidToolCallCompletesAfterRestart(t *testing.T) {
 		count(`Let me count the words\.`) != 1 || count(`The word_count tool says: 7\.`) != 1 || len(lines) != 4 {
 		t.Fatalf("after the restart the conversation is:\n%s\nwant the message, one reply, one tool call and its report, once each", got)
 	}
-	screenshot(t, ctx, "after-restart")
+	browsertest.Screenshot(t, ctx, "REFLEXOR_ARTIFACTS", "after-restart")
 }
