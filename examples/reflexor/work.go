@@ -102,9 +102,13 @@ func SignalsCutAt(c decl.ContextOfBrain) int64 {
 
 // pendingCalls returns the tool calls that have no result yet.
 func pendingCalls(calls []decl.ToolCallRecord, results []decl.ToolResult) []decl.ToolCallRecord {
+	answered := make(map[string]bool, len(results))
+	for _, r := range results {
+		answered[r.ToolCallID] = true
+	}
 	var pending []decl.ToolCallRecord
 	for _, c := range calls {
-		if !slices.ContainsFunc(results, func(r decl.ToolResult) bool { return r.ToolCallID == c.ID }) {
+		if !answered[c.ID] {
 			pending = append(pending, c)
 		}
 	}
