@@ -99,7 +99,18 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	var recovering atomic.Bool // while Open restarts the work the restored state calls for
 	recovering.Store(true)
 	var resumed []string // jobs restarted by Open: said after the history
-	a, err := open(store, work, func(e automata.Event[decl.AgentState, decl.AgentInput]) {
+	// No job does its work until the history and the resumed jobs are
+	// printed, so what a resumed job adds comes after both.
+	printed := make(chan struct{})
+	gate := automata.WithJobGate[decl.AgentState, decl.AgentInput](func(ctx context.Context) error {
+		select {
+		case <-printed:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	})
+	a, err := open(store, work, gate, func(e automata.Event[decl.AgentState, decl.AgentInput]) {
 		if e.Kind == automata.EffectStarted && recovering.Load() {
 			resumed = append(resumed, e.Key) // Open's goroutine, before it returns
 		}
@@ -126,9 +137,9 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 			}
 		}
 	})
-	for _, key := range resumed {
-		fmt.Fprintf(stdout, "  [resuming %s]\n", key)
-	}
+	out.print(a.Current()) // the history, if Subscribe has not printed it yet
+	out.resuming(resumed)
+	close(printed)
 	ctx := context.Background()
 	if a.Current().SystemPrompt == "" {
 		if err := a.Dispatch(ctx, decl.SetSystemPrompt{Content: *system}); err != nil {
@@ -152,11 +163,11 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 
 // open recovers the agent from store and starts the work its state calls
 // for.
-func open(store journal.Store, work Work, events func(automata.Event[decl.AgentState, decl.AgentInput])) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
+func open(store journal.Store, work Work, gate automata.Option[decl.AgentState, decl.AgentInput], events func(automata.Event[decl.AgentState, decl.AgentInput])) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
 	return journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
 		Codec:         journal.JSONGob[decl.AgentState](decl.DecodeInput),
 		SnapshotEvery: 1_000,
-	}, agent.WithJobs(work.JobFns()), automata.WithEvents(events))
+	}, agent.WithJobs(work.JobFns()), gate, automata.WithEvents(events))
 }
 
 // chat dispatches each line of stdin as a user message.
@@ -184,6 +195,15 @@ type printer struct {
 }
 
 func newPrinter(w io.Writer) *printer { return &printer{w: w, printed: map[string]bool{}} }
+
+// resuming says which jobs the run restarted.
+func (p *printer) resuming(keys []string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, key := range keys {
+		fmt.Fprintf(p.w, "  [resuming %s]\n", key)
+	}
+}
 
 func (p *printer) print(s decl.AgentState) {
 	p.mu.Lock()

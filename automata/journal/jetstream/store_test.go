@@ -12,6 +12,7 @@ import (
 	"github.com/moora-go/moora/automata/journal/jetstream"
 	"github.com/moora-go/moora/automata/journal/jetstream/embedded"
 	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
 )
 
 // startServer starts an embedded server under t.TempDir and connects to it.
@@ -64,10 +65,15 @@ func TestGarbageOnTheSubjectIsCorrupt(t *testing.T) {
 	if err := s.Append([]journal.Record{{Seq: 1, Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: 1, Payload: []byte(`{}`)})}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := nc.Publish("moora.journal.in.garbled", []byte("hello")); err != nil {
+	// A JetStream publish returns once the stream has stored the message;
+	// a core publish would race the Scan below.
+	jsc, err := js.New(nc)
+	if err != nil {
 		t.Fatal(err)
 	}
-	nc.Flush()
+	if _, err := jsc.Publish(ctx, "moora.journal.in.garbled", []byte("hello")); err != nil {
+		t.Fatal(err)
+	}
 	var ce *journal.CorruptError
 	err = s.Scan(0, func(journal.Record) error { return nil })
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "MOORA_JOURNAL, message 2 on moora.journal.in.garbled: neither a Moora-Seq nor a Moora-Epoch header") {
