@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -161,49 +160,6 @@ func notes(from, to int) []input {
 	return ins
 }
 
-func TestReopenRestoresStateAndHistory(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "agent.db")
-	m := mustOpen(t, path, journal.Options[state, input]{SnapshotEvery: 7})
-	ins := notes(0, 30)
-	dispatchAll(t, m, ins)
-	if got := m.Current(); !reflect.DeepEqual(got, fold(ins)) {
-		t.Fatalf("live state differs from the fold of the inputs")
-	}
-	mustClose(t, m)
-
-	m = mustOpen(t, path, journal.Options[state, input]{SnapshotEvery: 7})
-	defer mustClose(t, m)
-	if got := m.Current(); !reflect.DeepEqual(got, fold(ins)) {
-		t.Fatalf("reopened state = %v, want the fold of the inputs", got.Notes)
-	}
-	if m.Seq() != 30 {
-		t.Errorf("Seq() = %d, want 30", m.Seq())
-	}
-	entries, err := m.Inputs(1, 30)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i, e := range entries {
-		if e.Seq != uint64(i+1) || e.Input != ins[i] || e.Time.IsZero() {
-			t.Fatalf("entry %d = %+v, want seq %d input %+v", i, e, i+1, ins[i])
-		}
-	}
-	for _, seq := range []uint64{0, 1, 6, 7, 8, 21, 29, 30} {
-		got, err := m.StateAt(seq)
-		if err != nil {
-			t.Fatalf("StateAt(%d): %v", seq, err)
-		}
-		if want := fold(ins[:seq]); !reflect.DeepEqual(got, want) {
-			t.Errorf("StateAt(%d) = %v, want %v", seq, got.Notes, want.Notes)
-		}
-	}
-	// Inputs continue where the journal ended.
-	dispatchAll(t, m, notes(30, 31))
-	if m.Seq() != 31 {
-		t.Errorf("Seq() after one more input = %d, want 31", m.Seq())
-	}
-}
-
 // countingStore counts the Appends (each one fsync in bbolt).
 type countingStore struct {
 	journal.Store
@@ -214,39 +170,6 @@ func (c *countingStore) Append(rs []journal.Record) error {
 	c.appends.Add(1)
 	c.records.Add(int64(len(rs)))
 	return c.Store.Append(rs)
-}
-
-func TestConcurrentDispatchesShareAppends(t *testing.T) {
-	const producers, each = 64, 20
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	counting := &countingStore{Store: store}
-	m, err := journal.Open(counting, model, journal.Options[state, input]{Codec: codec()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for p := range producers {
-		wg.Go(func() {
-			for i := range each {
-				if err := m.Dispatch(context.Background(), input{Note: fmt.Sprintf("%d/%d", p, i)}); err != nil {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	wg.Wait()
-	appends, records := counting.appends.Load(), counting.records.Load()
-	mustClose(t, m)
-	if records != producers*each {
-		t.Fatalf("%d records appended, want %d", records, producers*each)
-	}
-	if appends >= records/2 {
-		t.Fatalf("%d appends for %d inputs: concurrent dispatches were not grouped", appends, records)
-	}
-	t.Logf("%d inputs in %d appends (%.1f per fsync)", records, appends, float64(records)/float64(appends))
 }
 
 // rewriteRecord changes a stored journal record in place with change, as a
@@ -462,50 +385,6 @@ func TestDamagedSnapshotWithoutJournalIsAnError(t *testing.T) {
 	}
 }
 
-// Property: whatever the inputs and however often snapshots are taken, the
-// state rebuilt on Open (snapshot + replay) equals the state from replaying
-// the whole journal, and the live state before closing.
-func TestReplayFromSnapshotEqualsFullReplay(t *testing.T) {
-	for seed := range 40 {
-		rng := rand.New(rand.NewPCG(uint64(seed), 1))
-		path := filepath.Join(t.TempDir(), fmt.Sprintf("agent-%d.db", seed))
-		opts := journal.Options[state, input]{SnapshotEvery: 1 + rng.IntN(20), KeepSnapshots: 1 + rng.IntN(3)}
-		m := mustOpen(t, path, opts)
-		var ins []input
-		for range rng.IntN(120) {
-			var in input
-			switch rng.IntN(3) {
-			case 0:
-				in.Note = fmt.Sprintf("n%d", rng.IntN(1000))
-			case 1:
-				in.Request = 1 + rng.IntN(30)
-			default:
-				in.Answer = 1 + rng.IntN(30)
-			}
-			ins = append(ins, in)
-		}
-		dispatchAll(t, m, ins)
-		live := m.Current()
-		mustClose(t, m)
-		// As if crashed: no snapshot at Close, so that recovery is
-		// the newest periodic snapshot plus a replay.
-		deleteSnapshots(t, path, uint64(len(ins)/opts.SnapshotEvery*opts.SnapshotEvery)+1)
-		m = mustOpen(t, path, opts)
-		full, err := m.StateAt(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range mustInputs(t, m) {
-			full = model.Transition(full, e.Input)
-		}
-		recovered := m.Current()
-		mustClose(t, m)
-		if !reflect.DeepEqual(recovered, full) || !reflect.DeepEqual(live, full) || !reflect.DeepEqual(full, fold(ins)) {
-			t.Fatalf("seed %d (snapshot every %d): recovered, full replay and live state differ", seed, opts.SnapshotEvery)
-		}
-	}
-}
-
 func mustInputs(t *testing.T, m *journal.Machine[state, input]) []journal.Entry[input] {
 	t.Helper()
 	entries, err := m.Inputs(0, m.Seq())
@@ -562,30 +441,6 @@ func TestVerifyReplayAcceptsAPureTransition(t *testing.T) {
 	mustClose(t, m)
 	if len(reported) > 0 {
 		t.Fatalf("a pure transition was reported: %v", reported)
-	}
-}
-
-func TestJobsRestartAfterReopenWithTheirKeys(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "agent.db")
-	started := make(chan string, 10)
-	opts := journal.Options[state, input]{}
-	jobs := automata.WithJobs(answering(time.Hour, func(k string) { started <- k }))
-	m := mustOpen(t, path, opts, jobs)
-	dispatchAll(t, m, []input{{Request: 7}})
-	if k := <-started; k != "req-7" {
-		t.Fatalf("started %q, want req-7", k)
-	}
-	mustClose(t, m) // cancels the job, which never answered
-
-	m = mustOpen(t, path, opts, jobs)
-	defer mustClose(t, m)
-	select {
-	case k := <-started:
-		if k != "req-7" {
-			t.Fatalf("restarted %q, want req-7", k)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("the job the restored state calls for did not start")
 	}
 }
 

@@ -191,7 +191,16 @@ func testMachineReopen(t *testing.T, open Opener) {
 	if got := mustInputs(t, m); !reflect.DeepEqual(got, ins) {
 		t.Fatalf("journaled inputs = %v, want the inputs dispatched", got)
 	}
-	for _, seq := range []uint64{0, 1, 7, 8, 29, 30} {
+	entries, err := m.Inputs(1, 30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range entries {
+		if e.Seq != uint64(i+1) || e.Time.IsZero() {
+			t.Fatalf("entry %d = %+v, want seq %d with the time it was journaled", i, e, i+1)
+		}
+	}
+	for _, seq := range []uint64{0, 1, 6, 7, 8, 21, 29, 30} {
 		got, err := m.StateAt(seq)
 		if err != nil {
 			t.Fatalf("StateAt(%d): %v", seq, err)
