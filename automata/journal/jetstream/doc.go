@@ -62,6 +62,14 @@
 // the store is fenced as soon as that time passes, so a Host drops the
 // agent without waiting for a write to fail.
 //
+// ClaimWait claims an agent whose lease another owner holds by waiting for
+// the lease to be released or to expire: a program that runs one agent and
+// is restarted after a crash waits out its earlier run's lease. The
+// examples' -nats flag is embedded.OpenAgent, which connects to a server
+// (or starts one in the process) and calls ClaimWait; it is in package
+// embedded so that a program importing only this package does not link
+// nats-server.
+//
 // # Hosts
 //
 // A Host runs many agents: those listed in the agents bucket (Host.Add)
