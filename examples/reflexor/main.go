@@ -13,6 +13,12 @@
 // again on the same directory to continue. -terminal chats on the terminal
 // instead, one message per line of stdin.
 //
+// With -nats URL the journal is on NATS JetStream instead of a bbolt file
+// (-nats embedded runs a server inside the process, its files in
+// -data/nats, for a demo), and the process claims the agent (-agent) as its
+// one owner, waiting for the lease of a crashed earlier run to expire
+// (package automata/journal/jetstream/embedded, OpenAgent).
+//
 // With no model named in the environment the brain is a deterministic
 // offline one, which streams its replies word by word (-delay apart),
 // calls the tools and compresses the history after -compress-after
@@ -52,6 +58,7 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/jetstream/embedded"
 	"github.com/moora-go/moora/automata/llm/openai"
 	"github.com/moora-go/moora/examples/reflexor/decl"
 )
@@ -80,6 +87,8 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	toolDelay := flags.Duration("tool-delay", 0, "how long each tool call takes (to watch one run)")
 	terminal := flags.Bool("terminal", false, "chat on the terminal instead: one message per line of stdin")
 	token := flags.String("token", "", "the token a page must present (default: a new random one)")
+	natsURL := flags.String("nats", "", `keep the journal on NATS JetStream at this URL ("embedded": a server in this process, its files in -data); default: a bbolt file in -data`)
+	agentID := flags.String("agent", "reflexor", "the agent's id on NATS JetStream")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -93,10 +102,11 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
 		return err
 	}
-	store, err := journal.OpenBolt(filepath.Join(*dataDir, "agent.db"))
+	store, release, err := openStore(*dataDir, *natsURL, *agentID)
 	if err != nil {
 		return err
 	}
+	defer release()
 	work := Work{Model: brain, System: defaultSystem, Tools: slowly(Tools(time.Now), *toolDelay), CompressAfter: *compressAfter}
 	if *terminal {
 		return chat(store, work, stdin, stdout)
@@ -128,6 +138,31 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return errors.Join(err, a.Close(closeCtx))
+}
+
+// openStore opens the agent's journal: the bbolt file in dataDir when
+// natsURL is empty; otherwise the agent's journal on NATS JetStream at
+// natsURL, or on a server in this process with its files in dataDir/nats
+// when natsURL is "embedded", claimed by this process. release closes what
+// openStore started, after the store is closed.
+func openStore(dataDir, natsURL, agentID string) (store journal.Store, release func(), err error) {
+	if natsURL == "" {
+		s, err := journal.OpenBolt(filepath.Join(dataDir, "agent.db"))
+		return s, func() {}, err
+	}
+	s, release, err := embedded.OpenAgent(context.Background(), embedded.AgentOptions{
+		URL:   natsURL,
+		Dir:   filepath.Join(dataDir, "nats"),
+		Agent: agentID,
+		Waiting: func(holder string) {
+			// Not on stdout, whose first line is the page's URL.
+			fmt.Fprintf(os.Stderr, "reflexor: waiting for the lease of %s on agent %s to expire\n", holder, agentID)
+		},
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, release, nil
 }
 
 // slowly makes each tool take delay before it runs, unless its context

@@ -225,3 +225,83 @@ func (s *Store) writeEpoch(ctx context.Context, epoch uint64, owner string) erro
 		return nil
 	}
 }
+
+// ClaimWait claims agent as Claim does, but while another owner holds the
+// agent's lease it waits, up to wait after it first finds the lease held,
+// for the lease to be released or to expire, and tries again. Each time it
+// finds the lease held it calls waiting, if not nil, with the holder's id.
+// When the wait is over it returns the *NotOwnerError naming the holder.
+//
+// A crashed owner's lease expires at most cfg.TTL after its last renewal.
+// A wait of 0 means 3/2 of the TTL: enough for a program that runs one
+// agent, restarted after a crash, to wait out its earlier run's lease, and
+// short enough to fail when a live process holds the agent.
+//
+// ClaimWait learns that the lease is gone by watching its key (a release
+// or an expiry leaves a delete marker) and, in case it misses the marker,
+// by trying again every TTL/4. ctx bounds the whole claim.
+func ClaimWait(ctx context.Context, nc *nats.Conn, cfg Config, agent, owner string, wait time.Duration, waiting func(holder string)) (*Store, error) {
+	if err := checkAgent(agent); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	if wait <= 0 {
+		wait = cfg.TTL * 3 / 2
+	}
+	j, err := js.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	res, err := setup(ctx, j, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// Watch before the first attempt, so that a release between an
+	// attempt and the wait after it is not missed.
+	wctx, stop := context.WithCancel(ctx)
+	defer stop()
+	w, err := res.leases.Watch(wctx, agent, js.MetaOnly(), js.UpdatesOnly())
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: watching the lease of %s: %w", agent, err)
+	}
+	defer w.Stop()
+	updates := w.Updates()
+	var first time.Time // when the lease was first found held
+	for {
+		s, err := Claim(ctx, nc, cfg, agent, owner)
+		var held *NotOwnerError
+		if !errors.As(err, &held) {
+			return s, err
+		}
+		if first.IsZero() {
+			first = time.Now()
+		}
+		left := wait - time.Since(first)
+		if left <= 0 {
+			return nil, fmt.Errorf("%w (waited %v for its lease to end)", held, time.Since(first).Round(time.Millisecond))
+		}
+		if waiting != nil {
+			waiting(held.Owner)
+		}
+		retry := time.NewTimer(min(cfg.TTL/4, left))
+	sleep:
+		for {
+			select {
+			case <-ctx.Done():
+				retry.Stop()
+				return nil, fmt.Errorf("%w; waiting for its lease to end: %w", held, ctx.Err())
+			case <-retry.C:
+				break sleep
+			case e, ok := <-updates:
+				if !ok {
+					updates = nil // the watch ended: the timer alone, then
+					continue
+				}
+				if e != nil && e.Operation() != js.KeyValuePut {
+					retry.Stop()
+					break sleep
+				}
+			}
+		}
+	}
+}

@@ -12,6 +12,10 @@
 // that other processes on the machine can connect; it never listens beyond
 // the loopback interface. A production deployment runs nats-server as a
 // service instead, and connects with nats.Connect(url).
+//
+// OpenAgent is a program's -nats flag: it opens one agent's journal on the
+// server at a URL, or on a server it starts in the process, and claims the
+// agent, waiting out the lease of a crashed earlier run.
 package embedded
 
 import (
