@@ -50,6 +50,15 @@ func TestConversationWithAToolCall(t *testing.T) {
 	assertInOrder(t, out.String(), want)
 }
 
+func TestOneWordIsSingular(t *testing.T) {
+	t.Setenv(openai.EnvModel, "") // the offline llm
+	var out bytes.Buffer
+	if err := run([]string{"-data", t.TempDir()}, strings.NewReader("again\n"), &out); err != nil {
+		t.Fatalf("run: %v\n%s", err, out.String())
+	}
+	assertInOrder(t, out.String(), []string{"you: again", "→ 1]", "assistant: Your message has 1 word.\n"})
+}
+
 func TestTransitionsArePure(t *testing.T) {
 	inputs := []decl.AgentInput{
 		decl.SetSystemPrompt{Content: "be brief"},

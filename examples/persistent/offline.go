@@ -35,6 +35,9 @@ func offlineLLM(delay time.Duration) llm.Scripted {
 				ToolCalls: []llm.ToolCall{{ID: fmt.Sprintf("call-%d", len(req.Messages)), Name: "word-count", Arguments: args}},
 			}, nil
 		case llm.RoleTool:
+			if last.Content == "1" {
+				return llm.Response{Text: "Your message has 1 word."}, nil
+			}
 			return llm.Response{Text: fmt.Sprintf("Your message has %s words.", last.Content)}, nil
 		}
 		return llm.Response{Text: "I have nothing to add."}, nil
