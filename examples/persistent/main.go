@@ -167,7 +167,7 @@ func open(store journal.Store, work Work, gate automata.Option[decl.AgentState, 
 	return journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
 		Codec:         journal.JSONGob[decl.AgentState](decl.DecodeInput),
 		SnapshotEvery: 1_000,
-	}, agent.WithJobs(work.JobFns()), gate, automata.WithEvents(events))
+	}, automata.WithAdmission(work.Stamp), agent.WithJobs(work.JobFns()), gate, automata.WithEvents(events))
 }
 
 // chat dispatches each line of stdin as a user message.
@@ -178,9 +178,8 @@ func chat(ctx context.Context, a *journal.Machine[decl.AgentState, decl.AgentInp
 		if text == "" {
 			continue
 		}
-		now := work.Now().UnixMilli()
-		msg := decl.UserMessage{ID: fmt.Sprintf("user-%d", now), Content: text, Timestamp: now}
-		if err := a.Dispatch(ctx, decl.SendUserMessage{Message: msg}); err != nil {
+		// Work.Stamp gives the message its time and its id.
+		if err := a.Dispatch(ctx, decl.SendUserMessage{Message: decl.UserMessage{Content: text}}); err != nil {
 			return err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -186,5 +187,57 @@ func assertInOrder(t *testing.T, out string, want []string) {
 			t.Fatalf("output lacks %q after the earlier lines:\n%s", w, out)
 		}
 		rest = rest[i+len(w):]
+	}
+}
+
+// TestMessagesInOneMillisecondAreEachAnswered: on a clock that does not
+// move, two messages arrive in the same millisecond; each gets its own time
+// and id (Work.Stamp), and the llm is called again for the second, not
+// taken to have answered it with its answer to the first.
+func TestMessagesInOneMillisecondAreEachAnswered(t *testing.T) {
+	frozen := time.UnixMilli(1_800_000_000_000)
+	work := Work{LLM: offlineLLM(0), Tools: []Tool{WordCount(0)}, Now: func() time.Time { return frozen }}
+	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	noGate := automata.WithJobGate[decl.AgentState, decl.AgentInput](func(context.Context) error { return nil })
+	a, err := open(store, work, noGate, func(automata.Event[decl.AgentState, decl.AgentInput]) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := make(chan struct{}, 1)
+	a.Subscribe(func(s decl.AgentState) {
+		if work.Idle(s) {
+			select {
+			case idle <- struct{}{}:
+			default:
+			}
+		}
+	})
+	ctx := context.Background()
+	for _, text := range []string{"one two", "three four five"} {
+		if err := a.Dispatch(ctx, decl.SendUserMessage{Message: decl.UserMessage{Content: text}}); err != nil {
+			t.Fatal(err)
+		}
+		for !work.Idle(a.Current()) {
+			<-idle
+		}
+	}
+	s := a.Current()
+	if err := a.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.UserMessages) != 2 || s.UserMessages[0].ID == s.UserMessages[1].ID || s.UserMessages[0].Timestamp >= s.UserMessages[1].Timestamp {
+		t.Fatalf("user messages %+v: want two, with their own ids and times", s.UserMessages)
+	}
+	var replies []string
+	for _, m := range s.AssistantMessages {
+		if m.Content != "Let me count the words of that." {
+			replies = append(replies, m.Content)
+		}
+	}
+	if want := []string{"Your message has 2 words.", "Your message has 3 words."}; !slices.Equal(replies, want) {
+		t.Fatalf("replies %q, want %q", replies, want)
 	}
 }

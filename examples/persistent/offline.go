@@ -21,27 +21,61 @@ func offlineLLM(delay time.Duration) llm.Scripted {
 			return llm.Response{Text: "Hello."}, nil
 		}
 		last := req.Messages[len(req.Messages)-1]
-		switch last.Role {
-		case llm.RoleUser:
-			text := last.Content
-			args, err := json.Marshal(wordCountArgs{Text: &text})
+		// count asks for the word-count tool on the user's newest message.
+		count := func(text string) (llm.Response, error) {
+			newest := newestUserMessage(req)
+			args, err := json.Marshal(wordCountArgs{Text: &newest})
 			if err != nil {
 				return llm.Response{}, err
 			}
 			return llm.Response{
-				Text: "Let me count the words of that.",
+				Text: text,
 				// The conversation grows with every call: its length makes
 				// the call's ID unique, and the same for the same request.
 				ToolCalls: []llm.ToolCall{{ID: fmt.Sprintf("call-%d", len(req.Messages)), Name: "word-count", Arguments: args}},
 			}, nil
+		}
+		switch last.Role {
+		case llm.RoleUser:
+			return count("Let me count the words of that.")
 		case llm.RoleTool:
+			answer := fmt.Sprintf("Your message has %s words.", last.Content)
 			if last.Content == "1" {
-				return llm.Response{Text: "Your message has 1 word."}, nil
+				answer = "Your message has 1 word."
 			}
-			return llm.Response{Text: fmt.Sprintf("Your message has %s words.", last.Content)}, nil
+			// The user wrote again while the tool ran: count that too.
+			if counted := countedText(req); counted != nil && *counted != newestUserMessage(req) {
+				return count(answer + " Let me count the words of your next message.")
+			}
+			return llm.Response{Text: answer}, nil
 		}
 		return llm.Response{Text: "I have nothing to add."}, nil
 	}}
+}
+
+// newestUserMessage is the content of the last user message of req.
+func newestUserMessage(req llm.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role == llm.RoleUser {
+			return req.Messages[i].Content
+		}
+	}
+	return ""
+}
+
+// countedText is the text of the last word-count call of req, nil if there
+// is none.
+func countedText(req llm.Request) *string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		m := req.Messages[i]
+		for j := len(m.ToolCalls) - 1; j >= 0; j-- {
+			var args wordCountArgs
+			if json.Unmarshal(m.ToolCalls[j].Arguments, &args) == nil && args.Text != nil {
+				return args.Text
+			}
+		}
+	}
+	return nil
 }
 
 // wordCountArgs are the word-count tool's arguments.

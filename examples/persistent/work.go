@@ -222,6 +222,49 @@ func (w Work) toolJob(msg decl.AssistantMessage, call decl.ToolCall) automata.Jo
 	}
 }
 
+// Stamp is the agent's admission step: every message is stamped after the
+// newest message the state holds, so that no two messages share a time. A
+// user message gets the time it arrives, and the id user-{time} when it has
+// none; an assistant or tool message keeps the time its job gave it unless
+// that is not after the newest. Two lines typed in one millisecond are two
+// messages, each newer than the last one sent to the llm: the llm's answer
+// to the first is not taken for an answer to the second, and each call of
+// the llm gets its own key.
+func (w Work) Stamp(s decl.AgentState, in decl.AgentInput) (decl.AgentInput, error) {
+	after := newest(s) + 1
+	switch in := in.(type) {
+	case decl.SendUserMessage:
+		in.Message.Timestamp = max(w.Now().UnixMilli(), after)
+		if in.Message.ID == "" {
+			in.Message.ID = fmt.Sprintf("user-%d", in.Message.Timestamp)
+		}
+		return in, nil
+	case decl.SendAssistantMessage:
+		in.Message.Timestamp = max(in.Message.Timestamp, after)
+		return in, nil
+	case decl.SendToolMessage:
+		in.Message.Timestamp = max(in.Message.Timestamp, after)
+		return in, nil
+	}
+	return in, nil
+}
+
+// newest is the time of the newest message of s; each list is kept sorted
+// by time.
+func newest(s decl.AgentState) int64 {
+	var t int64
+	if n := len(s.UserMessages); n > 0 {
+		t = max(t, s.UserMessages[n-1].Timestamp)
+	}
+	if n := len(s.AssistantMessages); n > 0 {
+		t = max(t, s.AssistantMessages[n-1].Timestamp)
+	}
+	if n := len(s.ToolMessages); n > 0 {
+		t = max(t, s.ToolMessages[n-1].Timestamp)
+	}
+	return t
+}
+
 // after returns the current time in Unix milliseconds, but always after t:
 // the conversation stays in order even if the clock steps back.
 func (w Work) after(t int64) int64 {

@@ -12,12 +12,16 @@ import (
 
 // Stamp is the server's admission step (seed 000: the backend overwrites
 // every input's timestamp): each input is stamped with the time it arrives
-// in Unix milliseconds, and never earlier than the newest input the state
-// has applied, so that time never runs backwards, whatever a browser's clock
-// or a slow job says, and no input is ever rejected as stale.
+// in Unix milliseconds, and always after the newest input the state has
+// applied, so that time never runs backwards, whatever a browser's clock or
+// a slow job says, and no input is ever rejected as stale. No two inputs
+// share a time: two messages sent in the same millisecond are two signals,
+// and answering the first is not answering the second (the brain answers
+// the signals newer than calledBrainAt). Under a burst of inputs the stamps
+// run ahead of the clock by at most one millisecond per input.
 func Stamp(now func() time.Time) func(decl.AgentState, decl.AgentInput) (decl.AgentInput, error) {
 	return func(s decl.AgentState, in decl.AgentInput) (decl.AgentInput, error) {
-		ts := max(now().UnixMilli(), s.UserUpdatedAt, s.BrainUpdatedAt, s.ToolkitUpdatedAt)
+		ts := max(now().UnixMilli(), max(s.UserUpdatedAt, s.BrainUpdatedAt, s.ToolkitUpdatedAt)+1)
 		switch in := in.(type) {
 		case decl.UserSendMessage:
 			in.Timestamp = ts

@@ -348,15 +348,22 @@ func TestTransitionsArePure(t *testing.T) {
 }
 
 // TestStampKeepsTimeMovingForward: the admission step stamps the time of
-// arrival, never earlier than the newest input applied, whatever the clock
-// or the input says.
+// arrival, always after the newest input applied, whatever the clock or the
+// input says.
 func TestStampKeepsTimeMovingForward(t *testing.T) {
 	clock := time.UnixMilli(1_000)
 	stamp := Stamp(func() time.Time { return clock })
 	s := apply(decl.ToolkitRespond{Timestamp: 5_000, ToolCallID: "c", Result: "r"})
 	in, err := stamp(s, decl.UserSendMessage{Timestamp: 99_999, MessageID: "u", Content: "hi"})
-	if err != nil || in.(decl.UserSendMessage).Timestamp != 5_000 {
-		t.Fatalf("stamped %+v, %v; want the newest input's time, 5000, over the clock's 1000 and the input's own", in, err)
+	if err != nil || in.(decl.UserSendMessage).Timestamp != 5_001 {
+		t.Fatalf("stamped %+v, %v; want just after the newest input's time, 5001, over the clock's 1000 and the input's own", in, err)
+	}
+	// Two inputs in the same millisecond get two times.
+	clock = time.UnixMilli(7_000)
+	s = apply(decl.ToolkitRespond{Timestamp: 7_000, ToolCallID: "c", Result: "r"})
+	in, _ = stamp(s, decl.UserSendMessage{MessageID: "u2", Content: "again"})
+	if in.(decl.UserSendMessage).Timestamp != 7_001 {
+		t.Fatalf("stamped %+v in the millisecond of the newest input; want 7001", in)
 	}
 	clock = time.UnixMilli(9_000)
 	in, _ = stamp(s, decl.BrainCallTools{CalledBrainAt: 3})
@@ -369,6 +376,12 @@ func TestStampKeepsTimeMovingForward(t *testing.T) {
 // each message once the agent is idle again. It returns the final state.
 func chatOn(t *testing.T, dir string, compressAfter int, messages ...string) decl.AgentState {
 	t.Helper()
+	return chatOnClock(t, dir, time.Now, compressAfter, messages...)
+}
+
+// chatOnClock is chatOn with now as the server's clock (Stamp's).
+func chatOnClock(t *testing.T, dir string, now func() time.Time, compressAfter int, messages ...string) decl.AgentState {
+	t.Helper()
 	store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -376,7 +389,7 @@ func chatOn(t *testing.T, dir string, compressAfter int, messages ...string) dec
 	clock := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
 	w := Work{Model: ScriptedBrain(0), System: defaultSystem, Tools: Tools(func() time.Time { return clock }), CompressAfter: compressAfter}
 	failed := make(chan error, 10)
-	a, err := Open(store, w, time.Now, automata.WithPurityCheck[decl.AgentState, decl.AgentInput](),
+	a, err := Open(store, w, now, automata.WithPurityCheck[decl.AgentState, decl.AgentInput](),
 		automata.WithEvents(func(e automata.Event[decl.AgentState, decl.AgentInput]) {
 			if e.Kind == automata.EffectFailed || e.Kind == automata.InputRejected {
 				failed <- fmt.Errorf("%v", e)
@@ -424,6 +437,26 @@ func chatOn(t *testing.T, dir string, compressAfter int, messages ...string) dec
 	default:
 	}
 	return s
+}
+
+// TestMessagesInOneMillisecondAreEachAnswered: on a clock that does not
+// move, every input arrives in the same millisecond; each message is still
+// a new signal, and the brain answers each.
+func TestMessagesInOneMillisecondAreEachAnswered(t *testing.T) {
+	frozen := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	s := chatOnClock(t, t.TempDir(), func() time.Time { return frozen }, 100, "hello", "thanks", "bye")
+	var replies []string
+	for _, m := range s.AssistantMessages {
+		replies = append(replies, m.Content)
+	}
+	want := []string{
+		"You said: hello. I can calculate, count words and tell the time.",
+		"You said: thanks. I can calculate, count words and tell the time.",
+		"You said: bye. I can calculate, count words and tell the time.",
+	}
+	if !slices.Equal(replies, want) {
+		t.Errorf("replies:\n%s\nwant\n%s", strings.Join(replies, "\n"), strings.Join(want, "\n"))
+	}
 }
 
 // TestConversationWithToolsAndCompression: a whole conversation on a
