@@ -145,8 +145,21 @@
 // their time (the journal keeps inputs, not jobs). An id from the future
 // (another journal) gets a "reset" event and the stream from the start; so
 // does a client that falls behind what the panel keeps, whose stream then
-// ends. Job events live in memory: after a restart, the timeline's inputs
-// are all there, the jobs of before the restart are not.
+// ends.
+//
+// # What a restart keeps
+//
+// The journal keeps inputs, not jobs, and the panel keeps nothing of its
+// own on disk. After a restart, each input's row is rebuilt from the
+// journal with everything in it that the journal determines: its sequence
+// number, time, type, actor, notes, its state diff, and the keys of the
+// jobs it started and cancelled (Config.Jobs of the states before and
+// after it, which is what the agent reconciled then). What the journal
+// does not record is lost: when each job of before the restart started and
+// ended, how (completed, failed, cancelled), its duration and error, and
+// what was held; a job's end cannot be derived either, as nothing records
+// which job dispatched an input. The jobs the restored state calls for
+// start again and show as new events, after the last input.
 //
 // # Extensions
 //

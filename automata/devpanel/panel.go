@@ -45,7 +45,8 @@ type Config[S, I any] struct {
 	// InputSchema is the JSON Schema document of the inputs: one schema
 	// per input type under "inputs", the types they share under "$defs",
 	// as agentgen compiles it (modelgen.Model.InputSchema). The page makes
-	// its form from it.
+	// its form from it, with the fields in the order of each schema's
+	// "properties" in the document (it is served as it is given).
 	InputSchema []byte
 	// Auth accepts or refuses a request (its error is the 401 message),
 	// as in package httpbridge: httpbridge.Bearer(token), or the program's

@@ -505,6 +505,13 @@ func TestResumeAfterRestart(t *testing.T) {
 	}
 	p2, err := devpanel.New(devpanel.Config[decl.AgentState, decl.AgentInput]{
 		Definition: agent.Definition(), Decode: decl.DecodeInput, InputSchema: model.InputSchema, Auth: httpbridge.Bearer(token),
+		Jobs: func(s decl.AgentState) []string {
+			var keys []string
+			for k := range replies(f)(s.ContextOfLlm()) {
+				keys = append(keys, "llm/"+k)
+			}
+			return keys
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -525,4 +532,36 @@ func TestResumeAfterRestart(t *testing.T) {
 		t.Errorf("resumed after %s with %s %v, want input 3", last, first.id, first.data)
 	}
 	next(t, ch, "input 4", isInput(4))
+
+	// What the journal determines is rebuilt: the jobs each input started
+	// and cancelled; the jobs' own events of before are gone.
+	ch, stop = f.stream("")
+	defer stop()
+	var jobEvents, rebuilt int
+	for e := range ch {
+		if e.event == "snapshot" {
+			break
+		}
+		if e.event == "job" {
+			jobEvents++
+		}
+		if e.event == "input" && e.data["seq"] == float64(1) {
+			rebuilt++
+			if started, _ := json.Marshal(e.data["started"]); string(started) != `["llm/reply-m1"]` {
+				t.Errorf("rebuilt row 1 started %s", started)
+			}
+		}
+		if e.event == "input" && e.data["seq"] == float64(2) {
+			rebuilt++
+			if c, _ := json.Marshal(e.data["cancelled"]); string(c) != `["llm/reply-m1"]` {
+				t.Errorf("rebuilt row 2 cancelled %s", c)
+			}
+		}
+	}
+	if rebuilt != 2 {
+		t.Errorf("rows 1 and 2 were not rebuilt (%d)", rebuilt)
+	}
+	if jobEvents != 0 {
+		t.Errorf("%d job events of before the restart", jobEvents)
+	}
 }
