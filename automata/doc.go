@@ -127,6 +127,9 @@
 // WithJobGate puts a gate before every job: a started job waits there until
 // the gate lets it run (or its key vanishes), while inputs are still applied;
 // it is how a devtool holds the jobs and lets them through one at a time.
+// WithJobDispatch routes what jobs dispatch the same way: its route may hold
+// a job's input before delivering it, and learns when the input is applied,
+// which lets a devtool step an agent exactly one input at a time.
 //
 // JobKey(ctx) gives a job its key. The key is a function of state, so a
 // restored agent derives the same keys for unfinished work: pass it to the

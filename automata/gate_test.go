@@ -78,3 +78,92 @@ func TestJobGateHoldsJobsButNotInputs(t *testing.T) {
 		t.Errorf("results %v", got)
 	}
 }
+
+// TestJobDispatchRoute: what a job dispatches goes through the route, which
+// may hold it (the job waits, the input is not applied), deliver it and
+// learn when it is applied, or drop it; deliver reports an input that
+// admission rejects, and one whose job's key vanished, as never applied.
+func TestJobDispatchRoute(t *testing.T) {
+	type routed struct {
+		key     string
+		in      keyInput
+		deliver func(keyInput) <-chan error
+		done    chan struct{} // closed: the route returns
+	}
+	arrived := make(chan routed, 4)
+	route := func(ctx context.Context, in keyInput, deliver func(keyInput) <-chan error) {
+		r := routed{automata.JobKey(ctx), in, deliver, make(chan struct{})}
+		arrived <- r
+		select {
+		case <-r.done:
+		case <-ctx.Done():
+		}
+	}
+	refused := errors.New("refused")
+	admit := func(_ keys, in keyInput) (keyInput, error) {
+		if in.result == "b" {
+			return in, refused
+		}
+		return in, nil
+	}
+	jobsAt := func(s keys) map[string]automata.Job[keyInput] {
+		m := map[string]automata.Job[keyInput]{}
+		for _, k := range s.want {
+			m[k] = func(ctx context.Context, dispatch automata.Dispatch[keyInput]) error {
+				dispatch(keyInput{result: k})
+				return nil
+			}
+		}
+		return m
+	}
+	log := newEventLog()
+	m := automata.NewMoore(keySet, func(s keys) keys { return s }, automata.WithJobs(jobsAt),
+		automata.WithEvents(log.handle), automata.WithAdmission(admit), automata.WithJobDispatch[keys, keyInput](route))
+	defer closeOrFail(t, m)
+	if err := m.DispatchWait(context.Background(), keyInput{add: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	a := <-arrived
+	if a.key != "a" || a.in.result != "a" {
+		t.Fatalf("routed %q %+v", a.key, a.in)
+	}
+	if got := m.Current().results; len(got) != 0 {
+		t.Fatalf("a held input was applied: %v", got)
+	}
+	if err := <-a.deliver(a.in); err != nil {
+		t.Fatalf("delivering a: %v", err)
+	}
+	if got := m.Current().results; !slices.Equal(got, []string{"a"}) {
+		t.Fatalf("after deliver's nil, results %v", got)
+	}
+	close(a.done)
+	log.waitFor(t, automata.EffectCompleted, "a")
+
+	// Rejected by admission: the channel says so.
+	m.Dispatch(keyInput{add: "b"})
+	b := <-arrived
+	if err := <-b.deliver(b.in); !errors.Is(err, refused) {
+		t.Errorf("delivering a rejected input: %v", err)
+	}
+	close(b.done)
+	// (A job whose input was rejected starts again at the next reconcile:
+	// not wanted any more, it does not.)
+	if err := m.DispatchWait(context.Background(), keyInput{remove: "b"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// Held while its key vanishes: the route returns on ctx, and a late
+	// delivery is dropped.
+	m.Dispatch(keyInput{add: "c"})
+	c := <-arrived
+	if err := m.DispatchWait(context.Background(), keyInput{remove: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	log.waitFor(t, automata.EffectCancelled, "c")
+	if err := <-c.deliver(c.in); !errors.Is(err, context.Canceled) {
+		t.Errorf("delivering the input of a cancelled job: %v", err)
+	}
+	if got := m.Current().results; !slices.Equal(got, []string{"a"}) {
+		t.Errorf("results %v, want only a", got)
+	}
+}

@@ -340,7 +340,18 @@ func (m *Machine[S, I, O]) runJob(t task[I]) {
 			m.jobEnded(j, &PanicError{Key: j.key, Value: errGoexit, Stack: debug.Stack()})
 		}
 	}()
-	err := callJob(j, j.key, t.fn, func(in I) { m.dispatchFrom(j, in, nil) })
+	dispatch := func(in I) { m.dispatchFrom(j, in, nil) }
+	if route := m.cfg.route; route != nil {
+		deliver := func(in I) <-chan error {
+			w := &waiter{done: make(chan error, 1)}
+			if err := m.dispatchFrom(j, in, w); err != nil {
+				w.reply(err)
+			}
+			return w.done
+		}
+		dispatch = func(in I) { route(j, in, deliver) }
+	}
+	err := callJob(j, j.key, t.fn, dispatch)
 	returned = true
 	m.jobEnded(j, err)
 }

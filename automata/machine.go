@@ -407,6 +407,9 @@ func (m *Machine[S, I, O]) dispatchFrom(j *job[I], input I, w *waiter) error {
 	}
 	if j != nil && j.cancelled {
 		m.mu.Unlock()
+		if w != nil {
+			w.reply(context.Canceled) // WithJobDispatch's deliver
+		}
 		return nil // dropped: the job's key vanished
 	}
 	q := queued[I]{input, j, m.arrivals, w}

@@ -25,6 +25,7 @@ type config[S, I any] struct {
 	events    []func(Event[S, I])
 	admit     []func(S, I) (I, error)
 	gates     []func(ctx context.Context) error
+	route     func(ctx context.Context, input I, deliver func(I) <-chan error)
 	committer Committer[S, I]
 	purity    bool
 }
@@ -156,6 +157,28 @@ func WithAdmission[S, I any](admit func(state S, input I) (I, error)) Option[S, 
 // lets it. Given more than once, the gates are passed in order.
 func WithJobGate[S, I any](gate func(ctx context.Context) error) Option[S, I] {
 	return func(c *config[S, I]) { c.gates = append(c.gates, gate) }
+}
+
+// WithJobDispatch puts route between the jobs and the machine: each input a
+// job dispatches is handed to route, on the job's goroutine, with the job's
+// context (JobKey names the job), and the job's dispatch returns when route
+// does. deliver hands the input to the machine as the job's dispatch would
+// have (dropped if the job's key has vanished), and returns a channel that
+// receives one value once the input's fate is known: nil when it has been
+// applied (in a durable machine, journaled), else why it never will be: the
+// error of the admission step or committer that rejected it,
+// context.Canceled when the job's key had vanished, ErrClosed or the
+// *FailError. Waiting on the channel holds the job (not the machine) until
+// then; as with DispatchWait, a subscriber, effect or event handler must not
+// wait for something a job does after such a wait.
+//
+// route may wait before it delivers, holding the job and its input, and may
+// drop the input by returning without delivering it; it must return once ctx
+// is done. It is the seam for holding what jobs hand in, as package
+// automata/devpanel's hold does to step an agent one input at a time. Given
+// more than once, the last one is used.
+func WithJobDispatch[S, I any](route func(ctx context.Context, input I, deliver func(I) <-chan error)) Option[S, I] {
+	return func(c *config[S, I]) { c.route = route }
 }
 
 // WithPurityCheck makes the machine check every transition for mutation of

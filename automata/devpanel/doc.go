@@ -3,8 +3,8 @@
 // row per journaled input with the state diff it caused and the jobs it
 // started or cancelled; the jobs as they run; the state after any earlier
 // input, with the jobs that state calls for, without running them; a form
-// for each input made from the input JSON Schemas; and a hold on the jobs,
-// released one at a time or all at once.
+// for each input made from the input JSON Schemas; and a hold on the jobs
+// and what they hand in, stepped one input at a time or released.
 //
 // It relies on what every agent of this module already is: transitions are
 // pure and inputs are journaled (package journal), so the state after input
@@ -15,24 +15,31 @@
 //
 // # Wiring
 //
-// A panel is off unless it is mounted. Mounting it takes the panel's options
-// when the agent is opened, and the handler:
+// One call wires a panel into any agent: Open opens the agent's journal as
+// journal.Open does, with the panel's options added to the agent's, and
+// attaches the panel. For a generated agent:
 //
-//	panel, err := devpanel.New(devpanel.Config[decl.AgentState, decl.AgentInput]{
+//	m, panel, err := devpanel.Open(store, devpanel.Config[decl.AgentState, decl.AgentInput]{
 //		Definition:  agent.Definition(),
 //		Decode:      decl.DecodeInput,
 //		InputSchema: model.InputSchema, // modelgen.Load("agent.yaml")
 //		Auth:        httpbridge.Bearer(token),
 //		Jobs:        jobKeys,           // optional: keys a state calls for
-//	})
-//	m, err := journal.Open(store, agent.Definition(), opts, agent.WithJobs(jobs), panel.Options())
-//	err = panel.Attach(m)
-//	mux.Handle("/devpanel/", http.StripPrefix("/devpanel", panel))
+//	}, journal.Options[decl.AgentState, decl.AgentInput]{Codec: codec}, agent.WithJobs(jobs))
 //
-// and, on shutdown, panel.Close (it ends the event streams, as
-// http.Server.Shutdown does not). Options adds an event handler
-// (automata.WithEvents) and a job gate (automata.WithJobGate), which let
-// every job through unless the hold is on.
+// m is the agent (*journal.Machine), panel an http.Handler. A panel is off
+// unless it is mounted, and everything but its page's files is behind
+// Config.Auth:
+//
+//	mux.Handle("/devpanel/", http.StripPrefix("/devpanel", panel))
+//	srv.RegisterOnShutdown(panel.Close) // Shutdown does not end event streams
+//
+// The panel closes by itself when the agent closes. Open is New, Options
+// and Attach in one: a program that opens its agent some other way passes
+// panel.Options() when it opens it, then calls panel.Attach. Options adds an
+// event handler (automata.WithEvents), a job gate (automata.WithJobGate) and
+// a route for what jobs dispatch (automata.WithJobDispatch), which let
+// everything through unless the hold is on.
 //
 // # Routes
 //
@@ -50,16 +57,51 @@
 //	POST /inputs   an input as JSON with its "type"; decoded and validated by
 //	               Config.Decode (400 with its message, naming the field),
 //	               dispatched (422 when the agent refuses it): {"seq": n}
-//	GET  /hold     {"held": bool, "waiting": [keys of the jobs held]}
-//	POST /hold     hold the jobs that start from now on
-//	POST /step     let the oldest held job run
-//	POST /release  let every held job run, and hold no more
+//	GET  /hold     {"held", "waiting", "running", "stepping"}: the jobs and
+//	               inputs held, oldest first ({"key", "kind": "job"} at the
+//	               gate, {"key", "kind": "input", "type", "input"} at the
+//	               route), the keys of the jobs that run, and whether a
+//	               step waits for its input
+//	POST /hold     hold what jobs do from now on
+//	POST /step     apply exactly one input (below); answers, once it is
+//	               applied, the hold and "step": {"applied", "key", "type",
+//	               "seq"} (the job that dispatched it, its type, and the
+//	               journal's last sequence number once it was applied), or
+//	               "error" when none was; 409 when not held,
+//	               when nothing waits or runs, or while a step is pending
+//	POST /release  let everything held go, and hold no more
 //
-// While held, the agent goes on admitting, journaling and applying inputs
-// (a POSTed task is accepted; the state moves) and reconciles its jobs as
-// always — a job whose key vanishes is cancelled — but a job that starts
-// waits at the gate until it is let through: human-in-the-loop without
-// special nodes in the model.
+// # Hold, step, release
+//
+// The hold has two doors, both on the jobs' goroutines: the gate, where a
+// job that starts waits before it runs, and the route, where an input a job
+// dispatches waits before it is handed to the agent. While held, the agent
+// goes on admitting, journaling and applying the inputs that come from
+// outside (a POSTed task is accepted; the state moves) and reconciles its
+// jobs as always — a job whose key vanishes is cancelled, and its held
+// input dropped — but no job runs and no job's input is applied unless a
+// step or the release lets it: human-in-the-loop without special nodes in
+// the model.
+//
+// A step applies exactly one input. If inputs wait at the route, the
+// oldest is applied, and the step answers once it is; its job then runs on
+// to its next dispatch, which waits in turn, or to its end. If none waits,
+// the step lets every job at the gate run, and the first input any running
+// job dispatches is the step's: it is applied and the step answers; the
+// others' inputs wait at the route for the next steps. (Letting only the
+// oldest job run would wait on a job that dispatches late, such as a
+// watchdog that sleeps until a deadline.) A step applies nothing, and says
+// why, when its input is rejected (by admission or the journal), or when
+// every job it could get one from ends without dispatching. A client that
+// goes away does not stop a step.
+//
+// So the side effects that run while held are those of the jobs a step
+// lets through: a job let through at the gate runs to its first dispatch,
+// and a job whose input a step applies runs from there to its next. The
+// hold cannot stop code that runs already: a job that was running when
+// the hold began runs on to its next dispatch ("running" in GET /hold), and
+// an agent's synchronous effects (automata.WithEffect), which are not jobs,
+// are not held.
 //
 // # The event stream
 //
@@ -85,8 +127,10 @@
 //	data: {"seq":42,"state":{...},"hold":{"held":false,"waiting":[]}}
 //
 // An input's id is its journal sequence number; the events after it (job
-// started, held, released, completed, failed, cancelled, with durations;
-// "lifecycle" events: an input rejected, the agent failed, the hold changed)
+// started, held, completed, failed, cancelled, with durations; input-held,
+// input-dropped and released, with the input's type; "lifecycle" events: an
+// input rejected, the agent failed, hold, step (with what it applied) and
+// release)
 // are numbered after it, 42.1, 42.2, .... The diff is a JSON Patch (RFC 6902)
 // of the whole state, computed by folding the journal with
 // Config.Definition; "started" and "cancelled" compare Config.Jobs before
@@ -101,8 +145,21 @@
 // their time (the journal keeps inputs, not jobs). An id from the future
 // (another journal) gets a "reset" event and the stream from the start; so
 // does a client that falls behind what the panel keeps, whose stream then
-// ends. Job events live in memory: after a restart, the timeline's inputs
-// are all there, the jobs of before the restart are not.
+// ends.
+//
+// # What a restart keeps
+//
+// The journal keeps inputs, not jobs, and the panel keeps nothing of its
+// own on disk. After a restart, each input's row is rebuilt from the
+// journal with everything in it that the journal determines: its sequence
+// number, time, type, actor, notes, its state diff, and the keys of the
+// jobs it started and cancelled (Config.Jobs of the states before and
+// after it, which is what the agent reconciled then). What the journal
+// does not record is lost: when each job of before the restart started and
+// ended, how (completed, failed, cancelled), its duration and error, and
+// what was held; a job's end cannot be derived either, as nothing records
+// which job dispatched an input. The jobs the restored state calls for
+// start again and show as new events, after the last input.
 //
 // # Extensions
 //
@@ -117,7 +174,7 @@
 //
 // Not a production console: every authorized client sees the whole state,
 // and may send any input the decoder accepts. Not a debugger of
-// transitions: it shows what they did, from the journal; stepping happens
-// at the level of jobs. Not for an in-memory agent: the timeline is the
+// transitions: it shows what they did, from the journal; a step applies one
+// input, and stops neither inside a transition nor inside a job's code. Not for an in-memory agent: the timeline is the
 // journal's.
 package devpanel

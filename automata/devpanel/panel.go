@@ -45,7 +45,8 @@ type Config[S, I any] struct {
 	// InputSchema is the JSON Schema document of the inputs: one schema
 	// per input type under "inputs", the types they share under "$defs",
 	// as agentgen compiles it (modelgen.Model.InputSchema). The page makes
-	// its form from it.
+	// its form from it, with the fields in the order of each schema's
+	// "properties" in the document (it is served as it is given).
 	InputSchema []byte
 	// Auth accepts or refuses a request (its error is the 401 message),
 	// as in package httpbridge: httpbridge.Bearer(token), or the program's
@@ -116,7 +117,8 @@ type Panel[S, I any] struct {
 	pending   []queued             // events of inputs not folded yet
 	started   map[string]time.Time // running jobs, by key
 	held      bool
-	waiting   []*waiter // jobs held at the gate, oldest first
+	waiting   []*waiter // jobs at the gate and inputs at the route, oldest first
+	stepping  *step     // the step that holds the token, if any
 	closed    bool
 	syncError error
 }
@@ -151,11 +153,6 @@ type queued struct {
 // beforeAttach marks events that came before the agent was attached: they
 // follow its last input at that time.
 const beforeAttach = ^uint64(0)
-
-type waiter struct {
-	key     string
-	release chan struct{}
-}
 
 // New returns the panel configured by cfg. It shows nothing until
 // Attach gives it the agent, whose options (Options) must include the
@@ -199,11 +196,13 @@ func New[S, I any](cfg Config[S, I]) (*Panel[S, I], error) {
 }
 
 // Options returns the automata options the agent must be opened with: the
-// lifecycle events the panel shows, and the gate that holds jobs.
+// lifecycle events the panel shows, the gate that holds jobs and the route
+// that holds what they dispatch. Open passes them.
 func (p *Panel[S, I]) Options() automata.Option[S, I] {
 	return automata.Join(
 		automata.WithEvents(p.event),
 		automata.WithJobGate[S, I](p.gate),
+		automata.WithJobDispatch[S, I](p.route),
 	)
 }
 
@@ -424,7 +423,8 @@ func (p *Panel[S, I]) emitLocked(event string, v any) {
 // jobEvent is a job's lifecycle, as the stream reports it.
 type jobEvent struct {
 	Key        string `json:"key"`
-	Kind       string `json:"kind"` // started, held, released, completed, failed, cancelled
+	Kind       string `json:"kind"`           // started, held, input-held, released, input-dropped, completed, failed, cancelled
+	Type       string `json:"type,omitempty"` // of the input, for input-held, input-dropped and its release
 	At         int64  `json:"at"`
 	DurationMs *int64 `json:"durationMs,omitempty"`
 	Error      string `json:"error,omitempty"`
@@ -432,11 +432,12 @@ type jobEvent struct {
 
 // lifecycle is an event of the agent or the panel that is not a job's.
 type lifecycle struct {
-	Kind  string          `json:"kind"` // rejected, failed, hold
+	Kind  string          `json:"kind"` // rejected, failed, hold, step, release
 	At    int64           `json:"at"`
 	Error string          `json:"error,omitempty"`
 	Input json.RawMessage `json:"input,omitempty"`
 	Held  *holdState      `json:"hold,omitempty"`
+	Step  *stepResult     `json:"step,omitempty"`
 }
 
 // event receives the agent's lifecycle events (automata.WithEvents).
@@ -458,6 +459,7 @@ func (p *Panel[S, I]) event(e automata.Event[S, I]) {
 			je.Error = e.Err.Error()
 		}
 		p.queueLocked("job", je)
+		p.stepStuckLocked()
 	}
 	switch e.Kind {
 	case automata.EffectStarted:
@@ -500,6 +502,9 @@ func (p *Panel[S, I]) Close() {
 		close(w.release)
 	}
 	p.waiting = nil
+	if p.stepping != nil {
+		p.endStepLocked(p.stepping, stepResult{Error: "the panel closed"})
+	}
 	close(p.done)
 	p.mu.Unlock()
 	if unsub != nil {
@@ -552,8 +557,21 @@ func (p *Panel[S, I]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.postInput(w, r)
 	case "GET /hold":
 		writeJSON(w, http.StatusOK, p.holdState())
-	case "POST /hold", "POST /step", "POST /release":
-		writeJSON(w, http.StatusOK, p.control(r.URL.Path[1:]))
+	case "POST /hold":
+		writeJSON(w, http.StatusOK, p.hold())
+	case "POST /release":
+		writeJSON(w, http.StatusOK, p.release())
+	case "POST /step":
+		res, err := p.step(r.Context())
+		var no errNoStep
+		switch {
+		case errors.As(err, &no):
+			writeError(w, http.StatusConflict, "%v", err)
+		case err != nil:
+			return // the client went away; the step goes on
+		default:
+			writeJSON(w, http.StatusOK, stepAnswer{p.holdState(), res})
+		}
 	default:
 		writeError(w, http.StatusNotFound, "%s: no such route", route)
 	}
@@ -618,6 +636,13 @@ func (p *Panel[S, I]) postInput(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"seq": p.agent.Seq()})
+}
+
+// stepAnswer is the answer to POST /step: the hold after it, and what it
+// did.
+type stepAnswer struct {
+	holdState
+	Step stepResult `json:"step"`
 }
 
 type apiError struct {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -35,6 +36,9 @@ type fixture struct {
 	panel  *devpanel.Panel[decl.AgentState, decl.AgentInput]
 	srv    *httptest.Server
 	replay atomic.Int32 // how many reply jobs have run
+	// notes: each reply job first hands in a note ("note-{id}"), which
+	// leaves its key wanted, then the reply.
+	notes bool
 }
 
 const token = "panel-token"
@@ -46,6 +50,9 @@ func replies(f *fixture) decl.JobsFnOfLlm {
 			if !slices.ContainsFunc(c.AssiMessages, func(a decl.AssiMessage) bool { return a.ID == "re-"+m.ID }) {
 				jobs["reply-"+m.ID] = func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
 					f.replay.Add(1)
+					if f.notes {
+						dispatch(decl.SendAssiMessage{ID: "note-" + m.ID, Content: "thinking", Timestamp: m.Timestamp + 1})
+					}
 					dispatch(decl.SendAssiMessage{ID: "re-" + m.ID, Content: "you said " + m.Content, Timestamp: m.Timestamp + 1})
 					return nil
 				}
@@ -55,15 +62,23 @@ func replies(f *fixture) decl.JobsFnOfLlm {
 	}
 }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t *testing.T) *fixture { return newFixtureWith(t, false) }
+
+// newFixtureWith wires the panel into the starter agent with devpanel.Open,
+// on a real journal.
+func newFixtureWith(t *testing.T, notes bool) *fixture {
 	t.Helper()
-	f := &fixture{t: t}
+	f := &fixture{t: t, notes: notes}
 	model, err := modelgen.Load("../../agent.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	jobFns := decl.JobFns{Llm: replies(f)}
-	f.panel, err = devpanel.New(devpanel.Config[decl.AgentState, decl.AgentInput]{
+	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.agent, f.panel, err = devpanel.Open(store, devpanel.Config[decl.AgentState, decl.AgentInput]{
 		Definition:  agent.Definition(),
 		Decode:      decl.DecodeInput,
 		InputSchema: model.InputSchema,
@@ -81,21 +96,10 @@ func newFixture(t *testing.T) *fixture {
 			}
 			return "llm"
 		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.agent, err = journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
+	}, journal.Options[decl.AgentState, decl.AgentInput]{
 		Codec: journal.JSON[decl.AgentState](decl.DecodeInput),
-	}, agent.WithJobs(jobFns), f.panel.Options())
+	}, agent.WithJobs(jobFns))
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := f.panel.Attach(f.agent); err != nil {
 		t.Fatal(err)
 	}
 	f.srv = httptest.NewServer(f.panel)
@@ -296,12 +300,15 @@ func TestTimeTravelRunsNothing(t *testing.T) {
 	}
 }
 
-// TestHoldStepRelease: held, inputs are applied but jobs wait; step lets
-// one through; release lets the rest go and holds no more.
+// TestHoldStepRelease: held, inputs from outside are applied but jobs
+// wait at the gate; release lets them go and holds no more.
 func TestHoldStepRelease(t *testing.T) {
 	f := newFixture(t)
 	ch, stop := f.stream("")
 	defer stop()
+	if code, out := f.do("POST", "/step", "", nil); code != 409 || !strings.Contains(out["error"].(string), "not held") {
+		t.Errorf("a step before the hold: %d %v", code, out)
+	}
 	if code, out := f.do("POST", "/hold", "", nil); code != 200 || out["held"] != true {
 		t.Fatalf("POST /hold = %d %v", code, out)
 	}
@@ -315,22 +322,109 @@ func TestHoldStepRelease(t *testing.T) {
 	if f.replay.Load() != 0 || len(f.agent.Current().AssiMessages) != 0 {
 		t.Fatalf("a held job ran")
 	}
-	if _, out := f.do("GET", "/hold", "", nil); !slices.Equal(toStrings(out["waiting"]), []string{"llm/reply-a", "llm/reply-b"}) {
+	if _, out := f.do("GET", "/hold", "", nil); !slices.Equal(waitingKeys(out), []string{"job llm/reply-a", "job llm/reply-b"}) {
 		t.Errorf("waiting %v", out["waiting"])
 	}
-	if _, out := f.do("POST", "/step", "", nil); !slices.Equal(toStrings(out["waiting"]), []string{"llm/reply-b"}) {
-		t.Errorf("after a step, waiting %v", out["waiting"])
-	}
-	next(t, ch, "a's reply", isJob("llm/reply-a", "completed"))
-	if f.replay.Load() != 1 {
-		t.Errorf("a step ran %d jobs", f.replay.Load())
-	}
-	if _, out := f.do("POST", "/release", "", nil); out["held"] != false || len(toStrings(out["waiting"])) != 0 {
+	if _, out := f.do("POST", "/release", "", nil); out["held"] != false || len(waitingKeys(out)) != 0 {
 		t.Errorf("after release: %v", out)
 	}
-	next(t, ch, "b's reply", isJob("llm/reply-b", "completed"))
+	done := map[string]bool{}
+	for len(done) < 2 {
+		e := next(t, ch, "a's and b's replies", func(e sseEvent) bool { return e.event == "job" && e.data["kind"] == "completed" })
+		done[e.data["key"].(string)] = true
+	}
+	if !done["llm/reply-a"] || !done["llm/reply-b"] {
+		t.Errorf("completed after the release: %v", done)
+	}
 	f.send("c", "third")
 	next(t, ch, "c runs at once", isJob("llm/reply-c", "completed"))
+	if code, out := f.do("POST", "/step", "", nil); code != 409 {
+		t.Errorf("a step after the release: %d %v", code, out)
+	}
+}
+
+// TestStepAppliesOneInput: on a real journal with real jobs, each of which
+// hands in two inputs (a note, then its reply), every step applies exactly
+// one input, and no job runs but those a step lets through. After each
+// step the test waits until nothing runs (every job waits at a door or has
+// ended): then nothing can move the journal but a step, and it must have
+// moved by one.
+func TestStepAppliesOneInput(t *testing.T) {
+	f := newFixtureWith(t, true)
+	ch, stop := f.stream("")
+	defer stop()
+	f.do("POST", "/hold", "", nil)
+	f.send("a", "first")
+	f.send("b", "second")
+	next(t, ch, "a held", isJob("llm/reply-a", "held"))
+	next(t, ch, "b held", isJob("llm/reply-b", "held"))
+	if f.replay.Load() != 0 {
+		t.Fatal("a held job ran")
+	}
+	seq := f.agent.Seq() // 2
+	var applied []string
+	for steps := 1; ; steps++ {
+		code, out := f.do("POST", "/step", "", nil)
+		if code == 409 {
+			if !strings.Contains(out["error"].(string), "nothing to step") {
+				t.Fatalf("step %d: %v", steps, out)
+			}
+			if steps != 5 {
+				t.Errorf("%d steps, want 4 (each job hands in 2 inputs)", steps-1)
+			}
+			break
+		}
+		st, _ := out["step"].(map[string]any)
+		if code != 200 || st["applied"] != true || st["type"] != "send-assi-message" {
+			t.Fatalf("step %d = %d %v", steps, code, out)
+		}
+		if steps == 1 && f.replay.Load() != 2 {
+			// The first step let both jobs at the gate run: the
+			// first input either dispatched took the step.
+			t.Errorf("the first step ran %d jobs, want both", f.replay.Load())
+		}
+		f.quiet(ch)
+		seq++
+		if got := f.agent.Seq(); got != seq {
+			t.Fatalf("after step %d the journal is at %d, want %d: a step applied %d inputs", steps, got, seq, int(got)-int(seq)+1)
+		}
+		if st["seq"] != float64(seq) {
+			t.Errorf("step %d says it applied input %v, want %d", steps, st["seq"], seq)
+		}
+		msgs := f.agent.Current().AssiMessages
+		applied = append(applied, msgs[len(msgs)-1].ID)
+	}
+	slices.Sort(applied)
+	if want := []string{"note-a", "note-b", "re-a", "re-b"}; !slices.Equal(applied, want) {
+		t.Errorf("the steps applied %v, want %v", applied, want)
+	}
+	if f.replay.Load() != 2 {
+		t.Errorf("%d jobs ran, want 2", f.replay.Load())
+	}
+}
+
+// quiet waits until no job runs and no step is in progress: every job waits
+// at the gate or the route, or has ended. Each change of that shows in the
+// stream, so the hold is read again after each event.
+func (f *fixture) quiet(ch <-chan sseEvent) {
+	f.t.Helper()
+	for {
+		_, h := f.do("GET", "/hold", "", nil)
+		if len(h["running"].([]any)) == 0 && h["stepping"] == false {
+			return
+		}
+		next(f.t, ch, "a change of the hold", func(e sseEvent) bool { return e.event == "job" || e.event == "lifecycle" })
+	}
+}
+
+// waitingKeys lists a hold's waiting as "kind key".
+func waitingKeys(h map[string]any) []string {
+	var out []string
+	for _, x := range h["waiting"].([]any) {
+		w := x.(map[string]any)
+		out = append(out, w["kind"].(string)+" "+w["key"].(string))
+	}
+	return out
 }
 
 func toStrings(v any) []string {
@@ -387,14 +481,20 @@ func TestResumeAfterRestart(t *testing.T) {
 	next(t, ch, "the reply", isInput(2))
 	last := next(t, ch, "the job's end", isJob("llm/reply-m1", "completed")).id
 	stop()
-	f.send("m2", "while away")
-	// Wait for the reply to m2 through the state, not the panel.
-	deadline := time.Now().Add(hangGuard)
-	for len(f.agent.Current().AssiMessages) < 2 {
-		if time.Now().After(deadline) {
-			t.Fatal("no reply to m2")
+	// Wait for the reply to m2 through the agent, not the panel.
+	replied := make(chan struct{})
+	var once sync.Once
+	unsub := f.agent.Subscribe(func(s decl.AgentState) {
+		if len(s.AssiMessages) >= 2 {
+			once.Do(func() { close(replied) })
 		}
-		time.Sleep(10 * time.Millisecond)
+	})
+	defer unsub()
+	f.send("m2", "while away")
+	select {
+	case <-replied:
+	case <-time.After(hangGuard):
+		t.Fatal("no reply to m2")
 	}
 
 	// A second panel on the same agent stands for the restarted process:
@@ -405,6 +505,13 @@ func TestResumeAfterRestart(t *testing.T) {
 	}
 	p2, err := devpanel.New(devpanel.Config[decl.AgentState, decl.AgentInput]{
 		Definition: agent.Definition(), Decode: decl.DecodeInput, InputSchema: model.InputSchema, Auth: httpbridge.Bearer(token),
+		Jobs: func(s decl.AgentState) []string {
+			var keys []string
+			for k := range replies(f)(s.ContextOfLlm()) {
+				keys = append(keys, "llm/"+k)
+			}
+			return keys
+		},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -425,4 +532,36 @@ func TestResumeAfterRestart(t *testing.T) {
 		t.Errorf("resumed after %s with %s %v, want input 3", last, first.id, first.data)
 	}
 	next(t, ch, "input 4", isInput(4))
+
+	// What the journal determines is rebuilt: the jobs each input started
+	// and cancelled; the jobs' own events of before are gone.
+	ch, stop = f.stream("")
+	defer stop()
+	var jobEvents, rebuilt int
+	for e := range ch {
+		if e.event == "snapshot" {
+			break
+		}
+		if e.event == "job" {
+			jobEvents++
+		}
+		if e.event == "input" && e.data["seq"] == float64(1) {
+			rebuilt++
+			if started, _ := json.Marshal(e.data["started"]); string(started) != `["llm/reply-m1"]` {
+				t.Errorf("rebuilt row 1 started %s", started)
+			}
+		}
+		if e.event == "input" && e.data["seq"] == float64(2) {
+			rebuilt++
+			if c, _ := json.Marshal(e.data["cancelled"]); string(c) != `["llm/reply-m1"]` {
+				t.Errorf("rebuilt row 2 cancelled %s", c)
+			}
+		}
+	}
+	if rebuilt != 2 {
+		t.Errorf("rows 1 and 2 were not rebuilt (%d)", rebuilt)
+	}
+	if jobEvents != 0 {
+		t.Errorf("%d job events of before the restart", jobEvents)
+	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/moora-go/moora/examples/internal/browsertest"
@@ -162,34 +163,49 @@ func TestBrowserFormSendsValidRefusesInvalid(t *testing.T) {
 }
 
 // TestBrowserHoldStepRelease: held, a task is admitted but its jobs wait;
-// each step lets one job run; release lets the run finish.
+// each step applies exactly one input, shown in the timeline; release lets
+// the run finish.
 func TestBrowserHoldStepRelease(t *testing.T) {
 	s := startService(t)
 	ctx := browsertest.New(t, 1400, 1000)
 	open(t, ctx, s)
 	browsertest.Do(t, ctx, "holding", chromedp.Click(chromedp.ID("hold")))
-	browsertest.WaitText(t, ctx, "#held", "held: 0 waiting")
+	browsertest.WaitText(t, ctx, "#held", "held: 0 jobs, 0 inputs waiting")
 	runTaskInPage(t, ctx, "compute 2+2 and compute 3+3")
-	browsertest.WaitText(t, ctx, "#held", "held: 1 waiting")
+	browsertest.WaitText(t, ctx, "#held", "held: 1 jobs, 0 inputs waiting")
 	browsertest.WaitText(t, ctx, "#jobs .status-held", "held")
 	browsertest.WaitText(t, ctx, "#rows tr.row td", "user-run-task")
 	if got := browsertest.Eval[string](t, ctx, "reading the phase", `document.getElementById("react-phase").textContent`); got != "idle" {
 		t.Fatalf("held, the phase is %s", got)
 	}
 	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "held")
-	browsertest.Do(t, ctx, "stepping", chromedp.Click(chromedp.ID("step")))
-	// The planner ran; now the tool call and the run's watchdog are held.
-	browsertest.WaitText(t, ctx, "#react-phase", "act")
-	browsertest.WaitText(t, ctx, "#held", "held: 2 waiting")
-	if n := browsertest.Eval[int](t, ctx, "counting tool results", `document.querySelectorAll("#react-tools td.ok").length`); n != 0 {
-		t.Fatalf("a held tool call ran")
-	}
-	// Which of the two came to the gate first is up to the scheduler:
-	// step until the tool call has run, twice at most.
-	browsertest.Do(t, ctx, "stepping", chromedp.Click(chromedp.ID("step")))
-	browsertest.WaitText(t, ctx, "#held", "held: 1 waiting")
-	if browsertest.Eval[bool](t, ctx, "is the call held", `[...document.querySelectorAll("#jobs tr")].some(r => r.children[0].textContent.startsWith("toolkit/") && r.children[1].textContent === "held")`) {
+	watchdog := func(key string) bool { return strings.HasPrefix(key, "agent/deadline-") }
+	// Step until the tool's result is in: each step applies one input,
+	// which the page shows; after it, once the jobs have stopped at the
+	// hold again, the journal has moved by exactly one.
+	seq := s.seq()
+	for steps := 1; ; steps++ {
+		if steps > 6 {
+			t.Fatalf("no tool result after %d steps", steps-1)
+		}
 		browsertest.Do(t, ctx, "stepping", chromedp.Click(chromedp.ID("step")))
+		browsertest.WaitText(t, ctx, "#stepped", fmt.Sprintf("stepped: input %d", seq+1))
+		s.quiet(watchdog)
+		if got := s.seq(); got != seq+1 {
+			t.Fatalf("step %d moved the journal from %d to %d", steps, seq, got)
+		}
+		seq++
+		browsertest.WaitText(t, ctx, fmt.Sprintf(`#rows tr.row[data-seq="%d"]`, seq), "")
+		if n := rows(t, ctx); n != seq {
+			t.Fatalf("after step %d the timeline has %d rows, want %d", steps, n, seq)
+		}
+		typ := browsertest.Eval[string](t, ctx, "reading the last row", fmt.Sprintf(`document.querySelector('#rows tr.row[data-seq="%d"]').children[3].textContent`, seq))
+		if typ == "toolkit-observe" {
+			break
+		}
+		if n := browsertest.Eval[int](t, ctx, "counting tool results", `document.querySelectorAll("#react-tools td.ok").length`); n != 0 {
+			t.Fatalf("a tool result showed before its input was applied")
+		}
 	}
 	browsertest.WaitText(t, ctx, "#react-tools td.ok", "4")
 	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "stepped")

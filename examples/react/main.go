@@ -14,9 +14,10 @@
 // input with the seed's events (user.input, tool.request, tool.result,
 // agent.transition, agent.log, system.alert, agent.finished); it travels
 // back in time, sends inputs, and holds the jobs. GET /events is the panel's
-// event stream. The other routes are the seed's bridge: POST /run queues a
+// event stream. The other routes are the seed's bridge: POST /run runs a
 // task ({"goal": "compute 2*21 and find plans"}; tasks run one at a time,
-// in order), POST /reply answers the agent's question ({"runId": "...",
+// in order) and answers its result when it ends (with "Prefer:
+// respond-async", at once), POST /reply answers the agent's question ({"runId": "...",
 // "content": "..."}), GET /runs/{runId} says how a run is doing, GET /health
 // says the server is up, and CORS preflights are answered for the origins of
 // -allow-origin. -addr sets the address, -token the token.
@@ -48,7 +49,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -58,6 +58,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/llm/openai"
@@ -122,18 +123,15 @@ func serve(cfg config, store journal.Store, work Work, stdout io.Writer) error {
 		}
 	}
 	auth := httpbridge.Bearer(cfg.token)
-	panel, views, err := newPanel(work, auth)
+	panelCfg, views, err := panelConfig(work, auth)
 	if err != nil {
 		store.Close()
 		return err
 	}
-	a, err := Open(store, work, time.Now, panel.Options())
+	jopts, opts := agentOptions(work, time.Now)
+	a, panel, err := devpanel.Open(store, panelCfg, jopts, opts...)
 	if err != nil {
-		store.Close()
 		return err
-	}
-	if err := panel.Attach(a); err != nil {
-		return errors.Join(err, a.Close(context.Background()))
 	}
 	var origins []string
 	if cfg.origins != "" {
@@ -143,7 +141,7 @@ func serve(cfg config, store journal.Store, work Work, stdout io.Writer) error {
 	srv.mount("/devpanel/", panel, panel.Close)
 	srv.mux.Handle("GET /events", panel) // the seed's GET /events: the panel's stream
 	srv.mux.Handle("GET /react/", views)
-	srv.mux.Handle("GET /{$}", http.RedirectHandler("/devpanel/", http.StatusFound))
+	srv.mux.Handle("GET /{$}", redirect("/devpanel/"))
 	l, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return errors.Join(err, a.Close(context.Background()))

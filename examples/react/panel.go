@@ -23,15 +23,19 @@ var spec []byte
 //go:embed web
 var webFiles embed.FS
 
-// newPanel makes the devpanel of the agent that work drives, with the ReAct
-// views (web/views.js, served at /react/views.js) and the seed's event
-// vocabulary as the timeline's notes.
-func newPanel(work Work, auth func(*http.Request) error) (*devpanel.Panel[decl.AgentState, decl.AgentInput], http.Handler, error) {
+// panelConfig is the devpanel of the agent that work drives, with the ReAct
+// views (web/views.js, served at /react/views.js by the handler returned)
+// and the seed's event vocabulary as the timeline's notes.
+func panelConfig(work Work, auth func(*http.Request) error) (devpanel.Config[decl.AgentState, decl.AgentInput], http.Handler, error) {
 	model, err := modelgen.LoadBytes("agent.yaml", spec)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading the spec: %w", err)
+		return devpanel.Config[decl.AgentState, decl.AgentInput]{}, nil, fmt.Errorf("reading the spec: %w", err)
 	}
-	p, err := devpanel.New(devpanel.Config[decl.AgentState, decl.AgentInput]{
+	views, err := fs.Sub(webFiles, "web")
+	if err != nil {
+		return devpanel.Config[decl.AgentState, decl.AgentInput]{}, nil, err
+	}
+	return devpanel.Config[decl.AgentState, decl.AgentInput]{
 		Definition:  agent.Definition(),
 		Decode:      decl.DecodeInput,
 		InputSchema: model.InputSchema,
@@ -40,15 +44,7 @@ func newPanel(work Work, auth func(*http.Request) error) (*devpanel.Panel[decl.A
 		Actor:       actor,
 		Notes:       Notes,
 		Extensions:  []string{"/react/views.js"},
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	views, err := fs.Sub(webFiles, "web")
-	if err != nil {
-		return nil, nil, err
-	}
-	return p, http.StripPrefix("/react", http.FileServerFS(views)), nil
+	}, http.StripPrefix("/react", http.FileServerFS(views)), nil
 }
 
 // JobKeys returns the keys of the jobs a state calls for, as the agent

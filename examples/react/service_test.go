@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -114,73 +116,187 @@ func (s *service) authed() map[string]string {
 	return map[string]string{"Authorization": "Bearer " + s.token, "Content-Type": "application/json"}
 }
 
-// waitRun polls GET /runs/{runId} until the run has ended; the bound only
+// waitState waits until the agent's state, as the devpanel reports it,
+// satisfies ok, and returns it: it reads the state again after each event
+// of the panel's stream, so that no change goes unseen. The bound only
 // catches a hang.
-func (s *service) waitRun(runID string) map[string]any {
+func (s *service) waitState(what string, ok func(st map[string]any) bool) map[string]any {
 	s.t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for time.Now().Before(deadline) {
-		code, answer := s.do("GET", "/runs/"+runID, "", s.authed())
-		if code != 200 {
-			s.t.Fatalf("GET /runs/%s = %d %v", runID, code, answer)
-		}
-		if answer["status"] == "finished" || answer["status"] == "error" {
-			return answer
-		}
-		time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+s.addr+"/devpanel/events", nil)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
 	}
-	s.t.Fatalf("run %s did not end", runID)
-	return nil
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for {
+		_, answer := s.do("GET", "/devpanel/state", "", s.authed())
+		if st, _ := answer["state"].(map[string]any); st != nil && ok(st) {
+			return st
+		}
+		for sc.Scan() && sc.Text() != "" {
+		} // to the end of the next event
+		if sc.Err() != nil || ctx.Err() != nil {
+			s.t.Fatalf("waiting for %s: %v %v", what, sc.Err(), ctx.Err())
+		}
+	}
+}
+
+// quiet waits until the devpanel's hold says no step is in progress and no
+// job runs but those watch allows (the watchdog, which sleeps until the
+// run's deadline): every other job waits at the gate or the route, or has
+// ended. Like waitState, it reads the hold again after each event.
+func (s *service) quiet(watch func(key string) bool) map[string]any {
+	s.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+s.addr+"/devpanel/events", nil)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for {
+		_, h := s.do("GET", "/devpanel/hold", "", s.authed())
+		busy := h["stepping"] == true
+		for _, k := range h["running"].([]any) {
+			busy = busy || !watch(k.(string))
+		}
+		if !busy {
+			return h
+		}
+		for sc.Scan() && sc.Text() != "" {
+		}
+		if sc.Err() != nil || ctx.Err() != nil {
+			s.t.Fatalf("waiting for the jobs to stop at the hold: %v %v (%v)", sc.Err(), ctx.Err(), h)
+		}
+	}
+}
+
+// hasRequest reports whether the state has queued run runID.
+func hasRequest(st map[string]any, runID string) bool {
+	for _, r := range st["requests"].([]any) {
+		if r.(map[string]any)["runId"] == runID {
+			return true
+		}
+	}
+	return false
 }
 
 // TestServiceOverHTTP: the seed's bridge as a process: health, a task run
-// to its answer, a question answered, tasks queued while one runs, CORS,
-// and bad requests refused with a message that says what is wrong.
+// to its result, a question answered, tasks serialised, a client that goes
+// away losing nothing, CORS, and bad requests refused with a message that
+// says what is wrong.
 func TestServiceOverHTTP(t *testing.T) {
 	s := startService(t, "-allow-origin", "http://devpanel.example")
 	if code, answer := s.do("GET", "/health", "", nil); code != 200 || answer["status"] != "ok" {
 		t.Fatalf("GET /health = %d %v", code, answer)
 	}
-	code, answer := s.do("POST", "/run", `{"runId":"a","goal":"compute 6*7 and count words in notes.txt"}`, s.authed())
-	if code != 202 || answer["runId"] != "a" || answer["seq"] == nil {
-		t.Fatalf("POST /run = %d %v", code, answer)
+	// POST /run runs the task and answers its result.
+	code, res := s.do("POST", "/run", `{"runId":"a","goal":"compute 6*7 and count words in notes.txt"}`, s.authed())
+	if code != 200 || res["runId"] != "a" || res["status"] != "finished" || !strings.Contains(res["answer"].(string), "compute 6*7: 42") ||
+		res["iterations"] != float64(2) || len(res["failures"].([]any)) != 0 || res["seq"] != float64(1) || res["endedAt"].(float64) < res["startedAt"].(float64) {
+		t.Fatalf("POST /run = %d %v", code, res)
 	}
-	s.do("POST", "/run", `{"runId":"b","goal":"read ../secret"}`, s.authed())
-	_, queued := s.do("POST", "/run", `{"goal":"compute 1/4"}`, s.authed())
-	c := queued["runId"].(string)
-	if !strings.HasPrefix(c, "run-") {
-		t.Errorf("a run without an id got %q", c)
+	if _, st := s.do("GET", "/runs/a", "", s.authed()); st["status"] != "finished" {
+		t.Errorf("GET /runs/a = %v", st)
 	}
-	run := s.waitRun("a")["run"].(map[string]any)
-	if !strings.Contains(run["answer"].(string), "compute 6*7: 42") {
-		t.Errorf("run a: %v", run)
+	// A run that trips a guard ends in error, and says so.
+	code, res = s.do("POST", "/run", `{"runId":"loop","goal":"compute 1+1, compute 2+2, compute 3+3","maxIterations":2}`, s.authed())
+	if code != 200 || res["status"] != "error" || !strings.Contains(res["error"].(string), "maxIterations") || res["iterations"] != float64(2) {
+		t.Errorf("a run over its limit: %d %v", code, res)
 	}
-	// Run b asks a question; c waits behind it.
-	deadline := time.Now().Add(hangGuard)
-	for {
-		_, st := s.do("GET", "/runs/b", "", s.authed())
-		if st["phase"] == "waiting" {
-			if !strings.Contains(st["question"].(string), "outside the workspace") {
-				t.Errorf("question %v", st["question"])
-			}
-			break
+
+	// Run b asks a question (asynchronously: 202 at once); c, asked for
+	// by a client that then goes away, waits behind it.
+	code, res = s.do("POST", "/run", `{"runId":"b","goal":"read ../secret"}`, map[string]string{"Authorization": "Bearer " + s.token, "Prefer": "respond-async"})
+	if code != 202 || res["runId"] != "b" || res["seq"] == nil {
+		t.Fatalf("POST /run, respond-async = %d %v", code, res)
+	}
+	ctx, leave := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+s.addr+"/run", strings.NewReader(`{"runId":"c","goal":"compute 1/4"}`))
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	gone := make(chan error, 1)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("run b never asked: %v", st)
-		}
-		time.Sleep(20 * time.Millisecond)
+		gone <- err
+	}()
+	st := s.waitState("b's question, with c queued", func(st map[string]any) bool {
+		return st["runId"] == "b" && st["phase"] == "waiting" && hasRequest(st, "c")
+	})
+	if !strings.Contains(st["question"].(string), "outside the workspace") {
+		t.Errorf("question %v", st["question"])
 	}
-	if _, st := s.do("GET", "/runs/"+c, "", s.authed()); st["status"] != "queued" {
-		t.Errorf("run %s is %v while b waits", c, st)
+	leave()
+	if err := <-gone; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the client that left got %v", err)
+	}
+	if _, st := s.do("GET", "/runs/c", "", s.authed()); st["status"] != "queued" {
+		t.Errorf("run c is %v while b waits", st)
 	}
 	if code, answer := s.do("POST", "/reply", `{"runId":"b","content":"todo.txt"}`, s.authed()); code != 202 {
 		t.Fatalf("POST /reply = %d %v", code, answer)
 	}
-	if run := s.waitRun("b")["run"].(map[string]any); !strings.Contains(run["answer"].(string), "review the plan") {
-		t.Errorf("run b: %v", run)
+	// The same POST again waits for the same run: nothing was lost.
+	code, res = s.do("POST", "/run", `{"runId":"c","goal":"compute 1/4"}`, s.authed())
+	if code != 200 || res["status"] != "finished" || res["answer"] != "compute 1/4: 0.25" {
+		t.Errorf("run c, asked for again: %d %v", code, res)
 	}
-	if run := s.waitRun(c)["run"].(map[string]any); run["answer"] != "compute 1/4: 0.25" {
-		t.Errorf("run %s: %v", c, run)
+	// b is over (c ran after it), with its failed call in its result.
+	code, res = s.do("POST", "/run", `{"runId":"b","goal":"read ../secret"}`, s.authed())
+	failures, _ := res["failures"].([]any)
+	if code != 200 || !strings.Contains(res["answer"].(string), "review the plan") || len(failures) != 1 ||
+		failures[0].(map[string]any)["errorKind"] != "permission" || failures[0].(map[string]any)["strategy"] != "ask-user" {
+		t.Errorf("run b: %d %v", code, res)
+	}
+
+	// Tasks asked for together run one after the other.
+	results := make(chan map[string]any, 2)
+	for _, id := range []string{"d", "e"} {
+		go func() {
+			req, _ := http.NewRequest("POST", "http://"+s.addr+"/run", strings.NewReader(`{"runId":"`+id+`","goal":"compute 2+2 and compute 3+3"}`))
+			req.Header.Set("Authorization", "Bearer "+s.token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				results <- map[string]any{"error": err.Error()}
+				return
+			}
+			defer resp.Body.Close()
+			var r map[string]any
+			json.NewDecoder(resp.Body).Decode(&r)
+			results <- r
+		}()
+	}
+	d, e := <-results, <-results
+	if d["status"] != "finished" || e["status"] != "finished" {
+		t.Fatalf("d and e: %v, %v", d, e)
+	}
+	if first, second := d, e; first["seq"].(float64) > second["seq"].(float64) {
+		d, e = e, d
+	}
+	if e["startedAt"].(float64) < d["endedAt"].(float64) {
+		t.Errorf("runs overlap: %s ran %v to %v, %s from %v", d["runId"], d["startedAt"], d["endedAt"], e["runId"], e["startedAt"])
+	}
+
+	// GET / leads to the panel with the token.
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := noFollow.Get("http://" + s.addr + "/?token=" + s.token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if loc := resp.Header.Get("Location"); resp.StatusCode != 302 || loc != "/devpanel/?token="+s.token {
+		t.Errorf("GET / = %d to %q", resp.StatusCode, loc)
 	}
 
 	// The devpanel is mounted, and GET /events is its stream: the
@@ -198,24 +314,24 @@ func TestServiceOverHTTP(t *testing.T) {
 	sc := bufio.NewScanner(resp0.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for sc.Scan() && !strings.HasPrefix(sc.Text(), "event: snapshot") {
-		for _, typ := range []string{"user.input", "tool.request", "tool.result", "agent.transition", "agent.log", "agent.finished"} {
+		for _, typ := range []string{"user.input", "tool.request", "tool.result", "agent.transition", "agent.log", "system.alert", "agent.finished"} {
 			if strings.Contains(sc.Text(), `"type":"`+typ+`"`) && !slices.Contains(seen, typ) {
 				seen = append(seen, typ)
 			}
 		}
 	}
 	resp0.Body.Close()
-	if len(seen) != 6 {
-		t.Errorf("the event stream's notes: %v, want all six of the seed's events but system.alert", seen)
+	if len(seen) != 7 {
+		t.Errorf("the event stream's notes: %v, want all seven of the seed's events", seen)
 	}
 
 	// CORS: the allowed origin's preflight, and a stranger refused.
 	pre := map[string]string{"Origin": "http://devpanel.example", "Access-Control-Request-Method": "POST"}
-	req, _ := http.NewRequest("OPTIONS", "http://"+s.addr+"/run", nil)
+	req, _ = http.NewRequest("OPTIONS", "http://"+s.addr+"/run", nil)
 	for k, v := range pre {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err = http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -18,11 +19,12 @@ import (
 	"github.com/moora-go/moora/examples/react/decl"
 )
 
-// server is the seed's bridge (devpanelBridge): POST /run takes a task and
-// queues it (tasks run one at a time, in order), POST /reply answers the
-// agent's question, GET /runs/{runId} says how a run is doing, GET /health
-// says the server is up; CORS preflights are answered for the allowed
-// origins. Every route but /health needs the token.
+// server is the seed's bridge (devpanelBridge): POST /run takes a task,
+// runs it and answers its result (tasks run one at a time, in order),
+// POST /reply answers the agent's question, GET /runs/{runId} says how a
+// run is doing, GET /health says the server is up; CORS preflights are
+// answered for the allowed origins. Every route but /health needs the
+// token.
 type server struct {
 	http  *http.Server
 	agent *journal.Machine[decl.AgentState, decl.AgentInput]
@@ -31,6 +33,9 @@ type server struct {
 	// call it.
 	origins []string
 	mux     *http.ServeMux
+	// closing is closed when the server shuts down: the runs waited for
+	// are answered then, and go on.
+	closing chan struct{}
 }
 
 // maxBody bounds a posted task or reply.
@@ -38,7 +43,7 @@ const maxBody = 64 << 10
 
 func newServer(a *journal.Machine[decl.AgentState, decl.AgentInput], auth func(*http.Request) error, origins []string) *server {
 	mux := http.NewServeMux()
-	s := &server{agent: a, auth: auth, origins: origins, mux: mux}
+	s := &server{agent: a, auth: auth, origins: origins, mux: mux, closing: make(chan struct{})}
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -50,7 +55,16 @@ func newServer(a *journal.Machine[decl.AgentState, decl.AgentInput], auth func(*
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 	}
+	s.http.RegisterOnShutdown(func() { close(s.closing) })
 	return s
+}
+
+// redirect redirects to path, keeping the query (the panel's ?token=).
+func redirect(path string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u := url.URL{Path: path, RawQuery: r.URL.RawQuery}
+		http.Redirect(w, r, u.String(), http.StatusFound)
+	})
 }
 
 // mount serves h under prefix, which ends in a slash (such as /devpanel/),
@@ -95,7 +109,7 @@ func (c *corsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.Add("Vary", "Origin")
 		if r.Method == http.MethodOptions {
 			h.Set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
-			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID")
+			h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Last-Event-ID, Prefer")
 			h.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -104,10 +118,19 @@ func (c *corsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	c.next.ServeHTTP(w, r)
 }
 
-// run queues a task: the body is a user-run-task without its type and
+// run runs a task: the body is a user-run-task without its type and
 // timestamp ({"goal": "...", "runId": "...", "maxIterations": 5}); runId
-// defaults to a new one. The answer, 202, names the run and the journal
-// position of the request.
+// defaults to a new one. The task is journaled, then runs after the tasks
+// asked for before it, and the answer, 200, is its result once it has
+// ended (see result). With "Prefer: respond-async" the answer is 202 at
+// once, naming the run and the journal position of the request; GET
+// /runs/{runId} says how it does.
+//
+// A client that goes away loses nothing: the run is in the journal and goes
+// on, GET /runs/{runId} reports it, and the same POST again (a runId asked
+// for before is not queued again) waits for the same run and answers its
+// result. A server that shuts down answers 503; the run goes on when it
+// restarts.
 func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
 	if err := readJSON(w, r, &body); err != nil {
@@ -122,7 +145,98 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		}
 		body["runId"] = "run-" + id[:8]
 	}
-	s.dispatch(w, r, "user-run-task", body)
+	in, err := decode("user-run-task", body)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	runID := in.(decl.UserRunTask).RunID
+	if preferAsync(r) {
+		s.dispatch(w, r, in, runID)
+		return
+	}
+	// Watch before dispatching, so that the end cannot be missed.
+	ended := make(chan decl.RunRecord, 1)
+	unsubscribe := s.agent.Subscribe(func(st decl.AgentState) {
+		if rec, ok := runRecord(st, runID); ok {
+			select {
+			case ended <- rec:
+			default:
+			}
+		}
+	})
+	defer unsubscribe()
+	// Once asked for, the task is journaled whatever the client does.
+	seq, err := s.agent.DispatchSeq(context.WithoutCancel(r.Context()), in)
+	if err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+		return
+	}
+	if rec, ok := runRecord(s.agent.Current(), runID); ok {
+		// Asked for before, and over already.
+		writeJSON(w, http.StatusOK, result(rec, seq))
+		return
+	}
+	select {
+	case rec := <-ended:
+		writeJSON(w, http.StatusOK, result(rec, seq))
+	case <-r.Context().Done():
+		// The client went away; the run goes on.
+	case <-s.closing:
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"runId": runID, "seq": seq,
+			"error": "the server is shutting down; the run is journaled and goes on when it restarts"})
+	case <-s.agent.Done():
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"runId": runID, "seq": seq,
+			"error": fmt.Sprintf("the agent stopped: %v", s.agent.Err())})
+	}
+}
+
+// preferAsync reports whether the request prefers an answer at once
+// (RFC 7240's respond-async).
+func preferAsync(r *http.Request) bool {
+	for _, v := range r.Header.Values("Prefer") {
+		for _, p := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(p), "respond-async") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// runRecord returns the record of run runID, if it has ended.
+func runRecord(st decl.AgentState, runID string) (decl.RunRecord, bool) {
+	for i := len(st.Runs) - 1; i >= 0; i-- {
+		if st.Runs[i].RunID == runID {
+			return st.Runs[i], true
+		}
+	}
+	return decl.RunRecord{}, false
+}
+
+// runResult is the answer to POST /run: how the run ended (status
+// "finished" or "error"), its answer or error, how many tool calls it made
+// (iterations), the calls that failed, when it started and ended (Unix
+// milliseconds), and the journal position of the request.
+type runResult struct {
+	RunID      string         `json:"runId"`
+	Status     string         `json:"status"`
+	Answer     string         `json:"answer"`
+	Error      string         `json:"error"`
+	Iterations int64          `json:"iterations"`
+	Failures   []decl.Failure `json:"failures"`
+	StartedAt  int64          `json:"startedAt"`
+	EndedAt    int64          `json:"endedAt"`
+	Seq        uint64         `json:"seq"`
+}
+
+func result(rec decl.RunRecord, seq uint64) runResult {
+	failures := rec.Failures
+	if failures == nil {
+		failures = []decl.Failure{}
+	}
+	return runResult{RunID: rec.RunID, Status: string(rec.Outcome), Answer: rec.Answer, Error: rec.Error,
+		Iterations: rec.Iterations, Failures: failures, StartedAt: rec.StartedAt, EndedAt: rec.EndedAt, Seq: seq}
 }
 
 // reply answers the agent's question: {"runId": "...", "content": "..."}.
@@ -132,28 +246,34 @@ func (s *server) reply(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
-	s.dispatch(w, r, "user-reply", body)
+	in, err := decode("user-reply", body)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+		return
+	}
+	s.dispatch(w, r, in, body["runId"])
 }
 
-// dispatch decodes body as an input of type typ, validating it against its
-// schema, and journals it.
-func (s *server) dispatch(w http.ResponseWriter, r *http.Request, typ string, body map[string]any) {
+// decode decodes body as an input of type typ, validating it against its
+// schema; the server stamps its timestamp.
+func decode(typ string, body map[string]any) (decl.AgentInput, error) {
 	body["type"], body["timestamp"] = typ, 0
 	data, err := json.Marshal(body)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
-		return
+		return nil, err
 	}
-	in, err := decl.DecodeInput(data)
+	return decl.DecodeInput(data)
+}
+
+// dispatch journals the input and answers 202 with the run and the input's
+// position in the journal.
+func (s *server) dispatch(w http.ResponseWriter, r *http.Request, in decl.AgentInput, runID any) {
+	seq, err := s.agent.DispatchSeq(r.Context(), in)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
-		return
-	}
-	if err := s.agent.Dispatch(r.Context(), in); err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"runId": body["runId"], "seq": s.agent.Seq()})
+	writeJSON(w, http.StatusAccepted, map[string]any{"runId": runID, "seq": seq})
 }
 
 // runStatus says where run runId is: queued, running (with its phase and

@@ -122,6 +122,7 @@ function handle(event, data) {
       break;
     case 'lifecycle':
       if (data.hold) showHold(data.hold);
+      if (data.kind === 'step' && data.step) showStep(data.step);
       if (data.kind === 'rejected') problem(`input rejected: ${data.error}`);
       if (data.kind === 'failed') problem(`the agent failed: ${data.error}`);
       break;
@@ -189,7 +190,7 @@ function rowStatus(r) {
     const j = jobs.get(k);
     if (!j) continue;
     if (j.status === 'failed') failed = true;
-    if (j.status === 'started' || j.status === 'held' || j.status === 'released') pending = true;
+    if (['started', 'held', 'input-held', 'released'].includes(j.status)) pending = true;
   }
   return { failed, pending };
 }
@@ -255,23 +256,39 @@ function jobEvent(e) {
     tr.children[0].textContent = e.key;
     $('jobs').prepend(tr);
   }
-  tr.children[1].textContent = e.kind + (j.error ? ': ' + j.error : '');
+  tr.children[1].textContent = e.kind + (e.type ? ' ' + e.type : '') + (j.error ? ': ' + j.error : '');
   tr.children[1].className = 'status-' + e.kind;
   tr.children[2].textContent = j.durationMs !== undefined ? String(j.durationMs) : '';
   for (const r of rows.values()) if (r.started.includes(e.key)) { markRow(r); filterRow(r); }
 }
 
+// showHold shows the hold: what waits at the gate (jobs) and at the route
+// (inputs), and what runs.
 function showHold(h) {
-  $('held').textContent = h.held ? `held: ${h.waiting.length} waiting` : (h.waiting.length ? `${h.waiting.length} waiting` : 'jobs run');
+  const inputs = h.waiting.filter((w) => w.kind === 'input').length;
+  const jobsHeld = h.waiting.length - inputs;
+  $('held').textContent = h.held ? `held: ${jobsHeld} jobs, ${inputs} inputs waiting` : (h.waiting.length ? `${h.waiting.length} waiting` : 'jobs run');
+  $('held').title = [...h.waiting.map((w) => w.kind === 'input' ? `input ${w.type} from ${w.key}` : `job ${w.key}`), ...h.running.map((k) => `running ${k}`)].join('\n');
   $('held').className = 'badge ' + (h.held ? 'warn' : 'ok');
   $('hold').disabled = h.held;
-  $('step').disabled = h.waiting.length === 0;
+  $('step').disabled = !h.held || h.stepping || (h.waiting.length === 0 && h.running.length === 0);
   $('release').disabled = !h.held && h.waiting.length === 0;
+}
+
+function showStep(s) {
+  $('stepped').hidden = false;
+  $('stepped').textContent = s.applied ? `stepped: input ${s.seq} (${s.type})` : `step: ${s.error}`;
+  $('stepped').className = 'badge ' + (s.applied ? 'ok' : 'bad');
 }
 
 for (const op of ['hold', 'step', 'release']) {
   $(op).addEventListener('click', async () => {
-    try { showHold(await api('/' + op, { method: 'POST' })); } catch (e) { problem(`${op}: ${e.message}`); }
+    try {
+      if (op === 'step') $('step').disabled = true;
+      const r = await api('/' + op, { method: 'POST' });
+      showHold(r);
+      if (r.step) showStep(r.step);
+    } catch (e) { problem(`${op}: ${e.message}`); }
   });
 }
 

@@ -52,6 +52,17 @@ func (v ErrorKind) Valid() bool {
 	return false
 }
 
+// A tool call of a run that failed, and the strategy the reflector chose after it (empty if none did).
+type Failure struct {
+	CallID    string    `json:"callId"`
+	TaskID    string    `json:"taskId"`
+	Tool      string    `json:"tool"`
+	Attempt   int64     `json:"attempt"`
+	ErrorKind ErrorKind `json:"errorKind"`
+	Error     string    `json:"error"`
+	Strategy  string    `json:"strategy"`
+}
+
 // The guards of a run.
 type Limits struct {
 	// How many tool calls a run may make.
@@ -154,6 +165,17 @@ type RunRecord struct {
 	StartedAt  int64            `json:"startedAt"`
 	EndedAt    int64            `json:"endedAt"`
 	Iterations int64            `json:"iterations"`
+	// The run's tool calls that failed, in order.
+	Failures []Failure `json:"failures"`
+}
+
+// MarshalJSON encodes RunRecord; nil required slices and maps encode as empty.
+func (v RunRecord) MarshalJSON() ([]byte, error) {
+	type plain RunRecord
+	if v.Failures == nil {
+		v.Failures = []Failure{}
+	}
+	return json.Marshal(plain(v))
 }
 
 // RunRecordOutcome is the type of $defs.RunRecord.properties.outcome in the

@@ -13,10 +13,12 @@ function h(tag, attrs = {}, ...children) {
   return el;
 }
 
+// post sends body to the bridge; the page asks for an answer at once
+// (respond-async), as it watches the run through the panel's stream.
 async function post(path, body) {
   const resp = await fetch(path, {
     method: 'POST',
-    headers: { Authorization: 'Bearer ' + token, 'Content-Type': 'application/json' },
+    headers: { Authorization: 'Bearer ' + token, 'Content-Type': 'application/json', Prefer: 'respond-async' },
     body: JSON.stringify(body),
   });
   const out = await resp.json().catch(() => ({}));

@@ -72,11 +72,20 @@ func fail(s decl.StateOfAgent, at int64, reason string) decl.StateOfAgent {
 	return record(s, decl.RunRecordOutcomeError, at)
 }
 
-// record adds the run that ended to the runs.
+// record adds the run that ended to the runs, with its failed tool calls.
 func record(s decl.StateOfAgent, outcome decl.RunRecordOutcome, at int64) decl.StateOfAgent {
+	failures := []decl.Failure{}
+	for _, c := range s.Calls {
+		if c.Observed && !c.Success {
+			failures = append(failures, decl.Failure{
+				CallID: c.CallID, TaskID: c.TaskID, Tool: c.Tool, Attempt: c.Attempt,
+				ErrorKind: c.ErrorKind, Error: c.Error, Strategy: c.Strategy,
+			})
+		}
+	}
 	s.Runs = appended(s.Runs, decl.RunRecord{
 		RunID: s.RunID, Goal: s.Goal, Outcome: outcome, Answer: s.Answer, Error: s.Error,
-		StartedAt: s.StartedAt, EndedAt: at, Iterations: s.Iteration,
+		StartedAt: s.StartedAt, EndedAt: at, Iterations: s.Iteration, Failures: failures,
 	})
 	return s
 }
