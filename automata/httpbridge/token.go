@@ -2,12 +2,16 @@ package httpbridge
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -85,4 +89,44 @@ func (q queryTokens) check(tok string) error {
 		return errors.New("query token: expired (fetch a new one from /token)")
 	}
 	return nil
+}
+
+// TokenFile returns the bearer token kept in the file at path, making one
+// when the file does not exist: 32 random hex digits, written with mode
+// 0600. A program that serves an agent from a data directory keeps its
+// token there, so that a restart, even after a crash, keeps the pages that
+// are open authorized. A file that exists but holds no token (empty, or
+// white space) is an error naming it, not replaced: someone made it.
+func TokenFile(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if err == nil {
+		token := strings.TrimSpace(string(data))
+		if token == "" || strings.ContainsAny(token, " \t\r\n") {
+			return "", fmt.Errorf("httpbridge: %s holds no token (want one line, the token)", path)
+		}
+		return token, nil
+	}
+	if !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("httpbridge: reading the token: %w", err)
+	}
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("httpbridge: making a token: %w", err)
+	}
+	token := hex.EncodeToString(b)
+	// O_EXCL: of two programs starting at once, one makes the token and
+	// the other reads it.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, fs.ErrExist) {
+		return TokenFile(path)
+	}
+	if err != nil {
+		return "", fmt.Errorf("httpbridge: keeping the token: %w", err)
+	}
+	_, err = f.WriteString(token + "\n")
+	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+		os.Remove(path)
+		return "", fmt.Errorf("httpbridge: keeping the token: %w", err)
+	}
+	return token, nil
 }

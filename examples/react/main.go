@@ -91,7 +91,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	flags.StringVar(&cfg.model, "model", "", "the model that plans, at OPENAI_BASE_URL with OPENAI_API_KEY (default: OPENAI_MODEL, else the rule-based planner)")
 	flags.BoolVar(&cfg.terminal, "terminal", false, "run the tasks of stdin, one per line, instead of serving")
 	flags.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to serve on")
-	flags.StringVar(&cfg.token, "token", "", "the token a client must present (default: a new random one)")
+	flags.StringVar(&cfg.token, "token", "", "the token a client must present (default: the one kept in -data/token, made on the first run)")
 	flags.StringVar(&cfg.origins, "allow-origin", "", "comma-separated origins (scheme://host:port) whose pages may call the server")
 	if err := flags.Parse(args); err != nil {
 		return err
@@ -117,7 +117,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 func serve(cfg config, store journal.Store, work Work, stdout io.Writer) error {
 	if cfg.token == "" {
 		var err error
-		if cfg.token, err = newToken(); err != nil {
+		if cfg.token, err = httpbridge.TokenFile(filepath.Join(cfg.dataDir, "token")); err != nil {
 			store.Close()
 			return err
 		}

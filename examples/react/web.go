@@ -138,12 +138,12 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if _, ok := body["runId"]; !ok {
-		id, err := newToken()
+		id, err := newRunID()
 		if err != nil {
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 			return
 		}
-		body["runId"] = "run-" + id[:8]
+		body["runId"] = id
 	}
 	in, err := decode("user-run-task", body)
 	if err != nil {
@@ -332,11 +332,11 @@ func (s *server) serve(ctx context.Context, l net.Listener) error {
 	return err
 }
 
-// newToken returns a random token.
-func newToken() (string, error) {
-	b := make([]byte, 16)
+// newRunID returns a random run id, run- and 8 hex digits.
+func newRunID() (string, error) {
+	b := make([]byte, 4)
 	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("making a token: %w", err)
+		return "", fmt.Errorf("making a run id: %w", err)
 	}
-	return hex.EncodeToString(b), nil
+	return "run-" + hex.EncodeToString(b), nil
 }

@@ -46,6 +46,8 @@ type service struct {
 	token string
 	args  []string
 	cmd   *exec.Cmd
+	// printedToken is the token in the URL the service printed.
+	printedToken string
 }
 
 // startService runs the command on a free loopback port with its data in a
@@ -71,7 +73,11 @@ func startService(t *testing.T, args ...string) *service {
 
 func (s *service) start() {
 	s.t.Helper()
-	args := append([]string{"-addr", s.addr, "-data", s.dir, "-token", s.token}, s.args...)
+	args := []string{"-addr", s.addr, "-data", s.dir}
+	if s.token != "" {
+		args = append(args, "-token", s.token)
+	}
+	args = append(args, s.args...)
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(os.Environ(), "REFLEXOR_CHILD=1", "OPENAI_MODEL=")
 	cmd.Stderr = os.Stderr
@@ -98,6 +104,7 @@ func (s *service) start() {
 		if !strings.Contains(l, s.addr) {
 			s.t.Fatalf("the service printed %q", l)
 		}
+		_, s.printedToken, _ = strings.Cut(l, "?token=")
 	case <-time.After(hangGuard):
 		s.t.Fatal("the service did not start")
 	}

@@ -8,7 +8,9 @@
 //	go run ./examples/reflexor
 //
 // starts it on http://127.0.0.1:8080 and prints the page's URL, with the
-// token that lets a page in: open it in a browser. -addr sets the address,
+// token that lets a page in: open it in a browser. The token is kept in
+// -data/token (or given with -token), so that a page stays in across a
+// restart. -addr sets the address,
 // -data the directory that keeps the journal (default reflexor-data); run it
 // again on the same directory to continue. -terminal chats on the terminal
 // instead, one message per line of stdin.
@@ -86,7 +88,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	delay := flags.Duration("delay", 30*time.Millisecond, "how long each word of the offline brain's replies takes to stream")
 	toolDelay := flags.Duration("tool-delay", 0, "how long each tool call takes (to watch one run)")
 	terminal := flags.Bool("terminal", false, "chat on the terminal instead: one message per line of stdin")
-	token := flags.String("token", "", "the token a page must present (default: a new random one)")
+	token := flags.String("token", "", "the token a page must present (default: the one kept in -data/token, made on the first run)")
 	natsURL := flags.String("nats", "", `keep the journal on NATS JetStream at this URL ("embedded": a server in this process, its files in -data); default: a bbolt file in -data`)
 	agentID := flags.String("agent", "reflexor", "the agent's id on NATS JetStream")
 	if err := flags.Parse(args); err != nil {
@@ -119,7 +121,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	if *token == "" {
-		if *token, err = newToken(); err != nil {
+		if *token, err = httpbridge.TokenFile(filepath.Join(*dataDir, "token")); err != nil {
 			return errors.Join(err, a.Close(context.Background()))
 		}
 	}

@@ -2,9 +2,7 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
 	"embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -104,13 +102,4 @@ func (s *server) serve(ctx context.Context, l net.Listener) error {
 		err = errors.Join(err, e)
 	}
 	return err
-}
-
-// newToken returns a random token for the page's URL.
-func newToken() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("making a token: %w", err)
-	}
-	return hex.EncodeToString(b), nil
 }
