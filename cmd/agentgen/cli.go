@@ -51,7 +51,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return exitOK
 	}
@@ -64,7 +64,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	// Anything else comes from cobra: an unknown command or flag, or
 	// arguments a command does not take.
-	fmt.Fprintf(stderr, "agentgen: %v\n%s\n", err, usageFooter)
+	footer := usageFooter
+	if cmd != nil && cmd != root {
+		footer = fmt.Sprintf("run %s --help for usage", cmd.CommandPath())
+	}
+	fmt.Fprintf(stderr, "agentgen: %v\n%s\n", err, footer)
 	return exitBroken
 }
 

@@ -112,7 +112,7 @@ func initAgent(stdout, stderr io.Writer, dir, module, toolkitDir string) error {
 	if filepath.Clean(dir) == "." {
 		fmt.Fprintln(stdout, "run it: go run .")
 	} else {
-		fmt.Fprintf(stdout, "run it: cd %s && go run .\n", dir)
+		fmt.Fprintf(stdout, "run it: cd %s && go run .\n", shellQuote(dir))
 	}
 	return nil
 }
@@ -294,4 +294,13 @@ func goVersion() string {
 		return parts[0] + "." + parts[1]
 	}
 	return v
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but the
+// characters a path usually has.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+,:@%") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

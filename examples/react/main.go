@@ -7,7 +7,7 @@
 //
 //	go run ./examples/react
 //
-// serves it on http://127.0.0.1:8080 and prints the URL of its devpanel
+// serves it on http://127.0.0.1:8081 and prints the URL of its devpanel
 // (package automata/devpanel), with the token that lets a client in: open
 // it in a browser. The panel shows the run (its phase and iteration, with
 // alert badges), the task tree, the tool monitor, and the timeline of every
@@ -90,7 +90,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	flags.StringVar(&cfg.workspace, "workspace", "", "directory of the files the tools read (default: workspace in -data, with demo files)")
 	flags.StringVar(&cfg.model, "model", "", "the model that plans, at OPENAI_BASE_URL with OPENAI_API_KEY (default: OPENAI_MODEL, else the rule-based planner)")
 	flags.BoolVar(&cfg.terminal, "terminal", false, "run the tasks of stdin, one per line, instead of serving")
-	flags.StringVar(&cfg.addr, "addr", "127.0.0.1:8080", "address to serve on")
+	flags.StringVar(&cfg.addr, "addr", "127.0.0.1:8081", "address to serve on (Reflexor's is 8080: both can run at once)")
 	flags.StringVar(&cfg.token, "token", "", "the token a client must present (default: the one kept in -data/token, made on the first run)")
 	flags.StringVar(&cfg.origins, "allow-origin", "", "comma-separated origins (scheme://host:port) whose pages may call the server")
 	if err := flags.Parse(args); err != nil {
@@ -259,11 +259,19 @@ func (p *printer) print(s decl.AgentState) {
 	}
 	for _, r := range s.Runs {
 		if r.Outcome == decl.RunRecordOutcomeFinished {
-			line("run "+r.RunID, "%s  finished after %d tool calls:\n%s", r.RunID, r.Iterations, indent(r.Answer))
+			line("run "+r.RunID, "%s  finished after %s:\n%s", r.RunID, toolCalls(r.Iterations), indent(r.Answer))
 		} else {
-			line("run "+r.RunID, "%s  error after %d tool calls: %s", r.RunID, r.Iterations, r.Error)
+			line("run "+r.RunID, "%s  error after %s: %s", r.RunID, toolCalls(r.Iterations), r.Error)
 		}
 	}
 }
 
 func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }
+
+// toolCalls says how many tool calls n is.
+func toolCalls(n int64) string {
+	if n == 1 {
+		return "1 tool call"
+	}
+	return fmt.Sprintf("%d tool calls", n)
+}
