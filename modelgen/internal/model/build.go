@@ -70,11 +70,8 @@ func Build(src *spec.Source, sp *Spec) (*Model, error) {
 		}
 	}
 	b.m.Types = b.decls
-	schema, err := b.inputSchema()
-	if err != nil {
-		return nil, err
-	}
-	if b.checkInputSchema(schema); d.Errors() > 0 {
+	doc, schema := b.inputSchema()
+	if b.checkInputSchema(doc); d.Errors() > 0 {
 		d.List.Sort()
 		d.List = slices.CompactFunc(d.List, func(x, y *Diagnostic) bool { return x.String() == y.String() })
 		return nil, slices.DeleteFunc(d.List, func(x *Diagnostic) bool { return x.Severity == Warning })

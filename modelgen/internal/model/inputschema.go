@@ -24,7 +24,7 @@ const inputSchemaURL = "agentgen:inputs.schema.json"
 // under "inputs", and the $defs they use. Descriptions are left out (they are
 // in the Go doc comments), and each oneOf becomes its discriminated form
 // (see discriminated).
-func (b *builder) inputSchema() ([]byte, error) {
+func (b *builder) inputSchema() (doc map[string]any, data []byte) {
 	inputs := make(map[string]any, len(b.m.Inputs))
 	defs := make(map[string]any)
 	var addRefs func(s *Schema)
@@ -69,19 +69,12 @@ func (b *builder) inputSchema() ([]byte, error) {
 		s["required"] = append([]any{"type"}, required...)
 		inputs[in.Name] = s
 	}
-	doc := map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "inputs": inputs}
+	doc = map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "inputs": inputs}
 	if len(defs) > 0 {
 		doc["$defs"] = defs
 	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return nil, fmt.Errorf("encoding the input schema: %w", err)
-	}
 	// The document becomes a Go raw string: escape what Go cannot hold.
-	return escapeBOM(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+	return doc, escapeBOM(appendIndentedJSON(nil, doc, ""))
 }
 
 // checkInputSchema compiles the input schema document as generated code
@@ -97,14 +90,7 @@ func (b *builder) inputSchema() ([]byte, error) {
 // not compile, each $defs type and input is checked against the JSON Schema
 // meta-schema on its own, so that every problem is reported (compiling
 // stops at the first).
-func (b *builder) checkInputSchema(doc []byte) {
-	var parts map[string]any
-	dec := json.NewDecoder(bytes.NewReader(doc))
-	dec.UseNumber()
-	if err := dec.Decode(&parts); err != nil {
-		b.d.At("/inputs", fmt.Sprintf("re-reading the input schemas: %v", err), "")
-		return
-	}
+func (b *builder) checkInputSchema(parts map[string]any) {
 	inputs, _ := parts["inputs"].(map[string]any)
 	names := slices.Sorted(maps.Keys(inputs))
 	// The distinct schemas, and the inputs of each.
@@ -113,11 +99,7 @@ func (b *builder) checkInputSchema(doc []byte) {
 	seen := make(map[string]int)
 	for i, name := range names {
 		shape := withTypeConst(inputs[name], "input")
-		key, err := json.Marshal(shape)
-		if err != nil {
-			b.d.At("/inputs", fmt.Sprintf("re-reading the input schemas: %v", err), "")
-			return
-		}
+		key := appendIndentedJSON(nil, shape, "")
 		j, ok := seen[string(key)]
 		if !ok {
 			j = len(shapes)
@@ -140,18 +122,15 @@ func (b *builder) checkInputSchema(doc []byte) {
 			if defs, ok := parts["$defs"]; ok {
 				sub["$defs"] = defs
 			}
-			data, err := json.Marshal(sub)
-			if err == nil {
-				c := newInputCompiler()
-				if err = c.AddResource(inputSchemaURL, bytes.NewReader(data)); err == nil {
-					for i := range group {
-						_, errs[start+i] = c.Compile(inputSchemaURL + "#/inputs/" + strconv.Itoa(start+i))
-					}
-					return
+			c := newInputCompiler()
+			if err := c.AddResource(inputSchemaURL, bytes.NewReader(appendIndentedJSON(nil, sub, ""))); err != nil {
+				for i := range group {
+					errs[start+i] = err
 				}
+				return
 			}
 			for i := range group {
-				errs[start+i] = err
+				_, errs[start+i] = c.Compile(inputSchemaURL + "#/inputs/" + strconv.Itoa(start+i))
 			}
 		})
 	}
@@ -168,7 +147,17 @@ func (b *builder) checkInputSchema(doc []byte) {
 	for _, key := range []string{"$defs", "inputs"} {
 		part, _ := parts[key].(map[string]any)
 		for _, name := range slices.Sorted(maps.Keys(part)) {
-			if err := meta.Validate(part[name]); err != nil {
+			// The validator takes what encoding/json decodes, not the
+			// tree's json.RawMessage values.
+			var v any
+			dec := json.NewDecoder(bytes.NewReader(appendIndentedJSON(nil, part[name], "")))
+			dec.UseNumber()
+			if err := dec.Decode(&v); err != nil {
+				b.d.At("/"+key+"/"+spec.EscapePointer(name), fmt.Sprintf("re-reading the input schema: %v", err), "")
+				invalid = true
+				continue
+			}
+			if err := meta.Validate(v); err != nil {
 				invalid = true
 				b.reportCompileError("/"+key+"/"+spec.EscapePointer(name), err)
 			}

@@ -147,9 +147,19 @@ func Decode(root *Node) (*Spec, error) {
 	return &s, nil
 }
 
+// appendJSONString appends s as a JSON string. Most strings of a spec
+// need no escape: they are copied between quotes; any other is quoted by
+// encoding/json.
 func appendJSONString(b []byte, s string) []byte {
-	q, _ := json.Marshal(s) // a string always marshals
-	return append(b, q...)
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			q, _ := json.Marshal(s) // a string always marshals
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // A Source is a parsed spec document. Values are found by JSON Pointer

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -114,8 +115,17 @@ func (c *yamlConverter) convert(y ast.Node, depth int) (*Node, error) {
 }
 
 func (c *yamlConverter) mapping(y *ast.MappingNode, pos Pos, depth int) (*Node, error) {
-	n := &Node{kind: ObjectNode, pos: pos}
-	seen := make(map[string]Pos, len(y.Values))
+	n := &Node{kind: ObjectNode, pos: pos,
+		keys:   make([]string, 0, len(y.Values)),
+		keyPos: make([]Pos, 0, len(y.Values)),
+		vals:   make([]*Node, 0, len(y.Values)),
+	}
+	// Duplicate keys: a scan of the keys so far in a small mapping (most
+	// are), a map in a large one.
+	var seen map[string]int
+	if len(y.Values) > 16 {
+		seen = make(map[string]int, len(y.Values))
+	}
 	for i, mv := range y.Values {
 		var k ast.Node = mv.Key
 		kpos := c.li.clamp(yamlPos(c.file, k))
@@ -148,10 +158,18 @@ func (c *yamlConverter) mapping(y *ast.MappingNode, pos Pos, depth int) (*Node, 
 		if mv.Start == nil || mv.Start.Type != token.MappingValueType {
 			return nil, c.keyWithoutValue(y, i, key, kpos)
 		}
-		if first, dup := seen[key]; dup {
-			return nil, &Diagnostic{Pos: kpos, Message: fmt.Sprintf("duplicate key %q (first at %d:%d)", key, first.Line, first.Col)}
+		first, dup := -1, false
+		if seen != nil {
+			first, dup = seen[key]
+			seen[key] = len(n.keys)
+		} else {
+			first = slices.Index(n.keys, key)
+			dup = first >= 0
 		}
-		seen[key] = kpos
+		if dup {
+			at := n.keyPos[first]
+			return nil, &Diagnostic{Pos: kpos, Message: fmt.Sprintf("duplicate key %q (first at %d:%d)", key, at.Line, at.Col)}
+		}
 		val, err := c.convert(mv.Value, depth+1)
 		if err != nil {
 			return nil, err
