@@ -243,7 +243,9 @@
 //	inputs.go        InputFromX, a sealed interface per actor; a struct per
 //	                 input with InputType and MarshalJSON (which writes
 //	                 "type"); DecodeInput, with a decode function per input
-//	inputschema.go   the JSON Schema of the inputs
+//	inputschema.go   the JSON Schema of the inputs, and InputSchema(),
+//	                 which returns it (each object's properties in the
+//	                 order of the spec, for forms made from it)
 //	helpers.go       per actor: InitialFnOfX = func() StateOfX,
 //	                 TransitionFnOfX = func(StateOfX, InputFromX) StateOfX,
 //	                 EffectFnOfX = automata.Effect[ContextOfX, AgentInput],

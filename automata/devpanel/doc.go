@@ -22,7 +22,7 @@
 //	m, panel, err := devpanel.Open(store, devpanel.Config[decl.AgentState, decl.AgentInput]{
 //		Definition:  agent.Definition(),
 //		Decode:      decl.DecodeInput,
-//		InputSchema: model.InputSchema, // modelgen.Load("agent.yaml")
+//		InputSchema: decl.InputSchema(),
 //		Auth:        httpbridge.Bearer(token),
 //		Jobs:        jobKeys,           // optional: keys a state calls for
 //	}, journal.Options[decl.AgentState, decl.AgentInput]{Codec: codec}, agent.WithJobs(jobs))

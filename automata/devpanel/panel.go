@@ -44,9 +44,10 @@ type Config[S, I any] struct {
 	Decode func(data []byte) (I, error)
 	// InputSchema is the JSON Schema document of the inputs: one schema
 	// per input type under "inputs", the types they share under "$defs",
-	// as agentgen compiles it (modelgen.Model.InputSchema). The page makes
+	// as agentgen generates it: decl.InputSchema(). The page makes
 	// its form from it, with the fields in the order of each schema's
-	// "properties" in the document (it is served as it is given).
+	// "properties" in the document (it is served as it is given), which
+	// agentgen writes in the order of the spec.
 	InputSchema []byte
 	// Auth accepts or refuses a request (its error is the 401 message),
 	// as in package httpbridge: httpbridge.Bearer(token), or the program's

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -138,6 +139,11 @@ func TestBrowserFormSendsValidRefusesInvalid(t *testing.T) {
 	open(t, ctx, s)
 	choose := `(() => { const f = document.getElementById("in-type"); f.value = "user-run-task"; f.dispatchEvent(new Event("change")); return true })()`
 	browsertest.Eval[bool](t, ctx, "choosing user-run-task", choose)
+	// The fields come in the order of agent.yaml.
+	names := browsertest.Eval[[]string](t, ctx, "reading the fields", `[...document.querySelectorAll("#in-fields [name]")].map(e => e.name)`)
+	if want := []string{"timestamp", "runId", "goal", "maxIterations", "maxDurationMs", "maxFailures"}; !slices.Equal(names, want) {
+		t.Errorf("the form's fields are %q, want the spec's order %q", names, want)
+	}
 	browsertest.Do(t, ctx, "filling an invalid input",
 		chromedp.SendKeys(chromedp.CSS(`#in-fields [name=runId]`), "not valid!"),
 		chromedp.SendKeys(chromedp.CSS(`#in-fields [name=goal]`), "compute 5*5"),

@@ -11,14 +11,7 @@ import (
 	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/examples/react/decl"
 	"github.com/moora-go/moora/examples/react/impl/agent"
-	"github.com/moora-go/moora/modelgen"
 )
-
-// spec is the agent's spec, whose input schemas the devpanel's form is made
-// from.
-//
-//go:embed agent.yaml
-var spec []byte
 
 //go:embed web
 var webFiles embed.FS
@@ -27,10 +20,6 @@ var webFiles embed.FS
 // views (web/views.js, served at /react/views.js by the handler returned)
 // and the seed's event vocabulary as the timeline's notes.
 func panelConfig(work Work, auth func(*http.Request) error) (devpanel.Config[decl.AgentState, decl.AgentInput], http.Handler, error) {
-	model, err := modelgen.LoadBytes("agent.yaml", spec)
-	if err != nil {
-		return devpanel.Config[decl.AgentState, decl.AgentInput]{}, nil, fmt.Errorf("reading the spec: %w", err)
-	}
 	views, err := fs.Sub(webFiles, "web")
 	if err != nil {
 		return devpanel.Config[decl.AgentState, decl.AgentInput]{}, nil, err
@@ -38,7 +27,7 @@ func panelConfig(work Work, auth func(*http.Request) error) (devpanel.Config[dec
 	return devpanel.Config[decl.AgentState, decl.AgentInput]{
 		Definition:  agent.Definition(),
 		Decode:      decl.DecodeInput,
-		InputSchema: model.InputSchema,
+		InputSchema: decl.InputSchema(),
 		Auth:        auth,
 		Jobs:        work.JobKeys,
 		Actor:       actor,

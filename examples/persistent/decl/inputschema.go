@@ -9,10 +9,10 @@ const inputSchemaJSON = `{
   "$defs": {
     "AssistantMessage": {
       "properties": {
-        "content": {
+        "id": {
           "type": "string"
         },
-        "id": {
+        "content": {
           "type": "string"
         },
         "timestamp": {
@@ -37,10 +37,10 @@ const inputSchemaJSON = `{
         "id": {
           "type": "string"
         },
-        "input": {
+        "name": {
           "type": "string"
         },
-        "name": {
+        "input": {
           "type": "string"
         }
       },
@@ -53,13 +53,13 @@ const inputSchemaJSON = `{
     },
     "ToolMessage": {
       "properties": {
+        "id": {
+          "type": "string"
+        },
         "callId": {
           "type": "string"
         },
         "content": {
-          "type": "string"
-        },
-        "id": {
           "type": "string"
         },
         "timestamp": {
@@ -76,10 +76,10 @@ const inputSchemaJSON = `{
     },
     "UserMessage": {
       "properties": {
-        "content": {
+        "id": {
           "type": "string"
         },
-        "id": {
+        "content": {
           "type": "string"
         },
         "timestamp": {
@@ -98,14 +98,14 @@ const inputSchemaJSON = `{
   "inputs": {
     "send-assistant-message": {
       "properties": {
-        "answeredUpTo": {
-          "type": "integer"
+        "type": {
+          "const": "send-assistant-message"
         },
         "message": {
           "$ref": "#/$defs/AssistantMessage"
         },
-        "type": {
-          "const": "send-assistant-message"
+        "answeredUpTo": {
+          "type": "integer"
         }
       },
       "required": [
@@ -117,11 +117,11 @@ const inputSchemaJSON = `{
     },
     "send-tool-message": {
       "properties": {
-        "message": {
-          "$ref": "#/$defs/ToolMessage"
-        },
         "type": {
           "const": "send-tool-message"
+        },
+        "message": {
+          "$ref": "#/$defs/ToolMessage"
         }
       },
       "required": [
@@ -132,11 +132,11 @@ const inputSchemaJSON = `{
     },
     "send-user-message": {
       "properties": {
-        "message": {
-          "$ref": "#/$defs/UserMessage"
-        },
         "type": {
           "const": "send-user-message"
+        },
+        "message": {
+          "$ref": "#/$defs/UserMessage"
         }
       },
       "required": [
@@ -147,11 +147,11 @@ const inputSchemaJSON = `{
     },
     "set-system-prompt": {
       "properties": {
-        "content": {
-          "type": "string"
-        },
         "type": {
           "const": "set-system-prompt"
+        },
+        "content": {
+          "type": "string"
         }
       },
       "required": [
@@ -162,3 +162,12 @@ const inputSchemaJSON = `{
     }
   }
 }`
+
+// InputSchema returns the JSON Schema document DecodeInput validates inputs
+// against: one schema per input under "inputs", by type, each object's
+// properties in the order of the spec, and the shared types under "$defs". A
+// form, a client or a devtool (package automata/devpanel) checks inputs with
+// it before sending them.
+func InputSchema() []byte {
+	return []byte(inputSchemaJSON)
+}

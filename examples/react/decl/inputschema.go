@@ -19,13 +19,13 @@ const inputSchemaJSON = `{
     },
     "Limits": {
       "properties": {
+        "maxIterations": {
+          "type": "integer"
+        },
         "maxDurationMs": {
           "type": "integer"
         },
         "maxFailures": {
-          "type": "integer"
-        },
-        "maxIterations": {
           "type": "integer"
         }
       },
@@ -42,32 +42,32 @@ const inputSchemaJSON = `{
           "minLength": 1,
           "type": "string"
         },
-        "error": {
+        "source": {
           "type": "string"
         },
-        "errorKind": {
-          "$ref": "#/$defs/ErrorKind"
+        "relatedTaskId": {
+          "type": "string"
         },
-        "latencyMs": {
+        "timestamp": {
           "type": "integer"
         },
         "payload": {
           "maxLength": 100000,
           "type": "string"
         },
-        "relatedTaskId": {
-          "type": "string"
-        },
-        "retries": {
-          "type": "integer"
-        },
-        "source": {
-          "type": "string"
-        },
         "success": {
           "type": "boolean"
         },
-        "timestamp": {
+        "latencyMs": {
+          "type": "integer"
+        },
+        "error": {
+          "type": "string"
+        },
+        "errorKind": {
+          "$ref": "#/$defs/ErrorKind"
+        },
+        "retries": {
           "type": "integer"
         }
       },
@@ -87,28 +87,12 @@ const inputSchemaJSON = `{
     },
     "PlanStep": {
       "properties": {
-        "goal": {
-          "type": "string"
-        },
-        "next": {
-          "type": "string"
-        },
-        "retryLimit": {
-          "maximum": 10,
-          "minimum": 0,
-          "type": "integer"
-        },
-        "successCriteria": {
-          "type": "string"
-        },
         "taskId": {
           "minLength": 1,
           "type": "string"
         },
-        "timeoutMs": {
-          "maximum": 600000,
-          "minimum": 1,
-          "type": "integer"
+        "goal": {
+          "type": "string"
         },
         "toolCandidates": {
           "items": {
@@ -116,6 +100,22 @@ const inputSchemaJSON = `{
           },
           "minItems": 1,
           "type": "array"
+        },
+        "successCriteria": {
+          "type": "string"
+        },
+        "timeoutMs": {
+          "maximum": 600000,
+          "minimum": 1,
+          "type": "integer"
+        },
+        "retryLimit": {
+          "maximum": 10,
+          "minimum": 0,
+          "type": "integer"
+        },
+        "next": {
+          "type": "string"
         },
         "toolParameters": {
           "additionalProperties": {
@@ -148,13 +148,13 @@ const inputSchemaJSON = `{
     },
     "Subtask": {
       "properties": {
-        "description": {
-          "maxLength": 2000,
+        "taskId": {
+          "maxLength": 100,
           "minLength": 1,
           "type": "string"
         },
-        "taskId": {
-          "maxLength": 100,
+        "description": {
+          "maxLength": 2000,
           "minLength": 1,
           "type": "string"
         }
@@ -167,17 +167,17 @@ const inputSchemaJSON = `{
     },
     "TaskRequest": {
       "properties": {
-        "goal": {
+        "runId": {
           "type": "string"
         },
-        "limits": {
-          "$ref": "#/$defs/Limits"
-        },
-        "runId": {
+        "goal": {
           "type": "string"
         },
         "timestamp": {
           "type": "integer"
+        },
+        "limits": {
+          "$ref": "#/$defs/Limits"
         }
       },
       "required": [
@@ -193,14 +193,14 @@ const inputSchemaJSON = `{
   "inputs": {
     "agent-check": {
       "properties": {
-        "runId": {
-          "type": "string"
+        "type": {
+          "const": "agent-check"
         },
         "timestamp": {
           "type": "integer"
         },
-        "type": {
-          "const": "agent-check"
+        "runId": {
+          "type": "string"
         }
       },
       "required": [
@@ -212,26 +212,26 @@ const inputSchemaJSON = `{
     },
     "agent-observe": {
       "properties": {
-        "callId": {
-          "type": "string"
+        "type": {
+          "const": "agent-observe"
         },
-        "error": {
-          "type": "string"
-        },
-        "errorKind": {
-          "$ref": "#/$defs/ErrorKind"
+        "timestamp": {
+          "type": "integer"
         },
         "runId": {
+          "type": "string"
+        },
+        "callId": {
           "type": "string"
         },
         "success": {
           "type": "boolean"
         },
-        "timestamp": {
-          "type": "integer"
+        "errorKind": {
+          "$ref": "#/$defs/ErrorKind"
         },
-        "type": {
-          "const": "agent-observe"
+        "error": {
+          "type": "string"
         }
       },
       "required": [
@@ -247,11 +247,11 @@ const inputSchemaJSON = `{
     },
     "agent-plan": {
       "properties": {
-        "abort": {
-          "type": "string"
+        "type": {
+          "const": "agent-plan"
         },
-        "answer": {
-          "type": "string"
+        "timestamp": {
+          "type": "integer"
         },
         "runId": {
           "minLength": 1,
@@ -260,20 +260,20 @@ const inputSchemaJSON = `{
         "start": {
           "$ref": "#/$defs/TaskRequest"
         },
-        "step": {
-          "$ref": "#/$defs/PlanStep"
-        },
         "subtasks": {
           "items": {
             "$ref": "#/$defs/Subtask"
           },
           "type": "array"
         },
-        "timestamp": {
-          "type": "integer"
+        "step": {
+          "$ref": "#/$defs/PlanStep"
         },
-        "type": {
-          "const": "agent-plan"
+        "answer": {
+          "type": "string"
+        },
+        "abort": {
+          "type": "string"
         }
       },
       "required": [
@@ -285,26 +285,26 @@ const inputSchemaJSON = `{
     },
     "agent-reflect": {
       "properties": {
-        "callId": {
-          "type": "string"
+        "type": {
+          "const": "agent-reflect"
         },
-        "question": {
-          "type": "string"
-        },
-        "reason": {
-          "type": "string"
+        "timestamp": {
+          "type": "integer"
         },
         "runId": {
+          "type": "string"
+        },
+        "callId": {
           "type": "string"
         },
         "strategy": {
           "$ref": "#/$defs/Strategy"
         },
-        "timestamp": {
-          "type": "integer"
+        "reason": {
+          "type": "string"
         },
-        "type": {
-          "const": "agent-reflect"
+        "question": {
+          "type": "string"
         }
       },
       "required": [
@@ -319,14 +319,14 @@ const inputSchemaJSON = `{
     },
     "toolkit-observe": {
       "properties": {
-        "observation": {
-          "$ref": "#/$defs/Observation"
+        "type": {
+          "const": "toolkit-observe"
         },
         "timestamp": {
           "type": "integer"
         },
-        "type": {
-          "const": "toolkit-observe"
+        "observation": {
+          "$ref": "#/$defs/Observation"
         }
       },
       "required": [
@@ -338,20 +338,20 @@ const inputSchemaJSON = `{
     },
     "user-reply": {
       "properties": {
-        "content": {
-          "maxLength": 2000,
-          "minLength": 1,
-          "type": "string"
+        "type": {
+          "const": "user-reply"
+        },
+        "timestamp": {
+          "type": "integer"
         },
         "runId": {
           "minLength": 1,
           "type": "string"
         },
-        "timestamp": {
-          "type": "integer"
-        },
-        "type": {
-          "const": "user-reply"
+        "content": {
+          "maxLength": 2000,
+          "minLength": 1,
+          "type": "string"
         }
       },
       "required": [
@@ -364,10 +364,26 @@ const inputSchemaJSON = `{
     },
     "user-run-task": {
       "properties": {
+        "type": {
+          "const": "user-run-task"
+        },
+        "timestamp": {
+          "type": "integer"
+        },
+        "runId": {
+          "pattern": "^[A-Za-z0-9_.-]{1,64}$",
+          "type": "string"
+        },
         "goal": {
           "maxLength": 2000,
           "minLength": 1,
           "type": "string"
+        },
+        "maxIterations": {
+          "default": 12,
+          "maximum": 100,
+          "minimum": 1,
+          "type": "integer"
         },
         "maxDurationMs": {
           "default": 60000,
@@ -380,22 +396,6 @@ const inputSchemaJSON = `{
           "maximum": 20,
           "minimum": 1,
           "type": "integer"
-        },
-        "maxIterations": {
-          "default": 12,
-          "maximum": 100,
-          "minimum": 1,
-          "type": "integer"
-        },
-        "runId": {
-          "pattern": "^[A-Za-z0-9_.-]{1,64}$",
-          "type": "string"
-        },
-        "timestamp": {
-          "type": "integer"
-        },
-        "type": {
-          "const": "user-run-task"
         }
       },
       "required": [
@@ -408,3 +408,12 @@ const inputSchemaJSON = `{
     }
   }
 }`
+
+// InputSchema returns the JSON Schema document DecodeInput validates inputs
+// against: one schema per input under "inputs", by type, each object's
+// properties in the order of the spec, and the shared types under "$defs". A
+// form, a client or a devtool (package automata/devpanel) checks inputs with
+// it before sending them.
+func InputSchema() []byte {
+	return []byte(inputSchemaJSON)
+}

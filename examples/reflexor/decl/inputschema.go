@@ -9,12 +9,12 @@ const inputSchemaJSON = `{
   "$defs": {
     "ToolCallRequest": {
       "properties": {
-        "arguments": {
-          "type": "string"
-        },
         "name": {
           "maxLength": 64,
           "minLength": 1,
+          "type": "string"
+        },
+        "arguments": {
           "type": "string"
         }
       },
@@ -29,10 +29,13 @@ const inputSchemaJSON = `{
   "inputs": {
     "brain-call-tools": {
       "properties": {
-        "calledBrainAt": {
-          "type": "integer"
+        "type": {
+          "const": "brain-call-tools"
         },
         "timestamp": {
+          "type": "integer"
+        },
+        "calledBrainAt": {
           "type": "integer"
         },
         "toolCalls": {
@@ -40,9 +43,6 @@ const inputSchemaJSON = `{
             "$ref": "#/$defs/ToolCallRequest"
           },
           "type": "object"
-        },
-        "type": {
-          "const": "brain-call-tools"
         }
       },
       "required": [
@@ -55,20 +55,20 @@ const inputSchemaJSON = `{
     },
     "brain-compress-history": {
       "properties": {
-        "calledBrainAt": {
+        "type": {
+          "const": "brain-compress-history"
+        },
+        "timestamp": {
           "type": "integer"
         },
-        "cutAt": {
+        "calledBrainAt": {
           "type": "integer"
         },
         "summary": {
           "type": "string"
         },
-        "timestamp": {
+        "cutAt": {
           "type": "integer"
-        },
-        "type": {
-          "const": "brain-compress-history"
         }
       },
       "required": [
@@ -82,17 +82,17 @@ const inputSchemaJSON = `{
     },
     "brain-load-tool-call": {
       "properties": {
-        "calledBrainAt": {
-          "type": "integer"
+        "type": {
+          "const": "brain-load-tool-call"
         },
         "timestamp": {
           "type": "integer"
         },
+        "calledBrainAt": {
+          "type": "integer"
+        },
         "toolCallId": {
           "type": "string"
-        },
-        "type": {
-          "const": "brain-load-tool-call"
         }
       },
       "required": [
@@ -105,20 +105,20 @@ const inputSchemaJSON = `{
     },
     "brain-send-message-complete": {
       "properties": {
-        "calledBrainAt": {
-          "type": "integer"
-        },
-        "content": {
-          "type": "string"
-        },
-        "messageId": {
-          "type": "string"
+        "type": {
+          "const": "brain-send-message-complete"
         },
         "timestamp": {
           "type": "integer"
         },
-        "type": {
-          "const": "brain-send-message-complete"
+        "calledBrainAt": {
+          "type": "integer"
+        },
+        "messageId": {
+          "type": "string"
+        },
+        "content": {
+          "type": "string"
         }
       },
       "required": [
@@ -132,17 +132,17 @@ const inputSchemaJSON = `{
     },
     "brain-send-message-start": {
       "properties": {
+        "type": {
+          "const": "brain-send-message-start"
+        },
+        "timestamp": {
+          "type": "integer"
+        },
         "calledBrainAt": {
           "type": "integer"
         },
         "messageId": {
           "type": "string"
-        },
-        "timestamp": {
-          "type": "integer"
-        },
-        "type": {
-          "const": "brain-send-message-start"
         }
       },
       "required": [
@@ -155,8 +155,8 @@ const inputSchemaJSON = `{
     },
     "toolkit-error": {
       "properties": {
-        "error": {
-          "type": "string"
+        "type": {
+          "const": "toolkit-error"
         },
         "timestamp": {
           "type": "integer"
@@ -164,8 +164,8 @@ const inputSchemaJSON = `{
         "toolCallId": {
           "type": "string"
         },
-        "type": {
-          "const": "toolkit-error"
+        "error": {
+          "type": "string"
         }
       },
       "required": [
@@ -178,8 +178,8 @@ const inputSchemaJSON = `{
     },
     "toolkit-respond": {
       "properties": {
-        "result": {
-          "type": "string"
+        "type": {
+          "const": "toolkit-respond"
         },
         "timestamp": {
           "type": "integer"
@@ -187,8 +187,8 @@ const inputSchemaJSON = `{
         "toolCallId": {
           "type": "string"
         },
-        "type": {
-          "const": "toolkit-respond"
+        "result": {
+          "type": "string"
         }
       },
       "required": [
@@ -201,21 +201,21 @@ const inputSchemaJSON = `{
     },
     "user-send-message": {
       "properties": {
-        "content": {
-          "maxLength": 100000,
-          "minLength": 1,
-          "type": "string"
+        "type": {
+          "const": "user-send-message"
+        },
+        "timestamp": {
+          "type": "integer"
         },
         "messageId": {
           "maxLength": 200,
           "minLength": 1,
           "type": "string"
         },
-        "timestamp": {
-          "type": "integer"
-        },
-        "type": {
-          "const": "user-send-message"
+        "content": {
+          "maxLength": 100000,
+          "minLength": 1,
+          "type": "string"
         }
       },
       "required": [
@@ -228,3 +228,12 @@ const inputSchemaJSON = `{
     }
   }
 }`
+
+// InputSchema returns the JSON Schema document DecodeInput validates inputs
+// against: one schema per input under "inputs", by type, each object's
+// properties in the order of the spec, and the shared types under "$defs". A
+// form, a client or a devtool (package automata/devpanel) checks inputs with
+// it before sending them.
+func InputSchema() []byte {
+	return []byte(inputSchemaJSON)
+}

@@ -58,11 +58,8 @@ func (b *builder) inputSchema() (doc map[string]any, data []byte) {
 			delete(s, "$ref")
 			s["allOf"] = []any{map[string]any{"$ref": ref}}
 		}
-		props, _ := s["properties"].(map[string]any)
-		if props == nil {
-			props = make(map[string]any)
-		}
-		props["type"] = map[string]any{"const": in.Name}
+		props, _ := s["properties"].(properties)
+		props = append(properties{{"type", map[string]any{"const": in.Name}}}, props...)
 		required, _ := s["required"].([]any)
 		s["type"] = "object"
 		s["properties"] = props
@@ -181,14 +178,30 @@ func withTypeConst(schema any, typ string) any {
 	if !ok {
 		return schema
 	}
-	props, ok := s["properties"].(map[string]any)
+	props, ok := s["properties"].(properties)
 	if !ok {
 		return schema
 	}
 	c := maps.Clone(s)
-	c["properties"] = maps.Clone(props)
-	c["properties"].(map[string]any)["type"] = map[string]any{"const": typ}
+	props = slices.Clone(props)
+	for i := range props {
+		if props[i].name == "type" {
+			props[i].schema = map[string]any{"const": typ}
+		}
+	}
+	c["properties"] = props
 	return c
+}
+
+// properties are the properties of an object schema in the input schema
+// document, in the order of the spec: a form made from the document (package
+// automata/devpanel's) lists an input's fields as the spec does. Every other
+// object of the document is written with its keys sorted.
+type properties []property
+
+type property struct {
+	name   string
+	schema any
 }
 
 // metaSchema is the JSON Schema 2020-12 meta-schema, which the validator
@@ -298,9 +311,11 @@ func (b *builder) rewriteSchema(v any, ptr string) any {
 	delete(m, "description")
 	nullableEnum(m)
 	if props, ok := m["properties"].(map[string]any); ok {
-		for k, p := range props {
-			props[k] = b.rewriteSchema(p, ptr+"/properties/"+spec.EscapePointer(k))
+		ordered := make(properties, 0, len(props))
+		for _, k := range b.d.Src.Node(ptr + "/properties").Keys() {
+			ordered = append(ordered, property{k, b.rewriteSchema(props[k], ptr+"/properties/"+spec.EscapePointer(k))})
 		}
+		m["properties"] = ordered
 	}
 	for _, k := range []string{"items", "additionalProperties"} {
 		if sub, ok := m[k]; ok {

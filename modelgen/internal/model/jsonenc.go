@@ -9,7 +9,8 @@ import (
 
 // appendIndentedJSON appends v as encoding/json's Encoder writes it with
 // SetEscapeHTML(false) and SetIndent("", "  "), byte for byte, without its
-// trailing newline; indent is the indentation of the line v starts on. It
+// trailing newline, except that properties keep their order; indent is the
+// indentation of the line v starts on. It
 // is written out for the trees inputSchema builds (maps, slices, strings,
 // numbers, booleans and null), which encoding/json walks by reflection and
 // sorts the keys of with an allocation per map; anything else goes through
@@ -53,6 +54,25 @@ func appendIndentedJSON(b []byte, v any, indent string) []byte {
 			b = appendString(b, k)
 			b = append(b, ": "...)
 			b = appendIndentedJSON(b, v[k], inner)
+		}
+		b = append(b, '\n')
+		b = append(b, indent...)
+		return append(b, '}')
+	case properties:
+		if len(v) == 0 {
+			return append(b, "{}"...)
+		}
+		inner := indent + "  "
+		b = append(b, '{')
+		for i, p := range v {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '\n')
+			b = append(b, inner...)
+			b = appendString(b, p.name)
+			b = append(b, ": "...)
+			b = appendIndentedJSON(b, p.schema, inner)
 		}
 		b = append(b, '\n')
 		b = append(b, indent...)

@@ -489,6 +489,15 @@ func (e *declEmitter) inputSchema(f *jen.File) {
 "inputs", by type, and the shared types they use under "$defs". inputDecoder
 compiles it on first use.`)
 	f.Const().Id("inputSchemaJSON").Op("=").Add(lit)
+	f.Line()
+	gen.Comment(f, `InputSchema returns the JSON Schema document DecodeInput validates inputs
+against: one schema per input under "inputs", by type, each object's properties
+in the order of the spec, and the shared types under "$defs". A form, a client
+or a devtool (package automata/devpanel) checks inputs with it before sending
+them.`)
+	f.Func().Id("InputSchema").Params().Index().Byte().Block(
+		jen.Return(jen.Index().Byte().Parens(jen.Id("inputSchemaJSON"))),
+	)
 }
 
 func (e *declEmitter) helpers(f *jen.File) {

@@ -40,22 +40,20 @@ const inputSchemaJSON = `{
     },
     "Message": {
       "properties": {
-        "content": {
-          "maxLength": 10000,
-          "type": "string"
-        },
         "id": {
           "format": "uuid",
           "type": "string"
         },
-        "replyTo": {
-          "type": [
-            "string",
-            "null"
-          ]
-        },
         "role": {
           "$ref": "#/$defs/Role"
+        },
+        "content": {
+          "maxLength": 10000,
+          "type": "string"
+        },
+        "timestamp": {
+          "minimum": 0,
+          "type": "integer"
         },
         "tags": {
           "items": {
@@ -64,9 +62,11 @@ const inputSchemaJSON = `{
           "type": "array",
           "uniqueItems": true
         },
-        "timestamp": {
-          "minimum": 0,
-          "type": "integer"
+        "replyTo": {
+          "type": [
+            "string",
+            "null"
+          ]
         }
       },
       "required": [
@@ -101,18 +101,18 @@ const inputSchemaJSON = `{
           },
           "then": {
             "properties": {
-              "limit": {
-                "default": 10,
-                "maximum": 50,
-                "minimum": 1,
-                "type": "integer"
+              "tool": {
+                "const": "search"
               },
               "query": {
                 "minLength": 1,
                 "type": "string"
               },
-              "tool": {
-                "const": "search"
+              "limit": {
+                "default": 10,
+                "maximum": 50,
+                "minimum": 1,
+                "type": "integer"
               }
             },
             "required": [
@@ -135,18 +135,18 @@ const inputSchemaJSON = `{
           },
           "then": {
             "properties": {
-              "headers": {
-                "additionalProperties": {
-                  "type": "string"
-                },
-                "type": "object"
-              },
               "tool": {
                 "const": "fetch"
               },
               "url": {
                 "format": "uri",
                 "type": "string"
+              },
+              "headers": {
+                "additionalProperties": {
+                  "type": "string"
+                },
+                "type": "object"
               }
             },
             "required": [
@@ -188,15 +188,15 @@ const inputSchemaJSON = `{
     },
     "Usage": {
       "properties": {
+        "promptTokens": {
+          "type": "integer"
+        },
         "completionTokens": {
           "type": "integer"
         },
         "cost": {
           "exclusiveMinimum": 0,
           "type": "number"
-        },
-        "promptTokens": {
-          "type": "integer"
         }
       },
       "required": [
@@ -210,12 +210,21 @@ const inputSchemaJSON = `{
   "inputs": {
     "complete-call": {
       "properties": {
-        "call": {
-          "$ref": "#/$defs/ToolCall"
+        "type": {
+          "const": "complete-call"
         },
         "callId": {
           "minLength": 1,
           "type": "string"
+        },
+        "call": {
+          "$ref": "#/$defs/ToolCall"
+        },
+        "result": {
+          "type": [
+            "string",
+            "null"
+          ]
         },
         "mode": {
           "default": "sync",
@@ -224,15 +233,6 @@ const inputSchemaJSON = `{
             "async"
           ],
           "type": "string"
-        },
-        "result": {
-          "type": [
-            "string",
-            "null"
-          ]
-        },
-        "type": {
-          "const": "complete-call"
         }
       },
       "required": [
@@ -245,21 +245,21 @@ const inputSchemaJSON = `{
     },
     "send-assi-message": {
       "properties": {
+        "type": {
+          "const": "send-assi-message"
+        },
+        "message": {
+          "$ref": "#/$defs/Message"
+        },
+        "usage": {
+          "$ref": "#/$defs/Usage"
+        },
         "calls": {
           "items": {
             "$ref": "#/$defs/ToolCall"
           },
           "maxItems": 8,
           "type": "array"
-        },
-        "message": {
-          "$ref": "#/$defs/Message"
-        },
-        "type": {
-          "const": "send-assi-message"
-        },
-        "usage": {
-          "$ref": "#/$defs/Usage"
         }
       },
       "required": [
@@ -272,11 +272,11 @@ const inputSchemaJSON = `{
     "send-user-message": {
       "additionalProperties": false,
       "properties": {
-        "message": {
-          "$ref": "#/$defs/Message"
-        },
         "type": {
           "const": "send-user-message"
+        },
+        "message": {
+          "$ref": "#/$defs/Message"
         }
       },
       "required": [
@@ -287,11 +287,11 @@ const inputSchemaJSON = `{
     },
     "start-thinking": {
       "properties": {
-        "timestamp": {
-          "type": "integer"
-        },
         "type": {
           "const": "start-thinking"
+        },
+        "timestamp": {
+          "type": "integer"
         }
       },
       "required": [
@@ -302,3 +302,12 @@ const inputSchemaJSON = `{
     }
   }
 }`
+
+// InputSchema returns the JSON Schema document DecodeInput validates inputs
+// against: one schema per input under "inputs", by type, each object's
+// properties in the order of the spec, and the shared types under "$defs". A
+// form, a client or a devtool (package automata/devpanel) checks inputs with
+// it before sending them.
+func InputSchema() []byte {
+	return []byte(inputSchemaJSON)
+}

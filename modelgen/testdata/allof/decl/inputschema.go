@@ -14,11 +14,11 @@ const inputSchemaJSON = `{
         },
         {
           "properties": {
-            "model": {
-              "type": "string"
-            },
             "role": {
               "const": "assistant"
+            },
+            "model": {
+              "type": "string"
             }
           },
           "required": [
@@ -31,11 +31,14 @@ const inputSchemaJSON = `{
     },
     "BaseMessage": {
       "properties": {
+        "id": {
+          "type": "string"
+        },
         "content": {
           "type": "string"
         },
-        "id": {
-          "type": "string"
+        "timestamp": {
+          "type": "integer"
         },
         "meta": {
           "properties": {
@@ -44,9 +47,6 @@ const inputSchemaJSON = `{
             }
           },
           "type": "object"
-        },
-        "timestamp": {
-          "type": "integer"
         }
       },
       "required": [
@@ -110,14 +110,14 @@ const inputSchemaJSON = `{
         }
       ],
       "properties": {
+        "type": {
+          "const": "send-user-message"
+        },
         "attachments": {
           "items": {
             "type": "string"
           },
           "type": "array"
-        },
-        "type": {
-          "const": "send-user-message"
         }
       },
       "required": [
@@ -127,3 +127,12 @@ const inputSchemaJSON = `{
     }
   }
 }`
+
+// InputSchema returns the JSON Schema document DecodeInput validates inputs
+// against: one schema per input under "inputs", by type, each object's
+// properties in the order of the spec, and the shared types under "$defs". A
+// form, a client or a devtool (package automata/devpanel) checks inputs with
+// it before sending them.
+func InputSchema() []byte {
+	return []byte(inputSchemaJSON)
+}

@@ -18,8 +18,8 @@ const inputSchemaJSON = `{
   "inputs": {
     "report": {
       "properties": {
-        "counters": {
-          "$ref": "#/$defs/Counters"
+        "type": {
+          "const": "report"
         },
         "results": {
           "additionalProperties": {
@@ -27,8 +27,8 @@ const inputSchemaJSON = `{
           },
           "type": "object"
         },
-        "type": {
-          "const": "report"
+        "counters": {
+          "$ref": "#/$defs/Counters"
         }
       },
       "required": [
@@ -58,3 +58,12 @@ const inputSchemaJSON = `{
     }
   }
 }`
+
+// InputSchema returns the JSON Schema document DecodeInput validates inputs
+// against: one schema per input under "inputs", by type, each object's
+// properties in the order of the spec, and the shared types under "$defs". A
+// form, a client or a devtool (package automata/devpanel) checks inputs with
+// it before sending them.
+func InputSchema() []byte {
+	return []byte(inputSchemaJSON)
+}

@@ -22,11 +22,11 @@ const inputSchemaJSON = `{
           },
           "then": {
             "properties": {
-              "data": {
-                "type": "boolean"
-              },
               "kind": {
                 "const": "x"
+              },
+              "data": {
+                "type": "boolean"
               }
             },
             "required": [
@@ -50,8 +50,20 @@ const inputSchemaJSON = `{
     },
     "JSON": {
       "properties": {
+        "type": {
+          "type": "string"
+        },
+        "plain": {
+          "type": "string"
+        },
         "inputType": {
           "type": "string"
+        },
+        "slices": {
+          "items": {
+            "$ref": "#/$defs/Slice"
+          },
+          "type": "array"
         },
         "maps": {
           "additionalProperties": {
@@ -67,18 +79,6 @@ const inputSchemaJSON = `{
             "type": "array"
           },
           "type": "array"
-        },
-        "plain": {
-          "type": "string"
-        },
-        "slices": {
-          "items": {
-            "$ref": "#/$defs/Slice"
-          },
-          "type": "array"
-        },
-        "type": {
-          "type": "string"
         }
       },
       "required": [
@@ -102,11 +102,11 @@ const inputSchemaJSON = `{
           },
           "then": {
             "properties": {
-              "err": {
-                "type": "string"
-              },
               "kind": {
                 "const": "only"
+              },
+              "err": {
+                "type": "string"
               }
             },
             "required": [
@@ -201,6 +201,9 @@ const inputSchemaJSON = `{
   "inputs": {
     "data": {
       "properties": {
+        "type": {
+          "const": "data"
+        },
         "doc": {
           "$ref": "#/$defs/JSON"
         },
@@ -212,9 +215,6 @@ const inputSchemaJSON = `{
             "type": "array"
           },
           "type": "object"
-        },
-        "type": {
-          "const": "data"
         }
       },
       "required": [
@@ -224,14 +224,14 @@ const inputSchemaJSON = `{
     },
     "input": {
       "properties": {
-        "dec": {
-          "type": "string"
+        "type": {
+          "const": "input"
         },
         "in": {
           "$ref": "#/$defs/InputAs"
         },
-        "type": {
-          "const": "input"
+        "dec": {
+          "type": "string"
         }
       },
       "required": [
@@ -241,3 +241,12 @@ const inputSchemaJSON = `{
     }
   }
 }`
+
+// InputSchema returns the JSON Schema document DecodeInput validates inputs
+// against: one schema per input under "inputs", by type, each object's
+// properties in the order of the spec, and the shared types under "$defs". A
+// form, a client or a devtool (package automata/devpanel) checks inputs with
+// it before sending them.
+func InputSchema() []byte {
+	return []byte(inputSchemaJSON)
+}

@@ -25,20 +25,20 @@ const inputSchemaJSON = `{
     },
     "Layer": {
       "properties": {
-        "byName": {
-          "additionalProperties": {
-            "$ref": "#/$defs/Shape"
-          },
-          "type": "object"
-        },
-        "focus": {
-          "$ref": "#/$defs/Shape"
-        },
         "name": {
           "type": "string"
         },
         "shapes": {
           "$ref": "#/$defs/Shapes"
+        },
+        "focus": {
+          "$ref": "#/$defs/Shape"
+        },
+        "byName": {
+          "additionalProperties": {
+            "$ref": "#/$defs/Shape"
+          },
+          "type": "object"
         }
       },
       "required": [
@@ -92,14 +92,14 @@ const inputSchemaJSON = `{
           },
           "then": {
             "properties": {
+              "kind": {
+                "const": "group"
+              },
               "children": {
                 "items": {
                   "$ref": "#/$defs/Shape"
                 },
                 "type": "array"
-              },
-              "kind": {
-                "const": "group"
               }
             },
             "required": [
@@ -150,14 +150,14 @@ const inputSchemaJSON = `{
   "inputs": {
     "add-shape": {
       "properties": {
+        "type": {
+          "const": "add-shape"
+        },
         "layer": {
           "type": "string"
         },
         "shape": {
           "$ref": "#/$defs/Shape"
-        },
-        "type": {
-          "const": "add-shape"
         }
       },
       "required": [
@@ -169,14 +169,14 @@ const inputSchemaJSON = `{
     },
     "redraw": {
       "properties": {
+        "type": {
+          "const": "redraw"
+        },
         "layers": {
           "items": {
             "$ref": "#/$defs/Layer"
           },
           "type": "array"
-        },
-        "type": {
-          "const": "redraw"
         }
       },
       "required": [
@@ -187,6 +187,9 @@ const inputSchemaJSON = `{
     },
     "select-shape": {
       "properties": {
+        "type": {
+          "const": "select-shape"
+        },
         "target": {
           "allOf": [
             {
@@ -225,14 +228,14 @@ const inputSchemaJSON = `{
               },
               "then": {
                 "properties": {
-                  "index": {
-                    "type": "integer"
+                  "mode": {
+                    "const": "single"
                   },
                   "layer": {
                     "type": "string"
                   },
-                  "mode": {
-                    "const": "single"
+                  "index": {
+                    "type": "integer"
                   }
                 },
                 "required": [
@@ -256,9 +259,6 @@ const inputSchemaJSON = `{
             "mode"
           ],
           "type": "object"
-        },
-        "type": {
-          "const": "select-shape"
         }
       },
       "required": [
@@ -269,3 +269,12 @@ const inputSchemaJSON = `{
     }
   }
 }`
+
+// InputSchema returns the JSON Schema document DecodeInput validates inputs
+// against: one schema per input under "inputs", by type, each object's
+// properties in the order of the spec, and the shared types under "$defs". A
+// form, a client or a devtool (package automata/devpanel) checks inputs with
+// it before sending them.
+func InputSchema() []byte {
+	return []byte(inputSchemaJSON)
+}

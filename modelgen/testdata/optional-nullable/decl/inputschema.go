@@ -31,11 +31,41 @@ const inputSchemaJSON = `{
     },
     "Profile": {
       "properties": {
+        "name": {
+          "type": "string"
+        },
+        "nickname": {
+          "type": "string"
+        },
         "age": {
           "type": [
             "integer",
             "null"
           ]
+        },
+        "height": {
+          "type": [
+            "null",
+            "number"
+          ]
+        },
+        "verified": {
+          "type": "boolean"
+        },
+        "home": {
+          "$ref": "#/$defs/Point"
+        },
+        "work": {
+          "$ref": "#/$defs/Point"
+        },
+        "mood": {
+          "$ref": "#/$defs/Mood"
+        },
+        "tags": {
+          "items": {
+            "type": "string"
+          },
+          "type": "array"
         },
         "aliases": {
           "items": {
@@ -46,14 +76,14 @@ const inputSchemaJSON = `{
             "null"
           ]
         },
-        "height": {
-          "type": [
-            "null",
-            "number"
-          ]
-        },
-        "home": {
-          "$ref": "#/$defs/Point"
+        "scores": {
+          "items": {
+            "type": [
+              "number",
+              "null"
+            ]
+          },
+          "type": "array"
         },
         "meta": {
           "properties": {
@@ -65,36 +95,6 @@ const inputSchemaJSON = `{
             "object",
             "null"
           ]
-        },
-        "mood": {
-          "$ref": "#/$defs/Mood"
-        },
-        "name": {
-          "type": "string"
-        },
-        "nickname": {
-          "type": "string"
-        },
-        "scores": {
-          "items": {
-            "type": [
-              "number",
-              "null"
-            ]
-          },
-          "type": "array"
-        },
-        "tags": {
-          "items": {
-            "type": "string"
-          },
-          "type": "array"
-        },
-        "verified": {
-          "type": "boolean"
-        },
-        "work": {
-          "$ref": "#/$defs/Point"
         }
       },
       "required": [
@@ -112,15 +112,15 @@ const inputSchemaJSON = `{
   "inputs": {
     "fail": {
       "properties": {
+        "type": {
+          "const": "fail"
+        },
         "error": {
           "type": "string"
         },
         "retries": {
           "minimum": 0,
           "type": "integer"
-        },
-        "type": {
-          "const": "fail"
         }
       },
       "required": [
@@ -131,6 +131,9 @@ const inputSchemaJSON = `{
     },
     "set-mood": {
       "properties": {
+        "type": {
+          "const": "set-mood"
+        },
         "mood": {
           "enum": [
             "happy",
@@ -152,9 +155,6 @@ const inputSchemaJSON = `{
             "null",
             "string"
           ]
-        },
-        "type": {
-          "const": "set-mood"
         }
       },
       "required": [
@@ -165,14 +165,14 @@ const inputSchemaJSON = `{
     },
     "type-draft": {
       "properties": {
+        "type": {
+          "const": "type-draft"
+        },
         "draft": {
           "type": [
             "string",
             "null"
           ]
-        },
-        "type": {
-          "const": "type-draft"
         }
       },
       "required": [
@@ -183,17 +183,8 @@ const inputSchemaJSON = `{
     },
     "update-profile": {
       "properties": {
-        "labels": {
-          "items": {
-            "type": "string"
-          },
-          "type": "array"
-        },
-        "note": {
-          "type": [
-            "string",
-            "null"
-          ]
+        "type": {
+          "const": "update-profile"
         },
         "profile": {
           "$ref": "#/$defs/Profile"
@@ -201,8 +192,17 @@ const inputSchemaJSON = `{
         "reason": {
           "type": "string"
         },
-        "type": {
-          "const": "update-profile"
+        "note": {
+          "type": [
+            "string",
+            "null"
+          ]
+        },
+        "labels": {
+          "items": {
+            "type": "string"
+          },
+          "type": "array"
         }
       },
       "required": [
@@ -214,3 +214,12 @@ const inputSchemaJSON = `{
     }
   }
 }`
+
+// InputSchema returns the JSON Schema document DecodeInput validates inputs
+// against: one schema per input under "inputs", by type, each object's
+// properties in the order of the spec, and the shared types under "$defs". A
+// form, a client or a devtool (package automata/devpanel) checks inputs with
+// it before sending them.
+func InputSchema() []byte {
+	return []byte(inputSchemaJSON)
+}

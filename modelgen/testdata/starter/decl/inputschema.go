@@ -10,17 +10,17 @@ const inputSchemaJSON = `{
   "inputs": {
     "send-assi-message": {
       "properties": {
-        "content": {
-          "type": "string"
+        "type": {
+          "const": "send-assi-message"
         },
         "id": {
           "type": "string"
         },
+        "content": {
+          "type": "string"
+        },
         "timestamp": {
           "type": "integer"
-        },
-        "type": {
-          "const": "send-assi-message"
         }
       },
       "required": [
@@ -33,17 +33,17 @@ const inputSchemaJSON = `{
     },
     "send-user-message": {
       "properties": {
-        "content": {
-          "type": "string"
+        "type": {
+          "const": "send-user-message"
         },
         "id": {
           "type": "string"
         },
+        "content": {
+          "type": "string"
+        },
         "timestamp": {
           "type": "integer"
-        },
-        "type": {
-          "const": "send-user-message"
         }
       },
       "required": [
@@ -56,3 +56,12 @@ const inputSchemaJSON = `{
     }
   }
 }`
+
+// InputSchema returns the JSON Schema document DecodeInput validates inputs
+// against: one schema per input under "inputs", by type, each object's
+// properties in the order of the spec, and the shared types under "$defs". A
+// form, a client or a devtool (package automata/devpanel) checks inputs with
+// it before sending them.
+func InputSchema() []byte {
+	return []byte(inputSchemaJSON)
+}

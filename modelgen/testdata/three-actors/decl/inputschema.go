@@ -21,8 +21,9 @@ const inputSchemaJSON = `{
         "id": {
           "type": "string"
         },
-        "priority": {
-          "$ref": "#/$defs/Priority"
+        "title": {
+          "minLength": 1,
+          "type": "string"
         },
         "status": {
           "default": "todo",
@@ -33,9 +34,8 @@ const inputSchemaJSON = `{
           ],
           "type": "string"
         },
-        "title": {
-          "minLength": 1,
-          "type": "string"
+        "priority": {
+          "$ref": "#/$defs/Priority"
         },
         "url": {
           "format": "uri",
@@ -55,14 +55,14 @@ const inputSchemaJSON = `{
   "inputs": {
     "complete-task": {
       "properties": {
+        "type": {
+          "const": "complete-task"
+        },
         "taskId": {
           "type": "string"
         },
         "timestamp": {
           "type": "integer"
-        },
-        "type": {
-          "const": "complete-task"
         }
       },
       "required": [
@@ -74,18 +74,18 @@ const inputSchemaJSON = `{
     },
     "create-task": {
       "properties": {
+        "type": {
+          "const": "create-task"
+        },
+        "task": {
+          "$ref": "#/$defs/Task"
+        },
         "mode": {
           "enum": [
             "append",
             "prepend"
           ],
           "type": "string"
-        },
-        "task": {
-          "$ref": "#/$defs/Task"
-        },
-        "type": {
-          "const": "create-task"
         }
       },
       "required": [
@@ -97,14 +97,14 @@ const inputSchemaJSON = `{
     },
     "reprioritize": {
       "properties": {
-        "priority": {
-          "$ref": "#/$defs/Priority"
+        "type": {
+          "const": "reprioritize"
         },
         "taskId": {
           "type": "string"
         },
-        "type": {
-          "const": "reprioritize"
+        "priority": {
+          "$ref": "#/$defs/Priority"
         }
       },
       "required": [
@@ -116,14 +116,14 @@ const inputSchemaJSON = `{
     },
     "send-prompt": {
       "properties": {
+        "type": {
+          "const": "send-prompt"
+        },
         "prompt": {
           "type": "string"
         },
         "timestamp": {
           "type": "integer"
-        },
-        "type": {
-          "const": "send-prompt"
         }
       },
       "required": [
@@ -146,3 +146,12 @@ const inputSchemaJSON = `{
     }
   }
 }`
+
+// InputSchema returns the JSON Schema document DecodeInput validates inputs
+// against: one schema per input under "inputs", by type, each object's
+// properties in the order of the spec, and the shared types under "$defs". A
+// form, a client or a devtool (package automata/devpanel) checks inputs with
+// it before sending them.
+func InputSchema() []byte {
+	return []byte(inputSchemaJSON)
+}

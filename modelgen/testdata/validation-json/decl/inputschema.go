@@ -18,26 +18,33 @@ const inputSchemaJSON = `{
     "register": {
       "additionalProperties": false,
       "properties": {
+        "type": {
+          "const": "register"
+        },
+        "email": {
+          "$ref": "#/$defs/Email"
+        },
         "age": {
           "maximum": 130,
           "minimum": 13,
           "type": "integer"
         },
+        "ratio": {
+          "exclusiveMaximum": 1,
+          "multipleOf": 0.25,
+          "type": "number"
+        },
         "code": {
           "pattern": "^[A-Z]{3}-[0-9]{4}$",
           "type": "string"
-        },
-        "email": {
-          "$ref": "#/$defs/Email"
         },
         "id": {
           "format": "uuid",
           "type": "string"
         },
-        "ratio": {
-          "exclusiveMaximum": 1,
-          "multipleOf": 0.25,
-          "type": "number"
+        "when": {
+          "format": "date-time",
+          "type": "string"
         },
         "tags": {
           "items": {
@@ -47,13 +54,6 @@ const inputSchemaJSON = `{
           "minItems": 1,
           "type": "array",
           "uniqueItems": true
-        },
-        "type": {
-          "const": "register"
-        },
-        "when": {
-          "format": "date-time",
-          "type": "string"
         }
       },
       "required": [
@@ -69,6 +69,9 @@ const inputSchemaJSON = `{
     },
     "set-status": {
       "properties": {
+        "type": {
+          "const": "set-status"
+        },
         "status": {
           "default": "up",
           "enum": [
@@ -76,9 +79,6 @@ const inputSchemaJSON = `{
             "down"
           ],
           "type": "string"
-        },
-        "type": {
-          "const": "set-status"
         }
       },
       "required": [
@@ -89,3 +89,12 @@ const inputSchemaJSON = `{
     }
   }
 }`
+
+// InputSchema returns the JSON Schema document DecodeInput validates inputs
+// against: one schema per input under "inputs", by type, each object's
+// properties in the order of the spec, and the shared types under "$defs". A
+// form, a client or a devtool (package automata/devpanel) checks inputs with
+// it before sending them.
+func InputSchema() []byte {
+	return []byte(inputSchemaJSON)
+}
