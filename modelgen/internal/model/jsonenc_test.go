@@ -60,3 +60,21 @@ func TestAppendIndentedJSONIsEncodingJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestPropertiesKeepTheirOrder: properties are written in their order, not
+// sorted, and every other object sorted.
+func TestPropertiesKeepTheirOrder(t *testing.T) {
+	v := map[string]any{"type": "object", "properties": properties{{"zeta", map[string]any{"type": "string"}}, {"alpha", map[string]any{}}}}
+	want := `{
+  "properties": {
+    "zeta": {
+      "type": "string"
+    },
+    "alpha": {}
+  },
+  "type": "object"
+}`
+	if got := string(appendIndentedJSON(nil, v, "")); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
