@@ -353,33 +353,37 @@
 //
 //	go test ./modelgen -run '^$' -bench 'Generate|FormatSource' -benchmem -count 5 -cpu 1,2
 //
-// on a 2-core AMD EPYC VM (linux/amd64, Go 1.26) shared with other work
-// (load average 3 to 5 during the run); medians of 5:
+// on a 2-core AMD EPYC VM (linux/amd64, Go 1.26), otherwise idle (load
+// average 1.5); medians of 5:
 //
 //	                       ns/op        out-bytes  x-format  B/op        allocs/op
-//	Generate/small         1.85 ms      12127      3.42      0.84 MB     15.8 k
-//	Generate/small-2       1.65 ms      12127      3.08      0.85 MB     15.8 k
-//	Generate/large         131 ms       899123     2.53      72.4 MB     1.41 M
-//	Generate/large-2       96.2 ms      899123     1.96      72.4 MB     1.41 M
-//	FormatSource/small     0.60 ms      12127                0.21 MB     3.8 k
-//	FormatSource/small-2   0.61 ms      12127                0.21 MB     3.8 k
-//	FormatSource/large     57.7 ms      899123               18.7 MB     310 k
-//	FormatSource/large-2   50.5 ms      899123               18.8 MB     310 k
+//	Generate/small         1.54 ms      12127      3.11      0.84 MB     15.2 k
+//	Generate/small-2       1.40 ms      12127      2.85      0.84 MB     15.2 k
+//	Generate/large         110 ms       899518     2.37      70.1 MB     1.34 M
+//	Generate/large-2       79.3 ms      899518     1.76      70.1 MB     1.34 M
+//	FormatSource/small     0.49 ms      12127                0.22 MB     3.8 k
+//	FormatSource/small-2   0.45 ms      12127                0.22 MB     3.8 k
+//	FormatSource/large     46.9 ms      899518               18.7 MB     310 k
+//	FormatSource/large-2   47.7 ms      899518               18.8 MB     310 k
 //
-// With both cores the large spec generates in 1.96 times the time
-// format.Source alone takes on its output, within the target of 2. The
-// target needs that second core, and so the pipeline keeps two places
+// With both cores the large spec generates in 1.76 times (1.73 to 1.81 over
+// the five runs) the time format.Source alone takes on its output, within
+// the target of 2. Run alternately with the pipeline before its load was
+// made faster (the input schema document written by an encoder of its own
+// and checked from its tree, spec strings quoted without encoding/json),
+// the large spec took 1.79 to 1.94 times formatting against 1.91 to 2.03.
+// The target needs the second core, and so the pipeline keeps two places
 // where independent work runs side by side: the model checks beside schema
 // validation in LoadBytes, and the files of decl/ rendered and formatted
 // concurrently. Built without them and run alternately with the pipeline
 // as it is, the large spec took 2.5 to 2.7 times formatting with both
 // cores, against 1.8 to 2.0 with them; on one core (-cpu 1) it takes about
-// 2.6 times either way. Formatting is about half
-// of generation; rendering with jennifer, parsing YAML
-// (github.com/goccy/go-yaml, about a tenth of the total) and compiling the
-// input schemas are most of the rest. The small spec's fixed costs
-// (compiling the input schemas, the first use of each template) weigh more
-// against its short output: it generates in about 3 times formatting.
+// 2.4 times. Formatting is about half of generation; parsing YAML
+// (github.com/goccy/go-yaml, about a fifth of the total), rendering with
+// jennifer and building the model are most of the rest. The small spec's
+// fixed costs (compiling the input schemas, the first use of each
+// template) weigh more against its short output: it generates in about 3
+// times formatting.
 // Schema validation is done once per distinct schema (see "Stages"), and
 // Load compiles the input schemas once per distinct input schema,
 // concurrently: the large spec's 250 inputs have 5 distinct schemas.
