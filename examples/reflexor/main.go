@@ -60,8 +60,8 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/automata/journal/jetstream/embedded"
 	"github.com/moora-go/moora/automata/llm/openai"
+	"github.com/moora-go/moora/examples/internal/store"
 	"github.com/moora-go/moora/examples/reflexor/decl"
 )
 
@@ -142,29 +142,13 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	return errors.Join(err, a.Close(closeCtx))
 }
 
-// openStore opens the agent's journal: the bbolt file in dataDir when
-// natsURL is empty; otherwise the agent's journal on NATS JetStream at
-// natsURL, or on a server in this process with its files in dataDir/nats
-// when natsURL is "embedded", claimed by this process. release closes what
-// openStore started, after the store is closed.
-func openStore(dataDir, natsURL, agentID string) (store journal.Store, release func(), err error) {
-	if natsURL == "" {
-		s, err := journal.OpenBolt(filepath.Join(dataDir, "agent.db"))
-		return s, func() {}, err
-	}
-	s, release, err := embedded.OpenAgent(context.Background(), embedded.AgentOptions{
-		URL:   natsURL,
-		Dir:   filepath.Join(dataDir, "nats"),
-		Agent: agentID,
-		Waiting: func(holder string) {
-			// Not on stdout, whose first line is the page's URL.
-			fmt.Fprintf(os.Stderr, "reflexor: waiting for the lease of %s on agent %s to expire\n", holder, agentID)
-		},
+// openStore opens the agent's journal (package store): the bbolt file in
+// dataDir, or the agent's journal on NATS JetStream with -nats.
+func openStore(dataDir, natsURL, agentID string) (journal.Store, func(), error) {
+	return store.Open(dataDir, natsURL, agentID, func(holder string) {
+		// Not on stdout, whose first line is the page's URL.
+		fmt.Fprintf(os.Stderr, "reflexor: waiting for the lease of %s on agent %s to expire\n", holder, agentID)
 	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return s, release, nil
 }
 
 // slowly makes each tool take delay before it runs, unless its context

@@ -89,11 +89,7 @@ func StartHost[S, I any](ctx context.Context, nc *nats.Conn, opts HostOptions[S,
 		opts.Journal.Logger = opts.Logger
 	}
 	cfg := opts.Config.withDefaults()
-	j, err := js.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("jetstream: %w", err)
-	}
-	res, err := setup(ctx, j, cfg)
+	res, err := setup(ctx, nc, cfg)
 	if err != nil {
 		return nil, err
 	}

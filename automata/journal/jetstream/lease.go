@@ -248,11 +248,7 @@ func ClaimWait(ctx context.Context, nc *nats.Conn, cfg Config, agent, owner stri
 	if wait <= 0 {
 		wait = cfg.TTL * 3 / 2
 	}
-	j, err := js.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("jetstream: %w", err)
-	}
-	res, err := setup(ctx, j, cfg)
+	res, err := setup(ctx, nc, cfg)
 	if err != nil {
 		return nil, err
 	}

@@ -148,16 +148,12 @@ func newStore(ctx context.Context, nc *nats.Conn, cfg Config, agent string) (*St
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	j, err := js.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("jetstream: %w", err)
-	}
-	r, err := setup(ctx, j, cfg)
+	r, err := setup(ctx, nc, cfg)
 	if err != nil {
 		return nil, err
 	}
 	return &Store{
-		nc: nc, js: j, str: r.stream, obs: r.snapshots, cfg: cfg, agent: agent,
+		nc: nc, js: r.js, str: r.stream, obs: r.snapshots, cfg: cfg, agent: agent,
 		subj:   cfg.Subject + ".in." + agent,
 		quar:   cfg.Subject + ".quarantine." + agent,
 		fenced: make(chan struct{}),
@@ -165,17 +161,23 @@ func newStore(ctx context.Context, nc *nats.Conn, cfg Config, agent string) (*St
 	}, nil
 }
 
-// resources are the stream and buckets of a Config.
+// resources are the stream and buckets of a Config, and the JetStream
+// context they were found with.
 type resources struct {
+	js            js.JetStream
 	stream        js.Stream
 	snapshots     js.ObjectStore
 	leases, index js.KeyValue
 }
 
-// setup looks up the resources of cfg, creating those that are missing.
-func setup(ctx context.Context, j js.JetStream, cfg Config) (resources, error) {
-	var r resources
-	var err error
+// setup looks up the resources of cfg on nc, creating those that are
+// missing.
+func setup(ctx context.Context, nc *nats.Conn, cfg Config) (resources, error) {
+	j, err := js.New(nc)
+	if err != nil {
+		return resources{}, fmt.Errorf("jetstream: %w", err)
+	}
+	r := resources{js: j}
 	r.stream, err = j.Stream(ctx, cfg.Stream)
 	if errors.Is(err, js.ErrStreamNotFound) {
 		r.stream, err = j.CreateStream(ctx, js.StreamConfig{

@@ -43,40 +43,12 @@ func appendIndentedJSON(b []byte, v any, indent string) []byte {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		inner := indent + "  "
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '\n')
-			b = append(b, inner...)
-			b = appendString(b, k)
-			b = append(b, ": "...)
-			b = appendIndentedJSON(b, v[k], inner)
-		}
-		b = append(b, '\n')
-		b = append(b, indent...)
-		return append(b, '}')
+		return appendObject(b, indent, len(keys), func(i int) (string, any) { return keys[i], v[keys[i]] })
 	case properties:
 		if len(v) == 0 {
 			return append(b, "{}"...)
 		}
-		inner := indent + "  "
-		b = append(b, '{')
-		for i, p := range v {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '\n')
-			b = append(b, inner...)
-			b = appendString(b, p.name)
-			b = append(b, ": "...)
-			b = appendIndentedJSON(b, p.schema, inner)
-		}
-		b = append(b, '\n')
-		b = append(b, indent...)
-		return append(b, '}')
+		return appendObject(b, indent, len(v), func(i int) (string, any) { return v[i].name, v[i].schema })
 	case []any:
 		if v == nil {
 			return append(b, "null"...)
@@ -106,6 +78,27 @@ func appendIndentedJSON(b []byte, v any, indent string) []byte {
 		panic("model: encoding the input schema: " + err.Error()) // the tree holds JSON values only
 	}
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
+}
+
+// appendObject appends an object of n members, the i-th of which is
+// member(i), on lines of their own below indent.
+func appendObject(b []byte, indent string, n int, member func(i int) (string, any)) []byte {
+	inner := indent + "  "
+	b = append(b, '{')
+	for i := range n {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, v := member(i)
+		b = append(b, '\n')
+		b = append(b, inner...)
+		b = appendString(b, k)
+		b = append(b, ": "...)
+		b = appendIndentedJSON(b, v, inner)
+	}
+	b = append(b, '\n')
+	b = append(b, indent...)
+	return append(b, '}')
 }
 
 // appendString appends s as a JSON string, as encoding/json writes it
