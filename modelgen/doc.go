@@ -104,7 +104,12 @@
 // Editors that speak the YAML language server protocol check and complete a
 // spec that starts with
 //
-//	# yaml-language-server: $schema=https://raw.githubusercontent.com/moora-go/moora/main/modelgen/agent.schema.json
+//	# yaml-language-server: $schema=./agent.schema.json
+//
+// with the spec format's JSON Schema saved beside it: agentgen init writes
+// both, and agentgen schema > agent.schema.json saves the schema for a spec
+// of your own. (The schema's $id, FormatSchemaURL, names where this
+// repository keeps it, for when the module is published.)
 //
 // # Supported JSON Schema and the type mapping
 //

@@ -221,9 +221,10 @@
 // YAML language server protocol validate and complete a spec that starts
 // with
 //
-//	# yaml-language-server: $schema=https://raw.githubusercontent.com/moora-go/moora/main/modelgen/agent.schema.json
+//	# yaml-language-server: $schema=./agent.schema.json
 //
-// or with a path to a copy saved with agentgen schema > agent.schema.json.
+// beside a copy saved with agentgen schema > agent.schema.json (init writes
+// both for a new agent).
 //
 // # version and completion
 //
