@@ -108,7 +108,7 @@
 //
 // with the spec format's JSON Schema saved beside it: agentgen init writes
 // both, and agentgen schema > agent.schema.json saves the schema for a spec
-// of your own. (The schema's $id, FormatSchemaURL, names where this
+// of your own. (The schema's $id, SpecSchemaURL, names where this
 // repository keeps it, for when the module is published.)
 //
 // # Supported JSON Schema and the type mapping
