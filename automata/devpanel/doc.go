@@ -92,8 +92,11 @@
 // oldest job run would wait on a job that dispatches late, such as a
 // watchdog that sleeps until a deadline.) A step applies nothing, and says
 // why, when its input is rejected (by admission or the journal), or when
-// every job it could get one from ends without dispatching. A client that
-// goes away does not stop a step.
+// every job it could get one from ends without dispatching, or when the
+// job whose input it let go is cancelled first. A client that goes away
+// does not stop a step. The step's "seq" is the journal's last position
+// right after its input was applied: the input's own, unless an input from
+// outside was journaled at the same moment.
 //
 // So the side effects that run while held are those of the jobs a step
 // lets through: a job let through at the gate runs to its first dispatch,

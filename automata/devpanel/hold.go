@@ -68,8 +68,10 @@ type stepResult struct {
 	Applied bool   `json:"applied"`
 	Key     string `json:"key,omitempty"`
 	Type    string `json:"type,omitempty"`
-	Seq     uint64 `json:"seq,omitempty"`
-	Error   string `json:"error,omitempty"`
+	// Seq is the journal's last position right after the input was
+	// applied: the input's own unless an outside input came at once.
+	Seq   uint64 `json:"seq,omitempty"`
+	Error string `json:"error,omitempty"`
 }
 
 // gate is the panel's job gate (automata.WithJobGate): while the hold is
@@ -129,10 +131,20 @@ func (p *Panel[S, I]) route(ctx context.Context, in I, deliver func(I) <-chan er
 		}
 	case <-ctx.Done():
 		p.mu.Lock()
-		if p.unwaitLocked(w) {
+		dropped := p.unwaitLocked(w)
+		if dropped {
 			p.queueLocked("job", jobEvent{Key: key, Kind: "input-dropped", Type: w.Type, At: time.Now().UnixMilli()})
 		}
+		st := w.step
 		p.mu.Unlock()
+		if !dropped {
+			// A step or the release let it go as its job's key vanished:
+			// deliver it all the same (the agent drops it, as its job is
+			// cancelled), so that a step learns how its input ended.
+			if err := <-deliver(in); st != nil {
+				p.finishStep(st, key, in, err)
+			}
+		}
 	}
 }
 
@@ -168,6 +180,9 @@ func (p *Panel[S, I]) endStepLocked(st *step, r stepResult) {
 	if p.stepping == st {
 		p.stepping = nil
 	}
+	if p.underway == st {
+		p.underway = nil
+	}
 	st.result = r
 	close(st.done)
 	h := p.holdStateLocked()
@@ -190,7 +205,7 @@ func (p *Panel[S, I]) holdState() holdState {
 }
 
 func (p *Panel[S, I]) holdStateLocked() holdState {
-	h := holdState{Held: p.held, Waiting: []heldItem{}, Running: p.runningLocked(), Stepping: p.stepping != nil}
+	h := holdState{Held: p.held, Waiting: []heldItem{}, Running: p.runningLocked(), Stepping: p.underway != nil}
 	for _, w := range p.waiting {
 		h.Waiting = append(h.Waiting, w.heldItem)
 	}
@@ -257,11 +272,12 @@ func (p *Panel[S, I]) step(ctx context.Context) (stepResult, error) {
 	case !p.held:
 		p.mu.Unlock()
 		return stepResult{}, errNoStep("not held: hold first, then step")
-	case p.stepping != nil:
+	case p.underway != nil:
 		p.mu.Unlock()
 		return stepResult{}, errNoStep("the previous step has not applied its input yet")
 	}
 	st := &step{done: make(chan struct{})}
+	p.underway = st
 	if i := slices.IndexFunc(p.waiting, func(w *waiter) bool { return w.Kind == "input" }); i >= 0 {
 		w := p.waiting[i]
 		p.waiting = slices.Delete(p.waiting, i, i+1)
@@ -277,6 +293,7 @@ func (p *Panel[S, I]) step(ctx context.Context) (stepResult, error) {
 			return false
 		})
 		if len(jobs) == 0 && len(p.runningLocked()) == 0 {
+			p.underway = nil
 			p.mu.Unlock()
 			return stepResult{}, errNoStep("nothing to step: no job waits or runs")
 		}

@@ -120,6 +120,7 @@ type Panel[S, I any] struct {
 	held      bool
 	waiting   []*waiter // jobs at the gate and inputs at the route, oldest first
 	stepping  *step     // the step that holds the token, if any
+	underway  *step     // the step under way, of either kind
 	closed    bool
 	syncError error
 }
@@ -198,7 +199,10 @@ func New[S, I any](cfg Config[S, I]) (*Panel[S, I], error) {
 
 // Options returns the automata options the agent must be opened with: the
 // lifecycle events the panel shows, the gate that holds jobs and the route
-// that holds what they dispatch. Open passes them.
+// that holds what they dispatch. Open passes them, after the program's. A
+// machine has one route (automata.WithJobDispatch: the last one given is
+// used), so a program that routes its jobs' inputs itself cannot mount a
+// panel as well.
 func (p *Panel[S, I]) Options() automata.Option[S, I] {
 	return automata.Join(
 		automata.WithEvents(p.event),
@@ -262,7 +266,11 @@ func (p *Panel[S, I]) follow() {
 		case <-p.done:
 			return
 		case <-p.kick:
-			if err := p.sync(); err != nil {
+			err := p.sync()
+			if errors.Is(err, journal.ErrClosed) {
+				return // the agent closed: the panel closes with it
+			}
+			if err != nil {
 				p.mu.Lock()
 				p.syncError = err
 				p.mu.Unlock()
@@ -503,8 +511,8 @@ func (p *Panel[S, I]) Close() {
 		close(w.release)
 	}
 	p.waiting = nil
-	if p.stepping != nil {
-		p.endStepLocked(p.stepping, stepResult{Error: "the panel closed"})
+	if p.underway != nil {
+		p.endStepLocked(p.underway, stepResult{Error: "the panel closed"})
 	}
 	close(p.done)
 	p.mu.Unlock()

@@ -378,12 +378,12 @@ func TestStepAppliesOneInput(t *testing.T) {
 		if code != 200 || st["applied"] != true || st["type"] != "send-assi-message" {
 			t.Fatalf("step %d = %d %v", steps, code, out)
 		}
+		f.quiet(ch)
 		if steps == 1 && f.replay.Load() != 2 {
 			// The first step let both jobs at the gate run: the
 			// first input either dispatched took the step.
 			t.Errorf("the first step ran %d jobs, want both", f.replay.Load())
 		}
-		f.quiet(ch)
 		seq++
 		if got := f.agent.Seq(); got != seq {
 			t.Fatalf("after step %d the journal is at %d, want %d: a step applied %d inputs", steps, got, seq, int(got)-int(seq)+1)

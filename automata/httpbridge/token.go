@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -97,36 +98,48 @@ func (q queryTokens) check(tok string) error {
 // token there, so that a restart, even after a crash, keeps the pages that
 // are open authorized. A file that exists but holds no token (empty, or
 // white space) is an error naming it, not replaced: someone made it.
+//
+// The token appears whole or not at all: it is written to a temporary file
+// beside path, which is then linked to path unless path exists. Of two
+// programs starting at once, one makes the token and the other reads it.
 func TokenFile(path string) (string, error) {
-	data, err := os.ReadFile(path)
-	if err == nil {
-		token := strings.TrimSpace(string(data))
-		if token == "" || strings.ContainsAny(token, " \t\r\n") {
-			return "", fmt.Errorf("httpbridge: %s holds no token (want one line, the token)", path)
-		}
-		return token, nil
-	}
-	if !errors.Is(err, fs.ErrNotExist) {
-		return "", fmt.Errorf("httpbridge: reading the token: %w", err)
+	if token, err := readToken(path); !errors.Is(err, fs.ErrNotExist) {
+		return token, err
 	}
 	b := make([]byte, 16)
 	if _, err := rand.Read(b); err != nil {
 		return "", fmt.Errorf("httpbridge: making a token: %w", err)
 	}
 	token := hex.EncodeToString(b)
-	// O_EXCL: of two programs starting at once, one makes the token and
-	// the other reads it.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, fs.ErrExist) {
-		return TokenFile(path)
-	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".token-*") // mode 0600
 	if err != nil {
 		return "", fmt.Errorf("httpbridge: keeping the token: %w", err)
 	}
+	defer os.Remove(f.Name())
 	_, err = f.WriteString(token + "\n")
 	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
-		os.Remove(path)
 		return "", fmt.Errorf("httpbridge: keeping the token: %w", err)
+	}
+	if err := os.Link(f.Name(), path); errors.Is(err, fs.ErrExist) {
+		return readToken(path) // another program's, whole
+	} else if err != nil {
+		return "", fmt.Errorf("httpbridge: keeping the token: %w", err)
+	}
+	return token, nil
+}
+
+// readToken reads the token kept in the file at path.
+func readToken(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	if err != nil {
+		return "", fmt.Errorf("httpbridge: reading the token: %w", err)
+	}
+	token := strings.TrimSpace(string(data))
+	if token == "" || strings.ContainsAny(token, " \t\r\n") {
+		return "", fmt.Errorf("httpbridge: %s holds no token (want one line, the token)", path)
 	}
 	return token, nil
 }

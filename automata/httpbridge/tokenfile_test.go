@@ -57,3 +57,36 @@ func TestTokenFile(t *testing.T) {
 		t.Fatalf("a token file in a missing directory = %v, want an error", err)
 	}
 }
+
+// TestTokenFileRace: programs that start at once on one data directory all
+// get the same token, and none sees a file half written.
+func TestTokenFileRace(t *testing.T) {
+	for range 20 {
+		path := filepath.Join(t.TempDir(), "token")
+		const n = 8
+		tokens := make(chan string, n)
+		errs := make(chan error, n)
+		for range n {
+			go func() {
+				tok, err := httpbridge.TokenFile(path)
+				tokens <- tok
+				errs <- err
+			}()
+		}
+		var first string
+		for i := range n {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+			tok := <-tokens
+			if i == 0 {
+				first = tok
+			} else if tok != first {
+				t.Fatalf("two programs got the tokens %q and %q", first, tok)
+			}
+		}
+		if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+			t.Fatalf("the directory holds %d files, want the token alone", len(entries))
+		}
+	}
+}

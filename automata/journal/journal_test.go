@@ -521,6 +521,21 @@ func TestDispatchAfterCloseFails(t *testing.T) {
 	mustClose(t, m) // twice is fine
 }
 
+// TestReadsAfterCloseSayClosed: once Close has closed the store, Inputs and
+// StateAt fail with ErrClosed, not only with the store's own error, so that
+// a reader racing Close (a devpanel) can tell shutdown from damage.
+func TestReadsAfterCloseSayClosed(t *testing.T) {
+	m := mustOpen(t, filepath.Join(t.TempDir(), "agent.db"), journal.Options[state, input]{})
+	dispatchAll(t, m, notes(0, 3))
+	mustClose(t, m)
+	if _, err := m.Inputs(0, 3); !errors.Is(err, journal.ErrClosed) {
+		t.Errorf("Inputs after Close = %v, want ErrClosed", err)
+	}
+	if _, err := m.StateAt(2); !errors.Is(err, journal.ErrClosed) {
+		t.Errorf("StateAt after Close = %v, want ErrClosed", err)
+	}
+}
+
 func TestOpenRequiresACodec(t *testing.T) {
 	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {

@@ -135,8 +135,9 @@ type Machine[S, I any] struct {
 
 	journaled atomic.Uint64 // seq, for Seq
 
-	closeOnce sync.Once
-	closeErr  error
+	closeOnce   sync.Once
+	storeClosed atomic.Bool // Close has closed (or is closing) the store
+	closeErr    error
 	// done is closed when the inner machine fails, or when Close has
 	// finished (snapshot taken, store closed): later than the inner
 	// machine's, which closes before the snapshot.
@@ -631,6 +632,7 @@ func (m *Machine[S, I]) Close(ctx context.Context) error {
 			errs = append(errs, m.snapshot(m.inner.Current(), m.seq))
 			m.snapMu.Unlock()
 		}
+		m.storeClosed.Store(true)
 		errs = append(errs, m.store.Close())
 		m.closeErr = errors.Join(errs...)
 		m.closeDone()
@@ -647,8 +649,23 @@ type Entry[I any] struct {
 
 // Inputs returns the journaled inputs with from <= Seq <= to, for debugging
 // and tests. With Compact, inputs older than the oldest kept snapshot are
-// gone.
+// gone. Once Close closes the store, Inputs and StateAt fail with an error
+// that wraps ErrClosed.
 func (m *Machine[S, I]) Inputs(from, to uint64) ([]Entry[I], error) {
+	entries, err := m.inputs(from, to)
+	return entries, m.readErr(err)
+}
+
+// readErr is err of a read of the store, wrapping ErrClosed when Close
+// has closed the store: a reader racing Close is told why.
+func (m *Machine[S, I]) readErr(err error) error {
+	if err != nil && m.storeClosed.Load() {
+		return fmt.Errorf("%w: %w", ErrClosed, err)
+	}
+	return err
+}
+
+func (m *Machine[S, I]) inputs(from, to uint64) ([]Entry[I], error) {
 	var entries []Entry[I]
 	err := m.store.Scan(from, func(r Record) error {
 		if r.Seq > to {
@@ -669,6 +686,11 @@ func (m *Machine[S, I]) Inputs(from, to uint64) ([]Entry[I], error) {
 // the newest kept snapshot at or before it and the journal: time travel, for
 // debugging and tests.
 func (m *Machine[S, I]) StateAt(seq uint64) (S, error) {
+	s, err := m.stateAt(seq)
+	return s, m.readErr(err)
+}
+
+func (m *Machine[S, I]) stateAt(seq uint64) (S, error) {
 	var base uint64
 	err := m.store.Snapshots(func(r Record) error {
 		if r.Seq <= seq {
