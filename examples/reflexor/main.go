@@ -18,8 +18,10 @@
 // With -nats URL the journal is on NATS JetStream instead of a bbolt file
 // (-nats embedded runs a server inside the process, its files in
 // -data/nats, for a demo), and the process claims the agent (-agent) as its
-// one owner, waiting for the lease of a crashed earlier run to expire
-// (package automata/journal/jetstream/embedded, OpenAgent).
+// one owner: on a server at a URL it waits for the lease of a crashed
+// earlier run to expire; on the embedded one, whose files it locks, it
+// takes the agent over at once (package automata/journal/jetstream/embedded,
+// OpenAgent).
 //
 // With no model named in the environment the brain is a deterministic
 // offline one, which streams its replies word by word (-delay apart),

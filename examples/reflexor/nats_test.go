@@ -151,13 +151,9 @@ func TestServiceOnEmbeddedJetStream(t *testing.T) {
 
 // TestServiceKilledOnEmbeddedJetStream: killed with SIGKILL, the process
 // takes its server down with it, without releasing the agent's lease; the
-// next run on the same -data restarts the server from its files, waits out
-// the earlier run's lease (the default TTL, 10s) and goes on with the
-// conversation.
+// next run on the same -data restarts the server from its files, takes the
+// agent over from the dead run and goes on with the conversation.
 func TestServiceKilledOnEmbeddedJetStream(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits out a lease of 10s")
-	}
 	s := startService(t, "-delay", "0", "-nats", "embedded")
 	post(t, s, "m1", "count these four words")
 	stateUntil(t, s, "The word_count tool says: 4.")

@@ -64,6 +64,34 @@ func TestClaimFencesTheEarlierOwnerByWriting(t *testing.T) {
 	}
 }
 
+// TestTakeoverFencesALiveHolder: Takeover takes a held lease without
+// waiting; a holder that was alive after all is fenced by the owner-epoch
+// record, and its next append fails.
+func TestTakeoverFencesALiveHolder(t *testing.T) {
+	_, nc := startServer(t, false)
+	ctx := context.Background()
+	cfg := jetstream.Config{TTL: 30 * time.Second}
+	a, err := jetstream.Claim(ctx, nc, cfg, "agent", "owner-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Append(inputRecord(1)); err != nil {
+		t.Fatal(err)
+	}
+	b, err := jetstream.Takeover(ctx, nc, cfg, "agent", "owner-b")
+	if err != nil {
+		t.Fatalf("Takeover of a held agent: %v", err)
+	}
+	defer b.Close()
+	if err := a.Append(inputRecord(2)); !errors.Is(err, jetstream.ErrFenced) {
+		t.Fatalf("the earlier holder's append after the takeover = %v, want ErrFenced", err)
+	}
+	if err := b.Append(inputRecord(2)); err != nil {
+		t.Fatalf("the new owner's append: %v", err)
+	}
+}
+
 // TestExpiredLeaseIsClaimable: a lease that is not renewed expires after
 // the bucket's TTL, and the expiry leaves a delete marker (the KV TTL
 // marker pitfall: Create must treat it as absent, and a watcher must see

@@ -66,7 +66,10 @@
 // the lease to be released or to expire: a program that runs one agent and
 // is restarted after a crash waits out its earlier run's lease. The
 // examples' -nats flag is embedded.OpenAgent, which connects to a server
-// (or starts one in the process) and calls ClaimWait; it is in package
+// and calls ClaimWait, or starts one in the process, on files it locks, and
+// calls Takeover: Claim for a caller that knows the holder is dead, which
+// deletes the lease instead of waiting for it (the owner-epoch record still
+// fences a holder that is alive after all). OpenAgent is in package
 // embedded so that a program importing only this package does not link
 // nats-server.
 //

@@ -162,6 +162,20 @@ func (l *lease) release(del bool) error {
 // in time. Close releases the lease. Open the journal.Machine on it after
 // Claim: recovery then reads every record written before the fence.
 func Claim(ctx context.Context, nc *nats.Conn, cfg Config, agent, owner string) (*Store, error) {
+	return claim(ctx, nc, cfg, agent, owner, false)
+}
+
+// Takeover is Claim for a caller that knows the lease's holder is dead: it
+// deletes the lease before taking it, instead of waiting for it to expire.
+// package embedded's OpenAgent does so on a server it runs in the process,
+// whose files it holds the lock of: any other holder was an earlier process
+// that died. A holder that is alive after all loses nothing acknowledged:
+// the owner-epoch record fences it, and its next append fails.
+func Takeover(ctx context.Context, nc *nats.Conn, cfg Config, agent, owner string) (*Store, error) {
+	return claim(ctx, nc, cfg, agent, owner, true)
+}
+
+func claim(ctx context.Context, nc *nats.Conn, cfg Config, agent, owner string, takeover bool) (*Store, error) {
 	if owner == "" {
 		return nil, errors.New("jetstream: Claim needs an owner id")
 	}
@@ -172,6 +186,11 @@ func Claim(ctx context.Context, nc *nats.Conn, cfg Config, agent, owner string) 
 	kv, err := s.js.KeyValue(ctx, s.cfg.Leases)
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: key-value bucket %s: %w", s.cfg.Leases, err)
+	}
+	if takeover {
+		if err := kv.Delete(ctx, agent); err != nil && !errors.Is(err, js.ErrKeyNotFound) {
+			return nil, fmt.Errorf("jetstream: taking over the lease of %s: %w", agent, err)
+		}
 	}
 	start := time.Now()
 	rev, err := kv.Create(ctx, agent, []byte(owner))

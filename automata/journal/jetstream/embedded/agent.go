@@ -33,8 +33,9 @@ type AgentOptions struct {
 	// Config names the JetStream resources (the zero value: the
 	// defaults).
 	Config jetstream.Config
-	// Wait bounds how long OpenAgent waits while another owner holds the
-	// agent's lease (default: 3/2 of the TTL, see jetstream.ClaimWait):
+	// Wait bounds how long OpenAgent waits, on a server at a URL, while
+	// another owner holds the agent's lease (default: 3/2 of the TTL, see
+	// jetstream.ClaimWait):
 	// long enough to wait out the lease of an earlier run that crashed;
 	// then it fails with the *jetstream.NotOwnerError naming the holder.
 	Wait time.Duration
@@ -45,9 +46,12 @@ type AgentOptions struct {
 
 // OpenAgent opens the journal of one agent on NATS JetStream for a program
 // that runs that agent alone, as the examples' -nats flag does: it connects
-// to the server at o.URL, or starts one in the process (o.URL InProcess),
-// and claims the agent (jetstream.ClaimWait), waiting for a crashed earlier
-// owner's lease to expire. The store is the agent's one owner until it is
+// to the server at o.URL and claims the agent (jetstream.ClaimWait),
+// waiting for a crashed earlier owner's lease to expire; or it starts a
+// server in the process (o.URL InProcess), which locks o.Dir, and takes the
+// agent over at once (jetstream.Takeover): a lease in files no other
+// process can open was left by an earlier run that died, so a restart after
+// kill -9 does not wait. The store is the agent's one owner until it is
 // closed; release closes the connection and stops the server OpenAgent
 // started, after the store is closed (journal.Machine.Close closes it).
 //
@@ -91,7 +95,14 @@ func OpenAgent(ctx context.Context, o AgentOptions) (store *jetstream.Store, rel
 		release()
 		return nil, nil, err
 	}
-	s, err := jetstream.ClaimWait(ctx, nc, o.Config, o.Agent, o.Owner, o.Wait, o.Waiting)
+	var s *jetstream.Store
+	if srv != nil && locked {
+		// The server is this process's, on files it holds the lock of:
+		// a lease in them is an earlier process's, which died.
+		s, err = jetstream.Takeover(ctx, nc, o.Config, o.Agent, o.Owner)
+	} else {
+		s, err = jetstream.ClaimWait(ctx, nc, o.Config, o.Agent, o.Owner, o.Wait, o.Waiting)
+	}
 	if err != nil {
 		release()
 		return nil, nil, err

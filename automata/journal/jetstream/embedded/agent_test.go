@@ -200,3 +200,58 @@ func TestOpenAgentBadURL(t *testing.T) {
 		t.Errorf("OpenAgent in process without a Dir = %v, want an error saying Dir is required", err)
 	}
 }
+
+// TestOneServerPerDir: a second server on the files of a running one fails
+// to start, saying so; once the first has shut down, it starts.
+func TestOneServerPerDir(t *testing.T) {
+	dir := t.TempDir()
+	first, err := embedded.Start(embedded.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second, err := embedded.Start(embedded.Options{Dir: dir}); err == nil || !strings.Contains(err.Error(), dir+" is in use") {
+		if second != nil {
+			second.Shutdown()
+		}
+		t.Fatalf("a second server on the same Dir: %v, want an error saying it is in use", err)
+	}
+	first.Shutdown()
+	again, err := embedded.Start(embedded.Options{Dir: dir})
+	if err != nil {
+		t.Fatalf("after the first shut down: %v", err)
+	}
+	again.Shutdown()
+}
+
+// TestOpenAgentInProcessTakesOverACrashedRun: a run that died left its
+// lease (ten seconds long) in the in-process server's files; the next run
+// takes the agent over at once, without waiting for it (Wait is a
+// nanosecond: waiting would fail), and the dead run's records are there.
+func TestOpenAgentInProcessTakesOverACrashedRun(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	o := embedded.AgentOptions{URL: embedded.InProcess, Dir: dir, Agent: "demo", Owner: "first-run"}
+	s, release, err := embedded.OpenAgent(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() }) // its lease goroutine; the release fails
+	if err := s.Append(record(1, `"before the crash"`)); err != nil {
+		t.Fatal(err)
+	}
+	release() // the server stops with the store still open: the lease stays
+	o.Owner, o.Wait = "second-run", time.Nanosecond
+	o.Waiting = func(holder string) { t.Errorf("the second run waited for %s", holder) }
+	s2, release2, err := embedded.OpenAgent(ctx, o)
+	if err != nil {
+		t.Fatalf("the second run: %v", err)
+	}
+	defer release2()
+	defer s2.Close()
+	if got := payloads(t, s2); len(got) != 1 || got[0] != `"before the crash"` {
+		t.Fatalf("the second run's journal holds %q, want the first run's record", got)
+	}
+	if err := s2.Append(record(2, `"after"`)); err != nil {
+		t.Fatalf("the second run is not the writer: %v", err)
+	}
+}

@@ -22,6 +22,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -46,9 +48,14 @@ type Options struct {
 	Routes      []string
 }
 
-// Server is a running embedded server.
+// Server is a running embedded server. It holds a lock of its Dir (on
+// Unix) until Shutdown: a second server on the same files, in this process
+// or another, fails to start. nats-server keeps no such lock, and two
+// servers writing one store would corrupt it.
 type Server struct {
 	*server.Server
+	lock   *os.File
+	unlock sync.Once
 }
 
 // Start starts a server and waits until it accepts connections. Every write
@@ -58,6 +65,15 @@ type Server struct {
 func Start(o Options) (*Server, error) {
 	if o.Dir == "" {
 		return nil, errors.New("embedded: Options.Dir is required")
+	}
+	lock, err := lockDir(o.Dir)
+	if err != nil {
+		return nil, err
+	}
+	unlock := func() {
+		if lock != nil {
+			lock.Close()
+		}
 	}
 	opts := &server.Options{
 		ServerName: o.Name,
@@ -81,14 +97,17 @@ func Start(o Options) (*Server, error) {
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {
+		unlock()
 		return nil, fmt.Errorf("embedded: %w", err)
 	}
 	go s.Start()
 	if !s.ReadyForConnections(30 * time.Second) {
 		s.Shutdown()
+		s.WaitForShutdown()
+		unlock()
 		return nil, errors.New("embedded: the server did not get ready in 30s")
 	}
-	return &Server{s}, nil
+	return &Server{Server: s, lock: lock}, nil
 }
 
 // Connect connects to the server in-process, without a socket.
@@ -103,10 +122,15 @@ func (s *Server) Connect(opts ...nats.Option) (*nats.Conn, error) {
 // URL is the loopback URL of a server started with Listen.
 func (s *Server) URL() string { return s.ClientURL() }
 
-// Shutdown stops the server and waits until it has.
+// Shutdown stops the server, waits until it has, and lets go of its Dir.
 func (s *Server) Shutdown() {
 	s.Server.Shutdown()
 	s.Server.WaitForShutdown()
+	s.unlock.Do(func() {
+		if s.lock != nil {
+			s.lock.Close()
+		}
+	})
 }
 
 // FreePorts returns n distinct free TCP ports of 127.0.0.1, for the nodes
