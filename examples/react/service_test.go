@@ -122,28 +122,13 @@ func (s *service) authed() map[string]string {
 // catches a hang.
 func (s *service) waitState(what string, ok func(st map[string]any) bool) map[string]any {
 	s.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+s.addr+"/devpanel/events", nil)
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for {
+	var st map[string]any
+	s.untilEvent(what, func() bool {
 		_, answer := s.do("GET", "/devpanel/state", "", s.authed())
-		if st, _ := answer["state"].(map[string]any); st != nil && ok(st) {
-			return st
-		}
-		for sc.Scan() && sc.Text() != "" {
-		} // to the end of the next event
-		if sc.Err() != nil || ctx.Err() != nil {
-			s.t.Fatalf("waiting for %s: %v %v", what, sc.Err(), ctx.Err())
-		}
-	}
+		st, _ = answer["state"].(map[string]any)
+		return st != nil && ok(st)
+	})
+	return st
 }
 
 // quiet waits until the devpanel's hold says no step is in progress and no
@@ -151,6 +136,23 @@ func (s *service) waitState(what string, ok func(st map[string]any) bool) map[st
 // run's deadline): every other job waits at the gate or the route, or has
 // ended. Like waitState, it reads the hold again after each event.
 func (s *service) quiet(watch func(key string) bool) map[string]any {
+	s.t.Helper()
+	var h map[string]any
+	s.untilEvent("the jobs to stop at the hold", func() bool {
+		_, h = s.do("GET", "/devpanel/hold", "", s.authed())
+		busy := h["stepping"] == true
+		for _, k := range h["running"].([]any) {
+			busy = busy || !watch(k.(string))
+		}
+		return !busy
+	})
+	return h
+}
+
+// untilEvent calls done, and again after each event of the panel's stream,
+// until it returns true: no change goes unseen. The bound only catches a
+// hang.
+func (s *service) untilEvent(what string, done func() bool) {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
@@ -163,19 +165,11 @@ func (s *service) quiet(watch func(key string) bool) map[string]any {
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for {
-		_, h := s.do("GET", "/devpanel/hold", "", s.authed())
-		busy := h["stepping"] == true
-		for _, k := range h["running"].([]any) {
-			busy = busy || !watch(k.(string))
-		}
-		if !busy {
-			return h
-		}
+	for !done() {
 		for sc.Scan() && sc.Text() != "" {
-		}
+		} // to the end of the next event
 		if sc.Err() != nil || ctx.Err() != nil {
-			s.t.Fatalf("waiting for the jobs to stop at the hold: %v %v (%v)", sc.Err(), ctx.Err(), h)
+			s.t.Fatalf("waiting for %s: %v %v", what, sc.Err(), ctx.Err())
 		}
 	}
 }
