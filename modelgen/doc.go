@@ -247,7 +247,10 @@
 //	contexts.go      ContextOfX per actor
 //	inputs.go        InputFromX, a sealed interface per actor; a struct per
 //	                 input with InputType and MarshalJSON (which writes
-//	                 "type"); DecodeInput, with a decode function per input
+//	                 "type"), and WithTimestamp when it has a required
+//	                 integer "timestamp" (Timestamped is those inputs: an
+//	                 admission step stamps them); DecodeInput, with a
+//	                 decode function per input
 //	inputschema.go   the JSON Schema of the inputs, and InputSchema(),
 //	                 which returns it (each object's properties in the
 //	                 order of the spec, for forms made from it)

@@ -17,30 +17,11 @@ import (
 func Stamp(now func() time.Time) func(decl.AgentState, decl.AgentInput) (decl.AgentInput, error) {
 	return func(s decl.AgentState, in decl.AgentInput) (decl.AgentInput, error) {
 		ts := max(now().UnixMilli(), s.UserUpdatedAt, s.AgentUpdatedAt, s.ToolkitUpdatedAt)
-		switch in := in.(type) {
-		case decl.UserRunTask:
-			in.Timestamp = ts
-			return in, nil
-		case decl.UserReply:
-			in.Timestamp = ts
-			return in, nil
-		case decl.AgentPlan:
-			in.Timestamp = ts
-			return in, nil
-		case decl.AgentObserve:
-			in.Timestamp = ts
-			return in, nil
-		case decl.AgentReflect:
-			in.Timestamp = ts
-			return in, nil
-		case decl.AgentCheck:
-			in.Timestamp = ts
-			return in, nil
-		case decl.ToolkitObserve:
-			in.Timestamp = ts
-			return in, nil
+		t, ok := in.(decl.Timestamped)
+		if !ok {
+			return in, fmt.Errorf("react: no timestamp to stamp on %T", in)
 		}
-		return in, fmt.Errorf("react: no timestamp to stamp on %T", in)
+		return t.WithTimestamp(ts), nil
 	}
 }
 

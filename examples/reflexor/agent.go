@@ -22,33 +22,11 @@ import (
 func Stamp(now func() time.Time) func(decl.AgentState, decl.AgentInput) (decl.AgentInput, error) {
 	return func(s decl.AgentState, in decl.AgentInput) (decl.AgentInput, error) {
 		ts := max(now().UnixMilli(), max(s.UserUpdatedAt, s.BrainUpdatedAt, s.ToolkitUpdatedAt)+1)
-		switch in := in.(type) {
-		case decl.UserSendMessage:
-			in.Timestamp = ts
-			return in, nil
-		case decl.BrainCompressHistory:
-			in.Timestamp = ts
-			return in, nil
-		case decl.BrainLoadToolCall:
-			in.Timestamp = ts
-			return in, nil
-		case decl.BrainCallTools:
-			in.Timestamp = ts
-			return in, nil
-		case decl.BrainSendMessageStart:
-			in.Timestamp = ts
-			return in, nil
-		case decl.BrainSendMessageComplete:
-			in.Timestamp = ts
-			return in, nil
-		case decl.ToolkitRespond:
-			in.Timestamp = ts
-			return in, nil
-		case decl.ToolkitError:
-			in.Timestamp = ts
-			return in, nil
+		t, ok := in.(decl.Timestamped)
+		if !ok {
+			return in, fmt.Errorf("reflexor: no timestamp to stamp on %T", in)
 		}
-		return in, fmt.Errorf("reflexor: no timestamp to stamp on %T", in)
+		return t.WithTimestamp(ts), nil
 	}
 }
 

@@ -48,6 +48,12 @@ func (UserReply) InputType() string {
 	return "user-reply"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in UserReply) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (UserReply) isAgentInput()    {}
 func (UserReply) isInputFromUser() {}
 
@@ -78,6 +84,12 @@ func (UserRunTask) InputType() string {
 	return "user-run-task"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in UserRunTask) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (UserRunTask) isAgentInput()    {}
 func (UserRunTask) isInputFromUser() {}
 
@@ -99,6 +111,12 @@ func (v AgentCheck) MarshalJSON() ([]byte, error) {
 // InputType returns "agent-check", the input's type discriminator.
 func (AgentCheck) InputType() string {
 	return "agent-check"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in AgentCheck) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
 }
 
 func (AgentCheck) isAgentInput()     {}
@@ -126,6 +144,12 @@ func (v AgentObserve) MarshalJSON() ([]byte, error) {
 // InputType returns "agent-observe", the input's type discriminator.
 func (AgentObserve) InputType() string {
 	return "agent-observe"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in AgentObserve) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
 }
 
 func (AgentObserve) isAgentInput()     {}
@@ -157,6 +181,12 @@ func (AgentPlan) InputType() string {
 	return "agent-plan"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in AgentPlan) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (AgentPlan) isAgentInput()     {}
 func (AgentPlan) isInputFromAgent() {}
 
@@ -185,6 +215,12 @@ func (AgentReflect) InputType() string {
 	return "agent-reflect"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in AgentReflect) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (AgentReflect) isAgentInput()     {}
 func (AgentReflect) isInputFromAgent() {}
 
@@ -208,8 +244,23 @@ func (ToolkitObserve) InputType() string {
 	return "toolkit-observe"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in ToolkitObserve) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (ToolkitObserve) isAgentInput()       {}
 func (ToolkitObserve) isInputFromToolkit() {}
+
+// Timestamped is an input with a timestamp: every input whose required integer
+// property "timestamp" a server stamps on arrival, in an admission step
+// (automata.WithAdmission) that calls WithTimestamp. The time then comes
+// inside the input, as transitions need, and never from a clock they read.
+type Timestamped interface {
+	AgentInput
+	WithTimestamp(ts int64) AgentInput
+}
 
 // Each input implements the sealed interface of its actor.
 var (

@@ -49,6 +49,12 @@ func (UserSendMessage) InputType() string {
 	return "user-send-message"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in UserSendMessage) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (UserSendMessage) isAgentInput()    {}
 func (UserSendMessage) isInputFromUser() {}
 
@@ -77,6 +83,12 @@ func (BrainCallTools) InputType() string {
 	return "brain-call-tools"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in BrainCallTools) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (BrainCallTools) isAgentInput()     {}
 func (BrainCallTools) isInputFromBrain() {}
 
@@ -102,6 +114,12 @@ func (BrainCompressHistory) InputType() string {
 	return "brain-compress-history"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in BrainCompressHistory) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (BrainCompressHistory) isAgentInput()     {}
 func (BrainCompressHistory) isInputFromBrain() {}
 
@@ -124,6 +142,12 @@ func (v BrainLoadToolCall) MarshalJSON() ([]byte, error) {
 // InputType returns "brain-load-tool-call", the input's type discriminator.
 func (BrainLoadToolCall) InputType() string {
 	return "brain-load-tool-call"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in BrainLoadToolCall) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
 }
 
 func (BrainLoadToolCall) isAgentInput()     {}
@@ -152,6 +176,12 @@ func (BrainSendMessageComplete) InputType() string {
 	return "brain-send-message-complete"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in BrainSendMessageComplete) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (BrainSendMessageComplete) isAgentInput()     {}
 func (BrainSendMessageComplete) isInputFromBrain() {}
 
@@ -175,6 +205,12 @@ func (v BrainSendMessageStart) MarshalJSON() ([]byte, error) {
 // discriminator.
 func (BrainSendMessageStart) InputType() string {
 	return "brain-send-message-start"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in BrainSendMessageStart) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
 }
 
 func (BrainSendMessageStart) isAgentInput()     {}
@@ -201,6 +237,12 @@ func (ToolkitError) InputType() string {
 	return "toolkit-error"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in ToolkitError) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (ToolkitError) isAgentInput()       {}
 func (ToolkitError) isInputFromToolkit() {}
 
@@ -225,8 +267,23 @@ func (ToolkitRespond) InputType() string {
 	return "toolkit-respond"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in ToolkitRespond) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (ToolkitRespond) isAgentInput()       {}
 func (ToolkitRespond) isInputFromToolkit() {}
+
+// Timestamped is an input with a timestamp: every input whose required integer
+// property "timestamp" a server stamps on arrival, in an admission step
+// (automata.WithAdmission) that calls WithTimestamp. The time then comes
+// inside the input, as transitions need, and never from a clock they read.
+type Timestamped interface {
+	AgentInput
+	WithTimestamp(ts int64) AgentInput
+}
 
 // Each input implements the sealed interface of its actor.
 var (

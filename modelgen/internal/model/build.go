@@ -44,7 +44,7 @@ func Build(src *spec.Source, sp *Spec) (*Model, error) {
 			d.At("/package", msg, "write the Go import path of the spec's directory, like example.com/agent")
 		}
 	}
-	b.names.reserve("agentgen", "Actor", "Actors", "AgentState", "AgentInput", "EffectFns", "JobFns", "DecodeInput", "InputSchema")
+	b.names.reserve("agentgen", "Actor", "Actors", "AgentState", "AgentInput", "EffectFns", "JobFns", "DecodeInput", "InputSchema", "Timestamped")
 	b.checkDescriptions()
 	b.buildActors()
 	b.buildDefs()
@@ -70,6 +70,13 @@ func Build(src *spec.Source, sp *Spec) (*Model, error) {
 		}
 	}
 	b.m.Types = b.decls
+	for _, in := range b.m.Inputs {
+		for _, f := range in.Decl.Fields {
+			if f.Name == "timestamp" && f.Required && !f.Nullable && f.Type.Underlying().Kind == IntType {
+				in.Timestamp = f
+			}
+		}
+	}
 	doc, schema := b.inputSchema()
 	if b.checkInputSchema(doc); d.Errors() > 0 {
 		d.List.Sort()
@@ -1041,7 +1048,7 @@ func (b *builder) fillStruct(decl *TypeDecl, s *Schema, ptr string) {
 	members := newNameTable(b.d)
 	members.reserve("a method agentgen generates", "MarshalJSON", "UnmarshalJSON")
 	if decl.Input != nil {
-		members.reserve("a method agentgen generates", "InputType")
+		members.reserve("a method agentgen generates", "InputType", "WithTimestamp")
 		members.reserve(`the input's "type" discriminator`, "Type")
 	}
 	for _, p := range props {

@@ -115,6 +115,10 @@ type Input struct {
 	// Type is the property "type" that MarshalJSON writes: the
 	// discriminator, with the input's name as its value.
 	Type *ConstProp
+	// Timestamp is the input's required integer property "timestamp",
+	// which the generated WithTimestamp sets (an admission step stamps
+	// inputs with it); nil when the input has none.
+	Timestamp *Field
 }
 
 // Field is one property of a struct.

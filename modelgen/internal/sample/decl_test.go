@@ -290,3 +290,21 @@ func ExampleDecodeInput() {
 	// llm dispatched start-thinking: {Timestamp:42}
 	// decoding input "start-thinking": /timestamp: expected integer, but got string
 }
+
+// TestWithTimestamp: an input with a required integer timestamp is
+// Timestamped, and WithTimestamp returns a copy with the time set, leaving
+// the input it was called on as it was; an input without one is not.
+func TestWithTimestamp(t *testing.T) {
+	in := decl.StartThinking{Timestamp: 5}
+	var input decl.AgentInput = in
+	ts, ok := input.(decl.Timestamped)
+	if !ok {
+		t.Fatal("StartThinking is not Timestamped")
+	}
+	if got := ts.WithTimestamp(42); got != (decl.StartThinking{Timestamp: 42}) || in.Timestamp != 5 {
+		t.Fatalf("WithTimestamp(42) = %+v, and the input is now %+v; want a copy stamped 42 and the input unchanged", got, in)
+	}
+	if _, ok := decl.AgentInput(decl.CompleteCall{}).(decl.Timestamped); ok {
+		t.Error("CompleteCall, which has no timestamp, is Timestamped")
+	}
+}

@@ -429,8 +429,31 @@ func (e *declEmitter) inputs(f *jen.File) {
 		gen.Comment(f, fmt.Sprintf("InputType returns %q, the input's type discriminator.", in.Name))
 		f.Func().Params(jen.Id(d.GoName)).Id("InputType").Params().String().Block(jen.Return(jen.Lit(in.Name)))
 		f.Line()
+		if ts := in.Timestamp; ts != nil {
+			gen.Comment(f, fmt.Sprintf("WithTimestamp returns the input with %s set to ts.", ts.GoName))
+			value := jen.Id("ts")
+			if ts.Type.Kind != model.IntType {
+				value = goType(ts.Type).Parens(jen.Id("ts")) // a named integer type
+			}
+			f.Func().Params(jen.Id("in").Id(d.GoName)).Id("WithTimestamp").Params(jen.Id("ts").Int64()).Id("AgentInput").Block(
+				jen.Id("in").Dot(ts.GoName).Op("=").Add(value),
+				jen.Return(jen.Id("in")),
+			)
+			f.Line()
+		}
 		f.Func().Params(jen.Id(d.GoName)).Id("isAgentInput").Params().Block()
 		f.Func().Params(jen.Id(d.GoName)).Id(in.Actor.Idents.InputMarker).Params().Block()
+		f.Line()
+	}
+	if slices.ContainsFunc(e.m.Inputs, func(in *model.Input) bool { return in.Timestamp != nil }) {
+		gen.Comment(f, `Timestamped is an input with a timestamp: every input whose required integer
+property "timestamp" a server stamps on arrival, in an admission step
+(automata.WithAdmission) that calls WithTimestamp. The time then comes inside
+the input, as transitions need, and never from a clock they read.`)
+		f.Type().Id("Timestamped").Interface(
+			jen.Id("AgentInput"),
+			jen.Id("WithTimestamp").Params(jen.Id("ts").Int64()).Id("AgentInput"),
+		)
 		f.Line()
 	}
 	// Inline types of inputs, other than the inputs themselves.

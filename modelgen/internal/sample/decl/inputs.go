@@ -115,6 +115,12 @@ func (StartThinking) InputType() string {
 	return "start-thinking"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in StartThinking) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (StartThinking) isAgentInput()   {}
 func (StartThinking) isInputFromLlm() {}
 
@@ -162,6 +168,15 @@ func (CompleteCall) InputType() string {
 
 func (CompleteCall) isAgentInput()       {}
 func (CompleteCall) isInputFromToolkit() {}
+
+// Timestamped is an input with a timestamp: every input whose required integer
+// property "timestamp" a server stamps on arrival, in an admission step
+// (automata.WithAdmission) that calls WithTimestamp. The time then comes
+// inside the input, as transitions need, and never from a clock they read.
+type Timestamped interface {
+	AgentInput
+	WithTimestamp(ts int64) AgentInput
+}
 
 // CompleteCallMode is the type of inputs.toolkit.complete-call.properties.mode
 // in the spec.

@@ -43,6 +43,12 @@ func (SendUserMessage) InputType() string {
 	return "send-user-message"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in SendUserMessage) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (SendUserMessage) isAgentInput()    {}
 func (SendUserMessage) isInputFromUser() {}
 
@@ -68,6 +74,12 @@ func (v SendAssiMessage) MarshalJSON() ([]byte, error) {
 // InputType returns "send-assi-message", the input's type discriminator.
 func (SendAssiMessage) InputType() string {
 	return "send-assi-message"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in SendAssiMessage) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
 }
 
 func (SendAssiMessage) isAgentInput()   {}
@@ -98,8 +110,23 @@ func (SendReply) InputType() string {
 	return "send-reply"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in SendReply) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (SendReply) isAgentInput()   {}
 func (SendReply) isInputFromLlm() {}
+
+// Timestamped is an input with a timestamp: every input whose required integer
+// property "timestamp" a server stamps on arrival, in an admission step
+// (automata.WithAdmission) that calls WithTimestamp. The time then comes
+// inside the input, as transitions need, and never from a clock they read.
+type Timestamped interface {
+	AgentInput
+	WithTimestamp(ts int64) AgentInput
+}
 
 // Each input implements the sealed interface of its actor.
 var (

@@ -40,6 +40,12 @@ func (SendUserMessage) InputType() string {
 	return "send-user-message"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in SendUserMessage) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (SendUserMessage) isAgentInput()    {}
 func (SendUserMessage) isInputFromUser() {}
 
@@ -64,8 +70,23 @@ func (SendAssiMessage) InputType() string {
 	return "send-assi-message"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in SendAssiMessage) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (SendAssiMessage) isAgentInput()   {}
 func (SendAssiMessage) isInputFromLlm() {}
+
+// Timestamped is an input with a timestamp: every input whose required integer
+// property "timestamp" a server stamps on arrival, in an admission step
+// (automata.WithAdmission) that calls WithTimestamp. The time then comes
+// inside the input, as transitions need, and never from a clock they read.
+type Timestamped interface {
+	AgentInput
+	WithTimestamp(ts int64) AgentInput
+}
 
 // Each input implements the sealed interface of its actor.
 var (

@@ -48,6 +48,12 @@ func (CompleteTask) InputType() string {
 	return "complete-task"
 }
 
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in CompleteTask) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
 func (CompleteTask) isAgentInput()    {}
 func (CompleteTask) isInputFromUser() {}
 
@@ -69,6 +75,12 @@ func (v SendPrompt) MarshalJSON() ([]byte, error) {
 // InputType returns "send-prompt", the input's type discriminator.
 func (SendPrompt) InputType() string {
 	return "send-prompt"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in SendPrompt) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
 }
 
 func (SendPrompt) isAgentInput()    {}
@@ -139,6 +151,15 @@ func (Reprioritize) InputType() string {
 
 func (Reprioritize) isAgentInput()           {}
 func (Reprioritize) isInputFromTaskManager() {}
+
+// Timestamped is an input with a timestamp: every input whose required integer
+// property "timestamp" a server stamps on arrival, in an admission step
+// (automata.WithAdmission) that calls WithTimestamp. The time then comes
+// inside the input, as transitions need, and never from a clock they read.
+type Timestamped interface {
+	AgentInput
+	WithTimestamp(ts int64) AgentInput
+}
 
 // CreateTaskMode is the type of inputs.llm.create-task.properties.mode in the
 // spec.
