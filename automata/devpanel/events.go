@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/moora-go/moora/automata/internal/wire"
 )
 
 // position is where an event stream's client is: after the event with this
@@ -85,7 +87,7 @@ func (p *Panel[S, I]) events(w http.ResponseWriter, r *http.Request) {
 	if resume {
 		var err error
 		if pos, err = parseEventID(last); err != nil {
-			writeError(w, http.StatusBadRequest, "Last-Event-ID: %v", err)
+			wire.WriteError(w, http.StatusBadRequest, "Last-Event-ID: %v", err)
 			return
 		}
 	}
@@ -93,7 +95,7 @@ func (p *Panel[S, I]) events(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	if resume && pos.seq > p.seq {
 		resume = false // from the future (another journal): start over
-		out = appendEvent(out, "", "reset", []byte("{}"))
+		out = wire.AppendEvent(out, "", "reset", []byte("{}"))
 	}
 	if resume && pos.n > 0 && len(p.log) > 0 && p.log[0].seq <= pos.seq && !slices.ContainsFunc(p.log, func(e entry) bool { return e.seq == pos.seq && e.n == pos.n }) {
 		// An event this panel never sent (another process numbered the
@@ -118,20 +120,20 @@ func (p *Panel[S, I]) events(w http.ResponseWriter, r *http.Request) {
 			err = p.fold(from, s, to, func(e entry, _ S) { missing = append(missing, e) })
 		}
 		if err != nil {
-			writeError(w, http.StatusInternalServerError, "reading the journal after input %d: %v", from, err)
+			wire.WriteError(w, http.StatusInternalServerError, "reading the journal after input %d: %v", from, err)
 			return
 		}
 		p.mu.Lock()
 	}
 	for _, e := range missing {
-		out = appendEvent(out, e.id(), e.event, e.data)
+		out = wire.AppendEvent(out, e.id(), e.event, e.data)
 	}
 	i := 0
 	if resume {
 		i = p.next(pos)
 	}
 	for _, e := range p.log[i:] {
-		out = appendEvent(out, e.id(), e.event, e.data)
+		out = wire.AppendEvent(out, e.id(), e.event, e.data)
 		pos = position{e.seq, e.n}
 	}
 	if len(p.log) == 0 || !resume && i == len(p.log) {
@@ -141,12 +143,12 @@ func (p *Panel[S, I]) events(w http.ResponseWriter, r *http.Request) {
 	changed, closed := p.changed, p.closed
 	p.mu.Unlock()
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, "encoding the state: %v", err)
+		wire.WriteError(w, http.StatusInternalServerError, "encoding the state: %v", err)
 		return
 	}
-	out = appendEvent(out, "", "snapshot", snap)
+	out = wire.AppendEvent(out, "", "snapshot", snap)
 	if closed {
-		writeError(w, http.StatusServiceUnavailable, "the panel is closed")
+		wire.WriteError(w, http.StatusServiceUnavailable, "the panel is closed")
 		return
 	}
 
@@ -189,14 +191,14 @@ func (p *Panel[S, I]) events(w http.ResponseWriter, r *http.Request) {
 		lost := p.dropped != nil && p.dropped.after(pos.seq, pos.n)
 		out = out[:0]
 		for _, e := range p.log[i:] {
-			out = appendEvent(out, e.id(), e.event, e.data)
+			out = wire.AppendEvent(out, e.id(), e.event, e.data)
 			pos = position{e.seq, e.n}
 		}
 		changed = p.changed
 		p.mu.Unlock()
 		if lost {
 			// Fell behind what the panel keeps: start over.
-			write(appendEvent(nil, "", "reset", []byte("{}")))
+			write(wire.AppendEvent(nil, "", "reset", []byte("{}")))
 			return
 		}
 		if len(out) > 0 && write(out) != nil {
@@ -208,18 +210,4 @@ func (p *Panel[S, I]) events(w http.ResponseWriter, r *http.Request) {
 // next returns the index in the log of the first event after pos.
 func (p *Panel[S, I]) next(pos position) int {
 	return sort.Search(len(p.log), func(i int) bool { return p.log[i].after(pos.seq, pos.n) })
-}
-
-// appendEvent appends an SSE event; data is one line of JSON.
-func appendEvent(dst []byte, id, event string, data []byte) []byte {
-	if id != "" {
-		dst = append(dst, "id: "...)
-		dst = append(dst, id...)
-		dst = append(dst, '\n')
-	}
-	dst = append(dst, "event: "...)
-	dst = append(dst, event...)
-	dst = append(dst, "\ndata: "...)
-	dst = append(dst, data...)
-	return append(dst, "\n\n"...)
 }

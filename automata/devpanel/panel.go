@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/wire"
 	"github.com/moora-go/moora/automata/journal"
 )
 
@@ -527,7 +528,7 @@ func (p *Panel[S, I]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/", "/index.html", "/app.js", "/form.js", "/style.css":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			writeError(w, http.StatusMethodNotAllowed, "%s %s: use GET", r.Method, r.URL.Path)
+			wire.WriteError(w, http.StatusMethodNotAllowed, "%s %s: use GET", r.Method, r.URL.Path)
 			return
 		}
 		w.Header().Set("Cache-Control", "no-cache")
@@ -535,16 +536,16 @@ func (p *Panel[S, I]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := p.cfg.Auth(r); err != nil {
-		writeError(w, http.StatusUnauthorized, "%v", err)
+		wire.WriteError(w, http.StatusUnauthorized, "%v", err)
 		return
 	}
 	route := r.Method + " " + r.URL.Path
 	switch route {
 	case "GET /health":
-		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+		wire.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		return
 	case "GET /config":
-		writeJSON(w, http.StatusOK, map[string]any{"extensions": orEmpty(p.cfg.Extensions)})
+		wire.WriteJSON(w, http.StatusOK, map[string]any{"extensions": orEmpty(p.cfg.Extensions)})
 		return
 	case "GET /schema":
 		w.Header().Set("Content-Type", "application/json")
@@ -554,7 +555,7 @@ func (p *Panel[S, I]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	select {
 	case <-p.ready:
 	default:
-		writeError(w, http.StatusServiceUnavailable, "no agent is attached to the panel yet")
+		wire.WriteError(w, http.StatusServiceUnavailable, "no agent is attached to the panel yet")
 		return
 	}
 	switch route {
@@ -565,24 +566,24 @@ func (p *Panel[S, I]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "POST /inputs":
 		p.postInput(w, r)
 	case "GET /hold":
-		writeJSON(w, http.StatusOK, p.holdState())
+		wire.WriteJSON(w, http.StatusOK, p.holdState())
 	case "POST /hold":
-		writeJSON(w, http.StatusOK, p.hold())
+		wire.WriteJSON(w, http.StatusOK, p.hold())
 	case "POST /release":
-		writeJSON(w, http.StatusOK, p.release())
+		wire.WriteJSON(w, http.StatusOK, p.release())
 	case "POST /step":
 		res, err := p.step(r.Context())
 		var no errNoStep
 		switch {
 		case errors.As(err, &no):
-			writeError(w, http.StatusConflict, "%v", err)
+			wire.WriteError(w, http.StatusConflict, "%v", err)
 		case err != nil:
 			return // the client went away; the step goes on
 		default:
-			writeJSON(w, http.StatusOK, stepAnswer{p.holdState(), res})
+			wire.WriteJSON(w, http.StatusOK, stepAnswer{p.holdState(), res})
 		}
 	default:
-		writeError(w, http.StatusNotFound, "%s: no such route", route)
+		wire.WriteError(w, http.StatusNotFound, "%s: no such route", route)
 	}
 }
 
@@ -602,18 +603,18 @@ func (p *Panel[S, I]) stateAt(w http.ResponseWriter, r *http.Request) {
 	if q := r.URL.Query().Get("seq"); q != "" {
 		n, err := strconv.ParseUint(q, 10, 64)
 		if err != nil {
-			writeError(w, http.StatusBadRequest, "seq %q is not a sequence number", q)
+			wire.WriteError(w, http.StatusBadRequest, "seq %q is not a sequence number", q)
 			return
 		}
 		if n > last {
-			writeError(w, http.StatusNotFound, "no input %d yet: the journal ends at %d", n, last)
+			wire.WriteError(w, http.StatusNotFound, "no input %d yet: the journal ends at %d", n, last)
 			return
 		}
 		seq = n
 	}
 	s, err := p.agent.StateAt(seq)
 	if err != nil {
-		writeError(w, http.StatusNotFound, "the state after input %d: %v", seq, err)
+		wire.WriteError(w, http.StatusNotFound, "the state after input %d: %v", seq, err)
 		return
 	}
 	jobs := []string{}
@@ -621,7 +622,7 @@ func (p *Panel[S, I]) stateAt(w http.ResponseWriter, r *http.Request) {
 		jobs = append(jobs, p.cfg.Jobs(s)...)
 		slices.Sort(jobs)
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"seq": seq, "state": s, "jobs": jobs})
+	wire.WriteJSON(w, http.StatusOK, map[string]any{"seq": seq, "state": s, "jobs": jobs})
 }
 
 // maxBody bounds a posted input.
@@ -632,19 +633,19 @@ const maxBody = 256 << 10
 func (p *Panel[S, I]) postInput(w http.ResponseWriter, r *http.Request) {
 	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
-		writeError(w, http.StatusRequestEntityTooLarge, "reading the input: %v", err)
+		wire.WriteError(w, http.StatusRequestEntityTooLarge, "reading the input: %v", err)
 		return
 	}
 	in, err := p.cfg.Decode(data)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "%v", err)
+		wire.WriteError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	if err := p.agent.Dispatch(r.Context(), in); err != nil {
-		writeError(w, http.StatusUnprocessableEntity, "the agent refused the input: %v", err)
+		wire.WriteError(w, http.StatusUnprocessableEntity, "the agent refused the input: %v", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"seq": p.agent.Seq()})
+	wire.WriteJSON(w, http.StatusOK, map[string]any{"seq": p.agent.Seq()})
 }
 
 // stepAnswer is the answer to POST /step: the hold after it, and what it
@@ -652,19 +653,4 @@ func (p *Panel[S, I]) postInput(w http.ResponseWriter, r *http.Request) {
 type stepAnswer struct {
 	holdState
 	Step stepResult `json:"step"`
-}
-
-type apiError struct {
-	Error string `json:"error"`
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
-func writeError(w http.ResponseWriter, status int, format string, args ...any) {
-	writeJSON(w, status, apiError{fmt.Sprintf(format, args...)})
 }

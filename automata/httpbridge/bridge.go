@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/wire"
 	"github.com/moora-go/moora/automata/journal"
 )
 
@@ -288,7 +289,7 @@ func (b *Bridge[S, I, V]) observe(state S, ready chan struct{}) {
 	if err != nil { // cannot happen: the values are already JSON
 		panic(err)
 	}
-	d.event = appendEvent(nil, b.id(d.seq), "delta", data)
+	d.event = wire.AppendEvent(nil, b.id(d.seq), "delta", data)
 	b.last = d.seq
 	b.ring = append(b.ring, d)
 	b.ringBytes += len(d.event)
@@ -317,20 +318,6 @@ func (b *Bridge[S, I, V]) notifyLocked() {
 
 func (b *Bridge[S, I, V]) id(seq uint64) string { return eventID{seq: seq, epoch: b.epoch}.String() }
 
-// appendEvent appends one SSE event; data is one line of JSON.
-func appendEvent(dst []byte, id, event string, data []byte) []byte {
-	if id != "" {
-		dst = append(dst, "id: "...)
-		dst = append(dst, id...)
-		dst = append(dst, '\n')
-	}
-	dst = append(dst, "event: "...)
-	dst = append(dst, event...)
-	dst = append(dst, "\ndata: "...)
-	dst = append(dst, data...)
-	return append(dst, "\n\n"...)
-}
-
 // Close ends every stream the bridge serves (the clients get a "close"
 // event) and unsubscribes from the agent. Give it to
 // http.Server.RegisterOnShutdown, so that Shutdown, which waits for
@@ -357,22 +344,6 @@ func (b *Bridge[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.mux.ServeHTTP(w, r)
 }
 
-// apiError is the body of every error response.
-type apiError struct {
-	Error string `json:"error"`
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
-}
-
-func writeError(w http.ResponseWriter, status int, format string, args ...any) {
-	writeJSON(w, status, apiError{Error: fmt.Sprintf(format, args...)})
-}
-
 // checkOrigin enforces the CORS allow-list. A request without Origin (not
 // from a browser, or a same-origin GET) passes; one from the bridge's own
 // origin passes; one from a listed origin passes with the CORS headers;
@@ -390,7 +361,7 @@ func (b *Bridge[S, I, V]) checkOrigin(w http.ResponseWriter, r *http.Request) bo
 		return true
 	}
 	if !slices.Contains(b.cfg.AllowOrigins, origin) {
-		writeError(w, http.StatusForbidden, "origin %q is not allowed (Config.AllowOrigins)", truncate(origin, 100))
+		wire.WriteError(w, http.StatusForbidden, "origin %q is not allowed (Config.AllowOrigins)", truncate(origin, 100))
 		return false
 	}
 	h := w.Header()
@@ -410,14 +381,14 @@ func (b *Bridge[S, I, V]) checkOrigin(w http.ResponseWriter, r *http.Request) bo
 func (b *Bridge[S, I, V]) authorize(w http.ResponseWriter, r *http.Request) bool {
 	if tok := r.URL.Query().Get("access_token"); tok != "" && r.Method == http.MethodGet && r.URL.Path != "/token" {
 		if err := b.tokens.check(tok); err != nil {
-			writeError(w, http.StatusUnauthorized, "%v", err)
+			wire.WriteError(w, http.StatusUnauthorized, "%v", err)
 			return false
 		}
 		return true
 	}
 	if err := b.cfg.Auth(r); err != nil {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="httpbridge"`)
-		writeError(w, http.StatusUnauthorized, "unauthorized: %v", err)
+		wire.WriteError(w, http.StatusUnauthorized, "unauthorized: %v", err)
 		return false
 	}
 	return true
@@ -427,7 +398,7 @@ func (b *Bridge[S, I, V]) authorize(w http.ResponseWriter, r *http.Request) bool
 // (EventSource).
 func (b *Bridge[S, I, V]) getToken(w http.ResponseWriter, r *http.Request) {
 	tok, exp := b.tokens.issue()
-	writeJSON(w, http.StatusOK, struct {
+	wire.WriteJSON(w, http.StatusOK, struct {
 		Token   string `json:"token"`
 		Expires int64  `json:"expires"`
 	}{tok, exp.Unix()})
@@ -450,33 +421,33 @@ type postResult struct {
 func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			writeError(w, http.StatusUnsupportedMediaType, "content type %q: want application/json", truncate(ct, 100))
+			wire.WriteError(w, http.StatusUnsupportedMediaType, "content type %q: want application/json", truncate(ct, 100))
 			return
 		}
 	} else {
-		writeError(w, http.StatusUnsupportedMediaType, "missing Content-Type: want application/json")
+		wire.WriteError(w, http.StatusUnsupportedMediaType, "missing Content-Type: want application/json")
 		return
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, b.cfg.MaxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, "the input is over %d bytes (Config.MaxBody)", tooBig.Limit)
+			wire.WriteError(w, http.StatusRequestEntityTooLarge, "the input is over %d bytes (Config.MaxBody)", tooBig.Limit)
 			return
 		}
-		writeError(w, http.StatusBadRequest, "reading the input: %v", err)
+		wire.WriteError(w, http.StatusBadRequest, "reading the input: %v", err)
 		return
 	}
 	in, err := b.cfg.Decode(body)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "%v", err)
+		wire.WriteError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	key := r.Header.Get("Idempotency-Key")
 	if b.cfg.InputID != nil {
 		key = b.cfg.InputID(in)
 	} else if err := checkKey(key); err != nil {
-		writeError(w, http.StatusBadRequest, "%v", err)
+		wire.WriteError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), b.cfg.InputTimeout)
@@ -484,7 +455,7 @@ func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 	for {
 		seq, dup, wait := b.dedup.begin(key)
 		if dup {
-			writeJSON(w, http.StatusOK, b.result(seq, true))
+			wire.WriteJSON(w, http.StatusOK, b.result(seq, true))
 			return
 		}
 		if wait != nil { // the same id is in flight: wait for its outcome
@@ -492,7 +463,7 @@ func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 			case <-wait:
 				continue
 			case <-ctx.Done():
-				writeError(w, http.StatusServiceUnavailable, "an input with the same id is still being applied")
+				wire.WriteError(w, http.StatusServiceUnavailable, "an input with the same id is still being applied")
 				return
 			}
 		}
@@ -518,13 +489,13 @@ func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 			status = http.StatusServiceUnavailable
 			err = errors.New("the agent did not take the input up in time; it was not applied")
 		}
-		writeError(w, status, "input not applied: %v", err)
+		wire.WriteError(w, status, "input not applied: %v", err)
 		return
 	}
 	if b.durable != nil {
 		b.waitSeq(ctx, seq) // so that a client that reads the state stream next finds it
 	}
-	writeJSON(w, http.StatusOK, b.result(seq, false))
+	wire.WriteJSON(w, http.StatusOK, b.result(seq, false))
 }
 
 func (b *Bridge[S, I, V]) result(seq uint64, dup bool) postResult {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/wire"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/decl"
 	"github.com/moora-go/moora/impl/agent"
@@ -249,7 +250,7 @@ func TestBadInput(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer res.Body.Close()
-			var e apiError
+			var e wire.Error
 			if err := json.NewDecoder(res.Body).Decode(&e); err != nil {
 				t.Fatalf("the body is not a JSON error: %v", err)
 			}

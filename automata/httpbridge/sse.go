@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/moora-go/moora/automata/internal/wire"
 )
 
 // sse is one SSE response: writes with a deadline each, flushed.
@@ -60,7 +62,7 @@ func (b *Bridge[S, I, V]) getState(w http.ResponseWriter, r *http.Request) {
 	if resume {
 		var err error
 		if from, err = parseEventID(last); err != nil {
-			writeError(w, http.StatusBadRequest, "Last-Event-ID: %v", err)
+			wire.WriteError(w, http.StatusBadRequest, "Last-Event-ID: %v", err)
 			return
 		}
 	}
@@ -163,7 +165,7 @@ func (b *Bridge[S, I, V]) snapshotEvent(kind string, seq uint64, view V) []byte 
 		b.log.Error("httpbridge: encoding the view", "seq", seq, "err", err)
 		data = []byte(`{"seq":` + strconv.FormatUint(seq, 10) + `,"view":null}`)
 	}
-	return appendEvent(nil, b.id(seq), kind, data)
+	return wire.AppendEvent(nil, b.id(seq), kind, data)
 }
 
 // catchUp brings a client at from, older than the ring, to seq, from the
@@ -186,19 +188,19 @@ func (b *Bridge[S, I, V]) catchUp(from, seq uint64, view V) []byte {
 		Seq   uint64 `json:"seq"`
 		Patch []op   `json:"patch"`
 	}{from, seq, ops})
-	return appendEvent(nil, b.id(seq), "delta", data)
+	return wire.AppendEvent(nil, b.id(seq), "delta", data)
 }
 
 // getStream serves a token stream: the text so far, the chunks as they
 // come, then the end event with the whole text.
 func (b *Bridge[S, I, V]) getStream(w http.ResponseWriter, r *http.Request) {
 	if b.cfg.Streams == nil {
-		writeError(w, http.StatusNotFound, "this bridge serves no token streams (Config.Streams)")
+		wire.WriteError(w, http.StatusNotFound, "this bridge serves no token streams (Config.Streams)")
 		return
 	}
 	name := r.PathValue("name")
 	if err := checkStreamName(name); err != nil {
-		writeError(w, http.StatusBadRequest, "%v", err)
+		wire.WriteError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
 	offset := 0
@@ -209,19 +211,19 @@ func (b *Bridge[S, I, V]) getStream(w http.ResponseWriter, r *http.Request) {
 	if last != "" {
 		var err error
 		if offset, err = parseOffset(last); err != nil {
-			writeError(w, http.StatusBadRequest, "Last-Event-ID: %v", err)
+			wire.WriteError(w, http.StatusBadRequest, "Last-Event-ID: %v", err)
 			return
 		}
 	}
 	streams := b.cfg.Streams
 	st, err := streams.open(name)
 	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "%v", err)
+		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
 		return
 	}
 	defer streams.release(st)
 	if _, _, _, ok := streams.read(st, offset); !ok {
-		writeError(w, http.StatusBadRequest, "Last-Event-ID: offset %d is not a position of stream %q", offset, name)
+		wire.WriteError(w, http.StatusBadRequest, "Last-Event-ID: offset %d is not a position of stream %q", offset, name)
 		return
 	}
 	out := startSSE(w, b.cfg.WriteTimeout)
@@ -236,14 +238,14 @@ func (b *Bridge[S, I, V]) getStream(w http.ResponseWriter, r *http.Request) {
 		if len(text) > 0 {
 			offset += len(text)
 			data, _ := json.Marshal(string(text))
-			if out.write(appendEvent(nil, strconv.Itoa(offset), "chunk", data)) != nil {
+			if out.write(wire.AppendEvent(nil, strconv.Itoa(offset), "chunk", data)) != nil {
 				return
 			}
 			continue
 		}
 		if ended {
 			data, _ := json.Marshal(string(streams.whole(st)))
-			out.write(appendEvent(nil, strconv.Itoa(offset), "end", data))
+			out.write(wire.AppendEvent(nil, strconv.Itoa(offset), "end", data))
 			return
 		}
 		select {
