@@ -481,6 +481,21 @@ func generate(stdout, stderr io.Writer, file string, strict, prune bool) error {
 		fmt.Fprintf(stdout, "%s: generated files are up to date\n", file)
 	}
 	printFindings(stderr, stderr, dir, scan, pruned, false)
+	// The files are written; code of impl/ the build will fail on is the
+	// command's failure all the same, so that go generate stops there.
+	problems := 0
+	for _, f := range scan.Findings {
+		if !pruned[f.Path] && !warning(f, false) {
+			problems++
+		}
+	}
+	if problems > 0 {
+		hint := "fix them"
+		if slices.ContainsFunc(scan.Findings, func(f *modelgen.Finding) bool { return !pruned[f.Path] && f.Kind == modelgen.Orphan }) {
+			hint = "fix them, or move the orphans with agentgen generate --prune"
+		}
+		return fail(exitFailed, fmt.Errorf("the generated files are written, but %s in impl/ will stop the build: %s", plural(problems, "problem"), hint))
+	}
 	return nil
 }
 

@@ -150,7 +150,10 @@
 // impl/_pruned, all or none, one "moved PATH to PATH" line each; an orphan
 // whose file declares something the rest of its package uses stays, and
 // generate says so and exits 1. Exit status: 0 on success, 1 on an invalid
-// spec or a failure.
+// spec or a failure, and 1 when, the files written, what the scan found in
+// impl/ will stop the build (an orphan, a function declared wrongly, a file
+// that does not parse): go generate stops there, and says why. Stubs still
+// to write are warnings, and leave the status 0.
 //
 // generate needs the Go import path of the spec's directory: the spec's
 // package key, or else the nearest enclosing go.mod's module path joined
