@@ -109,7 +109,12 @@ func TestBrowser(t *testing.T) {
 		dir = t.TempDir()
 	}
 	shot := filepath.Join(dir, "chat.png")
-	os.WriteFile(shot, screenshot, 0o644)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(shot, screenshot, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	t.Logf("screenshot: %s", shot)
 
 	items, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll("li")].map((li) => li.textContent)`))
