@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/examples/internal/httprun"
 	"github.com/moora-go/moora/examples/react/decl"
 )
 
@@ -316,20 +317,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 
 // serve serves on l until ctx ends, then shuts down.
 func (s *server) serve(ctx context.Context, l net.Listener) error {
-	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(l) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := s.http.Shutdown(shutdown)
-	if e := <-errc; !errors.Is(e, http.ErrServerClosed) {
-		err = errors.Join(err, e)
-	}
-	return err
+	return httprun.Until(ctx, s.http, l)
 }
 
 // newRunID returns a random run id, run- and 8 hex digits.

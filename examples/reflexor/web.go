@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"embed"
-	"errors"
 	"fmt"
 	"io/fs"
 	"net"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/examples/internal/httprun"
 	"github.com/moora-go/moora/examples/reflexor/decl"
 )
 
@@ -88,18 +88,5 @@ func inputID(in decl.AgentInput) string {
 
 // serve serves on l until ctx ends, then shuts down, ending the streams.
 func (s *server) serve(ctx context.Context, l net.Listener) error {
-	errc := make(chan error, 1)
-	go func() { errc <- s.http.Serve(l) }()
-	select {
-	case err := <-errc:
-		return err
-	case <-ctx.Done():
-	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	err := s.http.Shutdown(shutdown)
-	if e := <-errc; !errors.Is(e, http.ErrServerClosed) {
-		err = errors.Join(err, e)
-	}
-	return err
+	return httprun.Until(ctx, s.http, l)
 }
