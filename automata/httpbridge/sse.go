@@ -1,6 +1,7 @@
 package httpbridge
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"strconv"
@@ -127,16 +128,7 @@ func (b *Bridge[S, I, V]) getState(w http.ResponseWriter, r *http.Request) {
 			clear(batch)
 			continue
 		}
-		select {
-		case <-changed:
-		case <-tick.C:
-			if out.write(heartbeat) != nil {
-				return
-			}
-		case <-ctx.Done():
-			return
-		case <-b.closing:
-			out.write(closeEvent)
+		if !b.await(ctx, out, changed, tick) {
 			return
 		}
 	}
@@ -248,17 +240,29 @@ func (b *Bridge[S, I, V]) getStream(w http.ResponseWriter, r *http.Request) {
 			out.write(wire.AppendEvent(nil, strconv.Itoa(offset), "end", data))
 			return
 		}
+		if !b.await(ctx, out, changed, tick) {
+			return
+		}
+	}
+}
+
+// await waits for changed, writing a heartbeat each tick; it reports false
+// when the stream is over: the client left, a write failed, or the bridge
+// is closing (the client is told so).
+func (b *Bridge[S, I, V]) await(ctx context.Context, out *sse, changed <-chan struct{}, tick *time.Ticker) bool {
+	for {
 		select {
 		case <-changed:
+			return true
 		case <-tick.C:
 			if out.write(heartbeat) != nil {
-				return
+				return false
 			}
 		case <-ctx.Done():
-			return
+			return false
 		case <-b.closing:
 			out.write(closeEvent)
-			return
+			return false
 		}
 	}
 }
