@@ -85,3 +85,38 @@ func (gobStateCodec[S, I]) DecodeState(data []byte) (S, error) {
 	}
 	return s, nil
 }
+
+// EncodeStateValue and DecodeStateValue write and read states of any type
+// as EncodeState and DecodeState do theirs (migrate.StateCodec): how a
+// snapshot of an earlier version of the spec is read into that version's
+// state, for its migration.
+func (c jsonCodec[S, I]) EncodeStateValue(state any) ([]byte, error) { return json.Marshal(state) }
+
+// DecodeStateValue decodes into ptr, a pointer to a state of any type.
+func (c jsonCodec[S, I]) DecodeStateValue(data []byte, ptr any) error {
+	return strictUnmarshal(data, ptr)
+}
+
+// EncodeStateValue is EncodeState for a state of any type.
+func (gobStateCodec[S, I]) EncodeStateValue(state any) ([]byte, error) {
+	var buf bytes.Buffer
+	// EncodeState encodes a pointer to the state, which gob writes as the
+	// value: the bytes are the same.
+	if err := gob.NewEncoder(&buf).Encode(state); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeStateValue is DecodeState into ptr, a pointer to a state of any
+// type.
+func (gobStateCodec[S, I]) DecodeStateValue(data []byte, ptr any) error {
+	r := bytes.NewReader(data)
+	if err := gob.NewDecoder(r).Decode(ptr); err != nil {
+		return err
+	}
+	if r.Len() > 0 {
+		return fmt.Errorf("%d bytes of trailing data after the state", r.Len())
+	}
+	return nil
+}

@@ -56,6 +56,10 @@ func Run(t *testing.T, open Opener) {
 		{"MachineDamagedSnapshotWithoutJournal", testDamagedSnapshotWithoutJournal},
 		{"MachineReplayFromSnapshotEqualsFullReplay", testReplayProperty},
 		{"MachineJobsRestartWithTheirKeys", testJobsRestart},
+		{"VersionsMigrateJournalAndSnapshot", testVersionsMigrate},
+		{"VersionsReplayOverAStaleSnapshot", testVersionsReplayOverAStaleSnapshot},
+		{"VersionsNewerJournalRefused", testVersionsNewerJournalRefused},
+		{"VersionsCorruptUnderItsOwnVersion", testVersionsCorruptUnderItsOwnVersion},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
