@@ -39,6 +39,16 @@ func goldenCases(t *testing.T) map[string]string {
 	return cases
 }
 
+// firstVersion generates the history of a spec that has one version.
+func firstVersion(t testing.TB, m *Model) Generator {
+	t.Helper()
+	plan, err := PlanVersions(&History{}, m, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Versions(plan, HistoryFile(filepath.Base(m.File)))
+}
+
 // TestGolden generates each golden case and compares the output with the
 // committed decl/ and impl/ files, the stubs of impl/ included; go test
 // ./modelgen -update rewrites them.
@@ -49,11 +59,11 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("loading: %v", err)
 			}
-			out, err := Generate(m, Decl, Impl(nil))
+			out, err := Generate(m, Decl, Impl(nil), firstVersion(t, m))
 			if err != nil {
 				t.Fatalf("generating: %v", err)
 			}
-			again, err := Generate(mustLoad(t, spec), Decl, Impl(nil))
+			again, err := Generate(mustLoad(t, spec), Decl, Impl(nil), firstVersion(t, mustLoad(t, spec)))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -56,7 +56,11 @@ func Starter(opts StarterOptions) (*Output, error) {
 		return nil, fmt.Errorf("the starter spec: %w", err)
 	}
 	m.Package = opts.Package
-	out, err := Generate(m, Decl, Impl(nil))
+	plan, err := PlanVersions(&History{}, m, false)
+	if err != nil {
+		return nil, err
+	}
+	out, err := Generate(m, Decl, Impl(nil), Versions(plan, HistoryFile(DefaultSpecFile)))
 	if err != nil {
 		return nil, err
 	}

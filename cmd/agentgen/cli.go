@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -174,9 +176,9 @@ func newValidateCommand() *cobra.Command {
 
 func newGenerateCommand() *cobra.Command {
 	var f specFlags
-	var prune bool
+	var prune, amend bool
 	cmd := &cobra.Command{
-		Use:   "generate [-f spec] [--strict] [--prune]",
+		Use:   "generate [-f spec] [--strict] [--prune] [--amend]",
 		Short: "Write the generated files and missing stubs beside the spec; print what changed",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -184,19 +186,21 @@ func newGenerateCommand() *cobra.Command {
 			if err != nil {
 				return fail(exitFailed, err)
 			}
-			return generate(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, f.strict, prune)
+			return generate(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, f.strict, prune, amend)
 		},
 	}
 	f.add(cmd, strictWarnings)
 	cmd.Flags().BoolVar(&prune, "prune", false, "move orphan files out of impl/ into "+modelgen.PrunedDir)
+	cmd.Flags().BoolVar(&amend, "amend", false, "when the spec's data shapes changed, replace the newest version of its history instead of adding one: only for a version that no agent ran, as no migration reads its journals")
 	return cmd
 }
 
 func newCheckCommand() *cobra.Command {
 	var f specFlags
 	var asJSON bool
+	var against string
 	cmd := &cobra.Command{
-		Use:   "check [-f spec] [--strict] [--json]",
+		Use:   "check [-f spec] [--strict] [--json] [--against file|revision]",
 		Short: "Report generated files that are not up to date (exit 1), or an invalid spec (exit 2)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -207,11 +211,12 @@ func newCheckCommand() *cobra.Command {
 				say = io.Discard
 			}
 			file, err := f.spec(cmd, say)
-			return check(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, err, f.strict, asJSON)
+			return check(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, err, f.strict, asJSON, against)
 		},
 	}
 	f.add(cmd, `treat the modelling warnings and stubs that still panic "not implemented" as errors`)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON report on stdout")
+	cmd.Flags().StringVar(&against, "against", "", "also list the changes of data shapes since this spec: a file, or a git revision of the spec (main, HEAD~1); a breaking one fails unless the history records that spec")
 	return cmd
 }
 
@@ -405,17 +410,77 @@ func validate(stdout, stderr io.Writer, file string, strict bool) error {
 	return nil
 }
 
-// generateAll scans impl/ and generates decl/ and impl/ in memory.
-func generateAll(m *modelgen.Model, dir string) (*modelgen.Output, *modelgen.ImplScan, error) {
+// generated is what generate writes and check compares: the files in
+// memory, and what they were made from.
+type generated struct {
+	out   *modelgen.Output
+	scan  *modelgen.ImplScan
+	plan  *modelgen.VersionPlan
+	migrs []modelgen.MigrationFinding // after the files are written
+}
+
+// generateAll reads the spec's history, scans impl/, and generates decl/,
+// impl/ and the history in memory.
+func generateAll(m *modelgen.Model, file string, amend bool) (*generated, error) {
+	dir := filepath.Dir(file)
+	hist, err := modelgen.ReadHistory(modelgen.HistoryFile(file))
+	if err != nil {
+		return nil, err
+	}
+	plan, err := modelgen.PlanVersions(hist, m, amend)
+	if err != nil {
+		return nil, err
+	}
 	scan, err := modelgen.ScanImpl(dir, m)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	out, err := modelgen.Generate(m, modelgen.Decl, modelgen.Impl(scan))
+	out, err := modelgen.Generate(m, modelgen.Decl, modelgen.Impl(scan), modelgen.Versions(plan, filepath.Base(modelgen.HistoryFile(file))))
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	return out, scan, nil
+	return &generated{out: out, scan: scan, plan: plan}, nil
+}
+
+// printChanges prints changes of data shapes, one a line with its position
+// (in the spec, or in the history file for a recorded step), breaking or
+// compatible, with the old and new shape.
+func printChanges(w io.Writer, plan *modelgen.VersionPlan, step *modelgen.VersionStep, changes []modelgen.ShapeChange) {
+	for _, c := range changes {
+		fmt.Fprintln(w, changeLine(plan.Pos(step, c), c))
+	}
+}
+
+func changeLine(pos modelgen.Pos, c modelgen.ShapeChange) string {
+	kind := "compatible"
+	if c.Breaking {
+		kind = "breaking"
+	}
+	what := "state"
+	if c.Input != "" {
+		what = "input " + c.Input
+	}
+	if c.Path != "" {
+		what += " " + c.Path
+	}
+	old, new := c.Old, c.New
+	if old == "" {
+		old = "absent"
+	}
+	if new == "" {
+		new = "absent"
+	}
+	return fmt.Sprintf("%s: %s: %s: %s (old: %s; new: %s)", pos, kind, what, c.What, old, new)
+}
+
+func countBreaking(cs []modelgen.ShapeChange) int {
+	n := 0
+	for _, c := range cs {
+		if c.Breaking {
+			n++
+		}
+	}
+	return n
 }
 
 // printFindings prints the findings of an impl/ scan, with paths relative
@@ -441,16 +506,20 @@ func warning(f *modelgen.Finding, strict bool) bool {
 	return f.Warning() && !(strict && f.Kind == modelgen.NotImplemented)
 }
 
-func generate(stdout, stderr io.Writer, file string, strict, prune bool) error {
+func generate(stdout, stderr io.Writer, file string, strict, prune, amend bool) error {
 	m, err := load(stderr, file, strict, exitFailed)
 	if err != nil {
 		return err
 	}
 	dir := filepath.Dir(file)
-	out, scan, err := generateAll(m, dir)
+	g, err := generateAll(m, file, amend)
 	if err != nil {
+		if ds := modelgen.AsDiagnostics(err); ds != nil {
+			printDiagnostics(stderr, ds)
+		}
 		return fail(exitFailed, err)
 	}
+	out, scan, plan := g.out, g.scan, g.plan
 	changes, err := modelgen.Write(dir, out)
 	if err != nil {
 		return fail(exitFailed, fmt.Errorf("writing the generated files (nothing was changed): %w", err))
@@ -477,10 +546,28 @@ func generate(stdout, stderr io.Writer, file string, strict, prune bool) error {
 			return fail(exitFailed, nil)
 		}
 	}
+	if plan.Amended {
+		fmt.Fprintf(stdout, "%s: version %d of the spec amended (--amend), %s (%d breaking):\n", file, plan.Current, plural(len(plan.Pending), "change"), countBreaking(plan.Pending))
+		printChanges(stdout, plan, nil, plan.Pending)
+	}
+	if plan.New && len(plan.Pending) > 0 {
+		fmt.Fprintf(stdout, "%s: version %d of the spec, %s since version %d (%d breaking):\n", file, plan.Current, plural(len(plan.Pending), "change"), plan.Current-1, countBreaking(plan.Pending))
+		printChanges(stdout, plan, nil, plan.Pending)
+		if step := plan.Steps[len(plan.Steps)-1]; step.NeedsCode() {
+			fmt.Fprintf(stdout, "write the migrations of version %d to %d in %s\n", plan.Current-1, plan.Current, filepath.Join(dir, filepath.FromSlash(modelgen.MigrationsDir), fmt.Sprintf("v%d_to_v%d.go", plan.Current-1, plan.Current)))
+		}
+	}
 	if len(changes) == 0 && len(pruned) == 0 {
 		fmt.Fprintf(stdout, "%s: generated files are up to date\n", file)
 	}
 	printFindings(stderr, stderr, dir, scan, pruned, false)
+	migrs, err := modelgen.ScanMigrations(dir, plan)
+	if err != nil {
+		return fail(exitFailed, err)
+	}
+	for _, f := range migrs {
+		fmt.Fprintf(stderr, "%s:%d:%d: warning: %s\n", filepath.Join(dir, filepath.FromSlash(f.Path)), f.Line, f.Col, f.Message)
+	}
 	// The files are written; code of impl/ the build will fail on is the
 	// command's failure all the same, so that go generate stops there.
 	problems := 0
@@ -506,8 +593,27 @@ type checkReport struct {
 	Status      string           `json:"status"`
 	Files       []checkFile      `json:"files"`
 	Impl        []implFinding    `json:"impl"`
+	Changes     []jsonShape      `json:"changes"`
+	Migrations  []implFinding    `json:"migrations"`
 	Diagnostics []jsonDiagnostic `json:"diagnostics"`
 	Error       string           `json:"error,omitempty"`
+}
+
+// jsonShape is a change of data shapes in the check --json report.
+type jsonShape struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Breaking bool   `json:"breaking"`
+	Input    string `json:"input,omitempty"`
+	Path     string `json:"path"`
+	What     string `json:"what"`
+	Old      string `json:"old,omitempty"`
+	New      string `json:"new,omitempty"`
+}
+
+func jsonChange(pos modelgen.Pos, c modelgen.ShapeChange) jsonShape {
+	return jsonShape{File: pos.File, Line: pos.Line, Column: pos.Col, Breaking: c.Breaking, Input: c.Input, Path: c.Path, What: c.What, Old: c.Old, New: c.New}
 }
 
 type implFinding struct {
@@ -552,8 +658,8 @@ func jsonDiagnostics(ds modelgen.Diagnostics) []jsonDiagnostic {
 
 // check checks the spec file; specErr, when not nil, says why there is
 // none.
-func check(stdout, stderr io.Writer, file string, specErr error, strict, asJSON bool) error {
-	report := checkReport{Spec: file, Files: []checkFile{}, Impl: []implFinding{}, Diagnostics: []jsonDiagnostic{}}
+func check(stdout, stderr io.Writer, file string, specErr error, strict, asJSON bool, against string) error {
+	report := checkReport{Spec: file, Files: []checkFile{}, Impl: []implFinding{}, Changes: []jsonShape{}, Migrations: []implFinding{}, Diagnostics: []jsonDiagnostic{}}
 	emit := func(status string, code int, err error) error {
 		if !asJSON {
 			if code == exitOK {
@@ -602,9 +708,53 @@ func check(stdout, stderr io.Writer, file string, specErr error, strict, asJSON 
 	printDiagnostics(diagOut, m.Warnings)
 	report.Diagnostics = jsonDiagnostics(m.Warnings)
 	dir := filepath.Dir(file)
-	out, scan, err := generateAll(m, dir)
+	g, err := generateAll(m, file, false)
+	if err != nil {
+		if ds := modelgen.AsDiagnostics(err); ds != nil {
+			printDiagnostics(diagOut, ds)
+			report.Diagnostics = jsonDiagnostics(ds)
+			return emit("invalid", exitBroken, fmt.Errorf("%s is invalid: %s", modelgen.HistoryFile(file), count(ds)))
+		}
+		return emit("error", exitBroken, err)
+	}
+	out, scan, plan := g.out, g.scan, g.plan
+	// The changes of data shapes: since the history's newest version, and
+	// since the spec given with --against.
+	shapes := make([]string, 0, len(plan.Pending))
+	for _, c := range plan.Pending {
+		line := changeLine(plan.Pos(nil, c), c)
+		shapes = append(shapes, line)
+		report.Changes = append(report.Changes, jsonChange(plan.Pos(nil, c), c))
+	}
+	var unrecorded []modelgen.ShapeChange
+	if against != "" {
+		old, name, err := readAgainst(dir, file, against)
+		if err != nil {
+			return emit("error", exitBroken, err)
+		}
+		since := modelgen.CompareShapes(old, mustSpec(m))
+		for _, c := range since {
+			shapes = append(shapes, changeLine(plan.Pos(nil, c), c)+" [since "+name+"]")
+			report.Changes = append(report.Changes, jsonChange(plan.Pos(nil, c), c))
+		}
+		if !recorded(plan, old) {
+			unrecorded = since
+		}
+	}
+	if !asJSON {
+		for _, line := range shapes {
+			fmt.Fprintln(stdout, line)
+		}
+	}
+	migrs, err := modelgen.ScanMigrations(dir, plan)
 	if err != nil {
 		return emit("error", exitBroken, err)
+	}
+	for _, f := range migrs {
+		report.Migrations = append(report.Migrations, implFinding{Path: filepath.ToSlash(filepath.Join(dir, filepath.FromSlash(f.Path))), Line: f.Line, Column: f.Col, Kind: "migration", Severity: "error", Message: f.Message})
+		if !asJSON {
+			fmt.Fprintf(stdout, "%s:%d:%d: %s\n", filepath.Join(dir, filepath.FromSlash(f.Path)), f.Line, f.Col, f.Message)
+		}
 	}
 	drift, err := modelgen.Compare(dir, out)
 	if err != nil {
@@ -641,6 +791,15 @@ func check(stdout, stderr io.Writer, file string, specErr error, strict, asJSON 
 		printFindings(stdout, stderr, dir, scan, nil, strict)
 	}
 	var problems []string
+	if n := countBreaking(plan.Pending); n > 0 {
+		problems = append(problems, fmt.Sprintf("%s since version %d of the spec, which journals may hold, %s no migration; run agentgen generate, which records version %d and writes the stubs of its migrations", plural(n, "breaking change"), plan.Current-1, map[bool]string{true: "has", false: "have"}[n == 1], plan.Current))
+	}
+	if n := countBreaking(unrecorded); n > 0 {
+		problems = append(problems, fmt.Sprintf("%s since %s, which the history (%s) does not record; no migration can read its journals", plural(n, "breaking change"), against, filepath.Base(modelgen.HistoryFile(file))))
+	}
+	if n := len(migrs); n > 0 {
+		problems = append(problems, plural(n, "migration")+" to write in "+filepath.Join(dir, filepath.FromSlash(modelgen.MigrationsDir))+", or journals of earlier versions will not open")
+	}
 	owned := make(map[string]bool, len(out.Files))
 	for _, f := range out.Files {
 		owned[f.Path] = f.Owned
@@ -698,4 +857,54 @@ func graph(stdout, stderr io.Writer, file, format string) error {
 		return fail(exitBroken, err)
 	}
 	return nil
+}
+
+// readAgainst reads the spec check --against names: a file, or else the
+// spec at a git revision. It returns the spec and how to name it.
+func readAgainst(dir, file, against string) (*modelgen.Spec, string, error) {
+	data, err := os.ReadFile(against)
+	name := against
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			return nil, "", fmt.Errorf("--against: %w", err)
+		}
+		cmd := exec.Command("git", "show", against+":./"+filepath.Base(file))
+		cmd.Dir = dir
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		if data, err = cmd.Output(); err != nil {
+			return nil, "", fmt.Errorf("--against %s: not a file, and git show %s:./%s failed: %v: %s", against, against, filepath.Base(file), err, strings.TrimSpace(stderr.String()))
+		}
+		name = against + ":" + filepath.Base(file)
+	}
+	m, err := modelgen.LoadBytes(name, data)
+	if err != nil {
+		return nil, "", fmt.Errorf("--against %s: %w", against, err)
+	}
+	sp, err := m.Spec()
+	if err != nil {
+		return nil, "", err
+	}
+	return sp, name, nil
+}
+
+// recorded says whether the history of plan has a version with the data
+// shapes of spec sp.
+func recorded(plan *modelgen.VersionPlan, sp *modelgen.Spec) bool {
+	for _, v := range plan.History.Versions {
+		vs, err := v.Spec()
+		if err == nil && len(modelgen.CompareShapes(vs, sp)) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// mustSpec is the spec of a model that was loaded from it.
+func mustSpec(m *modelgen.Model) *modelgen.Spec {
+	sp, err := m.Spec()
+	if err != nil {
+		panic(fmt.Sprintf("agentgen: decoding a spec that loaded: %v", err))
+	}
+	return sp
 }

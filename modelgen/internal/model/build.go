@@ -23,7 +23,7 @@ func Build(src *spec.Source, sp *Spec) (*Model, error) {
 	b := &builder{
 		d:          d,
 		spec:       sp,
-		m:          &Model{File: src.File(), Package: sp.Package},
+		m:          &Model{File: src.File(), Package: sp.Package, Src: src},
 		names:      newNameTable(d),
 		stateNames: newNameTable(d),
 		actors:     make(map[string]*Actor),

@@ -1,5 +1,7 @@
 package model
 
+import "github.com/moora-go/moora/modelgen/internal/spec"
+
 // Model is a validated, derived agent model.
 type Model struct {
 	// File is the spec file as named by the caller.
@@ -28,6 +30,10 @@ type Model struct {
 
 	// Warnings are the methodology lint findings (see Options.Strict).
 	Warnings Diagnostics
+
+	// Src is the spec document the model was built from, with the
+	// position of every value.
+	Src *spec.Source
 }
 
 // Actor is one actor with its derived state and context.
@@ -311,3 +317,6 @@ func (d *TypeDecl) NeedsUnmarshal() bool {
 	}
 	return false
 }
+
+// Spec decodes the spec the model was built from.
+func (m *Model) Spec() (*spec.Spec, error) { return spec.Decode(m.Src.Root()) }

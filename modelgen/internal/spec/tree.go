@@ -482,3 +482,56 @@ func (n *Node) Keys() []string { return n.keys }
 
 // UnescapePointer unescapes one reference token of a JSON Pointer.
 func UnescapePointer(tok string) string { return pointerUnescaper.Replace(tok) }
+
+// AppendIndentedJSON appends n as JSON indented by two spaces a level, each
+// line after the first starting with prefix, keeping the key order of
+// objects and the literals of numbers; the top-level keys in skip are left
+// out. Empty objects and arrays are written {} and [].
+func (n *Node) AppendIndentedJSON(b []byte, prefix string, skip ...string) []byte {
+	return n.appendIndented(b, prefix, skip)
+}
+
+func (n *Node) appendIndented(b []byte, prefix string, skip []string) []byte {
+	switch n.kind {
+	case ArrayNode:
+		if len(n.items) == 0 {
+			return append(b, "[]"...)
+		}
+		b = append(b, '[')
+		for i, it := range n.items {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(append(append(b, '\n'), prefix...), "  "...)
+			b = it.appendIndented(b, prefix+"  ", nil)
+		}
+		return append(append(append(b, '\n'), prefix...), ']')
+	case ObjectNode:
+		b = append(b, '{')
+		first := true
+		for i, k := range n.keys {
+			if slices.Contains(skip, k) {
+				continue
+			}
+			if !first {
+				b = append(b, ',')
+			}
+			first = false
+			b = append(append(append(b, '\n'), prefix...), "  "...)
+			b = appendJSONString(b, k)
+			b = append(b, ": "...)
+			b = n.vals[i].appendIndented(b, prefix+"  ", nil)
+		}
+		if first {
+			return append(b, '}')
+		}
+		return append(append(append(b, '\n'), prefix...), '}')
+	}
+	return n.appendJSON(b)
+}
+
+// Pos returns the position of the value.
+func (n *Node) Pos() Pos { return n.pos }
+
+// Items returns the elements of an array node.
+func (n *Node) Items() []*Node { return n.items }

@@ -17,14 +17,18 @@ import (
 )
 
 // Generator generates the decl/ package: the Go declarations of the model.
-var Generator gen.Generator = declGenerator{}
+var Generator gen.Generator = declGenerator{dir: "decl", pkg: "decl"}
 
-type declGenerator struct{}
+// Package generates the declarations of the model as package pkg in dir
+// (relative to the spec): an earlier version of the spec's, decl/v1.
+func Package(dir, pkg string) gen.Generator { return declGenerator{dir: dir, pkg: pkg} }
 
-func (declGenerator) Name() string   { return "decl" }
-func (declGenerator) Dirs() []string { return []string{"decl"} }
+type declGenerator struct{ dir, pkg string }
 
-func (declGenerator) Generate(m *model.Model) ([]gen.File, error) {
+func (g declGenerator) Name() string   { return g.dir }
+func (g declGenerator) Dirs() []string { return []string{g.dir} }
+
+func (g declGenerator) Generate(m *model.Model) ([]gen.File, error) {
 	type part struct {
 		name string
 		emit func(e *declEmitter, f *jen.File)
@@ -53,13 +57,13 @@ func (declGenerator) Generate(m *model.Model) ([]gen.File, error) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			f := jen.NewFile("decl")
+			f := jen.NewFile(g.pkg)
 			f.ImportName(gen.AutomataPath, "automata")
 			f.ImportName(gen.InputjsonPath, "inputjson")
 			f.ImportName(gen.JSONSchemaPath, "jsonschema")
 			p.emit(e, f)
-			data, err := gen.Render("decl/"+p.name, f)
-			files[i], errs[i] = gen.File{Path: "decl/" + p.name, Data: data, Owned: true}, err
+			data, err := gen.Render(g.dir+"/"+p.name, f)
+			files[i], errs[i] = gen.File{Path: g.dir + "/" + p.name, Data: data, Owned: true}, err
 		})
 	}
 	wg.Wait()

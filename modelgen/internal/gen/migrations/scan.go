@@ -1,0 +1,113 @@
+package migrations
+
+import (
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/moora-go/moora/modelgen/internal/versions"
+)
+
+// Finding is a migration that keeps the agent from reading its journal:
+// missing, or still a stub.
+type Finding struct {
+	Path      string // slash-separated, relative to the spec's directory
+	Line, Col int
+	Message   string
+}
+
+// Scan reads the migrations of impl/migrations under dir (the spec's
+// directory) with go/parser, and reports each migration of the plan that
+// is missing from a file that exists (a missing file is generate's to
+// create), or whose body still panics "not implemented". A file that does
+// not parse is a finding too.
+func Scan(dir string, p *versions.Plan) ([]Finding, error) {
+	fset := token.NewFileSet()
+	funcs := make(map[string]*ast.FuncDecl)
+	where := make(map[string]string)
+	files := make(map[string]bool)
+	var out []Finding
+	entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(Dir)))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		rel := Dir + "/" + e.Name()
+		files[rel] = true
+		f, err := parser.ParseFile(fset, filepath.Join(dir, filepath.FromSlash(rel)), nil, parser.SkipObjectResolution)
+		if err != nil {
+			var list scanner.ErrorList
+			pos := token.Position{Line: 1, Column: 1}
+			if errors.As(err, &list) && len(list) > 0 {
+				pos = list[0].Pos
+			}
+			out = append(out, Finding{Path: rel, Line: pos.Line, Col: pos.Column, Message: fmt.Sprintf("does not parse: %v", err)})
+			continue
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				funcs[fd.Name.Name], where[fd.Name.Name] = fd, rel
+			}
+		}
+	}
+	for _, fn := range Funcs(p) {
+		fd, ok := funcs[fn.Name]
+		if !ok {
+			if files[fn.Path] {
+				out = append(out, Finding{Path: fn.Path, Line: 1, Col: 1, Message: fmt.Sprintf("func %s is missing: the migration of %s from version %d to %d; write it (agentgen generate writes a stub only when the file is missing)", fn.Name, fn.What, fn.From, fn.From+1)})
+			}
+			continue
+		}
+		if msg, ok := stub(fd); ok {
+			pos := fset.Position(fd.Pos())
+			out = append(out, Finding{Path: where[fn.Name], Line: pos.Line, Col: pos.Column,
+				Message: fmt.Sprintf("func %s is still a stub: it panics %q; write the migration of %s from version %d to %d, or the journals of version %d will not open", fn.Name, msg, fn.What, fn.From, fn.From+1, fn.From)})
+		}
+	}
+	slices.SortFunc(out, func(a, b Finding) int {
+		if c := strings.Compare(a.Path, b.Path); c != 0 {
+			return c
+		}
+		return a.Line - b.Line
+	})
+	return out, nil
+}
+
+// stub reports whether fd's body is one panic("not implemented...").
+func stub(fd *ast.FuncDecl) (string, bool) {
+	if fd.Body == nil || len(fd.Body.List) != 1 {
+		return "", false
+	}
+	es, ok := fd.Body.List[0].(*ast.ExprStmt)
+	if !ok {
+		return "", false
+	}
+	call, ok := es.X.(*ast.CallExpr)
+	if !ok || len(call.Args) != 1 {
+		return "", false
+	}
+	if id, ok := call.Fun.(*ast.Ident); !ok || id.Name != "panic" {
+		return "", false
+	}
+	lit, ok := call.Args[0].(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
+	}
+	msg, err := strconv.Unquote(lit.Value)
+	if err != nil || !strings.HasPrefix(msg, "not implemented") {
+		return "", false
+	}
+	return msg, true
+}
