@@ -9,6 +9,8 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+
+	"github.com/moora-go/moora/automata/migrate"
 )
 
 // Definition is a pure machine: where it starts and how an input changes it.
@@ -21,6 +23,12 @@ import (
 type Definition[S, I any] struct {
 	Initial    func() S
 	Transition func(state S, input I) S
+	// Versions is the version history of the spec the inputs and the state
+	// were generated from, for a durable machine: package automata/journal
+	// writes each record under its current version and brings the records
+	// of earlier versions up to it as it reads them. Nil: one version, 1.
+	// A machine that is not durable does not use it.
+	Versions *migrate.History
 }
 
 // Update is what a general machine's output function sees: one applied input,

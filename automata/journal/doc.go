@@ -9,7 +9,7 @@
 //	store, err := journal.OpenBolt("agent.db")
 //	...
 //	m, err := journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
-//		Codec: journal.JSONGob[decl.AgentState, decl.AgentInput](decl.DecodeInput),
+//		Codec: journal.JSONGob[decl.AgentState](decl.DecodeInput),
 //	}, agent.WithEffects(effects), agent.WithJobs(jobs), automata.WithAdmission(stamp))
 //	...
 //	err = m.Dispatch(ctx, input) // nil: the input is on disk; an error: it is not

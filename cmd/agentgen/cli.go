@@ -766,12 +766,16 @@ func check(stdout, stderr io.Writer, file string, specErr error, strict, asJSON 
 		if asJSON {
 			continue
 		}
-		switch d.Kind {
-		case modelgen.Modified:
+		switch {
+		case d.Kind == modelgen.Modified && d.Path == filepath.Base(modelgen.HistoryFile(file)):
+			// Its diff is a whole version of the spec: the changes of
+			// shapes above say what it is.
+			fmt.Fprintf(stdout, "modified %s\n", path)
+		case d.Kind == modelgen.Modified:
 			stdout.Write(d.Diff)
-		case modelgen.Missing:
+		case d.Kind == modelgen.Missing:
 			fmt.Fprintf(stdout, "missing %s\n", path)
-		case modelgen.Extra:
+		case d.Kind == modelgen.Extra:
 			fmt.Fprintf(stdout, "extra %s\n", path)
 		}
 	}

@@ -179,7 +179,7 @@ func chat(ctx context.Context, a *journal.Machine[decl.AgentState, decl.AgentInp
 			continue
 		}
 		// Work.Stamp gives the message its time and its id.
-		if err := a.Dispatch(ctx, decl.SendUserMessage{Message: decl.UserMessage{Content: text}}); err != nil {
+		if err := a.Dispatch(ctx, decl.SendUserMessage{Message: decl.UserMessage{Content: text, Channel: "terminal"}}); err != nil {
 			return err
 		}
 	}

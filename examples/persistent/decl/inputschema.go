@@ -84,12 +84,16 @@ const inputSchemaJSON = `{
         },
         "timestamp": {
           "type": "integer"
+        },
+        "channel": {
+          "type": "string"
         }
       },
       "required": [
         "id",
         "content",
-        "timestamp"
+        "timestamp",
+        "channel"
       ],
       "type": "object"
     }

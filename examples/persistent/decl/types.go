@@ -35,4 +35,6 @@ type UserMessage struct {
 	Content string `json:"content"`
 	// Unix milliseconds.
 	Timestamp int64 `json:"timestamp"`
+	// Where the user typed it: terminal, or api.
+	Channel string `json:"channel"`
 }
