@@ -27,6 +27,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 )
 
 // History is what an agent reads of its spec's versions: records are
@@ -169,14 +170,20 @@ func (h *History) Input(v int, data []byte, decode func([]byte) (any, error)) (a
 		if !ok {
 			continue // compatible: the version after reads it as it is
 		}
-		in, fromRecord := any(nil), val == nil
-		if fromRecord {
+		var in any
+		switch {
+		case val == nil:
 			// The versions since v changed the type compatibly, so
 			// the record is valid under from if it is under v.
 			if in, err = step.Decode(data); err != nil {
 				return nil, &InvalidError{Version: v, Err: err}
 			}
-		} else if in, err = reencode(val, step.Decode); err != nil {
+		case valFrom == from:
+			in = val // the last migration made an input of this version
+		default:
+			in, err = reencode(val, step.Decode)
+		}
+		if err != nil {
 			return nil, &MigrationError{What: fmt.Sprintf("input %q", typ), From: valFrom - 1,
 				Err: fmt.Errorf("its result does not decode as version %d: %w", from, err)}
 		}
@@ -259,11 +266,14 @@ func (h *History) State(v int, data []byte, codec StateCodec, decode func([]byte
 			return nil, fmt.Errorf("version %d to %d: %w", from, from+1, ErrNoStateMigration)
 		}
 		ptr := step.State.New()
-		if val == nil {
+		switch {
+		case val == nil:
 			if err := codec.DecodeStateValue(data, ptr); err != nil {
 				return nil, &InvalidError{Version: v, Err: err}
 			}
-		} else {
+		case valFrom == from && reflect.TypeOf(ptr) == reflect.PointerTo(reflect.TypeOf(val)):
+			reflect.ValueOf(ptr).Elem().Set(reflect.ValueOf(val)) // the last migration made a state of this version
+		default:
 			b, err := codec.EncodeStateValue(val)
 			if err == nil {
 				err = codec.DecodeStateValue(b, ptr)
