@@ -11,6 +11,7 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"runtime/debug"
 	"strings"
 
@@ -107,6 +108,9 @@ func initAgent(stdout, stderr io.Writer, dir, module, toolkitDir string) error {
 	if tk != nil {
 		if err := tidy(abs); err != nil {
 			return fail(exitFailed, fmt.Errorf("the agent is written, but go mod tidy failed in %s: %w", dir, err))
+		}
+		if err := keepSums(filepath.Join(abs, "go.sum"), tk.sum); err != nil {
+			return fail(exitFailed, err)
 		}
 	}
 	if filepath.Clean(dir) == "." {
@@ -278,6 +282,26 @@ func tidy(dir string) error {
 		}
 	}
 	return fmt.Errorf("%w\n%s", err, bytes.TrimSpace(out))
+}
+
+// keepSums adds to the go.sum that go mod tidy left the toolkit's checksums
+// it dropped, those of the packages the starter does not import (bbolt, for
+// automata/journal): importing one later then needs a go mod tidy that
+// works offline, not the checksum database.
+func keepSums(file string, toolkit []byte) error {
+	have, err := os.ReadFile(file)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	lines := strings.Split(strings.TrimSpace(string(have)), "\n")
+	for l := range strings.Lines(string(toolkit)) {
+		if l = strings.TrimSpace(l); l != "" && !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	lines = slices.DeleteFunc(lines, func(l string) bool { return l == "" })
+	slices.Sort(lines)
+	return os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
 }
 
 // isRelease says whether a module version is a tagged release, which the
