@@ -11,8 +11,8 @@ import (
 	"path"
 	"path/filepath"
 	"runtime"
-	"slices"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/moora-go/moora/modelgen"
