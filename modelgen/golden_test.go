@@ -46,7 +46,7 @@ func firstVersion(t testing.TB, m *Model) Generator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Versions(plan, HistoryFile(filepath.Base(m.File)))
+	return Versions(plan, HistoryFile(filepath.Base(m.File)), nil)
 }
 
 // TestGolden generates each golden case and compares the output with the

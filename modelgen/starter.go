@@ -60,7 +60,7 @@ func Starter(opts StarterOptions) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := Generate(m, Decl, Impl(nil), Versions(plan, HistoryFile(DefaultSpecFile)))
+	out, err := Generate(m, Decl, Impl(nil), Versions(plan, HistoryFile(DefaultSpecFile), nil))
 	if err != nil {
 		return nil, err
 	}

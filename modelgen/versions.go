@@ -52,8 +52,17 @@ func CompareShapes(old, new *Spec) []ShapeChange { return evolve.Compare(old, ne
 // Versions returns the generator of a plan's files: the history file
 // (historyFile, relative to the spec's directory), the packages of earlier
 // versions that migrations read (decl/v1), impl/agent/versions.go, and a
-// stub for each migration to write (impl/migrations/v1_to_v2.go).
-func Versions(p *VersionPlan, historyFile string) Generator { return migrations.New(p, historyFile) }
+// stub for each migration to write (impl/migrations/v1_to_v2.go). declared
+// are the functions impl/migrations declares (DeclaredMigrations): a state
+// migration for a step whose state changed compatibly is optional, and
+// used when declared.
+func Versions(p *VersionPlan, historyFile string, declared map[string]bool) Generator {
+	return migrations.New(p, historyFile, declared)
+}
+
+// DeclaredMigrations returns the names of the functions impl/migrations
+// under dir, the spec's directory, declares.
+func DeclaredMigrations(dir string) (map[string]bool, error) { return migrations.Declared(dir) }
 
 // ScanMigrations reports the migrations of the plan that are missing or
 // still stubs in impl/migrations under dir, the spec's directory.

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -282,9 +283,15 @@ func (p *Panel[S, I]) follow() {
 }
 
 // row is an input of the timeline: what it was, and what it changed.
+// Version is the version of the agent's spec the input was journaled
+// under; Dropped, when not empty, says that a migration to a later version
+// dropped the input: it is kept in the journal, not applied, and the row
+// changes nothing (Input is null).
 type row struct {
 	Seq       uint64          `json:"seq"`
 	Time      int64           `json:"time"`
+	Version   int             `json:"version"`
+	Dropped   string          `json:"dropped,omitempty"`
 	Type      string          `json:"type"`
 	Actor     string          `json:"actor,omitempty"`
 	Input     json.RawMessage `json:"input"`
@@ -310,7 +317,9 @@ func (p *Panel[S, I]) sync() error {
 
 // fold reads the inputs after from up to to from the journal, applies each
 // to s (the state after from) and hands each one's timeline entry to add,
-// with the state after it.
+// with the state after it. An input of an earlier spec version that a
+// migration dropped is not applied, as replay does not apply it: its row
+// says so, and the state after it is the state before.
 func (p *Panel[S, I]) fold(from uint64, s S, to uint64, add func(e entry, next S)) error {
 	if to <= from {
 		return nil
@@ -323,7 +332,10 @@ func (p *Panel[S, I]) fold(from uint64, s S, to uint64, add func(e entry, next S
 		if e.Seq != from+1 {
 			return fmt.Errorf("the journal skips from input %d to %d", from, e.Seq)
 		}
-		next := p.cfg.Definition.Transition(s, e.Input)
+		next := s
+		if e.Dropped == "" {
+			next = p.cfg.Definition.Transition(s, e.Input)
+		}
 		r, err := p.row(e, s, next)
 		if err != nil {
 			return fmt.Errorf("input %d: %w", e.Seq, err)
@@ -339,6 +351,13 @@ func (p *Panel[S, I]) fold(from uint64, s S, to uint64, add func(e entry, next S
 }
 
 func (p *Panel[S, I]) row(e journal.Entry[I], before, after S) (row, error) {
+	if e.Dropped != "" {
+		// Input is the zero value, which the program's hooks are not
+		// made for: the row is the journal's word alone.
+		return row{Seq: e.Seq, Time: e.Time.UnixMilli(), Version: e.Version, Dropped: e.Dropped,
+			Type: droppedType(e.Dropped), Input: json.RawMessage("null"), Diff: []Op{},
+			Started: []string{}, Cancelled: []string{}, Notes: []Note{}}, nil
+	}
 	in, err := json.Marshal(e.Input)
 	if err != nil {
 		return row{}, err
@@ -347,7 +366,7 @@ func (p *Panel[S, I]) row(e journal.Entry[I], before, after S) (row, error) {
 	if err != nil {
 		return row{}, err
 	}
-	r := row{Seq: e.Seq, Time: e.Time.UnixMilli(), Type: inputType(e.Input), Input: in, Diff: diff,
+	r := row{Seq: e.Seq, Time: e.Time.UnixMilli(), Version: e.Version, Type: inputType(e.Input), Input: in, Diff: diff,
 		Started: []string{}, Cancelled: []string{}, Notes: []Note{}}
 	if p.cfg.Actor != nil {
 		r.Actor = p.cfg.Actor(e.Input)
@@ -380,6 +399,20 @@ func inputType(in any) string {
 		return t.InputType()
 	}
 	return fmt.Sprintf("%T", in)
+}
+
+// droppedType is the type of a dropped input, read from the journal's
+// Dropped (`input "ping" dropped by the migration from version 1 to 2`,
+// migrate.DroppedError), or "dropped" when it names none.
+func droppedType(dropped string) string {
+	if rest, ok := strings.CutPrefix(dropped, "input "); ok {
+		if q, err := strconv.QuotedPrefix(rest); err == nil {
+			if t, err := strconv.Unquote(q); err == nil && t != "" {
+				return t
+			}
+		}
+	}
+	return "dropped"
 }
 
 // appendLocked adds an event to the log, dropping the oldest beyond the

@@ -231,6 +231,8 @@ func setDefault[T int | int64 | time.Duration](v *T, d T) {
 }
 
 // loadRecentIDs reads the ids of the last DedupWindow journaled inputs.
+// An input of an earlier spec version that a migration dropped has none:
+// it was never applied, and its Input is the zero value.
 func (b *Bridge[S, I, V]) loadRecentIDs() error {
 	to := b.durable.Seq()
 	from := uint64(1)
@@ -242,6 +244,9 @@ func (b *Bridge[S, I, V]) loadRecentIDs() error {
 		return fmt.Errorf("httpbridge: reading the recent input ids from the journal: %w", err)
 	}
 	for _, e := range entries {
+		if e.Dropped != "" {
+			continue
+		}
 		if id := b.cfg.InputID(e.Input); id != "" {
 			b.dedup.remember(id, e.Seq)
 		}

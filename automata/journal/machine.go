@@ -529,7 +529,11 @@ type staleSnapshot struct {
 func (e *staleSnapshot) Error() string {
 	msg := fmt.Sprintf("journal: the snapshot at %d, of version %d of the spec, cannot be read: %v", e.seq, e.version, e.err)
 	if e.journalFrom > 0 {
-		msg += fmt.Sprintf("; the journal starts at %d, after it, so the state cannot be replayed from an earlier one either: write the state migration of that step (see \"Changing the spec of a durable agent\" in go doc github.com/moora-go/moora/automata/journal)", e.journalFrom)
+		msg += fmt.Sprintf("; the journal starts at %d, after it, so the state cannot be replayed from an earlier one either", e.journalFrom)
+		var step *migrate.NoStateMigrationError
+		if errors.As(e.err, &step) {
+			msg += fmt.Sprintf(": write the state's migration of that step, func AgentStateFromV%d in impl/migrations, and run agentgen generate", step.From)
+		}
 	}
 	return msg
 }

@@ -125,10 +125,21 @@ func (e *MigrationError) Error() string {
 
 func (e *MigrationError) Unwrap() error { return e.Err }
 
-// ErrNoStateMigration is returned by State for a snapshot whose state
-// changed shape on the way to the current version without a migration:
-// it cannot be read, and the journal must be replayed instead.
+// ErrNoStateMigration is returned by State (as a *NoStateMigrationError)
+// for a snapshot whose state changed shape on the way to the current
+// version without a migration: it cannot be read, and the journal must be
+// replayed instead.
 var ErrNoStateMigration = errors.New("the state changed shape since, and no migration brings it up")
+
+// NoStateMigrationError is ErrNoStateMigration at the step from version
+// From to From+1.
+type NoStateMigrationError struct{ From int }
+
+func (e *NoStateMigrationError) Error() string {
+	return fmt.Sprintf("version %d to %d: %v", e.From, e.From+1, ErrNoStateMigration)
+}
+
+func (e *NoStateMigrationError) Is(target error) bool { return target == ErrNoStateMigration }
 
 // check returns the error of a record of version v, or nil when h can read
 // it.
@@ -263,7 +274,7 @@ func (h *History) State(v int, data []byte, codec StateCodec, decode func([]byte
 			continue
 		}
 		if step.State == nil || codec == nil {
-			return nil, fmt.Errorf("version %d to %d: %w", from, from+1, ErrNoStateMigration)
+			return nil, &NoStateMigrationError{From: from}
 		}
 		ptr := step.State.New()
 		switch {

@@ -435,7 +435,11 @@ func generateAll(m *modelgen.Model, file string, amend bool) (*generated, error)
 	if err != nil {
 		return nil, err
 	}
-	out, err := modelgen.Generate(m, modelgen.Decl, modelgen.Impl(scan), modelgen.Versions(plan, filepath.Base(modelgen.HistoryFile(file))))
+	declared, err := modelgen.DeclaredMigrations(dir)
+	if err != nil {
+		return nil, err
+	}
+	out, err := modelgen.Generate(m, modelgen.Decl, modelgen.Impl(scan), modelgen.Versions(plan, filepath.Base(modelgen.HistoryFile(file)), declared))
 	if err != nil {
 		return nil, err
 	}

@@ -128,6 +128,7 @@ function handle(event, data) {
       break;
     case 'reset':
       rows.clear();
+      newest = 0;
       $('rows').replaceChildren();
       lastId = '';
       break;
@@ -141,6 +142,9 @@ function handle(event, data) {
 // --- the timeline ----------------------------------------------------------
 const actors = new Set();
 const types = new Set();
+// newest is the newest spec version among the rows: a row journaled under
+// an older one (its input brought up by a migration) shows a badge.
+let newest = 0;
 
 function addOption(select, set, v) {
   if (!v || set.has(v)) return;
@@ -163,7 +167,20 @@ function addRow(r) {
     td.textContent = c;
     tr.append(td);
   }
+  const v = document.createElement('span');
+  v.className = 'version';
+  v.textContent = 'v' + r.version;
+  v.title = `journaled under version ${r.version} of the spec`;
+  tr.children[0].append(v);
   const notes = document.createElement('td');
+  if (r.dropped) {
+    tr.classList.add('dropped');
+    tr.title = r.dropped + ': kept in the journal, not applied';
+    const s = document.createElement('span');
+    s.className = 'dropped-why';
+    s.textContent = r.dropped;
+    notes.append(s);
+  }
   for (const n of r.notes) {
     const s = document.createElement('span');
     s.className = 'note';
@@ -178,10 +195,19 @@ function addRow(r) {
   tr.append(j);
   tr.addEventListener('click', () => select(r.seq));
   $('rows').append(tr);
-  r.text = (JSON.stringify(r.input) + ' ' + r.type + ' ' + r.notes.map((n) => n.type + ' ' + n.text).join(' ')).toLowerCase();
+  r.text = (JSON.stringify(r.input) + ' ' + r.type + ' ' + (r.dropped || '') + ' ' + r.notes.map((n) => n.type + ' ' + n.text).join(' ')).toLowerCase();
+  if (r.version > newest) {
+    newest = r.version;
+    for (const o of rows.values()) markVersion(o);
+  } else markVersion(r);
   markRow(r);
   filterRow(r);
   $('count').textContent = `${rows.size} inputs`;
+}
+
+// markVersion shows a row's version when it is older than the newest.
+function markVersion(r) {
+  r.tr.classList.toggle('old', r.version < newest);
 }
 
 function rowStatus(r) {
@@ -221,8 +247,8 @@ function select(seq) {
   selected = seq;
   r.tr.classList.add('selected');
   $('detail').hidden = false;
-  $('d-seq').textContent = `${r.seq} (${r.type})`;
-  $('d-input').textContent = JSON.stringify(r.input, null, 2);
+  $('d-seq').textContent = `${r.seq} (${r.type})` + (r.dropped ? ', dropped' : '') + `, spec version ${r.version}`;
+  $('d-input').textContent = r.dropped ? `${r.dropped}: kept in the journal, not applied` : JSON.stringify(r.input, null, 2);
   const ul = $('diff');
   ul.replaceChildren();
   for (const op of r.diff) {

@@ -46,8 +46,9 @@ type Step struct {
 	// migration, a snapshot of version From is replayed over.
 	StateChanged bool
 	// Old and New are the models of versions From and From+1, set when
-	// the step needs a migration; New is Plan.Model when From+1 is the
-	// spec's version.
+	// the step needs a migration or the state changed (a state migration
+	// is then optional); New is Plan.Model when From+1 is the spec's
+	// version.
 	Old, New *model.Model
 	// Src is the document of version From+1, where the changes are.
 	Src *spec.Source
@@ -126,7 +127,7 @@ func (p *Plan) step(from, to *Version) (*Step, error) {
 			breaking[c.Input] = true
 		}
 	}
-	if !s.NeedsCode() && len(breaking) == 0 {
+	if !s.NeedsCode() && !s.StateChanged && len(breaking) == 0 {
 		return s, nil
 	}
 	if s.Old, err = from.Model(p.Model.Package); err != nil {

@@ -27,15 +27,27 @@ const Dir = "impl/migrations"
 const MigratePath = "github.com/moora-go/moora/automata/migrate"
 
 // New returns the generator of the plan's files; historyFile is the
-// history file's path relative to the spec's directory.
-func New(plan *versions.Plan, historyFile string) gen.Generator {
-	return generator{plan: plan, file: historyFile}
+// history file's path relative to the spec's directory, and declared the
+// functions impl/migrations declares (Declared): an optional migration, of
+// a state that changed compatibly, is used when it is declared.
+func New(plan *versions.Plan, historyFile string, declared map[string]bool) gen.Generator {
+	return generator{plan: plan, file: historyFile, declared: declared}
 }
 
 type generator struct {
-	plan *versions.Plan
-	file string
+	plan     *versions.Plan
+	file     string
+	declared map[string]bool
 }
+
+// migratesState says whether step s migrates the state: it must (a
+// breaking change), or may and the function is written.
+func (g generator) migratesState(s *versions.Step) bool {
+	return s.State || (s.StateChanged && g.declared[stateFunc(s)])
+}
+
+// hasCode says whether step s runs migrations.
+func (g generator) hasCode(s *versions.Step) bool { return len(s.Inputs) > 0 || g.migratesState(s) }
 
 func (generator) Name() string { return "versions" }
 
@@ -61,7 +73,7 @@ func versionPkg(v int) string { return "v" + strconv.Itoa(v) }
 func (g generator) packages() map[int]*model.Model {
 	pkgs := make(map[int]*model.Model)
 	for _, s := range g.plan.Steps {
-		if !s.NeedsCode() {
+		if !g.hasCode(s) {
 			continue
 		}
 		pkgs[s.From] = s.Old
@@ -196,7 +208,9 @@ func (g generator) glue(m *model.Model) ([]byte, error) {
 	var steps []jen.Code
 	for _, s := range p.Steps {
 		from := g.versionPath(m, s.From)
-		f.ImportName(from, versionPkg(s.From))
+		if g.hasCode(s) {
+			f.ImportName(from, versionPkg(s.From))
+		}
 		d := jen.Dict{}
 		if len(s.Inputs) > 0 {
 			inputs := jen.Dict{}
@@ -212,7 +226,7 @@ func (g generator) glue(m *model.Model) ([]byte, error) {
 		if s.StateChanged {
 			d[jen.Id("StateChanged")] = jen.True()
 		}
-		if s.State {
+		if g.migratesState(s) {
 			d[jen.Id("State")] = jen.Op("&").Qual(MigratePath, "State").Values(jen.Dict{
 				jen.Id("New"): jen.Func().Params().Any().Block(jen.Return(jen.New(jen.Qual(from, "AgentState")))),
 				jen.Id("Migrate"): jen.Func().Params(jen.Id("old").Any()).Any().Block(

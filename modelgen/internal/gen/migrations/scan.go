@@ -85,6 +85,35 @@ func Scan(dir string, p *versions.Plan) ([]Finding, error) {
 	return out, nil
 }
 
+// Declared returns the names of the functions the files of impl/migrations
+// under dir declare (a file that does not parse declares none).
+func Declared(dir string) (map[string]bool, error) {
+	names := make(map[string]bool)
+	entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(Dir)))
+	if errors.Is(err, fs.ErrNotExist) {
+		return names, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	fset := token.NewFileSet()
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, filepath.FromSlash(Dir), e.Name()), nil, parser.SkipObjectResolution)
+		if err != nil {
+			continue
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
+				names[fd.Name.Name] = true
+			}
+		}
+	}
+	return names, nil
+}
+
 // stub reports whether fd's body is one panic("not implemented...").
 func stub(fd *ast.FuncDecl) (string, bool) {
 	if fd.Body == nil || len(fd.Body.List) != 1 {
