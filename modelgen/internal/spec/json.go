@@ -14,14 +14,17 @@ import (
 // says where each token starts, into the spec's tree: exact positions,
 // duplicate keys rejected, nesting and size bounded.
 type jsonParser struct {
-	dec   *json.Decoder
-	data  []byte
-	li    *lineIndex
-	nodes int
+	dec      *json.Decoder
+	data     []byte
+	li       *lineIndex
+	nodes    int
+	maxNodes int
 }
 
-func parseJSON(file string, data []byte) (*Node, error) {
-	p := &jsonParser{dec: json.NewDecoder(bytes.NewReader(data)), data: data, li: newLineIndex(file, data)}
+func parseJSON(file string, data []byte) (*Node, error) { return parseJSONMax(file, data, MaxNodes) }
+
+func parseJSONMax(file string, data []byte, maxNodes int) (*Node, error) {
+	p := &jsonParser{dec: json.NewDecoder(bytes.NewReader(data)), data: data, li: newLineIndex(file, data), maxNodes: maxNodes}
 	p.dec.UseNumber()
 	tok, off, err := p.next()
 	if err == io.EOF {
@@ -68,8 +71,8 @@ func (p *jsonParser) syntaxError(err error, off int) error {
 
 func (p *jsonParser) value(tok json.Token, off, depth int) (*Node, error) {
 	pos := p.li.pos(off)
-	if p.nodes++; p.nodes > MaxNodes {
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("spec has more than %d values", MaxNodes)}
+	if p.nodes++; p.nodes > p.maxNodes {
+		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("spec has more than %d values", p.maxNodes)}
 	}
 	switch t := tok.(type) {
 	case nil:

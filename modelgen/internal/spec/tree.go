@@ -297,6 +297,23 @@ func Parse(file string, data []byte) (*Node, error) {
 	return root, nil
 }
 
+// ParseJSON parses a JSON document that holds up to maxNodes values, such
+// as a spec's history, which holds many specs; otherwise it is Parse.
+func ParseJSON(file string, data []byte, maxNodes int) (*Node, error) {
+	if !utf8.Valid(data) {
+		off := invalidUTF8(data)
+		return nil, &Diagnostic{Pos: newLineIndex(file, data).pos(off), Message: fmt.Sprintf("not valid UTF-8: byte %#x", data[off])}
+	}
+	root, err := parseJSONMax(file, data, maxNodes)
+	if err != nil {
+		return nil, err
+	}
+	if ds := emptyKeys(root); len(ds) > 0 {
+		return nil, ds
+	}
+	return root, nil
+}
+
 // UTF8BOM is the UTF-8 byte order mark, which a spec may start with in
 // either syntax.
 var UTF8BOM = []byte("\ufeff")

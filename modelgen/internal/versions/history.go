@@ -15,6 +15,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -58,13 +59,25 @@ func (h *History) Newest() *Version {
 	return h.Versions[len(h.Versions)-1]
 }
 
+// Limits of a history file, which holds every version of a spec (a spec
+// may hold spec.MaxNodes values): a hundred versions of a large spec.
+const (
+	MaxValues = 2_000_000
+	MaxBytes  = 256 << 20
+)
+
 // Read reads the history file; a file that does not exist is an empty
 // history.
 func Read(file string) (*History, error) {
-	data, err := os.ReadFile(file)
+	f, err := os.Open(file)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &History{File: file}, nil
 	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the spec's history: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the spec's history: %w", err)
 	}
@@ -76,11 +89,10 @@ func Read(file string) (*History, error) {
 // 1, 2, ...), and reports what is wrong as Diagnostics at their position;
 // each version's spec is checked when it is first used (Version.Spec).
 func Parse(file string, data []byte) (*History, error) {
-	name := file
-	if !strings.HasSuffix(name, ".json") {
-		name += ".json" // it is JSON whatever it is called
+	if len(data) > MaxBytes {
+		return nil, spec.Diagnostics{{Pos: spec.Pos{File: file}, Message: fmt.Sprintf("the history is %d bytes, more than the %d a history may be", len(data), MaxBytes)}}
 	}
-	root, err := spec.Parse(name, data)
+	root, err := spec.ParseJSON(file, data, MaxValues)
 	if err != nil {
 		return nil, err
 	}
