@@ -114,7 +114,7 @@
 //
 //	id: 42
 //	event: input
-//	data: {"seq":42,"time":1760000000000,"type":"user-run-task","actor":"user",
+//	data: {"seq":42,"time":1760000000000,"version":1,"type":"user-run-task","actor":"user",
 //	       "input":{...},"diff":[{"op":"add","path":"/requests/-","value":{...}}],
 //	       "started":["agent/start-r1"],"cancelled":[],"notes":[{"type":"user.input","text":"..."}]}
 //
@@ -140,6 +140,18 @@
 // and after the input: the jobs the input made the state call for, or no
 // longer call for. Config.Notes adds an agent's own labels (seed 002's
 // tool.request, agent.transition, ...), Config.Actor the dispatching actor.
+//
+// "version" is the version of the agent's spec the input was journaled
+// under (see package automata/migrate): a journal kept across changes of
+// the spec holds records of earlier versions, which the timeline and time
+// travel (GET /state) read as the agent does, brought up to the current
+// version by the migrations, and which the page marks with a small badge
+// ("v1") when newer rows follow. An input that a migration dropped (its
+// type was removed) stays in the journal and is not applied, by the agent
+// nor by the panel: its row has "dropped", the journal's reason, the type
+// named there, a null input and no diff, started or cancelled jobs, and
+// Config.Actor, Notes and Jobs are not called for it; the page strikes it
+// through.
 //
 // A reconnect names its last id in Last-Event-ID (or the lastEventId query
 // parameter), as the bridge's state stream does (package httpbridge), and

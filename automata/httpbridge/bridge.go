@@ -42,6 +42,7 @@ type durable[S, I any] interface {
 	Seq() uint64
 	StateAt(seq uint64) (S, error)
 	Inputs(from, to uint64) ([]journal.Entry[I], error)
+	Version() int
 }
 
 var _ durable[int, int] = (*journal.Machine[int, int])(nil)

@@ -84,6 +84,17 @@
 // place, and one that stops reading is dropped when a write takes longer than
 // Config.WriteTimeout, and resumes when it returns.
 //
+// A journal kept across changes of the agent's spec holds records of
+// earlier versions (see package automata/migrate): the bridge reads them as
+// the agent does, brought up to the current version, and an input that a
+// migration dropped, not applied, changes nothing (nor is it handed to
+// Config.InputID when New reads the recent ids back). A page whose last id
+// is an input journaled under an earlier version than the agent's (or 0,
+// once the spec has had more than one version) may hold a view that a
+// binary of that version made, of another shape than this one makes: it
+// gets a "resync", never a delta against a view it may not hold. Pages
+// left open across a deploy that changed the spec resync once.
+//
 // GET /streams/{name} — a token stream (see Streams): the text written so far
 // as one "chunk" event, then each new chunk, then an "end" event with the
 // whole text, after which the response ends. A chunk's id is the byte offset

@@ -81,6 +81,8 @@ func (b *Bridge[S, I, V]) getState(w http.ResponseWriter, r *http.Request) {
 		first = b.snapshotEvent("snapshot", seq, view)
 	case from.epoch != b.epoch || from.seq > seq:
 		first = b.snapshotEvent("resync", seq, view) // another history
+	case b.earlierVersion(from.seq):
+		first = b.snapshotEvent("resync", seq, view) // a view an earlier version may have made
 	case from.seq >= floor:
 		cursor = from.seq // the ring has every delta after it
 	case b.durable != nil:
@@ -158,6 +160,22 @@ func (b *Bridge[S, I, V]) snapshotEvent(kind string, seq uint64, view V) []byte 
 		data = []byte(`{"seq":` + strconv.FormatUint(seq, 10) + `,"view":null}`)
 	}
 	return wire.AppendEvent(nil, b.id(seq), kind, data)
+}
+
+// earlierVersion says whether a client at seq may hold a view that a binary
+// of an earlier version of the spec made: the input at seq was journaled
+// under an earlier version than the agent's (or, for seq 0, the agent's
+// spec has had more than one). Such a client is resynced: its view may have
+// another shape than the one this binary makes of the migrated state.
+func (b *Bridge[S, I, V]) earlierVersion(seq uint64) bool {
+	if b.durable == nil || b.durable.Version() <= 1 {
+		return false
+	}
+	if seq == 0 {
+		return true
+	}
+	entries, err := b.durable.Inputs(seq, seq)
+	return err != nil || len(entries) != 1 || entries[0].Version < b.durable.Version()
 }
 
 // catchUp brings a client at from, older than the ring, to seq, from the

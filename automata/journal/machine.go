@@ -729,6 +729,10 @@ func (m *Machine[S, I]) Subscribe(fn func(state S)) (unsubscribe func()) {
 	return m.inner.Subscribe(fn)
 }
 
+// Version returns the version of the spec the machine writes its records
+// under (Options.Versions): 1 for an agent whose spec has one version.
+func (m *Machine[S, I]) Version() int { return m.opts.Versions.Current }
+
 // Current returns the state after the latest applied input.
 func (m *Machine[S, I]) Current() S { return m.inner.Current() }
 

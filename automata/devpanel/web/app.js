@@ -167,11 +167,13 @@ function addRow(r) {
     td.textContent = c;
     tr.append(td);
   }
-  const v = document.createElement('span');
-  v.className = 'version';
-  v.textContent = 'v' + r.version;
-  v.title = `journaled under version ${r.version} of the spec`;
-  tr.children[0].append(v);
+  if (r.version) {
+    const v = document.createElement('span');
+    v.className = 'version';
+    v.textContent = 'v' + r.version;
+    v.title = `journaled under version ${r.version} of the spec, brought up to the newest by its migrations`;
+    tr.children[0].append(v);
+  }
   const notes = document.createElement('td');
   if (r.dropped) {
     tr.classList.add('dropped');
@@ -196,7 +198,7 @@ function addRow(r) {
   tr.addEventListener('click', () => select(r.seq));
   $('rows').append(tr);
   r.text = (JSON.stringify(r.input) + ' ' + r.type + ' ' + (r.dropped || '') + ' ' + r.notes.map((n) => n.type + ' ' + n.text).join(' ')).toLowerCase();
-  if (r.version > newest) {
+  if ((r.version || 0) > newest) {
     newest = r.version;
     for (const o of rows.values()) markVersion(o);
   } else markVersion(r);
@@ -247,7 +249,7 @@ function select(seq) {
   selected = seq;
   r.tr.classList.add('selected');
   $('detail').hidden = false;
-  $('d-seq').textContent = `${r.seq} (${r.type})` + (r.dropped ? ', dropped' : '') + `, spec version ${r.version}`;
+  $('d-seq').textContent = `${r.seq} (${r.type})` + (r.dropped ? ', dropped' : '') + (r.version ? `, spec version ${r.version}` : '');
   $('d-input').textContent = r.dropped ? `${r.dropped}: kept in the journal, not applied` : JSON.stringify(r.input, null, 2);
   const ul = $('diff');
   ul.replaceChildren();
