@@ -40,8 +40,12 @@ func TestJournalOfVersion1GoesOn(t *testing.T) {
 		"you: three more words here", // after the snapshot: inputs of version 1
 		`  [calls word-count({"text":"three more words here"})]`,
 		"  [resuming toolkit/tool-", // the call that kill -9 cut
-		"you: and these words",      // version 2
-		"→ 4]",
+	})
+	// The resumed call and the new message race; each goes on.
+	_, after, _ := strings.Cut(out.String(), "[resuming toolkit/tool-")
+	assertInOrder(t, after, []string{"→ 4]"})
+	assertInOrder(t, after, []string{
+		"you: and these words", // version 2
 		`  [calls word-count({"text":"and these words"})]`,
 		"→ 3]",
 		"assistant: Your message has 3 words.",
