@@ -44,7 +44,7 @@ func Build(src *spec.Source, sp *Spec) (*Model, error) {
 			d.At("/package", msg, "write the Go import path of the spec's directory, like example.com/agent")
 		}
 	}
-	b.names.reserve("agentgen", "Actor", "Actors", "AgentState", "AgentInput", "EffectFns", "JobFns", "DecodeInput", "InputSchema", "Timestamped")
+	b.names.reserve("agentgen", "Actor", "Actors", "AgentState", "AgentInput", "EffectFns", "JobFns", "DecodeInput", "InputSchema", "Timestamped", "SpecVersion")
 	b.checkDescriptions()
 	b.buildActors()
 	b.buildDefs()

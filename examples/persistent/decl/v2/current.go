@@ -37,3 +37,7 @@ type (
 	AgentState           = decl.AgentState
 	AgentInput           = decl.AgentInput
 )
+
+const (
+	SpecVersion = decl.SpecVersion
+)

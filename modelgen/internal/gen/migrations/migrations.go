@@ -109,6 +109,17 @@ func (g generator) Generate(m *model.Model) ([]gen.File, error) {
 		return nil, err
 	}
 	files = append(files, gen.File{Path: model.AgentDir + "/versions.go", Data: data, Owned: true})
+	for dir, v := range g.versionFiles() {
+		pkg := path.Base(dir)
+		f := jen.NewFile(pkg)
+		gen.Comment(f, fmt.Sprintf("SpecVersion is the version of the spec that package %s declares: its number in %s.", pkg, path.Base(g.file)))
+		f.Const().Id("SpecVersion").Op("=").Lit(v)
+		data, err := gen.Render(dir+"/version.go", f)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, gen.File{Path: dir + "/version.go", Data: data, Owned: true})
+	}
 	for _, s := range p.Steps {
 		if !s.NeedsCode() {
 			continue
@@ -122,6 +133,18 @@ func (g generator) Generate(m *model.Model) ([]gen.File, error) {
 	}
 	gen.SortFiles(files)
 	return files, nil
+}
+
+// versionFiles are the packages that get a SpecVersion, by directory: decl
+// (the spec's version) and each full package of an earlier version.
+func (g generator) versionFiles() map[string]int {
+	files := map[string]int{"decl": g.plan.Current}
+	for v, vm := range g.packages() {
+		if vm != nil {
+			files[VersionDir(v)] = v
+		}
+	}
+	return files
 }
 
 // StubPath is the file of the migrations from version from to the next.
@@ -185,15 +208,13 @@ func (g generator) aliases(m *model.Model, v int) ([]byte, error) {
 		defs = append(defs, jen.Id(n).Op("=").Qual(m.DeclPath(), n))
 	}
 	f.Type().Defs(defs...)
-	var consts []jen.Code
+	consts := []jen.Code{jen.Id("SpecVersion").Op("=").Qual(m.DeclPath(), "SpecVersion")}
 	for _, t := range m.Types {
 		for _, ev := range t.Values {
 			consts = append(consts, jen.Id(ev.GoName).Op("=").Qual(m.DeclPath(), ev.GoName))
 		}
 	}
-	if len(consts) > 0 {
-		f.Const().Defs(consts...)
-	}
+	f.Const().Defs(consts...)
 	return gen.Render(VersionDir(v)+"/current.go", f)
 }
 
