@@ -259,6 +259,8 @@
 //	                 EffectFnOfX = automata.Effect[ContextOfX, AgentInput],
 //	                 JobsFnOfX = func(view ContextOfX)
 //	                 map[string]automata.Job[AgentInput]
+//	version.go       SpecVersion, the spec's version in its history file
+//	                 (written by Versions, below)
 //	agent.go         AgentState with StateOfX(), ContextOfX() and
 //	                 WithStateOfX(StateOfX) AgentState (a copy; the receiver
 //	                 is not changed); AgentInput; EffectFns and JobFns, a
