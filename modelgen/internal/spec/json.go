@@ -61,7 +61,15 @@ func (p *jsonParser) next() (json.Token, int, error) {
 func (p *jsonParser) syntaxError(err error, off int) error {
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		off = int(se.Offset)
+		// A Decoder's offsets count from where its current scan began,
+		// not from the document's start; Unmarshal of the whole document
+		// finds the same error at its offset in the document.
+		// (Offset counts the offending byte: it is the one before.)
+		var v any
+		if whole := json.Unmarshal(p.data, &v); errors.As(whole, &se) {
+			err = whole
+		}
+		off = max(int(se.Offset)-1, 0)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || err == io.EOF {
 		return &Diagnostic{Pos: p.li.pos(len(p.data)), Message: "unexpected end of JSON input"}

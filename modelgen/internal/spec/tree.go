@@ -300,6 +300,7 @@ func Parse(file string, data []byte) (*Node, error) {
 // ParseJSON parses a JSON document that holds up to maxNodes values, such
 // as a spec's history, which holds many specs; otherwise it is Parse.
 func ParseJSON(file string, data []byte, maxNodes int) (*Node, error) {
+	data = bytes.TrimPrefix(data, UTF8BOM)
 	if !utf8.Valid(data) {
 		off := invalidUTF8(data)
 		return nil, &Diagnostic{Pos: newLineIndex(file, data).pos(off), Message: fmt.Sprintf("not valid UTF-8: byte %#x", data[off])}
@@ -366,15 +367,21 @@ func emptyKeys(root *Node) Diagnostics {
 	return ds
 }
 
-// lineIndex converts byte offsets to positions.
+// lineIndex converts byte offsets to positions. It is used by one
+// goroutine, the parser's, which asks for offsets mostly in increasing
+// order: the column of the last offset asked for is kept, so that the
+// values of one long line cost their distance from the previous one, not
+// from the line's start (a minified document is one line).
 type lineIndex struct {
 	file   string
 	data   []byte
 	starts []int
+
+	lastLine, lastOff, lastCol int // the last position computed; lastOff -1: none
 }
 
 func newLineIndex(file string, data []byte) *lineIndex {
-	li := &lineIndex{file: file, data: data, starts: []int{0}}
+	li := &lineIndex{file: file, data: data, starts: []int{0}, lastOff: -1}
 	for i, c := range data {
 		if c == '\n' {
 			li.starts = append(li.starts, i+1)
@@ -394,7 +401,13 @@ func (li *lineIndex) pos(off int) Pos {
 			hi = m
 		}
 	}
-	col := utf8.RuneCount(li.data[li.starts[line]:off]) + 1
+	var col int
+	if li.lastOff >= 0 && li.lastLine == line && li.lastOff <= off {
+		col = li.lastCol + utf8.RuneCount(li.data[li.lastOff:off])
+	} else {
+		col = utf8.RuneCount(li.data[li.starts[line]:off]) + 1
+	}
+	li.lastLine, li.lastOff, li.lastCol = line, off, col
 	return Pos{File: li.file, Line: line + 1, Col: col}
 }
 

@@ -13,6 +13,7 @@ package versions
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -181,7 +182,8 @@ func (v *Version) Model(pkg string) (*model.Model, error) {
 func (h *History) Encode(specName string) []byte {
 	var b bytes.Buffer
 	b.WriteString("{\n")
-	fmt.Fprintf(&b, "%s The versions of %s that the agent's journals were written under, oldest first; agentgen check compares the spec with the newest. Commit it with the code.\",\n", gen.JSONHeader, specName)
+	text, _ := json.Marshal(fmt.Sprintf(" The versions of %s that the agent's journals were written under, oldest first; agentgen check compares the spec with the newest. Commit it with the code.", specName))
+	fmt.Fprintf(&b, "%s%s,\n", gen.JSONHeader, text[1:]) // JSONHeader opens the string
 	b.WriteString("  \"versions\": [")
 	for i, v := range h.Versions {
 		if i > 0 {

@@ -36,8 +36,8 @@ type Step struct {
 	From    int
 	Changes []evolve.Change
 	// Inputs are the input types of version From whose records need a
-	// migration, by name: their shape changed in a breaking way, or they
-	// were removed.
+	// migration (their shape changed in a breaking way, or they were
+	// removed), in the order of that version's inputs: by actor, then name.
 	Inputs []*StepInput
 	// State says that the state needs a migration: its shape changed in a
 	// breaking way.

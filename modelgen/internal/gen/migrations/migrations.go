@@ -88,7 +88,7 @@ func (g generator) packages() map[int]*model.Model {
 
 func (g generator) Generate(m *model.Model) ([]gen.File, error) {
 	p := g.plan
-	files := []gen.File{{Path: g.file, Data: p.History.Encode(path.Base(m.File)), Owned: true}}
+	files := []gen.File{{Path: g.file, Data: p.History.Encode(gen.PathBase(m.File)), Owned: true}}
 	for v, vm := range g.packages() {
 		if vm == nil {
 			data, err := g.aliases(m, v)
@@ -160,8 +160,8 @@ type Func struct {
 	What string // the input's type, or "the state"
 }
 
-// Funcs lists the migrations of a plan, by step, then inputs by name, then
-// the state.
+// Funcs lists the migrations of a plan, by step, then inputs in the order
+// of Step.Inputs (by actor, then name), then the state.
 func Funcs(p *versions.Plan) []Func {
 	var fs []Func
 	for _, s := range p.Steps {

@@ -34,7 +34,8 @@ func Scan(dir string, p *versions.Plan) ([]Finding, error) {
 	fset := token.NewFileSet()
 	funcs := make(map[string]*ast.FuncDecl)
 	where := make(map[string]string)
-	files := make(map[string]bool)
+	files := make(map[string]bool) // parsed
+	broken := make(map[string]bool)
 	var out []Finding
 	entries, err := os.ReadDir(filepath.Join(dir, filepath.FromSlash(Dir)))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -45,7 +46,6 @@ func Scan(dir string, p *versions.Plan) ([]Finding, error) {
 			continue
 		}
 		rel := Dir + "/" + e.Name()
-		files[rel] = true
 		f, err := parser.ParseFile(fset, filepath.Join(dir, filepath.FromSlash(rel)), nil, parser.SkipObjectResolution)
 		if err != nil {
 			var list scanner.ErrorList
@@ -54,8 +54,10 @@ func Scan(dir string, p *versions.Plan) ([]Finding, error) {
 				pos = list[0].Pos
 			}
 			out = append(out, Finding{Path: rel, Line: pos.Line, Col: pos.Column, Message: fmt.Sprintf("does not parse: %v", err)})
+			broken[rel] = true
 			continue
 		}
+		files[rel] = true
 		for _, d := range f.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
 				funcs[fd.Name.Name], where[fd.Name.Name] = fd, rel
@@ -65,7 +67,9 @@ func Scan(dir string, p *versions.Plan) ([]Finding, error) {
 	for _, fn := range Funcs(p) {
 		fd, ok := funcs[fn.Name]
 		if !ok {
-			if files[fn.Path] {
+			// A missing file is generate's to create; a file that does
+			// not parse is reported as such.
+			if files[fn.Path] && !broken[fn.Path] {
 				out = append(out, Finding{Path: fn.Path, Line: 1, Col: 1, Message: fmt.Sprintf("func %s is missing: the migration of %s from version %d to %d; write it (agentgen generate writes a stub only when the file is missing)", fn.Name, fn.What, fn.From, fn.From+1)})
 			}
 			continue
