@@ -13,6 +13,11 @@
 // code fills in, and the walk along its steps. Nobody needs to write a
 // History by hand.
 //
+// An input of an earlier version is decoded into that version's type (it
+// was validated when it was journaled, and its frame is checksummed), and
+// what the migrations make of it is validated by the current version, as a
+// live input is: through its JSON, by the agent's own decoder.
+//
 // A step from one version to the next needs code only for a breaking
 // change: an input type whose shape changed so that an old record is not a
 // valid new one, or that was removed, and a state whose shape changed. An
@@ -59,8 +64,10 @@ type Step struct {
 
 // Input migrates the inputs of one type from a step's version to the next.
 type Input struct {
-	// Decode decodes and validates an input of the step's version from
-	// its JSON (the DecodeInput of that version's decl package).
+	// Decode decodes an input of the step's version from its JSON into
+	// that version's type (Unmarshal). The record was validated when it
+	// was journaled, and its frame is checksummed: what the migrations
+	// make of it is validated by the current version, as a live input is.
 	Decode func([]byte) (any, error)
 	// Migrate returns the input of the next version the decoded input
 	// becomes, or nil to drop it.
@@ -189,9 +196,10 @@ func (h *History) Input(v int, data []byte, decode func([]byte) (any, error)) (a
 			if in, err = step.Decode(data); err != nil {
 				return nil, &InvalidError{Version: v, Err: err}
 			}
-		case valFrom == from:
-			in = val // the last migration made an input of this version
 		default:
+			// A migration's result is validated by the version it is of
+			// (or a later one, through compatible steps): through its
+			// JSON, as a live input is.
 			in, err = reencode(val, step.Decode)
 		}
 		if err != nil {
@@ -211,20 +219,31 @@ func (h *History) Input(v int, data []byte, decode func([]byte) (any, error)) (a
 		}
 		val, valFrom, typ = out, from+1, t.InputType()
 	}
-	switch {
-	case val == nil:
+	if val == nil {
 		in, err := decode(data)
 		if err != nil {
 			return nil, &InvalidError{Version: v, Err: err}
 		}
 		return in, nil
-	case valFrom == h.Current:
-		return val, nil
 	}
+	// The last migration's result, validated by the current version: the
+	// input is applied as the journal would apply it live, decoded from
+	// its JSON, and a migration that makes an input the schema refuses is
+	// an error at the version that has it, not at a later one.
 	in, err := reencode(val, decode)
 	if err != nil {
 		return nil, &MigrationError{What: fmt.Sprintf("input %q", typ), From: valFrom - 1,
 			Err: fmt.Errorf("its result does not decode as version %d: %w", h.Current, err)}
+	}
+	return in, nil
+}
+
+// Unmarshal decodes the JSON of an input of type T (of an earlier version
+// of the spec): a Step's Input.Decode.
+func Unmarshal[T any](data []byte) (any, error) {
+	var in T
+	if err := json.Unmarshal(data, &in); err != nil {
+		return nil, err
 	}
 	return in, nil
 }

@@ -88,6 +88,10 @@ func (v a2) MarshalJSON() ([]byte, error) {
 	return json.Marshal(map[string]any{"type": "a", "y": v.Y})
 }
 
+func (v a4) MarshalJSON() ([]byte, error) {
+	return json.Marshal(map[string]any{"type": "a", "y": v.Y})
+}
+
 func decodeA[T any](conv func(map[string]any) (T, error)) func([]byte) (any, error) {
 	return func(data []byte) (any, error) {
 		var m map[string]any
@@ -177,6 +181,29 @@ func TestInputChain(t *testing.T) {
 	var verr *migrate.VersionError
 	if _, err := history.Input(9, nil, decodeCurrent); !errors.As(err, &verr) || verr.Version != 9 || verr.Current != 4 {
 		t.Errorf("version 9: %v, want a *VersionError", err)
+	}
+}
+
+// TestMigrationResultIsValidated: what a migration makes is validated by
+// the current version, as a live input is: a migration that makes an
+// input the current schema refuses is an error of that migration, at the
+// version that has it (not only once a later version re-encodes it).
+func TestMigrationResultIsValidated(t *testing.T) {
+	h := &migrate.History{Current: 2, Steps: []migrate.Step{{Inputs: map[string]migrate.Input{"a": {
+		Decode:  migrate.Unmarshal[a1],
+		Migrate: func(any) any { return a4{Y: -1} }, // a y the current schema refuses
+	}}}}}
+	decode := func(data []byte) (any, error) {
+		in, err := decodeCurrent(data)
+		if err == nil && in.(a4).Y < 0 {
+			return nil, errors.New("/y: must be >= 0")
+		}
+		return in, err
+	}
+	_, err := h.Input(1, []byte(`{"type":"a","X":"x"}`), decode)
+	var me *migrate.MigrationError
+	if !errors.As(err, &me) || me.From != 1 || !strings.Contains(err.Error(), "its result does not decode as version 2: /y: must be >= 0") {
+		t.Fatalf("Input = %v, want the migration from 1 to 2 named with the schema's complaint", err)
 	}
 }
 

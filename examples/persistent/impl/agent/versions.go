@@ -19,7 +19,7 @@ func Versions() *migrate.History {
 			// 1 to 2
 			{
 				Inputs: map[string]migrate.Input{"send-user-message": {
-					Decode: decodeV1,
+					Decode: migrate.Unmarshal[v1.SendUserMessage],
 					Migrate: func(in any) any {
 						return migrations.SendUserMessageFromV1(in.(v1.SendUserMessage))
 					},
@@ -36,9 +36,4 @@ func Versions() *migrate.History {
 			},
 		},
 	}
-}
-
-// decodeV1 decodes an input of version 1 of the spec.
-func decodeV1(data []byte) (any, error) {
-	return v1.DecodeInput(data)
 }

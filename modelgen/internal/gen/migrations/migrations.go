@@ -237,7 +237,7 @@ func (g generator) glue(m *model.Model) ([]byte, error) {
 			inputs := jen.Dict{}
 			for _, in := range s.Inputs {
 				inputs[jen.Lit(in.Name)] = jen.Values(jen.Dict{
-					jen.Id("Decode"): jen.Id(decodeVar(s.From)),
+					jen.Id("Decode"): jen.Qual(MigratePath, "Unmarshal").Index(jen.Qual(from, in.Old.Decl.GoName)),
 					jen.Id("Migrate"): jen.Func().Params(jen.Id("in").Any()).Any().Block(
 						jen.Return(jen.Qual(migrations, inputFunc(s, in)).Call(jen.Id("in").Assert(jen.Qual(from, in.Old.Decl.GoName))))),
 				})
@@ -269,19 +269,8 @@ func (g generator) glue(m *model.Model) ([]byte, error) {
 			jen.Id("Steps"):   jen.Index().Qual(MigratePath, "Step").Values(append(steps, jen.Line())...),
 		})),
 	)
-	for _, s := range p.Steps {
-		if len(s.Inputs) == 0 {
-			continue
-		}
-		f.Line()
-		f.Commentf("%s decodes an input of version %d of the spec.", decodeVar(s.From), s.From)
-		f.Func().Id(decodeVar(s.From)).Params(jen.Id("data").Index().Byte()).Params(jen.Any(), jen.Error()).Block(
-			jen.Return(jen.Qual(g.versionPath(m, s.From), "DecodeInput").Call(jen.Id("data"))))
-	}
 	return gen.Render(model.AgentDir+"/versions.go", f)
 }
-
-func decodeVar(v int) string { return "decodeV" + strconv.Itoa(v) }
 
 // stub prints the migrations of step s, to be written by hand.
 func (g generator) stub(m *model.Model, s *versions.Step) ([]byte, error) {

@@ -355,8 +355,7 @@ func TestGenerateTwoVersions(t *testing.T) {
 			"migrations.AgentStateFromV1(*old.(*v1.AgentState))",
 			"return new(v1.AgentState)",
 			"re:StateChanged: +true",
-			"re:Decode: +decodeV1,",
-			"return v1.DecodeInput(data)",
+			"re:Decode: +migrate.Unmarshal\\[v1.SendUserMessage\\],",
 			`"example.com/agent/decl/v1"`,
 			`"example.com/agent/impl/migrations"`,
 			`"github.com/moora-go/moora/automata/migrate"`,
@@ -470,8 +469,8 @@ func TestGenerateThreeVersions(t *testing.T) {
 		"re:Current: +3,",
 		"migrations.ThinkFromV1(in.(v1.Think))",
 		"migrations.ThinkFromV2(in.(v2.Think))",
-		"return v1.DecodeInput(data)",
-		"return v2.DecodeInput(data)",
+		"migrate.Unmarshal[v1.Think]",
+		"migrate.Unmarshal[v2.Think]",
 		"// 1 to 2", "// 2 to 3",
 	)
 	lacks(t, "versions.go", glue, "AgentStateFromV", "StateChanged")
@@ -530,7 +529,7 @@ func TestGenerateCompatibleStateChange(t *testing.T) {
 				"return new(v1.AgentState)",
 				`"example.com/agent/decl/v1"`,
 			)
-			lacks(t, "versions.go", glue, "Inputs", "decodeV1")
+			lacks(t, "versions.go", glue, "Inputs", "migrate.Unmarshal")
 			if got := under(files, "decl/v1"); !slices.Contains(got, "decl/v1/states.go") {
 				t.Errorf("decl/v1 has %v, want the full package", got)
 			}
