@@ -51,11 +51,13 @@ func (g generator) hasCode(s *versions.Step) bool { return len(s.Inputs) > 0 || 
 
 func (generator) Name() string { return "versions" }
 
-// Dirs are the directories of the version packages: a package no longer
-// generated (its version left the history) is deleted.
+// Dirs are the directories of the packages of every version of the
+// history, generated or not: a package no longer needed (its step needs
+// no migration since --amend, its optional migration was deleted) is
+// deleted.
 func (g generator) Dirs() []string {
 	var dirs []string
-	for v := range g.packages() {
+	for v := 1; v <= g.plan.Current; v++ {
 		dirs = append(dirs, VersionDir(v))
 	}
 	return dirs
@@ -121,7 +123,7 @@ func (g generator) Generate(m *model.Model) ([]gen.File, error) {
 		files = append(files, gen.File{Path: dir + "/version.go", Data: data, Owned: true})
 	}
 	for _, s := range p.Steps {
-		if !s.NeedsCode() {
+		if !s.NeedsCode() || g.writtenElsewhere(s) {
 			continue
 		}
 		data, err := g.stub(m, s)
@@ -145,6 +147,17 @@ func (g generator) versionFiles() map[string]int {
 		}
 	}
 	return files
+}
+
+// writtenElsewhere says whether impl/migrations declares every migration
+// of step s, in files of its own choosing: its stub's file is not needed.
+func (g generator) writtenElsewhere(s *versions.Step) bool {
+	for _, fn := range Funcs(g.plan) {
+		if fn.From == s.From && !g.declared[fn.Name] {
+			return false
+		}
+	}
+	return true
 }
 
 // StubPath is the file of the migrations from version from to the next.

@@ -519,8 +519,10 @@ func TestGenerateCompatibleStateChange(t *testing.T) {
 				if _, ok := files["decl/v2/current.go"]; ok {
 					t.Errorf("decl/v2/current.go is generated")
 				}
-				if len(dirs) != 0 {
-					t.Errorf("Dirs = %v, want none", dirs)
+				// Every version's directory is the generator's, so that a
+				// package no longer needed is deleted.
+				if !slices.Equal(dirs, []string{"decl/v1", "decl/v2"}) {
+					t.Errorf("Dirs = %v, want decl/v1 decl/v2", dirs)
 				}
 				return
 			}
@@ -797,14 +799,48 @@ func TestScan(t *testing.T) {
 	}
 }
 
-// TestScanNoMigrations: a plan that needs no migration has no findings,
-// whatever impl/migrations holds.
+// TestScanNoMigrations: a plan that needs no migration has no findings for
+// what impl/migrations holds, but for an optional migration it declares
+// (of a state that changed compatibly), which the journal runs, and which
+// may be no stub either.
 func TestScanNoMigrations(t *testing.T) {
 	p := planOf(t, base, edit(t, base, newObservation...))
-	dir := stubDir(t, map[string]string{"impl/migrations/v1_to_v2.go": "package migrations\n\nfunc AgentStateFromV1() { panic(\"not implemented\") }\n"})
-	got, err := migrations.Scan(dir, p)
-	if err != nil || len(got) != 0 {
-		t.Errorf("Scan = %+v, %v; want no findings", got, err)
+	for _, tt := range []struct {
+		name, file string
+		findings   int
+	}{
+		{"an unrelated stub", "package migrations\n\nfunc Other() { panic(\"not implemented\") }\n", 0},
+		{"the optional migration, written", "package migrations\n\nfunc AgentStateFromV1() {}\n", 0},
+		{"the optional migration, a stub", "package migrations\n\nfunc AgentStateFromV1() { panic(\"not implemented\") }\n", 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := stubDir(t, map[string]string{"impl/migrations/mine.go": tt.file})
+			got, err := migrations.Scan(dir, p)
+			if err != nil || len(got) != tt.findings {
+				t.Fatalf("Scan = %+v, %v; want %d findings", got, err, tt.findings)
+			}
+			if tt.findings > 0 && (got[0].Path != "impl/migrations/mine.go" || !strings.Contains(got[0].Message, "func AgentStateFromV1 is still a stub")) {
+				t.Errorf("finding %+v, want the stub of AgentStateFromV1 in mine.go", got[0])
+			}
+		})
+	}
+}
+
+// TestStubNotWrittenWhenMoved: migrations moved to a file of the user's
+// choosing get no stub again (it would declare them twice).
+func TestStubNotWrittenWhenMoved(t *testing.T) {
+	p := planOf(t, base, edit(t, base, userContentInteger...))
+	fns := migrations.Funcs(p)
+	declared := make(map[string]bool)
+	for _, fn := range fns {
+		declared[fn.Name] = true
+	}
+	if _, ok := generate(t, p, declared)[migrations.StubPath(1)]; ok {
+		t.Errorf("a stub is written for migrations declared elsewhere: %v", fns)
+	}
+	delete(declared, fns[0].Name)
+	if _, ok := generate(t, p, declared)[migrations.StubPath(1)]; !ok {
+		t.Errorf("no stub is written while %s is nowhere", fns[0].Name)
 	}
 }
 

@@ -64,7 +64,15 @@ func Scan(dir string, p *versions.Plan) ([]Finding, error) {
 			}
 		}
 	}
-	for _, fn := range Funcs(p) {
+	fns := Funcs(p)
+	for _, s := range p.Steps {
+		// An optional migration, once declared, is run: it may not be a
+		// stub either.
+		if name := stateFunc(s); s.StateChanged && !s.State && funcs[name] != nil {
+			fns = append(fns, Func{Name: name, Path: where[name], From: s.From, What: "the state"})
+		}
+	}
+	for _, fn := range fns {
 		fd, ok := funcs[fn.Name]
 		if !ok {
 			// A missing file is generate's to create; a file that does
