@@ -476,6 +476,9 @@ func (m *Machine[S, I]) newestSnapshot() (state S, seq uint64, passed []passedOv
 			switch {
 			case errors.As(err, new(*staleSnapshot)):
 			case errors.As(err, &d) && d.Kind == KindSnapshot && d.Seq == r.Seq:
+			case errors.As(err, new(*migrate.VersionError)):
+				// A newer binary's snapshot: the records after an older
+				// one say whether this binary can read the journal.
 			default:
 				return err // not the record's fault: a codec or a migration panicked, a newer version
 			}
@@ -505,6 +508,11 @@ func (m *Machine[S, I]) newestSnapshot() (state S, seq uint64, passed []passedOv
 		return state, 0, nil, &CorruptError{Kind: KindInput, Seq: seq + 1, Err: fmt.Errorf("missing: the journal starts at %d and no snapshot covers what precedes it", first)}
 	}
 	for _, p := range passed {
+		if errors.As(p.err, new(*migrate.VersionError)) {
+			m.log.Warn("journal: passing over a snapshot of a newer version of the spec; the state is rebuilt from an older snapshot and the journal",
+				"seq", p.seq, "err", p.err, "using", seq)
+			continue
+		}
 		if errors.As(p.err, new(*staleSnapshot)) {
 			m.log.Warn("journal: passing over a snapshot of an earlier version of the spec whose state no migration brings up; the state is rebuilt from an older snapshot and the journal",
 				"seq", p.seq, "err", p.err, "using", seq)
@@ -531,7 +539,7 @@ func (e *staleSnapshot) Error() string {
 	if e.journalFrom > 0 {
 		msg += fmt.Sprintf("; the journal starts at %d, after it, so the state cannot be replayed from an earlier one either", e.journalFrom)
 		var step *migrate.NoStateMigrationError
-		if errors.As(e.err, &step) {
+		if errors.As(e.err, &step) && step.Reason == nil {
 			msg += fmt.Sprintf(": write the state's migration of that step, func AgentStateFromV%d in impl/migrations, and run agentgen generate", step.From)
 		}
 	}

@@ -139,12 +139,21 @@ func (e *MigrationError) Unwrap() error { return e.Err }
 var ErrNoStateMigration = errors.New("the state changed shape since, and no migration brings it up")
 
 // NoStateMigrationError is ErrNoStateMigration at the step from version
-// From to From+1.
-type NoStateMigrationError struct{ From int }
+// From to From+1. Reason, when set, says why a migration that exists
+// cannot run: the codec cannot decode a state of version From.
+type NoStateMigrationError struct {
+	From   int
+	Reason error
+}
 
 func (e *NoStateMigrationError) Error() string {
+	if e.Reason != nil {
+		return fmt.Sprintf("version %d to %d: the state of version %d cannot be decoded for its migration: %v", e.From, e.From+1, e.From, e.Reason)
+	}
 	return fmt.Sprintf("version %d to %d: %v", e.From, e.From+1, ErrNoStateMigration)
 }
+
+func (e *NoStateMigrationError) Unwrap() error { return e.Reason }
 
 func (e *NoStateMigrationError) Is(target error) bool { return target == ErrNoStateMigration }
 
@@ -292,14 +301,21 @@ func (h *History) State(v int, data []byte, codec StateCodec, decode func([]byte
 		if !step.StateChanged {
 			continue
 		}
-		if step.State == nil || codec == nil {
+		if step.State == nil {
 			return nil, &NoStateMigrationError{From: from}
+		}
+		if codec == nil {
+			return nil, &NoStateMigrationError{From: from, Reason: errors.New("the journal's codec is no migrate.StateCodec")}
 		}
 		ptr := step.State.New()
 		switch {
 		case val == nil:
+			// The snapshot's frame is checksummed: a state its codec
+			// cannot decode into its version's type (gob cannot, when an
+			// interface field holds a type registered under another
+			// version's name) is replayed over, not called corrupt.
 			if err := codec.DecodeStateValue(data, ptr); err != nil {
-				return nil, &InvalidError{Version: v, Err: err}
+				return nil, &NoStateMigrationError{From: from, Reason: err}
 			}
 		case valFrom == from && reflect.TypeOf(ptr) == reflect.PointerTo(reflect.TypeOf(val)):
 			reflect.ValueOf(ptr).Elem().Set(reflect.ValueOf(val)) // the last migration made a state of this version
@@ -313,6 +329,9 @@ func (h *History) State(v int, data []byte, codec StateCodec, decode func([]byte
 			}
 		}
 		out, err := call(step.State.Migrate, ptr)
+		if err == nil && out == nil {
+			err = errors.New("it returned nil, not a state")
+		}
 		if err != nil {
 			return nil, &MigrationError{What: "the state", From: from, Err: err}
 		}

@@ -263,7 +263,23 @@ func TestStateChain(t *testing.T) {
 	if got, err := h.State(3, []byte(`{"Count":1}`), jsonStates{}, decode); err != nil || got.(s3).Count != 1 {
 		t.Errorf("State from 3 = %v, %v", got, err)
 	}
-	if _, err := h.State(1, []byte(`{"Acks":`), jsonStates{}, decode); !errors.As(err, new(*migrate.InvalidError)) {
-		t.Errorf("a damaged snapshot: %v, want an *InvalidError", err)
+	// A snapshot its codec cannot decode as its version's state (its frame
+	// is checksummed: the codec cannot, as gob cannot some interfaces) is
+	// replayed over, not called corrupt.
+	steps[1].State = &migrate.State{New: func() any { return new(s2) }, Migrate: func(p any) any { return s3{} }}
+	_, err = h.State(1, []byte(`{"Acks":`), jsonStates{}, decode)
+	var no *migrate.NoStateMigrationError
+	if !errors.Is(err, migrate.ErrNoStateMigration) || !errors.As(err, &no) || no.Reason == nil || errors.As(err, new(*migrate.InvalidError)) {
+		t.Errorf("an undecodable snapshot: %v, want ErrNoStateMigration with its reason", err)
+	}
+	// A migration that returns nil is an error, never a state left to
+	// the next decoder.
+	steps[0].State = &migrate.State{New: func() any { return new(s1) }, Migrate: func(any) any { return nil }}
+	if _, err := h.State(1, []byte(`{"Acks":["a"]}`), jsonStates{}, decode); !errors.As(err, new(*migrate.MigrationError)) || !strings.Contains(err.Error(), "returned nil") {
+		t.Errorf("a migration returning nil: %v, want a *MigrationError", err)
+	}
+	// A codec that is no StateCodec cannot run the migration.
+	if _, err := h.State(1, []byte(`{}`), nil, decode); !errors.As(err, &no) || !strings.Contains(err.Error(), "no migrate.StateCodec") {
+		t.Errorf("no StateCodec: %v", err)
 	}
 }

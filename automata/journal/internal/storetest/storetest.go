@@ -59,6 +59,7 @@ func Run(t *testing.T, open Opener) {
 		{"VersionsMigrateJournalAndSnapshot", testVersionsMigrate},
 		{"VersionsReplayOverAStaleSnapshot", testVersionsReplayOverAStaleSnapshot},
 		{"VersionsNewerJournalRefused", testVersionsNewerJournalRefused},
+		{"VersionsOlderBinaryAfterANewerOpen", testVersionsOlderBinaryAfterANewerOpen},
 		{"VersionsCorruptUnderItsOwnVersion", testVersionsCorruptUnderItsOwnVersion},
 	}
 	for _, tt := range tests {

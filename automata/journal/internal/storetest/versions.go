@@ -409,6 +409,54 @@ func testVersionsNewerJournalRefused(t *testing.T, open Opener) {
 	}
 }
 
+// testVersionsOlderBinaryAfterANewerOpen: a newer binary that only opened
+// and closed the journal (its snapshot replaced the older one) does not
+// keep an older binary out: every record is of the older version, and the
+// older binary passes over the newer snapshot and replays them.
+func testVersionsOlderBinaryAfterANewerOpen(t *testing.T, open Opener) {
+	name := newName(t)
+	const n = 6
+	m1, err := openV1(t, open(t, name), journal.Options[stateV1, versioned]{SnapshotEvery: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := m1.Dispatch(context.Background(), noteV1{fmt.Sprintf("n%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := m1.Current()
+	closeMachine(t, m1) // a snapshot of version 1 at 6
+	// Without a state migration, version 2 replays over it, and its Close
+	// snapshots version 2's state at 6.
+	m2, err := openV2(t, open(t, name), journal.Options[stateV2, versioned]{Versions: historyV2(false)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closeMachine(t, m2)
+	s := open(t, name)
+	if got := snapshots(t, s); len(got) != 1 || got[0].Seq != n {
+		t.Fatalf("snapshots %v, want one at %d", seqs(got), n)
+	}
+	f, _ := journal.DecodeFrame(snapshots(t, s)[0].Data)
+	if f.Version != 2 {
+		t.Fatalf("the snapshot at %d is of version %d, want 2", n, f.Version)
+	}
+	var log logBuffer
+	m1, err = openV1(t, s, journal.Options[stateV1, versioned]{Logger: slog.New(slog.NewTextHandler(&log, nil))})
+	if err != nil {
+		s.Close()
+		t.Fatalf("the binary of version 1, on a journal of version 1 inputs with a snapshot of version 2: %v", err)
+	}
+	defer closeMachine(t, m1)
+	if got := m1.Current(); !reflect.DeepEqual(got, want) {
+		t.Fatalf("state %+v, want %+v", got, want)
+	}
+	if !strings.Contains(log.String(), "passing over a snapshot of a newer version") {
+		t.Errorf("no warning:\n%s", log.String())
+	}
+}
+
 // testVersionsCorruptUnderItsOwnVersion: a record of version 1 that version
 // 1 cannot read is corrupt, and the error says which version it was read
 // under; a record of version 1 that only version 2 cannot read (all of
