@@ -427,6 +427,11 @@ func generateAll(m *modelgen.Model, file string, amend bool) (*generated, error)
 	if err != nil {
 		return nil, err
 	}
+	if len(hist.Versions) == 0 {
+		if err := lostHistory(file); err != nil {
+			return nil, err
+		}
+	}
 	plan, err := modelgen.PlanVersions(hist, m, amend)
 	if err != nil {
 		return nil, err
@@ -444,6 +449,29 @@ func generateAll(m *modelgen.Model, file string, amend bool) (*generated, error)
 		return nil, err
 	}
 	return &generated{out: out, scan: scan, plan: plan}, nil
+}
+
+// lostHistory says why a spec without a history file is not a new spec,
+// when it can tell: another spec's history beside it (the spec was
+// renamed), or a decl/ generated from a later version than 1 (the history
+// was deleted). Starting again at version 1 would read the journals of
+// those versions as version 1.
+func lostHistory(file string) error {
+	dir := filepath.Dir(file)
+	others, _ := filepath.Glob(filepath.Join(dir, "*.history.json"))
+	if len(others) > 0 {
+		return fmt.Errorf("%s has no history %s, but %s is here: if the spec was renamed, rename its history too, or its journals will be read as version 1 of a new history", file, filepath.Base(modelgen.HistoryFile(file)), others[0])
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "decl", "version.go"))
+	if err != nil {
+		return nil
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "const SpecVersion = "); ok && v != "1" {
+			return fmt.Errorf("%s has no history %s, but decl/ was generated from version %s of the spec: restore the history (from version control), or the journals of versions 1 to %s will be read as version 1 of a new history", file, filepath.Base(modelgen.HistoryFile(file)), v, v)
+		}
+	}
+	return nil
 }
 
 // printChanges prints changes of data shapes, one a line with its position
@@ -557,8 +585,12 @@ func generate(stdout, stderr io.Writer, file string, strict, prune, amend bool) 
 	if plan.New && len(plan.Pending) > 0 {
 		fmt.Fprintf(stdout, "%s: version %d of the spec, %s since version %d (%d breaking):\n", file, plan.Current, plural(len(plan.Pending), "change"), plan.Current-1, countBreaking(plan.Pending))
 		printChanges(stdout, plan, nil, plan.Pending)
-		if step := plan.Steps[len(plan.Steps)-1]; step.NeedsCode() {
+		step := plan.Steps[len(plan.Steps)-1]
+		if step.NeedsCode() {
 			fmt.Fprintf(stdout, "write the migrations of version %d to %d in %s\n", plan.Current-1, plan.Current, filepath.Join(dir, filepath.FromSlash(modelgen.MigrationsDir), fmt.Sprintf("v%d_to_v%d.go", plan.Current-1, plan.Current)))
+		}
+		if step.StateChanged && !step.State {
+			fmt.Fprintf(stdout, "note: the state changed compatibly: a snapshot of version %d is replayed over, which a compacted journal (journal.Options.Compact) cannot do; for one, write func AgentStateFromV%d in %s\n", plan.Current-1, plan.Current-1, filepath.Join(dir, filepath.FromSlash(modelgen.MigrationsDir)))
 		}
 	}
 	if len(changes) == 0 && len(pruned) == 0 {
@@ -605,6 +637,7 @@ type checkReport struct {
 
 // jsonShape is a change of data shapes in the check --json report.
 type jsonShape struct {
+	Since    string `json:"since,omitempty"`
 	File     string `json:"file"`
 	Line     int    `json:"line"`
 	Column   int    `json:"column"`
@@ -739,7 +772,9 @@ func check(stdout, stderr io.Writer, file string, specErr error, strict, asJSON 
 		since := modelgen.CompareShapes(old, mustSpec(m))
 		for _, c := range since {
 			shapes = append(shapes, changeLine(plan.Pos(nil, c), c)+" [since "+name+"]")
-			report.Changes = append(report.Changes, jsonChange(plan.Pos(nil, c), c))
+			jc := jsonChange(plan.Pos(nil, c), c)
+			jc.Since = name
+			report.Changes = append(report.Changes, jc)
 		}
 		if !recorded(plan, old) {
 			unrecorded = since

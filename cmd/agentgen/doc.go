@@ -132,6 +132,14 @@
 // (agent.Definition carries Versions). Changes that only touch
 // descriptions, or the names of $defs types, are no new version.
 //
+// A spec without its history file is version 1 of a new history, unless
+// generate and check can tell that it is not: another spec's history is
+// beside it (the spec was renamed: rename its history too), or decl/
+// declares a later SpecVersion (the history was deleted: restore it). Both
+// are errors, as journals of the lost versions would be read as version 1.
+// A compatible change of the state is replayed over, and generate notes
+// that a compacted journal needs the optional state migration.
+//
 // A spec changed while no agent ran it (a first draft, an input renamed
 // before any deploy) needs no migration: generate --amend replaces the
 // newest version instead of adding one. Use it only then: a journal written
@@ -281,7 +289,8 @@
 // warnings of a valid one; element and hint may be absent. error is absent
 // when status is "up-to-date". changes lists the changes of data shapes
 // (input is absent for the state's; old and new are absent where the shape
-// is), migrations the migrations missing or still stubs. files, impl,
+// is; since names the --against spec of a change since it), migrations the
+// migrations missing or still stubs. files, impl,
 // changes, migrations and diagnostics are always present, possibly empty.
 //
 // # graph

@@ -154,26 +154,24 @@ func (v *Version) Spec() (*spec.Spec, error) {
 	default:
 		v.sp, v.err = spec.Decode(v.Src.Root())
 	}
+	if v.err == nil {
+		// The model's checks too ($refs resolve, names are Go names):
+		// a version the classifier compares must be a spec that built.
+		if v.model, v.err = model.Build(v.Src, v.sp); v.err != nil {
+			v.sp, v.err = nil, fmt.Errorf("version %d of the spec in the history: %w", v.Number, v.err)
+		}
+	}
 	return v.sp, v.err
 }
 
 // Model returns the version's model, as generate made it then; pkg is the
 // import path of the spec's directory.
 func (v *Version) Model(pkg string) (*model.Model, error) {
-	if v.model != nil {
-		return v.model, nil
-	}
-	sp, err := v.Spec()
-	if err != nil {
+	if _, err := v.Spec(); err != nil {
 		return nil, err
 	}
-	sp.Package = pkg
-	m, err := model.Build(v.Src, sp)
-	if err != nil {
-		return nil, fmt.Errorf("version %d of the spec in the history: %w", v.Number, err)
-	}
-	v.model = m
-	return m, nil
+	v.model.Package = pkg
+	return v.model, nil
 }
 
 // Encode returns the history file's contents: deterministic, and one line

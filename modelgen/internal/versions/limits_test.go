@@ -39,3 +39,23 @@ func TestHistoryLimits(t *testing.T) {
 		t.Fatalf("Read of %d bytes = %v, want the limit", MaxBytes+10, err)
 	}
 }
+
+// TestVersionSpecBuildsTheModel: a version whose spec passes the spec
+// schema but not the model's checks (a $ref to no type) is an error, not a
+// spec the classifier compares and finds nothing in.
+func TestVersionSpecBuildsTheModel(t *testing.T) {
+	h, err := Parse("agent.history.json", []byte(`{"versions": [{"version": 1, "spec": {
+  "version": 1, "actors": ["user"],
+  "observations": {"user": {"user": {"n": {"$ref": "#/$defs/Nope"}}}},
+  "inputs": {"user": {"inc": {"type": "object"}}}}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = h.Versions[0].Spec()
+	if err == nil || !strings.Contains(err.Error(), "version 1 of the spec in the history") || !strings.Contains(err.Error(), "agent.history.json:3:") || !strings.Contains(err.Error(), "Nope") {
+		t.Fatalf("Spec() = %v, want the dangling $ref at its line of the history", err)
+	}
+	if _, err := h.Versions[0].Model("example.com/agent"); err == nil {
+		t.Fatal("Model of an invalid version")
+	}
+}
