@@ -1,183 +1,46 @@
 package httpbridge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
-	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/versiontest"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/migrate"
 )
 
-// A small agent at two versions of its spec, as agentgen generates one
-// (automata/journal/internal/storetest/versions.go has the journal's own):
-// inputs carry their "type"; version 2 renames the note's property note to
-// text and adds by, removes the input ping, and keeps notes as entries
-// (dropping the count of pings). What browsers see, the texts of the notes,
-// is the same in both.
+// The agent at two versions of its spec (package versiontest). What
+// browsers see are the texts of the notes, in another view in version 2.
 type (
-	vInput interface{ InputType() string }
-
-	noteV1 struct {
-		ID   string `json:"id"`
-		Note string `json:"note"`
-	}
-	pingV1  struct{}
-	stateV1 struct {
-		Notes []string `json:"notes"`
-		Pings int      `json:"pings"`
-	}
-
-	noteV2 struct {
-		ID   string `json:"id"`
-		Text string `json:"text"`
-		By   string `json:"by"`
-	}
-	entryV2 struct {
-		ID   string `json:"id"`
-		Text string `json:"text"`
-		By   string `json:"by"`
-	}
-	stateV2 struct {
-		Entries []entryV2 `json:"entries"`
-	}
-
-	textsView struct {
-		Texts []string `json:"texts"`
-	}
+	vInput  = versiontest.Input
+	noteV1  = versiontest.NoteV1
+	pingV1  = versiontest.PingV1
+	stateV1 = versiontest.StateV1
+	noteV2  = versiontest.NoteV2
+	entryV2 = versiontest.EntryV2
+	stateV2 = versiontest.StateV2
 )
 
-func (noteV1) InputType() string { return "note" }
-func (pingV1) InputType() string { return "ping" }
-func (noteV2) InputType() string { return "note" }
+var (
+	decodeV1 = versiontest.DecodeV1
+	decodeV2 = versiontest.DecodeV2
+	modelV1  = versiontest.ModelV1
+)
 
-func (n noteV1) MarshalJSON() ([]byte, error) {
-	type plain noteV1
-	return json.Marshal(struct {
-		Type string `json:"type"`
-		plain
-	}{"note", plain(n)})
+// textsView is what browsers see.
+type textsView struct {
+	Texts []string `json:"texts"`
 }
 
-func (pingV1) MarshalJSON() ([]byte, error) { return []byte(`{"type":"ping"}`), nil }
+var modelV2 = versiontest.ModelV2()
 
-func (n noteV2) MarshalJSON() ([]byte, error) {
-	type plain noteV2
-	return json.Marshal(struct {
-		Type string `json:"type"`
-		plain
-	}{"note", plain(n)})
-}
-
-// decodeStrict decodes the properties of data but "type" into v, refusing
-// unknown ones and missing required ones, as a generated DecodeInput
-// validates against the input's schema.
-func decodeStrict(data []byte, v any, required ...string) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	for _, r := range required {
-		if _, ok := m[r]; !ok {
-			return fmt.Errorf("missing property %q", r)
-		}
-	}
-	delete(m, "type")
-	rest, _ := json.Marshal(m)
-	dec := json.NewDecoder(bytes.NewReader(rest))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}
-
-func decodeV1(data []byte) (vInput, error) {
-	typ, err := migrate.InputType(data)
-	if err != nil {
-		return nil, err
-	}
-	switch typ {
-	case "note":
-		var n struct {
-			ID   string `json:"id"`
-			Note string `json:"note"`
-		}
-		if err := decodeStrict(data, &n, "id", "note"); err != nil {
-			return nil, err
-		}
-		return noteV1(n), nil
-	case "ping":
-		return pingV1{}, decodeStrict(data, &struct{}{})
-	}
-	return nil, fmt.Errorf("unknown input type %q", typ)
-}
-
-func decodeV2(data []byte) (vInput, error) {
-	typ, err := migrate.InputType(data)
-	if err != nil {
-		return nil, err
-	}
-	if typ != "note" {
-		return nil, fmt.Errorf("unknown input type %q (want note)", typ)
-	}
-	var n struct {
-		ID   string `json:"id"`
-		Text string `json:"text"`
-		By   string `json:"by"`
-	}
-	if err := decodeStrict(data, &n, "id", "text", "by"); err != nil {
-		return nil, err
-	}
-	return noteV2(n), nil
-}
-
-var modelV1 = automata.Definition[stateV1, vInput]{
-	Initial: func() stateV1 { return stateV1{} },
-	Transition: func(s stateV1, in vInput) stateV1 {
-		switch in := in.(type) {
-		case noteV1:
-			s.Notes = automata.Append(s.Notes, in.Note)
-		case pingV1:
-			s.Pings++
-		}
-		return s
-	},
-}
-
-var modelV2 = automata.Definition[stateV2, vInput]{
-	Initial: func() stateV2 { return stateV2{} },
-	Transition: func(s stateV2, in vInput) stateV2 {
-		return stateV2{Entries: automata.Append(s.Entries, entryV2(in.(noteV2)))} // a ping here would panic
-	},
-}
-
-// historyV2 is version 2's history: the note of version 1 migrated (by
-// "user"), the ping dropped, and the state migrated.
-func historyV2() *migrate.History {
-	decode := func(data []byte) (any, error) { return decodeV1(data) }
-	return &migrate.History{Current: 2, Steps: []migrate.Step{{
-		Inputs: map[string]migrate.Input{
-			"note": {Decode: decode, Migrate: func(in any) any { n := in.(noteV1); return noteV2{ID: n.ID, Text: n.Note, By: "user"} }},
-			"ping": {Decode: decode, Migrate: func(any) any { return nil }},
-		},
-		StateChanged: true,
-		State: &migrate.State{
-			New: func() any { return new(stateV1) },
-			Migrate: func(p any) any {
-				var s stateV2
-				for i, n := range p.(*stateV1).Notes {
-					s.Entries = append(s.Entries, entryV2{ID: fmt.Sprint("n", i+1), Text: n, By: "user"})
-				}
-				return s
-			},
-		},
-	}}}
-}
+// historyV2 is version 2's history.
+func historyV2() *migrate.History { return versiontest.History() }
 
 func viewV1(s stateV1) textsView { return textsView{Texts: s.Notes} }
 
