@@ -163,38 +163,20 @@ func serverOf(t *testing.T, nc *nats.Conn) *embedded.Server {
 }
 
 // startCluster starts three embedded servers in a cluster, each with
-// JetStream, and connects to the first.
+// JetStream, and connects to the first. FreePorts gives ports that were
+// free a moment ago, which another process (the packages of go test ./...
+// run side by side) may take before a node binds them: a node that does not
+// come up is a reason to start the cluster again on other ports, three
+// times at most.
 func startCluster(t *testing.T) *nats.Conn {
 	t.Helper()
-	ports, err := embedded.FreePorts(3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var routes []string
-	for _, p := range ports {
-		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
-	}
 	var srvs []*embedded.Server
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	for i, p := range ports {
-		wg.Go(func() {
-			s, err := embedded.Start(embedded.Options{Dir: t.TempDir(), Name: fmt.Sprintf("n%d", i), Listen: true, ClusterName: "moora", ClusterPort: p, Routes: routes})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			mu.Lock()
-			srvs = append(srvs, s)
-			mu.Unlock()
-		})
+	var errs []error
+	for attempt := 0; attempt < 3 && (attempt == 0 || len(errs) > 0); attempt++ {
+		srvs, errs = tryCluster(t)
 	}
-	wg.Wait()
-	for _, s := range srvs {
-		t.Cleanup(s.Shutdown)
-	}
-	if t.Failed() {
-		t.FailNow()
+	if len(errs) > 0 {
+		t.Fatal(errors.Join(errs...))
 	}
 	nc, err := srvs[0].Connect()
 	if err != nil {
@@ -218,6 +200,47 @@ func startCluster(t *testing.T) *nats.Conn {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return nc
+}
+
+// tryCluster starts the three nodes on free ports; on a failure it shuts
+// down those that started and returns the errors.
+func tryCluster(t *testing.T) ([]*embedded.Server, []error) {
+	ports, err := embedded.FreePorts(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var routes []string
+	for _, p := range ports {
+		routes = append(routes, fmt.Sprintf("nats-route://127.0.0.1:%d", p))
+	}
+	var srvs []*embedded.Server
+	var errs []error
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i, p := range ports {
+		wg.Go(func() {
+			s, err := embedded.Start(embedded.Options{Dir: t.TempDir(), Name: fmt.Sprintf("n%d", i), Listen: true, ClusterName: "moora", ClusterPort: p, Routes: routes})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				return
+			}
+			srvs = append(srvs, s)
+		})
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		for _, s := range srvs {
+			s.Shutdown()
+		}
+		t.Logf("the cluster did not start (%v); starting it again on other ports", errors.Join(errs...))
+		return nil, errs
+	}
+	for _, s := range srvs {
+		t.Cleanup(s.Shutdown)
+	}
+	return srvs, nil
 }
 
 // TestConformanceR3 runs the conformance suite on a three-node cluster,
