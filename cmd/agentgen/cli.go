@@ -841,7 +841,7 @@ func check(stdout, stderr io.Writer, file string, specErr error, strict, asJSON 
 		problems = append(problems, fmt.Sprintf("%s since %s, which the history (%s) does not record; no migration can read its journals", plural(n, "breaking change"), against, filepath.Base(modelgen.HistoryFile(file))))
 	}
 	if n := len(migrs); n > 0 {
-		problems = append(problems, plural(n, "migration")+" to write in "+filepath.Join(dir, filepath.FromSlash(modelgen.MigrationsDir))+", or journals of earlier versions will not open")
+		problems = append(problems, plural(n, "migration")+" to write in "+filepath.Join(dir, filepath.FromSlash(modelgen.MigrationsDir))+": until then, a journal that must replay a record of an earlier version stops at it")
 	}
 	owned := make(map[string]bool, len(out.Files))
 	for _, f := range out.Files {

@@ -695,7 +695,7 @@ func TestScan(t *testing.T) {
 			name:  "the generated stub",
 			files: map[string]string{path: stub},
 			want: []finding{
-				{path, inputLine, 1, []string{"func SendUserMessageFromV1 is still a stub", `"not implemented: migration of send-user-message from version 1 to 2"`, "send-user-message from version 1 to 2", "journals of version 1 will not open"}},
+				{path, inputLine, 1, []string{"func SendUserMessageFromV1 is still a stub", `"not implemented: migration of send-user-message from version 1 to 2"`, "send-user-message from version 1 to 2", "a record of version 1 that the journal reads"}},
 				{path, stateLine, 1, []string{"func AgentStateFromV1 is still a stub", "the state from version 1 to 2"}},
 			},
 		},

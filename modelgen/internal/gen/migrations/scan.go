@@ -85,7 +85,7 @@ func Scan(dir string, p *versions.Plan) ([]Finding, error) {
 		if msg, ok := stub(fd); ok {
 			pos := fset.Position(fd.Pos())
 			out = append(out, Finding{Path: where[fn.Name], Line: pos.Line, Col: pos.Column,
-				Message: fmt.Sprintf("func %s is still a stub: it panics %q; write the migration of %s from version %d to %d, or the journals of version %d will not open", fn.Name, msg, fn.What, fn.From, fn.From+1, fn.From)})
+				Message: fmt.Sprintf("func %s is still a stub: it panics %q; write the migration of %s from version %d to %d: until then, a record of version %d that the journal reads (a replay after a crash, time travel) stops it", fn.Name, msg, fn.What, fn.From, fn.From+1, fn.From)})
 		}
 	}
 	slices.SortFunc(out, func(a, b Finding) int {
