@@ -10,6 +10,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 var (
@@ -45,6 +46,10 @@ type BoltOptions struct {
 	// damaged page.
 	AcceptRollback bool
 }
+
+// ErrInUse is wrapped by the error of OpenBolt on a store that another
+// process (or another OpenBolt of this one) has open.
+var ErrInUse = errors.New("the store is in use")
 
 // boltLockTimeout is how long OpenBolt waits for another process's lock.
 const boltLockTimeout = 100 * time.Millisecond
@@ -125,6 +130,9 @@ func OpenBoltWith(path string, opts BoltOptions) (*BoltStore, error) {
 		var ce *CorruptError
 		if errors.As(err, &ce) {
 			return nil, err
+		}
+		if errors.Is(err, berrors.ErrTimeout) {
+			return nil, fmt.Errorf("journal: open %s: %w: another process (or another OpenBolt of this one) has the store open; a store has one writer at a time", path, ErrInUse)
 		}
 		return nil, fmt.Errorf("journal: open %s: %w", path, err)
 	}

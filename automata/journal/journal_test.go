@@ -546,3 +546,26 @@ func TestOpenRequiresACodec(t *testing.T) {
 		t.Fatal("Open without a Codec succeeded")
 	}
 }
+
+// TestBoltInUse: a store another OpenBolt has open is refused at once with
+// an error that says so (it said "timeout").
+func TestBoltInUse(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	s, err := journal.OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	_, err = journal.OpenBolt(path)
+	if !errors.Is(err, journal.ErrInUse) || !strings.Contains(err.Error(), "another process") {
+		t.Fatalf("a second OpenBolt = %v, want ErrInUse", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := journal.OpenBolt(path)
+	if err != nil {
+		t.Fatalf("OpenBolt once the first is closed: %v", err)
+	}
+	again.Close()
+}
