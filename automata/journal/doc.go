@@ -135,7 +135,12 @@
 //     snapshot of the older version is passed over, with a warning, and the
 //     state is rebuilt by replaying the journal from an earlier snapshot
 //     whose state no change has touched since, or from the start. When the
-//     journal no longer reaches back (Compact), Open fails and says so.
+//     journal no longer reaches back (Compact), Open fails and says so: a
+//     state migration for the step, optional for a compatible change, is
+//     then what a compacted journal needs (agentgen generate says so). A
+//     snapshot its codec cannot decode as its own version's state (gob, when
+//     an interface field holds a type registered under another version's
+//     name) is replayed over in the same way, never called corrupt.
 //   - A breaking change (a new required property, a removed or renamed
 //     property or input type, a changed type, a narrowed enum or
 //     constraint, a changed state shape) has a migration, written by hand
@@ -156,7 +161,10 @@
 //   - A code rollback: a record written under a version newer than the
 //     binary's stops Open with a *migrate.VersionError that says so; no
 //     older binary guesses what a newer version means. Run the newer binary
-//     again (migrations only go forward).
+//     again (migrations only go forward). A snapshot of a newer version is
+//     passed over, with a warning, when the journal reaches back to an older
+//     one: a newer binary that opened the journal and wrote no record leaves
+//     it to the older one.
 //
 // A record that does not decode under its own version is corrupt (a
 // *CorruptError), and the error names the version; one that only the
