@@ -28,7 +28,11 @@
 // first state to claim the room, and copies for everyone else.
 // CheckPure tests a Definition for this and for non-determinism;
 // WithPurityCheck makes a running machine panic on the first transition that
-// mutates its state, naming the input and the location.
+// mutates its state, naming the input and the location. A Definition may
+// also carry Versions, the version history of the spec its inputs and state
+// were generated from (package automata/migrate): a machine in memory does
+// not use it; a durable one (package automata/journal) reads the records of
+// earlier versions through it.
 //
 // # Machines
 //
