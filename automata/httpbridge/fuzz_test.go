@@ -78,3 +78,33 @@ func FuzzPostInput(f *testing.F) {
 		}
 	})
 }
+
+// TestQueryTokenIsNotMalleable: a token is accepted in the one spelling
+// issue wrote, not with a CR or LF inside its signature (which base64
+// decoding skips), nor with other bits in the padding of its last
+// character.
+func TestQueryTokenIsNotMalleable(t *testing.T) {
+	q := queryTokens{key: []byte("0123456789abcdef0123456789abcdef"), now: func() time.Time { return time.Unix(1_700_000_000, 0) }}
+	good, _ := q.issue()
+	if err := q.check(good); err != nil {
+		t.Fatalf("the token issued: %v", err)
+	}
+	dot := strings.IndexByte(good, '.')
+	last := good[len(good)-1]
+	// The last of 43 characters carries 2 bits of the signature and 4 of
+	// padding: the characters with the same first 2 bits decode alike.
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	i := strings.IndexByte(alphabet, last)
+	variant := good[:len(good)-1] + string(alphabet[i^1])
+	for name, tok := range map[string]string{
+		"CR in the signature":   good[:dot+5] + "\r" + good[dot+5:],
+		"LF in the signature":   good[:dot+5] + "\n" + good[dot+5:],
+		"other padding bits":    variant,
+		"CRLF at the end":       good + "\r\n",
+		"a space in the middle": good[:dot+5] + " " + good[dot+5:],
+	} {
+		if err := q.check(tok); err == nil {
+			t.Errorf("%s: %q accepted", name, tok)
+		}
+	}
+}

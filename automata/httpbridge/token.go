@@ -78,7 +78,15 @@ func (q queryTokens) check(tok string) error {
 	if e == "" || len(e) > 12 || strings.TrimLeft(e, "0123456789") != "" {
 		return errors.New("query token: the expiry is not decimal seconds")
 	}
-	mac, err := base64.RawURLEncoding.DecodeString(sig)
+	// Only the one spelling issue writes: the decoder skips CR and LF, and
+	// without Strict accepts other bits in the last character's padding.
+	notURL := func(r rune) bool {
+		return !('A' <= r && r <= 'Z' || 'a' <= r && r <= 'z' || '0' <= r && r <= '9' || r == '-' || r == '_')
+	}
+	if len(sig) != 43 || strings.ContainsFunc(sig, notURL) {
+		return errors.New("query token: the signature is not 43 base64url characters")
+	}
+	mac, err := base64.RawURLEncoding.Strict().DecodeString(sig)
 	if err != nil || len(mac) != sha256.Size {
 		return errors.New("query token: the signature is not 43 base64url characters")
 	}
