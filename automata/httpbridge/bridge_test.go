@@ -230,6 +230,8 @@ func TestBadInput(t *testing.T) {
 		{name: "unknown input type", body: `{"type":"launch-missiles"}`, status: 400, message: `unknown type "launch-missiles"`},
 		{name: "schema violation", body: `{"type":"send-user-message","id":"u1","content":5,"timestamp":0}`, status: 400, message: "/content: expected string, but got number"},
 		{name: "missing property", body: `{"type":"send-user-message","id":"u1"}`, status: 400, message: "missing properties: 'content', 'timestamp'"},
+		{name: "a key written twice", body: `{"type":"send-user-message","id":"u1","content":"a","content":"b","timestamp":0}`, status: 400, message: `the key "content" is written twice`},
+		{name: "not UTF-8", body: "{\"type\":\"send-user-message\",\"id\":\"u1\",\"content\":\"a\xff\",\"timestamp\":0}", status: 400, message: "at /content: not valid UTF-8: byte 0xff"},
 		{name: "missing token", body: valid, noAuth: true, status: 401, message: "missing Authorization header"},
 		{name: "wrong token", body: valid, header: map[string]string{"Authorization": "Bearer nope"}, status: 401, message: "wrong bearer token"},
 		{name: "disallowed origin", body: valid, header: map[string]string{"Origin": "https://evil.example"}, status: 403, message: `origin "https://evil.example" is not allowed`},

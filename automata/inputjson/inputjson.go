@@ -12,9 +12,11 @@
 // it, and fails, saying where, on empty data and on data that is not one
 // JSON object, on an unknown type (listing the known ones), on every schema
 // violation (with its location in the object), on a number too large for its
-// Go type, on a property that encoding/json would match in another case, and
-// on an input over its Limits. An integer may be written as JSON Schema
-// allows, 1.0 and 1e3 too.
+// Go type, on a property that encoding/json would match in another case, on
+// what encoding/json reads without a word (a key written twice in one
+// object, of which it keeps the last; bytes that are not UTF-8, which it
+// replaces with U+FFFD), and on an input over its Limits. An integer may be
+// written as JSON Schema allows, 1.0 and 1e3 too.
 //
 // # Limits
 //
@@ -165,6 +167,11 @@ func (d *Decoder[T]) Decode(data []byte) (T, error) {
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return zero, errors.New("decoding input: unexpected data after the JSON value")
+	}
+	// What encoding/json reads without a word: a key written twice, bytes
+	// that are not UTF-8.
+	if err := checkSyntax(data); err != nil {
+		return zero, fmt.Errorf("decoding input: %w", err)
 	}
 	obj, ok := doc.(map[string]any)
 	if !ok {

@@ -127,6 +127,18 @@ func TestDecodeErrors(t *testing.T) {
 			`decoding input "ping": /LIMIT: property names are case-sensitive: "LIMIT" is not "limit"`},
 		{"a nested key in another case", `{"type":"ping","count":1,"tags":[{"weight":1,"Weight":2}]}`,
 			`decoding input "ping": /tags/0/Weight: property names are case-sensitive: "Weight" is not "weight"`},
+		{"a key written twice", `{"type":"note","text":"a@b.c","text":"x@y.z"}`,
+			`decoding input: at the top level: the key "text" is written twice`},
+		{"a key written twice, once escaped", `{"type":"note","text":"a@b.c","t\u0065xt":"x@y.z"}`,
+			`decoding input: at the top level: the key "text" is written twice`},
+		{"a nested key written twice", `{"type":"ping","count":1,"tags":[{"weight":1},{"weight":1,"weight":2}]}`,
+			`decoding input: at /tags/1: the key "weight" is written twice`},
+		{"a key written twice among many", `{"type":"ping","count":1,"a":1,"b":1,"c":1,"d":1,"e":1,"f":1,"g":1,"h":1,"count":2}`,
+			`decoding input: at the top level: the key "count" is written twice`},
+		{"bytes that are not UTF-8", "{\"type\":\"note\",\"text\":\"a\xffb@c.d\"}",
+			`decoding input: at /text: not valid UTF-8: byte 0xff`},
+		{"a key that is not UTF-8", "{\"type\":\"ping\",\"count\":1,\"x\xc3\":1}",
+			`decoding input: at the top level: not valid UTF-8: byte 0xc3`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
