@@ -27,7 +27,10 @@
 // a rate limit) stops the run with the error; the next run makes it again.
 //
 // The model is examples/persistent/agent.yaml, generated into decl/ and
-// impl/ by agentgen. The work each actor calls for, on its own context
+// impl/ by agentgen. Its spec is at version 2 (agent.history.json): version
+// 2 added the required property channel to UserMessage, and
+// impl/migrations brings the journals of version 1 up to it as they are
+// opened (testdata/v1 holds one, written before versions existed). The work each actor calls for, on its own context
 // (Work.JobFns, given to agent.WithJobs): the toolkit, the earliest
 // unfulfilled tool call of the newest assistant message; the llm, unless a
 // tool call is pending, an llm call when user or tool messages are newer
