@@ -103,3 +103,18 @@ func TestAliasLimit(t *testing.T) {
 		t.Fatalf("got %v, want %q", err, want)
 	}
 }
+
+// TestDeepYAMLIsRefusedBeforeParsing: 100,000 nested flow sequences in a
+// YAML spec (200 KB) are refused at the level that crosses the limit, as in
+// JSON, from the lexer's tokens: the YAML parser, given them, took over 20 s
+// and 7 GB.
+func TestDeepYAMLIsRefusedBeforeParsing(t *testing.T) {
+	const n = 100_000
+	doc := "version: 1\nactors: [" + strings.Repeat("[", n) + strings.Repeat("]", n) + "]\n"
+	_, err := LoadBytes("agent.yaml", []byte(doc))
+	// The top-level mapping is level 0, the value of actors level 1.
+	want := fmt.Sprintf("agent.yaml:2:%d: values nested deeper than %d levels", len("actors: ")+spec.MaxDepth+1, spec.MaxDepth)
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("LoadBytes = %v, want %q", err, want)
+	}
+}

@@ -111,6 +111,16 @@ func (b *builder) checkInputSchema(parts map[string]any) {
 	for start := 0; start < len(shapes); start += groupSize {
 		group := shapes[start:min(start+groupSize, len(shapes))]
 		wg.Go(func() {
+			// The compiler has panicked on schemas the spec schema
+			// refuses (an exclusiveMinimum of null): on another
+			// goroutine, that would end the process.
+			defer func() {
+				if p := recover(); p != nil {
+					for i := range group {
+						errs[start+i] = fmt.Errorf("compiling the input schema: %v", p)
+					}
+				}
+			}()
 			only := make(map[string]any, len(group))
 			for i, shape := range group {
 				only[strconv.Itoa(start+i)] = shape
