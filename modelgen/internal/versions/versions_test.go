@@ -476,8 +476,8 @@ func TestVersionSpecInvalid(t *testing.T) {
 }
 
 // TestVersionModelInvalid checks that a version that passes the spec
-// schema but not the model's checks is an error of Model, naming the
-// version.
+// schema but not the model's checks is an error of Spec and of Model,
+// naming the version.
 func TestVersionModelInvalid(t *testing.T) {
 	// The observation names an actor that is not in actors.
 	bad := `{"version": 1, "actors": ["user"], "observations": {"user": {"llm": {"n": {"type": "integer"}}}}}`
@@ -485,8 +485,8 @@ func TestVersionModelInvalid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := h.Versions[0].Spec(); err != nil {
-		t.Skipf("the spec schema already rejects it: %v", err)
+	if sp, err := h.Versions[0].Spec(); err == nil || !strings.Contains(err.Error(), "version 1 of the spec in the history") {
+		t.Fatalf("Spec of an invalid model = %v, %v; want an error naming the version", sp, err)
 	}
 	m, err := h.Versions[0].Model(pkg)
 	if err == nil {
