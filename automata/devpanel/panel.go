@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -333,7 +332,7 @@ func (p *Panel[S, I]) fold(from uint64, s S, to uint64, add func(e entry, next S
 			return fmt.Errorf("the journal skips from input %d to %d", from, e.Seq)
 		}
 		next := s
-		if e.Dropped == "" {
+		if e.Dropped == nil {
 			next = p.cfg.Definition.Transition(s, e.Input)
 		}
 		r, err := p.row(e, s, next)
@@ -351,11 +350,11 @@ func (p *Panel[S, I]) fold(from uint64, s S, to uint64, add func(e entry, next S
 }
 
 func (p *Panel[S, I]) row(e journal.Entry[I], before, after S) (row, error) {
-	if e.Dropped != "" {
+	if e.Dropped != nil {
 		// Input is the zero value, which the program's hooks are not
 		// made for: the row is the journal's word alone.
-		return row{Seq: e.Seq, Time: e.Time.UnixMilli(), Version: e.Version, Dropped: e.Dropped,
-			Type: droppedType(e.Dropped), Input: json.RawMessage("null"), Diff: []Op{},
+		return row{Seq: e.Seq, Time: e.Time.UnixMilli(), Version: e.Version, Dropped: e.Dropped.Error(),
+			Type: e.Dropped.Type, Input: json.RawMessage("null"), Diff: []Op{},
 			Started: []string{}, Cancelled: []string{}, Notes: []Note{}}, nil
 	}
 	in, err := json.Marshal(e.Input)
@@ -399,20 +398,6 @@ func inputType(in any) string {
 		return t.InputType()
 	}
 	return fmt.Sprintf("%T", in)
-}
-
-// droppedType is the type of a dropped input, read from the journal's
-// Dropped (`input "ping" dropped by the migration from version 1 to 2`,
-// migrate.DroppedError), or "dropped" when it names none.
-func droppedType(dropped string) string {
-	if rest, ok := strings.CutPrefix(dropped, "input "); ok {
-		if q, err := strconv.QuotedPrefix(rest); err == nil {
-			if t, err := strconv.Unquote(q); err == nil && t != "" {
-				return t
-			}
-		}
-	}
-	return "dropped"
 }
 
 // appendLocked adds an event to the log, dropping the oldest beyond the

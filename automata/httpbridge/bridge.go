@@ -245,7 +245,7 @@ func (b *Bridge[S, I, V]) loadRecentIDs() error {
 		return fmt.Errorf("httpbridge: reading the recent input ids from the journal: %w", err)
 	}
 	for _, e := range entries {
-		if e.Dropped != "" {
+		if e.Dropped != nil {
 			continue
 		}
 		if id := b.cfg.InputID(e.Input); id != "" {

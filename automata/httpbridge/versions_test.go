@@ -146,7 +146,7 @@ func TestResumeAcrossVersions(t *testing.T) {
 		t.Fatalf("opening the journal of version 1 under version 2: %v", err)
 	}
 	entries, err := m2.Inputs(1, 4)
-	if err != nil || len(entries) != 4 || entries[2].Dropped == "" || entries[2].Version != 1 {
+	if err != nil || len(entries) != 4 || entries[2].Dropped == nil || entries[2].Dropped.Type != "ping" || entries[2].Version != 1 {
 		t.Fatalf("the journal of version 1 read under version 2: %+v, %v; want input 3 dropped", entries, err)
 	}
 	_, srv2, _ := serveVersioned(t, m2, Config[stateV2, vInput, textsView]{

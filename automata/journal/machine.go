@@ -805,10 +805,10 @@ type Entry[I any] struct {
 	// Version is the version of the spec the input was journaled under;
 	// Input is that input brought up to the current version.
 	Version int
-	// Dropped, when not empty, says that a migration dropped the input
-	// (Input is the zero value) and which: the input is kept in the
-	// journal, and not applied.
-	Dropped string
+	// Dropped, when not nil, says that a migration dropped the input
+	// (Input is the zero value), which one, and the input's type: the
+	// input is kept in the journal, and not applied.
+	Dropped *migrate.DroppedError
 }
 
 // Inputs returns the journaled inputs with from <= Seq <= to, for debugging
@@ -838,7 +838,7 @@ func (m *Machine[S, I]) inputs(from, to uint64) ([]Entry[I], error) {
 		in, f, err := m.decodeInput(r)
 		var drop *migrate.DroppedError
 		if errors.As(err, &drop) {
-			entries = append(entries, Entry[I]{Seq: r.Seq, Time: time.Unix(0, f.UnixNano), Version: int(f.Version), Dropped: drop.Error()})
+			entries = append(entries, Entry[I]{Seq: r.Seq, Time: time.Unix(0, f.UnixNano), Version: int(f.Version), Dropped: drop})
 			return nil
 		}
 		if err != nil {

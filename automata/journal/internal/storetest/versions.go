@@ -280,7 +280,7 @@ func testVersionsMigrate(t *testing.T, open Opener) {
 	}
 	for i, e := range entries {
 		dropped := i%3 == 2
-		if e.Version != 1 || (e.Dropped != "") != dropped || (e.Input == nil) != dropped {
+		if e.Version != 1 || (e.Dropped != nil) != dropped || (e.Input == nil) != dropped {
 			t.Fatalf("entry %d = %+v, want version 1, dropped %v", e.Seq, e, dropped)
 		}
 		if !dropped && e.Input != (noteV2{Text: fmt.Sprintf("n%d", i), By: "user"}) {
