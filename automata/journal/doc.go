@@ -176,9 +176,9 @@
 //
 // Migrations cost little at Open: replaying 100,000 user messages of the
 // persistent example journaled under version 1, each decoded, migrated to
-// version 2 and validated, took 1.18 times as long as the same journal
-// written under version 2 and decoded as it is (1.46-1.52 s against
-// 1.21-1.29 s per Open, three runs each, one run, 2 cores), measured with
+// version 2 and validated, took 1.21 times as long as the same journal
+// written under version 2 and decoded as it is (1.51-1.57 s against
+// 1.24-1.30 s per Open, three runs each, one run, 2 cores), measured with
 //
 //	go test -run XXX -bench ReplayAcrossVersions -benchtime 3x -count 3 ./examples/persistent/
 //
