@@ -413,10 +413,9 @@ func validate(stdout, stderr io.Writer, file string, strict bool) error {
 // generated is what generate writes and check compares: the files in
 // memory, and what they were made from.
 type generated struct {
-	out   *modelgen.Output
-	scan  *modelgen.ImplScan
-	plan  *modelgen.VersionPlan
-	migrs []modelgen.MigrationFinding // after the files are written
+	out  *modelgen.Output
+	scan *modelgen.ImplScan
+	plan *modelgen.VersionPlan
 }
 
 // generateAll reads the spec's history, scans impl/, and generates decl/,
@@ -474,12 +473,12 @@ func lostHistory(file string) error {
 	return nil
 }
 
-// printChanges prints changes of data shapes, one a line with its position
-// (in the spec, or in the history file for a recorded step), breaking or
+// printChanges prints the changes of data shapes since the history's
+// newest version, one a line with its position in the spec, breaking or
 // compatible, with the old and new shape.
-func printChanges(w io.Writer, plan *modelgen.VersionPlan, step *modelgen.VersionStep, changes []modelgen.ShapeChange) {
-	for _, c := range changes {
-		fmt.Fprintln(w, changeLine(plan.Pos(step, c), c))
+func printChanges(w io.Writer, plan *modelgen.VersionPlan) {
+	for _, c := range plan.Pending {
+		fmt.Fprintln(w, changeLine(plan.Pos(nil, c), c))
 	}
 }
 
@@ -580,11 +579,11 @@ func generate(stdout, stderr io.Writer, file string, strict, prune, amend bool) 
 	}
 	if plan.Amended {
 		fmt.Fprintf(stdout, "%s: version %d of the spec amended (--amend), %s (%d breaking):\n", file, plan.Current, plural(len(plan.Pending), "change"), countBreaking(plan.Pending))
-		printChanges(stdout, plan, nil, plan.Pending)
+		printChanges(stdout, plan)
 	}
 	if plan.New && len(plan.Pending) > 0 {
 		fmt.Fprintf(stdout, "%s: version %d of the spec, %s since version %d (%d breaking):\n", file, plan.Current, plural(len(plan.Pending), "change"), plan.Current-1, countBreaking(plan.Pending))
-		printChanges(stdout, plan, nil, plan.Pending)
+		printChanges(stdout, plan)
 		step := plan.Steps[len(plan.Steps)-1]
 		if step.NeedsCode() {
 			fmt.Fprintf(stdout, "write the migrations of version %d to %d in %s\n", plan.Current-1, plan.Current, filepath.Join(dir, filepath.FromSlash(modelgen.MigrationsDir), fmt.Sprintf("v%d_to_v%d.go", plan.Current-1, plan.Current)))
