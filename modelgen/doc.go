@@ -198,6 +198,20 @@
 //     agree, and additionalProperties: false in a member does not reject
 //     the merged properties; oneOf variants are objects with one common
 //     const string property with distinct values;
+//   - some value satisfies every schema, wherever it is (observed
+//     properties, inputs, $defs, and the properties, items, map values and
+//     allOf and oneOf members inside them): no lower bound above its upper
+//     bound (minimum 10 with maximum 1; exclusiveMinimum 5 with maximum 5;
+//     minLength, minItems or minProperties above its max), no integer
+//     range without an int64 in it (minimum 1.2 with maximum 1.8; minimum
+//     1e19), no more required properties than maxProperties, no
+//     minProperties above the properties additionalProperties: false
+//     allows, no empty enum, and no enum value that its own minLength,
+//     maxLength or pattern rules out. Numbers are compared exactly as
+//     written. Each is an error, not a warning, at the keyword written
+//     later of the two that contradict each other (or at the enum value):
+//     generated code would reject every value, so that an input could
+//     never be dispatched, and the fix is always in the spec;
 //   - an input is an object, never nullable (a $ref input names an object
 //     type), and does not declare the property "type";
 //   - no two spec elements map to the same Go identifier (userId and

@@ -46,6 +46,7 @@ func Build(src *spec.Source, sp *Spec) (*Model, error) {
 	}
 	b.names.reserve("agentgen", "Actor", "Actors", "AgentState", "AgentInput", "EffectFns", "JobFns", "DecodeInput", "InputSchema", "Timestamped", "SpecVersion")
 	b.checkDescriptions()
+	b.checkSatisfiable()
 	b.buildActors()
 	b.buildDefs()
 	b.buildObservations()
@@ -671,7 +672,7 @@ func (b *builder) classify(s *Schema, ptr string) classified {
 			c.class = structClass
 		case s.Items != nil:
 			c.class = arrayClass
-		case len(s.Enum) > 0:
+		case s.Enum != nil: // an empty one is reported by checkSatisfiable
 			c.class = enumClass
 		default:
 			b.d.At(ptr, "cannot tell the type of this schema", `add "type" (object, array, string, integer, number or boolean), a $ref, properties or items`)
@@ -685,7 +686,7 @@ func (b *builder) classify(s *Schema, ptr string) classified {
 		}
 		c.class = mapClass
 	}
-	if c.class == stringClass && len(s.Enum) > 0 {
+	if c.class == stringClass && s.Enum != nil {
 		c.class = enumClass
 	}
 	if !b.checkKeywords(s, ptr, c.class) {
