@@ -87,7 +87,10 @@
 //
 // observations.user.llm is UserObLlm, what user sees of llm. An input's
 // kebab-case name is its "type" discriminator, so input names are unique
-// across actors. A property is referred to by {$ref: "#/$defs/Name"}.
+// across actors. A name (of an actor, an input, a $defs type or a
+// property) is at most 64 characters long: Go names and file names are
+// made of names (impl/transitions/<actor>_<input>.go), and a file name
+// may have at most 255 bytes; a longer name is an error at its position. A property is referred to by {$ref: "#/$defs/Name"}.
 // description is allowed on every schema and becomes the Go doc comment, so
 // it holds no control characters but tabs and line breaks, and no byte
 // order mark.

@@ -118,3 +118,66 @@ func TestDeepYAMLIsRefusedBeforeParsing(t *testing.T) {
 		t.Fatalf("LoadBytes = %v, want %q", err, want)
 	}
 }
+
+// TestNameLengthLimit checks the limit on names the package doc states: a
+// name of spec.MaxNameLength characters loads, one character more is an
+// error at the name, wherever names are (actors, observations, inputs,
+// $defs, properties), in both syntaxes; a 5,000-character actor name is an
+// error at its line and column, not a file name too long for the disk.
+func TestNameLengthLimit(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("is at most %d characters long", spec.MaxNameLength); !strings.Contains(strings.Join(strings.Fields(strings.ReplaceAll(string(doc), "//", "")), " "), want) {
+		t.Errorf("the package doc does not say %q", want)
+	}
+	name := func(first string, n int) string { return first + strings.Repeat("a", n-1) }
+	// specOf returns a spec with names of n characters wherever there are
+	// names.
+	specOf := func(n int) string {
+		return fmt.Sprintf(`version: 1
+actors: [user, %[1]s]
+$defs:
+  %[2]s: {type: object, properties: {%[3]s: {type: string}}}
+observations:
+  user:
+    %[1]s: {%[3]s: {$ref: "#/$defs/%[2]s"}}
+inputs:
+  %[1]s:
+    %[4]s: {type: object, properties: {%[3]s: {type: integer}}}
+`, name("a", n), name("T", n), name("p", n), name("i", n))
+	}
+	if _, err := LoadBytes("agent.yaml", []byte(specOf(spec.MaxNameLength))); err != nil {
+		t.Fatalf("names of %d characters: %v", spec.MaxNameLength, err)
+	}
+	n := spec.MaxNameLength + 1
+	_, err = LoadBytes("agent.yaml", []byte(specOf(n)))
+	tooLong := fmt.Sprintf("is %d characters long, longer than the %d a name may be", n, spec.MaxNameLength)
+	for _, where := range []string{
+		"agent.yaml:2:16: actors[1]: name",
+		"agent.yaml:4:3: $defs.",
+		"agent.yaml:4:" + fmt.Sprint(3+n+len(": {type: object, properties: {")) + ": $defs.",
+		"agent.yaml:7:5: observations.user.",
+		"agent.yaml:7:" + fmt.Sprint(5+n+len(": {")) + ": observations.user.",
+		"agent.yaml:9:3: inputs.",
+		"agent.yaml:10:5: inputs.",
+		"agent.yaml:10:" + fmt.Sprint(5+n+len(": {type: object, properties: {")) + ": inputs.",
+	} {
+		found := false
+		for _, line := range strings.Split(fmt.Sprint(err), "\n") {
+			found = found || (strings.HasPrefix(line, where) && strings.Contains(line, tooLong))
+		}
+		if !found {
+			t.Errorf("no error %q...%q; got:\n%v", where, tooLong, err)
+		}
+	}
+
+	// JSON, and a name far too long: the message abbreviates it.
+	_, err = LoadBytes("agent.json", []byte(`{"version": 1,
+"actors": ["user", "`+name("a", 5000)+`"]}`))
+	want := `agent.json:2:20: actors[1]: name "` + name("a", spec.MaxNameLength/2) + `…" is 5000 characters long, longer than the 64 a name may be`
+	if err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("got %v, want %q...", err, want)
+	}
+}

@@ -191,7 +191,7 @@ type Property struct {
 func (Properties) JSONSchema() *jsonschema.Schema {
 	return &jsonschema.Schema{
 		Type:                 "object",
-		PropertyNames:        &jsonschema.Schema{Pattern: propertyNamePattern},
+		PropertyNames:        &jsonschema.Schema{Pattern: propertyNamePattern, MaxLength: ptr(uint64(MaxNameLength))},
 		AdditionalProperties: &jsonschema.Schema{Ref: "#/$defs/Schema"},
 	}
 }
@@ -259,14 +259,23 @@ const (
 	propertyNamePattern = `^[A-Za-z][A-Za-z0-9_-]*$`
 )
 
-// JSONSchemaExtend adds the name patterns the reflected schema cannot carry.
+// MaxNameLength is the most characters a name of the spec may have: an
+// actor's, an input's, a $defs type's or a property's. Generated file names
+// are made of names (impl/transitions/<actor>_<input>.go), and file systems
+// allow 255 bytes.
+const MaxNameLength = 64
+
+// JSONSchemaExtend adds the name patterns and lengths the reflected schema
+// cannot carry.
 func (Spec) JSONSchemaExtend(s *jsonschema.Schema) {
-	kebab := &jsonschema.Schema{Pattern: kebabPattern}
+	maxLen := ptr(uint64(MaxNameLength))
+	kebab := &jsonschema.Schema{Pattern: kebabPattern, MaxLength: maxLen}
 	if p, ok := s.Properties.Get("actors"); ok {
 		p.Items.Pattern = kebabPattern
+		p.Items.MaxLength = maxLen
 	}
 	if p, ok := s.Properties.Get("$defs"); ok {
-		p.PropertyNames = &jsonschema.Schema{Pattern: pascalPattern}
+		p.PropertyNames = &jsonschema.Schema{Pattern: pascalPattern, MaxLength: maxLen}
 	}
 	for _, key := range []string{"observations", "inputs"} {
 		if p, ok := s.Properties.Get(key); ok {

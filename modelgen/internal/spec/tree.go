@@ -252,10 +252,12 @@ func SplitPointer(ptr string) []string {
 }
 
 // ElementName renders a JSON Pointer the way diagnostics name a spec element:
-// observations.user.llm.userMessages, actors[1], $defs.Shape.oneOf[0].
+// observations.user.llm.userMessages, actors[1], $defs.Shape.oneOf[0]. A
+// key longer than any name may be is abbreviated (abbreviate).
 func ElementName(ptr string) string {
 	var b strings.Builder
 	for _, p := range SplitPointer(ptr) {
+		p = abbreviate(p)
 		if _, err := strconv.Atoi(p); err == nil && b.Len() > 0 {
 			b.WriteString("[" + p + "]")
 			continue

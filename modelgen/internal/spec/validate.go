@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/moora-go/moora/modelgen/internal/names"
 	"github.com/santhosh-tekuri/jsonschema/v5"
@@ -306,6 +307,8 @@ func reportValidation(d *Diags, prefix string, e *jsonschema.ValidationError) {
 		}
 	case "pattern":
 		reportPattern(d, e, inst, kloc)
+	case "maxLength":
+		reportNameLength(d, e, inst, kloc)
 	case "enum":
 		if inst == "/version" {
 			d.At(inst, fmt.Sprintf("unsupported spec version %s", d.Src.Node(inst).appendJSON(nil)), "this agentgen reads version 1")
@@ -396,16 +399,55 @@ func reportUnknownKeys(d *Diags, inst, sloc string) {
 	}
 }
 
-func reportPattern(d *Diags, e *jsonschema.ValidationError, inst, kloc string) {
-	n := d.Src.Node(inst)
-	name := ""
-	if n != nil && n.kind == StringNode {
-		name = n.str
-	}
-	isKey := strings.Contains(kloc, "/propertyNames/")
-	if isKey {
+// nameAt returns the name that the keyword at kloc checks, the key or the
+// string at inst, and whether it is a key.
+func nameAt(d *Diags, inst, kloc string) (name string, isKey bool) {
+	if strings.Contains(kloc, "/propertyNames/") {
 		parts := SplitPointer(inst)
-		name = parts[len(parts)-1]
+		return parts[len(parts)-1], true
+	}
+	if n := d.Src.Node(inst); n != nil && n.kind == StringNode {
+		return n.str, false
+	}
+	return "", false
+}
+
+// reportNameLength reports a name longer than MaxNameLength.
+func reportNameLength(d *Diags, e *jsonschema.ValidationError, inst, kloc string) {
+	name, isKey := nameAt(d, inst, kloc)
+	sch, _ := schemaAt(strings.TrimSuffix(kloc, "/maxLength")).(map[string]any)
+	what := "name"
+	switch sch["pattern"] {
+	case kebabPattern, pascalPattern:
+	case propertyNamePattern:
+		what = "property name"
+	default:
+		d.At(inst, e.Message, "")
+		return
+	}
+	msg := fmt.Sprintf("%s %q is %d characters long, longer than the %d a name may be", what, abbreviate(name), utf8.RuneCountInString(name), MaxNameLength)
+	const hint = "shorten it: generated Go names and file names are made of it"
+	if isKey {
+		d.AtKey(inst, msg, hint)
+	} else {
+		d.At(inst, msg, hint)
+	}
+}
+
+// abbreviate shortens a name longer than MaxNameLength for a message: its
+// first half of MaxNameLength characters, then "…".
+func abbreviate(name string) string {
+	if utf8.RuneCountInString(name) <= MaxNameLength {
+		return name
+	}
+	r := []rune(name)
+	return string(r[:MaxNameLength/2]) + "…"
+}
+
+func reportPattern(d *Diags, e *jsonschema.ValidationError, inst, kloc string) {
+	name, isKey := nameAt(d, inst, kloc)
+	if utf8.RuneCountInString(name) > MaxNameLength {
+		return // reportNameLength says what is wrong; the pattern is for after
 	}
 	var msg string
 	switch pat, _ := schemaAt(kloc).(string); pat {
