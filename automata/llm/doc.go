@@ -58,10 +58,17 @@
 // refused (ErrUnauthorized), too many requests (ErrRateLimited, with the
 // wait the server asked for in Error.RetryAfter), a conversation longer than
 // the model's context (ErrContextLength), and a reply that cannot be read
-// (ErrMalformedStream). A cancelled call returns an error that wraps
-// ctx.Err(). Nothing panics: in a job, the error becomes an EffectFailed
-// event, the machine goes on, and the job's key must vanish and come back
-// (a new input, a restart) for the call to be made again.
+// (ErrMalformedStream). A provider bounds what it takes from a server (the
+// OpenAI provider's Config has the limits): a reply past a limit of size is
+// ErrResponseTooLarge, a call past its limit of time ErrResponseTimeout,
+// and a server silent for too long ErrStreamStalled. The first is the
+// model's, which asked again tends to write as much; the other two a slow
+// server's, which asked again may answer. A cancelled call returns an error
+// that wraps ctx.Err(). Nothing panics: in a job, the error becomes an
+// EffectFailed event, the machine goes on, and the job's key must vanish
+// and come back (a new input, a restart) for the call to be made again.
+// The job has dispatched nothing, so that no part of a failed reply
+// reaches the state, or a durable machine's journal.
 //
 // # The scripted model
 //

@@ -25,6 +25,19 @@ var (
 	// ErrMalformedStream: the reply could not be read: a chunk that is not
 	// what the API sends, or a stream that ended before the model finished.
 	ErrMalformedStream = errors.New("malformed stream")
+	// ErrResponseTooLarge: the reply went past a limit of size of the
+	// provider (the text and tool calls it keeps, the bytes it reads). A
+	// model asked again tends to write as much again: raise the limit, or
+	// ask for less.
+	ErrResponseTooLarge = errors.New("response too large")
+	// ErrResponseTimeout: the call went past the provider's limit on its
+	// whole duration, which holds even when ctx has no deadline. The
+	// server was slow this time; asked again, it may not be.
+	ErrResponseTimeout = errors.New("response took too long")
+	// ErrStreamStalled: the server sent nothing for longer than the
+	// provider allows, before its answer or in the middle of its stream.
+	// Asked again, it may answer.
+	ErrStreamStalled = errors.New("stream stalled")
 )
 
 // Error is the error of a call that failed for a reason a person can act

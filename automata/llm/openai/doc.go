@@ -37,6 +37,50 @@
 // Cancelling the ctx closes the stream's connection, so the call returns at
 // once and the server stops generating.
 //
+// # Limits
+//
+// A call takes from the server no more than the limits of its Config, so
+// that a server that never ends its stream, answers without end, drips
+// forever or stalls can neither fill the memory nor hold a job for ever.
+// Each has a default, which a Config field of zero leaves in place (a
+// negative value is an error of New), and ends the call with an *llm.Error
+// whose Err is a *LimitError naming it:
+//
+//	Config field       default   bounds                                                        error (Kind)
+//	MaxResponseBytes   4 MiB     the text and the tool calls' IDs, types, names and            llm.ErrResponseTooLarge
+//	                             arguments (and 1 KiB, with the completion's ID, for each
+//	                             tool call); the body of an HTTP error; any one event of
+//	                             the stream, at twice as many bytes plus 64 KiB
+//	MaxBodyBytes       64 MiB    the bytes of the stream, comments and envelopes included      llm.ErrResponseTooLarge
+//	MaxDuration        10 min    the whole call, the SDK's retries and waits included,         llm.ErrResponseTimeout
+//	                             whatever the ctx's deadline
+//	MaxFirstByteWait   5 min     the wait for the first byte of the answer, from the           llm.ErrStreamStalled
+//	                             request (each attempt): the prompt's processing, and a
+//	                             reasoning model's thinking, which the API streams nothing of
+//	MaxIdle            1 min     every silence after that: how long one read of the stream     llm.ErrStreamStalled
+//	                             waits (the time onChunk takes is not the server's)
+//
+// Whatever the server sends, the memory of a call stays within a small
+// multiple of MaxResponseBytes: the reply is kept twice (the text as it
+// streamed, and the SDK's accumulation), and one event at a time is decoded
+// (the tests measure a heap at most some 12 times MaxResponseBytes larger,
+// garbage not yet collected included).
+// Only the first choice is kept, without log probabilities, which are not
+// asked for.
+//
+// The client retries none of these: the SDK never retries a stream that
+// has started, and a server stalled before its answer may still be working
+// on the request, which a retry would make it start again. What a program
+// makes of them: a stalled stream (llm.ErrStreamStalled) or a call that took
+// too long (llm.ErrResponseTimeout) is a slow server's, and asking again may
+// well succeed; a reply too large (llm.ErrResponseTooLarge) is the model's,
+// which asked again tends to write as much: raise the limit, or ask for
+// less. In a job, a limit is an error like any other: the job returns it,
+// which is an EffectFailed event; it has dispatched nothing, so that no
+// part of the reply reaches the state or a durable machine's journal (the
+// chunks already passed to onChunk were for the screen), and the call is
+// made again when the state calls for it again (see package automata/llm).
+//
 // # Errors
 //
 // New returns an *llm.Error of kind llm.ErrMissingKey for OpenAI's API
@@ -47,11 +91,18 @@
 //	openai: rate limited (HTTP 429, retry after 20s): Rate limit reached for gpt-4o-mini …             (llm.ErrRateLimited, RetryAfter)
 //	openai: context length exceeded (HTTP 400): This model's maximum context length is …              (llm.ErrContextLength)
 //	openai: malformed stream from …: the stream ended before the model finished (no finish reason)     (llm.ErrMalformedStream)
+//	openai: response too large from …: the text and tool calls passed Config.MaxResponseBytes = 4194304 bytes   (llm.ErrResponseTooLarge)
+//	openai: response too large from …: one event of the stream passed 8454144 bytes (twice Config.MaxResponseBytes = 4194304, plus 64 KiB)
+//	openai: response too large from …: the error body passed Config.MaxResponseBytes = 4194304 bytes
+//	openai: response too large from …: the stream passed Config.MaxBodyBytes = 67108864 bytes
+//	openai: response took too long from …: the call passed Config.MaxDuration = 10m0s                 (llm.ErrResponseTimeout)
+//	openai: stream stalled from …: nothing came for Config.MaxFirstByteWait = 5m0s after the request  (llm.ErrStreamStalled)
+//	openai: stream stalled from …: nothing came for Config.MaxIdle = 1m0s in the middle of the stream
 //	openai: the server reported an error in the stream: The server had an error …
 //	openai: HTTP 404: The model `gpt-5-nano` does not exist or you do not have access to it.
 //
 // errors.As reaches the SDK's *openai.Error, with the whole response, through
-// the *llm.Error.
+// the *llm.Error, and the *LimitError of a limit.
 //
 // # What it is not
 //

@@ -23,12 +23,16 @@ import (
 )
 
 // fail turns the error that ended a stream into the error Complete
-// returns: the context's, an *llm.Error of a kind a program can act on, or
-// an *llm.Error with the server's words. res is the HTTP response, nil if
-// the server never answered.
-func (m *Model) fail(ctx context.Context, res *http.Response, err error) error {
+// returns: the context's, a limit's, an *llm.Error of a kind a program can
+// act on, or an *llm.Error with the server's words. ctx is the caller's,
+// w watches the call, and res is the HTTP response, nil if the server never
+// answered.
+func (m *Model) fail(ctx context.Context, w *watch, res *http.Response, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("openai: %w", context.Cause(ctx))
+	}
+	if e := w.exceeded(err); e != nil {
+		return m.limitError(res, e)
 	}
 	var apiErr *sdk.Error
 	if errors.As(err, &apiErr) {
@@ -57,6 +61,17 @@ func (m *Model) fail(ctx context.Context, res *http.Response, err error) error {
 func (m *Model) malformed(what string, err error) error {
 	return &llm.Error{Kind: llm.ErrMalformedStream, StatusCode: http.StatusOK, Err: err,
 		Message: fmt.Sprintf("openai: malformed stream from %s: %s", m.baseURL, what)}
+}
+
+// limitError is the error of a call that went past a limit.
+func (m *Model) limitError(res *http.Response, e *LimitError) error {
+	e2 := *e // the caller's own
+	out := &llm.Error{Kind: e.kind(), Err: &e2,
+		Message: fmt.Sprintf("openai: %v from %s: %s", e.kind(), m.baseURL, e.what)}
+	if res != nil {
+		out.StatusCode = res.StatusCode
+	}
+	return out
 }
 
 // fromAPIError reads an HTTP error response.

@@ -8,8 +8,10 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -45,6 +47,38 @@ type Config struct {
 	// default), option.WithHTTPClient, option.WithHeader,
 	// option.WithRequestTimeout.
 	Options []option.RequestOption
+
+	// The limits on what one call takes from the server, each ending the
+	// call with an *llm.Error whose Err is a *LimitError (see "Limits" in
+	// the package documentation). Zero is the default; a negative value is
+	// an error of New.
+
+	// MaxResponseBytes bounds the reply's text and its tool calls' IDs,
+	// types, names and arguments (each tool call counting 1 KiB more, and
+	// the length of the completion's ID, of which Complete makes the
+	// call's ID when the server gives none), and the body of an HTTP
+	// error, which is read whole; any one event of the stream may have
+	// twice as many bytes, plus 64 KiB. Default DefaultMaxResponseBytes
+	// (4 MiB).
+	MaxResponseBytes int64
+	// MaxBodyBytes bounds the bytes of the stream, as read from the
+	// connection: chunks' envelopes, comments, all. Default
+	// DefaultMaxBodyBytes (64 MiB).
+	MaxBodyBytes int64
+	// MaxDuration bounds the whole call, the SDK's retries and their
+	// waits included, even when ctx has no deadline. Default
+	// DefaultMaxDuration (10 minutes).
+	MaxDuration time.Duration
+	// MaxFirstByteWait bounds the wait for the server's first byte, from
+	// the request (each attempt) to the first byte of the response's body:
+	// the prompt's processing, and a reasoning model's thinking, of which
+	// OpenAI's API streams nothing. Default DefaultMaxFirstByteWait
+	// (5 minutes).
+	MaxFirstByteWait time.Duration
+	// MaxIdle bounds every silence of the server after its first byte: the
+	// time one read of the stream waits for it. Default DefaultMaxIdle
+	// (1 minute).
+	MaxIdle time.Duration
 }
 
 // Model is a chat model behind OpenAI's chat completions API: an llm.Model.
@@ -52,15 +86,16 @@ type Model struct {
 	client  sdk.Client
 	model   string
 	baseURL string
+	limits  *limits
 }
 
 var _ llm.Model = (*Model)(nil)
 
 // New returns the model c names. It fails with an *llm.Error of kind
 // llm.ErrMissingKey when c points at OpenAI's API (the default) with no
-// key, and with a plain error when no model is named or the base URL is not
-// an http or https URL. It does not contact the server: an unreachable one
-// shows in the first Complete.
+// key, and with a plain error when no model is named, the base URL is not
+// an http or https URL, or a limit is negative. It does not contact the
+// server: an unreachable one shows in the first Complete.
 func New(c Config) (*Model, error) {
 	key := cmp.Or(c.APIKey, os.Getenv(EnvAPIKey))
 	base := cmp.Or(c.BaseURL, os.Getenv(EnvBaseURL), DefaultBaseURL)
@@ -79,8 +114,12 @@ func New(c Config) (*Model, error) {
 		return nil, &llm.Error{Kind: llm.ErrMissingKey,
 			Message: fmt.Sprintf("openai: no API key for %s: set %s or Config.APIKey", base, EnvAPIKey)}
 	}
+	lim, err := newLimits(c)
+	if err != nil {
+		return nil, err
+	}
 	opts := append([]option.RequestOption{option.WithBaseURL(base), option.WithAPIKey(key)}, c.Options...)
-	return &Model{client: sdk.NewClient(opts...), model: model, baseURL: base}, nil
+	return &Model{client: sdk.NewClient(opts...), model: model, baseURL: base, limits: lim}, nil
 }
 
 // FromEnv returns the model the environment names: the OpenAI provider,
@@ -107,7 +146,8 @@ func (m *Model) String() string { return m.model + " at " + m.baseURL }
 // returns the whole response; see llm.Model. The idempotency key goes in the
 // Idempotency-Key header. The SDK retries a request that fails to connect
 // or gets HTTP 408, 409, 429 or 5xx (twice, by default), but never a stream
-// that has started.
+// that has started. The Config's limits bound the call: see "Limits" in the
+// package documentation.
 func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text string)) (llm.Response, error) {
 	if err := req.Validate(); err != nil {
 		return llm.Response{}, fmt.Errorf("openai: %w", err)
@@ -116,24 +156,38 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text
 	if err != nil {
 		return llm.Response{}, err
 	}
+	callCtx, w := newWatch(ctx, m.limits)
+	defer w.stop()
 	var res *http.Response // set once the server answers, even with an error
-	opts := []option.RequestOption{option.WithResponseInto(&res)}
+	opts := []option.RequestOption{option.WithResponseInto(&res), option.WithMiddleware(w.middleware)}
 	if req.IdempotencyKey != "" {
 		opts = append(opts, option.WithHeader("Idempotency-Key", req.IdempotencyKey))
 	}
-	stream := m.client.Chat.Completions.NewStreaming(ctx, params, opts...)
+	stream := m.client.Chat.Completions.NewStreaming(callCtx, params, opts...)
 	defer stream.Close()
 	var acc sdk.ChatCompletionAccumulator
 	var text strings.Builder // what went to onChunk: the response's text
+	var kept int64           // what the reply keeps, as keptBytes counts it
 	for stream.Next() {
 		chunk := stream.Current()
+		// Only the first choice is asked for, without log probabilities:
+		// the accumulator keeps nothing else a server sends.
+		chunk.Choices = slices.DeleteFunc(chunk.Choices, func(c sdk.ChatCompletionChunkChoice) bool { return c.Index != 0 })
+		for i := range chunk.Choices {
+			chunk.Choices[i].Logprobs = sdk.ChatCompletionChunkChoiceLogprobs{}
+		}
+		calls := 0
+		if len(acc.Choices) > 0 {
+			calls = len(acc.Choices[0].Message.ToolCalls)
+		}
+		kept += keptBytes(&chunk, int64(calls), len(cmp.Or(acc.ID, chunk.ID)))
+		if kept > m.limits.responseBytes {
+			return llm.Response{}, m.limitError(res, m.limits.responseErr)
+		}
 		if !acc.AddChunk(chunk) {
 			return llm.Response{}, m.malformed(fmt.Sprintf("a chunk that does not follow the ones before it (id %q)", oneLine(chunk.ID)), nil)
 		}
 		for _, c := range chunk.Choices {
-			if c.Index != 0 {
-				continue // only one choice is asked for
-			}
 			if t := c.Delta.Content + c.Delta.Refusal; t != "" {
 				text.WriteString(t)
 				if onChunk != nil {
@@ -142,11 +196,16 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text
 			}
 		}
 	}
-	if err := stream.Err(); err != nil {
-		return llm.Response{}, m.fail(ctx, res, err)
+	err = stream.Err()
+	w.stop() // the stream is over: no limit ends it now
+	if err != nil {
+		return llm.Response{}, m.fail(ctx, w, res, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return llm.Response{}, fmt.Errorf("openai: %w", context.Cause(ctx))
+	}
+	if e := w.exceeded(nil); e != nil {
+		return llm.Response{}, m.limitError(res, e)
 	}
 	if len(acc.Choices) == 0 || acc.Choices[0].FinishReason == "" {
 		return llm.Response{}, m.malformed("the stream ended before the model finished (no finish reason)", nil)

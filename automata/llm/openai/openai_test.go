@@ -590,48 +590,73 @@ func TestCancelMidStream(t *testing.T) {
 }
 
 // A job whose call fails reports an EffectFailed event with the error, and
-// the machine goes on.
+// the machine goes on: whether the server refused the call, or the call went
+// past a limit, the job dispatched nothing, so that no part of the reply
+// reaches the state (or a durable machine's journal).
 func TestFailingJobIsAnEffectFailedEvent(t *testing.T) {
-	srv := newServer(t, reply{status: 401, body: `{"error":{"message":"Incorrect API key provided: sk-test.","type":"invalid_request_error","code":"invalid_api_key"}}`})
-	model := srv.model(t)
-	type state struct{ Asked bool }
-	failed := make(chan automata.Event[state, bool], 1)
-	jobs := func(s state) map[string]automata.Job[bool] {
-		if !s.Asked {
-			return nil
-		}
-		return map[string]automata.Job[bool]{"ask": func(ctx context.Context, dispatch automata.Dispatch[bool]) error {
-			req := question
-			req.IdempotencyKey = automata.JobKey(ctx)
-			_, err := model.Complete(ctx, req, nil)
-			return err
-		}}
+	refusing := newServer(t, reply{status: 401, body: `{"error":{"message":"Incorrect API key provided: sk-test.","type":"invalid_request_error","code":"invalid_api_key"}}`})
+	endless := newHostile(t, http.StatusOK, false, forever(event(`{"content":"word "}`)))
+	tests := []struct {
+		name   string
+		model  *Model
+		kind   error
+		header func() http.Header // of the request the server received
+	}{
+		{"unauthorized", refusing.model(t), llm.ErrUnauthorized, func() http.Header { return refusing.received()[0].header }},
+		{"past a limit", endless.model(t, Config{MaxResponseBytes: 1 << 10}), llm.ErrResponseTooLarge, nil},
 	}
-	m := automata.NewMoore(automata.Definition[state, bool]{
-		Initial:    func() state { return state{} },
-		Transition: func(s state, ask bool) state { return state{Asked: ask} },
-	}, func(s state) state { return s }, automata.WithJobs(jobs), automata.WithEvents(func(e automata.Event[state, bool]) {
-		if e.Kind == automata.EffectFailed {
-			failed <- e
-		}
-	}))
-	defer m.Close(context.Background())
-	if err := m.Dispatch(true); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case e := <-failed:
-		if e.Key != "ask" || !errors.Is(e.Err, llm.ErrUnauthorized) {
-			t.Errorf("event %v: key %q, error %v; want ask and llm.ErrUnauthorized", e.Kind, e.Key, e.Err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("no EffectFailed event in 30s")
-	}
-	if k := srv.received()[0].header.Get("Idempotency-Key"); k != "ask" {
-		t.Errorf("Idempotency-Key = %q, want the job's key", k)
-	}
-	if err := m.DispatchWait(context.Background(), false); err != nil || m.Current().Asked {
-		t.Errorf("the machine did not go on: %v", err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			type state struct{ Asked, Answered bool }
+			failed := make(chan automata.Event[state, bool], 1)
+			jobs := func(s state) map[string]automata.Job[bool] {
+				if !s.Asked {
+					return nil
+				}
+				return map[string]automata.Job[bool]{"ask": func(ctx context.Context, dispatch automata.Dispatch[bool]) error {
+					req := question
+					req.IdempotencyKey = automata.JobKey(ctx)
+					if _, err := tt.model.Complete(ctx, req, nil); err != nil {
+						return err
+					}
+					dispatch(true)
+					return nil
+				}}
+			}
+			m := automata.NewMoore(automata.Definition[state, bool]{
+				Initial: func() state { return state{} },
+				Transition: func(s state, answered bool) state {
+					if answered {
+						return state{Asked: s.Asked, Answered: true}
+					}
+					return state{Asked: !s.Asked, Answered: s.Answered}
+				},
+			}, func(s state) state { return s }, automata.WithJobs(jobs), automata.WithEvents(func(e automata.Event[state, bool]) {
+				if e.Kind == automata.EffectFailed {
+					failed <- e
+				}
+			}))
+			defer m.Close(context.Background())
+			if err := m.Dispatch(false); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case e := <-failed:
+				if e.Key != "ask" || !errors.Is(e.Err, tt.kind) {
+					t.Errorf("event %v: key %q, error %v; want ask and %v", e.Kind, e.Key, e.Err, tt.kind)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("no EffectFailed event in 30s")
+			}
+			if tt.header != nil {
+				if k := tt.header().Get("Idempotency-Key"); k != "ask" {
+					t.Errorf("Idempotency-Key = %q, want the job's key", k)
+				}
+			}
+			if err := m.DispatchWait(context.Background(), false); err != nil || m.Current() != (state{}) {
+				t.Errorf("the machine did not go on, or a reply reached the state: %+v, %v", m.Current(), err)
+			}
+		})
 	}
 }
 

@@ -1,0 +1,613 @@
+package openai
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/moora-go/moora/automata/llm"
+)
+
+// What a hostile server gives up at, so that code without limits fails a
+// test (with another error than the one it wants) instead of running
+// forever: endlessCap bytes written, or giveUp waited. Code with limits
+// never gets there.
+const (
+	endlessCap = 128 << 20
+	giveUp     = 30 * time.Second
+)
+
+// hostile is a model server on loopback that answers every request with
+// serve, which writes what it likes in the streaming format of the other
+// tests' server, and counts what it wrote.
+type hostile struct {
+	*httptest.Server
+	requests atomic.Int64
+	written  atomic.Int64  // bytes of the bodies
+	hungUp   chan struct{} // closed when the client hangs up on a request
+	once     sync.Once
+}
+
+// out is where serve writes one answer.
+type out struct {
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	ctx  context.Context // done when the client hangs up
+	n    *atomic.Int64
+	gone bool // the client hung up
+}
+
+// send writes b and flushes it; false once the client has hung up or the
+// server has written endlessCap bytes.
+func (o *out) send(b []byte) bool {
+	if o.ctx.Err() != nil {
+		o.gone = true
+		return false
+	}
+	if o.n.Load() >= endlessCap {
+		return false
+	}
+	n, err := o.w.Write(b)
+	o.n.Add(int64(n))
+	if err == nil {
+		err = o.rc.Flush()
+	}
+	o.gone = err != nil
+	return !o.gone
+}
+
+// wait waits for the client to hang up, or giveUp.
+func (o *out) wait() {
+	select {
+	case <-o.ctx.Done():
+		o.gone = true
+	case <-time.After(giveUp):
+	}
+}
+
+// newHostile starts a server whose answers have the status, and headers
+// sent at once unless noHeaders.
+func newHostile(t *testing.T, status int, noHeaders bool, serve func(o *out)) *hostile {
+	t.Helper()
+	h := &hostile{hungUp: make(chan struct{})}
+	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		h.requests.Add(1)
+		o := &out{w: w, rc: http.NewResponseController(w), ctx: r.Context(), n: &h.written}
+		if !noHeaders {
+			if status == http.StatusOK {
+				w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+			} else {
+				w.Header().Set("Content-Type", "application/json")
+			}
+			w.WriteHeader(status)
+			o.rc.Flush()
+		}
+		serve(o)
+		if o.gone { // the server sees the connection closed (a write may fail first)
+			select {
+			case <-r.Context().Done():
+				h.once.Do(func() { close(h.hungUp) })
+			case <-time.After(giveUp):
+			}
+		}
+	}))
+	t.Cleanup(h.Close)
+	return h
+}
+
+// model returns the provider pointed at h, with c's limits.
+func (h *hostile) model(t *testing.T, c Config) *Model {
+	t.Helper()
+	c.APIKey, c.BaseURL, c.Model = "sk-test", h.URL+"/v1", "gpt-test"
+	m, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// event is the server-sent event of a chunk of completion chatcmpl-1 whose
+// first choice has delta, a JSON object.
+func event(delta string) string {
+	return `data: {"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":` + delta + `,"finish_reason":null}]}` + "\n\n"
+}
+
+// forever sends b again and again, until the client hangs up (or
+// endlessCap).
+func forever(b string) func(o *out) {
+	return func(o *out) {
+		p := []byte(b)
+		for o.send(p) {
+		}
+	}
+}
+
+var errHeap = errors.New("the heap grew past the test's bound: the call was cancelled")
+
+// heapBound runs call, reading runtime.MemStats every millisecond or so,
+// and returns the most the heap (HeapAlloc) grew over what it was before,
+// and how many bytes were allocated meanwhile (TotalAlloc), by every
+// goroutine, the test server's included. When the heap grows past bound,
+// it cancels call's context with errHeap, so that code without limits,
+// whose heap grows with what the server sends, fails the test instead of
+// eating the machine.
+func heapBound(bound uint64, call func(ctx context.Context) error) (err error, peak, alloc uint64) {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	base, baseTotal := ms.HeapAlloc, ms.TotalAlloc
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	sample := func(ms *runtime.MemStats) {
+		runtime.ReadMemStats(ms)
+		if ms.HeapAlloc > base {
+			peak = max(peak, ms.HeapAlloc-base)
+		}
+		if peak > bound {
+			cancel(errHeap)
+		}
+	}
+	done := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		var ms runtime.MemStats
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(time.Millisecond):
+				sample(&ms)
+			}
+		}
+	}()
+	err = call(ctx)
+	close(done)
+	<-sampled
+	sample(&ms)
+	return err, peak, ms.TotalAlloc - baseTotal
+}
+
+// hostileCase is a hostile server and the limit its answer must meet.
+type hostileCase struct {
+	name      string
+	status    int  // 200 unless set
+	noHeaders bool // the server never sends its headers
+	serve     func(o *out)
+	limits    Config // the limits, on top of patient ones
+	kind      error  // the llm.Error's kind
+	limit     string // the LimitError's
+	what      string // the end of the message: what passed which limit
+	chunks    int    // how many chunks of text reach onChunk before the error
+	// someChunks: the number of chunks depends on the machine; two or
+	// more, so that silences were cut short more than once.
+	someChunks bool
+	requests   int64 // made by the SDK; 1 unless set
+}
+
+// patient are limits of time that hostile tests of size never meet, and
+// limits of size that tests of time never meet: each test sets the ones it
+// is about.
+var patient = Config{MaxResponseBytes: 1 << 20, MaxBodyBytes: 64 << 20,
+	MaxDuration: time.Minute, MaxFirstByteWait: time.Minute, MaxIdle: time.Minute}
+
+func (tc hostileCase) run(t *testing.T) {
+	status := tc.status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	h := newHostile(t, status, tc.noHeaders, tc.serve)
+	c := patient
+	if tc.limits.MaxResponseBytes != 0 {
+		c.MaxResponseBytes = tc.limits.MaxResponseBytes
+	}
+	if tc.limits.MaxBodyBytes != 0 {
+		c.MaxBodyBytes = tc.limits.MaxBodyBytes
+	}
+	if tc.limits.MaxDuration != 0 {
+		c.MaxDuration = tc.limits.MaxDuration
+	}
+	if tc.limits.MaxFirstByteWait != 0 {
+		c.MaxFirstByteWait = tc.limits.MaxFirstByteWait
+	}
+	if tc.limits.MaxIdle != 0 {
+		c.MaxIdle = tc.limits.MaxIdle
+	}
+	m := h.model(t, c)
+
+	// The heap may hold what the call keeps (twice: the text streamed and
+	// the SDK's accumulation) and one event of the stream in the SDK's
+	// decoder, a few times over as buffers grow and are copied, with the
+	// garbage of the chunks before, which the collector has not freed yet;
+	// and a few MiB of the runtime's and the server's. (The most measured
+	// is some 12 times MaxResponseBytes, for 1 MiB pieces of a tool call's
+	// arguments.) Code without limits keeps all the server sends: twice
+	// 50 MiB for the large answers.
+	bound := uint64(24*c.MaxResponseBytes) + 8<<20
+	var chunks int
+	err, peak, alloc := heapBound(bound, func(ctx context.Context) error {
+		_, err := m.Complete(ctx, question, func(string) { chunks++ })
+		return err
+	})
+	t.Logf("heap grew by %.1f MiB at most (bound %.1f MiB), %.1f MiB allocated, server wrote %.1f MiB",
+		mib(peak), mib(bound), mib(alloc), mib(uint64(h.written.Load())))
+	if errors.Is(err, errHeap) {
+		t.Fatalf("the heap grew by %.1f MiB, past %.1f MiB: %v", mib(peak), mib(bound), err)
+	}
+	e := assertError(t, err, tc.kind, "openai: "+tc.kind.Error()+" from "+h.URL+"/v1/: "+tc.what)
+	var le *LimitError
+	if !errors.As(err, &le) || le != e.Err {
+		t.Fatalf("errors.As(%v, *LimitError) = false, or not the llm.Error's Err", err)
+	}
+	if le.Limit != tc.limit {
+		t.Errorf("LimitError.Limit = %s, want %s", le.Limit, tc.limit)
+	}
+	if peak > bound {
+		t.Errorf("the heap grew by %.1f MiB, past %.1f MiB", mib(peak), mib(bound))
+	}
+	if tc.someChunks && chunks < 2 {
+		t.Errorf("%d chunks of text before the error, want two or more", chunks)
+	} else if !tc.someChunks && chunks != tc.chunks {
+		t.Errorf("%d chunks of text before the error, want %d", chunks, tc.chunks)
+	}
+	want := max(tc.requests, 1)
+	if n := h.requests.Load(); n != want {
+		t.Errorf("%d requests, want %d", n, want)
+	}
+	if h.written.Load() >= endlessCap {
+		t.Errorf("the server wrote all of its %d MiB", endlessCap>>20)
+	}
+	select { // the client hung up: the server stops generating
+	case <-h.hungUp:
+	case <-time.After(giveUp):
+		t.Error("the server did not see the client hang up")
+	}
+}
+
+func mib(n uint64) float64 { return float64(n) / (1 << 20) }
+
+// A server that never ends its stream is read up to a limit of size,
+// whatever it sends, and the call ends with llm.ErrResponseTooLarge.
+func TestEndlessStream(t *testing.T) {
+	word := `{"content":"` + strings.Repeat("word ", 200) + `"}` // 1,000 bytes of text
+	tests := []hostileCase{
+		{
+			name:   "text",
+			serve:  forever(event(word)),
+			limits: Config{MaxResponseBytes: 256 << 10},
+			kind:   llm.ErrResponseTooLarge, limit: "MaxResponseBytes", chunks: 262,
+			what: "the text and tool calls passed Config.MaxResponseBytes = 262144 bytes",
+		},
+		{
+			name: "the arguments of a tool call",
+			serve: func(o *out) {
+				o.send([]byte(event(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"word-count","arguments":""}}]}`)))
+				forever(event(`{"tool_calls":[{"index":0,"function":{"arguments":"` + strings.Repeat("x", 1000) + `"}}]}`))(o)
+			},
+			limits: Config{MaxResponseBytes: 256 << 10},
+			kind:   llm.ErrResponseTooLarge, limit: "MaxResponseBytes",
+			what: "the text and tool calls passed Config.MaxResponseBytes = 262144 bytes",
+		},
+		{
+			name: "tool calls, a hundred more in each chunk, with nothing in them",
+			serve: func(o *out) {
+				for i := 0; ; i += 100 {
+					if !o.send([]byte(event(fmt.Sprintf(`{"tool_calls":[{"index":%d}]}`, i+99)))) {
+						return
+					}
+				}
+			},
+			limits: Config{MaxResponseBytes: 256 << 10},
+			kind:   llm.ErrResponseTooLarge, limit: "MaxResponseBytes",
+			what: "the text and tool calls passed Config.MaxResponseBytes = 262144 bytes",
+		},
+		{
+			name:   "keep-alive comments",
+			serve:  forever(": keep-alive\n\n"),
+			limits: Config{MaxBodyBytes: 4 << 20},
+			kind:   llm.ErrResponseTooLarge, limit: "MaxBodyBytes",
+			what: "the stream passed Config.MaxBodyBytes = 4194304 bytes",
+		},
+		{
+			name:   "chunks with nothing in them",
+			serve:  forever(event(`{"role":"assistant","content":""}`)),
+			limits: Config{MaxBodyBytes: 4 << 20},
+			kind:   llm.ErrResponseTooLarge, limit: "MaxBodyBytes",
+			what: "the stream passed Config.MaxBodyBytes = 4194304 bytes",
+		},
+		{
+			name:   "one event, its data lines without the empty line that ends it",
+			serve:  forever("data: " + strings.Repeat("x", 1000) + "\n"),
+			limits: Config{MaxResponseBytes: 256 << 10},
+			kind:   llm.ErrResponseTooLarge, limit: "MaxResponseBytes",
+			what: "one event of the stream passed 589824 bytes (twice Config.MaxResponseBytes = 262144, plus 64 KiB)",
+		},
+		{
+			name: "one line without end",
+			serve: func(o *out) {
+				o.send([]byte("data: "))
+				forever(strings.Repeat("x", 1000))(o)
+			},
+			limits: Config{MaxResponseBytes: 256 << 10},
+			kind:   llm.ErrResponseTooLarge, limit: "MaxResponseBytes",
+			what: "one event of the stream passed 589824 bytes (twice Config.MaxResponseBytes = 262144, plus 64 KiB)",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+// A 50 MB answer in 1 MiB chunks is refused once it passes the limit, and
+// so is a 50 MB answer in one piece, or a 50 MB error.
+func TestLargeAnswer(t *testing.T) {
+	const size, piece = 50 << 20, 1 << 20
+	text := event(`{"content":"` + strings.Repeat("x", piece) + `"}`)
+	args := event(`{"tool_calls":[{"index":0,"function":{"arguments":"` + strings.Repeat("x", piece) + `"}}]}`)
+	inPieces := func(first, each string) func(o *out) {
+		return func(o *out) {
+			if first != "" && !o.send([]byte(first)) {
+				return
+			}
+			p := []byte(each)
+			for range size / piece {
+				if !o.send(p) {
+					return
+				}
+			}
+			o.send([]byte(event(`{},"finish_reason":"stop"`) + "data: [DONE]\n\n"))
+		}
+	}
+	whole := func(prefix string) func(o *out) {
+		return func(o *out) {
+			o.send([]byte(prefix))
+			p := []byte(strings.Repeat("x", piece))
+			for range size / piece {
+				if !o.send(p) {
+					return
+				}
+			}
+			o.send([]byte(`"}`))
+		}
+	}
+	limits := Config{MaxResponseBytes: 5 << 19} // 2.5 MiB: two pieces, not three
+	tests := []hostileCase{
+		{
+			name:   "text",
+			serve:  inPieces("", text),
+			limits: limits, kind: llm.ErrResponseTooLarge, limit: "MaxResponseBytes", chunks: 2,
+			what: "the text and tool calls passed Config.MaxResponseBytes = 2621440 bytes",
+		},
+		{
+			name:   "the arguments of a tool call",
+			serve:  inPieces(event(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"word-count","arguments":""}}]}`), args),
+			limits: limits, kind: llm.ErrResponseTooLarge, limit: "MaxResponseBytes",
+			what: "the text and tool calls passed Config.MaxResponseBytes = 2621440 bytes",
+		},
+		{
+			name:   "a whole completion instead of a stream",
+			serve:  whole(`{"id":"chatcmpl-1","object":"chat.completion","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"`),
+			limits: limits, kind: llm.ErrResponseTooLarge, limit: "MaxResponseBytes",
+			what: "one event of the stream passed 5308416 bytes (twice Config.MaxResponseBytes = 2621440, plus 64 KiB)",
+		},
+		{
+			name:   "an error (HTTP 400)",
+			status: http.StatusBadRequest,
+			serve:  whole(`{"error":{"message":"`),
+			limits: limits, kind: llm.ErrResponseTooLarge, limit: "MaxResponseBytes",
+			what: "the error body passed Config.MaxResponseBytes = 2621440 bytes",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+// A stream that never stalls and never ends, its chunks arriving well
+// within the limit on silences, ends at the limit on the call's duration
+// with llm.ErrResponseTimeout, although the caller's context has no
+// deadline.
+func TestSlowDrip(t *testing.T) {
+	const idle = 400 * time.Millisecond
+	drip := func(b string) func(o *out) {
+		return func(o *out) {
+			p := []byte(b)
+			stop := time.After(giveUp)
+			for o.send(p) {
+				select {
+				case <-time.After(idle / 4): // well within idle, even on a slow machine
+				case <-o.ctx.Done():
+					o.gone = true
+					return
+				case <-stop:
+					return
+				}
+			}
+		}
+	}
+	limits := Config{MaxDuration: time.Second, MaxIdle: idle, MaxFirstByteWait: idle}
+	tests := []hostileCase{
+		{
+			name: "a word at a time", serve: drip(event(`{"content":"word "}`)), limits: limits,
+			kind: llm.ErrResponseTimeout, limit: "MaxDuration", someChunks: true,
+			what: "the call passed Config.MaxDuration = 1s",
+		},
+		{
+			name: "keep-alive comments", serve: drip(": keep-alive\n\n"), limits: limits,
+			kind: llm.ErrResponseTimeout, limit: "MaxDuration",
+			what: "the call passed Config.MaxDuration = 1s",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+// A server that stops sending, before its headers, after them, or in the
+// middle of the stream, ends the call with llm.ErrStreamStalled, which the
+// SDK does not retry.
+func TestStalledStream(t *testing.T) {
+	stall := func(first string) func(o *out) {
+		return func(o *out) {
+			if first != "" {
+				o.send([]byte(first))
+			}
+			o.wait()
+		}
+	}
+	limits := Config{MaxFirstByteWait: 300 * time.Millisecond, MaxIdle: 200 * time.Millisecond}
+	tests := []hostileCase{
+		{
+			name: "headers, then nothing", serve: stall(""), limits: limits,
+			kind: llm.ErrStreamStalled, limit: "MaxFirstByteWait",
+			what: "nothing came for Config.MaxFirstByteWait = 300ms after the request",
+		},
+		{
+			name: "no headers", noHeaders: true, serve: stall(""), limits: limits,
+			kind: llm.ErrStreamStalled, limit: "MaxFirstByteWait",
+			what: "nothing came for Config.MaxFirstByteWait = 300ms after the request",
+		},
+		{
+			name:   "three words, then nothing",
+			serve:  stall(event(`{"role":"assistant","content":""}`) + event(`{"content":"Once"}`) + event(`{"content":" upon"}`) + event(`{"content":" a"}`)),
+			limits: limits, kind: llm.ErrStreamStalled, limit: "MaxIdle", chunks: 3,
+			what: "nothing came for Config.MaxIdle = 200ms in the middle of the stream",
+		},
+		{
+			name: "a keep-alive comment, then nothing", serve: stall(": keep-alive\n\n"), limits: limits,
+			kind: llm.ErrStreamStalled, limit: "MaxIdle",
+			what: "nothing came for Config.MaxIdle = 200ms in the middle of the stream",
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+// The limits leave an honest server alone: the SDK's wait before a retry
+// is no silence of the server, nor is the time the caller's onChunk takes,
+// and a reply of exactly MaxResponseBytes is whole.
+func TestLimitsLeaveHonestServersAlone(t *testing.T) {
+	const silence = 200 * time.Millisecond
+	c := Config{MaxFirstByteWait: silence, MaxIdle: silence}
+	t.Run("a retry after a wait longer than the limits on silences", func(t *testing.T) {
+		limited := reply{status: 429, header: map[string]string{"Retry-After-Ms": fmt.Sprint((3 * silence).Milliseconds())},
+			body: `{"error":{"message":"Rate limit reached","type":"requests","code":"rate_limit_exceeded"}}`}
+		srv := newServer(t, limited, sse(t, "text.sse"))
+		m := srv.model(t)
+		m.limits, _ = newLimits(c)
+		resp, err := m.Complete(context.Background(), question, nil)
+		if err != nil || resp.Text != "Hello! How can I help you today?" {
+			t.Fatalf("Complete = %+v, %v", resp, err)
+		}
+		if n := len(srv.received()); n != 2 {
+			t.Errorf("%d requests, want 2", n)
+		}
+	})
+	t.Run("an onChunk slower than the limit on silences", func(t *testing.T) {
+		srv := newServer(t, sse(t, "text.sse"))
+		m := srv.model(t)
+		m.limits, _ = newLimits(c)
+		var chunks []string
+		resp, err := m.Complete(context.Background(), question, func(s string) {
+			if len(chunks) == 0 {
+				time.Sleep(3 * silence)
+			}
+			chunks = append(chunks, s)
+		})
+		if err != nil || resp.Text != "Hello! How can I help you today?" || strings.Join(chunks, "") != resp.Text {
+			t.Fatalf("Complete = %+v, %v; chunks %q", resp, err, chunks)
+		}
+	})
+
+	// The bytes the replies of testdata keep, as MaxResponseBytes counts
+	// them: the text; a tool call's ID, type, name and arguments, with
+	// toolCallBytes and the completion's ID.
+	toolCall := int64(len("call_DdmO9pD3xa9XTPNJ32zg2hcA") + len("function") + len("word-count") +
+		len(`{"text":"count these words"}`) + toolCallBytes + len("chatcmpl-C3Kx8Wm2RfYh0aN5pLd9uQe3tVb6c"))
+	for _, tt := range []struct {
+		file string
+		kept int64
+	}{
+		{"text.sse", int64(len("Hello! How can I help you today?"))},
+		{"refusal.sse", int64(len("I'm sorry, I can't help with that."))},
+		{"tool_call.sse", toolCall},
+	} {
+		t.Run(fmt.Sprintf("%s, MaxResponseBytes %d and one less", tt.file, tt.kept), func(t *testing.T) {
+			srv := newServer(t, sse(t, tt.file))
+			m := srv.model(t)
+			m.limits, _ = newLimits(Config{MaxResponseBytes: tt.kept})
+			if _, err := m.Complete(context.Background(), question, nil); err != nil {
+				t.Fatalf("at the limit: %v", err)
+			}
+			m.limits, _ = newLimits(Config{MaxResponseBytes: tt.kept - 1})
+			_, err := m.Complete(context.Background(), question, nil)
+			assertError(t, err, llm.ErrResponseTooLarge, fmt.Sprintf(
+				"openai: response too large from %s/v1/: the text and tool calls passed Config.MaxResponseBytes = %d bytes", srv.URL, tt.kept-1))
+		})
+	}
+}
+
+func TestNewRefusesNegativeLimits(t *testing.T) {
+	for _, c := range []Config{{MaxResponseBytes: -1}, {MaxBodyBytes: -1}, {MaxDuration: -1}, {MaxFirstByteWait: -1}, {MaxIdle: -time.Second}} {
+		c.Model, c.BaseURL = "m", "http://localhost:11434/v1"
+		if _, err := New(c); err == nil || !strings.Contains(err.Error(), "is negative") {
+			t.Errorf("New(%+v): %v, want an error", c, err)
+		}
+	}
+	m, err := New(Config{Model: "m", BaseURL: "http://localhost:11434/v1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := limits{responseBytes: DefaultMaxResponseBytes, bodyBytes: DefaultMaxBodyBytes, eventBytes: 2*DefaultMaxResponseBytes + 64<<10,
+		duration: DefaultMaxDuration, firstByteWait: DefaultMaxFirstByteWait, idle: DefaultMaxIdle}
+	got := *m.limits
+	got.responseErr, got.errorBodyErr, got.eventErr, got.bodyErr, got.durationErr, got.firstByteErr, got.idleErr = nil, nil, nil, nil, nil, nil, nil
+	if got != want {
+		t.Errorf("the limits of a zero Config are %+v, want the defaults %+v", got, want)
+	}
+}
+
+// eventMeter splits a stream as the SDK's decoder does, however its bytes
+// arrive.
+func TestEventMeter(t *testing.T) {
+	tests := []struct {
+		stream  string
+		biggest int64
+	}{
+		{"", 0},
+		{"data: a\n\n", 9},
+		{"data: a\n\ndata: bc\n\n", 10},
+		{"data: a\r\n\r\ndata: b\r\n\r\n", 11},
+		{"data: a\n\r\n", 10},
+		{"data: a\n\r\r\ndata: b\n\n", 20},    // "\r\r" is a line of data, not an empty line
+		{"data: a\rdata: b\r\r\n\n", 19},      // so is "\r" inside a line
+		{": c\n\n: c\n\ndata: a\n\n", 9},      // comments are events of their own size
+		{"data: a\ndata: b\ndata: c\n\n", 25}, // lines of data
+		{"\n\n\n\n", 1},
+		{"data: without end", 17},
+	}
+	for _, tt := range tests {
+		var whole, byByte eventMeter
+		if got := whole.write([]byte(tt.stream)); got != tt.biggest {
+			t.Errorf("%q: %d, want %d", tt.stream, got, tt.biggest)
+		}
+		var got int64
+		for i := range len(tt.stream) {
+			got = byByte.write([]byte{tt.stream[i]})
+		}
+		if got != tt.biggest {
+			t.Errorf("%q byte by byte: %d, want %d", tt.stream, got, tt.biggest)
+		}
+	}
+}
