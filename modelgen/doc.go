@@ -228,11 +228,17 @@
 // an actor with inputs but no state, and an actor that observes nothing and
 // is observed by nothing. Warnings are left out when there are errors.
 //
-// Limits keep a hostile spec from exhausting the loader: values may be
+// Limits keep a hostile spec from exhausting the loader: a spec file may
+// have at most 512 KiB (524,288 bytes, five times the large spec of
+// BenchmarkGenerate, below), checked before it is parsed; values may be
 // nested at most 100 levels deep (objects and arrays, a schema's own
-// nesting included), and a spec may hold at most 100,000 values, counted
-// after YAML aliases are expanded. A spec beyond either is an error at the
-// value that crosses the limit.
+// nesting included); a spec may hold at most 100,000 values, counted after
+// YAML aliases are expanded; and a YAML block mapping may have at most
+// 1,000 entries (the YAML parser's time grows with the square of its
+// entries; a flow mapping, {key: value, ...}, and JSON have no such
+// limit). A file too large is an error at its first line, any other spec
+// beyond a limit an error at the value that crosses it; in YAML the limits
+// are checked on the lexer's tokens, before the parser sees them.
 //
 // Diagnostics print as "file:line:col: [warning: ]element: message[;
 // hint]"; columns count characters. A YAML syntax error names the

@@ -3,6 +3,7 @@ package modelgen
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -180,4 +181,122 @@ inputs:
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("got %v, want %q...", err, want)
 	}
+}
+
+// TestSpecSize checks the size limit the package doc states: a spec of
+// spec.MaxBytes loads, one byte more is an error at its first line, before
+// parsing, in both syntaxes; Load reads no more of a file than shows that
+// it is too large (a sparse file of a gigabyte fails at once).
+func TestSpecSize(t *testing.T) {
+	doc, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("at most %d KiB (%s bytes", spec.MaxBytes>>10, "524,288"); !strings.Contains(strings.Join(strings.Fields(strings.ReplaceAll(string(doc), "//", "")), " "), want) {
+		t.Errorf("the package doc does not say %q", want)
+	}
+	const yamlSpec = "version: 1\nactors: [user]\n"
+	const jsonSpec = `{"version": 1, "actors": ["user"]}`
+	for _, tc := range []struct{ file, spec, pad string }{
+		{"agent.yaml", yamlSpec, "#"},
+		{"agent.json", jsonSpec, " "},
+	} {
+		padded := func(n int) []byte { // the spec, padded to n bytes
+			return []byte(tc.spec + strings.Repeat(tc.pad, n-len(tc.spec)-1) + "\n")
+		}
+		if _, err := LoadBytes(tc.file, padded(spec.MaxBytes)); err != nil {
+			t.Errorf("%s of %d bytes: %v", tc.file, spec.MaxBytes, err)
+		}
+		want := fmt.Sprintf("%s:1:1: the spec has more than %d bytes (512 KiB), the most a spec may have", tc.file, spec.MaxBytes)
+		for _, n := range []int{spec.MaxBytes + 1, 50 << 20} {
+			if _, err := LoadBytes(tc.file, padded(n)); err == nil || err.Error() != want {
+				t.Errorf("%s of %d bytes: got %v, want %q", tc.file, n, err, want)
+			}
+		}
+	}
+
+	file := filepath.Join(t.TempDir(), "agent.yaml")
+	if err := os.WriteFile(file, []byte(yamlSpec), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(file, 1<<30); err != nil { // sparse: no disk is used
+		t.Fatal(err)
+	}
+	_, err = Load(file)
+	if want := file + ":1:1: the spec has more than"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("Load of a 1 GiB file: got %v, want %q...", err, want)
+	}
+}
+
+// TestYAMLLimitsBeforeParsing: what would cost the YAML parser far more
+// than its size is refused from the lexer's tokens, at the token that
+// crosses a limit: block sequences nested on one line ("- - - ...", 200 KB:
+// the parser took 40 s and 15 GB), a block mapping of more than
+// spec.MaxBlockEntries entries (its time grows with the square of them),
+// and more values than spec.MaxNodes (the parser parsed them all before the
+// conversion counted them). Documents at the limits are left for the
+// conversion to check exactly.
+func TestYAMLLimitsBeforeParsing(t *testing.T) {
+	const head = "version: 1\nactors: [user]\n"
+	keys := func(n int, indent string) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "%sk%d: 1\n", indent, i)
+		}
+		return b.String()
+	}
+	for _, tc := range []struct {
+		name, doc string
+		want      string // "" for no error about a limit
+	}{
+		{"block sequences nested on one line", head + "x:\n" + strings.Repeat("- ", 100_000) + "1\n",
+			fmt.Sprintf("agent.yaml:4:%d: values nested deeper than %d levels", 1+2*spec.MaxDepth, spec.MaxDepth)},
+		{"block sequences nested to the limit", head + "x:\n" + strings.Repeat("- ", spec.MaxDepth-1) + "[]\n", ""},
+		{"block mappings nested by indentation", head + "x:\n" + nestedKeys(spec.MaxDepth+5),
+			fmt.Sprintf("agent.yaml:%d:%d: values nested deeper than %d levels", 4+spec.MaxDepth, 2+spec.MaxDepth, spec.MaxDepth)},
+		{"block mappings nested to the limit", head + "x:\n" + nestedKeys(spec.MaxDepth-1) + strings.Repeat(" ", spec.MaxDepth) + "{}\n", ""},
+		{"a flow mapping in block sequences past the limit", head + "x:\n" + strings.Repeat("- ", spec.MaxDepth) + "{}\n",
+			fmt.Sprintf("agent.yaml:4:%d: values nested deeper than %d levels", 1+2*spec.MaxDepth, spec.MaxDepth)},
+		{"a block mapping of too many entries", head + "x:\n" + keys(spec.MaxBlockEntries+1, "  "),
+			fmt.Sprintf("agent.yaml:%d:3: a block mapping of more than %d entries; write it as a flow mapping", 4+spec.MaxBlockEntries, spec.MaxBlockEntries)},
+		{"a block mapping of as many entries as allowed", head + "x:\n" + keys(spec.MaxBlockEntries, "  "), ""},
+		{"block mappings of as many entries as allowed, in a sequence", head + "x:\n" + strings.Repeat("- "+strings.TrimPrefix(keys(spec.MaxBlockEntries/2, "  "), "  "), 3), ""},
+		{"an indentless sequence between keys", head + "x:\n" + strings.Repeat("  a:\n  - 1\n  - 2\n", spec.MaxBlockEntries/2+1) + keys(spec.MaxBlockEntries/2-1, "  "), ""},
+		{"too many entries around indentless sequences", head + "x:\n" + strings.Repeat("  a:\n  - 1\n", spec.MaxBlockEntries/2+1) + keys(spec.MaxBlockEntries/2, "  "),
+			fmt.Sprintf("agent.yaml:%d:3: a block mapping of more than %d entries", 4+2*(spec.MaxBlockEntries/2+1)+spec.MaxBlockEntries/2-1, spec.MaxBlockEntries)},
+		{"anchored keys", head + "x:\n" + strings.Repeat("  &a k: 1\n  j: 2\n", spec.MaxBlockEntries/2), ""},
+		{"too many values in a flow sequence", head + "x: [" + strings.Repeat("1, ", spec.MaxNodes) + "1]\n",
+			fmt.Sprintf("spec has more than %d values", spec.MaxNodes)},
+		{"too many values in block mappings", head + "x:\n" + strings.Repeat("- a: 1\n", spec.MaxNodes/2+1),
+			fmt.Sprintf("spec has more than %d values", spec.MaxNodes)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.doc) > spec.MaxBytes {
+				t.Fatalf("the document has %d bytes, more than spec.MaxBytes", len(tc.doc))
+			}
+			_, err := LoadBytes("agent.yaml", []byte(tc.doc))
+			got := fmt.Sprint(err)
+			if tc.want == "" {
+				for _, limit := range []string{"nested deeper", "block mapping of more", "more than 100000 values"} {
+					if strings.Contains(got, limit) {
+						t.Fatalf("got %.300s", got)
+					}
+				}
+				return
+			}
+			if !strings.Contains(got, tc.want) {
+				t.Fatalf("got %.300s\nwant %q", got, tc.want)
+			}
+		})
+	}
+}
+
+// nestedKeys returns n block mappings nested by indentation, the key a at
+// column 2, 3, ...; the last one's value is on the next line.
+func nestedKeys(n int) string {
+	var b strings.Builder
+	for i := range n {
+		b.WriteString(strings.Repeat(" ", i+1) + "a:\n")
+	}
+	return b.String()
 }

@@ -2,6 +2,7 @@ package modelgen
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -23,9 +24,9 @@ const DefaultSpecFile = "agent.yaml"
 // An invalid spec yields Diagnostics: every problem found, each with its
 // position. Other failures (the file cannot be read) are plain errors.
 func Load(file string) (*Model, error) {
-	data, err := os.ReadFile(file)
+	data, err := ReadSpec(file)
 	if err != nil {
-		return nil, fmt.Errorf("reading spec: %w", err)
+		return nil, err
 	}
 	m, err := LoadBytes(file, data)
 	if err != nil {
@@ -42,6 +43,25 @@ func Load(file string) (*Model, error) {
 		}
 	}
 	return m, nil
+}
+
+// MaxSpecBytes is the most bytes a spec file may have: a larger one is an
+// error before it is parsed.
+const MaxSpecBytes = spec.MaxBytes
+
+// ReadSpec reads a spec file, or no more of it than shows that it has more
+// than MaxSpecBytes, which LoadBytes then reports.
+func ReadSpec(file string) ([]byte, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("reading spec: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading spec: %w", err)
+	}
+	return data, nil
 }
 
 // LoadBytes is Load on the contents of a spec file; name is used in

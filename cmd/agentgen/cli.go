@@ -904,7 +904,7 @@ func graph(stdout, stderr io.Writer, file, format string) error {
 // readAgainst reads the spec check --against names: a file, or else the
 // spec at a git revision. It returns the spec and how to name it.
 func readAgainst(dir, file, against string) (*modelgen.Spec, string, error) {
-	data, err := os.ReadFile(against)
+	data, err := modelgen.ReadSpec(against)
 	name := against
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {

@@ -5,7 +5,9 @@
 //     encoding/json's tokenizer) into a tree of Nodes that keeps the line
 //     and column of every key and value; syntax errors, bad UTF-8,
 //     duplicate and empty keys, and documents deeper than MaxDepth or
-//     larger than MaxNodes values are Diagnostics at their position;
+//     larger than MaxNodes values are Diagnostics at their position, as is
+//     a YAML block mapping of more than MaxBlockEntries; a document of more
+//     than MaxBytes is one at its first line, before it is parsed;
 //   - Validate checks the tree against the JSON Schema of the spec format
 //     (FormatSchema, reflected from the Spec types by ReflectSchema) and
 //     reports every leaf error at the offending key or value;

@@ -31,8 +31,9 @@ func (p Pos) String() string {
 
 // Limits that keep a hostile spec from exhausting the loader.
 const (
-	MaxDepth = 100     // nesting of objects and arrays
-	MaxNodes = 100_000 // values, after YAML alias expansion
+	MaxBytes = 512 << 10 // bytes of a spec file, checked before parsing
+	MaxDepth = 100       // nesting of objects and arrays
+	MaxNodes = 100_000   // values, after YAML alias expansion
 )
 
 // NodeKind is the kind of a value: one of JSON's.
@@ -274,9 +275,13 @@ func ElementName(ptr string) string {
 }
 
 // Parse parses a spec document: JSON when the file name ends in .json,
-// YAML otherwise. It rejects empty keys, which name nothing and which JSON
-// Pointers in the validator's errors cannot tell from their parent.
+// YAML otherwise. It rejects a document of more than MaxBytes before
+// reading it, and empty keys, which name nothing and which JSON Pointers in
+// the validator's errors cannot tell from their parent.
 func Parse(file string, data []byte) (*Node, error) {
+	if len(data) > MaxBytes {
+		return nil, TooLarge(file)
+	}
 	data = bytes.TrimPrefix(data, UTF8BOM)
 	if !utf8.Valid(data) {
 		off := invalidUTF8(data)
@@ -297,6 +302,13 @@ func Parse(file string, data []byte) (*Node, error) {
 		return nil, ds
 	}
 	return root, nil
+}
+
+// TooLarge is the error of a spec file of more than MaxBytes, at its first
+// line.
+func TooLarge(file string) *Diagnostic {
+	return &Diagnostic{Pos: Pos{File: file, Line: 1, Col: 1},
+		Message: fmt.Sprintf("the spec has more than %d bytes (%d KiB), the most a spec may have", MaxBytes, MaxBytes>>10)}
 }
 
 // ParseJSON parses a JSON document that holds up to maxNodes values, such
@@ -380,6 +392,8 @@ type lineIndex struct {
 	starts []int
 
 	lastLine, lastOff, lastCol int // the last position computed; lastOff -1: none
+
+	runes map[int]int // the characters of the lines clamp measured, by 0-based line
 }
 
 func newLineIndex(file string, data []byte) *lineIndex {
@@ -418,12 +432,26 @@ func (li *lineIndex) pos(off int) Pos {
 // the colon.
 func (li *lineIndex) clamp(p Pos) Pos {
 	p.Line = min(max(p.Line, 1), len(li.starts))
-	end := len(li.data)
-	if p.Line < len(li.starts) {
-		end = li.starts[p.Line] - 1
-	}
-	p.Col = min(max(p.Col, 1), utf8.RuneCount(li.data[li.starts[p.Line-1]:end])+1)
+	p.Col = min(max(p.Col, 1), li.lineRunes(p.Line-1)+1)
 	return p
+}
+
+// lineRunes returns the number of characters of a line (0-based), counted
+// once: the values of a flow collection on one long line are many.
+func (li *lineIndex) lineRunes(line int) int {
+	if n, ok := li.runes[line]; ok {
+		return n
+	}
+	end := len(li.data)
+	if line+1 < len(li.starts) {
+		end = li.starts[line+1] - 1
+	}
+	n := utf8.RuneCount(li.data[li.starts[line]:end])
+	if li.runes == nil {
+		li.runes = make(map[int]int)
+	}
+	li.runes[line] = n
+	return n
 }
 
 // after returns the position of the first character after the one at

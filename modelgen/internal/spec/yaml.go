@@ -19,27 +19,15 @@ import (
 // syntax tree into the spec's tree: aliases expanded (within maxNodes),
 // tags resolved, and everything JSON cannot hold rejected at its position.
 func parseYAML(file string, data []byte) (*Node, error) {
-	// The parser's time and memory grow much faster than the nesting of
-	// flow collections ([[[...]]]: 100,000 levels took over 20 s and 7 GB),
-	// so the nesting is checked on the lexer's tokens first, as the parser
-	// will see them, and in time linear in the input.
-	// (The document's top-level collection is level 0: a flow one is the
-	// first flow level. The conversion below checks the levels exactly,
-	// block collections included.)
+	// The parser's time and memory grow much faster than the input on some
+	// documents (100,000 nested [ took over 20 s and 7 GB, 100,000 nested
+	// block sequences on one line, "- - - ...", 40 s and 15 GB, a block
+	// mapping of 100,000 entries 17 s), so the limits are checked on the
+	// lexer's tokens first, as the parser will see them, and in time linear
+	// in the input.
 	tokens := lexer.Tokenize(string(data))
-	limit := MaxDepth
-	for _, tk := range tokens {
-		if tk.Type == token.CommentType || tk.Type == token.DocumentHeaderType || tk.Type == token.DirectiveType {
-			continue
-		}
-		if tk.Type == token.SequenceStartType || tk.Type == token.MappingStartType {
-			limit++
-		}
-		break
-	}
-	if tk := flowDeeperThan(tokens, limit); tk != nil {
-		return nil, &Diagnostic{Pos: Pos{File: file, Line: tk.Position.Line, Col: tk.Position.Column},
-			Message: fmt.Sprintf("values nested deeper than %d levels", MaxDepth)}
+	if err := checkTokens(file, tokens); err != nil {
+		return nil, err
 	}
 	f, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
 	if err != nil {
@@ -66,18 +54,122 @@ func parseYAML(file string, data []byte) (*Node, error) {
 	return c.convert(bodies[0], 0)
 }
 
-// flowDeeperThan returns the token that opens flow collection level
-// limit+1 ([ or {), or nil when none does.
-func flowDeeperThan(tokens token.Tokens, limit int) *token.Token {
-	depth := 0
-	for _, tk := range tokens {
-		switch tk.Type {
-		case token.SequenceStartType, token.MappingStartType:
-			if depth++; depth > limit && tk.Position != nil {
-				return tk
+// MaxBlockEntries is the most entries a block mapping of a YAML spec may
+// have: the YAML parser's time and memory grow with the square of a block
+// mapping's entries (100,000 took 17 s and 390 MB; 1,000 take 7 ms). A flow
+// mapping ({...}) and JSON have no such limit.
+const MaxBlockEntries = 1000
+
+// A blockCollection is a block mapping or sequence that is open at a
+// token: where its keys or its "-" are, and how many entries it has so far.
+type blockCollection struct {
+	col     int
+	seq     bool
+	entries int
+}
+
+// checkTokens checks the limits on a YAML document's tokens, before the
+// parser sees them: the nesting of its collections, flow and block, at
+// most MaxDepth; a lower bound on its values (each ":", each "-", each ","
+// in a flow sequence is one), at most MaxNodes; the entries of a block
+// mapping, at most MaxBlockEntries. Each error is at the token that
+// crosses the limit. The conversion of the parsed document checks the
+// values and the nesting exactly.
+//
+// A block collection is open from its first key or "-" until a key or "-"
+// at a smaller column, or at the same column for a sequence whose "-"s are
+// at the column of the key that holds it. Its level is the number of
+// collections open around it; a flow collection's is that of the block
+// collections and the flow collections around it.
+func checkTokens(file string, tokens token.Tokens) error {
+	var block []blockCollection
+	var flow []token.Type // the open flow collections: SequenceStartType or MappingStartType
+	values := 1           // the document
+	at := func(tk *token.Token, msg string) *Diagnostic {
+		return &Diagnostic{Pos: Pos{File: file, Line: tk.Position.Line, Col: tk.Position.Column}, Message: msg}
+	}
+	tooDeep := func(tk *token.Token, level int) error {
+		if level > MaxDepth {
+			return at(tk, fmt.Sprintf("values nested deeper than %d levels", MaxDepth))
+		}
+		return nil
+	}
+	// open records a block entry that starts at tk: a key (seq false) or
+	// a "-".
+	open := func(tk *token.Token, seq bool) error {
+		col := tk.Position.Column
+		for len(block) > 0 {
+			top := block[len(block)-1]
+			if top.col < col || (top.col == col && (top.seq == seq || seq)) {
+				break
 			}
+			block = block[:len(block)-1]
+		}
+		if n := len(block); n > 0 && block[n-1].col == col && block[n-1].seq == seq {
+			block[n-1].entries++
+			if !seq && block[n-1].entries > MaxBlockEntries {
+				d := at(tk, fmt.Sprintf("a block mapping of more than %d entries", MaxBlockEntries))
+				d.Hint = "write it as a flow mapping, {key: value, ...}, or the spec in JSON"
+				return d
+			}
+			return nil
+		}
+		if err := tooDeep(tk, len(block)); err != nil {
+			return err
+		}
+		block = append(block, blockCollection{col: col, seq: seq, entries: 1})
+		return nil
+	}
+	for i, tk := range tokens {
+		if tk.Position == nil {
+			continue
+		}
+		var err error
+		switch tk.Type {
+		case token.DocumentHeaderType, token.DocumentEndType:
+			block, flow = block[:0], flow[:0]
+		case token.SequenceStartType, token.MappingStartType:
+			err = tooDeep(tk, len(block)+len(flow))
+			flow = append(flow, tk.Type)
 		case token.SequenceEndType, token.MappingEndType:
-			depth = max(depth-1, 0)
+			if len(flow) > 0 {
+				flow = flow[:len(flow)-1]
+			}
+		case token.CollectEntryType:
+			if len(flow) > 0 && flow[len(flow)-1] == token.SequenceStartType {
+				values++
+			}
+		case token.SequenceEntryType:
+			values++
+			if len(flow) == 0 {
+				err = open(tk, true)
+			}
+		case token.MappingKeyType:
+			if len(flow) == 0 {
+				err = open(tk, false)
+			}
+		case token.MappingValueType:
+			values++
+			if len(flow) > 0 {
+				break
+			}
+			// The key starts at the first token of its line after a "-",
+			// a "?" or a ":": anchors and tags come before its text.
+			j := i - 1
+			for j >= 0 && tokens[j].Position != nil && tokens[j].Position.Line == tk.Position.Line &&
+				tokens[j].Type != token.SequenceEntryType && tokens[j].Type != token.MappingKeyType && tokens[j].Type != token.MappingValueType {
+				j--
+			}
+			explicit := j >= 0 && tokens[j].Type == token.MappingKeyType && tokens[j].Position.Line == tk.Position.Line
+			if j+1 < i && !explicit { // not the ":" of a "?" key, nor one that starts its line
+				err = open(tokens[j+1], false)
+			}
+		}
+		if err != nil {
+			return err
+		}
+		if values > MaxNodes {
+			return at(tk, fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", MaxNodes))
 		}
 	}
 	return nil
