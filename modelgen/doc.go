@@ -74,7 +74,9 @@
 //
 // One file, YAML or JSON, encoded in UTF-8 (a byte order mark at its start
 // is allowed and ignored; a byte that is not UTF-8 is an error at its
-// position, in both syntaxes). Top-level keys (no others are accepted):
+// position, in both syntaxes). Its numbers are those a float64 holds: one
+// beyond its range (1e400), or so close to 0 that it would read as 0
+// (1e-400), is an error at its position. Top-level keys (no others are accepted):
 //
 //	version: 1                      # required
 //	package: example.com/agent      # optional Go import path of the spec's directory

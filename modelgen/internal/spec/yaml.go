@@ -381,6 +381,9 @@ func (c *yamlConverter) scalar(y ast.Node, pos Pos) (*Node, error) {
 		if math.IsInf(y.Value, 0) || math.IsNaN(y.Value) {
 			return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("number %s cannot be represented in JSON", y.Token.Value)}
 		}
+		if mant, _, _ := strings.Cut(strings.ToLower(y.Token.Value), "e"); y.Value == 0 && strings.ContainsAny(mant, "123456789") {
+			return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("number %s is too close to 0 for a float64, which reads it as 0", y.Token.Value)}
+		}
 		return &Node{kind: NumberNode, pos: pos, str: strconv.FormatFloat(y.Value, 'g', -1, 64)}, nil
 	case *ast.InfinityNode, *ast.NanNode:
 		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("number %s cannot be represented in JSON", y.GetToken().Value)}
