@@ -72,17 +72,23 @@
 //
 // # Snapshots and storage
 //
-// A snapshot of the state is taken every SnapshotEvery inputs (default
-// 10,000), in the background, and on Close. KeepSnapshots (default 2) are
+// A snapshot of the state is taken in the background once SnapshotEvery
+// inputs (default 10,000) have been journaled since the last one and take
+// as many bytes as it did, and on Close. The second condition keeps the
+// cost of snapshots per input proportional to the input, not to the state:
+// a state that has grown large is written again only after as many bytes
+// of new inputs, and the journal that Open replays after a snapshot is
+// never much longer than the snapshot itself. KeepSnapshots (default 2) are
 // kept; with Compact, journal records older than the oldest kept snapshot
 // are deleted. Storage per input is the input's bytes plus about 25 bytes
 // (the frame, and the key in bbolt) — it does not grow with the state, as a
 // full checkpoint per input would; the snapshots add the size of the state a
 // bounded number of times. TestStorageGrowsWithInputsNotState measures it on
 // the starter agent for a conversation of 100, 10,000 and 100,000 messages
-// (JSONGob, snapshots every 1,000, two kept, compacted): 254, 172 and 164
-// bytes stored per input, of which 144 are the input itself; the journal
-// alone, before any compaction, is 169 bytes per input.
+// (JSONGob, snapshots every 1,000 inputs at the least, two kept,
+// compacted): 254, 191 and 181 bytes stored per input, of which 144 are the
+// input itself; the journal alone, before any compaction, is 169 bytes per
+// input.
 //
 // # Records, corruption and recovery
 //

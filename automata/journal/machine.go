@@ -31,8 +31,11 @@ type Options[S, I any] struct {
 	// journal written before versions reads as.
 	Versions *migrate.History
 
-	// SnapshotEvery is how many inputs apart snapshots are taken (default
-	// 10,000; negative: only on Close). A snapshot is also taken on Close,
+	// SnapshotEvery is how many inputs apart snapshots are taken at the
+	// least (default 10,000; negative: only on Close). A snapshot also
+	// waits until the inputs since the last one take as many bytes as it
+	// did, so that snapshots cost each input a share of its own size
+	// however large the state grows. A snapshot is also taken on Close,
 	// unless SkipCloseSnapshot.
 	SnapshotEvery int
 	// SkipCloseSnapshot makes Close take no snapshot: the next Open
@@ -163,6 +166,13 @@ type Machine[S, I any] struct {
 	snapMu  sync.Mutex    // one snapshot at a time
 	snapSeq atomic.Uint64 // newest snapshot taken
 	snapWG  sync.WaitGroup
+	// The bytes of the journal, for the snapshot policy: journaledBytes
+	// counts the records since Open and those it replayed, snapAtBytes
+	// is where it stood at the newest snapshot asked for (both owned by
+	// the goroutine that appends), and snapBytes is the size of the
+	// newest snapshot.
+	journaledBytes, snapAtBytes int64
+	snapBytes                   atomic.Int64
 }
 
 // Open recovers the machine stored in store — newest valid snapshot, then the
@@ -307,10 +317,21 @@ func (c committer[S, I]) Commit(updates []automata.Update[S, I], payloads [][]by
 	}
 	m.seq += uint64(len(records))
 	m.journaled.Store(m.seq)
-	if m.opts.SnapshotEvery > 0 && m.seq-m.snapSeq.Load() >= uint64(m.opts.SnapshotEvery) {
-		m.snapshotAsync(updates[len(updates)-1].State, m.seq)
+	m.journaledBytes += int64(len(buf))
+	if m.snapshotDue() && m.snapshotAsync(updates[len(updates)-1].State, m.seq) {
+		m.snapAtBytes = m.journaledBytes
 	}
 	return nil
+}
+
+// snapshotDue says whether the records since the newest snapshot call for
+// another: SnapshotEvery of them, taking at least as many bytes as that
+// snapshot, so that what snapshots cost per input follows the inputs'
+// size, not the state's.
+func (m *Machine[S, I]) snapshotDue() bool {
+	return m.opts.SnapshotEvery > 0 &&
+		m.seq-m.snapSeq.Load() >= uint64(m.opts.SnapshotEvery) &&
+		m.journaledBytes-m.snapAtBytes >= m.snapBytes.Load()
 }
 
 // recover rebuilds the state: newest usable snapshot, then the journal.
@@ -324,6 +345,7 @@ func (m *Machine[S, I]) recover() (state S, seq, snapSeq uint64, err error) {
 	var bad *CorruptError // a damaged record, fatal unless it is the last
 	dropped := 0
 	err = m.store.Scan(snapSeq+1, func(r Record) error {
+		m.journaledBytes += int64(len(r.Data))
 		if bad != nil {
 			return bad // a record follows the damaged one
 		}
@@ -486,6 +508,7 @@ func (m *Machine[S, I]) newestSnapshot() (state S, seq uint64, passed []passedOv
 			return nil
 		}
 		state, seq, found = s, r.Seq, true
+		m.snapBytes.Store(int64(len(r.Data)))
 		return ErrStop
 	})
 	if err != nil {
@@ -649,10 +672,10 @@ func (m *Machine[S, I]) DispatchSeq(ctx context.Context, input I) (uint64, error
 }
 
 // snapshotAsync takes a snapshot of state, the state after input seq, in the
-// background, unless one is running.
-func (m *Machine[S, I]) snapshotAsync(state S, seq uint64) {
+// background, unless one is running; it reports whether it started one.
+func (m *Machine[S, I]) snapshotAsync(state S, seq uint64) bool {
 	if !m.snapMu.TryLock() {
-		return
+		return false
 	}
 	m.snapWG.Add(1)
 	go func() {
@@ -662,6 +685,7 @@ func (m *Machine[S, I]) snapshotAsync(state S, seq uint64) {
 			m.opts.OnError(err)
 		}
 	}()
+	return true
 }
 
 // snapshot stores state, the state after input seq; m.snapMu must be held.
@@ -684,6 +708,7 @@ func (m *Machine[S, I]) snapshot(state S, seq uint64) error {
 		return fmt.Errorf("journal: storing the snapshot at %d: %w", seq, err)
 	}
 	m.snapSeq.Store(seq)
+	m.snapBytes.Store(int64(len(data)))
 	return m.prune()
 }
 
