@@ -144,25 +144,35 @@ func chunks(text string) []string {
 }
 
 func requestWords(req Request) int64 {
-	n := len(strings.Fields(req.System))
+	n := words(req.System)
 	for _, m := range req.Messages {
-		n += len(strings.Fields(m.Content))
+		n += words(m.Content)
 		for _, c := range m.ToolCalls {
-			n += 1 + len(strings.Fields(string(c.Arguments)))
+			n += 1 + words(string(c.Arguments))
 		}
 	}
 	for _, t := range req.Tools {
-		n += 1 + len(strings.Fields(t.Description)) + len(strings.Fields(string(t.Parameters)))
+		n += 1 + words(t.Description) + words(string(t.Parameters))
 	}
-	return int64(n)
+	return n
 }
 
 func replyWords(resp Response) int64 {
-	n := len(strings.Fields(resp.Text))
+	n := words(resp.Text)
 	for _, c := range resp.ToolCalls {
-		n += 1 + len(strings.Fields(string(c.Arguments)))
+		n += 1 + words(string(c.Arguments))
 	}
-	return int64(n)
+	return n
+}
+
+// words counts the words of s as strings.Fields splits them, without
+// making the slice.
+func words(s string) int64 {
+	var n int64
+	for range strings.FieldsSeq(s) {
+		n++
+	}
+	return n
 }
 
 // wait waits for d, or for ctx to be done.

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/moora-go/moora/automata/llm"
 )
@@ -38,6 +39,7 @@ func scriptedReply(req llm.Request) (llm.Response, error) {
 			earlier, _, _ = strings.Cut(earlier, "\n\n")
 			summary = earlier + " Then " + strings.ToLower(summary[:1]) + summary[1:]
 		}
+		summary = lastRunes(summary, maxSummary)
 		args, err := json.Marshal(map[string]string{"summary": summary})
 		if err != nil {
 			return llm.Response{}, err
@@ -88,12 +90,53 @@ func scriptedReply(req llm.Request) (llm.Response, error) {
 	return llm.Response{Text: "I have nothing to add."}, nil
 }
 
+// How much of the conversation the scripted brain repeats: the words of a
+// message it quotes, their length, and the length of its summary, which
+// keeps the newest part of the conversation when it would grow past it. A
+// message that is one long word, or a conversation that goes on and on,
+// makes replies and summaries no longer than these; what the brain writes
+// follows the message it answers, not the conversation's length.
+const (
+	maxQuotedWord = 24   // runes of a quoted word
+	maxSummary    = 2000 // bytes of a summary
+)
+
 // firstWords returns the first n words of s, with an ellipsis if there are
-// more.
+// more, each word cut to maxQuotedWord runes (with an ellipsis).
 func firstWords(s string, n int) string {
-	words := strings.Fields(s)
-	if len(words) <= n {
-		return strings.Join(words, " ")
+	var words []string
+	for word := range strings.FieldsSeq(s) {
+		if len(words) == n {
+			return strings.Join(words, " ") + " …"
+		}
+		if cut, ok := firstRunes(word, maxQuotedWord); ok {
+			word = cut + "…"
+		}
+		words = append(words, word)
 	}
-	return strings.Join(words[:n], " ") + " …"
+	return strings.Join(words, " ")
+}
+
+// firstRunes returns the first n runes of s, and whether s had more.
+func firstRunes(s string, n int) (string, bool) {
+	for i := range s {
+		if n == 0 {
+			return s[:i], true
+		}
+		n--
+	}
+	return s, false
+}
+
+// lastRunes returns the end of s, at most n bytes of whole runes, after an
+// ellipsis when s was longer.
+func lastRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[len(s)-n+len("… "):]
+	for len(s) > 0 && !utf8.RuneStart(s[0]) {
+		s = s[1:] // from the first whole rune
+	}
+	return "… " + s
 }
