@@ -107,6 +107,20 @@ type Config[S, I, V any] struct {
 	// which last longer. Default 10 s.
 	WriteTimeout time.Duration
 
+	// MaxStreams bounds the streams (state and token streams) open at
+	// once, and MaxStreamsPerClient those of one client, as ClientID
+	// tells clients apart; a stream beyond either gets 503 with
+	// Retry-After, and a message naming the limit. Defaults 10,000 and
+	// 100.
+	MaxStreams          int
+	MaxStreamsPerClient int
+	// ClientID names the client a request comes from, for
+	// MaxStreamsPerClient. Default: its remote IP address. Behind a
+	// reverse proxy every request comes from the proxy's: name the client
+	// from what the proxy adds (X-Forwarded-For, say) if it is trusted,
+	// or from the credentials Auth checked.
+	ClientID func(r *http.Request) string
+
 	// Streams are the token streams served at /streams/{name}. Optional.
 	Streams *Streams
 	// Logger receives the errors that have no client to go to. Default
@@ -131,6 +145,8 @@ type Bridge[S, I, V any] struct {
 	closing   chan struct{}
 	closeOnce sync.Once
 	active    atomic.Int64 // state streams being served
+	limits    streamLimits
+	hub       hub
 
 	// Guarded by mu, written by the subscriber (on the goroutine applying
 	// inputs) and read by the streams:
@@ -182,6 +198,11 @@ func New[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, I, V],
 	setDefault(&cfg.RingBytes, 16<<20)
 	setDefault(&cfg.Heartbeat, 15*time.Second)
 	setDefault(&cfg.WriteTimeout, 10*time.Second)
+	setDefault(&cfg.MaxStreams, 10_000)
+	setDefault(&cfg.MaxStreamsPerClient, 100)
+	if cfg.ClientID == nil {
+		cfg.ClientID = remoteIP
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -195,6 +216,8 @@ func New[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, I, V],
 		closing: make(chan struct{}),
 		changed: make(chan struct{}),
 		dedup:   newDedup(cfg.DedupWindow),
+		limits:  streamLimits{max: cfg.MaxStreams, perClient: cfg.MaxStreamsPerClient, byClient: map[string]int{}},
+		hub:     newHub(),
 	}
 	if d, ok := agent.(durable[S, I]); ok {
 		b.durable = d
@@ -216,6 +239,7 @@ func New[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, I, V],
 		b.unsub()
 		return nil, errors.New("httpbridge: the agent did not deliver its state within a minute")
 	}
+	go b.fanOut()
 	b.mux = http.NewServeMux()
 	b.mux.HandleFunc("POST /inputs", b.postInput)
 	b.mux.HandleFunc("GET /state", b.getState)

@@ -18,12 +18,15 @@ type sse struct {
 }
 
 func startSSE(w http.ResponseWriter, timeout time.Duration) *sse {
-	h := w.Header()
+	setSSEHeaders(w.Header())
+	w.WriteHeader(http.StatusOK)
+	return &sse{w: w, rc: http.NewResponseController(w), timeout: timeout}
+}
+
+func setSSEHeaders(h http.Header) {
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
-	w.WriteHeader(http.StatusOK)
-	return &sse{w: w, rc: http.NewResponseController(w), timeout: timeout}
 }
 
 // write writes and flushes p, within the write timeout: a client that does
@@ -68,6 +71,10 @@ func (b *Bridge[S, I, V]) getState(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ctx := r.Context()
+	free, ok := b.admitStream(w, r)
+	if !ok {
+		return
+	}
 
 	// Where to start: take the current view and seq in one go, so that
 	// nothing falls between the first event and the deltas after it.
@@ -90,6 +97,17 @@ func (b *Bridge[S, I, V]) getState(w http.ResponseWriter, r *http.Request) {
 	default:
 		first = b.snapshotEvent("resync", seq, view)
 	}
+	if b.hijackState(w, r, first, cursor, free) {
+		return // the hub serves it from here on
+	}
+	defer free()
+	b.serveState(ctx, w, first, cursor)
+}
+
+// serveState serves a state stream that the hub cannot take over (HTTP/2,
+// or a ResponseWriter without Hijack) from its handler's goroutine, until
+// the client leaves or the bridge closes.
+func (b *Bridge[S, I, V]) serveState(ctx context.Context, w http.ResponseWriter, first []byte, cursor uint64) {
 	b.active.Add(1)
 	defer b.active.Add(-1)
 	out := startSSE(w, b.cfg.WriteTimeout)
@@ -225,6 +243,11 @@ func (b *Bridge[S, I, V]) getStream(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	free, ok := b.admitStream(w, r)
+	if !ok {
+		return
+	}
+	defer free()
 	streams := b.cfg.Streams
 	st, err := streams.open(name)
 	if err != nil {
