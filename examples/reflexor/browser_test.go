@@ -40,7 +40,7 @@ const hangGuard = browsertest.HangGuard
 
 // service is the command running as a child process.
 type service struct {
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	addr  string
 	token string
@@ -52,7 +52,7 @@ type service struct {
 
 // startService runs the command on a free loopback port with its data in a
 // new directory, and waits for it to serve.
-func startService(t *testing.T, args ...string) *service {
+func startService(t testing.TB, args ...string) *service {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -219,8 +219,8 @@ func BenchmarkLongConversation(b *testing.B) {
 				}
 				first, last := median(took[1:11]), median(took[messages-9:])
 				rss := residentBytes(b)
-				b.ReportMetric(float64(procStatus(b, "RssAnon"))/(1<<20), "anon-MiB")
-				b.ReportMetric(float64(procStatus(b, "RssFile"))/(1<<20), "filerss-MiB")
+				b.ReportMetric(float64(procStatus(b, "self", "RssAnon"))/(1<<20), "anon-MiB")
+				b.ReportMetric(float64(procStatus(b, "self", "RssFile"))/(1<<20), "filerss-MiB")
 				b.ReportMetric(float64(startRSS)/(1<<20), "rss-start-MiB")
 				runtime.GC()
 				var ms runtime.MemStats
@@ -260,14 +260,15 @@ func median(d []time.Duration) time.Duration {
 }
 
 // residentBytes is the process's resident set size (VmRSS).
-func residentBytes(tb testing.TB) int64 { return procStatus(tb, "VmRSS") }
+func residentBytes(tb testing.TB) int64 { return procStatus(tb, "self", "VmRSS") }
 
-// procStatus is a size in /proc/self/status, such as VmRSS, in bytes.
-func procStatus(tb testing.TB, field string) int64 {
+// procStatus is a size in /proc/{proc}/status, such as VmRSS, in bytes;
+// proc is a pid, or "self".
+func procStatus(tb testing.TB, proc, field string) int64 {
 	tb.Helper()
-	status, err := os.ReadFile("/proc/self/status")
+	status, err := os.ReadFile("/proc/" + proc + "/status")
 	if err != nil {
-		tb.Skip("no /proc/self/status:", err)
+		tb.Skip("no /proc:", err)
 	}
 	for line := range strings.Lines(string(status)) {
 		if rest, ok := strings.CutPrefix(line, field+":"); ok {
@@ -278,6 +279,6 @@ func procStatus(tb testing.TB, field string) int64 {
 			return kb << 10
 		}
 	}
-	tb.Fatalf("no %s in /proc/self/status", field)
+	tb.Fatalf("no %s in /proc/%s/status", field, proc)
 	return 0
 }

@@ -1,0 +1,178 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// BenchmarkIdleConnections holds 10,000 state streams open on one Reflexor,
+// a child process, as pages that follow it and do nothing else (raw TCP
+// connections from 200 addresses, whose bytes one goroutine reads every
+// 100 ms), and posts 200 messages while they are open. It reports the POSTs'
+// latency (p50, p99, max), the server's resident memory per connection, and
+// its resident memory before the connections, while they are open, and
+// after they close, once it has settled (at most 150 s).
+//
+//	go test -run XXX -bench IdleConnections -benchtime 1x ./examples/reflexor/
+func BenchmarkIdleConnections(b *testing.B) {
+	const conns, posts = 10_000, 200
+	for range b.N {
+		s := startService(b, "-delay", "0")
+		pid := s.cmd.Process.Pid
+		request := fmt.Sprintf("GET /agent/state HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", s.addr, s.token)
+		head := make([]byte, 512)
+		var open []net.Conn
+		defer func() {
+			for _, c := range open {
+				c.Close()
+			}
+		}()
+		// connect opens n streams, from 200 loopback addresses, as from 200
+		// machines: 50 streams each of 10,000, under the bridge's limit
+		// per client.
+		connect := func(n int) {
+			for i := range n {
+				from := &net.TCPAddr{IP: net.IPv4(127, 0, 1+byte(i%200/100), 1+byte(i%100))}
+				c, err := (&net.Dialer{LocalAddr: from}).Dial("tcp", s.addr)
+				if err != nil {
+					b.Fatalf("connection %d: %v", len(open)+1, err)
+				}
+				open = append(open, c)
+				c.SetDeadline(time.Now().Add(hangGuard))
+				if _, err := io.WriteString(c, request); err != nil {
+					b.Fatal(err)
+				}
+				got, err := c.Read(head)
+				if err != nil || !bytes.HasPrefix(head[:got], []byte("HTTP/1.1 200")) {
+					b.Fatalf("connection %d: %q %v", len(open), head[:got], err)
+				}
+				c.SetDeadline(time.Time{})
+			}
+		}
+		// Warm up: the server has run every path once (streams opened,
+		// updated and closed, messages answered) before it is measured.
+		for round := 1; round <= 2; round++ {
+			connect(100)
+			postMessage(b, s, fmt.Sprintf("w-%d", round), "hello")
+			for _, c := range open {
+				c.Close()
+			}
+			open = open[:0]
+		}
+		time.Sleep(3 * time.Second) // the replies, the sweep, and the heap settle
+		before, beforeAnon := childRSS(b, pid), procStatus(b, strconv.Itoa(pid), "RssAnon")
+
+		connect(conns)
+		stopReading := readAll(b, open)
+		time.Sleep(2 * time.Second)
+		during := childRSS(b, pid)
+
+		took := make([]time.Duration, posts)
+		for i := range took {
+			start := time.Now()
+			postMessage(b, s, fmt.Sprintf("p-%d", i), "hello again")
+			took[i] = time.Since(start)
+		}
+		slices.Sort(took)
+
+		stopReading()
+		for _, c := range open {
+			c.Close()
+		}
+		open = open[:0]
+		duringAnon := procStatus(b, strconv.Itoa(pid), "RssAnon")
+		after, settled := during, time.Duration(0)
+		for start := time.Now(); time.Since(start) < 150*time.Second; time.Sleep(time.Second) {
+			after, settled = childRSS(b, pid), time.Since(start)
+			if after <= before*11/10 {
+				break
+			}
+		}
+		ms := func(d time.Duration) float64 { return float64(d) / 1e6 }
+		mib := func(n int64) float64 { return float64(n) / (1 << 20) }
+		b.ReportMetric(ms(took[len(took)/2]), "p50-ms")
+		b.ReportMetric(ms(took[len(took)*99/100]), "p99-ms")
+		b.ReportMetric(ms(took[len(took)-1]), "max-ms")
+		b.ReportMetric(float64(during-before)/conns/1024, "KiB/conn")
+		b.ReportMetric(mib(before), "rss-before-MiB")
+		b.ReportMetric(mib(during), "rss-open-MiB")
+		b.ReportMetric(mib(after), "rss-after-MiB")
+		b.ReportMetric(float64(after)/float64(before), "after/before")
+		b.ReportMetric(mib(beforeAnon), "anon-before-MiB")
+		b.ReportMetric(mib(duringAnon), "anon-open-MiB")
+		b.ReportMetric(mib(procStatus(b, strconv.Itoa(pid), "RssAnon")), "anon-after-MiB")
+		b.ReportMetric(settled.Seconds(), "settle-s")
+	}
+}
+
+// readAll reads what has come on each connection, every 100 ms, from one
+// goroutine, without waiting on any, until stop is called.
+func readAll(tb testing.TB, conns []net.Conn) (stop func()) {
+	raws := make([]syscall.RawConn, len(conns))
+	for i, c := range conns {
+		raw, err := c.(*net.TCPConn).SyscallConn()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		raws[i] = raw
+	}
+	done, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		buf := make([]byte, 64<<10)
+		for {
+			for _, raw := range raws {
+				raw.Read(func(fd uintptr) bool {
+					for {
+						n, _, err := syscall.Recvfrom(int(fd), buf, syscall.MSG_DONTWAIT)
+						if n <= 0 || err != nil {
+							return true
+						}
+					}
+				})
+			}
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}()
+	return func() { close(done); <-stopped }
+}
+
+// postMessage posts a user message and waits for the answer (not for the
+// reply).
+func postMessage(tb testing.TB, s *service, id, content string) {
+	tb.Helper()
+	body := fmt.Sprintf(`{"type":"user-send-message","messageId":%q,"content":%q,"timestamp":0}`, id, content)
+	req, err := http.NewRequest("POST", "http://"+s.addr+"/agent/inputs", strings.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		tb.Fatalf("POST %s: %d %s", id, resp.StatusCode, answer)
+	}
+}
+
+// childRSS is the resident set size of process pid, in bytes.
+func childRSS(tb testing.TB, pid int) int64 { return procStatus(tb, strconv.Itoa(pid), "VmRSS") }
