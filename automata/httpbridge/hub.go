@@ -49,7 +49,7 @@ type hub struct {
 	clients map[*hubClient]struct{}
 	list    []*hubClient // the clients, for a pass; rebuilt when they change
 	stale   bool
-	peak    int // the most clients since the map was last made
+	peak    int           // the most clients since the map was last made
 	kick    chan struct{} // a client joined or caught up: run a pass
 }
 
