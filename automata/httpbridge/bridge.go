@@ -148,6 +148,10 @@ type Bridge[S, I, V any] struct {
 	limits    streamLimits
 	hub       hub
 
+	snapMu   sync.Mutex // the JSON of the view at snapSeq, for snapshotEvent
+	snapSeq  uint64
+	snapData []byte
+
 	// Guarded by mu, written by the subscriber (on the goroutine applying
 	// inputs) and read by the streams:
 	//   - view is the projection of the state after input seq;
@@ -155,8 +159,8 @@ type Bridge[S, I, V any] struct {
 	//     seq, the base of each the seq of the one before (views in between
 	//     are equal); a client at any seq in [floor, seq] can be brought up
 	//     to date from the ring;
-	//   - changed is closed and replaced when seq moves or the bridge
-	//     closes.
+	//   - changed is closed and replaced when the view changes, and moved
+	//     whenever seq moves.
 	mu        sync.Mutex
 	started   bool
 	seq       uint64
@@ -166,6 +170,7 @@ type Bridge[S, I, V any] struct {
 	ringBytes int
 	floor     uint64
 	changed   chan struct{}
+	moved     chan struct{}
 }
 
 // delta is one state event, encoded once for every client.
@@ -215,6 +220,7 @@ func New[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, I, V],
 		log:     cfg.Logger,
 		closing: make(chan struct{}),
 		changed: make(chan struct{}),
+		moved:   make(chan struct{}),
 		dedup:   newDedup(cfg.DedupWindow),
 		limits:  streamLimits{max: cfg.MaxStreams, perClient: cfg.MaxStreamsPerClient, byClient: map[string]int{}},
 		hub:     newHub(),
@@ -308,7 +314,11 @@ func (b *Bridge[S, I, V]) observe(state S, ready chan struct{}) {
 		return
 	}
 	if len(ops) == 0 {
-		return // the view did not change: no event, but every id from last on is current
+		// The view did not change: no event, but every id from last on is
+		// current. Only the POSTs waiting for seq are told.
+		close(b.moved)
+		b.moved = make(chan struct{})
+		return
 	}
 	d := delta{base: b.last, seq: b.seq}
 	data, err := json.Marshal(struct {
@@ -344,6 +354,8 @@ func (b *Bridge[S, I, V]) observe(state S, ready chan struct{}) {
 func (b *Bridge[S, I, V]) notifyLocked() {
 	close(b.changed)
 	b.changed = make(chan struct{})
+	close(b.moved)
+	b.moved = make(chan struct{})
 }
 
 func (b *Bridge[S, I, V]) id(seq uint64) string { return eventID{seq: seq, epoch: b.epoch}.String() }
@@ -540,7 +552,7 @@ func (b *Bridge[S, I, V]) result(seq uint64, dup bool) postResult {
 func (b *Bridge[S, I, V]) waitSeq(ctx context.Context, seq uint64) {
 	for {
 		b.mu.Lock()
-		at, ch := b.seq, b.changed
+		at, ch := b.seq, b.moved
 		b.mu.Unlock()
 		if at >= seq {
 			return

@@ -387,3 +387,54 @@ func TestCORS(t *testing.T) {
 		t.Fatalf("another origin: %d %v", res.StatusCode, res.Header)
 	}
 }
+
+// lateAgent is a durable agent whose subscribers hear of each state a
+// little after Dispatch has returned, as Agent allows.
+type lateAgent struct {
+	*journal.Machine[state, input]
+}
+
+func (a lateAgent) Subscribe(fn func(state)) func() {
+	states := make(chan state, 1024)
+	go func() {
+		for s := range states {
+			time.Sleep(50 * time.Millisecond)
+			fn(s)
+		}
+	}()
+	return a.Machine.Subscribe(func(s state) { states <- s })
+}
+
+// TestPostOfAnInputThatLeavesTheViewAlone: a POST is answered once the
+// bridge has seen its input applied, also when the view did not change
+// (it waited for the next change of the view, or for InputTimeout, when
+// the subscriber heard of the input after Dispatch returned).
+func TestPostOfAnInputThatLeavesTheViewAlone(t *testing.T) {
+	f := newFixture(t, nil)
+	b, err := New[state, input, view](lateAgent{f.m}, Config[state, input, view]{
+		Decode:       decl.DecodeInput,
+		View:         func(state) view { return view{} },
+		Auth:         Bearer(testToken),
+		InputTimeout: time.Hour,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	srv := httptest.NewServer(b)
+	defer srv.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // only if it hangs
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", srv.URL+"/inputs", strings.NewReader(`{"type":"send-user-message","id":"u1","content":"hi","timestamp":0}`))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("the POST was not answered: %v", err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.Contains(string(body), `"seq":1`) {
+		t.Fatalf("%d %s, want 200 with seq 1", resp.StatusCode, body)
+	}
+}

@@ -168,16 +168,24 @@ func (b *Bridge[S, I, V]) ringIndexLocked(seq uint64) int {
 	return lo
 }
 
+// snapshotEvent is a "snapshot" or "resync" event of view, the view at
+// seq. The view's JSON is kept for the newest seq asked for, so that a
+// crowd of clients connecting at once costs one encoding, not one each.
 func (b *Bridge[S, I, V]) snapshotEvent(kind string, seq uint64, view V) []byte {
-	data, err := json.Marshal(struct {
-		Seq  uint64 `json:"seq"`
-		View V      `json:"view"`
-	}{seq, view})
-	if err != nil {
-		b.log.Error("httpbridge: encoding the view", "seq", seq, "err", err)
-		data = []byte(`{"seq":` + strconv.FormatUint(seq, 10) + `,"view":null}`)
+	b.snapMu.Lock()
+	defer b.snapMu.Unlock()
+	if b.snapData == nil || b.snapSeq != seq {
+		data, err := json.Marshal(struct {
+			Seq  uint64 `json:"seq"`
+			View V      `json:"view"`
+		}{seq, view})
+		if err != nil {
+			b.log.Error("httpbridge: encoding the view", "seq", seq, "err", err)
+			data = []byte(`{"seq":` + strconv.FormatUint(seq, 10) + `,"view":null}`)
+		}
+		b.snapSeq, b.snapData = seq, data
 	}
-	return wire.AppendEvent(nil, b.id(seq), kind, data)
+	return wire.AppendEvent(nil, b.id(seq), kind, b.snapData)
 }
 
 // earlierVersion says whether a client at seq may hold a view that a binary
