@@ -80,9 +80,23 @@
 // with a fresh snapshot. Comment lines (": heartbeat") come every
 // Config.Heartbeat. There is no per-connection queue: every client reads the
 // shared ring through its own cursor, so a slow client costs no memory beyond
-// its goroutine and socket; one that falls behind the ring gets a resync in
-// place, and one that stops reading is dropped when a write takes longer than
+// its socket; one that falls behind the ring gets a resync in place, and one
+// that stops reading is dropped when a write takes longer than
 // Config.WriteTimeout, and resumes when it returns.
+//
+// An HTTP/1 state stream holds no goroutine: once its first events are
+// written, the bridge takes the connection over from net/http (Hijack) and
+// its response goes on as a body that ends when the connection closes
+// (Connection: close, no chunked encoding). One goroutine writes every new
+// delta to every client that is behind, with writes that never wait; a
+// client whose socket is full gets a goroutine of its own for as long as
+// the rest takes (at most WriteTimeout). Clients that close their end are
+// found within a second. An idle stream costs its socket and about a
+// hundred bytes of the bridge's; an update costs one write per client, from
+// that one goroutine, so that the inputs that make the updates are not
+// kept waiting by them. A stream that cannot be taken over (HTTP/2, or a
+// ResponseWriter that cannot Hijack) is served by its handler's goroutine,
+// with chunked writes, as before.
 //
 // A journal kept across changes of the agent's spec holds records of
 // earlier versions (see package automata/migrate): the bridge reads them as
@@ -125,13 +139,26 @@
 // Origin is neither the bridge's own (scheme and Host of the request) nor in
 // Config.AllowOrigins is refused with 403, preflights included; a listed one
 // gets the CORS headers, with credentials. Behind a proxy that changes Host,
-// list the public origin. Timeouts: the http.Server's ReadTimeout and
-// WriteTimeout bound ordinary requests; SSE responses extend their own
-// write deadline before every write (http.ResponseController), so a stream
-// outlives WriteTimeout for as long as its client reads. Shutdown:
-// Server.Shutdown waits for handlers to return, and SSE handlers do not return
-// on their own; register Close with RegisterOnShutdown and every stream ends
-// with a "close" event.
+// list the public origin.
+//
+// Streams: at most Config.MaxStreams (default 10,000) state and token
+// streams are open at once, and Config.MaxStreamsPerClient (default 100)
+// from one client, told apart by Config.ClientID (default: the remote IP
+// address; behind a reverse proxy every client is the proxy, so name
+// clients from what the proxy adds); a stream beyond either is refused with
+// 503, Retry-After: 5 and a message naming the limit, and its connection is
+// closed. Token streams hold at most StreamOptions.MaxBytes (1 MiB) each,
+// StreamOptions.MaxStreams (1,024) of them and StreamOptions.MaxTotalBytes
+// (64 MiB) in all; ended ones are kept for StreamOptions.Keep (a minute),
+// or less when a Write needs their room.
+//
+// Timeouts: the http.Server's ReadTimeout and WriteTimeout bound ordinary
+// requests; SSE responses extend their own write deadline before every
+// write (http.ResponseController), so a stream outlives WriteTimeout for as
+// long as its client reads. Shutdown: Server.Shutdown waits for handlers to
+// return, SSE handlers do not return on their own, and it does not know of
+// the state streams taken over; register Close with RegisterOnShutdown and
+// every stream ends with a "close" event.
 //
 // # Speed
 //

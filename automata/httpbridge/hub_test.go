@@ -197,3 +197,39 @@ func TestStateStreamOverHTTP2(t *testing.T) {
 		t.Errorf("%d streams served, want 1", n)
 	}
 }
+
+// TestStreamsTotalBytes: the token streams held are bounded in bytes, all
+// together: a Write beyond StreamOptions.MaxTotalBytes frees ended streams,
+// the first ended first, and fails, naming the limit, when only streams
+// still being written remain.
+func TestStreamsTotalBytes(t *testing.T) {
+	s := NewStreams(StreamOptions{MaxTotalBytes: 100, Keep: time.Hour})
+	chunk := strings.Repeat("x", 40)
+	for _, name := range []string{"a", "b"} {
+		if err := s.Write(name, chunk); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.End(name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Write("c", chunk); err != nil { // 120 bytes: a goes
+		t.Fatal(err)
+	}
+	if _, ok := s.streams["a"]; ok {
+		t.Error("a, the first to end, is still held")
+	}
+	if _, ok := s.streams["b"]; !ok {
+		t.Error("b was freed, though freeing a was enough")
+	}
+	if err := s.Write("c", chunk); err != nil { // b goes
+		t.Fatal(err)
+	}
+	err := s.Write("c", chunk) // c alone would hold 120
+	if err == nil || !strings.Contains(err.Error(), "StreamOptions.MaxTotalBytes") {
+		t.Fatalf("a Write past the limit with no ended stream to free: %v", err)
+	}
+	if s.total != 80 {
+		t.Errorf("the streams hold %d bytes, want 80", s.total)
+	}
+}

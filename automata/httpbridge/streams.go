@@ -3,6 +3,7 @@ package httpbridge
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -16,12 +17,14 @@ import (
 // A stream exists from its first Write, or from the first reader that asks
 // for it (a browser may ask before the job has started); it ends with End.
 // A stream that ended, or that a reader opened and nobody wrote to, is freed
-// after StreamOptions.Keep. Its methods are safe for concurrent use.
+// after StreamOptions.Keep; one that ended is freed sooner when a Write
+// needs its room under StreamOptions.MaxTotalBytes. Its methods are safe for concurrent use.
 type Streams struct {
 	opts StreamOptions
 
 	mu        sync.Mutex
 	streams   map[string]*stream
+	total     int // bytes of text held
 	lastSweep time.Time
 }
 
@@ -36,6 +39,11 @@ type StreamOptions struct {
 	MaxStreams int
 	// MaxBytes bounds the text of one stream. Default: 1 MiB.
 	MaxBytes int
+	// MaxTotalBytes bounds the text of all the streams held. A Write that
+	// would pass it frees the streams that have ended, the oldest first,
+	// before their Keep is up; if that is not enough it fails. Default:
+	// 64 MiB.
+	MaxTotalBytes int
 }
 
 // ErrTooManyStreams is returned when StreamOptions.MaxStreams are held.
@@ -66,6 +74,9 @@ func NewStreams(opts StreamOptions) *Streams {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = 1 << 20
 	}
+	if opts.MaxTotalBytes <= 0 {
+		opts.MaxTotalBytes = 64 << 20
+	}
 	return &Streams{opts: opts, streams: map[string]*stream{}}
 }
 
@@ -91,8 +102,12 @@ func (s *Streams) Write(name, chunk string) error {
 	if len(st.text)+len(chunk) > s.opts.MaxBytes {
 		return fmt.Errorf("httpbridge: stream %q: over %d bytes (StreamOptions.MaxBytes)", name, s.opts.MaxBytes)
 	}
+	if s.total+len(chunk) > s.opts.MaxTotalBytes && !s.freeEndedLocked(len(chunk)) {
+		return fmt.Errorf("httpbridge: stream %q: the streams would hold over %d bytes (StreamOptions.MaxTotalBytes)", name, s.opts.MaxTotalBytes)
+	}
 	st.written = true
 	st.text = append(st.text, chunk...)
+	s.total += len(chunk)
 	close(st.changed)
 	st.changed = make(chan struct{})
 	return nil
@@ -147,9 +162,37 @@ func (s *Streams) sweepLocked(now time.Time) {
 			continue
 		}
 		if st.ended || (!st.written && st.readers == 0) {
-			delete(s.streams, name)
+			s.deleteLocked(name, st)
 		}
 	}
+}
+
+func (s *Streams) deleteLocked(name string, st *stream) {
+	delete(s.streams, name)
+	s.total -= len(st.text)
+}
+
+// freeEndedLocked frees ended streams, those that ended first first, until
+// n more bytes fit under MaxTotalBytes; it reports whether they do.
+func (s *Streams) freeEndedLocked(n int) bool {
+	type ended struct {
+		name string
+		st   *stream
+	}
+	var done []ended
+	for name, st := range s.streams {
+		if st.ended {
+			done = append(done, ended{name, st})
+		}
+	}
+	slices.SortFunc(done, func(a, b ended) int { return a.st.expires.Compare(b.st.expires) })
+	for _, e := range done {
+		if s.total+n <= s.opts.MaxTotalBytes {
+			break
+		}
+		s.deleteLocked(e.name, e.st)
+	}
+	return s.total+n <= s.opts.MaxTotalBytes
 }
 
 // read returns the stream's text from offset on, whether it has ended, and
