@@ -1,9 +1,11 @@
 package modelgen
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -192,7 +194,7 @@ func TestSpecSize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := fmt.Sprintf("at most %d KiB (%s bytes", spec.MaxBytes>>10, "524,288"); !strings.Contains(strings.Join(strings.Fields(strings.ReplaceAll(string(doc), "//", "")), " "), want) {
+	if want := fmt.Sprintf("at most %d KiB (%s bytes", spec.MaxBytes>>10, "262,144"); !strings.Contains(strings.Join(strings.Fields(strings.ReplaceAll(string(doc), "//", "")), " "), want) {
 		t.Errorf("the package doc does not say %q", want)
 	}
 	const yamlSpec = "version: 1\nactors: [user]\n"
@@ -207,7 +209,7 @@ func TestSpecSize(t *testing.T) {
 		if _, err := LoadBytes(tc.file, padded(spec.MaxBytes)); err != nil {
 			t.Errorf("%s of %d bytes: %v", tc.file, spec.MaxBytes, err)
 		}
-		want := fmt.Sprintf("%s:1:1: the spec has more than %d bytes (512 KiB), the most a spec may have", tc.file, spec.MaxBytes)
+		want := fmt.Sprintf("%s:1:1: the spec has more than %d bytes (256 KiB), the most a spec may have", tc.file, spec.MaxBytes)
 		for _, n := range []int{spec.MaxBytes + 1, 50 << 20} {
 			if _, err := LoadBytes(tc.file, padded(n)); err == nil || err.Error() != want {
 				t.Errorf("%s of %d bytes: got %v, want %q", tc.file, n, err, want)
@@ -277,7 +279,7 @@ func TestYAMLLimitsBeforeParsing(t *testing.T) {
 			_, err := LoadBytes("agent.yaml", []byte(tc.doc))
 			got := fmt.Sprint(err)
 			if tc.want == "" {
-				for _, limit := range []string{"nested deeper", "block mapping of more", "more than 100000 values"} {
+				for _, limit := range []string{"nested deeper", "block mapping of more", "more than 50000 values"} {
 					if strings.Contains(got, limit) {
 						t.Fatalf("got %.300s", got)
 					}
@@ -299,4 +301,72 @@ func nestedKeys(n int) string {
 		b.WriteString(strings.Repeat(" ", i+1) + "a:\n")
 	}
 	return b.String()
+}
+
+// TestSpecBombsInBoundedMemory: hostile specs within the size limit —
+// deep nesting, as many values as the bytes allow, a long mapping, a long
+// name — are refused with an error at a position, and loading one
+// allocates a bounded amount of memory (runtime.MemStats.TotalAlloc, all
+// it allocates, garbage included, which bounds the peak): a YAML spec of
+// 100,000 nested [ once took 15 GB. (agentgen validate on the worst of
+// them, 49,990 values each wrong, peaks at 94 MB resident.)
+func TestSpecBombsInBoundedMemory(t *testing.T) {
+	const most = 200 << 20
+	room := spec.MaxBytes - 100
+	for _, tc := range []struct{ name, file, spec string }{
+		{"yaml nested flow", "agent.yaml", "version: 1\nactors: " + strings.Repeat("[", room/2) + strings.Repeat("]", room/2) + "\n"},
+		{"yaml nested blocks", "agent.yaml", "version: 1\nactors: " + strings.Repeat("- ", room/2) + "x\n"},
+		{"yaml nested maps", "agent.yaml", "version: 1\nactors: " + strings.Repeat("{a: ", room/5) + "\n"},
+		{"json nested", "agent.json", `{"version": 1, "actors": ` + strings.Repeat("[", room/2) + strings.Repeat("]", room/2) + "}"},
+		{"yaml flow values", "agent.yaml", "version: 1\nactors: [" + strings.Repeat("1,", room/2) + "1]\n"},
+		{"yaml empty flows", "agent.yaml", "version: 1\nactors: [" + strings.Repeat("[],", room/3) + "[]]\n"},
+		{"yaml many wrong values", "agent.yaml", "version: 1\nactors: [" + strings.Repeat("[],", spec.MaxNodes-10) + "[]]\n"},
+		{"json values", "agent.json", `{"version": 1, "actors": [` + strings.Repeat("1,", room/2) + "1]}"},
+		{"yaml long mapping", "agent.yaml", "version: 1\nactors: [user]\n$defs:\n" + longMapping(room)},
+		{"long name", "agent.yaml", "version: 1\nactors: [" + strings.Repeat("a", room-30) + "]\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if len(tc.spec) > spec.MaxBytes {
+				t.Fatalf("the bomb has %d bytes, over the limit: it tests the size check only", len(tc.spec))
+			}
+			var before, after runtime.MemStats
+			runtime.GC()
+			runtime.ReadMemStats(&before)
+			_, err := LoadBytes(tc.file, []byte(tc.spec))
+			runtime.ReadMemStats(&after)
+			allocated := after.TotalAlloc - before.TotalAlloc
+			t.Logf("%d bytes: %d MiB allocated: %.120v", len(tc.spec), allocated>>20, err)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.file+":") {
+				t.Fatalf("got %v, want an error at a position of %s", err, tc.file)
+			}
+			if allocated > most {
+				t.Errorf("loading it allocated %d MiB, over %d", allocated>>20, most>>20)
+			}
+		})
+	}
+}
+
+// longMapping is a YAML block mapping of about n bytes.
+func longMapping(n int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < n-20; i++ {
+		fmt.Fprintf(&b, "  T%d: {type: string}\n", i)
+	}
+	return b.String()
+}
+
+// TestDiagnosticsAreBounded: a spec with more problems than
+// MaxDiagnostics gets the first ones and one that says there are more.
+func TestDiagnosticsAreBounded(t *testing.T) {
+	_, err := LoadBytes("agent.yaml", []byte("version: 1\nactors: ["+strings.Repeat("[], ", 1000)+"[]]\n"))
+	var ds Diagnostics
+	if !errors.As(err, &ds) {
+		t.Fatalf("got %v, want Diagnostics", err)
+	}
+	if len(ds) != MaxDiagnostics+1 {
+		t.Fatalf("%d diagnostics, want %d", len(ds), MaxDiagnostics+1)
+	}
+	if last := ds[len(ds)-1].Message; last != fmt.Sprintf("more than %d problems; the first %d are above", MaxDiagnostics, MaxDiagnostics) {
+		t.Errorf("the last diagnostic says %q", last)
+	}
 }

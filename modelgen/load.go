@@ -49,6 +49,11 @@ func Load(file string) (*Model, error) {
 // error before it is parsed.
 const MaxSpecBytes = spec.MaxBytes
 
+// MaxDiagnostics is how many diagnostics a spec gets at most: one with
+// more problems gets the first MaxDiagnostics and a last one saying there
+// are more.
+const MaxDiagnostics = spec.MaxDiagnostics
+
 // ReadSpec reads a spec file, or no more of it than shows that it has more
 // than MaxSpecBytes, which LoadBytes then reports.
 func ReadSpec(file string) ([]byte, error) {

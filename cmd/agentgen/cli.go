@@ -370,6 +370,9 @@ func excerpt(data []byte, line, col int) string {
 
 // count says how many errors and warnings there are.
 func count(ds modelgen.Diagnostics) string {
+	if len(ds) > modelgen.MaxDiagnostics {
+		return fmt.Sprintf("more than %d problems", modelgen.MaxDiagnostics)
+	}
 	var errs, warns int
 	for _, d := range ds {
 		if d.Severity == modelgen.Warning {

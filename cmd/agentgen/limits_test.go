@@ -56,7 +56,7 @@ func TestOversizedSpec(t *testing.T) {
 	if err := os.Truncate("agent.yaml", 50<<20); err != nil {
 		t.Fatal(err)
 	}
-	want := "agent.yaml:1:1: the spec has more than 524288 bytes (512 KiB), the most a spec may have\n"
+	want := "agent.yaml:1:1: the spec has more than 262144 bytes (256 KiB), the most a spec may have\n"
 	for _, args := range [][]string{{"generate"}, {"validate"}, {"check"}, {"graph"}} {
 		var stdout, stderr bytes.Buffer
 		if code := run(args, &stdout, &stderr); code == 0 {

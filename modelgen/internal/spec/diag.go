@@ -3,6 +3,7 @@ package spec
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -113,7 +114,20 @@ func (d *Diags) WarnKey(ptr, msg, hint string) {
 	d.add(d.Src.keyPos(ptr), Warning, ptr, msg, hint)
 }
 
+// MaxDiagnostics is how many diagnostics a spec gets at most: a spec with
+// more problems than that gets the first ones and a last one saying that
+// there are more, so that a hostile spec (50,000 values each wrong) does
+// not cost memory and time for each.
+const MaxDiagnostics = 100
+
 func (d *Diags) add(pos Pos, sev Severity, ptr, msg, hint string) {
+	switch {
+	case len(d.List) > MaxDiagnostics:
+		return
+	case len(d.List) == MaxDiagnostics:
+		d.List = append(d.List, &Diagnostic{Pos: pos, Severity: sev, Message: fmt.Sprintf("more than %d problems; the first %d are above", MaxDiagnostics, MaxDiagnostics)})
+		return
+	}
 	elem := ""
 	if ptr != "" {
 		elem = ElementName(ptr)

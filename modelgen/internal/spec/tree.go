@@ -31,9 +31,9 @@ func (p Pos) String() string {
 
 // Limits that keep a hostile spec from exhausting the loader.
 const (
-	MaxBytes = 512 << 10 // bytes of a spec file, checked before parsing
+	MaxBytes = 256 << 10 // bytes of a spec file, checked before parsing
 	MaxDepth = 100       // nesting of objects and arrays
-	MaxNodes = 100_000   // values, after YAML alias expansion
+	MaxNodes = 50_000    // values, after YAML alias expansion
 )
 
 // NodeKind is the kind of a value: one of JSON's.
