@@ -28,7 +28,10 @@ func BenchmarkFanOut(b *testing.B) {
 	const clients = 1000
 	m := agent.Create(decl.EffectFns{})
 	defer m.Close(context.Background())
-	br, err := New[state, input, view](Memory(m), Config[state, input, view]{Decode: decl.DecodeInput, View: userView, Auth: AllowAll})
+	br, err := New[state, input, view](Memory(m), Config[state, input, view]{
+		Decode: decl.DecodeInput, View: userView, Auth: AllowAll,
+		MaxStreamsPerClient: clients, // all from one address
+	})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -148,9 +148,10 @@ type Bridge[S, I, V any] struct {
 	limits    streamLimits
 	hub       hub
 
-	snapMu   sync.Mutex // the JSON of the view at snapSeq, for snapshotEvent
-	snapSeq  uint64
-	snapData []byte
+	snapMu     sync.Mutex // the view at snapSeq, for snapshotEvent: its JSON, its events by kind
+	snapSeq    uint64
+	snapData   []byte
+	snapEvents map[string][]byte
 
 	// Guarded by mu, written by the subscriber (on the goroutine applying
 	// inputs) and read by the streams:
@@ -363,12 +364,17 @@ func (b *Bridge[S, I, V]) id(seq uint64) string { return eventID{seq: seq, epoch
 // Close ends every stream the bridge serves (the clients get a "close"
 // event) and unsubscribes from the agent. Give it to
 // http.Server.RegisterOnShutdown, so that Shutdown, which waits for
-// handlers to return, does not wait for the streams' clients to leave.
+// handlers to return, does not wait for the streams' clients to leave; and
+// call it once Shutdown has returned, too: Shutdown runs its hooks without
+// waiting for them, and knows nothing of the state streams the bridge took
+// over from net/http. Close returns when those have had their close event
+// (or a second to take it) and their connections are closed.
 func (b *Bridge[S, I, V]) Close() {
 	b.closeOnce.Do(func() {
 		close(b.closing)
 		b.unsub()
 	})
+	<-b.hub.done
 }
 
 // ServeHTTP serves the bridge's routes: see the package documentation.

@@ -17,6 +17,9 @@
 //	srv := &http.Server{Addr: addr, Handler: http.StripPrefix("/agent", b),
 //		ReadHeaderTimeout: 10 * time.Second, ReadTimeout: time.Minute, WriteTimeout: time.Minute}
 //	srv.RegisterOnShutdown(b.Close)
+//	... srv.Serve(l) until it is time to stop, then:
+//	srv.Shutdown(ctx)
+//	b.Close() // returns once every stream has had its close event
 //
 // m is a *journal.Machine (durable: event ids are journal sequence numbers)
 // or httpbridge.Memory(agent.Create(...)) (in memory: ids from the bridge's
@@ -157,8 +160,11 @@
 // write (http.ResponseController), so a stream outlives WriteTimeout for as
 // long as its client reads. Shutdown: Server.Shutdown waits for handlers to
 // return, SSE handlers do not return on their own, and it does not know of
-// the state streams taken over; register Close with RegisterOnShutdown and
-// every stream ends with a "close" event.
+// the state streams taken over; register Close with RegisterOnShutdown, and
+// call it again once Shutdown has returned, which waits until every stream
+// has had its "close" event. (Server.Close does not end the streams taken
+// over either: Close does.) A state stream over TLS is found closed by its
+// client at the next heartbeat, not within a second.
 //
 // # Speed
 //

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"net"
 	"net/http"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -51,10 +50,11 @@ type hub struct {
 	stale   bool
 	peak    int           // the most clients since the map was last made
 	kick    chan struct{} // a client joined or caught up: run a pass
+	done    chan struct{} // closed when the fan-out has ended every stream
 }
 
 func newHub() hub {
-	return hub{clients: map[*hubClient]struct{}{}, kick: make(chan struct{}, 1)}
+	return hub{clients: map[*hubClient]struct{}{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
 }
 
 func (h *hub) poke() {
@@ -64,7 +64,8 @@ func (h *hub) poke() {
 	}
 }
 
-// snapshot returns the clients, for one pass of the fan-out.
+// snapshot returns the clients, for one pass of the fan-out; only the
+// fan-out calls it (the list is rebuilt in place).
 func (h *hub) snapshot() []*hubClient {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -118,6 +119,7 @@ func (b *Bridge[S, I, V]) hijackState(w http.ResponseWriter, r *http.Request, fi
 	h := w.Header().Clone()
 	setSSEHeaders(h)
 	h.Set("Connection", "close") // the body ends when the connection does
+	h.Set("Date", time.Now().UTC().Format(http.TimeFormat))
 	h.Write(&head)
 	head.WriteString("\r\n")
 	conn, _, err := http.NewResponseController(w).Hijack()
@@ -133,22 +135,22 @@ func (b *Bridge[S, I, V]) hijackState(w http.ResponseWriter, r *http.Request, fi
 	b.active.Add(1)
 	// The server's deadlines are for requests, not for a stream: the head
 	// and first events get the write timeout, and then none.
-	conn.SetDeadline(time.Time{})
-	conn.SetWriteDeadline(time.Now().Add(b.cfg.WriteTimeout))
-	if _, err := conn.Write(slices.Concat(head.Bytes(), retryLine, first)); err != nil {
+	conn.SetDeadline(time.Now().Add(b.cfg.WriteTimeout))
+	out := net.Buffers{head.Bytes(), retryLine, first}
+	if _, err := out.WriteTo(conn); err != nil {
 		b.dropClient(c)
 		return true
 	}
-	conn.SetWriteDeadline(time.Time{})
 	b.hub.mu.Lock()
 	select {
 	case <-b.closing:
 		b.hub.mu.Unlock()
-		conn.Write(closeEvent)
+		conn.Write(closeEvent) // within the write timeout
 		b.dropClient(c)
 		return true
 	default:
 	}
+	conn.SetDeadline(time.Time{})
 	b.hub.add(c)
 	b.hub.mu.Unlock()
 	b.hub.poke() // deltas may have come since first
@@ -170,6 +172,7 @@ func (b *Bridge[S, I, V]) dropClient(c *hubClient) {
 // fanOut is the hub's goroutine: a pass over the clients after each
 // change, and heartbeats and sweeps on their tickers, until Close.
 func (b *Bridge[S, I, V]) fanOut() {
+	defer close(b.hub.done)
 	heartbeats := time.NewTicker(b.cfg.Heartbeat)
 	defer heartbeats.Stop()
 	sweeps := time.NewTicker(sweepEvery)
@@ -187,7 +190,7 @@ func (b *Bridge[S, I, V]) fanOut() {
 		case <-heartbeats.C:
 			for _, c := range b.hub.snapshot() {
 				if !c.busy.Load() {
-					b.send(c, heartbeat, c.cursor)
+					b.send(c, [][]byte{heartbeat}, c.cursor)
 				}
 			}
 		case <-sweeps.C:
@@ -197,21 +200,30 @@ func (b *Bridge[S, I, V]) fanOut() {
 				}
 			}
 		case <-b.closing:
+			var closing sync.WaitGroup
 			for _, c := range b.hub.snapshot() {
 				switch {
 				case c.busy.Load():
-					b.dropClient(c) // its writer fails, and gives up
+					b.dropClient(c) // mid-batch: its writer fails, and gives up
 				case c.raw != nil:
-					writeNow(c.raw, closeEvent) // what fits: the connection closes anyway
+					if n, _ := writeNow(c.raw, [][]byte{closeEvent}); n > 0 && n < len(closeEvent) {
+						closing.Go(func() { // the rest of it, briefly
+							c.conn.SetWriteDeadline(time.Now().Add(time.Second))
+							c.conn.Write(closeEvent[n:])
+							b.dropClient(c)
+						})
+						continue
+					}
 					b.dropClient(c)
 				default:
-					go func() {
+					closing.Go(func() {
 						c.conn.SetWriteDeadline(time.Now().Add(time.Second))
 						c.conn.Write(closeEvent)
 						b.dropClient(c)
-					}()
+					})
 				}
 			}
+			closing.Wait()
 			return
 		}
 	}
@@ -220,7 +232,7 @@ func (b *Bridge[S, I, V]) fanOut() {
 // hubBatch is what a client at some cursor is sent in one pass: the
 // events after it, and the seq it is at once they are written.
 type hubBatch struct {
-	data []byte
+	data [][]byte // events of the ring, or a resync, shared: never written to
 	next uint64
 	full bool // maxBatch deltas: more may follow
 }
@@ -260,13 +272,13 @@ func (b *Bridge[S, I, V]) batchAfter(cursor uint64) hubBatch {
 	if cursor < b.floor {
 		seq, view := b.seq, b.view
 		b.mu.Unlock()
-		return hubBatch{data: b.snapshotEvent("resync", seq, view), next: seq}
+		return hubBatch{data: [][]byte{b.snapshotEvent("resync", seq, view)}, next: seq}
 	}
 	defer b.mu.Unlock()
 	bt := hubBatch{next: cursor}
 	i, n := b.ringIndexLocked(cursor), 0
 	for ; i < len(b.ring) && n < maxBatch; i, n = i+1, n+1 {
-		bt.data = append(bt.data, b.ring[i].event...)
+		bt.data = append(bt.data, b.ring[i].event)
 		bt.next = b.ring[i].seq
 	}
 	bt.full = n == maxBatch
@@ -279,30 +291,48 @@ func (b *Bridge[S, I, V]) batchAfter(cursor uint64) hubBatch {
 // send writes data to client c, which is then at next: at once if its
 // socket takes it all, else by a goroutine that waits for it to take the
 // rest, within the write timeout. The fan-out must own c (not busy).
-func (b *Bridge[S, I, V]) send(c *hubClient, data []byte, next uint64) {
+func (b *Bridge[S, I, V]) send(c *hubClient, data [][]byte, next uint64) {
 	if len(data) == 0 {
 		c.cursor = next
 		return
 	}
 	n, err := writeNow(c.raw, data)
-	switch {
-	case err != nil:
+	if err != nil {
 		b.dropClient(c)
-	case n == len(data):
-		c.cursor = next
-	default:
-		c.busy.Store(true)
-		go b.drain(c, data[n:], next)
+		return
 	}
+	rest := after(data, n)
+	if len(rest) == 0 {
+		c.cursor = next
+		return
+	}
+	c.busy.Store(true)
+	go b.drain(c, rest, next)
+}
+
+// after returns what of bufs follows its first n bytes: slices of the same
+// memory, in a list of its own.
+func after(bufs [][]byte, n int) net.Buffers {
+	for len(bufs) > 0 && n >= len(bufs[0]) {
+		n -= len(bufs[0])
+		bufs = bufs[1:]
+	}
+	if len(bufs) == 0 {
+		return nil
+	}
+	rest := make(net.Buffers, len(bufs))
+	copy(rest, bufs)
+	rest[0] = rest[0][n:]
+	return rest
 }
 
 // drain writes the rest of a batch that a client's socket did not take at
 // once, and gives the client back to the fan-out; a client that does not
 // take it within the write timeout is dropped (and resumes when it
 // reconnects).
-func (b *Bridge[S, I, V]) drain(c *hubClient, rest []byte, next uint64) {
+func (b *Bridge[S, I, V]) drain(c *hubClient, rest net.Buffers, next uint64) {
 	c.conn.SetWriteDeadline(time.Now().Add(b.cfg.WriteTimeout))
-	if _, err := c.conn.Write(rest); err != nil {
+	if _, err := rest.WriteTo(c.conn); err != nil {
 		b.dropClient(c)
 		return
 	}

@@ -3,6 +3,7 @@ package httpbridge
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/decl"
 )
 
@@ -231,5 +233,129 @@ func TestStreamsTotalBytes(t *testing.T) {
 	}
 	if s.total != 80 {
 		t.Errorf("the streams hold %d bytes, want 80", s.total)
+	}
+}
+
+// newTextBridge serves a textState agent on loopback with cfg.
+func newTextBridge(t *testing.T, cfg Config[textState, string, textState]) (*automata.Machine[textState, string, textState], *Bridge[textState, string, textState], *httptest.Server) {
+	t.Helper()
+	m := newTextAgent(t)
+	cfg.Decode = func(data []byte) (string, error) { var s string; return s, json.Unmarshal(data, &s) }
+	cfg.View = func(s textState) textState { return s }
+	cfg.Auth = AllowAll
+	b, err := New[textState, string, textState](Memory(m), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(b)
+	t.Cleanup(func() { b.Close(); srv.Close() })
+	return m, b, srv
+}
+
+// TestSlowClientsShareTheRing: clients that stop reading, each behind by
+// a different number of large deltas, cost the server the ring's memory,
+// which they share, not a copy of what each has still to take.
+func TestSlowClientsShareTheRing(t *testing.T) {
+	const deltas, size, clients = 300, 50 << 10, 30
+	m, b, srv := newTextBridge(t, Config[textState, string, textState]{RingBytes: 32 << 20, WriteTimeout: time.Minute})
+	chunk := strings.Repeat("x", size)
+	for i := range deltas {
+		if err := m.DispatchWait(context.Background(), fmt.Sprintf("%d%s", i, chunk)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := heap()
+	for i := range clients {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		conn.(*net.TCPConn).SetReadBuffer(4096)
+		fmt.Fprintf(conn, "GET /state HTTP/1.1\r\nHost: x\r\nLast-Event-ID: %d-%s\r\n\r\n", i, b.epoch)
+	}
+	// Each is behind by some 300 deltas, 15 MB, and takes no more.
+	waitFor(t, func() bool {
+		b.hub.mu.Lock()
+		defer b.hub.mu.Unlock()
+		busy := 0
+		for c := range b.hub.clients {
+			if c.busy.Load() {
+				busy++
+			}
+		}
+		return busy == clients
+	})
+	grew := int64(heap()) - int64(before)
+	t.Logf("heap grew %d KiB for %d clients behind by %d deltas of %d KiB", grew>>10, clients, deltas, size>>10)
+	if grew > 4<<20 {
+		t.Errorf("heap grew %d MiB: the slow clients do not share the ring", grew>>20)
+	}
+}
+
+// TestHubDropsClientsThatSentMore: a client that sent bytes after its
+// request, which nothing reads, is found closed all the same.
+func TestHubDropsClientsThatSentMore(t *testing.T) {
+	_, b, srv := newTextBridge(t, Config[textState, string, textState]{Heartbeat: time.Hour})
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(conn, "GET /state HTTP/1.1\r\nHost: x\r\n\r\n")
+	if _, err := bufio.NewReader(conn).ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, func() bool { return b.active.Load() == 1 })
+	io.WriteString(conn, "more than the request")
+	conn.Close()
+	waitFor(t, func() bool { return b.active.Load() == 0 })
+}
+
+// TestCloseEndsTheStreamsItTookOver: Close returns once every stream the
+// hub holds has had its close event and is closed (Server.Shutdown knows
+// nothing of them, and runs its hooks without waiting).
+func TestCloseEndsTheStreamsItTookOver(t *testing.T) {
+	const streams = 50
+	_, b, srv := newTextBridge(t, Config[textState, string, textState]{})
+	var readers []*bufio.Reader
+	for range streams {
+		conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "GET /state HTTP/1.1\r\nHost: x\r\n\r\n")
+		conn.SetReadDeadline(time.Now().Add(time.Minute)) // only if it hangs
+		readers = append(readers, bufio.NewReader(conn))
+	}
+	waitFor(t, func() bool { return b.active.Load() == streams })
+	b.Close()
+	if n := b.active.Load(); n != 0 {
+		t.Fatalf("%d streams still open when Close returned", n)
+	}
+	for i, r := range readers {
+		rest, err := io.ReadAll(r)
+		if err != nil || !strings.HasSuffix(string(rest), string(closeEvent)) {
+			t.Fatalf("stream %d ended with %q, %v; want the close event, then the end", i, rest[max(0, len(rest)-60):], err)
+		}
+	}
+}
+
+// TestHeadState: HEAD /state answers the stream's headers, with no body,
+// and holds no stream.
+func TestHeadState(t *testing.T) {
+	_, b, srv := newTextBridge(t, Config[textState, string, textState]{})
+	for range 2 { // on one connection: the first answer must not spill into the second
+		resp, err := srv.Client().Head(srv.URL + "/state")
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("HEAD: %d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+	}
+	if n := b.active.Load(); n != 0 {
+		t.Errorf("%d streams open after HEAD", n)
 	}
 }

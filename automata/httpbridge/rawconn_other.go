@@ -9,6 +9,6 @@ import "syscall"
 // may wait.
 const canWriteNow = false
 
-func writeNow(raw syscall.RawConn, p []byte) (int, error) { return 0, nil }
+func writeNow(raw syscall.RawConn, bufs [][]byte) (int, error) { return 0, nil }
 
 func peerClosed(raw syscall.RawConn) bool { return false }

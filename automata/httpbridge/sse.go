@@ -70,6 +70,11 @@ func (b *Bridge[S, I, V]) getState(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	if r.Method == http.MethodHead {
+		setSSEHeaders(w.Header())
+		w.WriteHeader(http.StatusOK)
+		return
+	}
 	ctx := r.Context()
 	free, ok := b.admitStream(w, r)
 	if !ok {
@@ -169,12 +174,13 @@ func (b *Bridge[S, I, V]) ringIndexLocked(seq uint64) int {
 }
 
 // snapshotEvent is a "snapshot" or "resync" event of view, the view at
-// seq. The view's JSON is kept for the newest seq asked for, so that a
-// crowd of clients connecting at once costs one encoding, not one each.
+// seq. The events of the newest seq asked for are kept, so that a crowd of
+// clients connecting, or falling behind, at once costs one encoding and
+// shares its bytes, which no one writes to.
 func (b *Bridge[S, I, V]) snapshotEvent(kind string, seq uint64, view V) []byte {
 	b.snapMu.Lock()
 	defer b.snapMu.Unlock()
-	if b.snapData == nil || b.snapSeq != seq {
+	if b.snapEvents == nil || b.snapSeq != seq {
 		data, err := json.Marshal(struct {
 			Seq  uint64 `json:"seq"`
 			View V      `json:"view"`
@@ -183,9 +189,15 @@ func (b *Bridge[S, I, V]) snapshotEvent(kind string, seq uint64, view V) []byte 
 			b.log.Error("httpbridge: encoding the view", "seq", seq, "err", err)
 			data = []byte(`{"seq":` + strconv.FormatUint(seq, 10) + `,"view":null}`)
 		}
-		b.snapSeq, b.snapData = seq, data
+		b.snapSeq, b.snapData, b.snapEvents = seq, data, map[string][]byte{}
 	}
-	return wire.AppendEvent(nil, b.id(seq), kind, b.snapData)
+	event, ok := b.snapEvents[kind]
+	if !ok {
+		event = wire.AppendEvent(nil, b.id(seq), kind, b.snapData)
+		event = event[:len(event):len(event)]
+		b.snapEvents[kind] = event
+	}
+	return event
 }
 
 // earlierVersion says whether a client at seq may hold a view that a binary

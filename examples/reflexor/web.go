@@ -86,7 +86,10 @@ func inputID(in decl.AgentInput) string {
 	return ""
 }
 
-// serve serves on l until ctx ends, then shuts down, ending the streams.
+// serve serves on l until ctx ends, then shuts down, ending the streams:
+// Close, which Shutdown starts without waiting for it, is waited for.
 func (s *server) serve(ctx context.Context, l net.Listener) error {
-	return httprun.Until(ctx, s.http, l)
+	err := httprun.Until(ctx, s.http, l)
+	s.bridge.Close()
+	return err
 }
