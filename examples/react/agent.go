@@ -49,6 +49,11 @@ func agentOptions(work Work, now func() time.Time) (journal.Options[decl.AgentSt
 // Idle reports whether the agent has nothing to do: no run in progress and
 // no task waiting to run.
 func Idle(s decl.AgentState) bool {
-	_, queued := NextRequest(s.ContextOfAgent())
-	return !queued && (s.Phase == decl.PhaseIdle || s.Phase == decl.PhaseFinished || s.Phase == decl.PhaseError)
+	switch s.Phase {
+	case decl.PhaseIdle, decl.PhaseFinished, decl.PhaseError:
+		// Only now: looking for a task waiting goes over the history.
+		_, queued := NextRequest(s.ContextOfAgent())
+		return !queued
+	}
+	return false // a run in progress
 }

@@ -88,14 +88,54 @@ func (w Work) toolkitJobs(c decl.ContextOfToolkit) jobs {
 	return jobs{"call-" + call.CallID: w.call(call)}
 }
 
-// NextRequest returns the oldest task asked for that has not run yet.
+// NextRequest returns the oldest task asked for that has not run yet: not
+// the run in progress (or the last one), and not among the runs that
+// ended.
 func NextRequest(c decl.ContextOfAgent) (decl.TaskRequest, bool) {
+	r, ok, _ := nextRequest(c)
+	return r, ok
+}
+
+// nextRequest is NextRequest, with the number of run ids it compared or
+// looked up: at most two for each request and one for each run, whatever
+// their order. Tasks run in the order they were asked for, so the runs that ended are,
+// as a rule, the first requests in the same order: each is passed over
+// with one comparison, and the runs after the first one out of that order
+// are looked up in a set. (Each request looked for among all the runs, as
+// it was, made every state of the agent cost the square of its history:
+// the agent's jobs and Idle call it on every state.) The requests' ids are
+// unique (UserRunTask queues a runId once), so that a request after the
+// runs passed over in order is none of them.
+func nextRequest(c decl.ContextOfAgent) (next decl.TaskRequest, ok bool, compared int) {
+	j := 0                  // c.Runs[:j] are requests passed over in order
+	var ran map[string]bool // the ids of c.Runs[j:], once a request is out of that order
 	for _, r := range c.Requests {
-		if r.RunID != c.RunID && !slices.ContainsFunc(c.Runs, func(x decl.RunRecord) bool { return x.RunID == r.RunID }) {
-			return r, true
+		if ran == nil && j < len(c.Runs) {
+			compared++
+			if c.Runs[j].RunID == r.RunID {
+				j++
+				continue
+			}
 		}
+		if r.RunID == c.RunID {
+			continue
+		}
+		if j < len(c.Runs) { // is r among the runs not passed over?
+			if ran == nil {
+				ran = make(map[string]bool, len(c.Runs)-j)
+				for _, x := range c.Runs[j:] {
+					ran[x.RunID] = true
+				}
+				compared += len(c.Runs) - j
+			}
+			compared++
+			if ran[r.RunID] {
+				continue
+			}
+		}
+		return r, true, compared
 	}
-	return decl.TaskRequest{}, false
+	return decl.TaskRequest{}, false, compared
 }
 
 // newReply returns the user's reply to the question, if any, with its
@@ -114,12 +154,16 @@ func newReply(c decl.ContextOfAgent) (int, decl.Reply, bool) {
 	return 0, decl.Reply{}, false
 }
 
+// observation returns the observation of call callID. The observations
+// are those of every run, the newest last: the current call's is looked
+// for from the end.
 func observation(os []decl.Observation, callID string) (decl.Observation, bool) {
-	i := slices.IndexFunc(os, func(o decl.Observation) bool { return o.CallID == callID })
-	if i < 0 {
-		return decl.Observation{}, false
+	for i := len(os) - 1; i >= 0; i-- {
+		if os[i].CallID == callID {
+			return os[i], true
+		}
 	}
-	return os[i], true
+	return decl.Observation{}, false
 }
 
 // start splits the request's goal and plans its first subtask.
