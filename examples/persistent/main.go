@@ -25,18 +25,39 @@
 // The llm call's idempotency key (its Idempotency-Key header) is the job's
 // key, the same after a restart. A call that fails (a wrong key, no server,
 // a rate limit) stops the run with the error; the next run makes it again.
+// Each call is sent the newest part of the conversation, from a user
+// message on, that takes up to -prompt-bytes (128 KiB by default: see
+// Prompt), so that what a message costs follows the message, not the
+// conversation (issue 20):
+//
+//	go test -run XXX -bench LongConversation -benchtime 1x ./examples/persistent/
+//
+// sends 1,000 user messages of 60 KB each, words or one long token, and
+// waits after each until the agent is idle again, the words counted and
+// the count reported (BenchmarkLongConversation: a bbolt journal, the
+// offline llm, the printer). On a 2-core AMD EPYC with Go 1.26, the last 10
+// messages took 0.82 times as long as the first 10 (one-token: 0.67),
+// about 6 ms each, with a journal of 115 MiB (each message, and the word
+// count's call that quotes it), 255 MiB of live heap at the end (the
+// conversation the state holds, and a snapshot of it being written) and
+// 378 MiB resident. It was 26 times (19), 232 ms a message at the end and
+// 1.2 GiB resident, when the llm was sent the whole conversation (the
+// offline llm counts the words of its request: 74% of the time), the
+// llm's jobs function made the conversation into that request on every
+// state, and the printer sorted the whole conversation on every state.
 //
 // The model is examples/persistent/agent.yaml, generated into decl/ and
 // impl/ by agentgen. Its spec is at version 2 (agent.history.json): version
 // 2 added the required property channel to UserMessage, and
 // impl/migrations brings the journals of version 1 up to it as they are
-// opened (testdata/v1 holds one, written before versions existed). The work each actor calls for, on its own context
-// (Work.JobFns, given to agent.WithJobs): the toolkit, the earliest
-// unfulfilled tool call of the newest assistant message; the llm, unless a
-// tool call is pending, an llm call when user or tool messages are newer
-// than lastSentToLLMAt. After a crash the same state calls for the same
-// work, under the same keys (prefixed with the actor: toolkit/tool-…), and
-// the agent says what it resumes.
+// opened (testdata/v1 holds one, written before versions existed). The
+// work each actor calls for, on its own context (Work.JobFns, given to
+// agent.WithJobs): the toolkit, the earliest unfulfilled tool call of the
+// newest assistant message; the llm, unless a tool call is pending, an llm
+// call when user or tool messages are newer than lastSentToLLMAt. After a
+// crash the same state calls for the same work, under the same keys
+// (prefixed with the actor: toolkit/tool-…), and the agent says what it
+// resumes.
 package main
 
 import (
@@ -78,6 +99,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	toolDelay := flags.Duration("tool-delay", 0, "how long the word-count tool takes")
 	natsURL := flags.String("nats", "", `keep the journal on NATS JetStream at this URL ("embedded": a server in this process, its files in -data); default: a bbolt file in -data`)
 	agentID := flags.String("agent", "persistent", "the agent's id on NATS JetStream")
+	promptBytes := flags.Int("prompt-bytes", DefaultPromptBytes, "how much of the conversation each call of the llm is sent, in bytes: the newest messages that fit, from a user message on")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -94,9 +116,10 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	}
 	defer release()
 	work := Work{
-		LLM:   model,
-		Tools: []Tool{WordCount(*toolDelay)},
-		Now:   time.Now,
+		LLM:         model,
+		Tools:       []Tool{WordCount(*toolDelay)},
+		Now:         time.Now,
+		PromptBytes: *promptBytes,
 	}
 	failed := make(chan error, 1)
 	var recovering atomic.Bool // while Open restarts the work the restored state calls for
@@ -190,10 +213,19 @@ func chat(ctx context.Context, a *journal.Machine[decl.AgentState, decl.AgentInp
 }
 
 // printer prints the messages of the conversation it has not printed yet.
+// Those of a state are, as a rule, the messages added at the ends of its
+// lists since the state it printed last (user, assistant and tool are its
+// lists): it looks at those alone, and at the whole conversation only
+// when a list has not just grown at its end (a message older than the
+// newest; an older state), so that printing a state costs what it adds,
+// not the conversation's length.
 type printer struct {
-	mu      sync.Mutex
-	w       io.Writer
-	printed map[string]bool
+	mu        sync.Mutex
+	w         io.Writer
+	printed   map[string]bool
+	user      []decl.UserMessage
+	assistant []decl.AssistantMessage
+	tool      []decl.ToolMessage
 }
 
 func newPrinter(w io.Writer) *printer { return &printer{w: w, printed: map[string]bool{}} }
@@ -210,7 +242,14 @@ func (p *printer) resuming(keys []string) {
 func (p *printer) print(s decl.AgentState) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, m := range Conversation(s.UserMessages, s.AssistantMessages, s.ToolMessages) {
+	user, assistant, tool := s.UserMessages, s.AssistantMessages, s.ToolMessages
+	if grewAtEnd(p.user, user, func(m decl.UserMessage) (string, int64) { return m.ID, m.Timestamp }) &&
+		grewAtEnd(p.assistant, assistant, func(m decl.AssistantMessage) (string, int64) { return m.ID, m.Timestamp }) &&
+		grewAtEnd(p.tool, tool, func(m decl.ToolMessage) (string, int64) { return m.ID, m.Timestamp }) {
+		user, assistant, tool = user[len(p.user):], assistant[len(p.assistant):], tool[len(p.tool):]
+	}
+	p.user, p.assistant, p.tool = s.UserMessages, s.AssistantMessages, s.ToolMessages
+	for _, m := range Conversation(user, assistant, tool) {
 		if p.printed[m.ID] {
 			continue
 		}
@@ -227,4 +266,19 @@ func (p *printer) print(s decl.AgentState) {
 			fmt.Fprintf(p.w, "  [%s → %s]\n", m.CallID, m.Content)
 		}
 	}
+}
+
+// grewAtEnd reports whether msgs is was with messages added at its end:
+// whether its message where was ends is the same, by id and time. (A list
+// is kept sorted by time: a message added before that one moves it.)
+func grewAtEnd[M any](was, msgs []M, key func(M) (string, int64)) bool {
+	if len(msgs) < len(was) {
+		return false
+	}
+	if len(was) == 0 {
+		return true
+	}
+	id, at := key(was[len(was)-1])
+	id2, at2 := key(msgs[len(was)-1])
+	return id == id2 && at == at2
 }

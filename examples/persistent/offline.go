@@ -29,10 +29,8 @@ func offlineLLM(delay time.Duration) llm.Scripted {
 				return llm.Response{}, err
 			}
 			return llm.Response{
-				Text: text,
-				// The conversation grows with every call: its length makes
-				// the call's ID unique, and the same for the same request.
-				ToolCalls: []llm.ToolCall{{ID: fmt.Sprintf("call-%d", len(req.Messages)), Name: "word-count", Arguments: args}},
+				Text:      text,
+				ToolCalls: []llm.ToolCall{{ID: callID(req), Name: "word-count", Arguments: args}},
 			}, nil
 		}
 		switch last.Role {
@@ -51,6 +49,20 @@ func offlineLLM(delay time.Duration) llm.Scripted {
 		}
 		return llm.Response{Text: "I have nothing to add."}, nil
 	}}
+}
+
+// callID is the ID of the tool call the offline llm asks for in answer to
+// req: unique to the call of the llm, and the same for the same request
+// (when the job makes the call again after a crash). It is made of the
+// request's idempotency key, the llm job's key (llm/llm-{lastMessageId});
+// of a request without one, of the number of its messages, which is
+// unique only in a conversation shorter than the llm is sent
+// (Work.PromptBytes): past that, the number stops growing.
+func callID(req llm.Request) string {
+	if req.IdempotencyKey != "" {
+		return "call-" + strings.TrimPrefix(req.IdempotencyKey, "llm/llm-")
+	}
+	return fmt.Sprintf("call-%d", len(req.Messages))
 }
 
 // newestUserMessage is the content of the last user message of req.

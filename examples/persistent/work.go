@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"sort"
 	"time"
 
 	"github.com/moora-go/moora/automata"
@@ -38,6 +39,20 @@ type Work struct {
 	LLM   llm.Model
 	Tools []Tool
 	Now   func() time.Time
+	// PromptBytes bounds the conversation each call of the llm is sent
+	// (see Prompt); 0 is DefaultPromptBytes.
+	PromptBytes int
+}
+
+// DefaultPromptBytes is how much of the conversation the llm is sent by
+// default: about 32,000 tokens of English.
+const DefaultPromptBytes = 128 << 10
+
+func (w Work) promptBytes() int {
+	if w.PromptBytes <= 0 {
+		return DefaultPromptBytes
+	}
+	return w.PromptBytes
 }
 
 // JobFns returns the work each actor calls for, each on its own context
@@ -68,9 +83,9 @@ func (w Work) llmJobs(c decl.ContextOfLlm) map[string]automata.Job[decl.AgentInp
 	if _, _, ok := pendingToolCall(c.AssistantMessages, c.ToolMessages); ok {
 		return nil // the tool's result first
 	}
-	if sent, last, ok := pendingLLMCall(c); ok {
+	if last, ok := pendingLLMCall(c); ok {
 		key := "llm-" + last.ID
-		return map[string]automata.Job[decl.AgentInput]{key: w.llmJob(key, w.request(c.SystemPrompt, sent), last.Timestamp)}
+		return map[string]automata.Job[decl.AgentInput]{key: w.llmJob(key, c, last.Timestamp)}
 	}
 	return nil
 }
@@ -81,39 +96,105 @@ func (w Work) Idle(s decl.AgentState) bool {
 }
 
 // pendingToolCall returns the earliest tool call of the newest assistant
-// message that has no result yet.
+// message that has no result yet. The results of its calls, the newest
+// messages, are looked for from the end.
 func pendingToolCall(assistant []decl.AssistantMessage, results []decl.ToolMessage) (decl.AssistantMessage, decl.ToolCall, bool) {
 	if len(assistant) == 0 {
 		return decl.AssistantMessage{}, decl.ToolCall{}, false
 	}
 	newest := assistant[len(assistant)-1]   // kept sorted by timestamp
 	for _, call := range newest.ToolCalls { // in the order the llm asked
-		if !slices.ContainsFunc(results, func(m decl.ToolMessage) bool { return m.CallID == call.ID }) {
+		answered := false
+		for i := len(results) - 1; i >= 0 && !answered; i-- {
+			answered = results[i].CallID == call.ID
+		}
+		if !answered {
 			return newest, call, true
 		}
 	}
 	return decl.AssistantMessage{}, decl.ToolCall{}, false
 }
 
-// pendingLLMCall returns the messages to send the llm, up to the newest
-// user or tool message, if that is newer than lastSentToLLMAt.
-func pendingLLMCall(c decl.ContextOfLlm) ([]Message, Message, bool) {
-	conv := Conversation(c.UserMessages, c.AssistantMessages, c.ToolMessages)
-	if len(conv) == 0 {
-		return nil, Message{}, false
-	}
+// pendingLLMCall returns the newest user or tool message, if it is newer
+// than lastSentToLLMAt: the llm is to be called with the conversation up
+// to it. Each list is kept sorted by time, so it is the last of one of
+// them: of the two, the one Conversation puts last (a tool message after
+// a user message of the same time).
+func pendingLLMCall(c decl.ContextOfLlm) (Message, bool) {
 	var last Message
-	newer := false
-	for _, m := range conv {
-		if m.Role != "assistant" && m.Timestamp > c.LastSentToLlmAt {
-			newer, last = true, m
+	if n := len(c.UserMessages); n > 0 {
+		last = userMessage(c.UserMessages[n-1])
+	}
+	if n := len(c.ToolMessages); n > 0 && (last.Role == "" || c.ToolMessages[n-1].Timestamp >= last.Timestamp) {
+		last = toolMessage(c.ToolMessages[n-1])
+	}
+	if last.Role == "" || last.Timestamp <= c.LastSentToLlmAt {
+		return Message{}, false
+	}
+	return last, true
+}
+
+// Prompt returns the conversation the llm is sent when it is called up to
+// time upTo: the messages up to then, in the order of Conversation, but
+// only the newest of them, from a user message on, that take up to budget
+// bytes (Message.Size); if the messages from the newest user message on
+// take more, those. A conversation that takes up to budget is sent whole;
+// a longer one, from where it fits, so that neither the llm's input nor
+// the work of a call grows with the conversation.
+func Prompt(c decl.ContextOfLlm, upTo int64, budget int) []Message {
+	// The messages of each list up to upTo: c.UserMessages[:u] and so on.
+	u := sort.Search(len(c.UserMessages), func(i int) bool { return c.UserMessages[i].Timestamp > upTo })
+	a := sort.Search(len(c.AssistantMessages), func(i int) bool { return c.AssistantMessages[i].Timestamp > upTo })
+	t := sort.Search(len(c.ToolMessages), func(i int) bool { return c.ToolMessages[i].Timestamp > upTo })
+	var newestFirst []Message
+	keep, size := -1, 0 // the window is newestFirst[:keep]
+	for u > 0 || a > 0 || t > 0 {
+		// The message Conversation puts last of those left: the newest;
+		// of the same time, a tool message, then an assistant message.
+		var m Message
+		switch {
+		case t > 0 && (a == 0 || c.ToolMessages[t-1].Timestamp >= c.AssistantMessages[a-1].Timestamp) && (u == 0 || c.ToolMessages[t-1].Timestamp >= c.UserMessages[u-1].Timestamp):
+			t--
+			m = toolMessage(c.ToolMessages[t])
+		case a > 0 && (u == 0 || c.AssistantMessages[a-1].Timestamp >= c.UserMessages[u-1].Timestamp):
+			a--
+			m = assistantMessage(c.AssistantMessages[a])
+		default:
+			u--
+			m = userMessage(c.UserMessages[u])
+		}
+		size += m.Size()
+		if size > budget && keep >= 0 {
+			break // what is kept fits; more would not
+		}
+		newestFirst = append(newestFirst, m)
+		if m.Role == "user" {
+			keep = len(newestFirst)
+			if size > budget {
+				break // the newest user message on: more than budget, but sent
+			}
 		}
 	}
-	if !newer {
-		return nil, Message{}, false
+	if u == 0 && a == 0 && t == 0 && (size <= budget || keep < 0) {
+		keep = len(newestFirst) // all of it
 	}
-	sent := slices.DeleteFunc(conv, func(m Message) bool { return m.Timestamp > last.Timestamp })
-	return sent, last, true
+	window := newestFirst[:keep]
+	slices.Reverse(window)
+	return window
+}
+
+// messageBytes is what a message takes of the prompt besides its text and
+// its tool calls: its role, its place.
+const messageBytes = 32
+
+// Size is what the message takes of the prompt: its text, its tool calls,
+// and messageBytes.
+func (m Message) Size() int {
+	n := messageBytes + len(m.Content)
+	for _, c := range m.ToolCalls {
+		n += len(c.ID) + len(c.Name) + len(c.Input)
+	}
+	return n
 }
 
 // request is the llm call for the conversation conv. Each tool result goes
@@ -151,29 +232,42 @@ func (w Work) request(system string, conv []Message) llm.Request {
 	return req
 }
 
-// Conversation returns every message, oldest first.
+// Conversation returns every message, oldest first: of the same time, user
+// messages, then assistant messages, then tool messages.
 func Conversation(user []decl.UserMessage, assistant []decl.AssistantMessage, tool []decl.ToolMessage) []Message {
 	var conv []Message
 	for _, m := range user {
-		conv = append(conv, Message{Role: "user", ID: m.ID, Content: m.Content, Timestamp: m.Timestamp})
+		conv = append(conv, userMessage(m))
 	}
 	for _, m := range assistant {
-		conv = append(conv, Message{Role: "assistant", ID: m.ID, Content: m.Content, Timestamp: m.Timestamp, ToolCalls: m.ToolCalls})
+		conv = append(conv, assistantMessage(m))
 	}
 	for _, m := range tool {
-		conv = append(conv, Message{Role: "tool", ID: m.ID, Content: m.Content, Timestamp: m.Timestamp, CallID: m.CallID})
+		conv = append(conv, toolMessage(m))
 	}
 	slices.SortStableFunc(conv, func(a, b Message) int { return cmp.Compare(a.Timestamp, b.Timestamp) })
 	return conv
 }
 
-// llmJob calls the llm with req, under the job's key as the idempotency
-// key, and hands in its reply. A failed call is the job's error (an
-// EffectFailed event); the state still calls for the call, which the next
-// run of the agent makes again.
-func (w Work) llmJob(key string, req llm.Request, upTo int64) automata.Job[decl.AgentInput] {
+func userMessage(m decl.UserMessage) Message {
+	return Message{Role: "user", ID: m.ID, Content: m.Content, Timestamp: m.Timestamp}
+}
+
+func assistantMessage(m decl.AssistantMessage) Message {
+	return Message{Role: "assistant", ID: m.ID, Content: m.Content, Timestamp: m.Timestamp, ToolCalls: m.ToolCalls}
+}
+
+func toolMessage(m decl.ToolMessage) Message {
+	return Message{Role: "tool", ID: m.ID, Content: m.Content, Timestamp: m.Timestamp, CallID: m.CallID}
+}
+
+// llmJob calls the llm with the conversation of c up to upTo (Prompt),
+// under the job's key as the idempotency key, and hands in its reply. A
+// failed call is the job's error (an EffectFailed event); the state still
+// calls for the call, which the next run of the agent makes again.
+func (w Work) llmJob(key string, c decl.ContextOfLlm, upTo int64) automata.Job[decl.AgentInput] {
 	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
-		call := req
+		call := w.request(c.SystemPrompt, Prompt(c, upTo, w.promptBytes()))
 		call.IdempotencyKey = automata.JobKey(ctx)
 		resp, err := w.LLM.Complete(ctx, call, nil)
 		if err != nil {

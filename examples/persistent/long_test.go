@@ -1,0 +1,352 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/llm"
+	"github.com/moora-go/moora/examples/persistent/decl"
+	"github.com/moora-go/moora/examples/persistent/impl/agent"
+)
+
+// longConversation is the persistent agent as main runs it (a bbolt
+// journal, the offline llm and the word-count tool with no delay, the
+// printer that prints each new message), that a test or a benchmark talks
+// to as the terminal does.
+type longConversation struct {
+	dir   string
+	store *journal.BoltStore
+	agent *journal.Machine[decl.AgentState, decl.AgentInput]
+	work  Work
+	idle  chan int // the number of user messages, each time the agent is idle
+	stop  func()
+}
+
+// startLongConversation starts the agent with model as its llm; nil is the
+// offline llm.
+func startLongConversation(tb testing.TB, model llm.Model) *longConversation {
+	tb.Helper()
+	dir := tb.TempDir()
+	store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if model == nil {
+		model = offlineLLM(0)
+	}
+	work := Work{LLM: model, Tools: []Tool{WordCount(0)}, Now: time.Now}
+	noGate := automata.WithJobGate[decl.AgentState, decl.AgentInput](func(context.Context) error { return nil })
+	a, err := open(store, work, noGate, func(automata.Event[decl.AgentState, decl.AgentInput]) {})
+	if err != nil {
+		store.Close()
+		tb.Fatal(err)
+	}
+	c := &longConversation{dir: dir, store: store, agent: a, work: work, idle: make(chan int, 1)}
+	out := newPrinter(io.Discard)
+	a.Subscribe(func(s decl.AgentState) {
+		out.print(s)
+		if work.Idle(s) {
+			select {
+			case <-c.idle:
+			default:
+			}
+			c.idle <- len(s.UserMessages)
+		}
+	})
+	if err := a.Dispatch(context.Background(), decl.SetSystemPrompt{Content: "You are a helpful assistant. Count words with the word-count tool."}); err != nil {
+		tb.Fatal(err)
+	}
+	c.stop = sync.OnceFunc(func() { a.Close(context.Background()) })
+	tb.Cleanup(c.stop)
+	return c
+}
+
+// say sends the user's n-th message and waits until the agent is idle
+// again, the message answered.
+func (c *longConversation) say(tb testing.TB, n int, content string) {
+	tb.Helper()
+	if err := c.agent.Dispatch(context.Background(), decl.SendUserMessage{Message: decl.UserMessage{Content: content, Channel: "terminal"}}); err != nil {
+		tb.Fatal(err)
+	}
+	timeout := time.After(time.Minute)
+	for {
+		select {
+		case users := <-c.idle:
+			if users >= n {
+				return
+			}
+		case <-timeout:
+			tb.Fatalf("hung: message %d was never answered", n)
+		}
+	}
+}
+
+// longMessage is a message of about size bytes: words, or one word of a
+// single letter.
+func longMessage(n, size int, words bool) string {
+	if !words {
+		return strings.Repeat(string(rune('a'+n%26)), size)
+	}
+	var b strings.Builder
+	for b.Len() < size {
+		fmt.Fprintf(&b, "message %d says nothing in particular and goes on and on. ", n)
+	}
+	return b.String()[:size]
+}
+
+// TestCostFollowsTheMessage: what the llm is sent for a user message, and
+// what the journal keeps of it, do not grow with the conversation, whether
+// the messages are words or one long token. The llm was sent the whole
+// conversation every time, which made each message cost more than the one
+// before: the offline llm counts the words of its request, a real one
+// reads it (issue 20: at 1,000 messages of 60 KB, the last 10 took 26
+// times as long as the first 10, 74% of it counting words).
+func TestCostFollowsTheMessage(t *testing.T) {
+	const messages, size = 40, 20_000
+	for _, words := range []bool{true, false} {
+		t.Run(fmt.Sprintf("words=%v", words), func(t *testing.T) {
+			model := &measured{Model: offlineLLM(0)}
+			c := startLongConversation(t, model)
+			sent := make([]int, messages+1)   // the bytes the llm was sent per message
+			grew := make([]int64, messages+1) // the journal's growth per message
+			last := int64(0)
+			for n := 1; n <= messages; n++ {
+				before := model.total()
+				c.say(t, n, longMessage(n, size, words))
+				sent[n] = model.total() - before
+				j, _, err := c.store.Size()
+				if err != nil {
+					t.Fatal(err)
+				}
+				grew[n], last = j-last, j
+			}
+			var firstSent, finalSent int
+			var first, final int64
+			for n := 1; n <= 10; n++ {
+				firstSent += sent[n]
+				finalSent += sent[messages-10+n]
+				first += grew[n]
+				final += grew[messages-10+n]
+			}
+			t.Logf("the llm was sent %d bytes for messages 1-10, %d for %d-%d; the journal took %d and %d", firstSent, finalSent, messages-9, messages, first, final)
+			if finalSent > firstSent*3/2 {
+				t.Errorf("the llm was sent %d bytes for the last 10 messages, %d for the first 10: what a message costs grows with the conversation", finalSent, firstSent)
+			}
+			if final > first*3/2 {
+				t.Errorf("the last 10 messages took %d bytes of journal, the first 10 %d", final, first)
+			}
+			if got := len(c.agent.Current().AssistantMessages); got != 2*messages {
+				t.Errorf("%d assistant messages, want %d: each message asks for the word count, then answers", got, 2*messages)
+			}
+		})
+	}
+}
+
+// measured is a model that adds up the bytes of the requests it is sent:
+// their text and tool calls.
+type measured struct {
+	llm.Model
+	mu    sync.Mutex
+	bytes int
+}
+
+func (m *measured) Complete(ctx context.Context, req llm.Request, onChunk func(string)) (llm.Response, error) {
+	n := len(req.System)
+	for _, msg := range req.Messages {
+		n += len(msg.Content)
+		for _, c := range msg.ToolCalls {
+			n += len(c.Arguments)
+		}
+	}
+	m.mu.Lock()
+	m.bytes += n
+	m.mu.Unlock()
+	return m.Model.Complete(ctx, req, onChunk)
+}
+
+func (m *measured) total() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.bytes
+}
+
+// TestStatesCostWhatTheyAdd: the work the agent's jobs functions, Idle and
+// the printer do on a state that adds a message (the bytes they allocate)
+// is the same after 1,000 exchanges as after 10. The llm's jobs function
+// made the whole conversation into the llm's request on every state, and
+// the printer sorted the whole conversation to find what it had not
+// printed.
+func TestStatesCostWhatTheyAdd(t *testing.T) {
+	work := Work{LLM: offlineLLM(0), Tools: []Tool{WordCount(0)}, Now: time.Now}
+	jobs := work.JobFns()
+	type costs struct{ jobs, idle, print uint64 }
+	cost := func(exchanges int) costs {
+		before := exchangesOf(exchanges)
+		// A new message: the llm is to be called, and the printer prints it.
+		s := agent.Transition(before, decl.SendUserMessage{Message: decl.UserMessage{
+			ID: "new", Content: "one two three", Timestamp: int64(4*exchanges + 4), Channel: "terminal"}})
+		if len(jobs.Llm(s.ContextOfLlm())) != 1 || work.Idle(s) {
+			t.Fatalf("after %d exchanges, a new message calls for no llm call", exchanges)
+		}
+		return costs{
+			jobs: least(func() uint64 {
+				return allocatedBy(func() {
+					jobs.Llm(s.ContextOfLlm())
+					jobs.Toolkit(s.ContextOfToolkit())
+				})
+			}),
+			idle: least(func() uint64 { return allocatedBy(func() { work.Idle(s) }) }),
+			print: least(func() uint64 {
+				p := newPrinter(io.Discard)
+				p.print(before) // what the program has printed by then
+				return allocatedBy(func() { p.print(s) })
+			}),
+		}
+	}
+	short, long := cost(10), cost(1000)
+	t.Logf("bytes allocated after 10 exchanges: %+v; after 1,000: %+v", short, long)
+	const slack = 1 << 10
+	if long.jobs > short.jobs+slack {
+		t.Errorf("the jobs functions allocate %d bytes after 1,000 exchanges, %d after 10", long.jobs, short.jobs)
+	}
+	if long.idle > short.idle+slack {
+		t.Errorf("Idle allocates %d bytes after 1,000 exchanges, %d after 10", long.idle, short.idle)
+	}
+	if long.print > short.print+slack {
+		t.Errorf("printing a new message allocates %d bytes after 1,000 exchanges, %d after 10", long.print, short.print)
+	}
+}
+
+// exchangesOf is the state after n exchanges: a user message of 1 KB, the
+// llm's call of the word count on it, the count, the llm's answer.
+func exchangesOf(n int) decl.AgentState {
+	s := agent.Definition().Initial()
+	s = agent.Transition(s, decl.SetSystemPrompt{Content: "Count words."})
+	for i := range n {
+		at := int64(4 * i)
+		text := longMessage(i, 1000, true)
+		args := fmt.Sprintf(`{"text":%q}`, text)
+		for _, in := range []decl.AgentInput{
+			decl.SendUserMessage{Message: decl.UserMessage{ID: fmt.Sprintf("user-%d", at), Content: text, Timestamp: at, Channel: "terminal"}},
+			decl.SendAssistantMessage{Message: decl.AssistantMessage{ID: fmt.Sprintf("assistant-%d", at+1), Content: "Let me count the words of that.", Timestamp: at + 1,
+				ToolCalls: []decl.ToolCall{{ID: fmt.Sprintf("call-%d", i), Name: "word-count", Input: args}}}, AnsweredUpTo: at},
+			decl.SendToolMessage{Message: decl.ToolMessage{ID: fmt.Sprintf("tool-%d", i), CallID: fmt.Sprintf("call-%d", i), Content: "167", Timestamp: at + 2}},
+			decl.SendAssistantMessage{Message: decl.AssistantMessage{ID: fmt.Sprintf("assistant-%d", at+3), Content: "Your message has 167 words.", Timestamp: at + 3}, AnsweredUpTo: at + 2},
+		} {
+			s = agent.Transition(s, in)
+		}
+	}
+	return s
+}
+
+// allocatedBy returns the bytes f allocates.
+func allocatedBy(f func()) uint64 {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.TotalAlloc
+	f()
+	runtime.ReadMemStats(&ms)
+	return ms.TotalAlloc - before
+}
+
+// least is the least of 5 measures: what else runs allocates too.
+func least(measure func() uint64) uint64 {
+	m := measure()
+	for range 4 {
+		m = min(m, measure())
+	}
+	return m
+}
+
+// BenchmarkLongConversation is a conversation of 1,000 user messages of
+// 60 KB each, words or one long token: each is sent and waited for until
+// the agent is idle again (the llm has asked for the word count, the tool
+// has counted, the llm has answered). It reports the time of the last 10
+// messages over that of messages 1 to 10 (the ratio the cost of an input
+// grows by over the conversation), the resident memory and live heap at
+// the end, and the journal's size.
+//
+//	go test -run XXX -bench LongConversation -benchtime 1x ./examples/persistent/
+func BenchmarkLongConversation(b *testing.B) {
+	const messages, size = 1000, 60_000
+	for _, words := range []bool{true, false} {
+		name := "one-token"
+		if words {
+			name = "words"
+		}
+		b.Run(name, func(b *testing.B) {
+			for range b.N {
+				c := startLongConversation(b, nil)
+				startRSS := residentBytes(b)
+				took := make([]time.Duration, messages+1)
+				for n := 1; n <= messages; n++ {
+					msg := longMessage(n, size, words)
+					start := time.Now()
+					c.say(b, n, msg)
+					took[n] = time.Since(start)
+				}
+				first, last := median(took[1:11]), median(took[messages-9:])
+				rss := residentBytes(b)
+				runtime.GC()
+				var ms runtime.MemStats
+				runtime.ReadMemStats(&ms)
+				c.stop()
+				store, err := journal.OpenBolt(filepath.Join(c.dir, "agent.db"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				journalBytes, snapshotBytes, err := store.Size()
+				store.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.ReportMetric(float64(last)/float64(first), "last/first")
+				b.ReportMetric(float64(first)/1e6, "first-ms")
+				b.ReportMetric(float64(last)/1e6, "last-ms")
+				b.ReportMetric(float64(startRSS)/(1<<20), "rss-start-MiB")
+				b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
+				b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
+				b.ReportMetric(float64(journalBytes)/(1<<20), "journal-MiB")
+				b.ReportMetric(float64(snapshotBytes)/(1<<20), "snapshots-MiB")
+			}
+		})
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	d = slices.Clone(d)
+	slices.Sort(d)
+	return d[len(d)/2]
+}
+
+// residentBytes is the process's resident set size (VmRSS).
+func residentBytes(tb testing.TB) int64 {
+	tb.Helper()
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		tb.Skip("no /proc:", err)
+	}
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	tb.Fatal("no VmRSS in /proc/self/status")
+	return 0
+}
