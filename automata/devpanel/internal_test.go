@@ -2,7 +2,14 @@ package devpanel
 
 import (
 	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
 	"testing"
+
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/decl"
 )
 
 // TestDiff: the JSON Patch of a change, as the timeline shows it.
@@ -56,4 +63,37 @@ func FuzzParseEventID(f *testing.F) {
 			t.Fatalf("%q read as %+v, written back as %q", s, pos, got)
 		}
 	})
+}
+
+// TestRowCostFollowsTheChange: the timeline's row of an input costs what
+// the input changed, not the state, which grows with the history: one
+// message more after 2,000 costs the same as after 10 (the diff on the
+// JSON of both states cost them whole, twice, per input).
+func TestRowCostFollowsTheChange(t *testing.T) {
+	p := &Panel[decl.AgentState, decl.AgentInput]{}
+	rowBytes := func(history int) uint64 {
+		var s decl.AgentState
+		for i := range history {
+			s.UserMessages = automata.Append(s.UserMessages, decl.UserMessage{ID: fmt.Sprint("m", i), Content: strings.Repeat("a chat message ", 10), Timestamp: int64(i)})
+		}
+		in := decl.SendUserMessage{ID: "new", Content: "one more", Timestamp: int64(history)}
+		after := s
+		after.UserMessages = automata.Append(s.UserMessages, decl.UserMessage{ID: in.ID, Content: in.Content, Timestamp: in.Timestamp})
+		e := journal.Entry[decl.AgentInput]{Seq: uint64(history + 1), Input: in}
+		var before, done runtime.MemStats
+		runtime.ReadMemStats(&before)
+		const runs = 20
+		for range runs {
+			if _, err := p.row(e, s, after); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runtime.ReadMemStats(&done)
+		return (done.TotalAlloc - before.TotalAlloc) / runs
+	}
+	short, long := rowBytes(10), rowBytes(2000)
+	t.Logf("a row allocates %d bytes after 10 messages, %d after 2,000", short, long)
+	if long > 2*short {
+		t.Errorf("a row after 2,000 messages allocates %d bytes, after 10 %d: its cost grows with the state", long, short)
+	}
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/jsonpatch"
 	"github.com/moora-go/moora/automata/internal/wire"
 	"github.com/moora-go/moora/automata/journal"
 )
@@ -361,9 +362,16 @@ func (p *Panel[S, I]) row(e journal.Entry[I], before, after S) (row, error) {
 	if err != nil {
 		return row{}, err
 	}
-	diff, err := Diff(before, after)
+	// What changed, walking the Go values: its cost follows the change,
+	// not the state, which grows with the history (Diff, on the JSON of
+	// both, cost the whole state twice per input).
+	ops, err := jsonpatch.DiffNilAsEmpty(before, after)
 	if err != nil {
 		return row{}, err
+	}
+	diff := make([]Op, len(ops))
+	for i, o := range ops {
+		diff[i] = Op(o)
 	}
 	r := row{Seq: e.Seq, Time: e.Time.UnixMilli(), Version: e.Version, Type: inputType(e.Input), Input: in, Diff: diff,
 		Started: []string{}, Cancelled: []string{}, Notes: []Note{}}

@@ -19,7 +19,9 @@ type Op struct {
 // Diff returns the JSON Patch that turns before into after, both as they
 // encode to JSON: objects key by key (sorted), arrays element by element
 // (a grown array as adds at its end "/-", a shrunk one as removes from its
-// end), anything else replaced whole.
+// end), anything else replaced whole. It encodes both whole: the timeline itself
+// gets a patch of the same meaning by walking the Go values, which costs
+// what the input changed, not the size of the state.
 func Diff(before, after any) ([]Op, error) {
 	a, err := asJSON(before)
 	if err != nil {

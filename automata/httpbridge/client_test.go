@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/moora-go/moora/automata/internal/jsonpatch"
 )
 
 // client is the Go client the tests use: it follows the state stream as the
@@ -162,7 +164,7 @@ func (c *client) apply(ev event) error {
 			c.gaps++
 			return errGap
 		}
-		v, err := applyPatch(c.view, d.Patch)
+		v, err := jsonpatch.Apply(c.view, d.Patch)
 		if err != nil {
 			return fmt.Errorf("delta %d: %w", d.Seq, err)
 		}
