@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +14,7 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/llm"
+	"github.com/moora-go/moora/examples/internal/longrun"
 	"github.com/moora-go/moora/examples/persistent/decl"
 	"github.com/moora-go/moora/examples/persistent/impl/agent"
 )
@@ -289,7 +287,7 @@ func BenchmarkLongConversation(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			for range b.N {
 				c := startLongConversation(b, nil)
-				startRSS := residentBytes(b)
+				startRSS := longrun.ProcStatus(b, "self", "VmRSS")
 				took := make([]time.Duration, messages+1)
 				for n := 1; n <= messages; n++ {
 					msg := longMessage(n, size, words)
@@ -297,56 +295,10 @@ func BenchmarkLongConversation(b *testing.B) {
 					c.say(b, n, msg)
 					took[n] = time.Since(start)
 				}
-				first, last := median(took[1:11]), median(took[messages-9:])
-				rss := residentBytes(b)
-				runtime.GC()
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
+				end := longrun.Measure(b)
 				c.stop()
-				store, err := journal.OpenBolt(filepath.Join(c.dir, "agent.db"))
-				if err != nil {
-					b.Fatal(err)
-				}
-				journalBytes, snapshotBytes, err := store.Size()
-				store.Close()
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ReportMetric(float64(last)/float64(first), "last/first")
-				b.ReportMetric(float64(first)/1e6, "first-ms")
-				b.ReportMetric(float64(last)/1e6, "last-ms")
-				b.ReportMetric(float64(startRSS)/(1<<20), "rss-start-MiB")
-				b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
-				b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
-				b.ReportMetric(float64(journalBytes)/(1<<20), "journal-MiB")
-				b.ReportMetric(float64(snapshotBytes)/(1<<20), "snapshots-MiB")
+				longrun.Report(b, took[1:11], took[messages-9:], startRSS, end, filepath.Join(c.dir, "agent.db"))
 			}
 		})
 	}
-}
-
-func median(d []time.Duration) time.Duration {
-	d = slices.Clone(d)
-	slices.Sort(d)
-	return d[len(d)/2]
-}
-
-// residentBytes is the process's resident set size (VmRSS).
-func residentBytes(tb testing.TB) int64 {
-	tb.Helper()
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		tb.Skip("no /proc:", err)
-	}
-	for line := range strings.Lines(string(status)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	tb.Fatal("no VmRSS in /proc/self/status")
-	return 0
 }

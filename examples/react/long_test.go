@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,7 @@ import (
 	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/examples/internal/longrun"
 	"github.com/moora-go/moora/examples/react/decl"
 )
 
@@ -231,7 +231,7 @@ func BenchmarkLongRuns(b *testing.B) {
 			b.Run(fmt.Sprintf("panel=%v/%s", panel, name), func(b *testing.B) {
 				for range b.N {
 					r := startLongRuns(b, panel)
-					startRSS := residentBytes(b)
+					startRSS := longrun.ProcStatus(b, "self", "VmRSS")
 					took := make([]time.Duration, runs+1)
 					for n := 1; n <= runs; n++ {
 						goal := longGoal(n, words)
@@ -239,61 +239,15 @@ func BenchmarkLongRuns(b *testing.B) {
 						r.run(b, n, goal)
 						took[n] = time.Since(start)
 					}
-					first, last := median(took[1:11]), median(took[runs-9:])
-					rss := residentBytes(b)
-					runtime.GC()
-					var ms runtime.MemStats
-					runtime.ReadMemStats(&ms)
+					end := longrun.Measure(b)
 					inputs := r.agent.Seq()
 					r.stop()
-					store, err := journal.OpenBolt(filepath.Join(r.dir, "agent.db"))
-					if err != nil {
-						b.Fatal(err)
-					}
-					journalBytes, snapshotBytes, err := store.Size()
-					store.Close()
-					if err != nil {
-						b.Fatal(err)
-					}
-					b.ReportMetric(float64(last)/float64(first), "last/first")
-					b.ReportMetric(float64(first)/1e6, "first-ms")
-					b.ReportMetric(float64(last)/1e6, "last-ms")
+					longrun.Report(b, took[1:11], took[runs-9:], startRSS, end, filepath.Join(r.dir, "agent.db"))
 					b.ReportMetric(float64(inputs)/float64(runs), "inputs/run")
-					b.ReportMetric(float64(startRSS)/(1<<20), "rss-start-MiB")
-					b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
-					b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
-					b.ReportMetric(float64(journalBytes)/(1<<20), "journal-MiB")
-					b.ReportMetric(float64(snapshotBytes)/(1<<20), "snapshots-MiB")
 				}
 			})
 		}
 	}
-}
-
-func median(d []time.Duration) time.Duration {
-	d = slices.Clone(d)
-	slices.Sort(d)
-	return d[len(d)/2]
-}
-
-// residentBytes is the process's resident set size (VmRSS).
-func residentBytes(tb testing.TB) int64 {
-	tb.Helper()
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		tb.Skip("no /proc:", err)
-	}
-	for line := range strings.Lines(string(status)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	tb.Fatal("no VmRSS in /proc/self/status")
-	return 0
 }
 
 // TestNextRequestFollowsTheHistory: finding the next task to run compares

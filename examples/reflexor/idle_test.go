@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/moora-go/moora/examples/internal/longrun"
 )
 
 // BenchmarkIdleConnections holds 10,000 state streams open on one Reflexor,
@@ -34,7 +36,7 @@ func BenchmarkIdleConnections(b *testing.B) {
 	for range b.N {
 		s := startService(b, "-delay", "0")
 		pid := strconv.Itoa(s.cmd.Process.Pid)
-		rss := func() int64 { return procStatus(b, pid, "VmRSS") }
+		rss := func() int64 { return longrun.ProcStatus(b, pid, "VmRSS") }
 		request := fmt.Sprintf("GET /agent/state HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\n\r\n", s.addr, s.token)
 		head := make([]byte, 512)
 		var open []net.Conn
@@ -77,7 +79,7 @@ func BenchmarkIdleConnections(b *testing.B) {
 			connect(conns)
 			stopReading := readAll(b, open)
 			time.Sleep(2 * time.Second)
-			r.open, r.openAnon = rss(), procStatus(b, pid, "RssAnon")
+			r.open, r.openAnon = rss(), longrun.ProcStatus(b, pid, "RssAnon")
 			for i := range posts {
 				start := time.Now()
 				postMessage(b, s, fmt.Sprintf("p%d-%d", round, i), "hello again")

@@ -9,9 +9,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +16,7 @@ import (
 
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/examples/internal/longrun"
 	"github.com/moora-go/moora/examples/reflexor/decl"
 )
 
@@ -209,7 +207,7 @@ func BenchmarkLongConversation(b *testing.B) {
 				for range stalled {
 					c.follow(b, false)
 				}
-				startRSS := residentBytes(b)
+				startRSS := longrun.ProcStatus(b, "self", "VmRSS")
 				took := make([]time.Duration, messages+1)
 				for n := 1; n <= messages; n++ {
 					msg := longMessage(n, size, words)
@@ -217,68 +215,18 @@ func BenchmarkLongConversation(b *testing.B) {
 					c.say(b, n, msg)
 					took[n] = time.Since(start)
 				}
-				first, last := median(took[1:11]), median(took[messages-9:])
-				rss := residentBytes(b)
-				b.ReportMetric(float64(procStatus(b, "self", "RssAnon"))/(1<<20), "anon-MiB")
-				b.ReportMetric(float64(procStatus(b, "self", "RssFile"))/(1<<20), "filerss-MiB")
-				b.ReportMetric(float64(startRSS)/(1<<20), "rss-start-MiB")
-				runtime.GC()
-				var ms runtime.MemStats
-				runtime.ReadMemStats(&ms)
+				b.ReportMetric(float64(longrun.ProcStatus(b, "self", "RssAnon"))/(1<<20), "anon-MiB")
+				b.ReportMetric(float64(longrun.ProcStatus(b, "self", "RssFile"))/(1<<20), "filerss-MiB")
+				end := longrun.Measure(b)
 				c.stop()
 				path := filepath.Join(c.dir, "agent.db")
+				longrun.Report(b, took[1:11], took[messages-9:], startRSS, end, path)
 				info, err := os.Stat(path)
 				if err != nil {
 					b.Fatal(err)
 				}
-				store, err := journal.OpenBolt(path)
-				if err != nil {
-					b.Fatal(err)
-				}
-				journalBytes, snapshotBytes, err := store.Size()
-				store.Close()
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.ReportMetric(float64(last)/float64(first), "last/first")
-				b.ReportMetric(float64(first)/1e6, "first-ms")
-				b.ReportMetric(float64(last)/1e6, "last-ms")
-				b.ReportMetric(float64(rss)/(1<<20), "rss-MiB")
-				b.ReportMetric(float64(ms.HeapAlloc)/(1<<20), "heap-MiB")
-				b.ReportMetric(float64(journalBytes)/(1<<20), "journal-MiB")
-				b.ReportMetric(float64(snapshotBytes)/(1<<20), "snapshots-MiB")
 				b.ReportMetric(float64(info.Size())/(1<<20), "file-MiB")
 			}
 		})
 	}
-}
-
-func median(d []time.Duration) time.Duration {
-	d = slices.Clone(d)
-	slices.Sort(d)
-	return d[len(d)/2]
-}
-
-// residentBytes is the process's resident set size (VmRSS).
-func residentBytes(tb testing.TB) int64 { return procStatus(tb, "self", "VmRSS") }
-
-// procStatus is a size in /proc/{proc}/status, such as VmRSS, in bytes;
-// proc is a pid, or "self".
-func procStatus(tb testing.TB, proc, field string) int64 {
-	tb.Helper()
-	status, err := os.ReadFile("/proc/" + proc + "/status")
-	if err != nil {
-		tb.Skip("no /proc:", err)
-	}
-	for line := range strings.Lines(string(status)) {
-		if rest, ok := strings.CutPrefix(line, field+":"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			return kb << 10
-		}
-	}
-	tb.Fatalf("no %s in /proc/%s/status", field, proc)
-	return 0
 }
