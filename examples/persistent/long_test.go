@@ -6,7 +6,6 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -91,19 +90,6 @@ func (c *longConversation) say(tb testing.TB, n int, content string) {
 	}
 }
 
-// longMessage is a message of about size bytes: words, or one word of a
-// single letter.
-func longMessage(n, size int, words bool) string {
-	if !words {
-		return strings.Repeat(string(rune('a'+n%26)), size)
-	}
-	var b strings.Builder
-	for b.Len() < size {
-		fmt.Fprintf(&b, "message %d says nothing in particular and goes on and on. ", n)
-	}
-	return b.String()[:size]
-}
-
 // TestCostFollowsTheMessage: what the llm is sent for a user message, and
 // what the journal keeps of it, do not grow with the conversation, whether
 // the messages are words or one long token. The llm was sent the whole
@@ -122,7 +108,7 @@ func TestCostFollowsTheMessage(t *testing.T) {
 			last := int64(0)
 			for n := 1; n <= messages; n++ {
 				before := model.total()
-				c.say(t, n, longMessage(n, size, words))
+				c.say(t, n, longrun.Message(n, size, words))
 				sent[n] = model.total() - before
 				j, _, err := c.store.Size()
 				if err != nil {
@@ -234,7 +220,7 @@ func exchangesOf(n int) decl.AgentState {
 	s = agent.Transition(s, decl.SetSystemPrompt{Content: "Count words."})
 	for i := range n {
 		at := int64(4 * i)
-		text := longMessage(i, 1000, true)
+		text := longrun.Message(i, 1000, true)
 		args := fmt.Sprintf(`{"text":%q}`, text)
 		for _, in := range []decl.AgentInput{
 			decl.SendUserMessage{Message: decl.UserMessage{ID: fmt.Sprintf("user-%d", at), Content: text, Timestamp: at, Channel: "terminal"}},
@@ -290,7 +276,7 @@ func BenchmarkLongConversation(b *testing.B) {
 				startRSS := longrun.ProcStatus(b, "self", "VmRSS")
 				took := make([]time.Duration, messages+1)
 				for n := 1; n <= messages; n++ {
-					msg := longMessage(n, size, words)
+					msg := longrun.Message(n, size, words)
 					start := time.Now()
 					c.say(b, n, msg)
 					took[n] = time.Since(start)

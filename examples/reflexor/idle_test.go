@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -82,7 +80,7 @@ func BenchmarkIdleConnections(b *testing.B) {
 			r.open, r.openAnon = rss(), longrun.ProcStatus(b, pid, "RssAnon")
 			for i := range posts {
 				start := time.Now()
-				postMessage(b, s, fmt.Sprintf("p%d-%d", round, i), "hello again")
+				postUserMessage(b, "http://"+s.addr+"/agent", s.token, fmt.Sprintf("p%d-%d", round, i), "hello again")
 				r.took = append(r.took, time.Since(start))
 			}
 			slices.Sort(r.took)
@@ -98,7 +96,7 @@ func BenchmarkIdleConnections(b *testing.B) {
 		// Warm up: the server has run every path once (streams opened,
 		// updated and closed, messages answered) before it is measured.
 		connect(100)
-		postMessage(b, s, "w-1", "hello")
+		postUserMessage(b, "http://"+s.addr+"/agent", s.token, "w-1", "hello")
 		closeAll()
 		time.Sleep(3 * time.Second) // the reply, the sweep, and the heap settle
 		initial := rss()
@@ -156,26 +154,4 @@ func readAll(tb testing.TB, conns []net.Conn) (stop func()) {
 		}
 	}()
 	return func() { close(done); <-stopped }
-}
-
-// postMessage posts a user message and waits for the answer (not for the
-// reply).
-func postMessage(tb testing.TB, s *service, id, content string) {
-	tb.Helper()
-	body := fmt.Sprintf(`{"type":"user-send-message","messageId":%q,"content":%q,"timestamp":0}`, id, content)
-	req, err := http.NewRequest("POST", "http://"+s.addr+"/agent/inputs", strings.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	answer, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		tb.Fatalf("POST %s: %d %s", id, resp.StatusCode, answer)
-	}
 }

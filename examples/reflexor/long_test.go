@@ -82,22 +82,7 @@ func startLongConversation(tb testing.TB) *longConversation {
 // again, with the reply written.
 func (c *longConversation) say(tb testing.TB, n int, content string) {
 	tb.Helper()
-	body := fmt.Sprintf(`{"type":"user-send-message","messageId":"u-%d","content":%q,"timestamp":0}`, n, content)
-	req, err := http.NewRequest("POST", c.base+"/inputs", strings.NewReader(body))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	answer, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 200 {
-		tb.Fatalf("POST of message %d: %d %s", n, resp.StatusCode, answer)
-	}
+	postUserMessage(tb, c.base, c.token, fmt.Sprint("u-", n), content)
 	timeout := time.After(hangGuard)
 	for {
 		select {
@@ -148,7 +133,7 @@ func TestCostFollowsTheMessage(t *testing.T) {
 			grew := make([]int64, messages+1) // the journal's growth per message
 			last := int64(0)
 			for n := 1; n <= messages; n++ {
-				c.say(t, n, longMessage(n, size, words))
+				c.say(t, n, longrun.Message(n, size, words))
 				j, _, err := c.store.Size()
 				if err != nil {
 					t.Fatal(err)
@@ -169,19 +154,6 @@ func TestCostFollowsTheMessage(t *testing.T) {
 			}
 		})
 	}
-}
-
-// longMessage is a message of about size bytes: words of a sentence that
-// calls for no tool, or one word of a single letter.
-func longMessage(n, size int, words bool) string {
-	if !words {
-		return strings.Repeat(string(rune('a'+n%26)), size)
-	}
-	var b strings.Builder
-	for b.Len() < size {
-		fmt.Fprintf(&b, "message %d says nothing in particular and goes on and on. ", n)
-	}
-	return b.String()[:size]
 }
 
 // BenchmarkLongConversation is a conversation of 1,000 user messages of
@@ -210,7 +182,7 @@ func BenchmarkLongConversation(b *testing.B) {
 				startRSS := longrun.ProcStatus(b, "self", "VmRSS")
 				took := make([]time.Duration, messages+1)
 				for n := 1; n <= messages; n++ {
-					msg := longMessage(n, size, words)
+					msg := longrun.Message(n, size, words)
 					start := time.Now()
 					c.say(b, n, msg)
 					took[n] = time.Since(start)
@@ -228,5 +200,27 @@ func BenchmarkLongConversation(b *testing.B) {
 				b.ReportMetric(float64(info.Size())/(1<<20), "file-MiB")
 			}
 		})
+	}
+}
+
+// postUserMessage posts a user message to the bridge at base and waits for
+// the answer (not for the reply).
+func postUserMessage(tb testing.TB, base, token, id, content string) {
+	tb.Helper()
+	body := fmt.Sprintf(`{"type":"user-send-message","messageId":%q,"content":%q,"timestamp":0}`, id, content)
+	req, err := http.NewRequest("POST", base+"/inputs", strings.NewReader(body))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	answer, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		tb.Fatalf("POST of %s: %d %s", id, resp.StatusCode, answer)
 	}
 }

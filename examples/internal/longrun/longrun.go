@@ -5,6 +5,7 @@
 package longrun
 
 import (
+	"fmt"
 	"os"
 	"runtime"
 	"slices"
@@ -87,4 +88,18 @@ func ProcStatus(tb testing.TB, proc, field string) int64 {
 	}
 	tb.Fatalf("no %s in /proc/%s/status", field, proc)
 	return 0
+}
+
+// Message is the n-th of the long messages a benchmark sends: about size
+// bytes of words of a sentence that calls for no tool, or, when words is
+// false, one word of a single letter.
+func Message(n, size int, words bool) string {
+	if !words {
+		return strings.Repeat(string(rune('a'+n%26)), size)
+	}
+	var b strings.Builder
+	for b.Len() < size {
+		fmt.Fprintf(&b, "message %d says nothing in particular and goes on and on. ", n)
+	}
+	return b.String()[:size]
 }
