@@ -68,10 +68,10 @@ func (n NoteV2) MarshalJSON() ([]byte, error) {
 	}{"note", plain(n)})
 }
 
-// decodeStrict decodes the properties of data but "type" into v, refusing
+// DecodeStrict decodes the properties of data but "type" into v, refusing
 // unknown ones and missing required ones, as a generated DecodeInput
 // validates against the input's schema.
-func decodeStrict(data []byte, v any, required ...string) error {
+func DecodeStrict(data []byte, v any, required ...string) error {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(data, &m); err != nil {
 		return err
@@ -99,12 +99,12 @@ func DecodeV1(data []byte) (Input, error) {
 			ID   string `json:"id"`
 			Note string `json:"note"`
 		}
-		if err := decodeStrict(data, &n, "id", "note"); err != nil {
+		if err := DecodeStrict(data, &n, "id", "note"); err != nil {
 			return nil, err
 		}
 		return NoteV1(n), nil
 	case "ping":
-		return PingV1{}, decodeStrict(data, &struct{}{})
+		return PingV1{}, DecodeStrict(data, &struct{}{})
 	}
 	return nil, fmt.Errorf("unknown input type %q", typ)
 }
@@ -122,7 +122,7 @@ func DecodeV2(data []byte) (Input, error) {
 		Text string `json:"text"`
 		By   string `json:"by"`
 	}
-	if err := decodeStrict(data, &n, "id", "text", "by"); err != nil {
+	if err := DecodeStrict(data, &n, "id", "text", "by"); err != nil {
 		return nil, err
 	}
 	return NoteV2(n), nil

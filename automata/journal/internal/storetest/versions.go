@@ -1,7 +1,6 @@
 package storetest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/versiontest"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/migrate"
 )
@@ -61,36 +61,6 @@ func (n noteV2) MarshalJSON() ([]byte, error) {
 	}{"note", plain(n)})
 }
 
-// strictDecode decodes data into v, refusing unknown and missing
-// properties (of those listed in required), as a generated DecodeInput
-// validates against the input's schema.
-func strictDecode(data []byte, v any, required ...string) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	for _, r := range required {
-		if _, ok := m[r]; !ok {
-			return fmt.Errorf("missing properties: '%s'", r)
-		}
-	}
-	return decodeWithoutType(data, v)
-}
-
-// decodeWithoutType decodes data into v, whose fields are the object's
-// properties but for "type", refusing any other property.
-func decodeWithoutType(data []byte, v any) error {
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		return err
-	}
-	delete(m, "type")
-	rest, _ := json.Marshal(m)
-	dec := json.NewDecoder(bytes.NewReader(rest))
-	dec.DisallowUnknownFields()
-	return dec.Decode(v)
-}
-
 func decodeV1(data []byte) (versioned, error) {
 	typ, err := migrate.InputType(data)
 	if err != nil {
@@ -101,13 +71,13 @@ func decodeV1(data []byte) (versioned, error) {
 		var n struct {
 			Note string `json:"note"`
 		}
-		if err := strictDecode(data, &n, "note"); err != nil {
+		if err := versiontest.DecodeStrict(data, &n, "note"); err != nil {
 			return nil, fmt.Errorf("decoding input %q: %w", typ, err)
 		}
 		return noteV1{n.Note}, nil
 	case "ping":
 		var p struct{}
-		if err := strictDecode(data, &p); err != nil {
+		if err := versiontest.DecodeStrict(data, &p); err != nil {
 			return nil, fmt.Errorf("decoding input %q: %w", typ, err)
 		}
 		return pingV1{}, nil
@@ -124,7 +94,7 @@ func decodeV2(data []byte) (versioned, error) {
 		return nil, fmt.Errorf("unknown input type %q (want note)", typ)
 	}
 	var n noteV2
-	if err := strictDecode(data, &n, "text", "by"); err != nil {
+	if err := versiontest.DecodeStrict(data, &n, "text", "by"); err != nil {
 		return nil, fmt.Errorf("decoding input %q: %w", typ, err)
 	}
 	return n, nil
