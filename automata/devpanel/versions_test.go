@@ -10,32 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/internal/versiontest"
 	"github.com/moora-go/moora/automata/journal"
 )
-
-// The agent at two versions of its spec (package versiontest).
-type (
-	vInput  = versiontest.Input
-	noteV1  = versiontest.NoteV1
-	pingV1  = versiontest.PingV1
-	stateV1 = versiontest.StateV1
-	noteV2  = versiontest.NoteV2
-	entryV2 = versiontest.EntryV2
-	stateV2 = versiontest.StateV2
-)
-
-var (
-	decodeV1 = versiontest.DecodeV1
-	decodeV2 = versiontest.DecodeV2
-	modelV1  = versiontest.ModelV1
-)
-
-// modelV2 is version 2, with its history.
-func modelV2() automata.Definition[stateV2, vInput] { return versiontest.ModelV2() }
 
 // writeV1 journals, under version 1 (an agent with no Versions, as every
 // journal written before versions is), notes a and b, a ping and note c,
@@ -46,12 +25,12 @@ func writeV1(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := journal.Open(store, modelV1, journal.Options[stateV1, vInput]{Codec: journal.JSON[stateV1](decodeV1)})
+	m, err := journal.Open(store, versiontest.ModelV1, journal.Options[versiontest.StateV1, versiontest.Input]{Codec: journal.JSON[versiontest.StateV1](versiontest.DecodeV1)})
 	if err != nil {
 		store.Close()
 		t.Fatal(err)
 	}
-	for _, in := range []vInput{noteV1{ID: "n1", Note: "a"}, noteV1{ID: "n2", Note: "b"}, pingV1{}, noteV1{ID: "n3", Note: "c"}} {
+	for _, in := range []versiontest.Input{versiontest.NoteV1{ID: "n1", Note: "a"}, versiontest.NoteV1{ID: "n2", Note: "b"}, versiontest.PingV1{}, versiontest.NoteV1{ID: "n3", Note: "c"}} {
 		if err := m.Dispatch(context.Background(), in); err != nil {
 			t.Fatal(err)
 		}
@@ -73,7 +52,7 @@ func entriesBy(texts ...string) []any {
 // migratedPanel writes a journal under version 1 and serves a panel of the
 // agent of version 2 on it, after a fifth input, of version 2: the agent,
 // the panel's Config and a fixture of its server.
-func migratedPanel(t *testing.T) (*journal.Machine[stateV2, vInput], devpanel.Config[stateV2, vInput], *fixture) {
+func migratedPanel(t *testing.T) (*journal.Machine[versiontest.StateV2, versiontest.Input], devpanel.Config[versiontest.StateV2, versiontest.Input], *fixture) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "agent.db")
 	writeV1(t, path)
@@ -82,20 +61,20 @@ func migratedPanel(t *testing.T) (*journal.Machine[stateV2, vInput], devpanel.Co
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := devpanel.Config[stateV2, vInput]{
-		Definition:  modelV2(), // its Versions is what journal.Open uses
-		Decode:      decodeV2,
+	cfg := devpanel.Config[versiontest.StateV2, versiontest.Input]{
+		Definition:  versiontest.ModelV2(), // its Versions is what journal.Open uses
+		Decode:      versiontest.DecodeV2,
 		InputSchema: []byte(`{"inputs":{"note":{"type":"object","properties":{"id":{"type":"string"},"text":{"type":"string"},"by":{"type":"string"}}}}}`),
 		Auth:        httpbridge.Bearer(token),
 		// The hooks read what only an input of version 2 has: a dropped
 		// input's zero value would make them panic.
-		Actor: func(in vInput) string { return in.(noteV2).By },
-		Notes: func(_, _ stateV2, in vInput) []devpanel.Note {
-			return []devpanel.Note{{Type: "note", Text: in.(noteV2).Text}}
+		Actor: func(in versiontest.Input) string { return in.(versiontest.NoteV2).By },
+		Notes: func(_, _ versiontest.StateV2, in versiontest.Input) []devpanel.Note {
+			return []devpanel.Note{{Type: "note", Text: in.(versiontest.NoteV2).Text}}
 		},
-		Jobs: func(s stateV2) []string { return []string{fmt.Sprint("echo-", len(s.Entries))} },
+		Jobs: func(s versiontest.StateV2) []string { return []string{fmt.Sprint("echo-", len(s.Entries))} },
 	}
-	m, panel, err := devpanel.Open(store, cfg, journal.Options[stateV2, vInput]{Codec: journal.JSON[stateV2](decodeV2)})
+	m, panel, err := devpanel.Open(store, cfg, journal.Options[versiontest.StateV2, versiontest.Input]{Codec: journal.JSON[versiontest.StateV2](versiontest.DecodeV2)})
 	if err != nil {
 		t.Fatalf("opening the journal of version 1 under version 2: %v", err)
 	}

@@ -11,25 +11,6 @@ import (
 
 	"github.com/moora-go/moora/automata/internal/versiontest"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/automata/migrate"
-)
-
-// The agent at two versions of its spec (package versiontest). What
-// browsers see are the texts of the notes, in another view in version 2.
-type (
-	vInput  = versiontest.Input
-	noteV1  = versiontest.NoteV1
-	pingV1  = versiontest.PingV1
-	stateV1 = versiontest.StateV1
-	noteV2  = versiontest.NoteV2
-	entryV2 = versiontest.EntryV2
-	stateV2 = versiontest.StateV2
-)
-
-var (
-	decodeV1 = versiontest.DecodeV1
-	decodeV2 = versiontest.DecodeV2
-	modelV1  = versiontest.ModelV1
 )
 
 // textsView is what browsers see.
@@ -37,14 +18,9 @@ type textsView struct {
 	Texts []string `json:"texts"`
 }
 
-var modelV2 = versiontest.ModelV2()
+func viewV1(s versiontest.StateV1) textsView { return textsView{Texts: s.Notes} }
 
-// historyV2 is version 2's history.
-func historyV2() *migrate.History { return versiontest.History() }
-
-func viewV1(s stateV1) textsView { return textsView{Texts: s.Notes} }
-
-func viewV2(s stateV2) textsView {
+func viewV2(s versiontest.StateV2) textsView {
 	var v textsView
 	for _, e := range s.Entries {
 		v.Texts = append(v.Texts, e.By+": "+e.Text) // not the view of version 1
@@ -54,10 +30,10 @@ func viewV2(s stateV2) textsView {
 
 // serveVersioned serves m with a bridge on a loopback server until the
 // returned function closes them all.
-func serveVersioned[S any](t *testing.T, m *journal.Machine[S, vInput], cfg Config[S, vInput, textsView]) (*Bridge[S, vInput, textsView], *httptest.Server, func()) {
+func serveVersioned[S any](t *testing.T, m *journal.Machine[S, versiontest.Input], cfg Config[S, versiontest.Input, textsView]) (*Bridge[S, versiontest.Input, textsView], *httptest.Server, func()) {
 	t.Helper()
 	cfg.Auth = Bearer(testToken)
-	b, err := New[S, vInput, textsView](m, cfg)
+	b, err := New[S, versiontest.Input, textsView](m, cfg)
 	if err != nil {
 		m.Close(context.Background())
 		t.Fatal(err)
@@ -98,12 +74,12 @@ func TestResumeAcrossVersions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m1, err := journal.Open(store, modelV1, journal.Options[stateV1, vInput]{Codec: journal.JSON[stateV1](decodeV1)})
+	m1, err := journal.Open(store, versiontest.ModelV1, journal.Options[versiontest.StateV1, versiontest.Input]{Codec: journal.JSON[versiontest.StateV1](versiontest.DecodeV1)})
 	if err != nil {
 		store.Close()
 		t.Fatal(err)
 	}
-	_, srv1, stop1 := serveVersioned(t, m1, Config[stateV1, vInput, textsView]{Decode: decodeV1, View: viewV1})
+	_, srv1, stop1 := serveVersioned(t, m1, Config[versiontest.StateV1, versiontest.Input, textsView]{Decode: versiontest.DecodeV1, View: viewV1})
 	early, late := newClient(srv1.URL, testToken), newClient(srv1.URL, testToken)
 	for _, c := range []*client{early, late} {
 		if err := c.follow(ctx, func() bool { return c.id != "" }); err != nil {
@@ -140,7 +116,7 @@ func TestResumeAcrossVersions(t *testing.T) {
 	if store, err = journal.OpenBolt(path); err != nil {
 		t.Fatal(err)
 	}
-	m2, err := journal.Open(store, modelV2, journal.Options[stateV2, vInput]{Codec: journal.JSON[stateV2](decodeV2), Versions: historyV2()})
+	m2, err := journal.Open(store, versiontest.ModelV2(), journal.Options[versiontest.StateV2, versiontest.Input]{Codec: journal.JSON[versiontest.StateV2](versiontest.DecodeV2), Versions: versiontest.History()})
 	if err != nil {
 		store.Close()
 		t.Fatalf("opening the journal of version 1 under version 2: %v", err)
@@ -149,10 +125,10 @@ func TestResumeAcrossVersions(t *testing.T) {
 	if err != nil || len(entries) != 4 || entries[2].Dropped == nil || entries[2].Dropped.Type != "ping" || entries[2].Version != 1 {
 		t.Fatalf("the journal of version 1 read under version 2: %+v, %v; want input 3 dropped", entries, err)
 	}
-	_, srv2, _ := serveVersioned(t, m2, Config[stateV2, vInput, textsView]{
-		Decode: decodeV2, View: viewV2,
-		InputID: func(in vInput) string {
-			return in.InputType() + "/" + in.(noteV2).ID // the zero input would panic
+	_, srv2, _ := serveVersioned(t, m2, Config[versiontest.StateV2, versiontest.Input, textsView]{
+		Decode: versiontest.DecodeV2, View: viewV2,
+		InputID: func(in versiontest.Input) string {
+			return in.InputType() + "/" + in.(versiontest.NoteV2).ID // the zero input would panic
 		},
 	})
 	for _, c := range []*client{early, late} {
