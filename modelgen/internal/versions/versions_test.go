@@ -12,86 +12,14 @@ import (
 	"github.com/moora-go/moora/modelgen/internal/gen"
 	"github.com/moora-go/moora/modelgen/internal/model"
 	"github.com/moora-go/moora/modelgen/internal/spec"
+	"github.com/moora-go/moora/modelgen/internal/spectest"
 	"github.com/moora-go/moora/modelgen/internal/versions"
 )
-
-// pkg is the import path every model of the tests is generated under.
-const pkg = "example.com/agent"
-
-// base is the spec every test starts from: two actors that observe a
-// draft of the user's, and three inputs.
-const base = `version: 1
-actors: [user, llm]
-observations:
-  user:
-    user: {draft: {type: string}}
-  llm:
-    user: {draft: {type: string}}
-inputs:
-  user:
-    send-user-message:
-      type: object
-      description: Sends a message.
-      properties: {id: {type: string}, content: {type: string}}
-      required: [id, content]
-  llm:
-    send-assi-message:
-      type: object
-      properties: {id: {type: string}, content: {type: string}}
-      required: [id, content]
-    think:
-      type: object
-      properties: {thought: {type: string}}
-      required: [thought]
-`
-
-// edit returns base with each pair of old, new replaced once; it fails the
-// test when an old text is not in base, so that a case cannot silently
-// test base itself.
-func edit(t testing.TB, pairs ...string) string {
-	t.Helper()
-	s := base
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if !strings.Contains(s, pairs[i]) {
-			t.Fatalf("edit: %q is not in the spec", pairs[i])
-		}
-		s = strings.Replace(s, pairs[i], pairs[i+1], 1)
-	}
-	return s
-}
-
-// build returns the model of a spec, as modelgen's LoadBytes makes it:
-// parse, validate, decode, build.
-func build(t testing.TB, name, text string) *model.Model {
-	t.Helper()
-	root, err := spec.Parse(name, []byte(text))
-	if err != nil {
-		t.Fatalf("parsing %s: %v", name, err)
-	}
-	src := spec.NewSource(name, root)
-	ds, err := spec.Validate(src)
-	if err != nil {
-		t.Fatalf("validating %s: %v", name, err)
-	}
-	if len(ds) > 0 {
-		t.Fatalf("%s is not a valid spec:\n%v", name, ds)
-	}
-	sp, err := spec.Decode(root)
-	if err != nil {
-		t.Fatalf("decoding %s: %v", name, err)
-	}
-	m, err := model.Build(src, sp)
-	if err != nil {
-		t.Fatalf("building %s: %v", name, err)
-	}
-	m.Package = pkg
-	return m
-}
 
 // plan plans the spec text over history h.
 func plan(t testing.TB, h *versions.History, text string, amend bool) *versions.Plan {
 	t.Helper()
-	p, err := versions.NewPlan(h, build(t, "agent.yaml", text), amend)
+	p, err := versions.NewPlan(h, spectest.Build(t, "agent.yaml", text), amend)
 	if err != nil {
 		t.Fatalf("NewPlan: %v", err)
 	}
@@ -468,7 +396,7 @@ func TestVersionSpecInvalid(t *testing.T) {
 			if _, again := h.Versions[1].Spec(); again == nil || again.Error() != err.Error() {
 				t.Errorf("a second Spec returned %v, want the same error", again)
 			}
-			if m, err := h.Versions[1].Model(pkg); err == nil || m != nil {
+			if m, err := h.Versions[1].Model(spectest.Package); err == nil || m != nil {
 				t.Errorf("Model of an invalid version: %v, %v; want an error", m, err)
 			}
 		})
@@ -488,7 +416,7 @@ func TestVersionModelInvalid(t *testing.T) {
 	if sp, err := h.Versions[0].Spec(); err == nil || !strings.Contains(err.Error(), "version 1 of the spec in the history") {
 		t.Fatalf("Spec of an invalid model = %v, %v; want an error naming the version", sp, err)
 	}
-	m, err := h.Versions[0].Model(pkg)
+	m, err := h.Versions[0].Model(spectest.Package)
 	if err == nil {
 		t.Fatalf("Model accepted an invalid model: %+v", m)
 	}
@@ -498,14 +426,14 @@ func TestVersionModelInvalid(t *testing.T) {
 }
 
 func TestVersionModel(t *testing.T) {
-	h := historyOf(t, base)
+	h := historyOf(t, spectest.Base)
 	v := h.Versions[0]
-	m, err := v.Model(pkg)
+	m, err := v.Model(spectest.Package)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Package != pkg {
-		t.Errorf("Package %q, want %q", m.Package, pkg)
+	if m.Package != spectest.Package {
+		t.Errorf("Package %q, want %q", m.Package, spectest.Package)
 	}
 	var names []string
 	for _, in := range m.Inputs {
@@ -514,7 +442,7 @@ func TestVersionModel(t *testing.T) {
 	if got := strings.Join(names, " "); got != "send-user-message send-assi-message think" {
 		t.Errorf("inputs %s", got)
 	}
-	if again, _ := v.Model(pkg); again != m {
+	if again, _ := v.Model(spectest.Package); again != m {
 		t.Errorf("a second Model built another model")
 	}
 }
@@ -539,7 +467,7 @@ func TestRead(t *testing.T) {
 	})
 	t.Run("a file", func(t *testing.T) {
 		file := filepath.Join(dir, "written.history.json")
-		data := plan(t, &versions.History{File: file}, base, false).History.Encode("agent.yaml")
+		data := plan(t, &versions.History{File: file}, spectest.Base, false).History.Encode("agent.yaml")
 		if err := os.WriteFile(file, data, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -575,10 +503,10 @@ func TestRead(t *testing.T) {
 // specs are specs of the round trip tests: each a valid spec, each
 // planned after the previous one.
 var roundTripSpecs = []struct{ name, text string }{
-	{"base", base},
-	{"new optional property", strings.Replace(base, "properties: {id: {type: string}, content: {type: string}}\n      required: [id, content]\n  llm:", "properties: {id: {type: string}, content: {type: string}, channel: {type: string}}\n      required: [id, content]\n  llm:", 1)},
-	{"breaking", strings.Replace(base, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}", 1)},
-	{"odd text", base + `$defs:
+	{"base", spectest.Base},
+	{"new optional property", strings.Replace(spectest.Base, "properties: {id: {type: string}, content: {type: string}}\n      required: [id, content]\n  llm:", "properties: {id: {type: string}, content: {type: string}, channel: {type: string}}\n      required: [id, content]\n  llm:", 1)},
+	{"breaking", strings.Replace(spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}", 1)},
+	{"odd text", spectest.Base + `$defs:
   Odd:
     type: object
     description: "Quotes \", backslashes \\, tabs \t, newlines \n, unicode é 😀 and <html> &amp;"
@@ -594,7 +522,7 @@ var roundTripSpecs = []struct{ name, text string }{
 func TestEncodeRoundTrip(t *testing.T) {
 	for _, tt := range roundTripSpecs {
 		t.Run(tt.name, func(t *testing.T) {
-			m := build(t, "agent.yaml", tt.text)
+			m := spectest.Build(t, "agent.yaml", tt.text)
 			want, err := spec.Decode(m.Src.Root())
 			if err != nil {
 				t.Fatal(err)
@@ -643,7 +571,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 				if cs := evolve.Compare(got, want); len(cs) > 0 {
 					t.Errorf("run %d: the spec differs from the recorded spec: %+v", run, cs)
 				}
-				if _, err := parsed.Versions[0].Model(pkg); err != nil {
+				if _, err := parsed.Versions[0].Model(spectest.Package); err != nil {
 					t.Errorf("run %d: the recorded spec's model: %v", run, err)
 				}
 				again := parsed.Encode("agent.yaml")
@@ -662,7 +590,7 @@ func TestEncodeRoundTrip(t *testing.T) {
 // TestEncodeHistory checks Encode of a history of several versions and of
 // an empty one.
 func TestEncodeHistory(t *testing.T) {
-	h := historyOf(t, base, roundTripSpecs[2].text, roundTripSpecs[3].text)
+	h := historyOf(t, spectest.Base, roundTripSpecs[2].text, roundTripSpecs[3].text)
 	if len(h.Versions) != 3 {
 		t.Fatalf("%d versions, want 3", len(h.Versions))
 	}
@@ -711,7 +639,7 @@ func TestEncodeHistory(t *testing.T) {
 // TestEncodeSpecName checks that Encode writes a valid file whatever the
 // spec's name.
 func TestEncodeSpecName(t *testing.T) {
-	h := historyOf(t, base)
+	h := historyOf(t, spectest.Base)
 	for _, name := range []string{"agent.yaml", "my agent.json", "agent-é.yaml", `a"b.yaml`, `dir\agent.yaml`} {
 		t.Run(name, func(t *testing.T) {
 			data := h.Encode(name)
@@ -749,112 +677,112 @@ func TestNewPlan(t *testing.T) {
 	}{
 		{
 			name:    "empty history",
-			spec:    base,
+			spec:    spectest.Base,
 			current: 1, new: true,
 		},
 		{
 			name:    "same spec again",
-			specs:   []string{base},
-			spec:    base,
+			specs:   []string{spectest.Base},
+			spec:    spectest.Base,
 			current: 1,
 		},
 		{
 			name:     "description only",
-			specs:    []string{base},
-			spec:     edit(t, "description: Sends a message.", "description: Sends a message to the model."),
+			specs:    []string{spectest.Base},
+			spec:     spectest.Edit(t, spectest.Base, "description: Sends a message.", "description: Sends a message to the model."),
 			current:  1,
 			contains: "Sends a message to the model.",
 		},
 		{
 			name:     "$defs renamed with the same shapes",
-			specs:    []string{base + "$defs:\n  Note: {type: object, properties: {a: {type: string}}}\n"},
-			spec:     base + "$defs:\n  Memo: {type: object, properties: {a: {type: string}}}\n",
+			specs:    []string{spectest.Base + "$defs:\n  Note: {type: object, properties: {a: {type: string}}}\n"},
+			spec:     spectest.Base + "$defs:\n  Memo: {type: object, properties: {a: {type: string}}}\n",
 			current:  1,
 			contains: `"Memo"`,
 		},
 		{
 			name:    "new optional input property",
-			specs:   []string{base},
-			spec:    edit(t, "properties: {thought: {type: string}}", "properties: {thought: {type: string}, mood: {type: string}}"),
+			specs:   []string{spectest.Base},
+			spec:    spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: string}, mood: {type: string}}"),
 			current: 2, new: true, pending: 1,
 			steps: 1,
 		},
 		{
 			name:    "new input type",
-			specs:   []string{base},
-			spec:    base + "    stop: {type: object}\n",
+			specs:   []string{spectest.Base},
+			spec:    spectest.Base + "    stop: {type: object}\n",
 			current: 2, new: true, pending: 1,
 			steps: 1,
 		},
 		{
 			name:    "breaking input change",
-			specs:   []string{base},
-			spec:    edit(t, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}"),
+			specs:   []string{spectest.Base},
+			spec:    spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}"),
 			current: 2, new: true, pending: 1,
 			steps: 1, inputs: []inputChange{{name: "think"}}, needsCode: true,
 		},
 		{
 			name:    "new required input property",
-			specs:   []string{base},
-			spec:    edit(t, "properties: {thought: {type: string}}\n      required: [thought]", "properties: {thought: {type: string}, mood: {type: string}}\n      required: [thought, mood]"),
+			specs:   []string{spectest.Base},
+			spec:    spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}\n      required: [thought]", "properties: {thought: {type: string}, mood: {type: string}}\n      required: [thought, mood]"),
 			current: 2, new: true, pending: 1,
 			steps: 1, inputs: []inputChange{{name: "think"}}, needsCode: true,
 		},
 		{
 			name:    "two breaking inputs",
-			specs:   []string{base},
-			spec:    edit(t, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}", "content: {type: string}}\n      required: [id, content]\n  llm:", "content: {type: integer}}\n      required: [id, content]\n  llm:"),
+			specs:   []string{spectest.Base},
+			spec:    spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}", "content: {type: string}}\n      required: [id, content]\n  llm:", "content: {type: integer}}\n      required: [id, content]\n  llm:"),
 			current: 2, new: true, pending: -1,
 			steps: 1, inputs: []inputChange{{name: "send-user-message"}, {name: "think"}}, needsCode: true,
 		},
 		{
 			name:    "removed input type",
-			specs:   []string{base},
-			spec:    edit(t, "    think:\n      type: object\n      properties: {thought: {type: string}}\n      required: [thought]\n", ""),
+			specs:   []string{spectest.Base},
+			spec:    spectest.Edit(t, spectest.Base, "    think:\n      type: object\n      properties: {thought: {type: string}}\n      required: [thought]\n", ""),
 			current: 2, new: true, pending: 1,
 			steps: 1, inputs: []inputChange{{name: "think", removed: true}}, needsCode: true,
 		},
 		{
 			name:    "renamed state property",
-			specs:   []string{base},
-			spec:    strings.ReplaceAll(base, "{draft: {type: string}}", "{text: {type: string}}"),
+			specs:   []string{spectest.Base},
+			spec:    strings.ReplaceAll(spectest.Base, "{draft: {type: string}}", "{text: {type: string}}"),
 			current: 2, new: true, pending: 2,
 			steps: 1, state: true, stateChanged: true, needsCode: true,
 		},
 		{
 			name:    "new observation",
-			specs:   []string{base},
-			spec:    edit(t, "  llm:\n    user: {draft: {type: string}}\n", "  llm:\n    user: {draft: {type: string}}\n    llm: {notes: {type: string}}\n"),
+			specs:   []string{spectest.Base},
+			spec:    spectest.Edit(t, spectest.Base, "  llm:\n    user: {draft: {type: string}}\n", "  llm:\n    user: {draft: {type: string}}\n    llm: {notes: {type: string}}\n"),
 			current: 2, new: true, pending: 1,
 			steps: 1, stateChanged: true,
 		},
 		{
 			name:    "amend with a breaking change",
-			specs:   []string{base},
-			spec:    edit(t, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}"),
+			specs:   []string{spectest.Base},
+			spec:    spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}"),
 			amend:   true,
 			current: 1, amended: true, pending: 1,
 			contains: `"integer"`,
 		},
 		{
 			name:    "amend without a change",
-			specs:   []string{base},
-			spec:    base,
+			specs:   []string{spectest.Base},
+			spec:    spectest.Base,
 			amend:   true,
 			current: 1,
 		},
 		{
 			name:  "amend the second version",
-			specs: []string{base, edit(t, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}")},
-			spec:  edit(t, "properties: {thought: {type: string}}", "properties: {thought: {type: boolean}}"),
+			specs: []string{spectest.Base, spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}")},
+			spec:  spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: boolean}}"),
 			amend: true, current: 2, amended: true, pending: 1,
 			steps: 1, inputs: []inputChange{{name: "think"}}, needsCode: true,
 			contains: `"boolean"`,
 		},
 		{
 			name:    "third version",
-			specs:   []string{base, edit(t, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}")},
-			spec:    edit(t, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}", "content: {type: string}}\n      required: [id, content]\n  llm:", "content: {type: integer}}\n      required: [id, content]\n  llm:"),
+			specs:   []string{spectest.Base, spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}")},
+			spec:    spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}", "content: {type: string}}\n      required: [id, content]\n  llm:", "content: {type: integer}}\n      required: [id, content]\n  llm:"),
 			current: 3, new: true, pending: 1,
 			steps: 2, inputs: []inputChange{{name: "send-user-message"}}, needsCode: true,
 		},
@@ -863,7 +791,7 @@ func TestNewPlan(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			h := historyOf(t, tt.specs...)
 			before := len(h.Versions)
-			m := build(t, "agent.yaml", tt.spec)
+			m := spectest.Build(t, "agent.yaml", tt.spec)
 			p, err := versions.NewPlan(h, m, tt.amend)
 			if err != nil {
 				t.Fatal(err)
@@ -951,8 +879,8 @@ func TestNewPlan(t *testing.T) {
 					if s.New != m {
 						t.Errorf("the last step's New is not the spec's model")
 					}
-					if s.Old.Package != pkg {
-						t.Errorf("Old's package %q, want %q", s.Old.Package, pkg)
+					if s.Old.Package != spectest.Package {
+						t.Errorf("Old's package %q, want %q", s.Old.Package, spectest.Package)
 					}
 				}
 			}
@@ -978,8 +906,8 @@ func containsInput(m *model.Model, in *model.Input) bool {
 // TestNewPlanCompatible checks a compatible step in detail: no input to
 // migrate, no state migration, and no models built.
 func TestNewPlanCompatible(t *testing.T) {
-	h := historyOf(t, base)
-	p := plan(t, h, edit(t, "properties: {thought: {type: string}}", "properties: {thought: {type: string}, mood: {type: string}}"), false)
+	h := historyOf(t, spectest.Base)
+	p := plan(t, h, spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: string}, mood: {type: string}}"), false)
 	if len(p.Steps) != 1 {
 		t.Fatalf("%d steps", len(p.Steps))
 	}
@@ -995,7 +923,7 @@ func TestNewPlanCompatible(t *testing.T) {
 	}
 	// The pending change is at the new property, in the spec.
 	pos := p.Pos(nil, p.Pending[0])
-	if want := lineOf(base, "properties: {thought: {type: string}}"); pos.File != "agent.yaml" || pos.Line != want {
+	if want := lineOf(spectest.Base, "properties: {thought: {type: string}}"); pos.File != "agent.yaml" || pos.Line != want {
 		t.Errorf("pending change at %v, want agent.yaml:%d", pos, want)
 	}
 }
@@ -1012,8 +940,8 @@ func lineOf(text, sub string) int {
 // TestNewPlanDoesNotReplaceOlderVersions checks that a description change
 // replaces only the newest version's text.
 func TestNewPlanDoesNotReplaceOlderVersions(t *testing.T) {
-	v2 := edit(t, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}")
-	h := historyOf(t, base, v2)
+	v2 := spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: integer}}")
+	h := historyOf(t, spectest.Base, v2)
 	desc := strings.Replace(v2, "description: Sends a message.", "description: Sends a new message.", 1)
 	p := plan(t, h, desc, false)
 	if p.Current != 2 || p.New || p.Amended || len(p.Pending) != 0 {
@@ -1038,7 +966,7 @@ func TestNewPlanInvalidHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = versions.NewPlan(h, build(t, "agent.yaml", base), false)
+	_, err = versions.NewPlan(h, spectest.Build(t, "agent.yaml", spectest.Base), false)
 	if err == nil {
 		t.Fatal("NewPlan accepted a history with an invalid spec")
 	}
@@ -1051,7 +979,7 @@ func TestNewPlanInvalidHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := build(t, "agent.yaml", "version: 1\nactors: [user]\nobservations: {user: {user: {n: {type: integer}}}}\ninputs: {user: {inc: {type: object}}}\n")
+	m := spectest.Build(t, "agent.yaml", "version: 1\nactors: [user]\nobservations: {user: {user: {n: {type: integer}}}}\ninputs: {user: {inc: {type: object}}}\n")
 	if _, err := versions.NewPlan(h, m, false); err == nil {
 		t.Fatal("NewPlan accepted a history with an invalid older version")
 	}
@@ -1060,7 +988,7 @@ func TestNewPlanInvalidHistory(t *testing.T) {
 // TestParseByteOrderMark: a history file that an editor saved with a UTF-8
 // byte order mark is read, as a spec file is (spec.Parse skips it).
 func TestParseByteOrderMark(t *testing.T) {
-	data := append([]byte("\ufeff"), historyOf(t, base).Encode("agent.yaml")...)
+	data := append([]byte("\ufeff"), historyOf(t, spectest.Base).Encode("agent.yaml")...)
 	h, err := versions.Parse("agent.history.json", data)
 	if err != nil {
 		t.Fatal(err)
@@ -1106,8 +1034,8 @@ func BenchmarkParseLongLine(b *testing.B) {
 // to a file it accepts again, with as many versions, whose encoding is
 // the same bytes.
 func FuzzParseHistory(f *testing.F) {
-	f.Add(historyOf(f, base, roundTripSpecs[2].text, roundTripSpecs[3].text).Encode("agent.yaml"))
-	f.Add(historyOf(f, base).Encode("agent.yaml"))
+	f.Add(historyOf(f, spectest.Base, roundTripSpecs[2].text, roundTripSpecs[3].text).Encode("agent.yaml"))
+	f.Add(historyOf(f, spectest.Base).Encode("agent.yaml"))
 	f.Add((&versions.History{}).Encode("agent.yaml"))
 	f.Add([]byte(`{"versions": [{"version": 1, "spec": ` + validSpec + `}]}`))
 	f.Add([]byte(`{"//": 1, "versions": [{"spec": {"package": "x", "a": [1.0, 1e400, -0, "\ud800"]}, "version": 1.0}]}`))
@@ -1127,7 +1055,7 @@ func FuzzParseHistory(f *testing.F) {
 		// A version's spec is checked when used: it must not panic.
 		for _, v := range h.Versions {
 			if _, err := v.Spec(); err == nil {
-				_, _ = v.Model(pkg)
+				_, _ = v.Model(spectest.Package)
 			}
 		}
 		enc := h.Encode("agent.yaml")

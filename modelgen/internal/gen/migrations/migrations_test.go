@@ -17,58 +17,14 @@ import (
 	"github.com/moora-go/moora/modelgen/internal/gen"
 	"github.com/moora-go/moora/modelgen/internal/gen/decl"
 	"github.com/moora-go/moora/modelgen/internal/gen/migrations"
-	"github.com/moora-go/moora/modelgen/internal/model"
-	"github.com/moora-go/moora/modelgen/internal/spec"
+	"github.com/moora-go/moora/modelgen/internal/spectest"
 	"github.com/moora-go/moora/modelgen/internal/versions"
 )
-
-// pkg is the import path of the spec's directory in every test.
-const pkg = "example.com/agent"
 
 // historyFile is the history file's path relative to the spec's directory.
 const historyFile = "agent.history.json"
 
-// base is version 1 of the spec of the tests: two actors that observe a
-// draft of the user's, and three inputs.
-const base = `version: 1
-actors: [user, llm]
-observations:
-  user:
-    user: {draft: {type: string}}
-  llm:
-    user: {draft: {type: string}}
-inputs:
-  user:
-    send-user-message:
-      type: object
-      description: Sends a message.
-      properties: {id: {type: string}, content: {type: string}}
-      required: [id, content]
-  llm:
-    send-assi-message:
-      type: object
-      properties: {id: {type: string}, content: {type: string}}
-      required: [id, content]
-    think:
-      type: object
-      properties: {thought: {type: string}}
-      required: [thought]
-`
-
-// edit returns text with each pair of old, new replaced once; it fails
-// when an old text is not there.
-func edit(t testing.TB, text string, pairs ...string) string {
-	t.Helper()
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if !strings.Contains(text, pairs[i]) {
-			t.Fatalf("edit: %q is not in the spec", pairs[i])
-		}
-		text = strings.Replace(text, pairs[i], pairs[i+1], 1)
-	}
-	return text
-}
-
-// Edits of base.
+// Edits of spectest.Base.
 var (
 	// userContentInteger breaks send-user-message: content was a string.
 	userContentInteger = []string{"content: {type: string}}\n      required: [id, content]\n  llm:", "content: {type: integer}}\n      required: [id, content]\n  llm:"}
@@ -78,37 +34,9 @@ var (
 	newObservation = []string{"  llm:\n    user: {draft: {type: string}}\n", "  llm:\n    user: {draft: {type: string}}\n    llm: {notes: {type: string}}\n"}
 )
 
-// thinkAs returns base with think's thought of type typ.
+// thinkAs returns spectest.Base with think's thought of type typ.
 func thinkAs(t testing.TB, typ string) string {
-	return edit(t, base, "properties: {thought: {type: string}}", "properties: {thought: {type: "+typ+"}}")
-}
-
-// build returns the model of a spec as modelgen's LoadBytes makes it.
-func build(t testing.TB, text string) *model.Model {
-	t.Helper()
-	const name = "agent.yaml"
-	root, err := spec.Parse(name, []byte(text))
-	if err != nil {
-		t.Fatalf("parsing: %v", err)
-	}
-	src := spec.NewSource(name, root)
-	ds, err := spec.Validate(src)
-	if err != nil {
-		t.Fatalf("validating: %v", err)
-	}
-	if len(ds) > 0 {
-		t.Fatalf("not a valid spec:\n%v", ds)
-	}
-	sp, err := spec.Decode(root)
-	if err != nil {
-		t.Fatalf("decoding: %v", err)
-	}
-	m, err := model.Build(src, sp)
-	if err != nil {
-		t.Fatalf("building: %v", err)
-	}
-	m.Package = pkg
-	return m
+	return spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: "+typ+"}}")
 }
 
 // planOf plans the last spec over the history that generate writes for
@@ -120,7 +48,7 @@ func planOf(t testing.TB, texts ...string) *versions.Plan {
 	var p *versions.Plan
 	for i, text := range texts {
 		var err error
-		p, err = versions.NewPlan(h, build(t, text), false)
+		p, err = versions.NewPlan(h, spectest.Build(t, "agent.yaml", text), false)
 		if err != nil {
 			t.Fatalf("planning spec %d: %v", i+1, err)
 		}
@@ -273,7 +201,7 @@ func alias(name string) string {
 // TestGenerateTwoVersions: a breaking change of an input and of the state
 // from version 1 to 2.
 func TestGenerateTwoVersions(t *testing.T) {
-	p := planOf(t, base, edit(t, base, append(slices.Clone(userContentInteger), draftRenamed...)...))
+	p := planOf(t, spectest.Base, spectest.Edit(t, spectest.Base, append(slices.Clone(userContentInteger), draftRenamed...)...))
 	if p.Current != 2 || len(p.Steps) != 1 || !p.Steps[0].State || len(p.Steps[0].Inputs) != 1 {
 		t.Fatalf("the plan is not the one tested: Current %d, steps %+v", p.Current, p.Steps)
 	}
@@ -423,7 +351,7 @@ func allOf(files map[string]gen.File, paths []string) []byte {
 // TestGenerateThreeVersions: the same input breaks from 1 to 2 and from 2
 // to 3, so that version 2 is a package of its own.
 func TestGenerateThreeVersions(t *testing.T) {
-	p := planOf(t, base, thinkAs(t, "integer"), thinkAs(t, "boolean"))
+	p := planOf(t, spectest.Base, thinkAs(t, "integer"), thinkAs(t, "boolean"))
 	if p.Current != 3 || len(p.Steps) != 2 {
 		t.Fatalf("Current %d, %d steps", p.Current, len(p.Steps))
 	}
@@ -482,7 +410,7 @@ func TestGenerateThreeVersions(t *testing.T) {
 // TestGenerateCompatibleStateChange: a new observation changes the state
 // compatibly; its migration is optional, used when declared.
 func TestGenerateCompatibleStateChange(t *testing.T) {
-	p := planOf(t, base, edit(t, base, newObservation...))
+	p := planOf(t, spectest.Base, spectest.Edit(t, spectest.Base, newObservation...))
 	if p.Current != 2 || len(p.Steps) != 1 {
 		t.Fatalf("Current %d, %d steps", p.Current, len(p.Steps))
 	}
@@ -551,7 +479,7 @@ func TestGenerateCompatibleStateChange(t *testing.T) {
 // TestGenerateOneVersion: a spec with one version has the history and a
 // Versions() without steps, and nothing else.
 func TestGenerateOneVersion(t *testing.T) {
-	p := planOf(t, base)
+	p := planOf(t, spectest.Base)
 	files := generate(t, p, nil)
 	glue := files["impl/agent/versions.go"].Data
 	contains(t, "versions.go", glue, "re:Current: +1,", "the spec has one version, 1")
@@ -569,7 +497,7 @@ func TestGenerateOneVersion(t *testing.T) {
 // TestGenerateRemovedInput: an input type removed from version 1 to 2 is
 // migrated to an AgentInput of version 2, or dropped.
 func TestGenerateRemovedInput(t *testing.T) {
-	p := planOf(t, base, edit(t, base, "    think:\n      type: object\n      properties: {thought: {type: string}}\n      required: [thought]\n", ""))
+	p := planOf(t, spectest.Base, spectest.Edit(t, spectest.Base, "    think:\n      type: object\n      properties: {thought: {type: string}}\n      required: [thought]\n", ""))
 	files := generate(t, p, nil)
 	contains(t, "v1_to_v2.go", files["impl/migrations/v1_to_v2.go"].Data,
 		"func ThinkFromV1(old v1.Think) v2.AgentInput {",
@@ -584,7 +512,7 @@ func TestGenerateRemovedInput(t *testing.T) {
 // TestGenerateCompatibleStep: a step that changed compatibly needs no
 // package of its versions and no stub.
 func TestGenerateCompatibleStep(t *testing.T) {
-	p := planOf(t, base, edit(t, base, "properties: {thought: {type: string}}", "properties: {thought: {type: string}, mood: {type: string}}"))
+	p := planOf(t, spectest.Base, spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: string}, mood: {type: string}}"))
 	files := generate(t, p, nil)
 	for path := range files {
 		if versionPackage.MatchString(path) || strings.HasPrefix(path, "impl/migrations/") {
@@ -601,7 +529,7 @@ func TestGenerateCompatibleStep(t *testing.T) {
 func TestGenerateHistorySpecName(t *testing.T) {
 	for _, file := range []string{"agent.yaml", "dir/agent.yaml", `dir\agent.yaml`, `my "agent".yaml`} {
 		t.Run(file, func(t *testing.T) {
-			p := planOf(t, base)
+			p := planOf(t, spectest.Base)
 			p.Model.File = file
 			out, err := migrations.New(p, historyFile, nil).Generate(p.Model)
 			if err != nil {
@@ -654,7 +582,7 @@ func lineOfText(t testing.TB, text, sub string) int {
 }
 
 func TestScan(t *testing.T) {
-	p := planOf(t, base, edit(t, base, append(slices.Clone(userContentInteger), draftRenamed...)...))
+	p := planOf(t, spectest.Base, spectest.Edit(t, spectest.Base, append(slices.Clone(userContentInteger), draftRenamed...)...))
 	stub := string(generate(t, p, nil)["impl/migrations/v1_to_v2.go"].Data)
 	const path = "impl/migrations/v1_to_v2.go"
 	inputLine := lineOfText(t, stub, "func SendUserMessageFromV1(")
@@ -804,7 +732,7 @@ func TestScan(t *testing.T) {
 // (of a state that changed compatibly), which the journal runs, and which
 // may be no stub either.
 func TestScanNoMigrations(t *testing.T) {
-	p := planOf(t, base, edit(t, base, newObservation...))
+	p := planOf(t, spectest.Base, spectest.Edit(t, spectest.Base, newObservation...))
 	for _, tt := range []struct {
 		name, file string
 		findings   int
@@ -829,7 +757,7 @@ func TestScanNoMigrations(t *testing.T) {
 // TestStubNotWrittenWhenMoved: migrations moved to a file of the user's
 // choosing get no stub again (it would declare them twice).
 func TestStubNotWrittenWhenMoved(t *testing.T) {
-	p := planOf(t, base, edit(t, base, userContentInteger...))
+	p := planOf(t, spectest.Base, spectest.Edit(t, spectest.Base, userContentInteger...))
 	fns := migrations.Funcs(p)
 	declared := make(map[string]bool)
 	for _, fn := range fns {
@@ -846,7 +774,7 @@ func TestStubNotWrittenWhenMoved(t *testing.T) {
 
 // TestScanNotADirectory: impl/migrations that is a file is an error.
 func TestScanNotADirectory(t *testing.T) {
-	p := planOf(t, base, thinkAs(t, "integer"))
+	p := planOf(t, spectest.Base, thinkAs(t, "integer"))
 	dir := stubDir(t, map[string]string{"impl/migrations": "not a directory"})
 	if _, err := migrations.Scan(dir, p); err == nil {
 		t.Errorf("Scan of a file impl/migrations did not fail")
@@ -915,9 +843,9 @@ func TestGeneratedCodeCompiles(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(root, "go.sum")); err != nil {
 		t.Skipf("no repository root at %s: %v", root, err)
 	}
-	v2 := edit(t, thinkAs(t, "integer"), draftRenamed...)
-	v3 := edit(t, v2, "    think:\n      type: object\n      properties: {thought: {type: integer}}\n      required: [thought]\n", "", "llm:\n    user: {text: {type: string}}\n", "llm:\n    user: {text: {type: string}}\n    llm: {notes: {type: string}}\n")
-	p := planOf(t, base, v2, v3)
+	v2 := spectest.Edit(t, thinkAs(t, "integer"), draftRenamed...)
+	v3 := spectest.Edit(t, v2, "    think:\n      type: object\n      properties: {thought: {type: integer}}\n      required: [thought]\n", "", "llm:\n    user: {text: {type: string}}\n", "llm:\n    user: {text: {type: string}}\n    llm: {notes: {type: string}}\n")
+	p := planOf(t, spectest.Base, v2, v3)
 	if p.Current != 3 {
 		t.Fatalf("Current %d", p.Current)
 	}
@@ -944,7 +872,7 @@ func TestGeneratedCodeCompiles(t *testing.T) {
 	}
 	// The optional migration of the state of version 2, declared.
 	write("impl/migrations/v2_state.go", []byte("package migrations\n\nimport (\n\tv2 \"example.com/agent/decl/v2\"\n\tv3 \"example.com/agent/decl/v3\"\n)\n\nfunc AgentStateFromV2(old v2.AgentState) v3.AgentState { return v3.AgentState{} }\n"))
-	write("go.mod", fmt.Appendf(nil, "module %s\n\ngo 1.26\n\nrequire github.com/moora-go/moora v0.0.0\n\nreplace github.com/moora-go/moora => %s\n", pkg, root))
+	write("go.mod", fmt.Appendf(nil, "module %s\n\ngo 1.26\n\nrequire github.com/moora-go/moora v0.0.0\n\nreplace github.com/moora-go/moora => %s\n", spectest.Package, root))
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
@@ -964,10 +892,10 @@ func TestGeneratedCodeCompiles(t *testing.T) {
 // old version's inputs, by actor, then name, as its doc says, then the
 // state's.
 func TestFuncsOrder(t *testing.T) {
-	userAndAssi := edit(t, base, userContentInteger[0], userContentInteger[1],
+	userAndAssi := spectest.Edit(t, spectest.Base, userContentInteger[0], userContentInteger[1],
 		"properties: {id: {type: string}, content: {type: string}}\n      required: [id, content]\n    think",
 		"properties: {id: {type: integer}, content: {type: string}}\n      required: [id, content]\n    think")
-	p := planOf(t, base, edit(t, userAndAssi, draftRenamed...))
+	p := planOf(t, spectest.Base, spectest.Edit(t, userAndAssi, draftRenamed...))
 	var got []string
 	for _, f := range migrations.Funcs(p) {
 		got = append(got, f.Name)
