@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/jsonpatch"
 	"github.com/moora-go/moora/automata/internal/wire"
 	"github.com/moora-go/moora/automata/journal"
 )
@@ -304,7 +305,7 @@ func (b *Bridge[S, I, V]) observe(state S, ready chan struct{}) {
 		return
 	}
 	b.seq++
-	ops, err := diff(b.view, view)
+	ops, err := jsonpatch.Diff(b.view, view)
 	b.view = view
 	if err != nil {
 		// No delta can describe it: every client resyncs.
@@ -323,9 +324,9 @@ func (b *Bridge[S, I, V]) observe(state S, ready chan struct{}) {
 	}
 	d := delta{base: b.last, seq: b.seq}
 	data, err := json.Marshal(struct {
-		Base  uint64 `json:"base"`
-		Seq   uint64 `json:"seq"`
-		Patch []op   `json:"patch"`
+		Base  uint64         `json:"base"`
+		Seq   uint64         `json:"seq"`
+		Patch []jsonpatch.Op `json:"patch"`
 	}{d.base, d.seq, ops})
 	if err != nil { // cannot happen: the values are already JSON
 		panic(err)

@@ -153,9 +153,9 @@ func (c *client) apply(ev event) error {
 		c.view, c.seq, c.id = d.View, d.Seq, ev.id
 	case "delta":
 		var d struct {
-			Base  uint64 `json:"base"`
-			Seq   uint64 `json:"seq"`
-			Patch []op   `json:"patch"`
+			Base  uint64         `json:"base"`
+			Seq   uint64         `json:"seq"`
+			Patch []jsonpatch.Op `json:"patch"`
 		}
 		if err := json.Unmarshal(ev.data, &d); err != nil {
 			return fmt.Errorf("delta event: %w", err)

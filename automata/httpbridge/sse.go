@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/moora-go/moora/automata/internal/jsonpatch"
 	"github.com/moora-go/moora/automata/internal/wire"
 )
 
@@ -224,17 +225,17 @@ func (b *Bridge[S, I, V]) catchUp(from, seq uint64, view V) []byte {
 	if err != nil {
 		return b.snapshotEvent("resync", seq, view)
 	}
-	ops, err := diff(b.cfg.View(old), view)
+	ops, err := jsonpatch.Diff(b.cfg.View(old), view)
 	if err != nil {
 		return b.snapshotEvent("resync", seq, view)
 	}
 	if ops == nil {
-		ops = []op{}
+		ops = []jsonpatch.Op{}
 	}
 	data, _ := json.Marshal(struct {
-		Base  uint64 `json:"base"`
-		Seq   uint64 `json:"seq"`
-		Patch []op   `json:"patch"`
+		Base  uint64         `json:"base"`
+		Seq   uint64         `json:"seq"`
+		Patch []jsonpatch.Op `json:"patch"`
 	}{from, seq, ops})
 	return wire.AppendEvent(nil, b.id(seq), "delta", data)
 }
