@@ -1,7 +1,12 @@
 package modelgen
 
 import (
+	"bufio"
+	"context"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/moora-go/moora/modelgen/internal/gen"
 	"github.com/moora-go/moora/modelgen/internal/gen/decl"
@@ -9,6 +14,7 @@ import (
 	"github.com/moora-go/moora/modelgen/internal/gen/impl"
 	"github.com/moora-go/moora/modelgen/internal/implscan"
 	gensync "github.com/moora-go/moora/modelgen/internal/sync"
+	"github.com/moora-go/moora/modelgen/internal/typecheck"
 )
 
 // Header is the first line of every file agentgen owns. It matches Go's
@@ -79,7 +85,58 @@ const (
 	WrongSignature = implscan.WrongSignature
 	Unparsable     = implscan.Unparsable
 	NotImplemented = implscan.NotImplemented
+	BuildError     = implscan.BuildError
 )
+
+// TypeCheck is what TypeCheckImpl found, from package typecheck.
+type TypeCheck = typecheck.Result
+
+// MaxTypeErrors is the most errors TypeCheckImpl reports.
+const MaxTypeErrors = typecheck.MaxErrors
+
+// TypeCheckImpl type-checks the packages of decl/ and impl/ under dir, the
+// spec's directory, as they are on disk, with the go command
+// (golang.org/x/tools/go/packages): the code go build would refuse there,
+// as findings of kind BuildError at file:line:col, with the paths relative
+// to dir. An error on a name of package decl that is not there (a field, a
+// type) says which change of the spec removed it when the plan's history
+// tells: "state.Acks undefined (type decl.StateOfDesk has no field or
+// method Acks): version 2 of the spec removed state property acks and
+// added acknowledgements". Errors in the files of scan's orphans, wrong
+// signatures and unparsable files are left out, and while there are any,
+// so are errors in the generated files (the glue that calls a function
+// declared wrongly): they follow from those findings.
+//
+// Without a go command on PATH, or outside a Go module, it type-checks
+// nothing and says why in TypeCheck.Skipped. A module it cannot load (a
+// dependency missing from the module cache with GOPROXY=off, a go.sum
+// without an entry) is a finding without a position, as go build fails on
+// it too.
+func TypeCheckImpl(ctx context.Context, dir string, scan *ImplScan, plan *VersionPlan) (*TypeCheck, error) {
+	reported := make(map[string]bool)
+	if scan != nil {
+		for _, f := range scan.Findings {
+			if f.Kind == Orphan || f.Kind == WrongSignature || f.Kind == Unparsable {
+				reported[f.Path] = true
+			}
+		}
+	}
+	skip := func(path string) bool {
+		return reported[path] || len(reported) > 0 && generated(filepath.Join(dir, filepath.FromSlash(path)))
+	}
+	return typecheck.Check(ctx, dir, skip, plan)
+}
+
+// generated says whether a file starts with Header: agentgen's.
+func generated(file string) bool {
+	f, err := os.Open(file)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	line, _ := bufio.NewReader(f).ReadString('\n')
+	return strings.TrimSpace(line) == Header
+}
 
 // ScanImpl reads the hand-written code under dir/impl (dir is the spec's
 // directory) with go/parser only, without type checking, so that code that

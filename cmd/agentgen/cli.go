@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -201,7 +202,7 @@ func newCheckCommand() *cobra.Command {
 	var against string
 	cmd := &cobra.Command{
 		Use:   "check [-f spec] [--strict] [--json] [--against file|revision]",
-		Short: "Report generated files that are not up to date (exit 1), or an invalid spec (exit 2)",
+		Short: "Report generated files that are not up to date and code of decl/ and impl/ that does not build (exit 1), or an invalid spec (exit 2)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			// With --json, stdout says which spec was used, and stderr
@@ -214,7 +215,7 @@ func newCheckCommand() *cobra.Command {
 			return check(cmd.OutOrStdout(), cmd.ErrOrStderr(), file, err, f.strict, asJSON, against)
 		},
 	}
-	f.add(cmd, `treat the modelling warnings and stubs that still panic "not implemented" as errors`)
+	f.add(cmd, `treat the modelling warnings, stubs that still panic "not implemented" and a type check that could not run as errors`)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON report on stdout")
 	cmd.Flags().StringVar(&against, "against", "", "also list the changes of data shapes since this spec: a file, or a git revision of the spec (main, HEAD~1); a breaking one fails unless the history records that spec")
 	return cmd
@@ -633,6 +634,7 @@ type checkReport struct {
 	Impl        []implFinding    `json:"impl"`
 	Changes     []jsonShape      `json:"changes"`
 	Migrations  []implFinding    `json:"migrations"`
+	TypeCheck   string           `json:"typeCheck,omitempty"`
 	Diagnostics []jsonDiagnostic `json:"diagnostics"`
 	Error       string           `json:"error,omitempty"`
 }
@@ -835,6 +837,38 @@ func check(stdout, stderr io.Writer, file string, specErr error, strict, asJSON 
 	if !asJSON {
 		printFindings(stdout, stderr, dir, scan, nil, strict)
 	}
+	// The type check of decl/ and impl/ as they are on disk: only when the
+	// generated files are up to date, as the errors against a stale decl/
+	// are not the ones the next go build meets.
+	types := &modelgen.TypeCheck{Skipped: "the generated files are not up to date; run agentgen generate"}
+	if len(drift) == 0 {
+		if types, err = modelgen.TypeCheckImpl(context.Background(), dir, scan, plan); err != nil {
+			return emit("error", exitBroken, err)
+		}
+	}
+	report.TypeCheck = "done"
+	if types.Skipped != "" {
+		report.TypeCheck = "skipped: " + types.Skipped
+	}
+	for _, f := range types.Findings {
+		path := ""
+		if f.Path != "" {
+			path = filepath.ToSlash(filepath.Join(dir, filepath.FromSlash(f.Path)))
+		}
+		report.Impl = append(report.Impl, implFinding{
+			Path: path, Line: f.Line, Column: f.Col,
+			Kind: f.Kind.String(), Severity: "error", Message: f.Message,
+		})
+		if !asJSON {
+			fmt.Fprintln(stdout, located(dir, f))
+		}
+	}
+	if types.More > 0 && !asJSON {
+		fmt.Fprintf(stdout, "and %d more build errors\n", types.More)
+	}
+	if types.Skipped != "" && len(drift) == 0 && !asJSON {
+		fmt.Fprintf(stderr, "agentgen: warning: decl/ and impl/ not type-checked: %s\n", types.Skipped)
+	}
 	var problems []string
 	if n := countBreaking(plan.Pending); n > 0 {
 		problems = append(problems, fmt.Sprintf("%s since version %d of the spec, which journals may hold, %s no migration; run agentgen generate, which records version %d and writes the stubs of its migrations", plural(n, "breaking change"), plan.Current-1, map[bool]string{true: "has", false: "have"}[n == 1], plan.Current))
@@ -881,13 +915,41 @@ func check(stdout, stderr io.Writer, file string, specErr error, strict, asJSON 
 	if n := kinds[modelgen.Unparsable]; n > 0 {
 		problems = append(problems, plural(n, "file")+" in impl/ that "+map[bool]string{true: "does", false: "do"}[n == 1]+" not parse")
 	}
+	if n := len(types.Findings) + types.More; n > 0 {
+		problems = append(problems, plural(n, "build error")+" in decl/ and impl/")
+	}
+	if types.Skipped != "" && len(drift) == 0 && strict {
+		problems = append(problems, "decl/ and impl/ not type-checked (--strict): "+types.Skipped)
+	}
 	if len(problems) > 0 {
 		return emit("drift", exitFailed, fmt.Errorf("%s: %s", file, strings.Join(problems, "; ")))
 	}
 	if !asJSON {
-		fmt.Fprintf(stdout, "%s: generated files are up to date\n", file)
+		if types.Skipped == "" {
+			fmt.Fprintf(stdout, "%s: generated files are up to date; decl/ and impl/ type-check\n", file)
+		} else {
+			if types.Skipped == "" {
+				fmt.Fprintf(stdout, "%s: generated files are up to date; decl/ and impl/ type-check\n", file)
+			} else {
+				fmt.Fprintf(stdout, "%s: generated files are up to date\n", file)
+			}
+		}
 	}
 	return emit("up-to-date", exitOK, nil)
+}
+
+// located formats a type error as "path:line:col: message", with the path
+// relative to the working directory and as much of the position as it has.
+func located(dir string, f *modelgen.Finding) string {
+	switch {
+	case f.Path == "":
+		return f.Message
+	case f.Line == 0:
+		return fmt.Sprintf("%s: %s", filepath.Join(dir, filepath.FromSlash(f.Path)), f.Message)
+	case f.Col == 0:
+		return fmt.Sprintf("%s:%d: %s", filepath.Join(dir, filepath.FromSlash(f.Path)), f.Line, f.Message)
+	}
+	return fmt.Sprintf("%s:%d:%d: %s", filepath.Join(dir, filepath.FromSlash(f.Path)), f.Line, f.Col, f.Message)
 }
 
 func graph(stdout, stderr io.Writer, file, format string) error {

@@ -51,7 +51,7 @@ func TestScripts(t *testing.T) {
 		Dir:                 "testdata/script",
 		UpdateScripts:       *update,
 		RequireExplicitExec: true,
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exitcode": cmdExitCode},
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exitcode": cmdExitCode, "buildable": cmdBuildable},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("TOOLKIT", root)
 			e.Setenv("GOWORK", "off")
@@ -105,6 +105,30 @@ func cmdExitCode(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited with status %d, want %d", args[1], got, want)
 	}
+}
+
+// cmdBuildable is the script command
+//
+//	buildable
+//
+// It makes the module in the current directory build against $TOOLKIT, as
+// init makes a new agent's: its go.mod requires github.com/moora-go/moora
+// with a replace directive to $TOOLKIT, and go mod tidy (offline) fills in
+// the rest. agentgen check type-checks decl/ and impl/ with the go command,
+// so a script's agent must build for check to pass. A script that uses it
+// skips without the go command: [!exec:go] skip.
+func cmdBuildable(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 0 {
+		ts.Fatalf("usage: buildable")
+	}
+	ts.Check(ts.Exec("go", "mod", "edit", "-require="+toolkitModule+"@v0.0.0-00010101000000-000000000000", "-replace="+toolkitModule+"="+ts.Getenv("TOOLKIT")))
+	sum, err := os.ReadFile(filepath.Join(ts.Getenv("TOOLKIT"), "go.sum"))
+	ts.Check(err)
+	ts.Check(os.WriteFile(ts.MkAbs("go.sum"), sum, 0o644))
+	proxy := ts.Getenv("GOPROXY")
+	ts.Setenv("GOPROXY", "off")
+	defer ts.Setenv("GOPROXY", proxy)
+	ts.Check(ts.Exec("go", "mod", "tidy", "-e"))
 }
 
 // TestSchemaCommand checks that agentgen schema prints the spec schema byte

@@ -39,10 +39,14 @@ const (
 	Unparsable
 	// NotImplemented: a stub that still panics "not implemented". A warning.
 	NotImplemented
+	// BuildError: what go build refuses in decl/ or impl/ (a type error,
+	// a module it cannot load), found by type-checking the packages
+	// (agentgen check), not by Scan.
+	BuildError
 )
 
 func (k FindingKind) String() string {
-	return [...]string{"orphan", "signature", "syntax", "not-implemented"}[k]
+	return [...]string{"orphan", "signature", "syntax", "not-implemented", "build"}[k]
 }
 
 // Finding is one thing ScanImpl reports about the hand-written code of
