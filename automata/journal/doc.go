@@ -6,13 +6,15 @@
 // restarts exactly the work its state calls for. An agent survives crashes,
 // restarts and redeploys without losing acknowledged work.
 //
-//	store, err := journal.OpenBolt("agent.db")
+//	store, err := journal.OpenBolt(filepath.Join(dir, "agent.db")) // dir must exist
 //	...
 //	m, err := journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
 //		Codec: journal.JSONGob[decl.AgentState](decl.DecodeInput),
 //	}, agent.WithEffects(effects), agent.WithJobs(jobs), automata.WithAdmission(stamp))
 //	...
-//	err = m.Dispatch(ctx, input) // nil: the input is on disk; an error: it is not
+//	err = m.Dispatch(ctx, input) // nil: on disk and applied; an error: not journaled
+//
+// (ExampleOpen runs it.)
 //
 // A durable machine is an automata machine with a write-ahead journal
 // (automata.WithCommitter): Open takes the same automata options as

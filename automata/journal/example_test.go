@@ -5,29 +5,42 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
+	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/decl"
 	"github.com/moora-go/moora/impl/agent"
 )
 
 // A generated agent (here the starter, this repository's own) on a bbolt
-// journal, as the README and the generated impl/agent package show it:
-// what is dispatched is on disk, and the next Open recovers it.
+// journal, as the README, this package's documentation and the generated
+// impl/agent package show it: what is dispatched is on disk, and the next
+// Open recovers it.
 func ExampleOpen() {
 	dir, err := os.MkdirTemp("", "agent")
 	if err != nil {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
+	// The pieces agent.Create takes: the actors' effects and jobs (none
+	// here), and an admission step that stamps the time of arrival.
+	effects := decl.EffectFns{}
+	jobs := decl.JobFns{}
+	stamp := func(_ decl.AgentState, in decl.AgentInput) (decl.AgentInput, error) {
+		if t, ok := in.(decl.Timestamped); ok {
+			return t.WithTimestamp(time.Now().UnixMilli()), nil
+		}
+		return in, nil
+	}
 	open := func() *journal.Machine[decl.AgentState, decl.AgentInput] {
-		store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
+		store, err := journal.OpenBolt(filepath.Join(dir, "agent.db")) // dir must exist
 		if err != nil {
 			panic(err)
 		}
 		m, err := journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
 			Codec: journal.JSONGob[decl.AgentState](decl.DecodeInput),
-		})
+		}, agent.WithEffects(effects), agent.WithJobs(jobs), automata.WithAdmission(stamp))
 		if err != nil {
 			panic(err)
 		}
@@ -36,7 +49,9 @@ func ExampleOpen() {
 
 	m := open()
 	ctx := context.Background()
-	if err := m.Dispatch(ctx, decl.SendUserMessage{ID: "u1", Content: "hello", Timestamp: 1}); err != nil {
+	var input decl.AgentInput = decl.SendUserMessage{ID: "u1", Content: "hello"}
+	err = m.Dispatch(ctx, input) // nil: on disk and applied; an error: not journaled
+	if err != nil {
 		panic(err)
 	}
 	fmt.Println("journaled:", m.Seq(), "under version", m.Version(), "of the spec")
@@ -46,8 +61,9 @@ func ExampleOpen() {
 
 	m = open() // another run
 	defer m.Close(ctx)
-	fmt.Println("recovered:", m.Current().UserMessages[0].Content)
+	msg := m.Current().UserMessages[0]
+	fmt.Println("recovered:", msg.Content, "stamped:", msg.Timestamp > 0)
 	// Output:
 	// journaled: 1 under version 1 of the spec
-	// recovered: hello
+	// recovered: hello stamped: true
 }
