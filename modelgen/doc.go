@@ -153,6 +153,12 @@
 // (see DecodeInput below). A pattern must be a Go regular expression; a
 // format must be one the validator knows (date-time, email, uri, uuid, ...).
 // additionalProperties: false is carried into that validation too.
+// readOnly: true, allowed only on a property of an input, marks one the
+// server assigns in the agent's admission step (a timestamp): the Go type
+// is unchanged, DecodeInput (which the journal reads with) still requires
+// it, and DecodeClientInput, for what clients send, accepts it absent and
+// drops what a client sends for it. Adding or removing readOnly is not a
+// change of the spec's shapes.
 //
 // Required, optional and nullable:
 //
@@ -280,7 +286,9 @@
 //	                 "type"), and WithTimestamp when it has a required
 //	                 integer "timestamp" (Timestamped is those inputs: an
 //	                 admission step stamps them); DecodeInput, with a
-//	                 decode function per input
+//	                 decode function per input, and DecodeClientInput,
+//	                 for what clients send (readOnly properties may be
+//	                 absent)
 //	inputschema.go   the JSON Schema of the inputs, and InputSchema(),
 //	                 which returns it (each object's properties in the
 //	                 order of the spec, for forms made from it)

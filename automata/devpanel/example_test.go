@@ -37,7 +37,7 @@ func ExampleOpen() {
 	codec := journal.JSONGob[decl.AgentState](decl.DecodeInput)
 	m, panel, err := devpanel.Open(store, devpanel.Config[decl.AgentState, decl.AgentInput]{
 		Definition:  agent.Definition(),
-		Decode:      decl.DecodeInput,
+		Decode:      decl.DecodeClientInput,
 		InputSchema: decl.InputSchema(),
 		Auth:        httpbridge.Bearer(token),
 		Jobs:        jobKeys, // optional: keys a state calls for

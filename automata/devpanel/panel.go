@@ -42,7 +42,9 @@ type Config[S, I any] struct {
 	// panel folds the journal's inputs with it to show what each changed.
 	Definition automata.Definition[S, I]
 	// Decode decodes and validates an input sent from the form: the
-	// generated decl.DecodeInput.
+	// generated decl.DecodeClientInput, which accepts absent the
+	// properties the spec marks readOnly, for the admission step to
+	// assign (decl.DecodeInput requires them).
 	Decode func(data []byte) (I, error)
 	// InputSchema is the JSON Schema document of the inputs: one schema
 	// per input type under "inputs", the types they share under "$defs",

@@ -63,7 +63,8 @@ func (a memory[S, I]) Subscribe(fn func(S)) func()              { return a.m.Sub
 // Config configures a Bridge. Decode, View and Auth are required.
 type Config[S, I, V any] struct {
 	// Decode decodes and validates a posted input: the agent's generated
-	// decl.DecodeInput.
+	// decl.DecodeClientInput, which accepts absent the properties the spec
+	// marks readOnly, for the admission step to assign.
 	Decode func(data []byte) (I, error)
 	// View is the projection of the state that browsers see, such as
 	// decl.AgentState.ContextOfUser: what the user actor observes.

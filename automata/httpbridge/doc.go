@@ -8,7 +8,7 @@
 // duplicates anything.
 //
 //	b, err := httpbridge.New[decl.AgentState, decl.AgentInput, decl.ContextOfUser](m, httpbridge.Config[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{
-//		Decode:  decl.DecodeInput,
+//		Decode:  decl.DecodeClientInput,
 //		View:    decl.AgentState.ContextOfUser,
 //		Auth:    httpbridge.Bearer(token),
 //		InputID: func(in decl.AgentInput) string { ... the message id ... },
@@ -25,7 +25,10 @@
 // or httpbridge.Memory(agent.Create(...)) (in memory: ids from the bridge's
 // start, tagged with an epoch). Server-side timestamps are the agent's
 // automata.WithAdmission step, which every input goes through, POSTed or
-// dispatched by a job.
+// dispatched by a job. decl.DecodeClientInput decodes what a client POSTs:
+// it accepts absent the properties the spec marks readOnly (the ones that
+// step assigns, such as a timestamp) and drops what a client sends for
+// them, so a client sends an input without them.
 //
 // # Routes
 //

@@ -42,7 +42,7 @@ func ExampleNew() {
 	token := "s3cret"
 	streams := httpbridge.NewStreams(httpbridge.StreamOptions{}) // the llm's jobs would write its replies here
 	b, err := httpbridge.New[decl.AgentState, decl.AgentInput, decl.ContextOfUser](m, httpbridge.Config[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{
-		Decode:  decl.DecodeInput,
+		Decode:  decl.DecodeClientInput,
 		View:    decl.AgentState.ContextOfUser,
 		Auth:    httpbridge.Bearer(token),
 		InputID: func(in decl.AgentInput) string { return in.(decl.SendUserMessage).ID },

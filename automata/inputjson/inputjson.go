@@ -18,6 +18,13 @@
 // replaces with U+FFFD), and on an input over its Limits. An integer may be
 // written as JSON Schema allows, 1.0 and 1e3 too.
 //
+// A property the server assigns (a timestamp, stamped by the agent's
+// admission step) is marked "readOnly": true in the schema. Decode requires
+// it like any other, as the journal holds what the server gave it; the
+// Decoder that ForClients returns, a generated DecodeClientInput, is for
+// what clients send: it accepts such a property absent and drops what a
+// client sends for it.
+//
 // # Limits
 //
 // Decode reads at most Limits.MaxBytes bytes (1 MiB unless WithLimits says
@@ -98,8 +105,13 @@ const schemaURL = "agentgen:inputs.schema.json"
 type Decoder[T any] struct {
 	decoders map[string]func([]byte) (T, error)
 	typeList string // the input types, quoted and sorted, for error messages
+	schema   string // the JSON Schema document of the inputs
 	schemas  func() (map[string]*jsonschema.Schema, error)
 	limits   Limits
+	// For a decoder of what clients send (ForClients): the readOnly
+	// properties of each input type, which its schemas do not require.
+	client   bool
+	readOnly func() (map[string][]string, error)
 }
 
 // NewDecoder returns a Decoder of the input types that are the keys of
@@ -114,25 +126,104 @@ func NewDecoder[T any](schema string, decoders map[string]func([]byte) (T, error
 	for _, typ := range slices.Sorted(maps.Keys(decoders)) {
 		quoted = append(quoted, strconv.Quote(typ))
 	}
-	d := &Decoder[T]{decoders: maps.Clone(decoders), typeList: names(quoted)}
-	d.schemas = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
-		c := jsonschema.NewCompiler()
-		c.Draft = jsonschema.Draft2020
-		c.AssertFormat = true
-		if err := c.AddResource(schemaURL, strings.NewReader(schema)); err != nil {
+	d := &Decoder[T]{decoders: maps.Clone(decoders), typeList: names(quoted), schema: schema}
+	d.schemas = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) { return d.compile(schema) })
+	return d
+}
+
+// compile compiles the schema of each input type in the schema document
+// doc.
+func (d *Decoder[T]) compile(doc string) (map[string]*jsonschema.Schema, error) {
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	c.AssertFormat = true
+	if err := c.AddResource(schemaURL, strings.NewReader(doc)); err != nil {
+		return nil, err
+	}
+	schemas := make(map[string]*jsonschema.Schema, len(d.decoders))
+	for typ := range d.decoders {
+		s, err := c.Compile(schemaURL + "#/inputs/" + typ)
+		if err != nil {
 			return nil, err
 		}
-		schemas := make(map[string]*jsonschema.Schema, len(d.decoders))
-		for typ := range d.decoders {
-			s, err := c.Compile(schemaURL + "#/inputs/" + typ)
-			if err != nil {
-				return nil, err
-			}
-			schemas[typ] = s
+		schemas[typ] = s
+	}
+	return schemas, nil
+}
+
+// ForClients returns a Decoder of the inputs that clients send (a POST to
+// an HTTP bridge, a form): the properties of an input that its schema
+// marks "readOnly": true, which the server assigns (the agent's admission
+// step stamps them, automata.WithAdmission), may be absent, and what a
+// client sends for one is dropped, as JSON Schema allows for readOnly
+// ("ignored or rejected by the owning authority") and as Kubernetes ignores
+// the status a client sends: the input is decoded with the zero value
+// there, for the admission step to assign. Everything else is as Decode
+// checks it. readOnly counts on an input's own properties only (those
+// under "properties" of its schema).
+func (d *Decoder[T]) ForClients() *Decoder[T] {
+	c := *d
+	c.client = true
+	c.readOnly = sync.OnceValues(func() (map[string][]string, error) { return readOnlyProperties(d.schema) })
+	c.schemas = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
+		ro, err := c.readOnly()
+		if err != nil {
+			return nil, err
 		}
-		return schemas, nil
+		doc, err := withoutRequired(d.schema, ro)
+		if err != nil {
+			return nil, err
+		}
+		return c.compile(doc)
 	})
-	return d
+	return &c
+}
+
+// readOnlyProperties returns the readOnly properties of each input type of
+// a schema document, in name order.
+func readOnlyProperties(schema string) (map[string][]string, error) {
+	var doc struct {
+		Inputs map[string]struct {
+			Properties map[string]struct {
+				ReadOnly bool `json:"readOnly"`
+			} `json:"properties"`
+		} `json:"inputs"`
+	}
+	if err := json.Unmarshal([]byte(schema), &doc); err != nil {
+		return nil, err
+	}
+	ro := make(map[string][]string)
+	for typ, in := range doc.Inputs {
+		for name, p := range in.Properties {
+			if p.ReadOnly {
+				ro[typ] = append(ro[typ], name)
+			}
+		}
+		slices.Sort(ro[typ])
+	}
+	return ro, nil
+}
+
+// withoutRequired returns the schema document with the properties ro of
+// each input type left out of its "required".
+func withoutRequired(schema string, ro map[string][]string) (string, error) {
+	var doc map[string]any
+	dec := json.NewDecoder(strings.NewReader(schema))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return "", err
+	}
+	inputs, _ := doc["inputs"].(map[string]any)
+	for typ, names := range ro {
+		in, _ := inputs[typ].(map[string]any)
+		required, _ := in["required"].([]any)
+		in["required"] = slices.DeleteFunc(required, func(r any) bool {
+			name, _ := r.(string)
+			return slices.Contains(names, name)
+		})
+	}
+	out, err := json.Marshal(doc)
+	return string(out), err
 }
 
 // names lists quoted names for a message: "a", "b" and "c".
@@ -192,12 +283,28 @@ func (d *Decoder[T]) Decode(data []byte) (T, error) {
 	if err != nil {
 		return zero, fmt.Errorf("decoding input: %w", err)
 	}
+	// What a client sends for a property the server assigns is dropped.
+	var assigned []string
+	dropped := false
+	if d.client {
+		ro, err := d.readOnly()
+		if err != nil {
+			return zero, fmt.Errorf("decoding input: %w", err)
+		}
+		assigned = ro[typ]
+		for _, name := range assigned {
+			if _, ok := obj[name]; ok {
+				delete(obj, name)
+				dropped = true
+			}
+		}
+	}
 	if err := schemas[typ].Validate(doc); err != nil {
 		return zero, inputError(typ, err)
 	}
 	// encoding/json decodes into an int64 only a number written as an
 	// integer; JSON Schema also reads 1.0 and 1e3 as integers.
-	if _, changed := canonicalIntegers(doc); changed {
+	if _, changed := canonicalIntegers(doc); changed || dropped {
 		var err error
 		if data, err = json.Marshal(doc); err != nil {
 			return zero, fmt.Errorf("decoding input %q: %w", typ, err)
@@ -207,7 +314,7 @@ func (d *Decoder[T]) Decode(data []byte) (T, error) {
 	if err != nil {
 		return zero, decodeError(typ, err)
 	}
-	if err := checkDecoded(in, doc); err != nil {
+	if err := checkDecoded(in, doc, assigned); err != nil {
 		return zero, fmt.Errorf("decoding input %q: %w", typ, err)
 	}
 	return in, nil
@@ -289,8 +396,10 @@ func decodeError(typ string, err error) error {
 
 // checkDecoded makes sure the decoded input is the JSON that was validated:
 // encoding/json matches property names regardless of case, so {"Limit": 99}
-// could otherwise fill a field whose "limit" the schema never saw.
-func checkDecoded(in any, doc any) error {
+// could otherwise fill a field whose "limit" the schema never saw. The
+// properties in assigned, left for the server to assign, hold their zero
+// values instead.
+func checkDecoded(in any, doc any, assigned []string) error {
 	data, err := json.Marshal(in)
 	if err != nil {
 		return err
@@ -300,6 +409,11 @@ func checkDecoded(in any, doc any) error {
 	var got any
 	if err := dec.Decode(&got); err != nil {
 		return err
+	}
+	if m, ok := got.(map[string]any); ok {
+		for _, name := range assigned {
+			delete(m, name)
+		}
 	}
 	if problem, ok := jsonSubset(got, doc, new(path)); !ok {
 		return errors.New(problem)

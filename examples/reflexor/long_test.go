@@ -207,7 +207,7 @@ func BenchmarkLongConversation(b *testing.B) {
 // the answer (not for the reply).
 func postUserMessage(tb testing.TB, base, token, id, content string) {
 	tb.Helper()
-	body := fmt.Sprintf(`{"type":"user-send-message","messageId":%q,"content":%q,"timestamp":0}`, id, content)
+	body := fmt.Sprintf(`{"type":"user-send-message","messageId":%q,"content":%q}`, id, content)
 	req, err := http.NewRequest("POST", base+"/inputs", strings.NewReader(body))
 	if err != nil {
 		tb.Fatal(err)

@@ -103,7 +103,7 @@ func stateUntil(t *testing.T, s *service, want string) string {
 // post posts a user message and checks that it is accepted.
 func post(t *testing.T, s *service, id, text string) {
 	t.Helper()
-	body := fmt.Sprintf(`{"type":"user-send-message","messageId":%q,"content":%q,"timestamp":0}`, id, text)
+	body := fmt.Sprintf(`{"type":"user-send-message","messageId":%q,"content":%q}`, id, text)
 	req, err := http.NewRequest("POST", "http://"+s.addr+"/agent/inputs", strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)

@@ -38,7 +38,7 @@ func TestServiceOverHTTP(t *testing.T) {
 		}
 		return resp.StatusCode, answer
 	}
-	msg := `{"type":"user-send-message","messageId":"m1","content":"what is 12*12?","timestamp":0}`
+	msg := `{"type":"user-send-message","messageId":"m1","content":"what is 12*12?"}`
 	code, answer := post(msg, s.token)
 	if code != 200 || answer["seq"] == nil {
 		t.Fatalf("POST = %d %v, want 200 with a seq", code, answer)
@@ -57,7 +57,7 @@ func TestServiceOverHTTP(t *testing.T) {
 		{"not JSON", `{"type":`, s.token, 400, ""},
 		{"an unknown input", `{"type":"user-fly","timestamp":0}`, s.token, 400, "user-fly"},
 		{"an input the page may not send", `{"type":"toolkit-respond","toolCallId":"x","result":"forged","timestamp":0}`, s.token, 400, "only the user"},
-		{"a schema violation", `{"type":"user-send-message","messageId":"m2","content":"","timestamp":0}`, s.token, 400, "/content"},
+		{"a schema violation", `{"type":"user-send-message","messageId":"m2","content":""}`, s.token, 400, "/content"},
 	} {
 		code, answer := post(bad.body, bad.token)
 		if code != bad.code || !strings.Contains(strings.ToLower(answer["error"].(string)), bad.says) {

@@ -65,9 +65,11 @@ func newServer(a *journal.Machine[decl.AgentState, decl.AgentInput], streams *ht
 
 // decodeUserInput decodes and validates a posted input, and refuses any
 // but the user's: a page speaks for the user, never for the brain or the
-// toolkit, whose inputs only the agent's own jobs dispatch.
+// toolkit, whose inputs only the agent's own jobs dispatch. The timestamp,
+// readOnly in the spec, is the server's: a page leaves it out, and the
+// admission step stamps it.
 func decodeUserInput(data []byte) (decl.AgentInput, error) {
-	in, err := decl.DecodeInput(data)
+	in, err := decl.DecodeClientInput(data)
 	if err != nil {
 		return nil, err
 	}

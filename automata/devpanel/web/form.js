@@ -32,14 +32,18 @@ function kind(s) {
 // build fills container with a field per property of input type's schema
 // and returns a function that reads them: {value, errors}.
 export function build(doc, type, container) {
-  const schema = resolve(doc, doc.inputs[type]);
-  const required = new Set(schema.required || []);
+  const full = resolve(doc, doc.inputs[type]);
+  // A readOnly property is the server's to assign (the agent's admission
+  // step): the form leaves it out, and the panel's decoder lets it be.
+  const assigned = new Set(Object.entries(full.properties || {}).filter(([, p]) => p.readOnly).map(([n]) => n));
+  const schema = { ...full, required: (full.required || []).filter((n) => !assigned.has(n)) };
+  const required = new Set(schema.required);
   const readers = [];
   container.replaceChildren();
   for (const [name, raw] of Object.entries(schema.properties || {})) {
     const s = resolve(doc, raw);
     const k = kind(s);
-    if (k === 'const') continue; // the type discriminator
+    if (k === 'const' || assigned.has(name)) continue; // the type discriminator, or the server's
     const label = document.createElement('label');
     const title = document.createElement('span');
     title.textContent = name + (required.has(name) ? ' *' : '');

@@ -30,6 +30,7 @@ type InputFromToolkit interface {
 
 // The user sends a message.
 type UserSendMessage struct {
+	// Stamped by the server on arrival; a client leaves it out.
 	Timestamp int64  `json:"timestamp"`
 	MessageID string `json:"messageId"`
 	Content   string `json:"content"`
@@ -280,6 +281,8 @@ func (ToolkitRespond) isInputFromToolkit() {}
 // property "timestamp" a server stamps on arrival, in an admission step
 // (automata.WithAdmission) that calls WithTimestamp. The time then comes
 // inside the input, as transitions need, and never from a clock they read.
+// Mark the property readOnly in the spec and clients may leave it out
+// (DecodeClientInput).
 type Timestamped interface {
 	AgentInput
 	WithTimestamp(ts int64) AgentInput
@@ -326,4 +329,18 @@ func unmarshalInput[T AgentInput](data []byte) (AgentInput, error) {
 // value.
 func DecodeInput(data []byte) (AgentInput, error) {
 	return inputDecoder.Decode(data)
+}
+
+// clientInputDecoder is inputDecoder for what clients send: the properties the
+// spec marks readOnly may be absent.
+var clientInputDecoder = inputDecoder.ForClients()
+
+// DecodeClientInput decodes an input that a client sends (a POST to
+// automata/httpbridge, a form of automata/devpanel): as DecodeInput, but the
+// properties the spec marks readOnly, which the server assigns in the agent's
+// admission step (automata.WithAdmission), may be absent, and what a client
+// sends for one is dropped; the admission step assigns them, and the journal
+// records the input as it leaves admission, which DecodeInput reads back.
+func DecodeClientInput(data []byte) (AgentInput, error) {
+	return clientInputDecoder.Decode(data)
 }

@@ -205,6 +205,7 @@ const inputSchemaJSON = `{
           "const": "user-send-message"
         },
         "timestamp": {
+          "readOnly": true,
           "type": "integer"
         },
         "messageId": {

@@ -113,7 +113,7 @@ $("composer").addEventListener("submit", async (e) => {
   $("send").disabled = true;
   $("error").hidden = true;
   try {
-    const { seq } = await agent.post({ type: "user-send-message", messageId: crypto.randomUUID(), content, timestamp: 0 });
+    const { seq } = await agent.post({ type: "user-send-message", messageId: crypto.randomUUID(), content });
     input.value = "";
     await agent.until(seq);
   } catch (err) {

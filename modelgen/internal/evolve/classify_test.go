@@ -66,6 +66,27 @@ observations:
 `,
 		},
 		{
+			// The journal's schema is the same: readOnly changes only what
+			// a client may leave out.
+			name: "readOnly added and removed",
+			old: `
+inputs:
+  user:
+    send:
+      type: object
+      properties: {text: {type: string}, at: {type: integer}, by: {type: string, readOnly: true}}
+      required: [text, at, by]
+`,
+			new: `
+inputs:
+  user:
+    send:
+      type: object
+      properties: {text: {type: string}, at: {type: integer, readOnly: true}, by: {type: string}}
+      required: [text, at, by]
+`,
+		},
+		{
 			name: "$defs rename with equal shapes",
 			old: `
 $defs:

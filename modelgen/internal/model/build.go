@@ -44,8 +44,9 @@ func Build(src *spec.Source, sp *Spec) (*Model, error) {
 			d.At("/package", msg, "write the Go import path of the spec's directory, like example.com/agent")
 		}
 	}
-	b.names.reserve("agentgen", "Actor", "Actors", "AgentState", "AgentInput", "EffectFns", "JobFns", "DecodeInput", "InputSchema", "Timestamped", "SpecVersion")
+	b.names.reserve("agentgen", "Actor", "Actors", "AgentState", "AgentInput", "EffectFns", "JobFns", "DecodeInput", "DecodeClientInput", "InputSchema", "Timestamped", "SpecVersion")
 	b.checkDescriptions()
+	b.checkReadOnly()
 	b.checkSatisfiable()
 	b.buildActors()
 	b.buildDefs()
@@ -1538,4 +1539,69 @@ func Description(s *Schema) string {
 		return ""
 	}
 	return s.Description
+}
+
+// checkReadOnly reports readOnly where it means nothing: anywhere but on a
+// property of an input, which the server assigns in the admission step and
+// a client may leave out (decl.DecodeClientInput). A property of a state
+// is the agent's own; one of a type inside an input is not the server's
+// to fill in.
+func (b *builder) checkReadOnly() {
+	var walk func(s *spec.Schema, ptr string, allowed bool)
+	walk = func(s *spec.Schema, ptr string, allowed bool) {
+		if s == nil {
+			return
+		}
+		if s.ReadOnly && !allowed {
+			b.d.AtKey(ptr+"/readOnly", "readOnly is allowed only on a property of an input (one the server assigns in the agent's admission step)", "remove it, or move the property to the input that the server stamps")
+		}
+		walk(s.Items, ptr+"/items", false)
+		if s.AdditionalProperties != nil {
+			walk(s.AdditionalProperties.Schema, ptr+"/additionalProperties", false)
+		}
+		for _, p := range s.Properties {
+			walk(p.Schema, ptr+"/properties/"+spec.EscapePointer(p.Name), false)
+		}
+		for i, m := range s.AllOf {
+			walk(m, ptr+"/allOf/"+strconv.Itoa(i), false)
+		}
+		for i, m := range s.OneOf {
+			walk(m, ptr+"/oneOf/"+strconv.Itoa(i), false)
+		}
+	}
+	for name, s := range b.spec.Defs {
+		walk(s, "/$defs/"+spec.EscapePointer(name), false)
+	}
+	for observer, targets := range b.spec.Observations {
+		for target, props := range targets {
+			for _, p := range props {
+				walk(p.Schema, "/observations/"+spec.EscapePointer(observer)+"/"+spec.EscapePointer(target)+"/"+spec.EscapePointer(p.Name), false)
+			}
+		}
+	}
+	for actor, inputs := range b.spec.Inputs {
+		for name, s := range inputs {
+			ptr := "/inputs/" + spec.EscapePointer(actor) + "/" + spec.EscapePointer(name)
+			if s == nil {
+				continue
+			}
+			if s.ReadOnly {
+				walk(&spec.Schema{ReadOnly: true}, ptr, false)
+			}
+			ro := *s
+			ro.ReadOnly = false
+			ro.Properties = nil
+			walk(&ro, ptr, false)
+			for _, p := range s.Properties {
+				pptr := ptr + "/properties/" + spec.EscapePointer(p.Name)
+				if p.Schema == nil {
+					continue
+				}
+				walk(&spec.Schema{ReadOnly: p.Schema.ReadOnly}, pptr, true)
+				inner := *p.Schema
+				inner.ReadOnly = false
+				walk(&inner, pptr, false)
+			}
+		}
+	}
 }

@@ -69,6 +69,11 @@ type Schema struct {
 	OneOf []*Schema `json:"oneOf,omitempty" jsonschema:"minItems=1"`
 	// Default documents the value to assume when the property is absent.
 	Default json.RawMessage `json:"default,omitempty"`
+	// ReadOnly marks a property of an input that the server assigns, in
+	// the agent's admission step (a timestamp): clients may leave it out
+	// (decl.DecodeClientInput), and the journal records the value the
+	// server gave it. Allowed only on the properties of an input.
+	ReadOnly bool `json:"readOnly,omitempty"`
 
 	// Minimum is the smallest allowed number.
 	Minimum json.Number `json:"minimum,omitempty"`

@@ -502,7 +502,6 @@ var unsupportedKeywords = map[string]string{
 	"title":                 "use description",
 	"examples":              "put examples in the description",
 	"deprecated":            "say it in the description",
-	"readOnly":              "remove it",
 	"writeOnly":             "remove it",
 	"nullable":              `use a type pair like [string, "null"]`,
 }

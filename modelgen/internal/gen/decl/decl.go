@@ -453,7 +453,9 @@ func (e *declEmitter) inputs(f *jen.File) {
 		gen.Comment(f, `Timestamped is an input with a timestamp: every input whose required integer
 property "timestamp" a server stamps on arrival, in an admission step
 (automata.WithAdmission) that calls WithTimestamp. The time then comes inside
-the input, as transitions need, and never from a clock they read.`)
+the input, as transitions need, and never from a clock they read. Mark the
+property readOnly in the spec and clients may leave it out
+(DecodeClientInput).`)
 		f.Type().Id("Timestamped").Interface(
 			jen.Id("AgentInput"),
 			jen.Id("WithTimestamp").Params(jen.Id("ts").Int64()).Id("AgentInput"),
@@ -503,6 +505,20 @@ input's JSON Schema before decoding, and reports an unknown type, every schema
 violation (with its location in the object) and data after the JSON value.`)
 	f.Func().Id("DecodeInput").Params(jen.Id("data").Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Block(
 		jen.Return(jen.Id("inputDecoder").Dot("Decode").Call(jen.Id("data"))),
+	)
+	f.Line()
+	gen.Comment(f, `clientInputDecoder is inputDecoder for what clients send: the properties the
+spec marks readOnly may be absent.`)
+	f.Var().Id("clientInputDecoder").Op("=").Id("inputDecoder").Dot("ForClients").Call()
+	f.Line()
+	gen.Comment(f, `DecodeClientInput decodes an input that a client sends (a POST to
+automata/httpbridge, a form of automata/devpanel): as DecodeInput, but the
+properties the spec marks readOnly, which the server assigns in the agent's
+admission step (automata.WithAdmission), may be absent, and what a client sends
+for one is dropped; the admission step assigns them, and the journal records
+the input as it leaves admission, which DecodeInput reads back.`)
+	f.Func().Id("DecodeClientInput").Params(jen.Id("data").Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Block(
+		jen.Return(jen.Id("clientInputDecoder").Dot("Decode").Call(jen.Id("data"))),
 	)
 }
 

@@ -150,11 +150,12 @@ func (e *implEmitter) create(f *jen.File) {
 //
 //	m := agent.Create(effects, agent.WithJobs(` + jobs + `))
 //
-// A durable agent is made of the same pieces:
+// A durable agent is made of the same pieces, with an admission step that
+// assigns what the server stamps (the properties the spec marks readOnly):
 //
 //	m, err := journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
 //		Codec: journal.JSONGob[decl.AgentState](decl.DecodeInput),
-//	}, agent.WithEffects(effects), agent.WithJobs(jobs))
+//	}, agent.WithEffects(effects), agent.WithJobs(jobs), automata.WithAdmission(stamp))
 //
 // The journal reads the records of every earlier version of the spec
 // through the migrations of impl/migrations: Definition carries the

@@ -102,3 +102,17 @@ func unmarshalInput[T AgentInput](data []byte) (AgentInput, error) {
 func DecodeInput(data []byte) (AgentInput, error) {
 	return inputDecoder.Decode(data)
 }
+
+// clientInputDecoder is inputDecoder for what clients send: the properties the
+// spec marks readOnly may be absent.
+var clientInputDecoder = inputDecoder.ForClients()
+
+// DecodeClientInput decodes an input that a client sends (a POST to
+// automata/httpbridge, a form of automata/devpanel): as DecodeInput, but the
+// properties the spec marks readOnly, which the server assigns in the agent's
+// admission step (automata.WithAdmission), may be absent, and what a client
+// sends for one is dropped; the admission step assigns them, and the journal
+// records the input as it leaves admission, which DecodeInput reads back.
+func DecodeClientInput(data []byte) (AgentInput, error) {
+	return clientInputDecoder.Decode(data)
+}
