@@ -89,3 +89,72 @@ func Starter(opts StarterOptions) (*Output, error) {
 	gen.SortFiles(out.Files)
 	return out, nil
 }
+
+// FromSpecOptions configure FromSpec.
+type FromSpecOptions struct {
+	// Package is the Go import path of the new agent's directory; a
+	// package key in the spec must agree with it.
+	Package string
+	// SpecFile names the spec in diagnostics; Spec is its contents.
+	SpecFile string
+	Spec     []byte
+}
+
+// NewAgentData is what the template of a new agent's main.go
+// (templates/new/main.go.tmpl) receives.
+type NewAgentData struct {
+	Package     string // import path of the agent's directory
+	Command     string // the last element of Package, naming the command main.go builds
+	FirstInput  string // the type of the spec's first input, for the examples in main.go's doc
+	Timestamped bool   // whether decl declares Timestamped: some input has a timestamp the server stamps
+}
+
+// FromSpec returns the files of a new agent made from a spec of one's own,
+// as agentgen init --spec writes them: the spec as agent.yaml, its decl/
+// and impl/ glue as Generate makes them, a stub for the initial state of
+// every actor and the transition of every input (each panics "not
+// implemented" until its body is written), the history of the spec at
+// version 1, and a main.go that runs the agent durable, on a journal in a
+// directory, and serves it over HTTP (automata/httpbridge), stamping the
+// time of arrival on the inputs that have a timestamp. No file is owned but
+// the generated ones. An invalid spec is a Diagnostics error.
+func FromSpec(opts FromSpecOptions) (*Output, error) {
+	if msg := model.CheckImportPath(opts.Package); msg != "" {
+		return nil, errors.New(msg)
+	}
+	// Diagnostics name the file as given; the generated code, the spec's
+	// new name.
+	if _, err := LoadBytes(opts.SpecFile, opts.Spec); err != nil {
+		return nil, err
+	}
+	m, err := LoadBytes(DefaultSpecFile, opts.Spec)
+	if err != nil {
+		return nil, err
+	}
+	if m.Package != "" && m.Package != opts.Package {
+		return nil, fmt.Errorf("%s: its package key is %s, but the agent's directory is the package %s: remove the key, or init the agent where that package is", opts.SpecFile, m.Package, opts.Package)
+	}
+	m.Package = opts.Package
+	plan, err := PlanVersions(&History{}, m, false)
+	if err != nil {
+		return nil, err
+	}
+	out, err := Generate(m, Decl, Impl(nil), Versions(plan, HistoryFile(DefaultSpecFile), nil))
+	if err != nil {
+		return nil, err
+	}
+	data := NewAgentData{Package: opts.Package, Command: path.Base(opts.Package)}
+	for _, in := range m.Inputs {
+		if data.FirstInput == "" {
+			data.FirstInput = in.Name
+		}
+		data.Timestamped = data.Timestamped || in.Timestamp != nil
+	}
+	main, err := gen.RenderTemplate("new/main.go.tmpl", "main.go", data)
+	if err != nil {
+		return nil, err
+	}
+	out.Files = append(out.Files, File{Path: DefaultSpecFile, Data: opts.Spec}, File{Path: "main.go", Data: main})
+	gen.SortFiles(out.Files)
+	return out, nil
+}

@@ -10,9 +10,12 @@
 //	starter/...                agentgen init: agent.yaml, main.go and the
 //	                           starter's initial states and transitions,
 //	                           at their paths in the new agent
+//	new/main.go.tmpl           agentgen init --spec: the main.go of an
+//	                           agent made from a spec of one's own
 //
 // Package modelgen executes them with text/template and gofmt's the result:
 // the stubs receive a modelgen.StubData, the starter a modelgen.StarterData,
+// a new agent's main.go a modelgen.NewAgentData,
 // and both may call comment, which turns a text into a "//" comment wrapped
 // at 80 columns. A missing key is an error. Generated code, the code that
 // carries agentgen's "DO NOT EDIT" header, is not made from templates but
@@ -23,5 +26,5 @@ import "embed"
 
 // FS holds the templates, by the paths above.
 //
-//go:embed stub starter
+//go:embed stub starter new
 var FS embed.FS

@@ -11,10 +11,10 @@
 //
 // Usage:
 //
-//	agentgen init     [DIR] [--module PATH] [--toolkit DIR]
+//	agentgen init     [DIR] [--spec FILE] [--module PATH] [--toolkit DIR]
 //	agentgen validate [-f spec] [--strict]
 //	agentgen generate [-f spec] [--strict] [--prune] [--amend]
-//	agentgen check    [-f spec] [--strict] [--json] [--against file|revision]
+//	agentgen check    [-f spec] [--strict] [--json] [--against file|revision] [--typecheck=false]
 //	agentgen graph    [-f spec] [--format mermaid|dot]
 //	agentgen schema
 //	agentgen version
@@ -161,6 +161,20 @@
 //
 //	agentgen init hello && cd hello && echo hi | go run .
 //
+// With --spec FILE, init makes the agent of a spec of your own instead:
+// FILE becomes DIR/agent.yaml (it may already be that file), decl/ and
+// impl/ are generated from it with a stub for every actor's initial state
+// and every input's transition (each panics "not implemented" until you
+// write its body; check lists them), and main.go runs the agent durable and
+// served over HTTP: its journal in -data (default data; a bbolt file,
+// automata/journal), automata/httpbridge on -addr (default localhost:8080;
+// -token requires a bearer token), inputs decoded with
+// decl.DecodeClientInput (the properties the spec marks readOnly may be
+// absent) and an admission step that stamps the time of arrival on every
+// input with a timestamp. main.go is yours from then on: inject the
+// actors' effects and jobs where it opens the agent. The README's "Your
+// first agent" walks through it. An invalid spec writes nothing and exits 2.
+//
 // When DIR is in no Go module, init also writes go.mod (module --module,
 // default DIR's name) and go.sum. github.com/moora-go/moora is not
 // published, so go.mod replaces it with its source: the directory --toolkit
@@ -169,14 +183,17 @@
 // --toolkit), and init says so. go.sum starts as the toolkit's, and init
 // runs go mod tidy, first with GOPROXY=off, which succeeds offline when the
 // module cache holds the toolkit's dependencies (it does where agentgen was
-// built), then with the environment's proxy. When DIR is inside a module,
+// built), then with the environment's proxy. go.mod is tidied as if the
+// agent imported automata/journal and automata/httpbridge too, so that it
+// builds durable and served (bbolt) without another go mod tidy. When DIR is inside a module,
 // the agent is a package of it: no go.mod is written, and init says so if
 // that module does not require github.com/moora-go/moora.
 //
 // init refuses to overwrite a spec, and writes nothing when DIR already has
 // agent.yaml, main.go, decl or impl. Exit status: 0 on success, 1 on a
 // failure (nothing is written unless go mod tidy is what failed), 2 on a
-// usage error, such as --module in a directory inside a module.
+// usage error, such as --module in a directory inside a module, or an
+// invalid --spec.
 //
 // # validate
 //
@@ -252,7 +269,8 @@
 // (about 0.3 s with a warm build cache); without a go command on PATH, or
 // with the spec in no Go module, check says on stderr that it did not
 // type-check (an error with --strict). While generated files are not up to
-// date it does not type-check: run generate first.
+// date it does not type-check: run generate first. --typecheck=false skips
+// it, for a spec whose packages are built elsewhere (test fixtures).
 //
 // --against names an earlier spec, a file or a git revision of the spec's
 // file (main, HEAD~1, v1.2.0: git show REV:./agent.yaml in the spec's

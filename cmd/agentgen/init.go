@@ -24,34 +24,48 @@ import (
 const toolkitModule = "github.com/moora-go/moora"
 
 func newInitCommand() *cobra.Command {
-	var module, toolkit string
+	var module, toolkit, specFile string
 	cmd := &cobra.Command{
-		Use:   "init [DIR] [--module PATH] [--toolkit DIR]",
-		Short: "Create a ready-to-run starter agent in DIR (default: the current directory)",
+		Use:   "init [DIR] [--spec FILE] [--module PATH] [--toolkit DIR]",
+		Short: "Create a ready-to-run agent in DIR (default: the current directory): the starter, or one of your own spec (--spec)",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			dir := "."
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			return initAgent(cmd.OutOrStdout(), cmd.ErrOrStderr(), dir, module, toolkit)
+			return initAgent(cmd.OutOrStdout(), cmd.ErrOrStderr(), dir, specFile, module, toolkit)
 		},
 	}
+	cmd.Flags().StringVar(&specFile, "spec", "", "make the agent of this spec (it becomes DIR/agent.yaml) instead of the starter: stubs for every initial state and transition, and a main.go that serves it, durable, over HTTP")
+	_ = cmd.MarkFlagFilename("spec", "yaml", "yml", "json")
 	cmd.Flags().StringVar(&module, "module", "", "the module path of the go.mod init writes when DIR is in no module (default: DIR's name)")
 	cmd.Flags().StringVar(&toolkit, "toolkit", "", "the source directory of "+toolkitModule+" to build against (default: the one agentgen was built from)")
 	_ = cmd.MarkFlagDirname("toolkit")
 	return cmd
 }
 
-// initAgent writes the starter agent into dir.
-func initAgent(stdout, stderr io.Writer, dir, module, toolkitDir string) error {
+// initAgent writes a new agent into dir: the starter, or the agent of
+// specFile when it is not "".
+func initAgent(stdout, stderr io.Writer, dir, specFile, module, toolkitDir string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return fail(exitFailed, err)
 	}
+	var specData []byte
+	if specFile != "" {
+		if specData, err = modelgen.ReadSpec(specFile); err != nil {
+			return fail(exitFailed, fmt.Errorf("--spec: %w", err))
+		}
+	}
 	for _, name := range []string{modelgen.DefaultSpecFile, "main.go", "decl", "impl"} {
 		p := filepath.Join(dir, name)
-		if _, err := os.Lstat(p); err == nil {
+		if info, err := os.Lstat(p); err == nil {
+			if name == modelgen.DefaultSpecFile && specFile != "" {
+				if given, err := os.Stat(specFile); err == nil && os.SameFile(info, given) {
+					continue // the spec is already where it goes
+				}
+			}
 			if name == modelgen.DefaultSpecFile {
 				return fail(exitFailed, fmt.Errorf("%s exists: init never overwrites a spec; edit it and run agentgen generate", p))
 			}
@@ -78,9 +92,20 @@ func initAgent(stdout, stderr io.Writer, dir, module, toolkitDir string) error {
 		}
 		pkg = path.Join(modPath, filepath.ToSlash(rel))
 	}
-	out, err := modelgen.Starter(modelgen.StarterOptions{Package: pkg})
-	if err != nil {
-		return fail(exitFailed, fmt.Errorf("--module: %w", err))
+	var out *modelgen.Output
+	if specFile == "" {
+		if out, err = modelgen.Starter(modelgen.StarterOptions{Package: pkg}); err != nil {
+			return fail(exitFailed, fmt.Errorf("--module: %w", err))
+		}
+	} else {
+		out, err = modelgen.FromSpec(modelgen.FromSpecOptions{Package: pkg, SpecFile: specFile, Spec: specData})
+		if ds := modelgen.AsDiagnostics(err); ds != nil {
+			printDiagnostics(stderr, ds)
+			return fail(exitBroken, fmt.Errorf("%s is invalid: %s; nothing was written", specFile, count(ds)))
+		}
+		if err != nil {
+			return fail(exitFailed, err)
+		}
 	}
 	var tk *toolkit
 	if modRoot == "" {
@@ -96,6 +121,12 @@ func initAgent(stdout, stderr io.Writer, dir, module, toolkitDir string) error {
 	}
 	for _, c := range changes {
 		fmt.Fprintf(stdout, "%s %s\n", c.Kind, filepath.Join(dir, filepath.FromSlash(c.Path)))
+	}
+	stubs := 0
+	for _, f := range out.Files {
+		if !f.Owned && f.Path != "main.go" && f.Path != modelgen.DefaultSpecFile && bytes.Contains(f.Data, []byte(`panic("not implemented`)) {
+			stubs++
+		}
 	}
 	switch {
 	case tk != nil && tk.dir != "":
@@ -113,10 +144,14 @@ func initAgent(stdout, stderr io.Writer, dir, module, toolkitDir string) error {
 			return fail(exitFailed, err)
 		}
 	}
-	if filepath.Clean(dir) == "." {
-		fmt.Fprintln(stdout, "run it: go run .")
+	cd := ""
+	if filepath.Clean(dir) != "." {
+		cd = "cd " + shellQuote(dir) + " && "
+	}
+	if stubs > 0 {
+		fmt.Fprintf(stdout, "write the bodies of the %d stubs in impl/initials and impl/transitions (agentgen check lists them), then run it: %sgo run .\n", stubs, cd)
 	} else {
-		fmt.Fprintf(stdout, "run it: cd %s && go run .\n", shellQuote(dir))
+		fmt.Fprintf(stdout, "run it: %sgo run .\n", cd)
 	}
 	return nil
 }
@@ -264,13 +299,35 @@ func (tk *toolkit) goMod(module string) (gomod, gosum []byte) {
 	return b.Bytes(), tk.sum
 }
 
-// tidy runs go mod tidy in dir: first with GOPROXY=off, which works offline
-// when the module cache has the toolkit's dependencies (it does on the
-// machine agentgen was built on), then as the environment says.
+// buildsWith are the packages of the toolkit a new agent's go.mod is ready
+// for, whether its code imports them yet or not: a durable agent served
+// over HTTP then builds without a go mod tidy, and without the network.
+var buildsWith = []string{toolkitModule + "/automata/journal", toolkitModule + "/automata/httpbridge"}
+
+// tidy runs go mod tidy in dir, as if package main imported buildsWith too:
+// first with GOPROXY=off, which works offline when the module cache has the
+// toolkit's dependencies (it does on the machine agentgen was built on),
+// then as the environment says.
 func tidy(dir string) error {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		return fmt.Errorf("no go command: %w", err)
+	}
+	imports, err := os.CreateTemp(dir, "agentgen-tidy-*.go")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(imports.Name())
+	src := "package main\n\nimport (\n"
+	for _, p := range buildsWith {
+		src += "\t_ \"" + p + "\"\n"
+	}
+	if _, err := io.WriteString(imports, src+")\n"); err != nil {
+		imports.Close()
+		return err
+	}
+	if err := imports.Close(); err != nil {
+		return err
 	}
 	var out []byte
 	for _, env := range [][]string{{"GOPROXY=off", "GOFLAGS=-mod=mod"}, nil} {

@@ -43,13 +43,20 @@ var goEnv = sync.OnceValues(func() (map[string]string, error) {
 // that build Go code skip with -short; they get the go command's caches and
 // proxy settings, and $TOOLKIT, the root of this repository.
 func TestScripts(t *testing.T) {
+	p := scriptParams(t)
+	p.Dir = "testdata/script"
+	p.UpdateScripts = *update
+	testscript.Run(t, p)
+}
+
+// scriptParams are the parameters of every test script: the commands,
+// and the environment that Setup gives it.
+func scriptParams(t *testing.T) testscript.Params {
 	root, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	testscript.Run(t, testscript.Params{
-		Dir:                 "testdata/script",
-		UpdateScripts:       *update,
+	return testscript.Params{
 		RequireExplicitExec: true,
 		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exitcode": cmdExitCode, "buildable": cmdBuildable},
 		Setup: func(e *testscript.Env) error {
@@ -72,7 +79,7 @@ func TestScripts(t *testing.T) {
 			}
 			return nil
 		},
-	})
+	}
 }
 
 // cmdExitCode is the script command
