@@ -55,12 +55,7 @@ func Starter(opts StarterOptions) (*Output, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the starter spec: %w", err)
 	}
-	m.Package = opts.Package
-	plan, err := PlanVersions(&History{}, m, false)
-	if err != nil {
-		return nil, err
-	}
-	out, err := Generate(m, Decl, Impl(nil), Versions(plan, HistoryFile(DefaultSpecFile), nil))
+	out, err := generateNew(m, opts.Package)
 	if err != nil {
 		return nil, err
 	}
@@ -134,12 +129,7 @@ func FromSpec(opts FromSpecOptions) (*Output, error) {
 	if m.Package != "" && m.Package != opts.Package {
 		return nil, fmt.Errorf("%s: its package key is %s, but the agent's directory is the package %s: remove the key, or init the agent where that package is", opts.SpecFile, m.Package, opts.Package)
 	}
-	m.Package = opts.Package
-	plan, err := PlanVersions(&History{}, m, false)
-	if err != nil {
-		return nil, err
-	}
-	out, err := Generate(m, Decl, Impl(nil), Versions(plan, HistoryFile(DefaultSpecFile), nil))
+	out, err := generateNew(m, opts.Package)
 	if err != nil {
 		return nil, err
 	}
@@ -157,4 +147,16 @@ func FromSpec(opts FromSpecOptions) (*Output, error) {
 	out.Files = append(out.Files, File{Path: DefaultSpecFile, Data: opts.Spec}, File{Path: "main.go", Data: main})
 	gen.SortFiles(out.Files)
 	return out, nil
+}
+
+// generateNew generates the files of a new agent of model m in package pkg:
+// decl/, impl/ with a stub for every hand-written function, and the history
+// of its spec at version 1.
+func generateNew(m *Model, pkg string) (*Output, error) {
+	m.Package = pkg
+	plan, err := PlanVersions(&History{}, m, false)
+	if err != nil {
+		return nil, err
+	}
+	return Generate(m, Decl, Impl(nil), Versions(plan, HistoryFile(DefaultSpecFile), nil))
 }
