@@ -23,7 +23,8 @@
 // it like any other, as the journal holds what the server gave it; the
 // Decoder that ForClients returns, a generated DecodeClientInput, is for
 // what clients send: it accepts such a property absent and drops what a
-// client sends for it.
+// client sends for it, unchecked, but refuses a key that differs from it
+// only in case (which encoding/json would decode into it).
 //
 // # Limits
 //
@@ -127,21 +128,23 @@ func NewDecoder[T any](schema string, decoders map[string]func([]byte) (T, error
 		quoted = append(quoted, strconv.Quote(typ))
 	}
 	d := &Decoder[T]{decoders: maps.Clone(decoders), typeList: names(quoted), schema: schema}
-	d.schemas = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) { return d.compile(schema) })
+	d.schemas = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
+		return compile(schema, slices.Collect(maps.Keys(d.decoders)))
+	})
 	return d
 }
 
-// compile compiles the schema of each input type in the schema document
-// doc.
-func (d *Decoder[T]) compile(doc string) (map[string]*jsonschema.Schema, error) {
+// compile compiles the schema of each of the input types types in the
+// schema document doc.
+func compile(doc string, types []string) (map[string]*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	c.AssertFormat = true
 	if err := c.AddResource(schemaURL, strings.NewReader(doc)); err != nil {
 		return nil, err
 	}
-	schemas := make(map[string]*jsonschema.Schema, len(d.decoders))
-	for typ := range d.decoders {
+	schemas := make(map[string]*jsonschema.Schema, len(types))
+	for _, typ := range types {
 		s, err := c.Compile(schemaURL + "#/inputs/" + typ)
 		if err != nil {
 			return nil, err
@@ -158,23 +161,48 @@ func (d *Decoder[T]) compile(doc string) (map[string]*jsonschema.Schema, error) 
 // client sends for one is dropped, as JSON Schema allows for readOnly
 // ("ignored or rejected by the owning authority") and as Kubernetes ignores
 // the status a client sends: the input is decoded with the zero value
-// there, for the admission step to assign. Everything else is as Decode
-// checks it. readOnly counts on an input's own properties only (those
-// under "properties" of its schema).
+// there, for the admission step to assign. A key that differs from such a
+// property only in case ("Timestamp" for "timestamp") is refused, as Decode
+// refuses one, since encoding/json would decode it into the property.
+// Everything else is as Decode checks it. readOnly counts on an input's own
+// properties only (those under "properties" of its schema). The schemas of
+// the input types without readOnly properties are Decode's, compiled once.
 func (d *Decoder[T]) ForClients() *Decoder[T] {
 	c := *d
 	c.client = true
 	c.readOnly = sync.OnceValues(func() (map[string][]string, error) { return readOnlyProperties(d.schema) })
 	c.schemas = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
+		full, err := d.schemas()
+		if err != nil {
+			return nil, err
+		}
 		ro, err := c.readOnly()
 		if err != nil {
 			return nil, err
+		}
+		// Only the schemas of the input types with readOnly properties
+		// differ from Decode's: the others are shared, not compiled again
+		// (an agent's journal decodes with Decode, its server with this).
+		var differ []string
+		for typ := range d.decoders {
+			if len(ro[typ]) > 0 {
+				differ = append(differ, typ)
+			}
+		}
+		if len(differ) == 0 {
+			return full, nil
 		}
 		doc, err := withoutRequired(d.schema, ro)
 		if err != nil {
 			return nil, err
 		}
-		return c.compile(doc)
+		own, err := compile(doc, differ)
+		if err != nil {
+			return nil, err
+		}
+		schemas := maps.Clone(full)
+		maps.Copy(schemas, own)
+		return schemas, nil
 	})
 	return &c
 }
@@ -276,14 +304,8 @@ func (d *Decoder[T]) Decode(data []byte) (T, error) {
 	if !ok {
 		return zero, fmt.Errorf("decoding input: unknown type %q (want one of %s)", typ, d.typeList)
 	}
-	if err := checkNumbers(obj, new(path)); err != nil {
-		return zero, fmt.Errorf("decoding input %q: %w", typ, err)
-	}
-	schemas, err := d.schemas()
-	if err != nil {
-		return zero, fmt.Errorf("decoding input: %w", err)
-	}
-	// What a client sends for a property the server assigns is dropped.
+	// What a client sends for a property the server assigns is dropped
+	// before anything reads it: it is not checked, not even its length.
 	var assigned []string
 	dropped := false
 	if d.client {
@@ -298,6 +320,13 @@ func (d *Decoder[T]) Decode(data []byte) (T, error) {
 				dropped = true
 			}
 		}
+	}
+	if err := checkNumbers(obj, new(path)); err != nil {
+		return zero, fmt.Errorf("decoding input %q: %w", typ, err)
+	}
+	schemas, err := d.schemas()
+	if err != nil {
+		return zero, fmt.Errorf("decoding input: %w", err)
 	}
 	if err := schemas[typ].Validate(doc); err != nil {
 		return zero, inputError(typ, err)
@@ -398,7 +427,10 @@ func decodeError(typ string, err error) error {
 // encoding/json matches property names regardless of case, so {"Limit": 99}
 // could otherwise fill a field whose "limit" the schema never saw. The
 // properties in assigned, left for the server to assign, hold their zero
-// values instead.
+// values instead, unless the input has a key in another case that
+// encoding/json matched to one of them ({"Timestamp": 99} for a readOnly
+// "timestamp"): that is a client's value, refused like any other key in
+// another case.
 func checkDecoded(in any, doc any, assigned []string) error {
 	data, err := json.Marshal(in)
 	if err != nil {
@@ -411,8 +443,11 @@ func checkDecoded(in any, doc any, assigned []string) error {
 		return err
 	}
 	if m, ok := got.(map[string]any); ok {
+		w, _ := doc.(map[string]any)
 		for _, name := range assigned {
-			delete(m, name)
+			if caseVariant(w, name) == "" {
+				delete(m, name)
+			}
 		}
 	}
 	if problem, ok := jsonSubset(got, doc, new(path)); !ok {
