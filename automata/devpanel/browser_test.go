@@ -3,13 +3,22 @@ package devpanel_test
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/devpanel"
+	"github.com/moora-go/moora/automata/httpbridge"
+	"github.com/moora-go/moora/automata/internal/readonlytest"
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/decl"
+	"github.com/moora-go/moora/impl/agent"
 )
 
 // TestBrowserMigratedJournal drives the page in headless Chromium on the
@@ -19,41 +28,13 @@ import (
 // it shows the migrated state. The screenshot is saved in
 // $DEVPANEL_ARTIFACTS when it is set, to look at.
 func TestBrowserMigratedJournal(t *testing.T) {
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("chromium is not installed (apt-get install chromium); CI installs it and runs this test")
-		}
-		t.Fatal("CI is set but chromium is not installed: .ci/run installs it")
-	}
+	ctx := newBrowser(t)
 	_, _, f := migratedPanel(t)
-
-	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
-		chromedp.ExecPath(bin),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.WindowSize(1300, 800),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancel()
-	ctx, cancel := chromedp.NewContext(actx)
-	defer cancel()
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	poll := func(expr string) chromedp.Action[chromedp.Void] {
-		return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond))
-	}
 	row := func(seq int) string { return fmt.Sprintf(`document.querySelector('#rows tr.row[data-seq="%d"]')`, seq) }
 	badge := func(seq int) string {
 		return fmt.Sprintf(`(() => { const b = %s.querySelector('.version'); return b && getComputedStyle(b).display !== 'none' ? b.textContent : '' })()`, row(seq))
 	}
-	err = chromedp.Do(ctx,
+	err := chromedp.Do(ctx,
 		chromedp.Navigate(f.srv.URL+"/?token="+token),
 		poll(`document.querySelectorAll('#rows tr.row').length === 5`),
 		poll(`document.getElementById('conn').textContent === 'live'`),
@@ -95,6 +76,136 @@ func TestBrowserMigratedJournal(t *testing.T) {
 		t.Errorf("time travel to 3 shows %s %v, want %s", state, err, want)
 	}
 
+	screenshot(t, ctx, "migrated")
+}
+
+// TestBrowserFormLeavesOutReadOnly drives the input form of a panel on an
+// agent whose spec marks the user message's timestamp readOnly: the form
+// has no field for it and says the server assigns it, a message sent
+// without it is accepted (the panel decodes with DecodeClientInput), and
+// the journal holds the admission step's stamp. The llm's input, whose
+// timestamp is not readOnly, keeps its field.
+func TestBrowserFormLeavesOutReadOnly(t *testing.T) {
+	ctx := newBrowser(t)
+	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stamp := func(_ decl.AgentState, in decl.AgentInput) (decl.AgentInput, error) {
+		if s, ok := in.(decl.Timestamped); ok {
+			return s.WithTimestamp(1_000_042), nil
+		}
+		return in, nil
+	}
+	m, panel, err := devpanel.Open(store, devpanel.Config[decl.AgentState, decl.AgentInput]{
+		Definition:  agent.Definition(),
+		Decode:      readonlytest.DecodeClientInput,
+		InputSchema: readonlytest.InputSchema(),
+		Auth:        httpbridge.Bearer(token),
+	}, journal.Options[decl.AgentState, decl.AgentInput]{
+		Codec: journal.JSON[decl.AgentState](decl.DecodeInput),
+	}, automata.WithAdmission(stamp))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(panel)
+	t.Cleanup(func() {
+		panel.Close()
+		srv.Close()
+		if err := m.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+	})
+
+	choose := func(typ string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](`(() => { const s = document.getElementById('in-type'); s.value = '` + typ + `'; s.dispatchEvent(new Event('change')) })()`)
+	}
+	fields := `[...document.querySelectorAll('#in-fields [name]')].map((e) => e.name)`
+	if err := chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/?token="+token),
+		poll(`document.querySelectorAll('#in-type option').length === 2`),
+		choose("send-assi-message"),
+	); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](fields)); err != nil || !slices.Equal(got, []string{"id", "content", "timestamp"}) {
+		t.Errorf("the fields of send-assi-message: %q %v, want id, content and timestamp", got, err)
+	}
+	if err := chromedp.Do(ctx, choose("send-user-message")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](fields)); err != nil || !slices.Equal(got, []string{"id", "content"}) {
+		t.Errorf("the fields of send-user-message: %q %v, want id and content", got, err)
+	}
+	if err := chromedp.Do(ctx,
+		poll(`document.querySelector('#in-fields p.assigned').textContent === 'Assigned by the server (readOnly): timestamp'`),
+		chromedp.SendKeys(chromedp.CSS(`#in-fields [name=id]`), "f1"),
+		chromedp.SendKeys(chromedp.CSS(`#in-fields [name=content]`), "from the form"),
+		chromedp.Click(chromedp.ID("in-send")),
+		poll(`(() => { const m = document.querySelector('#in-msg.ok'); return m !== null && m.textContent === 'Sent: input 1' })()`),
+	); err != nil {
+		msg, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('in-msg').textContent`))
+		t.Fatalf("%v (the form says %q)", err, msg)
+	}
+	// The page's copy of the state is null where the agent's slices are
+	// nil, and the first message's diff adds to the slice: the page's
+	// stream restarts once (from its last id) before it is live again.
+	if err := chromedp.Do(ctx, poll(`document.getElementById('conn').textContent === 'live'`)); err != nil {
+		t.Fatal(err)
+	}
+	screenshot(t, ctx, "form-readonly")
+	entries, err := m.Inputs(1, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := decl.SendUserMessage{ID: "f1", Content: "from the form", Timestamp: 1_000_042}
+	if len(entries) != 1 || entries[0].Input != want {
+		t.Errorf("the journal holds %+v, want %+v", entries, want)
+	}
+}
+
+// newBrowser starts headless Chromium for a test, with a window of
+// 1300×800, and returns its first tab's context, bounded by two minutes.
+// Without chromium the test is skipped, unless CI is set.
+func newBrowser(t *testing.T) context.Context {
+	t.Helper()
+	bin, err := exec.LookPath("chromium")
+	if err != nil {
+		if os.Getenv("CI") == "" {
+			t.Skip("chromium is not installed (apt-get install chromium); CI installs it and runs this test")
+		}
+		t.Fatal("CI is set but chromium is not installed: .ci/run installs it")
+	}
+	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
+		chromedp.ExecPath(bin),
+		chromedp.Flag("headless", true),
+		chromedp.Flag("no-sandbox", true),
+		chromedp.Flag("disable-gpu", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("no-first-run", true),
+		chromedp.WindowSize(1300, 800),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancel)
+	ctx, cancel := chromedp.NewContext(actx)
+	t.Cleanup(cancel)
+	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// poll waits until the JavaScript expression expr is truthy.
+func poll(expr string) chromedp.Action[chromedp.Void] {
+	return chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(20*time.Millisecond))
+}
+
+// screenshot saves the page as name.png in $DEVPANEL_ARTIFACTS when it is
+// set, to look at, else in the test's temporary directory.
+func screenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +217,7 @@ func TestBrowserMigratedJournal(t *testing.T) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	shot := filepath.Join(dir, "migrated.png")
+	shot := filepath.Join(dir, name+".png")
 	if err := os.WriteFile(shot, png, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,13 @@
 //   import { connect } from "/agent/client.js";
 //   const agent = connect("/agent", { token: "secret" });
 //   agent.onState((view, seq) => render(view));
-//   await agent.post({ type: "send-user-message", id: "u1", content: "hi", timestamp: 0 });
+//   await agent.post({ type: "send-user-message", id: "u1", content: "hi" });
 //   agent.follow("reply-u1", (text, done) => show(text, done));
+//
+// An input leaves out the properties its spec marks readOnly, such as a
+// timestamp that the server's admission step stamps, when the bridge
+// decodes with decl.DecodeClientInput; a spec that does not mark them makes
+// every client send a placeholder (timestamp: 0) that admission overwrites.
 //
 // It reads the state stream with fetch (so that it can send the
 // Authorization and Last-Event-ID headers, which EventSource cannot), applies

@@ -77,6 +77,12 @@ export function build(doc, type, container) {
     container.append(label);
     readers.push({ name, el, k, s, required: required.has(name) });
   }
+  if (assigned.size > 0) {
+    const note = document.createElement('p');
+    note.className = 'assigned';
+    note.textContent = `Assigned by the server (readOnly): ${[...assigned].join(', ')}`;
+    container.append(note);
+  }
   return () => {
     const value = { type };
     const errors = [];
