@@ -153,12 +153,15 @@
 // (see DecodeInput below). A pattern must be a Go regular expression; a
 // format must be one the validator knows (date-time, email, uri, uuid, ...).
 // additionalProperties: false is carried into that validation too.
-// readOnly: true, allowed only on a property of an input, marks one the
-// server assigns in the agent's admission step (a timestamp): the Go type
-// is unchanged, DecodeInput (which the journal reads with) still requires
-// it, and DecodeClientInput, for what clients send, accepts it absent and
-// drops what a client sends for it. Adding or removing readOnly is not a
-// change of the spec's shapes.
+// readOnly: true, allowed only on a top-level property of an input
+// (inputs.<actor>.<input>.properties.<name>, not one an allOf member
+// declares too), marks one the server assigns in the agent's admission step
+// (a timestamp): the Go type is unchanged, DecodeInput (which the journal
+// reads with) still requires it, and DecodeClientInput, for what clients
+// send, accepts it absent and drops what a client sends for it, so that the
+// input reaches admission with the zero value there, which admission must
+// replace when the property is required. Adding or removing readOnly is not
+// a change of the spec's shapes: the history keeps the version's number.
 //
 // Required, optional and nullable:
 //

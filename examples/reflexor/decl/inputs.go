@@ -31,6 +31,9 @@ type InputFromToolkit interface {
 // The user sends a message.
 type UserSendMessage struct {
 	// Stamped by the server on arrival; a client leaves it out.
+	//
+	// ReadOnly: the server assigns it in the agent's admission step;
+	// DecodeClientInput leaves it zero, whatever a client sends.
 	Timestamp int64  `json:"timestamp"`
 	MessageID string `json:"messageId"`
 	Content   string `json:"content"`
@@ -281,8 +284,11 @@ func (ToolkitRespond) isInputFromToolkit() {}
 // property "timestamp" a server stamps on arrival, in an admission step
 // (automata.WithAdmission) that calls WithTimestamp. The time then comes
 // inside the input, as transitions need, and never from a clock they read.
-// Mark the property readOnly in the spec and clients may leave it out
-// (DecodeClientInput).
+//
+// The spec marks "timestamp" readOnly on user-send-message: a client leaves it
+// out there (DecodeClientInput drops what a client sends), and the admission
+// step must stamp it. On the others, a client sends one (any integer, such as
+// 0), which the admission step overwrites.
 type Timestamped interface {
 	AgentInput
 	WithTimestamp(ts int64) AgentInput
@@ -341,6 +347,9 @@ var clientInputDecoder = inputDecoder.ForClients()
 // admission step (automata.WithAdmission), may be absent, and what a client
 // sends for one is dropped; the admission step assigns them, and the journal
 // records the input as it leaves admission, which DecodeInput reads back.
+//
+// The readOnly properties, which a client leaves out: "timestamp" of
+// user-send-message.
 func DecodeClientInput(data []byte) (AgentInput, error) {
 	return clientInputDecoder.Decode(data)
 }

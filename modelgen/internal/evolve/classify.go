@@ -3,7 +3,9 @@
 // JSON of each input type (the journal's records) and the JSON of the agent
 // state (its snapshots). It owns the rules that say which differences the
 // records of the old version survive and which need a migration; it knows
-// nothing of Go.
+// nothing of Go. Descriptions, defaults and readOnly are no part of a shape:
+// readOnly says what a client may leave out of an input for the server to
+// assign, and the journal's record holds the property either way.
 package evolve
 
 import (

@@ -924,7 +924,14 @@ func (b *builder) collectProps(s *Schema, ptr string, self *TypeDecl) (props []m
 	index := make(map[string]int)
 	add := func(p mergedProp) {
 		if i, dup := index[p.name]; dup {
-			if !b.sameSchema(props[i].schema, p.schema) {
+			switch {
+			case b.sameSchema(props[i].schema, p.schema):
+			case props[i].schema != nil && props[i].schema.ReadOnly || p.schema != nil && p.schema.ReadOnly:
+				// An allOf member would still require it of a client.
+				b.d.AtKey(p.ptr, fmt.Sprintf("readOnly property %q is declared by an allOf member too (at %s)", p.name, posShort(b.d.Src.KeyPos(props[i].ptr))),
+					"a readOnly property must be the input's own: remove it from the allOf member, or drop readOnly")
+				ok = false
+			default:
 				b.d.AtKey(p.ptr, fmt.Sprintf("property %q is declared again with a different schema (first at %s)", p.name, posShort(b.d.Src.KeyPos(props[i].ptr))),
 					"allOf merges properties: give them one schema")
 				ok = false
@@ -1083,6 +1090,8 @@ func (b *builder) fillStruct(decl *TypeDecl, s *Schema, ptr string) {
 		f := &Field{
 			Name: p.name, GoName: names.FieldName(p.name),
 			Required: p.required, Nullable: r.nullable, Doc: docOr(p.schema, ""), Ptr: p.ptr,
+			// checkReadOnly reports readOnly anywhere else.
+			ReadOnly: decl.Input != nil && p.schema.ReadOnly && p.ptr == ptr+"/properties/"+spec.EscapePointer(p.name),
 		}
 		b.fieldRes[f] = r
 		if members.claim(f.GoName, what, p.ptr, "rename one of the properties") {
@@ -1553,7 +1562,7 @@ func (b *builder) checkReadOnly() {
 			return
 		}
 		if s.ReadOnly && !allowed {
-			b.d.AtKey(ptr+"/readOnly", "readOnly is allowed only on a property of an input (one the server assigns in the agent's admission step)", "remove it, or move the property to the input that the server stamps")
+			b.d.AtKey(ptr+"/readOnly", "readOnly is allowed only on a top-level property of an input, inputs.<actor>.<input>.properties.<name>: one the server assigns in the agent's admission step", "remove it, or move the property to the input that the server stamps")
 		}
 		walk(s.Items, ptr+"/items", false)
 		if s.AdditionalProperties != nil {

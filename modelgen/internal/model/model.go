@@ -127,6 +127,18 @@ type Input struct {
 	Timestamp *Field
 }
 
+// ReadOnly returns the input's fields that the spec marks readOnly, in the
+// order of the spec.
+func (in *Input) ReadOnly() []*Field {
+	var fs []*Field
+	for _, f := range in.Decl.Fields {
+		if f.ReadOnly {
+			fs = append(fs, f)
+		}
+	}
+	return fs
+}
+
 // Field is one property of a struct.
 type Field struct {
 	Name     string // JSON name as in the spec
@@ -139,6 +151,11 @@ type Field struct {
 	// state, context and agent-state fields only).
 	Owner *Actor
 	Ptr   string // JSON Pointer of the property in the spec
+	// ReadOnly says that the spec marks the property readOnly: the server
+	// assigns it in the agent's admission step, and DecodeClientInput
+	// leaves it zero whatever a client sends (an input's own top-level
+	// properties only).
+	ReadOnly bool
 }
 
 // Tag returns the field's JSON struct tag value: the spec name, plus

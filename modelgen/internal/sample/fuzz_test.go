@@ -9,16 +9,22 @@ import (
 	"github.com/moora-go/moora/modelgen/internal/sample/decl"
 )
 
-// FuzzDecodeInput feeds arbitrary bytes to DecodeInput. It must never panic;
-// what it accepts must be JSON, and must survive MarshalJSON and a second
-// DecodeInput unchanged.
+// FuzzDecodeInput feeds arbitrary bytes to DecodeInput and DecodeClientInput.
+// Neither may panic. What DecodeInput accepts must be JSON, and must survive
+// MarshalJSON and a second DecodeInput unchanged. What DecodeClientInput
+// accepts holds no client's value for start-thinking's readOnly timestamp,
+// and DecodeInput reads it back once MarshalJSON wrote it (as the journal
+// does after admission; 0 is a valid timestamp here); what DecodeInput
+// accepts, DecodeClientInput accepts alike, but for that timestamp, unless
+// the input has a key that differs from "timestamp" only in case.
 func FuzzDecodeInput(f *testing.F) {
 	for _, tc := range validInputs {
 		f.Add([]byte(tc.json))
 	}
 	for _, seed := range []string{
 		``, `null`, `[]`, `{}`, `{"type":null}`, `{"type":"start-thinking","timestamp":1} x`,
-		`{"type":"start-thinking","timestamp":1,"TimeStamp":-5}`,
+		`{"type":"start-thinking","timestamp":1,"TimeStamp":-5}`, `{"type":"start-thinking"}`, `{"type":"start-thinking","TimeStamp":-5}`,
+		`{"type":"start-thinking","timestamp":"soon"}`,
 		`{"type":"start-thinking","timestamp":-0.0}`, `{"type":"start-thinking","timestamp":1e19}`,
 		`{"type":"start-thinking","timestamp":9.223372036854775807e18}`,
 		`{"type":"start-thinking","timestamp":1e1000001}`, `{"type":"start-thinking","timestamp":1e-1000}`,
@@ -31,6 +37,7 @@ func FuzzDecodeInput(f *testing.F) {
 		f.Add([]byte(seed))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
+		checkClient(t, data)
 		in, err := decl.DecodeInput(data)
 		if err != nil {
 			if in != nil {
@@ -56,4 +63,48 @@ func FuzzDecodeInput(f *testing.F) {
 			t.Fatalf("round trip changed the input\nfirst:  %#v\nsecond: %#v", in, again)
 		}
 	})
+}
+
+// checkClient checks DecodeClientInput on data against DecodeInput.
+func checkClient(t *testing.T, data []byte) {
+	t.Helper()
+	in, err := decl.DecodeClientInput(data)
+	if err != nil {
+		if in != nil {
+			t.Fatalf("DecodeClientInput returned %#v with error %v", in, err)
+		}
+	} else {
+		if st, ok := in.(decl.StartThinking); ok && st.Timestamp != 0 {
+			t.Fatalf("DecodeClientInput let a client's timestamp through: %#v from %q", st, data)
+		}
+		out, err := json.Marshal(in)
+		if err != nil {
+			t.Fatalf("Marshal(%#v): %v", in, err)
+		}
+		back, err := decl.DecodeInput(out)
+		if err != nil {
+			t.Fatalf("DecodeClientInput accepted %q, whose MarshalJSON DecodeInput refuses: %v\nmarshalled: %s", data, err, out)
+		}
+		if !reflect.DeepEqual(in, back) {
+			t.Fatalf("DecodeInput(Marshal(DecodeClientInput)) changed the input\nfirst:  %#v\nsecond: %#v", in, back)
+		}
+	}
+	full, err := decl.DecodeInput(data)
+	if err != nil {
+		return
+	}
+	client, err := decl.DecodeClientInput(data)
+	if err != nil {
+		if !strings.Contains(err.Error(), "property names are case-sensitive") {
+			t.Fatalf("DecodeInput accepted %q, DecodeClientInput refused it: %v", data, err)
+		}
+		return
+	}
+	if st, ok := full.(decl.StartThinking); ok {
+		st.Timestamp = 0
+		full = st
+	}
+	if !reflect.DeepEqual(client, full) {
+		t.Fatalf("%q: DecodeClientInput made %#v, DecodeInput %#v (but for the timestamp)", data, client, full)
+	}
 }

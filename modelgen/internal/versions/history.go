@@ -7,8 +7,10 @@
 // inputs; not its package). The history holds every version, oldest first,
 // numbered from 1; the spec's own shape is always the newest. A spec whose
 // data shapes differ from the newest version's (package evolve says how) is
-// a new version; one that differs only in descriptions or in the names of
-// its $defs replaces the newest version's text, keeping its number.
+// a new version; one that differs only in descriptions, in the names of
+// its $defs or in which input properties are readOnly (the journal's
+// records are the same) replaces the newest version's text, keeping its
+// number.
 package versions
 
 import (

@@ -701,6 +701,15 @@ func TestNewPlan(t *testing.T) {
 			contains: `"Memo"`,
 		},
 		{
+			// The journal's records are the same: readOnly changes only
+			// what a client may leave out.
+			name:     "readOnly added to an input property",
+			specs:    []string{spectest.Base},
+			spec:     spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: string, readOnly: true}}"),
+			current:  1,
+			contains: `"readOnly": true`,
+		},
+		{
 			name:    "new optional input property",
 			specs:   []string{spectest.Base},
 			spec:    spectest.Edit(t, spectest.Base, "properties: {thought: {type: string}}", "properties: {thought: {type: string}, mood: {type: string}}"),

@@ -163,6 +163,9 @@ var clientInputDecoder = inputDecoder.ForClients()
 // admission step (automata.WithAdmission), may be absent, and what a client
 // sends for one is dropped; the admission step assigns them, and the journal
 // records the input as it leaves admission, which DecodeInput reads back.
+//
+// No property of this spec is readOnly: DecodeClientInput decodes as
+// DecodeInput does, and a client sends every required property.
 func DecodeClientInput(data []byte) (AgentInput, error) {
 	return clientInputDecoder.Decode(data)
 }

@@ -190,7 +190,7 @@ func (e *declEmitter) decl(f *jen.File, d *model.TypeDecl) {
 	f.Add(gen.DocFor(d.Doc, fallback))
 	switch d.Kind {
 	case model.StructDecl:
-		f.Type().Id(d.GoName).Struct(fields(d.Fields, nil)...)
+		f.Type().Id(d.GoName).Struct(fields(d.Fields, readOnlyDoc)...)
 		f.Line()
 		for _, u := range d.Unions {
 			f.Func().Params(jen.Id(d.GoName)).Id(u.Marker).Params().Block()
@@ -453,9 +453,9 @@ func (e *declEmitter) inputs(f *jen.File) {
 		gen.Comment(f, `Timestamped is an input with a timestamp: every input whose required integer
 property "timestamp" a server stamps on arrival, in an admission step
 (automata.WithAdmission) that calls WithTimestamp. The time then comes inside
-the input, as transitions need, and never from a clock they read. Mark the
-property readOnly in the spec and clients may leave it out
-(DecodeClientInput).`)
+the input, as transitions need, and never from a clock they read.
+
+`+e.timestampClients())
 		f.Type().Id("Timestamped").Interface(
 			jen.Id("AgentInput"),
 			jen.Id("WithTimestamp").Params(jen.Id("ts").Int64()).Id("AgentInput"),
@@ -516,10 +516,63 @@ automata/httpbridge, a form of automata/devpanel): as DecodeInput, but the
 properties the spec marks readOnly, which the server assigns in the agent's
 admission step (automata.WithAdmission), may be absent, and what a client sends
 for one is dropped; the admission step assigns them, and the journal records
-the input as it leaves admission, which DecodeInput reads back.`)
+the input as it leaves admission, which DecodeInput reads back.
+
+`+e.readOnlyClients())
 	f.Func().Id("DecodeClientInput").Params(jen.Id("data").Index().Byte()).Params(jen.Id("AgentInput"), jen.Error()).Block(
 		jen.Return(jen.Id("clientInputDecoder").Dot("Decode").Call(jen.Id("data"))),
 	)
+}
+
+// readOnlyDoc is the doc of a field that the spec marks readOnly.
+func readOnlyDoc(f *model.Field) string {
+	if !f.ReadOnly {
+		return ""
+	}
+	return "ReadOnly: the server assigns it in the agent's admission step;\nDecodeClientInput leaves it zero, whatever a client sends."
+}
+
+// readOnlyClients says which properties a client leaves out, for the doc
+// of DecodeClientInput.
+func (e *declEmitter) readOnlyClients() string {
+	var each []string
+	for _, in := range e.m.Inputs {
+		var props []string
+		for _, f := range in.ReadOnly() {
+			props = append(props, strconv.Quote(f.Name))
+		}
+		if len(props) > 0 {
+			each = append(each, listed(props)+" of "+in.Name)
+		}
+	}
+	if len(each) == 0 {
+		return "No property of this spec is readOnly: DecodeClientInput decodes as DecodeInput does, and a client sends every required property."
+	}
+	return "The readOnly properties, which a client leaves out: " + strings.Join(each, "; ") + "."
+}
+
+// timestampClients says what a client sends for the timestamp of each
+// Timestamped input, for the doc of Timestamped.
+func (e *declEmitter) timestampClients() string {
+	var marked []string
+	unmarked := 0
+	for _, in := range e.m.Inputs {
+		switch {
+		case in.Timestamp == nil:
+		case in.Timestamp.ReadOnly:
+			marked = append(marked, in.Name)
+		default:
+			unmarked++
+		}
+	}
+	const sends = "a client sends one (any integer, such as 0), which the admission step overwrites"
+	switch {
+	case unmarked == 0:
+		return `The spec marks "timestamp" readOnly on each of them: a client leaves it out (DecodeClientInput drops what a client sends), and the admission step must stamp it.`
+	case len(marked) == 0:
+		return `The spec marks "timestamp" readOnly on none of them: ` + sends + `. Mark it readOnly in the spec and clients may leave it out (DecodeClientInput).`
+	}
+	return `The spec marks "timestamp" readOnly on ` + listed(marked) + `: a client leaves it out there (DecodeClientInput drops what a client sends), and the admission step must stamp it. On the others, ` + sends + `.`
 }
 
 func (e *declEmitter) inputSchema(f *jen.File) {

@@ -98,6 +98,8 @@ func (SendAssiMessage) isInputFromLlm() {}
 
 // StartThinking is the input "start-thinking", dispatched by actor llm.
 type StartThinking struct {
+	// ReadOnly: the server assigns it in the agent's admission step;
+	// DecodeClientInput leaves it zero, whatever a client sends.
 	Timestamp int64 `json:"timestamp"`
 }
 
@@ -173,8 +175,10 @@ func (CompleteCall) isInputFromToolkit() {}
 // property "timestamp" a server stamps on arrival, in an admission step
 // (automata.WithAdmission) that calls WithTimestamp. The time then comes
 // inside the input, as transitions need, and never from a clock they read.
-// Mark the property readOnly in the spec and clients may leave it out
-// (DecodeClientInput).
+//
+// The spec marks "timestamp" readOnly on each of them: a client leaves it out
+// (DecodeClientInput drops what a client sends), and the admission step must
+// stamp it.
 type Timestamped interface {
 	AgentInput
 	WithTimestamp(ts int64) AgentInput
@@ -244,6 +248,9 @@ var clientInputDecoder = inputDecoder.ForClients()
 // admission step (automata.WithAdmission), may be absent, and what a client
 // sends for one is dropped; the admission step assigns them, and the journal
 // records the input as it leaves admission, which DecodeInput reads back.
+//
+// The readOnly properties, which a client leaves out: "timestamp" of
+// start-thinking.
 func DecodeClientInput(data []byte) (AgentInput, error) {
 	return clientInputDecoder.Decode(data)
 }

@@ -291,6 +291,7 @@ const inputSchemaJSON = `{
           "const": "start-thinking"
         },
         "timestamp": {
+          "readOnly": true,
           "type": "integer"
         }
       },

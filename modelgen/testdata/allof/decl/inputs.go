@@ -123,8 +123,10 @@ func (SendReply) isInputFromLlm() {}
 // property "timestamp" a server stamps on arrival, in an admission step
 // (automata.WithAdmission) that calls WithTimestamp. The time then comes
 // inside the input, as transitions need, and never from a clock they read.
-// Mark the property readOnly in the spec and clients may leave it out
-// (DecodeClientInput).
+//
+// The spec marks "timestamp" readOnly on none of them: a client sends one (any
+// integer, such as 0), which the admission step overwrites. Mark it readOnly
+// in the spec and clients may leave it out (DecodeClientInput).
 type Timestamped interface {
 	AgentInput
 	WithTimestamp(ts int64) AgentInput
@@ -173,6 +175,9 @@ var clientInputDecoder = inputDecoder.ForClients()
 // admission step (automata.WithAdmission), may be absent, and what a client
 // sends for one is dropped; the admission step assigns them, and the journal
 // records the input as it leaves admission, which DecodeInput reads back.
+//
+// No property of this spec is readOnly: DecodeClientInput decodes as
+// DecodeInput does, and a client sends every required property.
 func DecodeClientInput(data []byte) (AgentInput, error) {
 	return clientInputDecoder.Decode(data)
 }

@@ -123,6 +123,7 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "timestamp": {
+          "readOnly": true,
           "type": "integer"
         }
       },
