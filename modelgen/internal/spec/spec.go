@@ -72,7 +72,8 @@ type Schema struct {
 	// ReadOnly marks a property of an input that the server assigns, in
 	// the agent's admission step (a timestamp): clients may leave it out
 	// (decl.DecodeClientInput), and the journal records the value the
-	// server gave it. Allowed only on the properties of an input.
+	// server gave it. Allowed only on the top-level properties of an
+	// input: inputs.<actor>.<input>.properties.<name>.
 	ReadOnly bool `json:"readOnly,omitempty"`
 
 	// Minimum is the smallest allowed number.
