@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -19,6 +17,7 @@ import (
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/decl"
 	"github.com/moora-go/moora/impl/agent"
+	"github.com/moora-go/moora/internal/browsertest"
 )
 
 // TestBrowserMigratedJournal drives the page in headless Chromium on the
@@ -169,30 +168,7 @@ func TestBrowserFormLeavesOutReadOnly(t *testing.T) {
 // Without chromium the test is skipped, unless CI is set.
 func newBrowser(t *testing.T) context.Context {
 	t.Helper()
-	bin, err := exec.LookPath("chromium")
-	if err != nil {
-		if os.Getenv("CI") == "" {
-			t.Skip("chromium is not installed (apt-get install chromium); CI installs it and runs this test")
-		}
-		t.Fatal("CI is set but chromium is not installed: .ci/run installs it")
-	}
-	opts := append(chromedp.DefaultExecAllocatorOptions[:0:0],
-		chromedp.ExecPath(bin),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.WindowSize(1300, 800),
-		chromedp.UserDataDir(t.TempDir()),
-	)
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	ctx, cancel = context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancel := context.WithTimeout(browsertest.New(t, 1300, 800), 2*time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -206,20 +182,5 @@ func poll(expr string) chromedp.Action[chromedp.Void] {
 // set, to look at, else in the test's temporary directory.
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100)) // 100: PNG
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := os.Getenv("DEVPANEL_ARTIFACTS")
-	if dir == "" {
-		dir = t.TempDir()
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	shot := filepath.Join(dir, name+".png")
-	if err := os.WriteFile(shot, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("screenshot: %s", shot)
+	browsertest.Screenshot(t, ctx, "DEVPANEL_ARTIFACTS", name)
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/moora-go/moora/examples/internal/browsertest"
+	"github.com/moora-go/moora/internal/browsertest"
 
 	"github.com/chromedp/chromedp"
 )

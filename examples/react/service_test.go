@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moora-go/moora/examples/internal/browsertest"
+	"github.com/moora-go/moora/internal/browsertest"
 )
 
 // TestMain lets the test binary be the command: the service tests start it

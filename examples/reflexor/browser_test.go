@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moora-go/moora/examples/internal/browsertest"
+	"github.com/moora-go/moora/internal/browsertest"
 
 	"github.com/chromedp/chromedp"
 )

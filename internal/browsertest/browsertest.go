@@ -1,4 +1,4 @@
-// Package browsertest drives the examples' pages in a real, headless
+// Package browsertest drives the project's pages in a real, headless
 // Chromium (Debian's chromium, which .ci/run installs) through chromedp:
 // start a browser, run actions with a guard against hangs, evaluate
 // JavaScript, wait for text, save screenshots to look at.
