@@ -1556,61 +1556,43 @@ func Description(s *Schema) string {
 // is the agent's own; one of a type inside an input is not the server's
 // to fill in.
 func (b *builder) checkReadOnly() {
-	var walk func(s *spec.Schema, ptr string, allowed bool)
-	walk = func(s *spec.Schema, ptr string, allowed bool) {
+	// allowed says whether s may be readOnly; own whether its own
+	// properties may be (s is an input).
+	var walk func(s *spec.Schema, ptr string, allowed, own bool)
+	walk = func(s *spec.Schema, ptr string, allowed, own bool) {
 		if s == nil {
 			return
 		}
 		if s.ReadOnly && !allowed {
 			b.d.AtKey(ptr+"/readOnly", "readOnly is allowed only on a top-level property of an input, inputs.<actor>.<input>.properties.<name>: one the server assigns in the agent's admission step", "remove it, or move the property to the input that the server stamps")
 		}
-		walk(s.Items, ptr+"/items", false)
+		walk(s.Items, ptr+"/items", false, false)
 		if s.AdditionalProperties != nil {
-			walk(s.AdditionalProperties.Schema, ptr+"/additionalProperties", false)
+			walk(s.AdditionalProperties.Schema, ptr+"/additionalProperties", false, false)
 		}
 		for _, p := range s.Properties {
-			walk(p.Schema, ptr+"/properties/"+spec.EscapePointer(p.Name), false)
+			walk(p.Schema, ptr+"/properties/"+spec.EscapePointer(p.Name), own, false)
 		}
 		for i, m := range s.AllOf {
-			walk(m, ptr+"/allOf/"+strconv.Itoa(i), false)
+			walk(m, ptr+"/allOf/"+strconv.Itoa(i), false, false)
 		}
 		for i, m := range s.OneOf {
-			walk(m, ptr+"/oneOf/"+strconv.Itoa(i), false)
+			walk(m, ptr+"/oneOf/"+strconv.Itoa(i), false, false)
 		}
 	}
 	for name, s := range b.spec.Defs {
-		walk(s, "/$defs/"+spec.EscapePointer(name), false)
+		walk(s, "/$defs/"+spec.EscapePointer(name), false, false)
 	}
 	for observer, targets := range b.spec.Observations {
 		for target, props := range targets {
 			for _, p := range props {
-				walk(p.Schema, "/observations/"+spec.EscapePointer(observer)+"/"+spec.EscapePointer(target)+"/"+spec.EscapePointer(p.Name), false)
+				walk(p.Schema, "/observations/"+spec.EscapePointer(observer)+"/"+spec.EscapePointer(target)+"/"+spec.EscapePointer(p.Name), false, false)
 			}
 		}
 	}
 	for actor, inputs := range b.spec.Inputs {
 		for name, s := range inputs {
-			ptr := "/inputs/" + spec.EscapePointer(actor) + "/" + spec.EscapePointer(name)
-			if s == nil {
-				continue
-			}
-			if s.ReadOnly {
-				walk(&spec.Schema{ReadOnly: true}, ptr, false)
-			}
-			ro := *s
-			ro.ReadOnly = false
-			ro.Properties = nil
-			walk(&ro, ptr, false)
-			for _, p := range s.Properties {
-				pptr := ptr + "/properties/" + spec.EscapePointer(p.Name)
-				if p.Schema == nil {
-					continue
-				}
-				walk(&spec.Schema{ReadOnly: p.Schema.ReadOnly}, pptr, true)
-				inner := *p.Schema
-				inner.ReadOnly = false
-				walk(&inner, pptr, false)
-			}
+			walk(s, "/inputs/"+spec.EscapePointer(actor)+"/"+spec.EscapePointer(name), false, true)
 		}
 	}
 }
