@@ -6,6 +6,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -85,6 +86,11 @@ type job[I any] struct {
 	// rejected, owned by the processing role: the first error that
 	// rejected an input the job dispatched.
 	rejected error
+	// Owned by the processing role: index is the job's place in
+	// Machine.running, -1 once it is no longer running; seen is the epoch
+	// of the last reconcile that wanted its key.
+	index int
+	seen  uint64
 }
 
 var closedChan = func() chan struct{} {
@@ -189,51 +195,139 @@ func (a *afterFunc) start() {
 // reconcile starts jobs for keys that appeared, cancels jobs whose key
 // vanished and leaves the rest alone. A key whose job finished while the key
 // was desired is not started again until the key disappears and comes back.
+//
+// It looks each wanted key up once among the running jobs, marking those it
+// finds with this reconcile's epoch; the running jobs left unmarked are the
+// ones to cancel.
 func (m *Machine[S, I, O]) reconcile(want map[string]Job[I]) {
-	gone := m.newKeys[:0]
-	for key, j := range m.running {
-		if _, ok := want[key]; !ok {
-			gone = append(gone, key)
+	m.epoch++
+	epoch := m.epoch
+	fresh := m.fresh[:0]
+	for key, fn := range want {
+		if j := m.lookupRunning(key); j != nil {
+			j.seen = epoch
+			continue
+		}
+		if len(m.finished) > 0 {
+			if _, ok := m.finished[key]; ok {
+				continue
+			}
+		}
+		fresh = append(fresh, pending[I]{key, fn})
+	}
+	gone := m.gone[:0]
+	for _, j := range m.running {
+		if j.seen != epoch {
+			gone = append(gone, j)
 			j.quiet = j.delivered
 		}
 		j.delivered = false
-	}
-	if len(gone) > 0 {
-		slices.Sort(gone)
-		m.cancelJobs(gone)
 	}
 	for key := range m.finished {
 		if _, ok := want[key]; !ok {
 			delete(m.finished, key)
 		}
 	}
-	fresh := gone[:0]
-	for key := range want {
-		if _, ok := m.running[key]; ok {
-			continue
-		}
-		if _, ok := m.finished[key]; ok {
-			continue
-		}
-		fresh = append(fresh, key)
+	if len(gone) > 1 {
+		slices.SortFunc(gone, func(a, b *job[I]) int { return strings.Compare(a.key, b.key) })
 	}
-	slices.Sort(fresh)
-	for _, key := range fresh {
-		m.startJob(key, want[key])
+	if len(fresh) > 1 {
+		slices.SortFunc(fresh, func(a, b pending[I]) int { return strings.Compare(a.key, b.key) })
 	}
+	// One lock for both: mark the cancelled (their dispatches are dropped
+	// from now on) and take parked workers for the fresh.
+	workers := m.workers[:0]
+	if len(gone) > 0 || len(fresh) > 0 {
+		m.mu.Lock()
+		for _, j := range gone {
+			j.cancelled = true
+		}
+		for range fresh {
+			n := len(m.idle)
+			if n == 0 {
+				break
+			}
+			workers = append(workers, m.idle[n-1])
+			m.idle[n-1] = nil
+			m.idle = m.idle[:n-1]
+		}
+		m.mu.Unlock()
+	}
+	m.cancelJobs(gone)
+	for i, p := range fresh {
+		var w chan task[I]
+		if i < len(workers) {
+			w = workers[i]
+		}
+		m.startJob(p.key, p.fn, w)
+	}
+	clear(gone)
 	clear(fresh)
-	m.newKeys = fresh[:0]
+	clear(workers)
+	m.gone, m.fresh, m.workers = gone[:0], fresh[:0], workers[:0]
 }
 
-func (m *Machine[S, I, O]) cancelJobs(keys []string) {
-	m.mu.Lock()
-	for _, key := range keys {
-		m.running[key].cancelled = true
+// pending is a job reconcile is about to start.
+type pending[I any] struct {
+	key string
+	fn  Job[I]
+}
+
+// indexRunning is how many running jobs a machine looks through one by one
+// before it indexes them by key: comparing a few short keys costs less than
+// hashing one.
+const indexRunning = 16
+
+// lookupRunning returns the running job of key, or nil.
+func (m *Machine[S, I, O]) lookupRunning(key string) *job[I] {
+	if m.runningIndex != nil {
+		return m.runningIndex[key]
 	}
-	m.mu.Unlock()
-	for _, key := range keys {
-		j := m.running[key]
-		delete(m.running, key)
+	for _, j := range m.running {
+		if j.key == key {
+			return j
+		}
+	}
+	return nil
+}
+
+// addRunning records j as running.
+func (m *Machine[S, I, O]) addRunning(j *job[I]) {
+	j.index = len(m.running)
+	m.running = append(m.running, j)
+	switch {
+	case m.runningIndex != nil:
+		m.runningIndex[j.key] = j
+	case len(m.running) > indexRunning:
+		m.runningIndex = make(map[string]*job[I], 2*indexRunning)
+		for _, r := range m.running {
+			m.runningIndex[r.key] = r
+		}
+	}
+}
+
+// removeRunning records that j, running, no longer is.
+func (m *Machine[S, I, O]) removeRunning(j *job[I]) {
+	last := len(m.running) - 1
+	moved := m.running[last]
+	m.running[j.index] = moved
+	moved.index = j.index
+	m.running[last] = nil
+	m.running = m.running[:last]
+	j.index = -1
+	if m.runningIndex != nil {
+		delete(m.runningIndex, j.key)
+		if len(m.running) < indexRunning/2 {
+			m.runningIndex = nil
+		}
+	}
+}
+
+// cancelJobs cancels the jobs in gone, which reconcile or stopJobs marked
+// cancelled.
+func (m *Machine[S, I, O]) cancelJobs(gone []*job[I]) {
+	for _, j := range gone {
+		m.removeRunning(j)
 		j.cancelContext()
 		if j.quiet {
 			// The key vanished because of the job's own input:
@@ -257,25 +351,23 @@ type task[I any] struct {
 	fn Job[I]
 }
 
-func (m *Machine[S, I, O]) startJob(key string, fn Job[I]) {
+// startJob starts the job of key on worker w, a parked worker reconcile
+// took, or on a new goroutine if w is nil.
+func (m *Machine[S, I, O]) startJob(key string, fn Job[I], w chan task[I]) {
 	j := &job[I]{key: key}
 	if len(m.cfg.gates) > 0 {
 		fn = gated(m.cfg.gates, fn)
 	}
-	m.running[key] = j
-	m.emit(Event[S, I]{Kind: EffectStarted, Key: key})
+	m.addRunning(j)
+	if len(m.cfg.events) > 0 {
+		m.emit(Event[S, I]{Kind: EffectStarted, Key: key})
+	}
 	m.wg.Add(1) // the job
 	t := task[I]{j, fn}
-	m.mu.Lock()
-	if n := len(m.idle); n > 0 {
-		w := m.idle[n-1]
-		m.idle[n-1] = nil
-		m.idle = m.idle[:n-1]
-		m.mu.Unlock()
+	if w != nil {
 		w <- t
 		return
 	}
-	m.mu.Unlock()
 	m.wg.Add(1) // the worker
 	go m.work(t)
 }
@@ -299,8 +391,15 @@ func (m *Machine[S, I, O]) work(t task[I]) {
 	defer m.wg.Done()
 	var tasks chan task[I]
 	for {
-		m.runJob(t)
+		err := m.runJob(t)
+		j := t.j
+		t = task[I]{}
+		j.cancelContext() // the job is over: so is work it left behind
 		m.mu.Lock()
+		if !m.jobEndedLocked(j, err) {
+			m.mu.Lock() // released to report the end
+		}
+		m.wg.Done() // the job
 		if m.closed || len(m.idle) >= maxIdleWorkers {
 			m.mu.Unlock()
 			return
@@ -329,15 +428,19 @@ func (m *Machine[S, I, O]) stopWorkers() {
 	}
 }
 
-func (m *Machine[S, I, O]) runJob(t task[I]) {
-	defer m.wg.Done()
+// runJob runs a job and returns its error. If the job calls runtime.Goexit,
+// its end is recorded all the same, and the worker's goroutine ends.
+func (m *Machine[S, I, O]) runJob(t task[I]) error {
 	j := t.j
 	returned := false
 	defer func() {
 		if !returned {
-			// The job called runtime.Goexit: its goroutine ends,
-			// but the job's end is recorded all the same.
-			m.jobEnded(j, &PanicError{Key: j.key, Value: errGoexit, Stack: debug.Stack()})
+			j.cancelContext()
+			m.mu.Lock()
+			if m.jobEndedLocked(j, &PanicError{Key: j.key, Value: errGoexit, Stack: debug.Stack()}) {
+				m.mu.Unlock()
+			}
+			m.wg.Done() // the job
 		}
 	}()
 	dispatch := func(in I) { m.dispatchFrom(j, in, nil) }
@@ -353,30 +456,31 @@ func (m *Machine[S, I, O]) runJob(t task[I]) {
 	}
 	err := callJob(j, j.key, t.fn, dispatch)
 	returned = true
-	m.jobEnded(j, err)
+	return err
 }
 
-// jobEnded records that the job returned err: its context is cancelled, the
+// jobEndedLocked records, with m.mu held, that the job returned err: the
 // inputs it (or work it left behind) dispatches from now on are dropped, and
-// its end is queued for the processing role.
-func (m *Machine[S, I, O]) jobEnded(j *job[I], err error) {
-	j.cancelContext() // the job is over: so is work it left behind
-	done := control[I, O]{op: opJobDone, job: j, err: err}
-	m.mu.Lock()
+// its end is queued for the processing role. It reports whether m.mu is
+// still held: with event handlers it is released, as the end is reported
+// at once (taking the processing role if no goroutine holds it); without,
+// it is kept, for the caller to park its worker under the same lock.
+func (m *Machine[S, I, O]) jobEndedLocked(j *job[I], err error) (held bool) {
+	wasCancelled := j.cancelled
 	j.cancelled = true
-	if m.cfg.events == nil {
-		// Nobody is waiting to hear of it: the end only needs recording
-		// before the next reconcile, which handles queued control items
-		// first. Saves taking the processing role for it.
-		if m.refusalLocked() == nil {
-			done.seq = m.arrivals
-			m.arrivals++
-			m.ctrl = push(m.ctrl, &m.ctrlHead, done)
-		}
-		m.mu.Unlock()
-		return
+	if m.cfg.events != nil {
+		m.enqueueLocked(control[I, O]{op: opJobDone, job: j, err: err})
+		return false
 	}
-	m.enqueueLocked(done)
+	// Nobody is waiting to hear of it: the end only needs recording
+	// before the next reconcile, which handles queued control items
+	// first. Saves taking the processing role for it. A job that was
+	// cancelled needs no record at all: it is no longer running.
+	if !wasCancelled && m.refusalLocked() == nil {
+		m.ctrl = push(m.ctrl, &m.ctrlHead, control[I, O]{op: opJobDone, job: j, err: err, seq: m.arrivals})
+		m.arrivals++
+	}
+	return true
 }
 
 func callJob[I any](ctx context.Context, key string, fn Job[I], dispatch Dispatch[I]) (err error) {
@@ -391,8 +495,8 @@ func callJob[I any](ctx context.Context, key string, fn Job[I], dispatch Dispatc
 // jobDone records the end of a job and reports it.
 func (m *Machine[S, I, O]) jobDone(j *job[I], err error) {
 	m.hasInput = false
-	if m.running[j.key] == j {
-		delete(m.running, j.key)
+	if j.index >= 0 {
+		m.removeRunning(j)
 		// Its key is still desired (or reconcile would have cancelled
 		// it): remember, so that it is not started again; unless an
 		// input it dispatched was rejected, its result lost, when the
@@ -421,10 +525,12 @@ func (m *Machine[S, I, O]) stopJobs() {
 	if len(m.running) == 0 {
 		return
 	}
-	keys := make([]string, 0, len(m.running))
-	for key := range m.running {
-		keys = append(keys, key)
+	gone := slices.Clone(m.running)
+	slices.SortFunc(gone, func(a, b *job[I]) int { return strings.Compare(a.key, b.key) })
+	m.mu.Lock()
+	for _, j := range gone {
+		j.cancelled = true
 	}
-	slices.Sort(keys)
-	m.cancelJobs(keys)
+	m.mu.Unlock()
+	m.cancelJobs(gone)
 }

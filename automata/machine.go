@@ -75,9 +75,15 @@ type Machine[S, I, O any] struct {
 	subs     []*subscriber[O]
 	dirty    bool // effects and jobs have not seen the latest state
 	changed  bool // inputs were applied since the last StateUpdated
-	running  map[string]*job[I]
-	finished map[string]struct{} // completed while still desired
-	newKeys  []string
+	// The running jobs, in no order, indexed by key once there are more
+	// than indexRunning of them; those completed while still desired.
+	running      []*job[I]
+	runningIndex map[string]*job[I]
+	finished     map[string]struct{}
+	epoch        uint64 // counts reconciles
+	gone         []*job[I]
+	fresh        []pending[I]
+	workers      []chan task[I]
 	shutdown bool
 	// What user code is running, for the report of a panic: doing says
 	// what (doingIndex: which effect or jobs function), doingInput is the
@@ -257,7 +263,6 @@ func New[S, I, O any](def Definition[S, I], output func(Update[S, I]) (O, bool),
 	m.nilable = reflect.TypeFor[I]().Kind() == reflect.Interface
 	m.needsSettle = len(m.cfg.effects) > 0 || len(m.cfg.jobs) > 0 || len(m.cfg.events) > 0
 	if len(m.cfg.jobs) > 0 {
-		m.running = make(map[string]*job[I])
 		m.finished = make(map[string]struct{})
 	}
 	m.state = def.Initial()
