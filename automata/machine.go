@@ -71,10 +71,10 @@ type Machine[S, I, O any] struct {
 	dispatch    Dispatch[I] // m.Dispatch, bound once
 
 	// Owned by the goroutine holding the processing role.
-	state    S
-	subs     []*subscriber[O]
-	dirty    bool // effects and jobs have not seen the latest state
-	changed  bool // inputs were applied since the last StateUpdated
+	state   S
+	subs    []*subscriber[O]
+	dirty   bool // effects and jobs have not seen the latest state
+	changed bool // inputs were applied since the last StateUpdated
 	// The running jobs, in no order, indexed by key once there are more
 	// than indexRunning of them; those completed while still desired.
 	running      []*job[I]
@@ -84,7 +84,7 @@ type Machine[S, I, O any] struct {
 	gone         []*job[I]
 	fresh        []pending[I]
 	workers      []chan task[I]
-	shutdown bool
+	shutdown     bool
 	// What user code is running, for the report of a panic: doing says
 	// what (doingIndex: which effect or jobs function), doingInput is the
 	// input it works on when hasInput is set.
