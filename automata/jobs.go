@@ -71,8 +71,10 @@ type job[I any] struct {
 
 	ctxMu  sync.Mutex
 	done   chan struct{} // made on first use; closed on cancel
-	err    error
 	afters map[*afterFunc]struct{}
+	// over is set, under ctxMu, when the context is cancelled; read
+	// without it by Err and by the fast paths.
+	over atomic.Bool
 
 	// cancelled is guarded by Machine.mu: a cancelled job's dispatches are
 	// dropped.
@@ -83,14 +85,11 @@ type job[I any] struct {
 	// how it ends is reported when it returns.
 	delivered bool
 	quiet     bool
-	// rejected, owned by the processing role: the first error that
-	// rejected an input the job dispatched.
-	rejected error
 	// Owned by the processing role: index is the job's place in
-	// Machine.running, -1 once it is no longer running; seen is the epoch
-	// of the last reconcile that wanted its key.
-	index int
-	seen  uint64
+	// Machine.running, -1 once it is no longer running; wanted: the
+	// reconcile under way found its key among those wanted.
+	index  int
+	wanted bool
 }
 
 var closedChan = func() chan struct{} {
@@ -102,10 +101,13 @@ var closedChan = func() chan struct{} {
 func (j *job[I]) Deadline() (time.Time, bool) { return time.Time{}, false }
 
 func (j *job[I]) Done() <-chan struct{} {
+	if j.over.Load() {
+		return closedChan
+	}
 	j.ctxMu.Lock()
 	defer j.ctxMu.Unlock()
 	if j.done == nil {
-		if j.err != nil {
+		if j.over.Load() {
 			return closedChan
 		}
 		j.done = make(chan struct{})
@@ -114,9 +116,10 @@ func (j *job[I]) Done() <-chan struct{} {
 }
 
 func (j *job[I]) Err() error {
-	j.ctxMu.Lock()
-	defer j.ctxMu.Unlock()
-	return j.err
+	if j.over.Load() {
+		return context.Canceled
+	}
+	return nil
 }
 
 // Value answers JobKey's lookup with the job itself (a pointer: no
@@ -138,7 +141,7 @@ func (j *job[I]) String() string { return "automata.JobContext(" + strconv.Quote
 func (j *job[I]) AfterFunc(f func()) (stop func() bool) {
 	a := &afterFunc{f: f}
 	j.ctxMu.Lock()
-	if j.err != nil {
+	if j.over.Load() {
 		j.ctxMu.Unlock()
 		a.start()
 		return a.claim
@@ -158,12 +161,15 @@ func (j *job[I]) AfterFunc(f func()) (stop func() bool) {
 
 // cancelContext cancels the job's context; later calls do nothing.
 func (j *job[I]) cancelContext() {
+	if j.over.Load() {
+		return
+	}
 	j.ctxMu.Lock()
-	if j.err != nil {
+	if j.over.Load() {
 		j.ctxMu.Unlock()
 		return
 	}
-	j.err = context.Canceled
+	j.over.Store(true)
 	if j.done != nil {
 		close(j.done)
 	}
@@ -197,15 +203,12 @@ func (a *afterFunc) start() {
 // was desired is not started again until the key disappears and comes back.
 //
 // It looks each wanted key up once among the running jobs, marking those it
-// finds with this reconcile's epoch; the running jobs left unmarked are the
-// ones to cancel.
+// finds; the running jobs left unmarked are the ones to cancel.
 func (m *Machine[S, I, O]) reconcile(want map[string]Job[I]) {
-	m.epoch++
-	epoch := m.epoch
 	fresh := m.fresh[:0]
 	for key, fn := range want {
 		if j := m.lookupRunning(key); j != nil {
-			j.seen = epoch
+			j.wanted = true
 			continue
 		}
 		if len(m.finished) > 0 {
@@ -213,19 +216,21 @@ func (m *Machine[S, I, O]) reconcile(want map[string]Job[I]) {
 				continue
 			}
 		}
-		fresh = append(fresh, pending[I]{key, fn})
+		fresh = append(fresh, pending[I]{key: key, fn: fn})
 	}
 	gone := m.gone[:0]
 	for _, j := range m.running {
-		if j.seen != epoch {
+		if !j.wanted {
 			gone = append(gone, j)
 			j.quiet = j.delivered
 		}
-		j.delivered = false
+		j.wanted, j.delivered = false, false
 	}
-	for key := range m.finished {
-		if _, ok := want[key]; !ok {
-			delete(m.finished, key)
+	if len(m.finished) > 0 {
+		for key := range m.finished {
+			if _, ok := want[key]; !ok {
+				delete(m.finished, key)
+			}
 		}
 	}
 	if len(gone) > 1 {
@@ -236,41 +241,38 @@ func (m *Machine[S, I, O]) reconcile(want map[string]Job[I]) {
 	}
 	// One lock for both: mark the cancelled (their dispatches are dropped
 	// from now on) and take parked workers for the fresh.
-	workers := m.workers[:0]
-	if len(gone) > 0 || len(fresh) > 0 {
-		m.mu.Lock()
-		for _, j := range gone {
-			j.cancelled = true
-		}
-		for range fresh {
-			n := len(m.idle)
-			if n == 0 {
-				break
-			}
-			workers = append(workers, m.idle[n-1])
-			m.idle[n-1] = nil
-			m.idle = m.idle[:n-1]
-		}
-		m.mu.Unlock()
+	if len(gone) == 0 && len(fresh) == 0 {
+		return
 	}
-	m.cancelJobs(gone)
-	for i, p := range fresh {
-		var w chan task[I]
-		if i < len(workers) {
-			w = workers[i]
+	m.mu.Lock()
+	for _, j := range gone {
+		j.cancelled = true
+	}
+	for i := range fresh {
+		n := len(m.idle)
+		if n == 0 {
+			break
 		}
-		m.startJob(p.key, p.fn, w)
+		fresh[i].worker = m.idle[n-1]
+		m.idle[n-1] = nil
+		m.idle = m.idle[:n-1]
+	}
+	m.mu.Unlock()
+	m.cancelJobs(gone)
+	for _, p := range fresh {
+		m.startJob(p)
 	}
 	clear(gone)
 	clear(fresh)
-	clear(workers)
-	m.gone, m.fresh, m.workers = gone[:0], fresh[:0], workers[:0]
+	m.gone, m.fresh = gone[:0], fresh[:0]
 }
 
-// pending is a job reconcile is about to start.
+// pending is a job reconcile is about to start, and the parked worker it
+// took to run it, if there was one.
 type pending[I any] struct {
-	key string
-	fn  Job[I]
+	key    string
+	fn     Job[I]
+	worker chan task[I]
 }
 
 // indexRunning is how many running jobs a machine looks through one by one
@@ -315,6 +317,9 @@ func (m *Machine[S, I, O]) removeRunning(j *job[I]) {
 	m.running[last] = nil
 	m.running = m.running[:last]
 	j.index = -1
+	if len(m.rejected) > 0 {
+		delete(m.rejected, j)
+	}
 	if m.runningIndex != nil {
 		delete(m.runningIndex, j.key)
 		if len(m.running) < indexRunning/2 {
@@ -351,24 +356,24 @@ type task[I any] struct {
 	fn Job[I]
 }
 
-// startJob starts the job of key on worker w, a parked worker reconcile
-// took, or on a new goroutine if w is nil.
-func (m *Machine[S, I, O]) startJob(key string, fn Job[I], w chan task[I]) {
-	j := &job[I]{key: key}
+// startJob starts a job on the worker reconcile took for it, or on a new
+// goroutine if there was none.
+func (m *Machine[S, I, O]) startJob(p pending[I]) {
+	j := &job[I]{key: p.key}
+	fn := p.fn
 	if len(m.cfg.gates) > 0 {
 		fn = gated(m.cfg.gates, fn)
 	}
 	m.addRunning(j)
 	if len(m.cfg.events) > 0 {
-		m.emit(Event[S, I]{Kind: EffectStarted, Key: key})
+		m.emit(Event[S, I]{Kind: EffectStarted, Key: j.key})
 	}
-	m.wg.Add(1) // the job
 	t := task[I]{j, fn}
-	if w != nil {
-		w <- t
+	if p.worker != nil {
+		p.worker <- t
 		return
 	}
-	m.wg.Add(1) // the worker
+	m.wg.Add(1) // the worker; it counts for the jobs it runs
 	go m.work(t)
 }
 
@@ -399,7 +404,6 @@ func (m *Machine[S, I, O]) work(t task[I]) {
 		if !m.jobEndedLocked(j, err) {
 			m.mu.Lock() // released to report the end
 		}
-		m.wg.Done() // the job
 		if m.closed || len(m.idle) >= maxIdleWorkers {
 			m.mu.Unlock()
 			return
@@ -440,7 +444,6 @@ func (m *Machine[S, I, O]) runJob(t task[I]) error {
 			if m.jobEndedLocked(j, &PanicError{Key: j.key, Value: errGoexit, Stack: debug.Stack()}) {
 				m.mu.Unlock()
 			}
-			m.wg.Done() // the job
 		}
 	}()
 	dispatch := func(in I) { m.dispatchFrom(j, in, nil) }
@@ -496,15 +499,16 @@ func callJob[I any](ctx context.Context, key string, fn Job[I], dispatch Dispatc
 func (m *Machine[S, I, O]) jobDone(j *job[I], err error) {
 	m.hasInput = false
 	if j.index >= 0 {
-		m.removeRunning(j)
 		// Its key is still desired (or reconcile would have cancelled
 		// it): remember, so that it is not started again; unless an
 		// input it dispatched was rejected, its result lost, when the
 		// next reconcile starts it again.
-		if j.rejected == nil {
+		rejected := m.rejected[j]
+		m.removeRunning(j)
+		if rejected == nil {
 			m.finished[j.key] = struct{}{}
 		} else if err == nil {
-			err = &RejectedInputError{Key: j.key, Err: j.rejected}
+			err = &RejectedInputError{Key: j.key, Err: rejected}
 		}
 	} else if !j.quiet {
 		return // cancelled, and already reported as such

@@ -80,11 +80,12 @@ type Machine[S, I, O any] struct {
 	running      []*job[I]
 	runningIndex map[string]*job[I]
 	finished     map[string]struct{}
-	epoch        uint64 // counts reconciles
-	gone         []*job[I]
-	fresh        []pending[I]
-	workers      []chan task[I]
-	shutdown     bool
+	// The first error that rejected an input of a running job.
+	rejected map[*job[I]]error
+	gone     []*job[I]
+	fresh    []pending[I]
+	workers  []chan task[I]
+	shutdown bool
 	// What user code is running, for the report of a panic: doing says
 	// what (doingIndex: which effect or jobs function), doingInput is the
 	// input it works on when hasInput is set.
@@ -104,9 +105,10 @@ type Machine[S, I, O any] struct {
 	payloads  [][]byte
 	lastBatch int // size of the previous committed batch
 
-	// wg counts running jobs and worker goroutines. The processing role
-	// is not counted, to spare Dispatch two atomic operations: Close
-	// waits for it through roleFree.
+	// wg counts the worker goroutines, which run the jobs: a worker
+	// exits only between jobs, so Close waiting for the workers waits for
+	// the jobs. The processing role is not counted, to spare Dispatch two
+	// atomic operations: Close waits for it through roleFree.
 	wg sync.WaitGroup
 
 	failed atomic.Pointer[FailError] // set once, by fail
@@ -117,6 +119,7 @@ type Machine[S, I, O any] struct {
 	roleFree   chan struct{} // made by Close while the role is held; closed when it is released
 	closed     bool
 	current    S
+	stale      bool   // current lags state: publish left it to run
 	arrivals   uint64 // stamps queued inputs and control items in arrival order
 	inputs     []queued[I]
 	head       int
@@ -604,6 +607,9 @@ func (m *Machine[S, I, O]) run(first queued[I], have bool) {
 	}
 	for {
 		m.mu.Lock()
+		if m.stale {
+			m.current, m.stale = m.state, false
+		}
 		haveInput := m.head < len(m.inputs)
 		if m.ctrlHead < len(m.ctrl) && (!haveInput || m.ctrl[m.ctrlHead].seq < m.inputs[m.head].seq) {
 			if m.dirty {
@@ -760,8 +766,13 @@ func (m *Machine[S, I, O]) admit(state S, in I) (I, []byte, error) {
 // whose input is rejected is not recorded as finished when it returns: see
 // jobDone.
 func (m *Machine[S, I, O]) reject(q queued[I], in I, err error) {
-	if q.from != nil && q.from.rejected == nil {
-		q.from.rejected = err
+	if j := q.from; j != nil && j.index >= 0 {
+		if _, ok := m.rejected[j]; !ok {
+			if m.rejected == nil {
+				m.rejected = make(map[*job[I]]error)
+			}
+			m.rejected[j] = err
+		}
 	}
 	if q.wait != nil {
 		q.wait.reply(err)
@@ -898,9 +909,15 @@ func (m *Machine[S, I, O]) publish(q queued[I], in I, prev, next S) {
 	if q.wait != nil && q.wait.pos == 0 {
 		q.wait.pos = m.applied
 	}
-	m.mu.Lock()
-	m.current = next
-	m.mu.Unlock()
+	if q.wait == nil && len(m.subs) == 0 && len(m.cfg.events) == 0 {
+		// Nobody looks before the processing role next takes m.mu, in
+		// run, which brings current up to date then.
+		m.stale = true
+	} else {
+		m.mu.Lock()
+		m.current, m.stale = next, false
+		m.mu.Unlock()
+	}
 	if q.wait != nil {
 		q.wait.reply(nil)
 	}
@@ -1080,6 +1097,11 @@ func (m *Machine[S, I, O]) fail(v any, stack []byte) {
 		f.Input, f.HasInput = m.doingInput, true
 	}
 	m.failed.Store(f)
+	m.mu.Lock()
+	if m.stale {
+		m.current, m.stale = m.state, false
+	}
+	m.mu.Unlock()
 	for _, q := range m.inflight {
 		if q.wait != nil {
 			if m.committed {
