@@ -76,9 +76,9 @@ type job[I any] struct {
 	// without it by Err and by the fast paths.
 	over atomic.Bool
 
-	// cancelled is guarded by Machine.mu: a cancelled job's dispatches are
-	// dropped.
-	cancelled bool
+	// cancelled: the job's dispatches are dropped. Set by the processing
+	// role as it cancels the job, and by the job's worker as it ends.
+	cancelled atomic.Bool
 	// delivered and quiet are owned by the processing role. delivered:
 	// an input from the job was applied since the last reconcile. quiet:
 	// the job's key vanished in a batch that applied its own input, so
@@ -239,40 +239,22 @@ func (m *Machine[S, I, O]) reconcile(want map[string]Job[I]) {
 	if len(fresh) > 1 {
 		slices.SortFunc(fresh, func(a, b pending[I]) int { return strings.Compare(a.key, b.key) })
 	}
-	// One lock for both: mark the cancelled (their dispatches are dropped
-	// from now on) and take parked workers for the fresh.
 	if len(gone) == 0 && len(fresh) == 0 {
 		return
 	}
-	m.mu.Lock()
-	for _, j := range gone {
-		j.cancelled = true
-	}
-	for i := range fresh {
-		n := len(m.idle)
-		if n == 0 {
-			break
-		}
-		fresh[i].worker = m.idle[n-1]
-		m.idle[n-1] = nil
-		m.idle = m.idle[:n-1]
-	}
-	m.mu.Unlock()
 	m.cancelJobs(gone)
 	for _, p := range fresh {
-		m.startJob(p)
+		m.startJob(p.key, p.fn)
 	}
 	clear(gone)
 	clear(fresh)
 	m.gone, m.fresh = gone[:0], fresh[:0]
 }
 
-// pending is a job reconcile is about to start, and the parked worker it
-// took to run it, if there was one.
+// pending is a job reconcile is about to start.
 type pending[I any] struct {
-	key    string
-	fn     Job[I]
-	worker chan task[I]
+	key string
+	fn  Job[I]
 }
 
 // indexRunning is how many running jobs a machine looks through one by one
@@ -328,9 +310,12 @@ func (m *Machine[S, I, O]) removeRunning(j *job[I]) {
 	}
 }
 
-// cancelJobs cancels the jobs in gone, which reconcile or stopJobs marked
-// cancelled.
+// cancelJobs cancels the jobs in gone: their dispatches are dropped from
+// now on, and their contexts are cancelled.
 func (m *Machine[S, I, O]) cancelJobs(gone []*job[I]) {
+	for _, j := range gone {
+		j.cancelled.Store(true)
+	}
 	for _, j := range gone {
 		m.removeRunning(j)
 		j.cancelContext()
@@ -345,10 +330,36 @@ func (m *Machine[S, I, O]) cancelJobs(gone []*job[I]) {
 }
 
 // maxIdleWorkers is how many goroutines that finished a job a machine keeps
-// parked, to run later jobs. A reused goroutine has already grown its stack
-// (job goroutines also apply inputs, which takes a deeper stack than a fresh
-// goroutine has), so reuse saves both the start and the growth.
-const maxIdleWorkers = 16
+// parked, to run later jobs, besides the up to maxReadyWorkers of them the
+// processing role holds ready. A reused goroutine has already grown its
+// stack (job goroutines also apply inputs, which takes a deeper stack than a
+// fresh goroutine has), so reuse saves both the start and the growth.
+const (
+	maxIdleWorkers  = 16
+	maxReadyWorkers = 4
+)
+
+// readyWorkersLocked moves parked workers to the processing role's own
+// store, with m.mu held, before it settles: reconcile then hands jobs to
+// them without taking m.mu.
+func (m *Machine[S, I, O]) readyWorkersLocked() {
+	for len(m.ready) < maxReadyWorkers && len(m.idle) > 0 && !m.closed {
+		n := len(m.idle) - 1
+		m.ready = append(m.ready, m.idle[n])
+		m.idle[n] = nil
+		m.idle = m.idle[:n]
+	}
+}
+
+// stopReadyWorkers ends the workers the processing role holds ready, when
+// the machine has closed or failed.
+func (m *Machine[S, I, O]) stopReadyWorkers() {
+	for i, w := range m.ready {
+		close(w)
+		m.ready[i] = nil
+	}
+	m.ready = m.ready[:0]
+}
 
 // task is a job handed to a worker goroutine.
 type task[I any] struct {
@@ -356,11 +367,10 @@ type task[I any] struct {
 	fn Job[I]
 }
 
-// startJob starts a job on the worker reconcile took for it, or on a new
-// goroutine if there was none.
-func (m *Machine[S, I, O]) startJob(p pending[I]) {
-	j := &job[I]{key: p.key}
-	fn := p.fn
+// startJob starts a job on a worker the processing role holds ready, or on
+// a new goroutine if it holds none.
+func (m *Machine[S, I, O]) startJob(key string, fn Job[I]) {
+	j := &job[I]{key: key}
 	if len(m.cfg.gates) > 0 {
 		fn = gated(m.cfg.gates, fn)
 	}
@@ -369,8 +379,11 @@ func (m *Machine[S, I, O]) startJob(p pending[I]) {
 		m.emit(Event[S, I]{Kind: EffectStarted, Key: j.key})
 	}
 	t := task[I]{j, fn}
-	if p.worker != nil {
-		p.worker <- t
+	if n := len(m.ready) - 1; n >= 0 {
+		w := m.ready[n]
+		m.ready[n] = nil
+		m.ready = m.ready[:n]
+		w <- t
 		return
 	}
 	m.wg.Add(1) // the worker; it counts for the jobs it runs
@@ -469,8 +482,7 @@ func (m *Machine[S, I, O]) runJob(t task[I]) error {
 // at once (taking the processing role if no goroutine holds it); without,
 // it is kept, for the caller to park its worker under the same lock.
 func (m *Machine[S, I, O]) jobEndedLocked(j *job[I], err error) (held bool) {
-	wasCancelled := j.cancelled
-	j.cancelled = true
+	wasCancelled := j.cancelled.Swap(true)
 	if m.cfg.events != nil {
 		m.enqueueLocked(control[I, O]{op: opJobDone, job: j, err: err})
 		return false
@@ -523,18 +535,15 @@ func (m *Machine[S, I, O]) jobDone(j *job[I], err error) {
 	}
 }
 
-// stopJobs cancels every running job once the machine is closed.
+// stopJobs cancels every running job once the machine is closed, and ends
+// the workers the processing role holds ready.
 func (m *Machine[S, I, O]) stopJobs() {
 	m.shutdown = true
+	m.stopReadyWorkers()
 	if len(m.running) == 0 {
 		return
 	}
 	gone := slices.Clone(m.running)
 	slices.SortFunc(gone, func(a, b *job[I]) int { return strings.Compare(a.key, b.key) })
-	m.mu.Lock()
-	for _, j := range gone {
-		j.cancelled = true
-	}
-	m.mu.Unlock()
 	m.cancelJobs(gone)
 }

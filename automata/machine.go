@@ -83,6 +83,7 @@ type Machine[S, I, O any] struct {
 	// The first error that rejected an input of a running job.
 	rejected map[*job[I]]error
 	gone     []*job[I]
+	ready    []chan task[I] // parked workers, taken from idle to start jobs
 	fresh    []pending[I]
 	workers  []chan task[I]
 	shutdown bool
@@ -421,7 +422,7 @@ func (m *Machine[S, I, O]) dispatchFrom(j *job[I], input I, w *waiter) error {
 		m.mu.Unlock()
 		return err
 	}
-	if j != nil && j.cancelled {
+	if j != nil && j.cancelled.Load() {
 		m.mu.Unlock()
 		if w != nil {
 			w.reply(context.Canceled) // WithJobDispatch's deliver
@@ -616,6 +617,7 @@ func (m *Machine[S, I, O]) run(first queued[I], have bool) {
 				// Settle the inputs applied so far first: a job's
 				// end is reported after the state its own input
 				// made, however the scheduling went.
+				m.readyWorkersLocked()
 				closed := m.closed
 				m.mu.Unlock()
 				m.settle(closed)
@@ -652,6 +654,7 @@ func (m *Machine[S, I, O]) run(first queued[I], have bool) {
 			continue
 		}
 		if m.dirty {
+			m.readyWorkersLocked()
 			closed := m.closed
 			m.mu.Unlock()
 			m.settle(closed)
@@ -1117,9 +1120,10 @@ func (m *Machine[S, I, O]) fail(v any, stack []byte) {
 	m.inputs, m.head = nil, 0
 	m.ctrl, m.ctrlHead = nil, 0
 	for _, j := range m.running {
-		j.cancelled = true
+		j.cancelled.Store(true)
 	}
 	m.mu.Unlock()
+	m.stopReadyWorkers()
 	for _, q := range queue {
 		if q.wait != nil {
 			q.wait.reply(f)
