@@ -2,7 +2,6 @@ package automata_test
 
 import (
 	"context"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -58,12 +57,11 @@ func BenchmarkDispatchParallel(b *testing.B) {
 	}
 }
 
-// chains is the state of BenchmarkReconcile: the open keys, how many keys
-// were opened, and where the next key is taken from.
+// chains is the state of BenchmarkReconcile: the open keys and the next key
+// to open.
 type chains struct {
 	open []string
 	next int
-	slot int
 }
 
 // BenchmarkReconcile: each input opens a keyed job, and the job completes by
@@ -79,31 +77,26 @@ func BenchmarkReconcile(b *testing.B) {
 
 func benchmarkReconcile(b *testing.B, reconcileChains int) {
 	b.ReportAllocs()
-	// The keys come round again, so that the heap does not grow with b.N
-	// (the garbage collector would mark it all, again and again). A key
-	// still open when its turn comes, or closing in this very transition,
-	// is passed over: reopened at once, its job would be kept running.
-	keys := make([]string, 1024)
-	for i := range keys {
-		keys[i] = strconv.Itoa(i)
-	}
 	def := automata.Definition[chains, string]{
 		Initial: func() chains { return chains{} },
 		Transition: func(s chains, closed string) chains {
-			open := s.open
-			if i := slices.Index(open, closed); i >= 0 {
-				open = slices.Delete(slices.Clone(open), i, i+1)
+			// One new slice (the old one may not be written to):
+			// the open keys but closed, and as many new ones as fit.
+			// A key is made as it opens, rather than taken from b.N
+			// keys made beforehand: a heap that grew with b.N would
+			// be marked by the garbage collector again and again,
+			// and the time per job would depend on b.N.
+			open := make([]string, 0, reconcileChains)
+			for _, key := range s.open {
+				if key != closed {
+					open = append(open, key)
+				}
 			}
 			for len(open) < reconcileChains && s.next < b.N {
-				key := keys[s.slot%len(keys)]
-				s.slot++
-				if key == closed || slices.Contains(open, key) {
-					continue
-				}
-				open = append(slices.Clip(open), key)
+				open = append(open, strconv.Itoa(s.next))
 				s.next++
 			}
-			return chains{open: open, next: s.next, slot: s.slot}
+			return chains{open: open, next: s.next}
 		},
 	}
 	var returned atomic.Int64
