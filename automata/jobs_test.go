@@ -6,6 +6,7 @@ import (
 	"maps"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -382,4 +383,134 @@ func TestJobContextWorksLikeAContext(t *testing.T) {
 	if got.stoppedRan {
 		t.Error("a stopped AfterFunc ran")
 	}
+}
+
+// TestManyJobsAreReconciledByKey grows the running jobs past the point
+// where the machine indexes them by key, shrinks them back below it and
+// grows them again: every key's job starts once per appearance of the key
+// and is cancelled once per disappearance, whichever way the machine looks
+// its running jobs up.
+func TestManyJobsAreReconciledByKey(t *testing.T) {
+	before := runtime.NumGoroutine()
+	log := newEventLog()
+	var mu sync.Mutex
+	running := map[string]int{}
+	m := newKeyMachine(func(key string) automata.Job[keyInput] {
+		return func(ctx context.Context, _ automata.Dispatch[keyInput]) error {
+			mu.Lock()
+			running[key]++
+			mu.Unlock()
+			<-ctx.Done()
+			mu.Lock()
+			running[key]--
+			mu.Unlock()
+			return ctx.Err()
+		}
+	}, log)
+	key := func(i int) string { return "k" + strconv.Itoa(100+i) }
+	for i := range 40 {
+		m.Dispatch(keyInput{add: key(i)})
+	}
+	for i := range 40 {
+		log.waitFor(t, automata.EffectStarted, key(i))
+	}
+	for i := 5; i < 40; i++ {
+		m.Dispatch(keyInput{remove: key(i)})
+	}
+	for i := 5; i < 40; i++ {
+		log.waitFor(t, automata.EffectCancelled, key(i))
+	}
+	for i := 20; i < 60; i++ {
+		m.Dispatch(keyInput{add: key(i)})
+	}
+	want := map[int]int{} // appearances of each key
+	for i := range 60 {
+		switch {
+		case i < 5:
+			want[i] = 1
+		case i < 20:
+			want[i] = 1
+		case i < 40:
+			want[i] = 2
+		default:
+			want[i] = 1
+		}
+	}
+	for i := 20; i < 60; i++ {
+		for log.count(automata.EffectStarted, key(i)) < want[i] {
+			log.waitFor(t, automata.EffectStarted, key(i)) // the first one; then poll
+			time.Sleep(time.Millisecond)
+		}
+	}
+	for i := range 60 {
+		if got := log.count(automata.EffectStarted, key(i)); got != want[i] {
+			t.Errorf("%s started %d times, want %d", key(i), got, want[i])
+		}
+		cancelled := want[i] - 1 // every appearance but a key's last ended in a removal
+		if i >= 5 && i < 20 {
+			cancelled = 1
+		}
+		if got := log.count(automata.EffectCancelled, key(i)); got != cancelled {
+			t.Errorf("%s cancelled %d times, want %d", key(i), got, cancelled)
+		}
+	}
+	wanted := m.Current().want
+	if len(wanted) != 45 {
+		t.Fatalf("%d keys wanted, want 45", len(wanted))
+	}
+	closeOrFail(t, m)
+	mu.Lock()
+	for k, n := range running {
+		if n != 0 {
+			t.Errorf("%s: %d jobs still running after Close", k, n)
+		}
+	}
+	mu.Unlock()
+	goroutinesSettleTo(t, before)
+}
+
+// TestFailedMachineLeavesNoWorkers: the parked workers a machine keeps to
+// run its jobs end when the machine fails, as they do when it closes.
+func TestFailedMachineLeavesNoWorkers(t *testing.T) {
+	before := runtime.NumGoroutine()
+	jobsAt := func(s keys) map[string]automata.Job[keyInput] {
+		if slices.Contains(s.want, "boom") {
+			panic("the jobs function fails")
+		}
+		jobs := make(map[string]automata.Job[keyInput], len(s.want))
+		for _, k := range s.want {
+			jobs[k] = func(ctx context.Context, dispatch automata.Dispatch[keyInput]) error {
+				dispatch(keyInput{remove: automata.JobKey(ctx)})
+				return nil
+			}
+		}
+		return jobs
+	}
+	m := automata.NewMoore(keySet, func(s keys) keys { return s }, automata.WithJobs(jobsAt))
+	for i := range 50 {
+		// Each job removes its own key: its worker parks, ready for
+		// the next.
+		if err := m.DispatchWait(context.Background(), keyInput{add: "k" + strconv.Itoa(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(m.Current().want) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("keys still wanted: %q", m.Current().want)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	m.Dispatch(keyInput{add: "boom"})
+	<-m.Done()
+	var f *automata.FailError
+	if err := m.Err(); !errors.As(err, &f) {
+		t.Fatalf("Err = %v, want the jobs function's failure", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.Close(ctx); !errors.As(err, &f) {
+		t.Fatalf("Close = %v, want the failure", err)
+	}
+	goroutinesSettleTo(t, before)
 }

@@ -85,7 +85,6 @@ type Machine[S, I, O any] struct {
 	gone     []*job[I]
 	ready    []chan task[I] // parked workers, taken from idle to start jobs
 	fresh    []pending[I]
-	workers  []chan task[I]
 	shutdown bool
 	// What user code is running, for the report of a panic: doing says
 	// what (doingIndex: which effect or jobs function), doingInput is the
