@@ -75,24 +75,47 @@ func BenchmarkReconcile(b *testing.B) {
 	}
 }
 
-func benchmarkReconcile(b *testing.B, reconcileChains int) {
+func benchmarkReconcile(b *testing.B, width int) {
 	b.ReportAllocs()
-	def := automata.Definition[chains, string]{
+	r := newChainRun(width, b.N)
+	m := automata.NewMoore(r.def, func(s chains) int { return len(s.open) }, automata.WithJobs(r.jobsAt))
+	b.ResetTimer()
+	m.Dispatch("") // opens the first keys
+	<-r.finished
+	b.StopTimer()
+	closeOrFail(b, m)
+	if s := m.Current(); len(s.open) != 0 || s.next != b.N {
+		b.Fatalf("%d keys still open, %d of %d opened", len(s.open), s.next, b.N)
+	}
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// chainRun is BenchmarkReconcile's workload: width chains of keyed jobs,
+// total jobs in all.
+type chainRun struct {
+	def      automata.Definition[chains, string]
+	jobsAt   func(chains) map[string]automata.Job[string]
+	finished chan struct{} // closed once total jobs have returned
+}
+
+func newChainRun(width, total int) *chainRun {
+	r := &chainRun{finished: make(chan struct{})}
+	r.def = automata.Definition[chains, string]{
 		Initial: func() chains { return chains{} },
 		Transition: func(s chains, closed string) chains {
 			// One new slice (the old one may not be written to):
 			// the open keys but closed, and as many new ones as fit.
-			// A key is made as it opens, rather than taken from b.N
-			// keys made beforehand: a heap that grew with b.N would
-			// be marked by the garbage collector again and again,
-			// and the time per job would depend on b.N.
-			open := make([]string, 0, reconcileChains)
+			// A key is made as it opens, rather than taken from
+			// total keys made beforehand: a heap that grew with
+			// b.N would be marked by the garbage collector again
+			// and again, and the time per job would depend on b.N.
+			open := make([]string, 0, width)
 			for _, key := range s.open {
 				if key != closed {
 					open = append(open, key)
 				}
 			}
-			for len(open) < reconcileChains && s.next < b.N {
+			for len(open) < width && s.next < total {
 				open = append(open, strconv.Itoa(s.next))
 				s.next++
 			}
@@ -100,31 +123,21 @@ func benchmarkReconcile(b *testing.B, reconcileChains int) {
 		},
 	}
 	var returned atomic.Int64
-	finished := make(chan struct{})
 	job := func(ctx context.Context, dispatch automata.Dispatch[string]) error {
 		dispatch(automata.JobKey(ctx))
-		if returned.Add(1) == int64(b.N) {
-			close(finished)
+		if returned.Add(1) == int64(total) {
+			close(r.finished)
 		}
 		return nil
 	}
-	jobsAt := func(s chains) map[string]automata.Job[string] {
+	r.jobsAt = func(s chains) map[string]automata.Job[string] {
 		jobs := make(map[string]automata.Job[string], len(s.open))
 		for _, key := range s.open {
 			jobs[key] = job
 		}
 		return jobs
 	}
-	m := automata.NewMoore(def, func(s chains) int { return len(s.open) }, automata.WithJobs(jobsAt))
-	b.ResetTimer()
-	m.Dispatch("") // opens the first keys
-	<-finished
-	b.StopTimer()
-	closeOrFail(b, m)
-	if s := m.Current(); len(s.open) != 0 || s.next != b.N {
-		b.Fatalf("%d keys still open, %d of %d opened", len(s.open), s.next, b.N)
-	}
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+	return r
 }
 
 // BenchmarkJobFloor is what a job costs at the least, without a runtime: a

@@ -287,10 +287,12 @@
 // what a job costs without any runtime: a context.WithCancel and a goroutine
 // that waits on it and ends, 4 at a time. A job of 4 chains costs 1.85 times
 // the floor (1.81 to 1.89 by median in five runs of the command above; 2.07
-// in a sixth, whose floor also varied more, 370-423 ns). Of its 5 allocations, 2 are the
-// runtime's: the job, which is also its context (64 bytes), and its
-// dispatch function (32 bytes). The other 3 are the benchmark's: the
-// transition's new slice and key, and the jobs function's map. What the
+// in a sixth, whose floor also varied more, 370-423 ns). Of its 6
+// allocations (go test prints 5: it rounds 5.99 down), 2 are the runtime's:
+// the job, which is also its context (64 bytes), and its dispatch function
+// (32 bytes). The other 4 are the benchmark's: the transition's new slice
+// and key, and the jobs function's map (its header and its slots).
+// TestJobsAllocateTwiceEach counts them. What the
 // runtime adds to the floor is a map diff (each wanted key looked up once
 // among the running jobs), the hand-over to a parked worker goroutine
 // (reused: a fresh goroutine would grow its stack again), and four short

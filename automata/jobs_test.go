@@ -514,3 +514,41 @@ func TestFailedMachineLeavesNoWorkers(t *testing.T) {
 	}
 	goroutinesSettleTo(t, before)
 }
+
+// TestJobsAllocateTwiceEach counts what BenchmarkReconcile's jobs allocate,
+// less what its transition and jobs function allocate themselves: the
+// runtime's own share is the job (which is also its context) and its
+// dispatch function, 2 allocations a job.
+func TestJobsAllocateTwiceEach(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates on its own account")
+	}
+	const total = 20_000
+	var before, after runtime.MemStats
+	// The workload's own: a transition and a jobs function call a job.
+	w := newChainRun(4, 1<<30)
+	s := w.def.Transition(w.def.Initial(), "")
+	for range total {
+		s = w.def.Transition(s, s.open[0])
+	}
+	runtime.ReadMemStats(&before)
+	for range total {
+		s = w.def.Transition(s, s.open[0])
+		w.jobsAt(s)
+	}
+	runtime.ReadMemStats(&after)
+	workload := float64(after.Mallocs-before.Mallocs) / total
+	r := newChainRun(4, total)
+	runtime.ReadMemStats(&before)
+	m := automata.NewMoore(r.def, func(s chains) int { return len(s.open) }, automata.WithJobs(r.jobsAt))
+	m.Dispatch("")
+	<-r.finished
+	closeOrFail(t, m)
+	runtime.ReadMemStats(&after)
+	perJob := float64(after.Mallocs-before.Mallocs) / total
+	runtimes := perJob - workload
+	t.Logf("%.2f allocations a job: %.2f the workload's, %.2f the runtime's", perJob, workload, runtimes)
+	if runtimes > 2.1 {
+		t.Errorf("the runtime allocates %.2f times a job, want 2", runtimes)
+	}
+}

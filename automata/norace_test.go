@@ -1,0 +1,5 @@
+//go:build !race
+
+package automata_test
+
+const raceEnabled = false
