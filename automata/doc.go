@@ -142,7 +142,7 @@
 // vanished and came back — so delivery is at least once, and the key is how
 // the far side makes it exactly once.
 //
-// Job goroutines that finish are kept parked (at most 16 per machine) to run
+// Job goroutines that finish are kept parked (at most 20 per machine) to run
 // later jobs; Close ends them.
 //
 // # Admission

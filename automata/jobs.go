@@ -79,17 +79,16 @@ type job[I any] struct {
 	// cancelled: the job's dispatches are dropped. Set by the processing
 	// role as it cancels the job, and by the job's worker as it ends.
 	cancelled atomic.Bool
-	// delivered and quiet are owned by the processing role. delivered:
-	// an input from the job was applied since the last reconcile. quiet:
-	// the job's key vanished in a batch that applied its own input, so
-	// how it ends is reported when it returns.
+	// Owned by the processing role. delivered: an input from the job was
+	// applied since the last reconcile. quiet: the job's key vanished in
+	// a batch that applied its own input, so how it ends is reported when
+	// it returns. wanted: the reconcile under way found its key among
+	// those wanted. index: the job's place in Machine.running, -1 once it
+	// is no longer running.
 	delivered bool
 	quiet     bool
-	// Owned by the processing role: index is the job's place in
-	// Machine.running, -1 once it is no longer running; wanted: the
-	// reconcile under way found its key among those wanted.
-	index  int
-	wanted bool
+	wanted    bool
+	index     int
 }
 
 var closedChan = func() chan struct{} {
@@ -102,6 +101,11 @@ func (j *job[I]) Deadline() (time.Time, bool) { return time.Time{}, false }
 
 func (j *job[I]) Done() <-chan struct{} {
 	if j.over.Load() {
+		// done is written only before over is set, under ctxMu: the
+		// same channel an earlier call returned, or none.
+		if d := j.done; d != nil {
+			return d
+		}
 		return closedChan
 	}
 	j.ctxMu.Lock()
@@ -116,10 +120,14 @@ func (j *job[I]) Done() <-chan struct{} {
 }
 
 func (j *job[I]) Err() error {
-	if j.over.Load() {
-		return context.Canceled
+	if !j.over.Load() {
+		return nil
 	}
-	return nil
+	// Cancelled; once cancelContext releases ctxMu, Done is closed too,
+	// as a context's Err must not be set while Done is open.
+	j.ctxMu.Lock()
+	j.ctxMu.Unlock()
+	return context.Canceled
 }
 
 // Value answers JobKey's lookup with the job itself (a pointer: no
@@ -412,9 +420,12 @@ func (m *Machine[S, I, O]) work(t task[I]) {
 		err := m.runJob(t)
 		j := t.j
 		t = task[I]{}
-		j.cancelContext() // the job is over: so is work it left behind
+		// The job is over: so is work it left behind, whose dispatches
+		// are dropped from before it can see its context cancelled.
+		wasCancelled := j.cancelled.Swap(true)
+		j.cancelContext()
 		m.mu.Lock()
-		if !m.jobEndedLocked(j, err) {
+		if !m.jobEndedLocked(j, err, wasCancelled) {
 			m.mu.Lock() // released to report the end
 		}
 		if m.closed || len(m.idle) >= maxIdleWorkers {
@@ -452,9 +463,11 @@ func (m *Machine[S, I, O]) runJob(t task[I]) error {
 	returned := false
 	defer func() {
 		if !returned {
+			err := &PanicError{Key: j.key, Value: errGoexit, Stack: debug.Stack()}
+			wasCancelled := j.cancelled.Swap(true)
 			j.cancelContext()
 			m.mu.Lock()
-			if m.jobEndedLocked(j, &PanicError{Key: j.key, Value: errGoexit, Stack: debug.Stack()}) {
+			if m.jobEndedLocked(j, err, wasCancelled) {
 				m.mu.Unlock()
 			}
 		}
@@ -475,14 +488,14 @@ func (m *Machine[S, I, O]) runJob(t task[I]) error {
 	return err
 }
 
-// jobEndedLocked records, with m.mu held, that the job returned err: the
-// inputs it (or work it left behind) dispatches from now on are dropped, and
-// its end is queued for the processing role. It reports whether m.mu is
+// jobEndedLocked records, with m.mu held, that the job returned err, its
+// worker having marked it cancelled (wasCancelled: it already was) and
+// cancelled its context: its end is queued for the processing role. It
+// reports whether m.mu is
 // still held: with event handlers it is released, as the end is reported
 // at once (taking the processing role if no goroutine holds it); without,
 // it is kept, for the caller to park its worker under the same lock.
-func (m *Machine[S, I, O]) jobEndedLocked(j *job[I], err error) (held bool) {
-	wasCancelled := j.cancelled.Swap(true)
+func (m *Machine[S, I, O]) jobEndedLocked(j *job[I], err error, wasCancelled bool) (held bool) {
 	if m.cfg.events != nil {
 		m.enqueueLocked(control[I, O]{op: opJobDone, job: j, err: err})
 		return false
