@@ -275,19 +275,18 @@
 // on this project's 2-core CI machine (AMD EPYC, Go 1.26, GOMAXPROCS=2,
 // quiet: load average under 1; medians of 5, range in brackets):
 //
-//	BenchmarkBareTransition        1.3 ns/op [1.2-1.3]  0 allocs  the floor: the transition alone
-//	BenchmarkDispatch               45 ns/op [45-46]    0 allocs  one producer, one subscriber
-//	BenchmarkDispatchParallel      237 ns/op [135-279]  0 allocs  two producers, one subscriber
-//	BenchmarkReconcile/chains=1    719 ns/op [699-728]  6 allocs  1,390,000 jobs/s
-//	BenchmarkReconcile/chains=4    725 ns/op [716-749]  5 allocs  1,380,000 jobs/s
-//	BenchmarkJobFloor              392 ns/op [381-402]  4 allocs  2,550,000 jobs/s
+//	BenchmarkBareTransition        1.5 ns/op [1.3-1.6]  0 allocs  the floor: the transition alone
+//	BenchmarkDispatch               47 ns/op [47-48]    0 allocs  one producer, one subscriber
+//	BenchmarkDispatchParallel      231 ns/op [206-389]  0 allocs  two producers, one subscriber
+//	BenchmarkReconcile/chains=1    651 ns/op [619-700]  5 allocs  1,540,000 jobs/s
+//	BenchmarkReconcile/chains=4    627 ns/op [619-658]  5 allocs  1,590,000 jobs/s
+//	BenchmarkJobFloor              362 ns/op [355-373]  4 allocs  2,760,000 jobs/s
 //
 // BenchmarkReconcile runs keyed jobs in chains: each job dispatches its own
 // key, whose transition closes it and opens the next. BenchmarkJobFloor is
 // what a job costs without any runtime: a context.WithCancel and a goroutine
-// that waits on it and ends, 4 at a time. A job of 4 chains costs 1.85 times
-// the floor (1.81 to 1.89 by median in five runs of the command above; 2.07
-// in a sixth, whose floor also varied more, 370-423 ns). Of its 6
+// that waits on it and ends, 4 at a time. A job of 4 chains costs 1.73 times
+// the floor (1.72 to 1.74 by median in three runs of the command). Of its 6
 // allocations (go test prints 5: it rounds 5.99 down), 2 are the runtime's:
 // the job, which is also its context (64 bytes), and its dispatch function
 // (32 bytes). The other 4 are the benchmark's: the transition's new slice
@@ -299,10 +298,10 @@
 // critical sections; without event handlers, the end of a job whose own
 // input closed its key is not recorded at all.
 //
-// One-at-a-time dispatch runs at about 22 million inputs/s, against about
-// 550,000/s for the TypeScript Moorex on Node 20 on the same machine (40×).
+// One-at-a-time dispatch runs at about 21 million inputs/s, against about
+// 550,000/s for the TypeScript Moorex on Node 20 on the same machine (38×).
 // Keyed jobs, 4 chains, alternating with Moorex 0.2.3 running the same
-// chains on Node 20 three times: 680-710 ns a job against 1,380-1,560 (2.1×).
+// chains on Node 20 three times: 666-705 ns a job against 1,439-1,542 (2.2×).
 // Under load (a concurrent build, load average 3 to 7) the same benchmarks
 // ran 1.3 to 2 times slower.
 //
