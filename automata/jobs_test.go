@@ -553,10 +553,9 @@ func TestJobsAllocateTwiceEach(t *testing.T) {
 	}
 }
 
-// TestJobContextDoneIsOneChannel: Done returns the same channel before and
-// after the job's context is cancelled, as a context's must.
-func TestJobContextDoneIsOneChannel(t *testing.T) {
-	log := newEventLog()
+// waitingJobMachine returns a machine of keys whose jobs hand their context
+// to the channel it returns and wait for it to be cancelled.
+func waitingJobMachine() (*automata.Machine[keys, keyInput, keys], <-chan context.Context) {
 	started := make(chan context.Context, 1)
 	m := newKeyMachine(func(string) automata.Job[keyInput] {
 		return func(ctx context.Context, _ automata.Dispatch[keyInput]) error {
@@ -564,7 +563,14 @@ func TestJobContextDoneIsOneChannel(t *testing.T) {
 			<-ctx.Done()
 			return nil
 		}
-	}, log)
+	}, newEventLog())
+	return m, started
+}
+
+// TestJobContextDoneIsOneChannel: Done returns the same channel before and
+// after the job's context is cancelled, as a context's must.
+func TestJobContextDoneIsOneChannel(t *testing.T) {
+	m, started := waitingJobMachine()
 	m.Dispatch(keyInput{add: "a"})
 	ctx := <-started
 	before := ctx.Done()
@@ -578,21 +584,13 @@ func TestJobContextDoneIsOneChannel(t *testing.T) {
 
 // TestJobContextErrWaitsForDone: a job context's Err is not set while its
 // Done channel is still open, as a context's must not be, however a reader
-// races the cancellation.
-// (Run with -race, as .ci/run does, the window is wide
-// enough to land in within a few hundred rounds; without, rarely.)
+// races the cancellation. (Under -race, as .ci/run runs it, rounds land in
+// the window often enough to catch it; without, rarely.)
 func TestJobContextErrWaitsForDone(t *testing.T) {
 	const rounds = 2000
 	early := 0
 	for range rounds {
-		started := make(chan context.Context, 1)
-		m := newKeyMachine(func(string) automata.Job[keyInput] {
-			return func(ctx context.Context, _ automata.Dispatch[keyInput]) error {
-				started <- ctx
-				<-ctx.Done()
-				return nil
-			}
-		}, newEventLog())
+		m, started := waitingJobMachine()
 		m.Dispatch(keyInput{add: "a"})
 		ctx := <-started
 		done := ctx.Done()
