@@ -321,6 +321,8 @@ func (m *Machine[S, I, O]) removeRunning(j *job[I]) {
 // cancelJobs cancels the jobs in gone: their dispatches are dropped from
 // now on, and their contexts are cancelled.
 func (m *Machine[S, I, O]) cancelJobs(gone []*job[I]) {
+	// All are marked before any context is cancelled: a job that sees
+	// another's cancellation finds its own dispatches dropped already.
 	for _, j := range gone {
 		j.cancelled.Store(true)
 	}
