@@ -285,10 +285,13 @@
 //	states.go        StateOfX per actor
 //	contexts.go      ContextOfX per actor
 //	inputs.go        InputFromX, a sealed interface per actor; a struct per
-//	                 input with InputType and MarshalJSON (which writes
-//	                 "type"), and WithTimestamp when it has a required
-//	                 integer "timestamp" (Timestamped is those inputs: an
-//	                 admission step stamps them); DecodeInput, with a
+//	                 input with InputType, InputActor (the spec name of the
+//	                 actor that dispatches it, which automata/httpbridge
+//	                 checks against the actors its clients may play) and
+//	                 MarshalJSON (which writes "type"), and WithTimestamp
+//	                 when it has a required integer "timestamp"
+//	                 (Timestamped is those inputs: an admission step
+//	                 stamps them); DecodeInput, with a
 //	                 decode function per input, and DecodeClientInput,
 //	                 for what clients send (readOnly properties may be
 //	                 absent)

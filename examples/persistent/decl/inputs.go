@@ -45,6 +45,11 @@ func (SendUserMessage) InputType() string {
 	return "send-user-message"
 }
 
+// InputActor returns "user", the actor that dispatches the input.
+func (SendUserMessage) InputActor() string {
+	return "user"
+}
+
 func (SendUserMessage) isAgentInput()    {}
 func (SendUserMessage) isInputFromUser() {}
 
@@ -65,6 +70,11 @@ func (v SetSystemPrompt) MarshalJSON() ([]byte, error) {
 // InputType returns "set-system-prompt", the input's type discriminator.
 func (SetSystemPrompt) InputType() string {
 	return "set-system-prompt"
+}
+
+// InputActor returns "user", the actor that dispatches the input.
+func (SetSystemPrompt) InputActor() string {
+	return "user"
 }
 
 func (SetSystemPrompt) isAgentInput()    {}
@@ -92,6 +102,11 @@ func (SendAssistantMessage) InputType() string {
 	return "send-assistant-message"
 }
 
+// InputActor returns "llm", the actor that dispatches the input.
+func (SendAssistantMessage) InputActor() string {
+	return "llm"
+}
+
 func (SendAssistantMessage) isAgentInput()   {}
 func (SendAssistantMessage) isInputFromLlm() {}
 
@@ -113,6 +128,11 @@ func (v SendToolMessage) MarshalJSON() ([]byte, error) {
 // InputType returns "send-tool-message", the input's type discriminator.
 func (SendToolMessage) InputType() string {
 	return "send-tool-message"
+}
+
+// InputActor returns "toolkit", the actor that dispatches the input.
+func (SendToolMessage) InputActor() string {
+	return "toolkit"
 }
 
 func (SendToolMessage) isAgentInput()       {}

@@ -227,6 +227,8 @@ func (s AgentState) ContextOfToolkit() ContextOfToolkit {
 type AgentInput interface {
 	// InputType returns the input's type discriminator.
 	InputType() string
+	// InputActor returns the spec name of the actor that dispatches the input.
+	InputActor() string
 	isAgentInput()
 }
 

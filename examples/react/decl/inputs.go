@@ -48,6 +48,11 @@ func (UserReply) InputType() string {
 	return "user-reply"
 }
 
+// InputActor returns "user", the actor that dispatches the input.
+func (UserReply) InputActor() string {
+	return "user"
+}
+
 // WithTimestamp returns the input with Timestamp set to ts.
 func (in UserReply) WithTimestamp(ts int64) AgentInput {
 	in.Timestamp = ts
@@ -84,6 +89,11 @@ func (UserRunTask) InputType() string {
 	return "user-run-task"
 }
 
+// InputActor returns "user", the actor that dispatches the input.
+func (UserRunTask) InputActor() string {
+	return "user"
+}
+
 // WithTimestamp returns the input with Timestamp set to ts.
 func (in UserRunTask) WithTimestamp(ts int64) AgentInput {
 	in.Timestamp = ts
@@ -111,6 +121,11 @@ func (v AgentCheck) MarshalJSON() ([]byte, error) {
 // InputType returns "agent-check", the input's type discriminator.
 func (AgentCheck) InputType() string {
 	return "agent-check"
+}
+
+// InputActor returns "agent", the actor that dispatches the input.
+func (AgentCheck) InputActor() string {
+	return "agent"
 }
 
 // WithTimestamp returns the input with Timestamp set to ts.
@@ -144,6 +159,11 @@ func (v AgentObserve) MarshalJSON() ([]byte, error) {
 // InputType returns "agent-observe", the input's type discriminator.
 func (AgentObserve) InputType() string {
 	return "agent-observe"
+}
+
+// InputActor returns "agent", the actor that dispatches the input.
+func (AgentObserve) InputActor() string {
+	return "agent"
 }
 
 // WithTimestamp returns the input with Timestamp set to ts.
@@ -181,6 +201,11 @@ func (AgentPlan) InputType() string {
 	return "agent-plan"
 }
 
+// InputActor returns "agent", the actor that dispatches the input.
+func (AgentPlan) InputActor() string {
+	return "agent"
+}
+
 // WithTimestamp returns the input with Timestamp set to ts.
 func (in AgentPlan) WithTimestamp(ts int64) AgentInput {
 	in.Timestamp = ts
@@ -215,6 +240,11 @@ func (AgentReflect) InputType() string {
 	return "agent-reflect"
 }
 
+// InputActor returns "agent", the actor that dispatches the input.
+func (AgentReflect) InputActor() string {
+	return "agent"
+}
+
 // WithTimestamp returns the input with Timestamp set to ts.
 func (in AgentReflect) WithTimestamp(ts int64) AgentInput {
 	in.Timestamp = ts
@@ -242,6 +272,11 @@ func (v ToolkitObserve) MarshalJSON() ([]byte, error) {
 // InputType returns "toolkit-observe", the input's type discriminator.
 func (ToolkitObserve) InputType() string {
 	return "toolkit-observe"
+}
+
+// InputActor returns "toolkit", the actor that dispatches the input.
+func (ToolkitObserve) InputActor() string {
+	return "toolkit"
 }
 
 // WithTimestamp returns the input with Timestamp set to ts.

@@ -53,6 +53,11 @@ func (UserSendMessage) InputType() string {
 	return "user-send-message"
 }
 
+// InputActor returns "user", the actor that dispatches the input.
+func (UserSendMessage) InputActor() string {
+	return "user"
+}
+
 // WithTimestamp returns the input with Timestamp set to ts.
 func (in UserSendMessage) WithTimestamp(ts int64) AgentInput {
 	in.Timestamp = ts
@@ -87,6 +92,11 @@ func (BrainCallTools) InputType() string {
 	return "brain-call-tools"
 }
 
+// InputActor returns "brain", the actor that dispatches the input.
+func (BrainCallTools) InputActor() string {
+	return "brain"
+}
+
 // WithTimestamp returns the input with Timestamp set to ts.
 func (in BrainCallTools) WithTimestamp(ts int64) AgentInput {
 	in.Timestamp = ts
@@ -118,6 +128,11 @@ func (BrainCompressHistory) InputType() string {
 	return "brain-compress-history"
 }
 
+// InputActor returns "brain", the actor that dispatches the input.
+func (BrainCompressHistory) InputActor() string {
+	return "brain"
+}
+
 // WithTimestamp returns the input with Timestamp set to ts.
 func (in BrainCompressHistory) WithTimestamp(ts int64) AgentInput {
 	in.Timestamp = ts
@@ -146,6 +161,11 @@ func (v BrainLoadToolCall) MarshalJSON() ([]byte, error) {
 // InputType returns "brain-load-tool-call", the input's type discriminator.
 func (BrainLoadToolCall) InputType() string {
 	return "brain-load-tool-call"
+}
+
+// InputActor returns "brain", the actor that dispatches the input.
+func (BrainLoadToolCall) InputActor() string {
+	return "brain"
 }
 
 // WithTimestamp returns the input with Timestamp set to ts.
@@ -180,6 +200,11 @@ func (BrainSendMessageComplete) InputType() string {
 	return "brain-send-message-complete"
 }
 
+// InputActor returns "brain", the actor that dispatches the input.
+func (BrainSendMessageComplete) InputActor() string {
+	return "brain"
+}
+
 // WithTimestamp returns the input with Timestamp set to ts.
 func (in BrainSendMessageComplete) WithTimestamp(ts int64) AgentInput {
 	in.Timestamp = ts
@@ -209,6 +234,11 @@ func (v BrainSendMessageStart) MarshalJSON() ([]byte, error) {
 // discriminator.
 func (BrainSendMessageStart) InputType() string {
 	return "brain-send-message-start"
+}
+
+// InputActor returns "brain", the actor that dispatches the input.
+func (BrainSendMessageStart) InputActor() string {
+	return "brain"
 }
 
 // WithTimestamp returns the input with Timestamp set to ts.
@@ -241,6 +271,11 @@ func (ToolkitError) InputType() string {
 	return "toolkit-error"
 }
 
+// InputActor returns "toolkit", the actor that dispatches the input.
+func (ToolkitError) InputActor() string {
+	return "toolkit"
+}
+
 // WithTimestamp returns the input with Timestamp set to ts.
 func (in ToolkitError) WithTimestamp(ts int64) AgentInput {
 	in.Timestamp = ts
@@ -269,6 +304,11 @@ func (v ToolkitRespond) MarshalJSON() ([]byte, error) {
 // InputType returns "toolkit-respond", the input's type discriminator.
 func (ToolkitRespond) InputType() string {
 	return "toolkit-respond"
+}
+
+// InputActor returns "toolkit", the actor that dispatches the input.
+func (ToolkitRespond) InputActor() string {
+	return "toolkit"
 }
 
 // WithTimestamp returns the input with Timestamp set to ts.

@@ -1057,7 +1057,7 @@ func (b *builder) fillStruct(decl *TypeDecl, s *Schema, ptr string) {
 	members := newNameTable(b.d)
 	members.reserve("a method agentgen generates", "MarshalJSON", "UnmarshalJSON")
 	if decl.Input != nil {
-		members.reserve("a method agentgen generates", "InputType", "WithTimestamp")
+		members.reserve("a method agentgen generates", "InputType", "InputActor", "WithTimestamp")
 		members.reserve(`the input's "type" discriminator`, "Type")
 	}
 	for _, p := range props {

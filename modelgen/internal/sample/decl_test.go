@@ -308,3 +308,22 @@ func TestWithTimestamp(t *testing.T) {
 		t.Error("CompleteCall, which has no timestamp, is Timestamped")
 	}
 }
+
+// TestInputActor: each input names the actor that dispatches it, the one
+// whose sealed interface it implements, by its name in the spec.
+func TestInputActor(t *testing.T) {
+	for _, in := range []decl.AgentInput{decl.SendUserMessage{}, decl.SendAssiMessage{}, decl.StartThinking{}, decl.CompleteCall{}} {
+		var want decl.Actor
+		switch in.(type) {
+		case decl.InputFromUser:
+			want = decl.ActorUser
+		case decl.InputFromLlm:
+			want = decl.ActorLlm
+		case decl.InputFromToolkit:
+			want = decl.ActorToolkit
+		}
+		if got := in.InputActor(); got != string(want) || !decl.Actor(got).Valid() {
+			t.Errorf("%s: InputActor() = %q, want %q", in.InputType(), got, want)
+		}
+	}
+}

@@ -433,6 +433,9 @@ func (e *declEmitter) inputs(f *jen.File) {
 		gen.Comment(f, fmt.Sprintf("InputType returns %q, the input's type discriminator.", in.Name))
 		f.Func().Params(jen.Id(d.GoName)).Id("InputType").Params().String().Block(jen.Return(jen.Lit(in.Name)))
 		f.Line()
+		gen.Comment(f, fmt.Sprintf("InputActor returns %q, the actor that dispatches the input.", in.Actor.Name))
+		f.Func().Params(jen.Id(d.GoName)).Id("InputActor").Params().String().Block(jen.Return(jen.Lit(in.Actor.Name)))
+		f.Line()
 		if ts := in.Timestamp; ts != nil {
 			gen.Comment(f, fmt.Sprintf("WithTimestamp returns the input with %s set to ts.", ts.GoName))
 			value := jen.Id("ts")
@@ -663,6 +666,8 @@ back.`)
 	f.Type().Id("AgentInput").Interface(
 		jen.Comment("InputType returns the input's type discriminator."),
 		jen.Id("InputType").Params().String(),
+		jen.Comment("InputActor returns the spec name of the actor that dispatches the input."),
+		jen.Id("InputActor").Params().String(),
 		jen.Id("isAgentInput").Params(),
 	)
 	f.Line()

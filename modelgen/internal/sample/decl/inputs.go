@@ -46,6 +46,11 @@ func (SendUserMessage) InputType() string {
 	return "send-user-message"
 }
 
+// InputActor returns "user", the actor that dispatches the input.
+func (SendUserMessage) InputActor() string {
+	return "user"
+}
+
 func (SendUserMessage) isAgentInput()    {}
 func (SendUserMessage) isInputFromUser() {}
 
@@ -93,6 +98,11 @@ func (SendAssiMessage) InputType() string {
 	return "send-assi-message"
 }
 
+// InputActor returns "llm", the actor that dispatches the input.
+func (SendAssiMessage) InputActor() string {
+	return "llm"
+}
+
 func (SendAssiMessage) isAgentInput()   {}
 func (SendAssiMessage) isInputFromLlm() {}
 
@@ -115,6 +125,11 @@ func (v StartThinking) MarshalJSON() ([]byte, error) {
 // InputType returns "start-thinking", the input's type discriminator.
 func (StartThinking) InputType() string {
 	return "start-thinking"
+}
+
+// InputActor returns "llm", the actor that dispatches the input.
+func (StartThinking) InputActor() string {
+	return "llm"
 }
 
 // WithTimestamp returns the input with Timestamp set to ts.
@@ -166,6 +181,11 @@ func (v *CompleteCall) UnmarshalJSON(data []byte) error {
 // InputType returns "complete-call", the input's type discriminator.
 func (CompleteCall) InputType() string {
 	return "complete-call"
+}
+
+// InputActor returns "toolkit", the actor that dispatches the input.
+func (CompleteCall) InputActor() string {
+	return "toolkit"
 }
 
 func (CompleteCall) isAgentInput()       {}

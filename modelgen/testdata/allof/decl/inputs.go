@@ -43,6 +43,11 @@ func (SendUserMessage) InputType() string {
 	return "send-user-message"
 }
 
+// InputActor returns "user", the actor that dispatches the input.
+func (SendUserMessage) InputActor() string {
+	return "user"
+}
+
 // WithTimestamp returns the input with Timestamp set to ts.
 func (in SendUserMessage) WithTimestamp(ts int64) AgentInput {
 	in.Timestamp = ts
@@ -74,6 +79,11 @@ func (v SendAssiMessage) MarshalJSON() ([]byte, error) {
 // InputType returns "send-assi-message", the input's type discriminator.
 func (SendAssiMessage) InputType() string {
 	return "send-assi-message"
+}
+
+// InputActor returns "llm", the actor that dispatches the input.
+func (SendAssiMessage) InputActor() string {
+	return "llm"
 }
 
 // WithTimestamp returns the input with Timestamp set to ts.
@@ -108,6 +118,11 @@ func (v SendReply) MarshalJSON() ([]byte, error) {
 // InputType returns "send-reply", the input's type discriminator.
 func (SendReply) InputType() string {
 	return "send-reply"
+}
+
+// InputActor returns "llm", the actor that dispatches the input.
+func (SendReply) InputActor() string {
+	return "llm"
 }
 
 // WithTimestamp returns the input with Timestamp set to ts.

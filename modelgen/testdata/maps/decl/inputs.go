@@ -42,6 +42,11 @@ func (SetSetting) InputType() string {
 	return "set-setting"
 }
 
+// InputActor returns "user", the actor that dispatches the input.
+func (SetSetting) InputActor() string {
+	return "user"
+}
+
 func (SetSetting) isAgentInput()    {}
 func (SetSetting) isInputFromUser() {}
 
@@ -67,6 +72,11 @@ func (v Report) MarshalJSON() ([]byte, error) {
 // InputType returns "report", the input's type discriminator.
 func (Report) InputType() string {
 	return "report"
+}
+
+// InputActor returns "tool", the actor that dispatches the input.
+func (Report) InputActor() string {
+	return "tool"
 }
 
 func (Report) isAgentInput()    {}

@@ -58,6 +58,11 @@ func (Input) InputType() string {
 	return "input"
 }
 
+// InputActor returns "user", the actor that dispatches the input.
+func (Input) InputActor() string {
+	return "user"
+}
+
 func (Input) isAgentInput()    {}
 func (Input) isInputFromUser() {}
 
@@ -97,6 +102,11 @@ func (v *Data) UnmarshalJSON(data []byte) error {
 // InputType returns "data", the input's type discriminator.
 func (Data) InputType() string {
 	return "data"
+}
+
+// InputActor returns "go-to", the actor that dispatches the input.
+func (Data) InputActor() string {
+	return "go-to"
 }
 
 func (Data) isAgentInput()    {}

@@ -60,6 +60,11 @@ func (AddShape) InputType() string {
 	return "add-shape"
 }
 
+// InputActor returns "user", the actor that dispatches the input.
+func (AddShape) InputActor() string {
+	return "user"
+}
+
 func (AddShape) isAgentInput()    {}
 func (AddShape) isInputFromUser() {}
 
@@ -100,6 +105,11 @@ func (SelectShape) InputType() string {
 	return "select-shape"
 }
 
+// InputActor returns "user", the actor that dispatches the input.
+func (SelectShape) InputActor() string {
+	return "user"
+}
+
 func (SelectShape) isAgentInput()    {}
 func (SelectShape) isInputFromUser() {}
 
@@ -124,6 +134,11 @@ func (v Redraw) MarshalJSON() ([]byte, error) {
 // InputType returns "redraw", the input's type discriminator.
 func (Redraw) InputType() string {
 	return "redraw"
+}
+
+// InputActor returns "canvas", the actor that dispatches the input.
+func (Redraw) InputActor() string {
+	return "canvas"
 }
 
 func (Redraw) isAgentInput()      {}

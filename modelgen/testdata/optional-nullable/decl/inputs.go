@@ -39,6 +39,11 @@ func (TypeDraft) InputType() string {
 	return "type-draft"
 }
 
+// InputActor returns "user", the actor that dispatches the input.
+func (TypeDraft) InputActor() string {
+	return "user"
+}
+
 func (TypeDraft) isAgentInput()    {}
 func (TypeDraft) isInputFromUser() {}
 
@@ -64,6 +69,11 @@ func (UpdateProfile) InputType() string {
 	return "update-profile"
 }
 
+// InputActor returns "user", the actor that dispatches the input.
+func (UpdateProfile) InputActor() string {
+	return "user"
+}
+
 func (UpdateProfile) isAgentInput()    {}
 func (UpdateProfile) isInputFromUser() {}
 
@@ -87,6 +97,11 @@ func (Fail) InputType() string {
 	return "fail"
 }
 
+// InputActor returns "llm", the actor that dispatches the input.
+func (Fail) InputActor() string {
+	return "llm"
+}
+
 func (Fail) isAgentInput()   {}
 func (Fail) isInputFromLlm() {}
 
@@ -108,6 +123,11 @@ func (v SetMood) MarshalJSON() ([]byte, error) {
 // InputType returns "set-mood", the input's type discriminator.
 func (SetMood) InputType() string {
 	return "set-mood"
+}
+
+// InputActor returns "llm", the actor that dispatches the input.
+func (SetMood) InputActor() string {
+	return "llm"
 }
 
 func (SetMood) isAgentInput()   {}

@@ -83,6 +83,8 @@ func (s AgentState) ContextOfTaskManager() ContextOfTaskManager {
 type AgentInput interface {
 	// InputType returns the input's type discriminator.
 	InputType() string
+	// InputActor returns the spec name of the actor that dispatches the input.
+	InputActor() string
 	isAgentInput()
 }
 

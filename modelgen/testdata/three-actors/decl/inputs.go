@@ -48,6 +48,11 @@ func (CompleteTask) InputType() string {
 	return "complete-task"
 }
 
+// InputActor returns "user", the actor that dispatches the input.
+func (CompleteTask) InputActor() string {
+	return "user"
+}
+
 // WithTimestamp returns the input with Timestamp set to ts.
 func (in CompleteTask) WithTimestamp(ts int64) AgentInput {
 	in.Timestamp = ts
@@ -81,6 +86,11 @@ func (SendPrompt) InputType() string {
 	return "send-prompt"
 }
 
+// InputActor returns "user", the actor that dispatches the input.
+func (SendPrompt) InputActor() string {
+	return "user"
+}
+
 // WithTimestamp returns the input with Timestamp set to ts.
 func (in SendPrompt) WithTimestamp(ts int64) AgentInput {
 	in.Timestamp = ts
@@ -110,6 +120,11 @@ func (CreateTask) InputType() string {
 	return "create-task"
 }
 
+// InputActor returns "llm", the actor that dispatches the input.
+func (CreateTask) InputActor() string {
+	return "llm"
+}
+
 func (CreateTask) isAgentInput()   {}
 func (CreateTask) isInputFromLlm() {}
 
@@ -128,6 +143,11 @@ func (v StartThinking) MarshalJSON() ([]byte, error) {
 // InputType returns "start-thinking", the input's type discriminator.
 func (StartThinking) InputType() string {
 	return "start-thinking"
+}
+
+// InputActor returns "llm", the actor that dispatches the input.
+func (StartThinking) InputActor() string {
+	return "llm"
 }
 
 func (StartThinking) isAgentInput()   {}
@@ -151,6 +171,11 @@ func (v Reprioritize) MarshalJSON() ([]byte, error) {
 // InputType returns "reprioritize", the input's type discriminator.
 func (Reprioritize) InputType() string {
 	return "reprioritize"
+}
+
+// InputActor returns "task-manager", the actor that dispatches the input.
+func (Reprioritize) InputActor() string {
+	return "task-manager"
 }
 
 func (Reprioritize) isAgentInput()           {}

@@ -66,6 +66,8 @@ func (s AgentState) ContextOfServer() ContextOfServer {
 type AgentInput interface {
 	// InputType returns the input's type discriminator.
 	InputType() string
+	// InputActor returns the spec name of the actor that dispatches the input.
+	InputActor() string
 	isAgentInput()
 }
 

@@ -48,6 +48,11 @@ func (Register) InputType() string {
 	return "register"
 }
 
+// InputActor returns "client", the actor that dispatches the input.
+func (Register) InputActor() string {
+	return "client"
+}
+
 func (Register) isAgentInput()      {}
 func (Register) isInputFromClient() {}
 
@@ -69,6 +74,11 @@ func (v SetStatus) MarshalJSON() ([]byte, error) {
 // InputType returns "set-status", the input's type discriminator.
 func (SetStatus) InputType() string {
 	return "set-status"
+}
+
+// InputActor returns "server", the actor that dispatches the input.
+func (SetStatus) InputActor() string {
+	return "server"
 }
 
 func (SetStatus) isAgentInput()      {}
