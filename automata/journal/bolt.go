@@ -29,9 +29,8 @@ var (
 // of the disk) into a *CorruptError, after which the store refuses every
 // call but Close.
 type BoltStore struct {
-	db     *bolt.DB
-	path   string
-	broken atomic.Pointer[CorruptError] // the first panic or fault; set once
+	file *boltFile
+	j    boltJournal // the root's three buckets
 }
 
 // BoltOptions are the operator's settings for OpenBoltWith; OpenBolt uses
@@ -85,9 +84,47 @@ func OpenBolt(path string) (*BoltStore, error) { return OpenBoltWith(path, BoltO
 
 // OpenBoltWith is OpenBolt with options.
 func OpenBoltWith(path string, opts BoltOptions) (*BoltStore, error) {
+	file, _, err := openBoltFile(path, boltStoreLayout, opts.AcceptRollback)
+	if err != nil {
+		return nil, err
+	}
+	return &BoltStore{file: file, j: boltJournal{file: file}}, nil
+}
+
+// boltLayout is what a kind of bbolt file holds at its root, and how the
+// open of that kind is named in messages.
+type boltLayout struct {
+	fleet    bool     // a fleet's bucket agents; otherwise one store's three buckets
+	what     string   // "store" or "fleet"
+	open     string   // the function that opens it
+	rollback string   // the call that accepts a rollback
+	buckets  [][]byte // the buckets a new file is given
+}
+
+var (
+	boltStoreLayout = &boltLayout{what: "store", open: "OpenBolt",
+		rollback: "OpenBoltWith(path, BoltOptions{AcceptRollback: true})",
+		buckets:  [][]byte{bucketInputs, bucketSnapshots, bucketQuarantine}}
+	boltFleetLayout = &boltLayout{fleet: true, what: "fleet", open: "OpenBoltFleet",
+		rollback: "OpenBoltFleetWith(path, BoltFleetOptions{AcceptRollback: true})",
+		buckets:  [][]byte{bucketAgents}}
+)
+
+// boltFile is an open bbolt file, checked before it was mapped, and the
+// first panic or fault that broke it.
+type boltFile struct {
+	db     *bolt.DB
+	path   string
+	broken atomic.Pointer[CorruptError] // set once
+}
+
+// openBoltFile opens (creating if needed) the bbolt file at path, checked as
+// a file of the given layout, as OpenBolt says. It returns what the check
+// found wrong with single agents of a fleet, by id.
+func openBoltFile(path string, layout *boltLayout, acceptRollback bool) (*boltFile, map[string]*CorruptError, error) {
 	var (
-		file  *os.File
-		fresh bool
+		file    *os.File
+		checked boltChecked
 	)
 	// Check the file in bbolt's own open, once it is locked and before it
 	// is mapped: bbolt calls openFile, then locks the same file (which
@@ -101,15 +138,15 @@ func OpenBoltWith(path string, opts BoltOptions) (*BoltStore, error) {
 			f.Close()
 			return nil, err
 		}
-		if fresh, err = checkBoltFile(f, path, opts.AcceptRollback); err != nil {
+		if checked, err = checkBoltFile(f, path, layout, acceptRollback); err != nil {
 			f.Close()
 			return nil, err
 		}
 		file = f
 		return f, nil
 	}
-	s := &BoltStore{path: path}
-	err := s.guard("open", nil, func() error {
+	s := &boltFile{path: path}
+	err := s.guard(nil, "open", nil, func() error {
 		db, err := bolt.Open(path, 0o600, &bolt.Options{
 			Timeout: boltLockTimeout,
 			// The free list is rebuilt on open instead of written on each
@@ -129,17 +166,17 @@ func OpenBoltWith(path string, opts BoltOptions) (*BoltStore, error) {
 		}
 		var ce *CorruptError
 		if errors.As(err, &ce) {
-			return nil, err
+			return nil, nil, err
 		}
 		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, fmt.Errorf("journal: open %s: %w: another process (or another OpenBolt of this one) has the store open; a store has one writer at a time", path, ErrInUse)
+			return nil, nil, fmt.Errorf("journal: open %s: %w: another process (or another %s of this one) has the %s open; a %s has one writer at a time", path, ErrInUse, layout.open, layout.what, layout.what)
 		}
-		return nil, fmt.Errorf("journal: open %s: %w", path, err)
+		return nil, nil, fmt.Errorf("journal: open %s: %w", path, err)
 	}
-	if fresh {
-		err = s.guard("open", nil, func() error {
+	if checked.fresh {
+		err = s.guard(nil, "open", nil, func() error {
 			return s.db.Update(func(tx *bolt.Tx) error {
-				for _, name := range [][]byte{bucketInputs, bucketSnapshots, bucketQuarantine} {
+				for _, name := range layout.buckets {
 					if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 						return err
 					}
@@ -149,19 +186,45 @@ func OpenBoltWith(path string, opts BoltOptions) (*BoltStore, error) {
 		})
 		if err != nil {
 			s.db.Close()
-			return nil, fmt.Errorf("journal: open %s: %w", path, err)
+			return nil, nil, fmt.Errorf("journal: open %s: %w", path, err)
 		}
 	}
-	return s, nil
+	return s, checked.agents, nil
+}
+
+// boltScope is a part of a bbolt file that can break alone: one agent of a
+// fleet, whose Store refuses every call once bbolt panicked on its pages or
+// it was closed.
+type boltScope struct {
+	id     string
+	broken atomic.Pointer[CorruptError] // set once
+	closed atomic.Bool
+}
+
+// usable returns why scope (nil: the file) refuses calls, or nil.
+func (s *boltFile) usable(scope *boltScope) error {
+	if e := s.broken.Load(); e != nil {
+		return e
+	}
+	if scope == nil {
+		return nil
+	}
+	if e := scope.broken.Load(); e != nil {
+		return e
+	}
+	if scope.closed.Load() {
+		return fmt.Errorf("journal: agent %q of %s: the store is closed", scope.id, s.path)
+	}
+	return nil
 }
 
 // guard runs fn, which uses bbolt, and turns a panic in it, or a fault on
-// bbolt's memory map, into a *CorruptError, after which the store is broken.
-// A panic of the caller's callback is not the store's: while *inCallback is
-// true, guard passes panics other than memory faults on.
-func (s *BoltStore) guard(op string, inCallback *bool, fn func() error) (err error) {
-	if e := s.broken.Load(); e != nil {
-		return e
+// bbolt's memory map, into a *CorruptError (see broke). A panic of the
+// caller's callback is not the store's: while *inCallback is true, guard
+// passes panics other than memory faults on.
+func (s *boltFile) guard(scope *boltScope, op string, inCallback *bool, fn func() error) (err error) {
+	if err := s.usable(scope); err != nil {
+		return err
 	}
 	// Per goroutine: set it here and restore it on the way out.
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
@@ -170,24 +233,40 @@ func (s *BoltStore) guard(op string, inCallback *bool, fn func() error) (err err
 		if v == nil {
 			return
 		}
-		fault, isFault := v.(interface{ Addr() uintptr })
-		if inCallback != nil && *inCallback && !isFault {
+		if _, isFault := v.(interface{ Addr() uintptr }); inCallback != nil && *inCallback && !isFault {
 			panic(v)
 		}
-		where := ""
-		if isFault {
-			where = s.mapOffset(fault.Addr())
-		}
-		ce := &CorruptError{Err: fmt.Errorf("%s: %s: bbolt failed%s: %v (the file is damaged, or was changed or truncated by another process)", s.path, op, where, v)}
-		s.broken.CompareAndSwap(nil, ce)
-		err = s.broken.Load()
+		err = s.broke(scope, op, v)
 	}()
 	return fn()
 }
 
+// broke records v, a panic of bbolt or a fault on its map met during op, as
+// a *CorruptError, and returns it. A fault breaks the whole file: the file
+// was changed or truncated under the process, or the disk failed. Another
+// panic breaks scope, bbolt having tripped on its pages, or the file when
+// scope is nil.
+func (s *boltFile) broke(scope *boltScope, op string, v any) error {
+	fault, isFault := v.(interface{ Addr() uintptr })
+	where, in := "", ""
+	if isFault {
+		where = s.mapOffset(fault.Addr())
+	}
+	if scope != nil {
+		in = fmt.Sprintf(" agent %q:", scope.id)
+	}
+	ce := &CorruptError{Err: fmt.Errorf("%s:%s %s: bbolt failed%s: %v (the file is damaged, or was changed or truncated by another process)", s.path, in, op, where, v)}
+	if isFault || scope == nil {
+		s.broken.CompareAndSwap(nil, ce)
+		return s.broken.Load()
+	}
+	scope.broken.CompareAndSwap(nil, ce)
+	return scope.broken.Load()
+}
+
 // mapOffset says where in the file a faulting address of the map is, if it
 // can tell.
-func (s *BoltStore) mapOffset(addr uintptr) (where string) {
+func (s *boltFile) mapOffset(addr uintptr) (where string) {
 	if s.db == nil {
 		return ""
 	}
@@ -204,63 +283,103 @@ func (s *BoltStore) mapOffset(addr uintptr) (where string) {
 	return fmt.Sprintf(" at offset %d (page %d)", off, off/uintptr(info.PageSize))
 }
 
-// bucket returns the named bucket of tx, which OpenBolt found.
-func (s *BoltStore) bucket(tx *bolt.Tx, name []byte) (*bolt.Bucket, error) {
-	if b := tx.Bucket(name); b != nil {
-		return b, nil
-	}
-	return nil, &CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", s.path, name)}
-}
-
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
 
-// Append stores the records in one transaction, and records the last seq as
-// the inputs bucket's sequence, which OpenBolt checks the journal's end
-// against.
-func (s *BoltStore) Append(records []Record) error {
-	return s.guard("append", nil, func() error {
-		return s.db.Update(func(tx *bolt.Tx) error {
-			b, err := s.bucket(tx, bucketInputs)
-			if err != nil {
-				return err
-			}
-			b.FillPercent = 1 // keys only ever grow: pack pages full
-			if last, _ := b.Cursor().Last(); last != nil && len(records) > 0 {
-				if want := binary.BigEndian.Uint64(last) + 1; records[0].Seq != want {
-					return fmt.Errorf("journal: append seq %d, expected %d", records[0].Seq, want)
-				}
-			}
-			for _, r := range records {
-				if err := b.Put(seqKey(r.Seq), r.Data); err != nil {
-					return err
-				}
-			}
-			if len(records) > 0 {
-				return b.SetSequence(records[len(records)-1].Seq)
-			}
-			return nil
-		})
-	})
+// boltJournal is one journal in a bbolt file, its three buckets inputs,
+// snapshots and quarantine: at the root (BoltStore), or in the bucket of an
+// agent of a fleet (BoltFleet). It carries out the Store's operations on
+// them; BoltStore and a fleet's agent differ only in how they append.
+type boltJournal struct {
+	file  *boltFile
+	scope *boltScope // the agent; nil: the root's buckets, the whole file's
+	key   []byte     // the agent's id, its key in bucket agents
 }
 
-func (s *BoltStore) Scan(from uint64, fn func(Record) error) error {
-	return s.walk("scan", bucketInputs, func(c *bolt.Cursor) ([]byte, []byte) { return c.Seek(seqKey(from)) }, (*bolt.Cursor).Next, fn)
+// where names the journal in messages: the file, and the agent.
+func (j *boltJournal) where() string {
+	if j.scope == nil {
+		return j.file.path
+	}
+	return fmt.Sprintf("%s: agent %q", j.file.path, j.scope.id)
+}
+
+// bucket returns the named bucket of the journal in tx, which the open-time
+// check found.
+func (j *boltJournal) bucket(tx *bolt.Tx, name []byte) (*bolt.Bucket, error) {
+	var b *bolt.Bucket
+	if j.scope == nil {
+		b = tx.Bucket(name)
+	} else if agents := tx.Bucket(bucketAgents); agents != nil {
+		if agent := agents.Bucket(j.key); agent != nil {
+			b = agent.Bucket(name)
+		}
+	}
+	if b == nil {
+		return nil, &CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", j.where(), name)}
+	}
+	return b, nil
+}
+
+// update runs fn in a write transaction of its own, guarded.
+func (j *boltJournal) update(op string, fn func(*bolt.Tx) error) error {
+	return j.file.guard(j.scope, op, nil, func() error { return j.file.db.Update(fn) })
+}
+
+// append stores the records in tx, and records the last seq as the inputs
+// bucket's sequence, which the open-time check checks the journal's end
+// against. It checks the records (consecutive, following the journal's
+// last, each value within bbolt's limit) before it writes any, so that an
+// append it refuses leaves tx as it was: a fleet commits the appends of
+// many agents in one transaction, and one agent's refusal fails no other.
+func (j *boltJournal) append(tx *bolt.Tx, records []Record) error {
+	if len(records) == 0 {
+		return nil
+	}
+	b, err := j.bucket(tx, bucketInputs)
+	if err != nil {
+		return err
+	}
+	if last, _ := b.Cursor().Last(); last != nil {
+		if want := binary.BigEndian.Uint64(last) + 1; records[0].Seq != want {
+			return fmt.Errorf("journal: append seq %d, expected %d", records[0].Seq, want)
+		}
+	}
+	for i, r := range records {
+		if i > 0 && r.Seq != records[i-1].Seq+1 {
+			return fmt.Errorf("journal: append seq %d after %d in one append, expected %d", r.Seq, records[i-1].Seq, records[i-1].Seq+1)
+		}
+		if len(r.Data) > bolt.MaxValueSize {
+			return fmt.Errorf("journal: append seq %d: a record of %d bytes, more than bbolt's limit of %d", r.Seq, len(r.Data), bolt.MaxValueSize)
+		}
+	}
+	b.FillPercent = 1 // keys only ever grow: pack pages full
+	for _, r := range records {
+		if err := b.Put(seqKey(r.Seq), r.Data); err != nil {
+			return err
+		}
+	}
+	return b.SetSequence(records[len(records)-1].Seq)
+}
+
+// Scan is Store.Scan.
+func (j *boltJournal) Scan(from uint64, fn func(Record) error) error {
+	return j.walk("scan", bucketInputs, func(c *bolt.Cursor) ([]byte, []byte) { return c.Seek(seqKey(from)) }, (*bolt.Cursor).Next, fn)
 }
 
 // walk calls fn with the records of bucket from where first puts the cursor,
 // moving it with next, until fn returns an error; ErrStop ends it quietly.
-func (s *BoltStore) walk(op string, bucket []byte, first, next func(*bolt.Cursor) ([]byte, []byte), fn func(Record) error) error {
+func (j *boltJournal) walk(op string, bucket []byte, first, next func(*bolt.Cursor) ([]byte, []byte), fn func(Record) error) error {
 	var inFn bool
-	err := s.guard(op, &inFn, func() error {
-		return s.db.View(func(tx *bolt.Tx) error {
-			b, err := s.bucket(tx, bucket)
+	err := j.file.guard(j.scope, op, &inFn, func() error {
+		return j.file.db.View(func(tx *bolt.Tx) error {
+			b, err := j.bucket(tx, bucket)
 			if err != nil {
 				return err
 			}
 			c := b.Cursor()
 			for k, v := first(c); k != nil; k, v = next(c) {
 				if len(k) != 8 {
-					return &CorruptError{Err: fmt.Errorf("%s: bucket %s holds a key of %d bytes (%x), expected 8", s.path, bucket, len(k), k)}
+					return &CorruptError{Err: fmt.Errorf("%s: bucket %s holds a key of %d bytes (%x), expected 8", j.where(), bucket, len(k), k)}
 				}
 				inFn = true
 				err := fn(Record{Seq: binary.BigEndian.Uint64(k), Data: v})
@@ -278,104 +397,121 @@ func (s *BoltStore) walk(op string, bucket []byte, first, next func(*bolt.Cursor
 	return err
 }
 
-func (s *BoltStore) PutSnapshot(r Record) error {
-	return s.guard("put snapshot", nil, func() error {
-		return s.db.Update(func(tx *bolt.Tx) error {
-			b, err := s.bucket(tx, bucketSnapshots)
-			if err != nil {
-				return err
-			}
-			return b.Put(seqKey(r.Seq), r.Data)
-		})
+// PutSnapshot is Store.PutSnapshot.
+func (j *boltJournal) PutSnapshot(r Record) error {
+	return j.update("put snapshot", func(tx *bolt.Tx) error {
+		b, err := j.bucket(tx, bucketSnapshots)
+		if err != nil {
+			return err
+		}
+		return b.Put(seqKey(r.Seq), r.Data)
 	})
 }
 
-func (s *BoltStore) Snapshots(fn func(Record) error) error {
-	return s.walk("snapshots", bucketSnapshots, (*bolt.Cursor).Last, (*bolt.Cursor).Prev, fn)
+// Snapshots is Store.Snapshots.
+func (j *boltJournal) Snapshots(fn func(Record) error) error {
+	return j.walk("snapshots", bucketSnapshots, (*bolt.Cursor).Last, (*bolt.Cursor).Prev, fn)
 }
 
 // Prune deletes as Store says; a journal pruned empty forgets its last seq
 // (sequence 0), as a new one.
-func (s *BoltStore) Prune(snapshotsBefore, inputsBefore uint64) error {
-	return s.guard("prune", nil, func() error {
-		return s.db.Update(func(tx *bolt.Tx) error {
-			for _, p := range []struct {
-				bucket []byte
-				before uint64
-			}{{bucketSnapshots, snapshotsBefore}, {bucketInputs, inputsBefore}} {
-				b, err := s.bucket(tx, p.bucket)
-				if err != nil {
+func (j *boltJournal) Prune(snapshotsBefore, inputsBefore uint64) error {
+	return j.update("prune", func(tx *bolt.Tx) error {
+		for _, p := range []struct {
+			bucket []byte
+			before uint64
+		}{{bucketSnapshots, snapshotsBefore}, {bucketInputs, inputsBefore}} {
+			b, err := j.bucket(tx, p.bucket)
+			if err != nil {
+				return err
+			}
+			c := b.Cursor()
+			for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) < p.before; k, _ = c.Next() {
+				if err := c.Delete(); err != nil {
 					return err
 				}
-				c := b.Cursor()
-				for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) < p.before; k, _ = c.Next() {
-					if err := c.Delete(); err != nil {
-						return err
-					}
-				}
-				if first, _ := c.First(); first == nil && b.Sequence() != 0 {
-					if err := b.SetSequence(0); err != nil {
-						return err
-					}
+			}
+			if first, _ := c.First(); first == nil && b.Sequence() != 0 {
+				if err := b.SetSequence(0); err != nil {
+					return err
 				}
 			}
-			return nil
-		})
+		}
+		return nil
 	})
 }
 
 // Quarantine moves the record as Store says; moving the last one moves the
 // journal's recorded end back to the record before it.
-func (s *BoltStore) Quarantine(seq uint64) error {
-	return s.guard("quarantine", nil, func() error {
-		return s.db.Update(func(tx *bolt.Tx) error {
-			inputs, err := s.bucket(tx, bucketInputs)
-			if err != nil {
-				return err
-			}
-			quarantine, err := s.bucket(tx, bucketQuarantine)
-			if err != nil {
-				return err
-			}
-			key := seqKey(seq)
-			v := inputs.Get(key)
-			if v == nil {
-				return fmt.Errorf("journal: quarantine: no record %d", seq)
-			}
-			// Keyed by seq and the time it was moved, so that a seq reused
-			// after a quarantine never overwrites an earlier one.
-			qkey := binary.BigEndian.AppendUint64(key, uint64(time.Now().UnixNano()))
-			if err := quarantine.Put(qkey, append([]byte(nil), v...)); err != nil {
-				return err
-			}
-			if err := inputs.Delete(key); err != nil {
-				return err
-			}
-			if inputs.Sequence() != seq {
-				return nil
-			}
-			var end uint64
-			if last, _ := inputs.Cursor().Last(); last != nil {
-				end = binary.BigEndian.Uint64(last)
-			}
-			return inputs.SetSequence(end)
-		})
+func (j *boltJournal) Quarantine(seq uint64) error {
+	return j.update("quarantine", func(tx *bolt.Tx) error {
+		inputs, err := j.bucket(tx, bucketInputs)
+		if err != nil {
+			return err
+		}
+		quarantine, err := j.bucket(tx, bucketQuarantine)
+		if err != nil {
+			return err
+		}
+		key := seqKey(seq)
+		v := inputs.Get(key)
+		if v == nil {
+			return fmt.Errorf("journal: quarantine: no record %d", seq)
+		}
+		// Keyed by seq and the time it was moved, so that a seq reused
+		// after a quarantine never overwrites an earlier one.
+		qkey := binary.BigEndian.AppendUint64(key, uint64(time.Now().UnixNano()))
+		if err := quarantine.Put(qkey, append([]byte(nil), v...)); err != nil {
+			return err
+		}
+		if err := inputs.Delete(key); err != nil {
+			return err
+		}
+		if inputs.Sequence() != seq {
+			return nil
+		}
+		var end uint64
+		if last, _ := inputs.Cursor().Last(); last != nil {
+			end = binary.BigEndian.Uint64(last)
+		}
+		return inputs.SetSequence(end)
 	})
 }
 
+// Append stores the records in one transaction of their own, as Store says.
+func (s *BoltStore) Append(records []Record) error {
+	return s.j.update("append", func(tx *bolt.Tx) error { return s.j.append(tx, records) })
+}
+
+func (s *BoltStore) Scan(from uint64, fn func(Record) error) error { return s.j.Scan(from, fn) }
+
+func (s *BoltStore) PutSnapshot(r Record) error { return s.j.PutSnapshot(r) }
+
+func (s *BoltStore) Snapshots(fn func(Record) error) error { return s.j.Snapshots(fn) }
+
+// Prune deletes as Store says; a journal pruned empty forgets its last seq
+// (sequence 0), as a new one.
+func (s *BoltStore) Prune(snapshotsBefore, inputsBefore uint64) error {
+	return s.j.Prune(snapshotsBefore, inputsBefore)
+}
+
+// Quarantine moves the record as Store says; moving the last one moves the
+// journal's recorded end back to the record before it.
+func (s *BoltStore) Quarantine(seq uint64) error { return s.j.Quarantine(seq) }
+
 // Close closes the bbolt file.
-func (s *BoltStore) Close() error { return s.db.Close() }
+func (s *BoltStore) Close() error { return s.file.db.Close() }
 
 // Size returns the bytes the store's live records take: keys and values of
 // the journal and the snapshots, without bbolt's free pages.
 func (s *BoltStore) Size() (journal, snapshots int64, err error) {
-	err = s.guard("size", nil, func() error {
-		return s.db.View(func(tx *bolt.Tx) error {
+	err = s.file.guard(nil, "size", nil, func() error {
+		return s.file.db.View(func(tx *bolt.Tx) error {
 			for _, p := range []struct {
 				bucket []byte
 				n      *int64
 			}{{bucketInputs, &journal}, {bucketSnapshots, &snapshots}} {
-				b, err := s.bucket(tx, p.bucket)
+				b, err := s.j.bucket(tx, p.bucket)
 				if err != nil {
 					return err
 				}

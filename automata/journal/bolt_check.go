@@ -3,6 +3,7 @@ package journal
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/bits"
@@ -21,28 +22,35 @@ import (
 // committed to (bbolt initialised it, and the process stopped before the
 // buckets were created): only then may OpenBolt write to it. Damage is a
 // *CorruptError naming the file, the page and its offset, and what was
-// expected; the file is not changed.
+// expected; the file is not changed. A file of the other layout (a fleet
+// opened as one store, or the reverse) is a plain error that says so.
+//
+// In a fleet, damage that bbolt itself does not see (an agent's bucket, key
+// or meta that the fleet never writes, its journal cut short) is the
+// agent's alone: it is reported in agents, by id, and the file opens. Damage
+// to the pages (what bbolt's walk would trip on, in any agent) refuses the
+// file, naming the agent whose pages hold it.
 //
 // The layout is bbolt v1.5.0's (go.etcd.io/bbolt/internal/common: meta.go,
 // page.go, bucket.go, inode.go), in the machine's byte order, as bbolt
 // writes it. A bbolt that changed it would change the meta's version, which
 // this check refuses: upgrading bbolt means reading its layout again (the
 // damage tests' undamaged stores fail until then).
-func checkBoltFile(f *os.File, path string, acceptRollback bool) (fresh bool, err error) {
+func checkBoltFile(f *os.File, path string, layout *boltLayout, acceptRollback bool) (boltChecked, error) {
 	info, err := f.Stat()
 	if err != nil {
-		return false, err
+		return boltChecked{}, err
 	}
 	if info.Size() == 0 {
-		return true, nil // a new store; bbolt writes its first pages
+		return boltChecked{fresh: true}, nil // a new file; bbolt writes its first pages
 	}
-	c := &boltCheck{f: f, path: path, size: info.Size()}
+	c := &boltCheck{f: f, path: path, size: info.Size(), layout: layout}
 	m, err := c.chooseMeta(acceptRollback)
 	if err != nil {
-		return false, err
+		return boltChecked{}, err
 	}
 	if err := c.checkMeta(m); err != nil {
-		return false, err
+		return boltChecked{}, err
 	}
 	c.pageSize, c.hwm = int64(m.pageSize), m.pgid
 	c.seen = make([]uint64, (m.pgid+63)/64)
@@ -50,17 +58,24 @@ func checkBoltFile(f *os.File, path string, acceptRollback bool) (fresh bool, er
 	c.mark(1)
 
 	root := boltBucket{name: "the root bucket", root: m.root}
-	var found journalBuckets
-	if err := c.bucket(root, 0, found.visit(c)); err != nil {
-		return false, err
+	found := boltRoot{c: c}
+	if err := c.bucket(root, 0, found.visit); err != nil {
+		return boltChecked{}, err
 	}
 	if err := c.checkFreelist(m); err != nil {
-		return false, err
+		return boltChecked{}, err
 	}
 	if m.txid < 2 && found.entries == 0 {
-		return true, nil // initialised by bbolt, never committed to
+		return boltChecked{fresh: true}, nil // initialised by bbolt, never committed to
 	}
-	return false, found.check(c, m)
+	return boltChecked{agents: found.agents}, found.check(m)
+}
+
+// boltChecked is what checkBoltFile found: a file to initialise, or the
+// agents of a fleet that are damaged, by id.
+type boltChecked struct {
+	fresh  bool
+	agents map[string]*CorruptError
 }
 
 // The bbolt file format (v1.5.0). A page starts with a 16-byte header: id
@@ -94,6 +109,7 @@ var boltOrder = binary.NativeEndian // bbolt writes its structs as they lie in m
 type boltCheck struct {
 	f        *os.File
 	path     string
+	layout   *boltLayout
 	size     int64
 	pageSize int64
 	hwm      uint64   // the chosen meta's high-water mark: pages 0..hwm-1 are the file's
@@ -267,8 +283,8 @@ func (c *boltCheck) chooseMeta(acceptRollback bool) (boltMeta, error) {
 	if !bad.short {
 		holds = fmt.Sprintf("reads txid %d", bad.txid)
 	}
-	return valid, c.damage("%v is damaged (%v) and %s, while %v holds txid %d: the damaged one may be the newer, so opening would roll the store back to transaction %d and lose the last commit, which may hold acknowledged inputs; to open at transaction %d anyway, on purpose, use OpenBoltWith(path, BoltOptions{AcceptRollback: true})",
-		bad, bad.bad, holds, valid, valid.txid, valid.txid, valid.txid)
+	return valid, c.damage("%v is damaged (%v) and %s, while %v holds txid %d: the damaged one may be the newer, so opening would roll the store back to transaction %d and lose the last commit, which may hold acknowledged inputs; to open at transaction %d anyway, on purpose, use %s",
+		bad, bad.bad, holds, valid, valid.txid, valid.txid, valid.txid, c.layout.rollback)
 }
 
 // olderCopy reports whether the damaged meta page bad is the copy bbolt
@@ -620,85 +636,217 @@ func (c *boltCheck) subBucket(e boltEntry, name string, leaf func(boltEntry) err
 	return seq, c.bucket(b, e.depth+1, leaf)
 }
 
-// journalBuckets collects what the root bucket holds, for check.
+// genericBucket checks the bucket whose value is entry e's, which is not
+// the store's, as bbolt would read it.
+func (c *boltCheck) genericBucket(e boltEntry, name string) error {
+	_, err := c.subBucket(e, name, func(r boltEntry) error {
+		if r.flags&boltBucketEntry == 0 {
+			return nil
+		}
+		return c.genericBucket(r, fmt.Sprintf("bucket %q", r.key))
+	})
+	return err
+}
+
+// boltRoot collects what the root bucket holds, for check: a store's three
+// buckets, or a fleet's bucket agents.
+type boltRoot struct {
+	c       *boltCheck
+	entries int
+	store   journalBuckets           // the store's buckets at the root
+	fleet   bool                     // the root holds bucket agents
+	agents  map[string]*CorruptError // a fleet's damaged agents
+}
+
+// visit is the leaf function of the root bucket: each entry must be a
+// bucket; the store's and the fleet's are checked as they write them, any
+// other as bbolt would read it.
+func (r *boltRoot) visit(e boltEntry) error {
+	r.entries++
+	if e.flags&boltBucketEntry == 0 {
+		return e.damage("the root bucket holds a plain value, which bbolt never writes")
+	}
+	if handled, err := r.store.visit(r.c, e); handled {
+		return err
+	}
+	if bytes.Equal(e.key, bucketAgents) {
+		r.fleet = true
+		if r.c.layout.fleet {
+			_, err := r.c.subBucket(e, "bucket agents", r.agent)
+			return err
+		}
+	}
+	return r.c.genericBucket(e, fmt.Sprintf("bucket %q", e.key))
+}
+
+// agent checks the entry of one agent in bucket agents: a bucket holding a
+// journal's three buckets and the agent's meta. What is wrong with them but
+// not with the pages is the agent's alone: it is recorded in r.agents, and
+// the walk goes on.
+func (r *boltRoot) agent(e boltEntry) error {
+	c, id := r.c, string(e.key)
+	j := journalBuckets{agent: id}
+	if err := CheckAgentID(id); err != nil {
+		j.fail(e.damage("the key of an agent that the fleet never writes: %v", err))
+	}
+	if e.flags&boltBucketEntry == 0 {
+		j.fail(e.damage("agent %q is a plain value in bucket agents, not a bucket", id))
+		r.record(id, j.damage)
+		return nil
+	}
+	var meta bool
+	_, err := c.subBucket(e, fmt.Sprintf("the bucket of agent %q", id), func(a boltEntry) error {
+		if a.flags&boltBucketEntry != 0 {
+			if handled, err := j.visit(c, a); handled {
+				return err
+			}
+			j.fail(a.damage("agent %q holds bucket %q, which the fleet never writes", id, a.key))
+			return c.genericBucket(a, fmt.Sprintf("bucket %q of agent %q", a.key, id))
+		}
+		if !bytes.Equal(a.key, keyMeta) {
+			j.fail(a.damage("agent %q holds key %q, which the fleet never writes", id, a.key))
+			return nil
+		}
+		meta = true
+		v, err := a.value()
+		if err != nil {
+			return err
+		}
+		if _, err := decodeAgentMeta(c.path, id, v); err != nil {
+			j.fail(err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if !meta {
+		j.fail(c.damage("agent %q has no meta", id))
+	}
+	j.fail(j.check(c, fmt.Sprintf("the bucket of agent %q", id), ""))
+	r.record(id, j.damage)
+	return nil
+}
+
+// record notes damage (if any) of agent id.
+func (r *boltRoot) record(id string, damage error) {
+	var ce *CorruptError
+	if !errors.As(damage, &ce) {
+		return
+	}
+	if r.agents == nil {
+		r.agents = map[string]*CorruptError{}
+	}
+	r.agents[id] = ce
+}
+
+// check reports what the root lacks for its layout: a store's three buckets,
+// with the damage found in them; a fleet's bucket agents. A file of the other
+// layout is told apart by what it holds instead.
+func (r *boltRoot) check(m boltMeta) error {
+	c, store := r.c, r.store.have != [3]bool{}
+	if !c.layout.fleet {
+		if r.fleet && !store {
+			return errors.New("it holds a fleet of agents, not one agent's store: open it with OpenBoltFleet")
+		}
+		if r.store.damage != nil {
+			return r.store.damage
+		}
+		return r.store.check(c, fmt.Sprintf("the root bucket (page %d, %v, txid %d)", m.root, m, m.txid), ": the page is damaged, or this is not a journal store")
+	}
+	if !r.fleet {
+		if store {
+			return errors.New("it holds one agent's store, not a fleet: open it with OpenBolt")
+		}
+		return c.damage("the root bucket (page %d, %v, txid %d) has no bucket %q: the page is damaged, or this is not a fleet", m.root, m, m.txid, bucketAgents)
+	}
+	return nil
+}
+
+// journalBuckets collects what one journal's buckets hold, the root's of a
+// store or an agent's of a fleet, for check.
 type journalBuckets struct {
-	entries   int
+	agent     string  // the agent's id; "" for a store's
 	have      [3]bool // inputs, snapshots, quarantine
 	inputSeq  uint64  // the inputs bucket's sequence: the last seq appended
 	lastInput uint64
 	inputs    int
+	damage    error // the first damage to the records, which bbolt does not see
 }
 
 var journalBucketNames = [3][]byte{bucketInputs, bucketSnapshots, bucketQuarantine}
 
-// visit returns the leaf function for the root bucket: each entry must be a
-// bucket; the store's own hold plain records under keys of a fixed length.
-func (j *journalBuckets) visit(c *boltCheck) func(boltEntry) error {
-	return func(e boltEntry) error {
-		j.entries++
-		if e.flags&boltBucketEntry == 0 {
-			return e.damage("the root bucket holds a plain value, which bbolt never writes")
-		}
-		for i, name := range journalBucketNames {
-			if !bytes.Equal(e.key, name) {
-				continue
-			}
-			keyLen := 8 // seq
-			if i == 2 {
-				keyLen = 16 // seq, time moved
-			}
-			where := "bucket " + string(name)
-			seq, err := c.subBucket(e, where, func(r boltEntry) error {
-				switch {
-				case r.flags != 0:
-					return r.damage("a bucket inside %s, which the store never writes", where)
-				case len(r.key) != keyLen:
-					return r.damage("a key of %d bytes, expected %d", len(r.key), keyLen)
-				}
-				if i == 0 {
-					j.inputs++
-					j.lastInput = binary.BigEndian.Uint64(r.key)
-				}
-				return nil
-			})
-			j.have[i] = true
-			if i == 0 {
-				j.inputSeq = seq
-			}
-			return err
-		}
-		// Not the store's: checked as bbolt would read it.
-		var generic func(boltEntry) error
-		generic = func(r boltEntry) error {
-			if r.flags&boltBucketEntry == 0 {
-				return nil
-			}
-			_, err := c.subBucket(r, fmt.Sprintf("bucket %q", r.key), generic)
-			return err
-		}
-		_, err := c.subBucket(e, fmt.Sprintf("bucket %q", e.key), generic)
-		return err
+// fail notes err, if it is the first damage.
+func (j *journalBuckets) fail(err error) {
+	if j.damage == nil {
+		j.damage = err
 	}
 }
 
-// check reports a missing bucket, and a journal that ends before the last
-// append: BoltStore.Append records the last seq in the inputs bucket's
-// sequence, in the same page as the bucket's root, so a journal cut short by
-// a damaged page (a lost leaf, a branch pointing at a stale copy) is told
-// from one that was never longer. A sequence of 0 is a store written before
-// the sequence was kept, or whose journal was pruned empty: unchecked.
-func (j *journalBuckets) check(c *boltCheck, m boltMeta) error {
+// visit checks entry e if it is one of the journal's buckets, and reports
+// whether it was. They hold plain records under keys of a fixed length;
+// anything else is damage to the journal, noted, and the walk goes on (a
+// bucket where a record should be is checked as bbolt would read it).
+func (j *journalBuckets) visit(c *boltCheck, e boltEntry) (bool, error) {
+	for i, name := range journalBucketNames {
+		if !bytes.Equal(e.key, name) {
+			continue
+		}
+		keyLen := 8 // seq
+		if i == 2 {
+			keyLen = 16 // seq, time moved
+		}
+		where := "bucket " + string(name)
+		if j.agent != "" {
+			where += fmt.Sprintf(" of agent %q", j.agent)
+		}
+		seq, err := c.subBucket(e, where, func(r boltEntry) error {
+			switch {
+			case r.flags != 0:
+				j.fail(r.damage("a bucket inside %s, which the store never writes", where))
+				return c.genericBucket(r, fmt.Sprintf("bucket %q in %s", r.key, where))
+			case len(r.key) != keyLen:
+				j.fail(r.damage("a key of %d bytes, expected %d", len(r.key), keyLen))
+				return nil
+			}
+			if i == 0 {
+				j.inputs++
+				j.lastInput = binary.BigEndian.Uint64(r.key)
+			}
+			return nil
+		})
+		j.have[i] = true
+		if i == 0 {
+			j.inputSeq = seq
+		}
+		return true, err
+	}
+	return false, nil
+}
+
+// check reports a bucket missing from holder (why says what that may mean),
+// and a journal that ends before the last append: Append records the last
+// seq in the inputs bucket's sequence, in the same page as the bucket's
+// root, so a journal cut short by a damaged page (a lost leaf, a branch
+// pointing at a stale copy) is told from one that was never longer. A
+// sequence of 0 is a store written before the sequence was kept, or whose
+// journal was pruned empty: unchecked.
+func (j *journalBuckets) check(c *boltCheck, holder, why string) error {
 	for i, ok := range j.have {
 		if !ok {
-			return c.damage("the root bucket (page %d, %v, txid %d) has no bucket %q: the page is damaged, or this is not a journal store", m.root, m, m.txid, journalBucketNames[i])
+			return c.damage("%s has no bucket %q%s", holder, journalBucketNames[i], why)
 		}
+	}
+	in := ""
+	if j.agent != "" {
+		in = fmt.Sprintf("agent %q: ", j.agent)
 	}
 	switch {
 	case j.inputSeq == 0:
 	case j.inputs == 0:
-		return c.damage("bucket inputs is empty, but the last append recorded seq %d: the journal's pages are damaged", j.inputSeq)
+		return c.damage("%sbucket inputs is empty, but the last append recorded seq %d: the journal's pages are damaged", in, j.inputSeq)
 	case j.lastInput != j.inputSeq:
-		return c.damage("the journal's last record is seq %d, but the last append recorded seq %d: records at its end are lost (a damaged or stale page)", j.lastInput, j.inputSeq)
+		return c.damage("%sthe journal's last record is seq %d, but the last append recorded seq %d: records at its end are lost (a damaged or stale page)", in, j.lastInput, j.inputSeq)
 	}
 	return nil
 }

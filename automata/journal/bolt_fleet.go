@@ -1,0 +1,630 @@
+package journal
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
+)
+
+var (
+	// bucketAgents is a fleet's one bucket at the root: a bucket per agent,
+	// under its id.
+	bucketAgents = []byte("agents")
+	// keyMeta holds an agent's AgentInfo, beside its journal's buckets.
+	keyMeta = []byte("meta")
+)
+
+// BoltFleet is the embedded Fleet: the journals of many agents in one bbolt
+// file. Its layout is a bucket agents at the root, holding a bucket per
+// agent under its id; each holds the three buckets of a BoltStore (inputs,
+// snapshots, quarantine) and the key meta, the agent's AgentInfo as JSON.
+//
+// The Appends of all its agents share one group commit: an Append waits
+// for the commit in flight, if any, and joins the next with every other
+// agent's Append that arrived meanwhile, so the inputs of many agents are
+// committed in one bbolt transaction, one fsync. Each agent's records are
+// checked on their own inside it: an Append refused (a gap in its seqs)
+// fails alone. PutSnapshot, Prune and Quarantine are transactions of their
+// own, as in a BoltStore, and so are Create and Delete.
+//
+// Damage is confined to the agent it is found in where the file allows it:
+// see OpenBoltFleet.
+type BoltFleet struct {
+	file *boltFile
+
+	mu      sync.Mutex
+	open    map[string]*boltAgent    // the ids in use: a Store open, or nil while one is opened or deleted
+	damaged map[string]*CorruptError // agents found damaged: at open, or by bbolt panicking on their pages
+	closed  bool
+
+	// The shared commit: Appends queue, the commit loop takes them all.
+	qmu     sync.Mutex
+	queue   []*fleetAppend
+	qclosed bool
+	wake    chan struct{} // one token: the queue is not empty
+	stop    chan struct{}
+	stopped chan struct{}
+
+	commits, appends, records atomic.Int64
+}
+
+// BoltFleetOptions are the operator's settings for OpenBoltFleetWith;
+// OpenBoltFleet uses the zero value.
+type BoltFleetOptions struct {
+	// AcceptRollback is BoltOptions.AcceptRollback, for the fleet's file: it
+	// opens a fleet whose newer meta page may be the damaged one, one
+	// transaction behind, losing that transaction's commits of every agent.
+	AcceptRollback bool
+}
+
+// BoltFleetStats counts the shared commits of a fleet since it was opened.
+type BoltFleetStats struct {
+	// Commits is the bbolt transactions that appended inputs: one commit,
+	// and its fsyncs, each.
+	Commits int64
+	// Appends is the Store.Append calls committed in them, of every agent:
+	// Appends/Commits agents' Appends shared a commit, on average.
+	Appends int64
+	// Records is the journal records those Appends held.
+	Records int64
+}
+
+// OpenBoltFleet opens (creating if needed) the fleet file at path. It fails
+// at once if another process has it open.
+//
+// The file is checked before bbolt maps it, as OpenBolt checks a store's,
+// and a BoltStore's file is refused with an error that says so (as OpenBolt
+// refuses a fleet's). What the check finds is handled by where it lies:
+//
+//   - Damage that bbolt does not see, within one agent's bucket (an agent
+//     without meta, or whose meta does not decode as an AgentInfo; a
+//     journal bucket missing, or holding a key or bucket the store never
+//     writes; a journal whose end is cut short), is that agent's alone: the
+//     fleet opens, Open and Info of that agent return the *CorruptError,
+//     List passes over it and reports it, and Delete removes it. Every other
+//     agent opens as usual.
+//   - Damage to the pages (anything bbolt's own open would trip on: a page
+//     header, a page reached twice, keys out of order), even in one agent's
+//     pages, refuses the whole file with a *CorruptError that names the
+//     agent whose pages hold it. bbolt's open walks every page of the file
+//     on a goroutine of its own, where such damage would crash the process,
+//     so no fleet holding it can be opened; the operator restores the file
+//     or copies the other agents out (with bbolt's own tools).
+//
+// Once open, a fault on the map (the file changed or truncated under the
+// process, a read error of the disk) breaks the whole fleet, as it breaks a
+// BoltStore; bbolt panicking on one agent's pages breaks that agent's Store
+// only, and the others go on (the other appends of the commit it was in are
+// committed again without it).
+func OpenBoltFleet(path string) (*BoltFleet, error) {
+	return OpenBoltFleetWith(path, BoltFleetOptions{})
+}
+
+// OpenBoltFleetWith is OpenBoltFleet with options.
+func OpenBoltFleetWith(path string, opts BoltFleetOptions) (*BoltFleet, error) {
+	file, damaged, err := openBoltFile(path, boltFleetLayout, opts.AcceptRollback)
+	if err != nil {
+		return nil, err
+	}
+	if damaged == nil {
+		damaged = map[string]*CorruptError{}
+	}
+	f := &BoltFleet{
+		file:    file,
+		open:    map[string]*boltAgent{},
+		damaged: damaged,
+		wake:    make(chan struct{}, 1),
+		stop:    make(chan struct{}),
+		stopped: make(chan struct{}),
+	}
+	go f.commitLoop()
+	return f, nil
+}
+
+// encodeAgentMeta is an AgentInfo as the fleet stores it.
+func encodeAgentMeta(info AgentInfo) ([]byte, error) { return json.Marshal(info) }
+
+// decodeAgentMeta reads the meta of agent id, strictly: one JSON object with
+// the fields encodeAgentMeta writes, both present, no other, and nothing
+// after it. Anything else is a *CorruptError naming the file (path), the
+// agent and what is wrong.
+func decodeAgentMeta(path, id string, data []byte) (AgentInfo, error) {
+	fail := func(format string, args ...any) (AgentInfo, error) {
+		return AgentInfo{}, &CorruptError{Err: fmt.Errorf("%s: agent %q: its meta (%d bytes) %s", path, id, len(data), fmt.Sprintf(format, args...))}
+	}
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return fail("is not a JSON object")
+	}
+	var m struct {
+		Owner   *string    `json:"owner"`
+		Created *time.Time `json:"created"`
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&m); err != nil {
+		return fail("is not an AgentInfo: %v", err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return fail("holds more than one JSON object")
+	}
+	switch {
+	case m.Owner == nil:
+		return fail("has no owner")
+	case m.Created == nil:
+		return fail("has no created time")
+	}
+	return AgentInfo{Owner: *m.Owner, Created: *m.Created}, nil
+}
+
+// agents returns the fleet's bucket agents in tx, which the open-time check
+// found.
+func (f *BoltFleet) agents(tx *bolt.Tx) (*bolt.Bucket, error) {
+	if b := tx.Bucket(bucketAgents); b != nil {
+		return b, nil
+	}
+	return nil, &CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, bucketAgents)}
+}
+
+// Create adds agent id with empty journal buckets and info, in one
+// transaction.
+func (f *BoltFleet) Create(id string, info AgentInfo) error {
+	if err := CheckAgentID(id); err != nil {
+		return fmt.Errorf("journal: create agent in %s: %w", f.file.path, err)
+	}
+	meta, err := encodeAgentMeta(info)
+	if err != nil {
+		return fmt.Errorf("journal: create agent %q in %s: %w", id, f.file.path, err)
+	}
+	err = f.file.guard(nil, "create", nil, func() error {
+		return f.file.db.Update(func(tx *bolt.Tx) error {
+			agents, err := f.agents(tx)
+			if err != nil {
+				return err
+			}
+			if k, _ := agents.Cursor().Seek([]byte(id)); string(k) == id {
+				return ErrAgentExists
+			}
+			b, err := agents.CreateBucket([]byte(id))
+			if err != nil {
+				return err
+			}
+			for _, name := range journalBucketNames {
+				if _, err := b.CreateBucket(name); err != nil {
+					return err
+				}
+			}
+			return b.Put(keyMeta, meta)
+		})
+	})
+	if err != nil && !isCorrupt(err) {
+		return fmt.Errorf("journal: create agent %q in %s: %w", id, f.file.path, err)
+	}
+	return err
+}
+
+func isCorrupt(err error) bool {
+	var ce *CorruptError
+	return errors.As(err, &ce)
+}
+
+// Open returns the Store of agent id. It fails with ErrInUse while the id's
+// Store is open (or the id is being deleted), and with the *CorruptError of
+// an agent found damaged.
+func (f *BoltFleet) Open(id string) (Store, error) {
+	if err := CheckAgentID(id); err != nil {
+		return nil, fmt.Errorf("journal: open agent in %s: %w", f.file.path, err)
+	}
+	if err := f.take(id, "open"); err != nil {
+		return nil, err
+	}
+	a := &boltAgent{boltJournal: boltJournal{file: f.file, scope: &boltScope{id: id}, key: []byte(id)}, fleet: f}
+	err := f.file.guard(nil, "open agent", nil, func() error {
+		return f.file.db.View(func(tx *bolt.Tx) error {
+			if _, err := f.info(tx, id); err != nil {
+				return err
+			}
+			for _, name := range journalBucketNames {
+				if _, err := a.bucket(tx, name); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err != nil {
+		delete(f.open, id)
+		return nil, f.agentError("open", id, err)
+	}
+	f.open[id] = a
+	return a, nil
+}
+
+// take marks id in use for op (open or delete), or says why it cannot be.
+func (f *BoltFleet) take(id, op string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch _, inUse := f.open[id]; {
+	case f.closed:
+		return fmt.Errorf("journal: %s agent %q: the fleet %s is closed", op, id, f.file.path)
+	case inUse:
+		return fmt.Errorf("journal: %s agent %q of %s: %w: its Store is open (or it is being opened or deleted); an agent has one Machine at a time", op, id, f.file.path, ErrInUse)
+	case f.damaged[id] != nil && op == "open":
+		return f.damaged[id]
+	}
+	f.open[id] = nil
+	return nil
+}
+
+// agentError is err of op on agent id, as returned: a *CorruptError as it
+// is, any other error wrapped with where it came from.
+func (f *BoltFleet) agentError(op, id string, err error) error {
+	if isCorrupt(err) {
+		return err
+	}
+	return fmt.Errorf("journal: %s agent %q of %s: %w", op, id, f.file.path, err)
+}
+
+// info reads agent id's meta in tx.
+func (f *BoltFleet) info(tx *bolt.Tx, id string) (AgentInfo, error) {
+	agents, err := f.agents(tx)
+	if err != nil {
+		return AgentInfo{}, err
+	}
+	b := agents.Bucket([]byte(id))
+	if b == nil {
+		if agents.Get([]byte(id)) != nil {
+			return AgentInfo{}, &CorruptError{Err: fmt.Errorf("%s: agent %q is a plain value in bucket agents, not a bucket", f.file.path, id)}
+		}
+		return AgentInfo{}, ErrNoAgent
+	}
+	meta := b.Get(keyMeta)
+	if meta == nil {
+		return AgentInfo{}, &CorruptError{Err: fmt.Errorf("%s: agent %q has no meta", f.file.path, id)}
+	}
+	return decodeAgentMeta(f.file.path, id, meta)
+}
+
+// Info returns what Create was given for id. An agent whose meta is damaged
+// is a *CorruptError naming it.
+func (f *BoltFleet) Info(id string) (AgentInfo, error) {
+	var info AgentInfo
+	err := f.file.guard(nil, "info", nil, func() error {
+		return f.file.db.View(func(tx *bolt.Tx) (err error) {
+			info, err = f.info(tx, id)
+			return err
+		})
+	})
+	if err != nil {
+		return AgentInfo{}, f.agentError("info", id, err)
+	}
+	return info, nil
+}
+
+// fleetListPage is how many agents List reads in one transaction: it calls
+// its callback outside any, so that the callback may use the fleet, and
+// holds no more than that many in memory.
+const fleetListPage = 256
+
+// List calls fn with each agent whose id sorts after the given one, in order
+// of id, as Fleet says. An agent whose meta does not read (see
+// OpenBoltFleet) is passed over, and the walk goes on: once it ends, List
+// returns the *CorruptError of the first one passed over, which says how
+// many more there were; nil if there was none (or fn's own error). An agent
+// whose journal alone is damaged is listed: its Open says what is wrong.
+func (f *BoltFleet) List(after string, fn func(id string, info AgentInfo) error) error {
+	type entry struct {
+		id   string
+		info AgentInfo
+		err  error
+	}
+	var (
+		page    []entry
+		skipped *CorruptError
+		more    int // skipped after the first
+	)
+	damage := func() error {
+		if skipped == nil {
+			return nil
+		}
+		if more == 0 {
+			return skipped
+		}
+		return &CorruptError{Err: fmt.Errorf("%w; and %d more damaged agents were passed over", skipped.Err, more)}
+	}
+	for {
+		page = page[:0]
+		err := f.file.guard(nil, "list", nil, func() error {
+			return f.file.db.View(func(tx *bolt.Tx) error {
+				agents, err := f.agents(tx)
+				if err != nil {
+					return err
+				}
+				c := agents.Cursor()
+				k, _ := c.Seek([]byte(after))
+				if k != nil && string(k) == after {
+					k, _ = c.Next()
+				}
+				for ; k != nil && len(page) < fleetListPage; k, _ = c.Next() {
+					id := string(k)
+					e := entry{id: id}
+					if e.err = CheckAgentID(id); e.err != nil {
+						e.err = &CorruptError{Err: fmt.Errorf("%s: bucket agents holds the key %q, which is no agent's id: %v", f.file.path, id, e.err)}
+					} else {
+						e.info, e.err = f.info(tx, id)
+					}
+					page = append(page, e)
+				}
+				return nil
+			})
+		})
+		if err != nil && !isCorrupt(err) {
+			return fmt.Errorf("journal: list the agents of %s: %w", f.file.path, err)
+		} else if err != nil {
+			return err
+		}
+		for _, e := range page {
+			var ce *CorruptError
+			switch {
+			case errors.As(e.err, &ce) && skipped == nil:
+				skipped = ce
+				continue
+			case e.err != nil:
+				more++
+				continue
+			}
+			if err := fn(e.id, e.info); err != nil {
+				if errors.Is(err, ErrStop) {
+					return damage()
+				}
+				return err
+			}
+		}
+		if len(page) < fleetListPage {
+			return damage()
+		}
+		after = page[len(page)-1].id
+	}
+}
+
+// Delete removes agent id, its journal and its meta, in one transaction. An
+// agent found damaged (see OpenBoltFleet) can be deleted.
+func (f *BoltFleet) Delete(id string) error {
+	if id == "" {
+		return fmt.Errorf("journal: delete agent %q of %s: %w", id, f.file.path, ErrNoAgent)
+	}
+	if err := f.take(id, "delete"); err != nil {
+		return err
+	}
+	err := f.file.guard(nil, "delete", nil, func() error {
+		return f.file.db.Update(func(tx *bolt.Tx) error {
+			agents, err := f.agents(tx)
+			if err != nil {
+				return err
+			}
+			err = agents.DeleteBucket([]byte(id))
+			switch {
+			case errors.Is(err, berrors.ErrBucketNotFound):
+				return ErrNoAgent
+			case errors.Is(err, berrors.ErrIncompatibleValue):
+				return agents.Delete([]byte(id)) // a damaged agent: a plain value
+			}
+			return err
+		})
+	})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.open, id)
+	if err != nil {
+		return f.agentError("delete", id, err)
+	}
+	delete(f.damaged, id)
+	return nil
+}
+
+// Stats returns the counts of the fleet's shared commits.
+func (f *BoltFleet) Stats() BoltFleetStats {
+	return BoltFleetStats{Commits: f.commits.Load(), Appends: f.appends.Load(), Records: f.records.Load()}
+}
+
+// Close closes the fleet's file. It fails, leaving the fleet open, while any
+// agent's Store is open.
+func (f *BoltFleet) Close() error {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil
+	}
+	if n := len(f.open); n > 0 {
+		ids := make([]string, 0, n)
+		for id := range f.open {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		f.mu.Unlock()
+		return fmt.Errorf("journal: close %s: the Stores of %d agents are open (%q): close them first", f.file.path, n, ids[:min(n, 5)])
+	}
+	f.closed = true
+	f.mu.Unlock()
+	f.qmu.Lock()
+	f.qclosed = true
+	f.qmu.Unlock()
+	close(f.stop)
+	<-f.stopped
+	return f.file.db.Close()
+}
+
+var _ Fleet = (*BoltFleet)(nil)
+
+// boltAgent is the Store of one agent of a BoltFleet: the journal in its
+// bucket, appended to through the shared commit.
+type boltAgent struct {
+	boltJournal
+	fleet *BoltFleet
+}
+
+// Append joins the fleet's next commit (see BoltFleet).
+func (a *boltAgent) Append(records []Record) error {
+	if err := a.file.usable(a.scope); err != nil {
+		return err
+	}
+	if len(records) == 0 {
+		return nil
+	}
+	return a.fleet.append(a, records)
+}
+
+// Close releases the agent's id; a Store broken by bbolt's panic leaves the
+// agent marked damaged.
+func (a *boltAgent) Close() error {
+	if !a.scope.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	f := a.fleet
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	delete(f.open, a.scope.id)
+	if ce := a.scope.broken.Load(); ce != nil {
+		f.damaged[a.scope.id] = ce
+	}
+	return nil
+}
+
+// fleetAppend is one Append waiting for the shared commit.
+type fleetAppend struct {
+	agent   *boltAgent
+	records []Record
+	err     error
+	done    chan struct{} // one token: err is set
+}
+
+var fleetAppends = sync.Pool{New: func() any { return &fleetAppend{done: make(chan struct{}, 1)} }}
+
+// append queues the records of a for the next commit, and waits for it.
+func (f *BoltFleet) append(a *boltAgent, records []Record) error {
+	req := fleetAppends.Get().(*fleetAppend)
+	req.agent, req.records = a, records
+	f.qmu.Lock()
+	if f.qclosed {
+		f.qmu.Unlock()
+		return fmt.Errorf("journal: append to agent %q: the fleet %s is closed", a.scope.id, f.file.path)
+	}
+	f.queue = append(f.queue, req)
+	f.qmu.Unlock()
+	select {
+	case f.wake <- struct{}{}:
+	default: // the loop is woken already
+	}
+	<-req.done
+	err := req.err
+	*req = fleetAppend{done: req.done}
+	fleetAppends.Put(req)
+	return err
+}
+
+// commitLoop commits whatever the queue holds, all of it at once, whenever
+// it is not empty: the appends that arrive while a commit is in flight make
+// the next one, with no delay added. It ends, the queue drained, when the
+// fleet closes.
+func (f *BoltFleet) commitLoop() {
+	defer close(f.stopped)
+	var batch []*fleetAppend
+	for {
+		stopping := false
+		select {
+		case <-f.wake:
+		case <-f.stop:
+			stopping = true
+		}
+		f.qmu.Lock()
+		batch, f.queue = f.queue, batch[:0]
+		f.qmu.Unlock()
+		f.commit(batch)
+		clear(batch)
+		if stopping {
+			return
+		}
+	}
+}
+
+// commit commits the appends of batch in one bbolt transaction, and tells
+// each its outcome. When bbolt panics on one agent's pages, that agent's
+// Append fails with the *CorruptError and the others are committed again,
+// in a new transaction; a fault on the map, or a failed commit, fails them
+// all.
+func (f *BoltFleet) commit(batch []*fleetAppend) {
+	for len(batch) > 0 {
+		bad, err := f.commitOnce(batch)
+		if bad < 0 {
+			for _, a := range batch {
+				if err != nil && a.err == nil {
+					a.err = err
+				}
+				a.done <- struct{}{}
+			}
+			return
+		}
+		batch[bad].err = err
+		batch[bad].done <- struct{}{}
+		batch = append(batch[:bad:bad], batch[bad+1:]...)
+		for _, a := range batch {
+			a.err = nil
+		}
+	}
+}
+
+// commitOnce runs the transaction of commit. Each agent's append is checked
+// on its own inside it, and one refused (a.err) leaves the transaction as it
+// was. bad is the index of the append on whose agent's pages bbolt
+// panicked, or -1; err is that panic's, or the transaction's.
+func (f *BoltFleet) commitOnce(batch []*fleetAppend) (bad int, err error) {
+	cur := -1
+	if err := f.file.usable(nil); err != nil {
+		return -1, err
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if v := recover(); v != nil {
+			var scope *boltScope
+			if cur >= 0 {
+				scope = batch[cur].agent.scope
+			}
+			bad, err = cur, f.file.broke(scope, "append", v)
+			if f.file.broken.Load() != nil {
+				bad = -1
+			}
+		}
+	}()
+	var appends, records int
+	err = f.file.db.Update(func(tx *bolt.Tx) error {
+		for i, a := range batch {
+			cur = i
+			if a.err = a.agent.file.usable(a.agent.scope); a.err != nil {
+				continue
+			}
+			if a.err = a.agent.append(tx, a.records); a.err == nil {
+				appends++
+				records += len(a.records)
+			}
+		}
+		cur = -1
+		return nil
+	})
+	if err == nil {
+		f.commits.Add(1)
+		f.appends.Add(int64(appends))
+		f.records.Add(int64(records))
+	}
+	return -1, err
+}
