@@ -385,6 +385,7 @@ func (m *Machine[S, I, O]) startJob(key string, fn Job[I]) {
 		fn = gated(m.cfg.gates, fn)
 	}
 	m.addRunning(j)
+	m.jobs.Add(1)
 	if len(m.cfg.events) > 0 {
 		m.emit(Event[S, I]{Kind: EffectStarted, Key: j.key})
 	}
@@ -498,6 +499,7 @@ func (m *Machine[S, I, O]) runJob(t task[I]) error {
 // at once (taking the processing role if no goroutine holds it); without,
 // it is kept, for the caller to park its worker under the same lock.
 func (m *Machine[S, I, O]) jobEndedLocked(j *job[I], err error, wasCancelled bool) (held bool) {
+	m.jobs.Add(-1)
 	if m.cfg.events != nil {
 		m.enqueueLocked(control[I, O]{op: opJobDone, job: j, err: err})
 		return false

@@ -646,3 +646,39 @@ func TestWorkLeftBehindIsDropped(t *testing.T) {
 		t.Errorf("%d of %d rounds: an input dispatched after the job ended was applied", applied, rounds)
 	}
 }
+
+// TestJobsCountsJobsInFlight: Jobs counts a job from its start until it
+// returns, also after its context is cancelled, and not after.
+func TestJobsCountsJobsInFlight(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan context.Context, 2)
+	m := newKeyMachine(func(string) automata.Job[keyInput] {
+		return func(ctx context.Context, _ automata.Dispatch[keyInput]) error {
+			started <- ctx
+			<-release
+			return nil
+		}
+	}, newEventLog())
+	if n := m.Jobs(); n != 0 {
+		t.Fatalf("Jobs before any = %d", n)
+	}
+	m.Dispatch(keyInput{add: "a"})
+	m.Dispatch(keyInput{add: "b"})
+	ctxA := <-started
+	if ctxB := <-started; automata.JobKey(ctxB) == "a" {
+		ctxA = ctxB // the two goroutines may start in either order
+	}
+	if n := m.Jobs(); n != 2 {
+		t.Fatalf("Jobs with two started = %d, want 2", n)
+	}
+	m.Dispatch(keyInput{remove: "a"})
+	<-ctxA.Done()
+	if n := m.Jobs(); n != 2 {
+		t.Fatalf("Jobs with a cancelled job that has not returned = %d, want 2", n)
+	}
+	close(release)
+	closeOrFail(t, m) // Close waits for the jobs
+	if n := m.Jobs(); n != 0 {
+		t.Fatalf("Jobs after they returned = %d, want 0", n)
+	}
+}

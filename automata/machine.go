@@ -112,6 +112,8 @@ type Machine[S, I, O any] struct {
 	wg sync.WaitGroup
 
 	failed atomic.Pointer[FailError] // set once, by fail
+	// jobs counts the jobs started and not yet returned, for Jobs.
+	jobs atomic.Int64
 
 	mu         sync.Mutex
 	processing bool
@@ -312,6 +314,11 @@ func (m *Machine[S, I, O]) Current() S {
 	defer m.mu.Unlock()
 	return m.current
 }
+
+// Jobs returns the number of jobs running: started and not yet returned,
+// cancelled or not. A registry of agents keeps an agent with a job in flight
+// active (package automata/registry).
+func (m *Machine[S, I, O]) Jobs() int { return int(m.jobs.Load()) }
 
 // Err returns nil while the machine runs; the *FailError once it has failed
 // (fail-stop: see the package documentation); ErrClosed once a machine that

@@ -766,6 +766,9 @@ func (m *Machine[S, I]) Subscribe(fn func(state S)) (unsubscribe func()) {
 // under (Options.Versions): 1 for an agent whose spec has one version.
 func (m *Machine[S, I]) Version() int { return m.opts.Versions.Current }
 
+// Jobs returns the number of jobs running: started and not yet returned.
+func (m *Machine[S, I]) Jobs() int { return m.inner.Jobs() }
+
 // Current returns the state after the latest applied input.
 func (m *Machine[S, I]) Current() S { return m.inner.Current() }
 

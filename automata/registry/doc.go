@@ -1,0 +1,56 @@
+// Package registry runs agents by id: one durable agent per conversation,
+// thousands in one process, each activated on its first use and deactivated
+// when idle, as Orleans runs virtual actors. An agent exists by id whether or
+// not it is active; exactly one activation of an id runs in a registry.
+//
+//	fleet, err := journal.OpenBoltFleet("agents.db") // many agents, one file
+//	reg, err := registry.New(registry.Config[decl.AgentState, decl.AgentInput]{
+//		Fleet: fleet,
+//		Open: func(id string, s journal.Store) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
+//			return journal.Open(s, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
+//				Codec: journal.JSON[decl.AgentState](decl.DecodeInput),
+//			}, agent.Options(effects)...)
+//		},
+//	})
+//	id, err := reg.Create("", owner)             // a new agent, a random id
+//	seq, err := reg.Dispatch(ctx, id, input)     // activates it if need be
+//	a, release, err := reg.Get(ctx, id)          // hold it: a.Machine()
+//	defer release()
+//
+// # Activation
+//
+// Get activates an agent that is not active: Config.Open opens its durable
+// machine on its store in the fleet, which recovers its state from the newest
+// snapshot and the journal after it, and starts the jobs that state calls for.
+// Concurrent Gets of one id wait for one activation. A Get holds a lease,
+// released by the function it returns: an agent with a lease held is not
+// deactivated, except by Delete or Close.
+//
+// # Deactivation
+//
+// An agent is idle when no lease is held on it and no job of its runs
+// (journal.Machine.Jobs). One idle for Config.IdleTimeout (default 5 minutes)
+// is deactivated: its machine is closed — its jobs, none running, have
+// nothing to cancel; a snapshot is taken, so the next activation replays
+// nothing; its store is closed — and it leaves memory. A job in flight keeps
+// its agent active however long it runs. Config.MaxActive (default 1,000)
+// caps the agents active at once: activating one more deactivates the least
+// recently used idle one; when every active agent is in use, Get fails with
+// ErrTooManyActive (an HTTP front answers 503 with Retry-After).
+//
+// Nothing acknowledged is lost across a deactivation: an input acknowledged by
+// the journal is in the snapshot or in the journal after it, and the next
+// input for the agent activates it again. An agent whose machine failed
+// (fail-stop) is taken out at its next Get and activated again from its
+// journal.
+//
+// A deactivated agent costs no memory in the registry: nothing of it is kept
+// but its id's place in the fleet.
+//
+// # Owners
+//
+// Every agent has an owner, the identity that created it (Create's owner,
+// kept in the fleet's journal.AgentInfo). The registry does not check it: an
+// HTTP front (automata/httpbridge's Fleet) lets a caller see and touch only
+// its own agents.
+package registry

@@ -1,0 +1,501 @@
+package registry
+
+import (
+	"container/list"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/moora-go/moora/automata/journal"
+)
+
+// Config configures a Registry. Fleet and Open are required.
+type Config[S, I any] struct {
+	// Fleet keeps the agents' journals: journal.OpenBoltFleet's on one
+	// machine.
+	Fleet journal.Fleet
+	// Open starts the durable machine of agent id on its store, as the
+	// program opens one agent: journal.Open with its definition, codec,
+	// effects and jobs. It is called on every activation; an error fails
+	// the Get that activated it (the store is closed), and the next Get
+	// tries again.
+	Open func(id string, store journal.Store) (*journal.Machine[S, I], error)
+
+	// IdleTimeout is how long an agent stays active after its last use
+	// ends (its last lease released, its last job returned) before it is
+	// deactivated. Default 5 minutes; negative: never for idleness.
+	IdleTimeout time.Duration
+	// MaxActive caps the agents active at once: activating one more
+	// deactivates the least recently used agent that is idle (no lease,
+	// no job in flight), and a Get that finds none fails with
+	// ErrTooManyActive. Default 1,000.
+	MaxActive int
+	// CloseTimeout bounds how long a deactivation waits for the agent's
+	// jobs to end after cancelling them (see journal.Machine.Close).
+	// Default 10 seconds.
+	CloseTimeout time.Duration
+	// Logger receives the errors of deactivations, which have no caller
+	// to go to. Default slog.Default().
+	Logger *slog.Logger
+	// Now is the clock of idleness. Default time.Now.
+	Now func() time.Time
+}
+
+var (
+	// ErrTooManyActive: MaxActive agents are active and every one is in
+	// use, so none can make room for another.
+	ErrTooManyActive = errors.New("registry: too many agents active")
+	// ErrClosed: the registry is closed.
+	ErrClosed = errors.New("registry: closed")
+)
+
+// Registry activates agents by id on first use and deactivates them when
+// idle. See the package documentation.
+type Registry[S, I any] struct {
+	cfg  Config[S, I]
+	log  *slog.Logger
+	stop chan struct{} // closed by Close: ends the sweeper
+	done chan struct{} // closed when the sweeper has ended
+
+	mu       sync.Mutex
+	closed   bool
+	active   map[string]*Agent[S, I]
+	lru      list.List // of *Agent, most recently used first; only ready ones
+	deleting map[string]chan struct{}
+
+	activations, deactivations atomic.Uint64
+}
+
+// Agent is an active agent: the durable machine of one id, valid while the
+// caller holds the lease Get gave with it.
+type Agent[S, I any] struct {
+	id   string
+	info journal.AgentInfo
+	m    *journal.Machine[S, I]
+	err  error         // the activation's error; set before ready is closed
+	done chan struct{} // closed once it is deactivated
+	// ready is closed once the activation has finished, well or not.
+	ready chan struct{}
+
+	// Under the registry's mu.
+	leases  int
+	lastUse time.Time
+	elem    *list.Element // in the LRU list once ready
+	closing bool          // being deactivated: no new leases
+}
+
+// ID returns the agent's id.
+func (a *Agent[S, I]) ID() string { return a.id }
+
+// Info returns what the fleet keeps about the agent: its owner, when it was
+// created.
+func (a *Agent[S, I]) Info() journal.AgentInfo { return a.info }
+
+// Machine returns the agent's durable machine. Use it while the lease is
+// held; once the agent is deactivated it answers journal.ErrClosed.
+func (a *Agent[S, I]) Machine() *journal.Machine[S, I] { return a.m }
+
+// Deactivated returns a channel closed when this activation of the agent
+// ends: a stream that follows it ends there, and a new Get activates the
+// agent again.
+func (a *Agent[S, I]) Deactivated() <-chan struct{} { return a.done }
+
+// New starts a registry over cfg.Fleet. Close it to deactivate every agent;
+// the fleet stays the caller's to close after.
+func New[S, I any](cfg Config[S, I]) (*Registry[S, I], error) {
+	if cfg.Fleet == nil || cfg.Open == nil {
+		return nil, errors.New("registry: Config.Fleet and Config.Open are required")
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = 5 * time.Minute
+	}
+	if cfg.MaxActive <= 0 {
+		cfg.MaxActive = 1000
+	}
+	if cfg.CloseTimeout <= 0 {
+		cfg.CloseTimeout = 10 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	r := &Registry[S, I]{
+		cfg:      cfg,
+		log:      cfg.Logger,
+		stop:     make(chan struct{}),
+		done:     make(chan struct{}),
+		active:   make(map[string]*Agent[S, I]),
+		deleting: make(map[string]chan struct{}),
+	}
+	if cfg.IdleTimeout > 0 {
+		go r.sweeper(min(max(cfg.IdleTimeout/4, 10*time.Millisecond), 10*time.Second))
+	} else {
+		close(r.done)
+	}
+	return r, nil
+}
+
+// Create adds an agent owned by owner and returns its id: id itself, or a
+// new random one when id is "". It does not activate the agent.
+func (r *Registry[S, I]) Create(id, owner string) (string, error) {
+	if id == "" {
+		var b [16]byte
+		rand.Read(b[:])
+		id = hex.EncodeToString(b[:])
+	}
+	if err := r.cfg.Fleet.Create(id, journal.AgentInfo{Owner: owner, Created: r.cfg.Now().UTC()}); err != nil {
+		return "", fmt.Errorf("registry: create %q: %w", id, err)
+	}
+	return id, nil
+}
+
+// Info returns what the fleet keeps about agent id, or an error wrapping
+// journal.ErrNoAgent. It activates nothing.
+func (r *Registry[S, I]) Info(id string) (journal.AgentInfo, error) {
+	return r.cfg.Fleet.Info(id)
+}
+
+// List calls fn with each agent whose id sorts after the given one, in
+// order of id, as journal.Fleet.List. It activates nothing.
+func (r *Registry[S, I]) List(after string, fn func(id string, info journal.AgentInfo) error) error {
+	return r.cfg.Fleet.List(after, fn)
+}
+
+// Get returns agent id, activating it if it is not active: its store is
+// opened, its state recovered from the newest snapshot and the journal after
+// it, and the jobs its state calls for started (Config.Open). Concurrent
+// Gets of one id activate it once; the others wait for that activation. The
+// agent stays active at least until release is called (once; later calls do
+// nothing). An id the fleet does not have is an error wrapping
+// journal.ErrNoAgent.
+func (r *Registry[S, I]) Get(ctx context.Context, id string) (a *Agent[S, I], release func(), err error) {
+	for {
+		r.mu.Lock()
+		if r.closed {
+			r.mu.Unlock()
+			return nil, nil, ErrClosed
+		}
+		if ch, ok := r.deleting[id]; ok {
+			r.mu.Unlock()
+			if err := wait(ctx, ch); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		a = r.active[id]
+		if a != nil && !a.closing && a.elem != nil && a.m.Err() != nil {
+			// It failed (fail-stop): take it out, and open it again.
+			a.closing = true
+			r.mu.Unlock()
+			r.deactivate(a)
+			continue
+		}
+		if a != nil && a.closing {
+			r.mu.Unlock()
+			if err := wait(ctx, a.done); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if a != nil {
+			a.leases++
+			r.mu.Unlock()
+			release = r.releaser(a)
+			if err := wait(ctx, a.ready); err != nil {
+				release()
+				return nil, nil, err
+			}
+			if a.err != nil {
+				release()
+				return nil, nil, a.err
+			}
+			return a, release, nil
+		}
+		victim, err := r.makeRoomLocked()
+		if err != nil {
+			r.mu.Unlock()
+			return nil, nil, err
+		}
+		a = &Agent[S, I]{id: id, leases: 1, ready: make(chan struct{}), done: make(chan struct{})}
+		r.active[id] = a
+		r.mu.Unlock()
+		if victim != nil {
+			r.deactivate(victim)
+		}
+		r.activate(a)
+		if a.err != nil {
+			return nil, nil, a.err
+		}
+		return a, r.releaser(a), nil
+	}
+}
+
+// makeRoomLocked picks, when MaxActive agents are active, the least recently
+// used idle one to deactivate (marked closing, still counted until it is
+// gone), or says there is none.
+func (r *Registry[S, I]) makeRoomLocked() (*Agent[S, I], error) {
+	if len(r.active) < r.cfg.MaxActive {
+		return nil, nil
+	}
+	for e := r.lru.Back(); e != nil; e = e.Prev() {
+		a := e.Value.(*Agent[S, I])
+		if !a.closing && a.leases == 0 && a.m.Jobs() == 0 {
+			a.closing = true
+			return a, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: all %d are in use (Config.MaxActive)", ErrTooManyActive, r.cfg.MaxActive)
+}
+
+// activate opens a, which is in r.active and not ready, and makes it ready:
+// in the LRU list, or out of r.active with its error.
+func (r *Registry[S, I]) activate(a *Agent[S, I]) {
+	a.m, a.info, a.err = r.open(a.id)
+	r.mu.Lock()
+	if a.err != nil {
+		delete(r.active, a.id)
+		close(a.done)
+	} else {
+		r.activations.Add(1)
+		a.lastUse = r.cfg.Now()
+		a.elem = r.lru.PushFront(a)
+	}
+	close(a.ready)
+	r.mu.Unlock()
+}
+
+func (r *Registry[S, I]) open(id string) (*journal.Machine[S, I], journal.AgentInfo, error) {
+	info, err := r.cfg.Fleet.Info(id)
+	if err != nil {
+		return nil, info, fmt.Errorf("registry: activate %q: %w", id, err)
+	}
+	store, err := r.cfg.Fleet.Open(id)
+	if err != nil {
+		return nil, info, fmt.Errorf("registry: activate %q: %w", id, err)
+	}
+	m, err := r.cfg.Open(id, store)
+	if err != nil {
+		store.Close()
+		return nil, info, fmt.Errorf("registry: activate %q: %w", id, err)
+	}
+	return m, info, nil
+}
+
+// releaser returns the release function of one lease of a.
+func (r *Registry[S, I]) releaser(a *Agent[S, I]) func() {
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			r.mu.Lock()
+			a.leases--
+			if a.leases == 0 && a.elem != nil && !a.closing {
+				a.lastUse = r.cfg.Now()
+				r.lru.MoveToFront(a.elem)
+			}
+			r.mu.Unlock()
+		})
+	}
+}
+
+// deactivate closes a, which is marked closing: its machine is closed
+// (jobs cancelled, a snapshot taken, the store closed) and it leaves the
+// registry.
+func (r *Registry[S, I]) deactivate(a *Agent[S, I]) {
+	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.CloseTimeout)
+	defer cancel()
+	if err := a.m.Close(ctx); err != nil {
+		r.log.Error("registry: deactivating an agent", "agent", a.id, "err", err)
+	}
+	r.mu.Lock()
+	if r.active[a.id] == a {
+		delete(r.active, a.id)
+	}
+	if a.elem != nil {
+		r.lru.Remove(a.elem)
+		a.elem = nil
+	}
+	close(a.done)
+	r.mu.Unlock()
+	r.deactivations.Add(1)
+}
+
+// Sweep deactivates the agents idle for at least Config.IdleTimeout: no
+// lease held, no job in flight, and none for that long. The registry sweeps
+// by itself every quarter of IdleTimeout (at most every 10 seconds); Sweep is
+// for a program that wants it now. It returns how many it deactivated.
+func (r *Registry[S, I]) Sweep() int {
+	if r.cfg.IdleTimeout < 0 {
+		return 0
+	}
+	now := r.cfg.Now()
+	var idle []*Agent[S, I]
+	r.mu.Lock()
+	for e := r.lru.Back(); e != nil; {
+		a, prev := e.Value.(*Agent[S, I]), e.Prev()
+		if now.Sub(a.lastUse) < r.cfg.IdleTimeout {
+			break // the rest were used more recently
+		}
+		switch {
+		case a.closing || a.leases > 0:
+		case a.m.Jobs() > 0:
+			// A job in flight keeps it; its idleness counts from now.
+			a.lastUse = now
+			r.lru.MoveToFront(e)
+		default:
+			a.closing = true
+			idle = append(idle, a)
+		}
+		e = prev
+	}
+	r.mu.Unlock()
+	for _, a := range idle {
+		r.deactivate(a)
+	}
+	return len(idle)
+}
+
+func (r *Registry[S, I]) sweeper(every time.Duration) {
+	defer close(r.done)
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.Sweep()
+		}
+	}
+}
+
+// Delete deactivates agent id if it is active, ending the leases held on it
+// (their machine answers journal.ErrClosed, and Deactivated's channel is
+// closed), and deletes it from the fleet with its whole journal.
+func (r *Registry[S, I]) Delete(ctx context.Context, id string) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return ErrClosed
+	}
+	if ch, ok := r.deleting[id]; ok {
+		r.mu.Unlock()
+		if err := wait(ctx, ch); err != nil {
+			return err
+		}
+		return fmt.Errorf("registry: delete %q: %w", id, journal.ErrNoAgent)
+	}
+	ch := make(chan struct{})
+	r.deleting[id] = ch
+	a := r.active[id]
+	mine := a != nil && !a.closing // else it is being deactivated already
+	if mine {
+		a.closing = true
+	}
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.deleting, id)
+		close(ch)
+		r.mu.Unlock()
+	}()
+	if a != nil {
+		<-a.ready
+		if mine && a.err == nil {
+			r.deactivate(a)
+		}
+		<-a.done
+	}
+	if err := r.cfg.Fleet.Delete(id); err != nil {
+		return fmt.Errorf("registry: delete %q: %w", id, err)
+	}
+	return nil
+}
+
+// Close deactivates every active agent, as Delete does but keeping them,
+// and refuses every later call. It waits for the deactivations, each bounded
+// by Config.CloseTimeout; ctx only bounds waiting for activations under way.
+func (r *Registry[S, I]) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true
+	var all []*Agent[S, I]
+	for _, a := range r.active {
+		all = append(all, a)
+	}
+	r.mu.Unlock()
+	close(r.stop)
+	<-r.done
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8) // deactivations at once
+	for _, a := range all {
+		if err := wait(ctx, a.ready); err != nil {
+			return err
+		}
+		r.mu.Lock()
+		closing := a.closing || a.err != nil
+		a.closing = true
+		r.mu.Unlock()
+		if closing {
+			continue // someone else deactivates it; waited for below
+		}
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			r.deactivate(a)
+		})
+	}
+	wg.Wait()
+	for _, a := range all {
+		if err := wait(ctx, a.done); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Stats are counts of a registry's work since New.
+type Stats struct {
+	Active        int    // agents active now
+	Activations   uint64 // agents activated
+	Deactivations uint64 // agents deactivated: idle, evicted, deleted, closed
+}
+
+// Stats returns the registry's counts.
+func (r *Registry[S, I]) Stats() Stats {
+	r.mu.Lock()
+	n := len(r.active)
+	r.mu.Unlock()
+	return Stats{Active: n, Activations: r.activations.Load(), Deactivations: r.deactivations.Load()}
+}
+
+// Dispatch journals and applies input to agent id, activating it if need
+// be, and returns the input's sequence number in the agent's journal (see
+// journal.Machine.DispatchSeq).
+func (r *Registry[S, I]) Dispatch(ctx context.Context, id string, input I) (uint64, error) {
+	a, release, err := r.Get(ctx, id)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	return a.m.DispatchSeq(ctx, input)
+}
+
+func wait(ctx context.Context, ch <-chan struct{}) error {
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
