@@ -102,6 +102,9 @@ type NewAgentData struct {
 	Command     string // the last element of Package, naming the command main.go builds
 	FirstInput  string // the type of the spec's first input, for the examples in main.go's doc
 	Timestamped bool   // whether decl declares Timestamped: some input has a timestamp the server stamps
+	// Actors are the spec names of the actors, in the order of the spec:
+	// the actors whose inputs the bridge lets clients POST, to start with.
+	Actors []string
 }
 
 // FromSpec returns the files of a new agent made from a spec of one's own,
@@ -110,8 +113,9 @@ type NewAgentData struct {
 // every actor and the transition of every input (each panics "not
 // implemented" until its body is written), the history of the spec at
 // version 1, and a main.go that runs the agent durable, on a journal in a
-// directory, and serves it over HTTP (automata/httpbridge), stamping the
-// time of arrival on the inputs that have a timestamp. No file is owned but
+// directory, and serves it over HTTP (automata/httpbridge, its clients
+// allowed the inputs of every actor of the spec), stamping the time of
+// arrival on the inputs that have a timestamp. No file is owned but
 // the generated ones. An invalid spec is a Diagnostics error.
 func FromSpec(opts FromSpecOptions) (*Output, error) {
 	if msg := model.CheckImportPath(opts.Package); msg != "" {
@@ -134,6 +138,9 @@ func FromSpec(opts FromSpecOptions) (*Output, error) {
 		return nil, err
 	}
 	data := NewAgentData{Package: opts.Package, Command: path.Base(opts.Package)}
+	for _, a := range m.Actors {
+		data.Actors = append(data.Actors, a.Name)
+	}
 	for _, in := range m.Inputs {
 		if data.FirstInput == "" {
 			data.FirstInput = in.Name

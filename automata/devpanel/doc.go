@@ -71,6 +71,11 @@
 //	               when nothing waits or runs, or while a step is pending
 //	POST /release  let everything held go, and hold no more
 //
+// The panel is the operator's tool: its POST /inputs dispatches an input of
+// any actor, where an automata/httpbridge client may dispatch only the
+// inputs of the actors its Config.ClientActors names (the user's, by
+// default).
+//
 // # Hold, step, release
 //
 // The hold has two doors, both on the jobs' goroutines: the gate, where a

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/internal/jsonpatch"
@@ -73,6 +75,21 @@ type Config[S, I, V any] struct {
 	// Bearer(token), AllowAll, or a hook of the program's own (a session
 	// cookie, say). GET streams also accept a query token from /token.
 	Auth func(r *http.Request) error
+
+	// ClientActors names the actors clients play, by their names in the
+	// spec: a client may POST the inputs of these actors only, and an input
+	// of any other is refused with 403 before it reaches the agent. An input
+	// names its actor with a method InputActor() string, which every input
+	// of a generated decl package has. Default (nil): []string{"user"}, the
+	// user's inputs; an agent without an actor "user" names its own. An
+	// input that names no actor (a hand-written agent's input type without
+	// InputActor) is refused whatever the list, unless ClientActors is
+	// []string{"*"}: any input, of any actor or of none, as an operator's
+	// tool may dispatch (automata/devpanel does), never a page a user
+	// plays. New refuses an empty (non-nil) list, an empty name or one with
+	// spaces or control characters, a name given twice, and "*" beside
+	// names.
+	ClientActors []string
 
 	// InputID returns the client-chosen id inside an input (such as a
 	// message's id), or "" if it has none: a POST whose input has the id of
@@ -136,6 +153,7 @@ type Bridge[S, I, V any] struct {
 	agent   Agent[S, I]
 	durable durable[S, I] // nil for an in-memory agent
 	cfg     Config[S, I, V]
+	actors  clientActors
 	epoch   string // "" when ids are journal sequence numbers
 	tokens  queryTokens
 	mux     *http.ServeMux
@@ -199,6 +217,11 @@ func New[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, I, V],
 			return nil, fmt.Errorf("httpbridge: Config.AllowOrigins: %q is not scheme://host[:port]", o)
 		}
 	}
+	actors, err := newClientActors(cfg.ClientActors)
+	if err != nil {
+		return nil, err
+	}
+	cfg.ClientActors = actors.names
 	setDefault(&cfg.DedupWindow, 4096)
 	setDefault(&cfg.MaxBody, 64<<10)
 	setDefault(&cfg.InputTimeout, 30*time.Second)
@@ -219,6 +242,7 @@ func New[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, I, V],
 	b := &Bridge[S, I, V]{
 		agent:   agent,
 		cfg:     cfg,
+		actors:  actors,
 		tokens:  queryTokens{key: key, now: time.Now},
 		log:     cfg.Logger,
 		closing: make(chan struct{}),
@@ -493,6 +517,10 @@ func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 		wire.WriteError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
+	if err := b.actors.check(in); err != nil {
+		wire.WriteError(w, http.StatusForbidden, "%v", err)
+		return
+	}
 	key := r.Header.Get("Idempotency-Key")
 	if b.cfg.InputID != nil {
 		key = b.cfg.InputID(in)
@@ -587,4 +615,77 @@ func checkKey(k string) error {
 		}
 	}
 	return nil
+}
+
+// inputActor is what an input that names its actor implements: every input
+// of a generated decl package, whose InputActor is the actor's name in the
+// spec.
+type inputActor interface{ InputActor() string }
+
+// clientActors is Config.ClientActors, checked by New.
+type clientActors struct {
+	names []string // as configured, or the default
+	any   bool     // names is ["*"]: any input
+}
+
+// defaultClientActors is Config.ClientActors when it is nil.
+var defaultClientActors = []string{"user"}
+
+func newClientActors(names []string) (clientActors, error) {
+	if names == nil {
+		return clientActors{names: slices.Clone(defaultClientActors)}, nil
+	}
+	if len(names) == 0 {
+		return clientActors{}, errors.New(`httpbridge: Config.ClientActors is empty, which would refuse every input: name the actors whose inputs clients may post, leave it nil for the user's, or write []string{"*"} for any input`)
+	}
+	if len(names) > 1 && slices.Contains(names, "*") {
+		return clientActors{}, fmt.Errorf(`httpbridge: Config.ClientActors %q: "*" (any input, of any actor) stands alone`, names)
+	}
+	for i, n := range names {
+		switch {
+		case n == "":
+			return clientActors{}, fmt.Errorf("httpbridge: Config.ClientActors[%d] is empty: want an actor's name", i)
+		case strings.ContainsFunc(n, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError }):
+			return clientActors{}, fmt.Errorf("httpbridge: Config.ClientActors[%d]: %q is not an actor's name (spaces, control characters or invalid UTF-8)", i, n)
+		case slices.Contains(names[:i], n):
+			return clientActors{}, fmt.Errorf("httpbridge: Config.ClientActors names %q twice", n)
+		}
+	}
+	return clientActors{names: slices.Clone(names), any: names[0] == "*"}, nil
+}
+
+// check returns nil if a client may dispatch in, or the reason why not.
+func (a clientActors) check(in any) error {
+	if a.any {
+		return nil
+	}
+	named, ok := in.(inputActor)
+	if !ok {
+		return fmt.Errorf(`input %s names no actor (its type %T has no method InputActor() string); clients of this bridge may dispatch only the inputs of %s (Config.ClientActors), or any input when that is ["*"]`, inputName(in), in, a)
+	}
+	if actor := named.InputActor(); !slices.Contains(a.names, actor) {
+		return fmt.Errorf("input %s is an input of actor %q; clients of this bridge may dispatch only the inputs of %s (Config.ClientActors)", inputName(in), truncate(actor, 100), a)
+	}
+	return nil
+}
+
+// String names the actors: `actor "user"`, `actors "customer" and "desk"`.
+func (a clientActors) String() string {
+	q := make([]string, len(a.names))
+	for i, n := range a.names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	if len(q) == 1 {
+		return "actor " + q[0]
+	}
+	return "actors " + strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// inputName names an input in a message: its type discriminator, or its Go
+// type when it has none.
+func inputName(in any) string {
+	if t, ok := in.(interface{ InputType() string }); ok {
+		return fmt.Sprintf("%q", truncate(t.InputType(), 100))
+	}
+	return fmt.Sprintf("%T", in)
 }

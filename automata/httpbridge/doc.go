@@ -37,8 +37,9 @@
 // http.MaxBytesReader (Config.MaxBody: 413 beyond), decoded and validated by
 // Config.Decode (400, with the decoder's message, which names the field path
 // and the rule: `decoding input "send-user-message": /content: expected
-// string, but got number`), and dispatched to the agent, through its
-// admission steps. The answer comes once the input is applied — for a
+// string, but got number`), checked against the actors clients play
+// (Config.ClientActors: 403 for another actor's input, see Guards), and
+// dispatched to the agent, through its admission steps. The answer comes once the input is applied — for a
 // durable agent, once it is on disk — as {"seq": n}: the input's sequence
 // number in the journal (the state stream's event id of the state after
 // it), which the state stream reaches before the answer is sent. An input the agent rejects gets 422 with the
@@ -147,6 +148,26 @@
 // gets the CORS headers, with credentials. Behind a proxy that changes Host,
 // list the public origin.
 //
+// Actors: a client plays an actor of the agent, the user unless
+// Config.ClientActors names others, and may dispatch that actor's inputs
+// only. An input names its actor with a method InputActor() string: every
+// input of a generated decl package has it, returning its actor's name in
+// the spec. A POSTed input of an actor that ClientActors does not name is
+// refused with 403, and a message that names the input, its actor and the
+// actors clients play, before it reaches the agent: it is neither admitted
+// nor journaled, and its id is not looked up among the recent ones. An
+// input that names no actor (its type, a hand-written agent's, has no
+// InputActor) is refused too, unless ClientActors is []string{"*"}: then
+// clients may dispatch any input, of any actor or of none, which is for an
+// operator's tool on a trusted network (automata/devpanel, the operator's
+// panel, dispatches any), never for the pages of users. A page speaks for
+// the user; the other actors' inputs (an llm's reply, a tool's result) come
+// from the agent's own jobs, or from the clients of a bridge of their own,
+// with its own Auth and ClientActors, mounted on the same agent. New
+// refuses an empty ClientActors (leave it nil for the default), an empty
+// name or one with spaces or control characters, a name given twice, and
+// "*" beside names.
+//
 // Streams: at most Config.MaxStreams (default 10,000) state and token
 // streams are open at once, and Config.MaxStreamsPerClient (default 100)
 // from one client, told apart by Config.ClientID (default: the remote IP
@@ -198,6 +219,8 @@
 //
 // Not a framework: the bridge is an http.Handler for one agent; serve several
 // agents by mounting several bridges. Not a WebSocket server: inputs go up
-// as POSTs, state comes down as SSE. Not a session store: who may do what is
-// the Auth hook's business, and every authorized client sees the same view.
+// as POSTs, state comes down as SSE. Not a session store: who may connect is
+// the Auth hook's business, and every authorized client plays the same
+// actors (Config.ClientActors) and sees the same view; clients that play
+// different actors are served by a bridge each.
 package httpbridge

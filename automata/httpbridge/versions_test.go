@@ -33,6 +33,7 @@ func viewV2(s versiontest.StateV2) textsView {
 func serveVersioned[S any](t *testing.T, m *journal.Machine[S, versiontest.Input], cfg Config[S, versiontest.Input, textsView]) (*Bridge[S, versiontest.Input, textsView], *httptest.Server, func()) {
 	t.Helper()
 	cfg.Auth = Bearer(testToken)
+	cfg.ClientActors = []string{"*"} // versiontest's inputs are hand-written: they name no actor
 	b, err := New[S, versiontest.Input, textsView](m, cfg)
 	if err != nil {
 		m.Close(context.Background())

@@ -170,7 +170,9 @@
 // automata/journal), automata/httpbridge on -addr (default localhost:8080;
 // -token requires a bearer token), inputs decoded with
 // decl.DecodeClientInput (the properties the spec marks readOnly may be
-// absent) and an admission step that stamps the time of arrival on every
+// absent), those of every actor of the spec allowed (httpbridge's
+// Config.ClientActors names them all: narrow it to the actor a page plays)
+// and an admission step that stamps the time of arrival on every
 // input with a timestamp. main.go is yours from then on: inject the
 // actors' effects and jobs where it opens the agent. The README's "Your
 // first agent" walks through it. An invalid spec writes nothing and exits 2.
