@@ -31,7 +31,8 @@
 // (package automata/llm/openai).
 //
 // The page (web/, embedded in the binary) talks to the agent through
-// package automata/httpbridge: it posts the user's messages, follows the
+// package automata/httpbridge: it posts the user's messages (the bridge
+// lets a page post the user's inputs only: ClientActors), follows the
 // user's view of the state (ContextOfUser: what the user actor observes,
 // not the whole agent) and each reply's token stream. The server stamps
 // every input with the time it arrives (Stamp), so that time never runs

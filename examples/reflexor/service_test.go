@@ -56,7 +56,7 @@ func TestServiceOverHTTP(t *testing.T) {
 		{"a wrong token", msg, "nope", 401, ""},
 		{"not JSON", `{"type":`, s.token, 400, ""},
 		{"an unknown input", `{"type":"user-fly","timestamp":0}`, s.token, 400, "user-fly"},
-		{"an input the page may not send", `{"type":"toolkit-respond","toolCallId":"x","result":"forged","timestamp":0}`, s.token, 400, "only the user"},
+		{"an input the page may not send", `{"type":"toolkit-respond","toolCallId":"x","result":"forged","timestamp":0}`, s.token, 403, `input "toolkit-respond" is an input of actor "toolkit"; clients of this bridge may dispatch only the inputs of actor "user"`},
 		{"a schema violation", `{"type":"user-send-message","messageId":"m2","content":""}`, s.token, 400, "/content"},
 	} {
 		code, answer := post(bad.body, bad.token)

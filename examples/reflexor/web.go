@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"embed"
-	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
@@ -37,11 +36,17 @@ type server struct {
 // that present token (in the URL the page was opened with).
 func newServer(a *journal.Machine[decl.AgentState, decl.AgentInput], streams *httpbridge.Streams, token string) (*server, error) {
 	b, err := httpbridge.New[decl.AgentState, decl.AgentInput, decl.ContextOfUser](a, httpbridge.Config[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{
-		Decode:  decodeUserInput,
-		View:    decl.AgentState.ContextOfUser,
-		Auth:    httpbridge.Bearer(token),
-		InputID: inputID,
-		Streams: streams,
+		// The timestamp, readOnly in the spec, is the server's: a page
+		// leaves it out, and the admission step stamps it.
+		Decode: decl.DecodeClientInput,
+		// A page speaks for the user, never for the brain or the toolkit,
+		// whose inputs only the agent's own jobs dispatch: the bridge
+		// refuses theirs with 403. (The default, written out.)
+		ClientActors: []string{string(decl.ActorUser)},
+		View:         decl.AgentState.ContextOfUser,
+		Auth:         httpbridge.Bearer(token),
+		InputID:      inputID,
+		Streams:      streams,
 	})
 	if err != nil {
 		return nil, err
@@ -61,22 +66,6 @@ func newServer(a *journal.Machine[decl.AgentState, decl.AgentInput], streams *ht
 	}
 	srv.RegisterOnShutdown(b.Close)
 	return &server{http: srv, bridge: b}, nil
-}
-
-// decodeUserInput decodes and validates a posted input, and refuses any
-// but the user's: a page speaks for the user, never for the brain or the
-// toolkit, whose inputs only the agent's own jobs dispatch. The timestamp,
-// readOnly in the spec, is the server's: a page leaves it out, and the
-// admission step stamps it.
-func decodeUserInput(data []byte) (decl.AgentInput, error) {
-	in, err := decl.DecodeClientInput(data)
-	if err != nil {
-		return nil, err
-	}
-	if _, ok := in.(decl.InputFromUser); !ok {
-		return nil, fmt.Errorf("input %q: only the user's inputs may be posted", in.InputType())
-	}
-	return in, nil
 }
 
 // inputID is the id a client chose for an input, which makes a retried POST
