@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"sync/atomic"
 
 	"github.com/moora-go/moora/automata/internal/wire"
 )
@@ -69,5 +70,22 @@ func (b *Bridge[S, I, V]) admitStream(w http.ResponseWriter, r *http.Request) (f
 		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
 		return nil, false
 	}
+	if h, ok := r.Context().Value(streamHoldKey{}).(*streamHold); ok && h.taken.CompareAndSwap(false, true) {
+		// A Fleet's stream: what keeps its agent active is given back
+		// when the stream ends, which may be long after the handler
+		// returns (the hub serves it).
+		release := free
+		free = func() { release(); h.release() }
+	}
 	return free, true
 }
+
+// streamHold is what a Fleet holds for a stream (the agent's lease, its
+// place among the fleet's streams): the stream takes it over, if it is
+// admitted, to give back when it ends; otherwise the Fleet gives it back.
+type streamHold struct {
+	taken   atomic.Bool
+	release func()
+}
+
+type streamHoldKey struct{}

@@ -499,3 +499,51 @@ func wait(ctx context.Context, ch <-chan struct{}) error {
 		return ctx.Err()
 	}
 }
+
+// Identity is who calls, as an HTTP front tells from a request: the owner of
+// the agents it creates, and the only one besides an operator who sees and
+// touches them.
+type Identity struct {
+	// Name identifies the caller; it is kept as the owner of the agents
+	// it creates.
+	Name string
+	// Operator sees and touches every agent, whoever owns it.
+	Operator bool
+}
+
+// May reports whether who may see and touch an agent with info: its owner,
+// or an operator.
+func (who Identity) May(info journal.AgentInfo) bool {
+	return who.Operator || (who.Name != "" && info.Owner == who.Name)
+}
+
+// Owned returns the info of agent id if who may see it, and otherwise an
+// error wrapping journal.ErrNoAgent, the same for an agent that does not
+// exist and for another identity's, so that a front that answers it tells
+// nothing of other identities' agents.
+func (r *Registry[S, I]) Owned(who Identity, id string) (journal.AgentInfo, error) {
+	if err := journal.CheckAgentID(id); err != nil {
+		return journal.AgentInfo{}, fmt.Errorf("registry: agent %q: %w", id, journal.ErrNoAgent)
+	}
+	info, err := r.cfg.Fleet.Info(id)
+	if err == nil && !who.May(info) {
+		err = journal.ErrNoAgent
+	}
+	if err != nil {
+		return journal.AgentInfo{}, fmt.Errorf("registry: agent %q: %w", id, err)
+	}
+	return info, nil
+}
+
+// ListOwned calls fn with each agent who may see whose id sorts after the
+// given one, in order of id, until fn returns an error (ErrStop ends it
+// quietly). It walks every agent of the fleet: its cost follows the fleet's
+// size, not the caller's share of it.
+func (r *Registry[S, I]) ListOwned(who Identity, after string, fn func(id string, info journal.AgentInfo) error) error {
+	return r.cfg.Fleet.List(after, func(id string, info journal.AgentInfo) error {
+		if !who.May(info) {
+			return nil
+		}
+		return fn(id, info)
+	})
+}

@@ -1,0 +1,175 @@
+package devpanel
+
+import (
+	"embed"
+	"errors"
+	"io/fs"
+	"net/http"
+	"sync"
+
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/httpbridge"
+	"github.com/moora-go/moora/automata/internal/wire"
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/registry"
+)
+
+//go:embed fleetweb
+var fleetFiles embed.FS
+
+// FleetConfig configures a Fleet: the panels of many agents by id.
+type FleetConfig[S, I any] struct {
+	// Panel configures each agent's panel, as Config does one agent's,
+	// except Auth, which must be nil: the fleet authenticates.
+	Panel Config[S, I]
+	// Identify says who a request comes from (its error is the 401
+	// message), as in httpbridge.FleetConfig: httpbridge.Identities, or
+	// the program's own. A page's token arrives in the Authorization
+	// header, or in the query (?token=) when the page itself is opened.
+	Identify func(r *http.Request) (registry.Identity, error)
+}
+
+// Fleet serves the panels of the agents of a registry: a list of the agents
+// the caller may see, and each one's panel, which only its owner (or an
+// operator) opens; another identity's agent is 404 on every route. Open the
+// agents with Fleet.Open (the registry's Config.Open), so that each has its
+// panel from its first input.
+type Fleet[S, I any] struct {
+	cfg  FleetConfig[S, I]
+	page fs.FS
+
+	mu     sync.Mutex
+	panels map[*journal.Machine[S, I]]*Panel[S, I]
+}
+
+// NewFleet checks cfg and returns a Fleet with no agents yet.
+func NewFleet[S, I any](cfg FleetConfig[S, I]) (*Fleet[S, I], error) {
+	if cfg.Identify == nil {
+		return nil, errors.New("devpanel: FleetConfig.Identify is required")
+	}
+	if cfg.Panel.Auth != nil {
+		return nil, errors.New("devpanel: FleetConfig.Panel.Auth must be nil: the fleet authenticates (FleetConfig.Identify)")
+	}
+	cfg.Panel.Auth = func(*http.Request) error { return nil }
+	if _, err := New(cfg.Panel); err != nil { // the checks of one panel
+		return nil, err
+	}
+	page, err := fs.Sub(webFiles, "web")
+	if err != nil {
+		return nil, err
+	}
+	return &Fleet[S, I]{cfg: cfg, page: page, panels: map[*journal.Machine[S, I]]*Panel[S, I]{}}, nil
+}
+
+// Open opens an agent with its panel, as the package's Open does: pass it
+// as the registry's Config.Open, with the agent's options. The panel closes
+// when the agent is deactivated.
+func (f *Fleet[S, I]) Open(store journal.Store, opts journal.Options[S, I], options ...automata.Option[S, I]) (*journal.Machine[S, I], error) {
+	m, p, err := Open(store, f.cfg.Panel, opts, options...)
+	if err != nil {
+		return nil, err
+	}
+	f.mu.Lock()
+	f.panels[m] = p
+	f.mu.Unlock()
+	go func() {
+		<-m.Done()
+		f.mu.Lock()
+		delete(f.panels, m)
+		f.mu.Unlock()
+	}()
+	return m, nil
+}
+
+// Handler serves the fleet's pages and routes for the agents of reg:
+//
+//	GET /                     the list of agents the caller may see
+//	GET /agents               the same as JSON (httpbridge.ServeAgentList)
+//	/agents/{id}/...          the agent's panel (its page, its API)
+func (f *Fleet[S, I]) Handler(reg *registry.Registry[S, I]) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		http.ServeFileFS(w, r, fleetFiles, "fleetweb/index.html")
+	})
+	mux.HandleFunc("GET /agents", func(w http.ResponseWriter, r *http.Request) {
+		who, ok := f.identify(w, r)
+		if !ok {
+			return
+		}
+		httpbridge.ServeAgentList(w, r, reg, who)
+	})
+	mux.HandleFunc("/agents/{id}/{rest...}", func(w http.ResponseWriter, r *http.Request) {
+		f.agent(w, r, reg)
+	})
+	return mux
+}
+
+// identify answers 401 unless the request says who it comes from; the
+// token may be in the query, as the panel's page has it.
+func (f *Fleet[S, I]) identify(w http.ResponseWriter, r *http.Request) (registry.Identity, bool) {
+	if tok := r.URL.Query().Get("token"); tok != "" && r.Header.Get("Authorization") == "" {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+tok)
+	}
+	who, err := f.cfg.Identify(r)
+	if err != nil {
+		wire.WriteError(w, http.StatusUnauthorized, "unauthorized: %v", err)
+		return who, false
+	}
+	return who, true
+}
+
+// agent serves a route of agent id's panel, holding the agent active while
+// the request lasts (the event stream: while it is open).
+func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registry.Registry[S, I]) {
+	rest := r.PathValue("rest")
+	switch rest {
+	case "app.js", "form.js", "style.css": // the same for every agent; no data
+		w.Header().Set("Cache-Control", "no-cache")
+		http.ServeFileFS(w, r, f.page, rest)
+		return
+	}
+	who, ok := f.identify(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	if _, err := reg.Owned(who, id); err != nil {
+		if errors.Is(err, journal.ErrNoAgent) {
+			wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
+		} else {
+			wire.WriteError(w, http.StatusInternalServerError, "%v", err)
+		}
+		return
+	}
+	if rest == "" || rest == "index.html" {
+		w.Header().Set("Cache-Control", "no-cache")
+		http.ServeFileFS(w, r, f.page, "index.html")
+		return
+	}
+	a, release, err := reg.Get(r.Context(), id)
+	switch {
+	case errors.Is(err, journal.ErrNoAgent):
+		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
+		return
+	case errors.Is(err, registry.ErrTooManyActive):
+		w.Header().Set("Retry-After", "1")
+		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
+		return
+	case err != nil:
+		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
+		return
+	}
+	defer release()
+	f.mu.Lock()
+	p := f.panels[a.Machine()]
+	f.mu.Unlock()
+	if p == nil {
+		wire.WriteError(w, http.StatusInternalServerError, "agent %q has no panel: the registry did not open it with devpanel's Fleet.Open", id)
+		return
+	}
+	r2 := r.Clone(r.Context())
+	r2.URL.Path, r2.URL.RawPath = "/"+rest, ""
+	p.ServeHTTP(w, r2)
+}

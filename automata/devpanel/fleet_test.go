@@ -1,0 +1,171 @@
+package devpanel_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/moora-go/moora/automata/devpanel"
+	"github.com/moora-go/moora/automata/httpbridge"
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/registry"
+	"github.com/moora-go/moora/decl"
+	"github.com/moora-go/moora/impl/agent"
+	"github.com/moora-go/moora/modelgen"
+)
+
+const operator = "panel-operator"
+
+// fleetPanel serves the panels of a registry of starter agents, two owned
+// by ann and bob, and returns the server, their ids and their tokens.
+func fleetPanel(t *testing.T) (srv *httptest.Server, annID, bobID, annTok, bobTok string) {
+	t.Helper()
+	model, err := modelgen.Load("../../agent.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sessions, err := httpbridge.NewSessions([]byte("sixteen bytes or more of key"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	panels, err := devpanel.NewFleet(devpanel.FleetConfig[decl.AgentState, decl.AgentInput]{
+		Panel: devpanel.Config[decl.AgentState, decl.AgentInput]{
+			Definition:  agent.Definition(),
+			Decode:      decl.DecodeInput,
+			InputSchema: model.InputSchema,
+		},
+		Identify: httpbridge.Identities(operator, sessions),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fleet, err := journal.OpenBoltFleet(filepath.Join(t.TempDir(), "agents.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.New(registry.Config[decl.AgentState, decl.AgentInput]{
+		Fleet:  fleet,
+		Logger: slog.New(slog.DiscardHandler),
+		Open: func(_ string, s journal.Store) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
+			return panels.Open(s, journal.Options[decl.AgentState, decl.AgentInput]{
+				Codec:  journal.JSON[decl.AgentState](decl.DecodeInput),
+				Logger: slog.New(slog.DiscardHandler),
+			}, agent.WithJobs(decl.JobFns{Llm: replies(&fixture{})}))
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv = httptest.NewServer(panels.Handler(reg))
+	t.Cleanup(func() {
+		srv.Close()
+		if err := reg.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+		if err := fleet.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	annTok, ann := sessions.Issue()
+	bobTok, bob := sessions.Issue()
+	if annID, err = reg.Create("", ann); err != nil {
+		t.Fatal(err)
+	}
+	if bobID, err = reg.Create("", bob); err != nil {
+		t.Fatal(err)
+	}
+	return srv, annID, bobID, annTok, bobTok
+}
+
+// get requests path with token in the Authorization header, or in the query
+// when inQuery (as the page is opened).
+func get(t *testing.T, srv *httptest.Server, method, path, token string, inQuery bool, body string) (int, string) {
+	t.Helper()
+	url := srv.URL + path
+	if inQuery {
+		url += "?token=" + token
+	}
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	if !inQuery && token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		return resp.StatusCode, "" // an open stream: its status says enough
+	}
+	data, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(data)
+}
+
+// TestFleetPanelOwnersOnly: the panel of an agent opens for its owner and
+// the operator, and answers 404 on every route to another identity, as for
+// an agent that does not exist; the list shows each identity its own.
+func TestFleetPanelOwnersOnly(t *testing.T) {
+	srv, annID, bobID, annTok, bobTok := fleetPanel(t)
+	input := `{"type":"send-user-message","id":"m1","content":"hi","timestamp":1}`
+	routes := []struct {
+		method, path string
+		inQuery      bool
+		body         string
+	}{
+		{"GET", "/agents/%s/", true, ""},
+		{"GET", "/agents/%s/index.html", true, ""},
+		{"GET", "/agents/%s/schema", false, ""},
+		{"GET", "/agents/%s/state?seq=0", false, ""},
+		{"GET", "/agents/%s/hold", false, ""},
+		{"POST", "/agents/%s/hold", false, ""},
+		{"POST", "/agents/%s/inputs", false, input},
+		{"GET", "/agents/%s/events", false, ""},
+	}
+	for _, r := range routes {
+		path := strings.Replace(r.path, "%s", annID, 1)
+		if status, body := get(t, srv, r.method, path, bobTok, r.inQuery, r.body); status != http.StatusNotFound || !strings.Contains(body, "no agent") {
+			t.Errorf("bob %s %s: %d %s, want 404", r.method, path, status, body)
+		}
+		if status, _ := get(t, srv, r.method, path, "", false, r.body); status != http.StatusUnauthorized {
+			t.Errorf("no token %s %s: %d, want 401", r.method, path, status)
+		}
+		if r.method == "POST" {
+			continue // ann's own POSTs would change what the others see
+		}
+		if status, body := get(t, srv, r.method, path, annTok, r.inQuery, r.body); status != http.StatusOK {
+			t.Errorf("ann %s %s: %d %s, want 200", r.method, path, status, body)
+		}
+		if status, body := get(t, srv, r.method, path, operator, r.inQuery, r.body); status != http.StatusOK {
+			t.Errorf("the operator %s %s: %d %s, want 200", r.method, path, status, body)
+		}
+	}
+	if status, body := get(t, srv, "POST", "/agents/"+annID+"/inputs", annTok, false, input); status != http.StatusOK {
+		t.Fatalf("ann posting from her panel: %d %s", status, body)
+	}
+	lists := map[string][]string{annTok: {annID}, bobTok: {bobID}}
+	for tok, want := range lists {
+		status, body := get(t, srv, "GET", "/agents", tok, false, "")
+		var page struct{ Agents []struct{ ID string } }
+		json.Unmarshal([]byte(body), &page)
+		if status != http.StatusOK || len(page.Agents) != 1 || page.Agents[0].ID != want[0] {
+			t.Errorf("list: %d %s, want only %v", status, body, want)
+		}
+	}
+	if status, body := get(t, srv, "GET", "/agents", operator, false, ""); status != http.StatusOK || !strings.Contains(body, annID) || !strings.Contains(body, bobID) {
+		t.Errorf("the operator's list: %d %s, want both", status, body)
+	}
+	if status, body := get(t, srv, "GET", "/", "", false, ""); status != http.StatusOK || !strings.Contains(body, "<title>devpanel · agents</title>") {
+		t.Errorf("the list page: %d %.100s", status, body)
+	}
+}

@@ -1,0 +1,411 @@
+package httpbridge
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/moora-go/moora/automata/internal/wire"
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/registry"
+)
+
+// FleetConfig configures a Fleet. Registry, Identify and the Bridge's Decode
+// and View are required.
+type FleetConfig[S, I, V any] struct {
+	// Registry holds the agents: the fleet activates them through it.
+	Registry *registry.Registry[S, I]
+	// Identify authenticates a request and says who it comes from (its
+	// error is the 401 message): Identities(operatorToken, sessions), or
+	// the program's own.
+	Identify func(r *http.Request) (Identity, error)
+	// Sessions, if set, serves POST /sessions: the operator obtains a new
+	// identity and its token there (for a page opened with the operator's
+	// URL to become a person of its own).
+	Sessions *Sessions
+	// Bridge configures each agent's bridge, as Config does one agent's,
+	// except Auth, which must be nil (the fleet authenticates), and
+	// Streams (see Streams).
+	Bridge Config[S, I, V]
+	// Streams returns the token streams of agent id (those its jobs write
+	// into), served at /agents/{id}/streams/{name}. Optional.
+	Streams func(id string) *Streams
+
+	// MaxAgentsPerOwner bounds the agents one identity may own; POST
+	// /agents beyond it is refused with 429. Default 1,000; the operator
+	// has no bound.
+	MaxAgentsPerOwner int
+	// MaxStreams bounds the state and token streams open at once across
+	// all agents (each agent's bridge has its own Bridge.MaxStreams
+	// within it): 503 with Retry-After beyond. Default 10,000.
+	MaxStreams int
+}
+
+// Fleet serves many agents by id over HTTP: the routes of a Bridge under
+// /agents/{id}/, and the agents' own routes (create, list, delete), each agent
+// seen only by its owner. See "Many agents" in the package documentation.
+type Fleet[S, I, V any] struct {
+	cfg     FleetConfig[S, I, V]
+	mux     *http.ServeMux
+	streams atomic.Int64
+
+	mu      sync.Mutex
+	closed  bool
+	bridges map[*registry.Agent[S, I]]*fleetBridge[S, I, V]
+}
+
+// fleetBridge is the bridge of one activation of an agent, made by the first
+// request that needs it.
+type fleetBridge[S, I, V any] struct {
+	ready chan struct{}
+	b     *Bridge[S, I, V]
+	err   error
+}
+
+// NewFleet returns a Fleet serving cfg.Registry's agents. Close it before
+// the registry.
+func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
+	switch {
+	case cfg.Registry == nil:
+		return nil, errors.New("httpbridge: FleetConfig.Registry is required")
+	case cfg.Identify == nil:
+		return nil, errors.New("httpbridge: FleetConfig.Identify is required (Identities(token, sessions), or the program's own)")
+	case cfg.Bridge.Auth != nil:
+		return nil, errors.New("httpbridge: FleetConfig.Bridge.Auth must be nil: the fleet authenticates (FleetConfig.Identify)")
+	case cfg.Bridge.Decode == nil || cfg.Bridge.View == nil:
+		return nil, errors.New("httpbridge: FleetConfig.Bridge.Decode and View are required")
+	}
+	if _, err := newClientActors(cfg.Bridge.ClientActors); err != nil {
+		return nil, err
+	}
+	setDefault(&cfg.MaxAgentsPerOwner, 1000)
+	setDefault(&cfg.MaxStreams, 10_000)
+	cfg.Bridge.Auth = AllowAll
+	f := &Fleet[S, I, V]{cfg: cfg, bridges: map[*registry.Agent[S, I]]*fleetBridge[S, I, V]{}}
+	f.mux = http.NewServeMux()
+	f.mux.HandleFunc("POST /agents", f.create)
+	f.mux.HandleFunc("GET /agents", f.list)
+	f.mux.HandleFunc("GET /agents/{id}", f.info)
+	f.mux.HandleFunc("DELETE /agents/{id}", f.delete)
+	f.mux.HandleFunc("/agents/{id}/{rest...}", f.agent)
+	if cfg.Sessions != nil {
+		f.mux.HandleFunc("POST /sessions", f.session)
+	}
+	return f, nil
+}
+
+// ServeHTTP serves the fleet's routes.
+func (f *Fleet[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path == "/client.js" && r.Method == http.MethodGet {
+		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
+		http.ServeFileFS(w, r, clientFS, "client.js")
+		return
+	}
+	f.mux.ServeHTTP(w, r)
+}
+
+// Close ends the streams of every agent's bridge. The registry stays the
+// caller's to close, after.
+func (f *Fleet[S, I, V]) Close() {
+	f.mu.Lock()
+	f.closed = true
+	all := f.bridges
+	f.bridges = map[*registry.Agent[S, I]]*fleetBridge[S, I, V]{}
+	f.mu.Unlock()
+	for _, fb := range all {
+		<-fb.ready
+		if fb.b != nil {
+			fb.b.Close()
+		}
+	}
+}
+
+// identify answers 401 unless the request says who it comes from.
+func (f *Fleet[S, I, V]) identify(w http.ResponseWriter, r *http.Request) (Identity, bool) {
+	id, err := f.cfg.Identify(r)
+	if err != nil {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="httpbridge"`)
+		wire.WriteError(w, http.StatusUnauthorized, "unauthorized: %v", err)
+		return Identity{}, false
+	}
+	return id, true
+}
+
+// agentInfo is an agent as the fleet's routes describe it.
+type agentInfo struct {
+	ID      string    `json:"id"`
+	Owner   string    `json:"owner"`
+	Created time.Time `json:"created"`
+}
+
+// owned returns agent id's info if who may see it; otherwise it answers 404,
+// the same for an agent that does not exist and one of someone else's.
+func (f *Fleet[S, I, V]) owned(w http.ResponseWriter, who Identity, id string) (journal.AgentInfo, bool) {
+	info, err := f.cfg.Registry.Owned(who, id)
+	switch {
+	case errors.Is(err, journal.ErrNoAgent):
+		wire.WriteError(w, http.StatusNotFound, "no agent %q", truncate(id, 100))
+		return info, false
+	case err != nil:
+		wire.WriteError(w, http.StatusInternalServerError, "agent %q: %v", id, err)
+		return info, false
+	}
+	return info, true
+}
+
+func (f *Fleet[S, I, V]) session(w http.ResponseWriter, r *http.Request) {
+	who, ok := f.identify(w, r)
+	if !ok {
+		return
+	}
+	if !who.Operator {
+		wire.WriteError(w, http.StatusForbidden, "only the operator opens sessions")
+		return
+	}
+	token, name := f.cfg.Sessions.Issue()
+	wire.WriteJSON(w, http.StatusOK, struct {
+		Token    string `json:"token"`
+		Identity string `json:"identity"`
+	}{token, name})
+}
+
+func (f *Fleet[S, I, V]) create(w http.ResponseWriter, r *http.Request) {
+	who, ok := f.identify(w, r)
+	if !ok {
+		return
+	}
+	if !who.Operator {
+		n := 0
+		err := f.cfg.Registry.ListOwned(who, "", func(string, journal.AgentInfo) error {
+			n++
+			return nil
+		})
+		if err != nil {
+			wire.WriteError(w, http.StatusInternalServerError, "counting your agents: %v", err)
+			return
+		}
+		if n >= f.cfg.MaxAgentsPerOwner {
+			wire.WriteError(w, http.StatusTooManyRequests, "you own %d agents, the limit (FleetConfig.MaxAgentsPerOwner); delete one first", n)
+			return
+		}
+	}
+	id, err := f.cfg.Registry.Create("", who.Name)
+	if err != nil {
+		wire.WriteError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	info, err := f.cfg.Registry.Info(id)
+	if err != nil {
+		wire.WriteError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	w.Header().Set("Location", "/agents/"+id)
+	wire.WriteJSON(w, http.StatusCreated, agentInfo{id, info.Owner, info.Created})
+}
+
+func (f *Fleet[S, I, V]) list(w http.ResponseWriter, r *http.Request) {
+	if who, ok := f.identify(w, r); ok {
+		ServeAgentList(w, r, f.cfg.Registry, who)
+	}
+}
+
+// maxListLimit bounds one page of GET /agents.
+const maxListLimit = 1000
+
+// ServeAgentList answers GET /agents for who: one page of the agents of reg
+// that who may see, in order of id, as {"agents": [{"id", "owner",
+// "created"}], "next": id}, after the query's "after" id, at most its
+// "limit" (default 100, at most 1,000); "next", if present, is the "after"
+// of the next page. The devpanel's fleet answers with it too.
+func ServeAgentList[S, I any](w http.ResponseWriter, r *http.Request, reg *registry.Registry[S, I], who Identity) {
+	limit := 100
+	if s := r.URL.Query().Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxListLimit {
+			wire.WriteError(w, http.StatusBadRequest, "limit %q: want 1 to %d", truncate(s, 20), maxListLimit)
+			return
+		}
+		limit = n
+	}
+	page := struct {
+		Agents []agentInfo `json:"agents"`
+		Next   string      `json:"next,omitempty"`
+	}{Agents: []agentInfo{}}
+	err := reg.ListOwned(who, r.URL.Query().Get("after"), func(id string, info journal.AgentInfo) error {
+		if len(page.Agents) == limit {
+			page.Next = page.Agents[limit-1].ID
+			return journal.ErrStop
+		}
+		page.Agents = append(page.Agents, agentInfo{id, info.Owner, info.Created})
+		return nil
+	})
+	if err != nil {
+		wire.WriteError(w, http.StatusInternalServerError, "listing agents: %v", err)
+		return
+	}
+	wire.WriteJSON(w, http.StatusOK, page)
+}
+
+func (f *Fleet[S, I, V]) info(w http.ResponseWriter, r *http.Request) {
+	who, ok := f.identify(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	info, ok := f.owned(w, who, id)
+	if !ok {
+		return
+	}
+	wire.WriteJSON(w, http.StatusOK, agentInfo{id, info.Owner, info.Created})
+}
+
+func (f *Fleet[S, I, V]) delete(w http.ResponseWriter, r *http.Request) {
+	who, ok := f.identify(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	if _, ok := f.owned(w, who, id); !ok {
+		return
+	}
+	err := f.cfg.Registry.Delete(r.Context(), id)
+	switch {
+	case errors.Is(err, journal.ErrNoAgent):
+		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
+	case err != nil:
+		wire.WriteError(w, http.StatusInternalServerError, "%v", err)
+	default:
+		w.WriteHeader(http.StatusNoContent)
+	}
+}
+
+// agent serves a Bridge route of agent id, activating the agent if need be
+// and holding it active while the request lasts (a stream: while it is
+// followed).
+func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
+	if !checkFleetOrigin(w, r, f.cfg.Bridge.AllowOrigins) {
+		return
+	}
+	if r.Method == http.MethodOptions {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	who, ok := f.identify(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	if _, ok := f.owned(w, who, id); !ok {
+		return
+	}
+	rest := "/" + r.PathValue("rest")
+	stream := r.Method == http.MethodGet && (rest == "/state" || strings.HasPrefix(rest, "/streams/"))
+	if stream {
+		if n := f.streams.Add(1); n > int64(f.cfg.MaxStreams) {
+			f.streams.Add(-1)
+			w.Header().Set("Retry-After", "5")
+			wire.WriteError(w, http.StatusServiceUnavailable, "too many streams: %d open, the limit (FleetConfig.MaxStreams)", n-1)
+			return
+		}
+	}
+	a, release, err := f.cfg.Registry.Get(r.Context(), id)
+	if err != nil {
+		if stream {
+			f.streams.Add(-1)
+		}
+	}
+	switch {
+	case errors.Is(err, journal.ErrNoAgent):
+		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
+		return
+	case errors.Is(err, registry.ErrTooManyActive):
+		w.Header().Set("Retry-After", "1")
+		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
+		return
+	case errors.Is(err, registry.ErrClosed):
+		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
+		return
+	case r.Context().Err() != nil:
+		return
+	case err != nil:
+		wire.WriteError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	// The lease (and the stream's place) is held until the request ends,
+	// or, for a stream the bridge admits, until the stream ends.
+	hold := &streamHold{release: release}
+	if stream {
+		hold.release = func() { release(); f.streams.Add(-1) }
+	}
+	defer func() {
+		if hold.taken.CompareAndSwap(false, true) {
+			hold.release()
+		}
+	}()
+	ctx := r.Context()
+	if stream {
+		ctx = context.WithValue(ctx, streamHoldKey{}, hold)
+	}
+	b, err := f.bridgeOf(a)
+	if err != nil {
+		wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: %v", id, err)
+		return
+	}
+	r2 := r.Clone(ctx)
+	r2.URL.Path, r2.URL.RawPath = rest, ""
+	b.ServeHTTP(w, r2)
+}
+
+// bridgeOf returns the bridge of activation a, making it on first use; it is
+// closed when a is deactivated.
+func (f *Fleet[S, I, V]) bridgeOf(a *registry.Agent[S, I]) (*Bridge[S, I, V], error) {
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return nil, errors.New("the server is closing")
+	}
+	fb, ok := f.bridges[a]
+	if !ok {
+		fb = &fleetBridge[S, I, V]{ready: make(chan struct{})}
+		f.bridges[a] = fb
+	}
+	f.mu.Unlock()
+	if ok {
+		<-fb.ready
+		return fb.b, fb.err
+	}
+	cfg := f.cfg.Bridge
+	if f.cfg.Streams != nil {
+		cfg.Streams = f.cfg.Streams(a.ID())
+	}
+	fb.b, fb.err = New(a.Machine(), cfg)
+	close(fb.ready)
+	if fb.err != nil {
+		f.mu.Lock()
+		delete(f.bridges, a)
+		f.mu.Unlock()
+		return nil, fb.err
+	}
+	go func() {
+		<-a.Deactivated()
+		f.mu.Lock()
+		_, mine := f.bridges[a]
+		delete(f.bridges, a)
+		f.mu.Unlock()
+		if mine {
+			fb.b.Close()
+		}
+	}()
+	return fb.b, nil
+}
+
+// checkFleetOrigin is Bridge.checkOrigin for the fleet's agent routes.
+func checkFleetOrigin(w http.ResponseWriter, r *http.Request, allow []string) bool {
+	b := Bridge[struct{}, struct{}, struct{}]{cfg: Config[struct{}, struct{}, struct{}]{AllowOrigins: allow}}
+	return b.checkOrigin(w, r)
+}

@@ -1,0 +1,405 @@
+package httpbridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/registry"
+	"github.com/moora-go/moora/decl"
+	"github.com/moora-go/moora/impl/agent"
+)
+
+const operatorToken = "operator-s3cret"
+
+// fleetFixture serves the starter agent by id, from one bbolt fleet, on a
+// real loopback server, with a registry whose clock the test moves.
+type fleetFixture struct {
+	t        *testing.T
+	reg      *registry.Registry[state, input]
+	fleet    *Fleet[state, input, view]
+	srv      *httptest.Server
+	sessions *Sessions
+	now      atomic.Int64
+
+	mu      sync.Mutex
+	streams map[string]*Streams
+}
+
+func newFleetFixture(t *testing.T, edit func(*FleetConfig[state, input, view])) *fleetFixture {
+	t.Helper()
+	f := &fleetFixture{t: t, streams: map[string]*Streams{}}
+	f.now.Store(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC).UnixNano())
+	store, err := journal.OpenBoltFleet(filepath.Join(t.TempDir(), "agents.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg, err := registry.New(registry.Config[state, input]{
+		Fleet:       store,
+		IdleTimeout: time.Hour,
+		Now:         func() time.Time { return time.Unix(0, f.now.Load()) },
+		Logger:      slog.New(slog.DiscardHandler),
+		Open: func(id string, s journal.Store) (*journal.Machine[state, input], error) {
+			return journal.Open(s, agent.Definition(), journal.Options[state, input]{
+				Codec:  journal.JSON[state](decl.DecodeInput),
+				Logger: slog.New(slog.DiscardHandler),
+			}, agent.WithJobs(decl.JobFns{Llm: llmJobs(f.streamsOf(id))}), automata.WithAdmission(stamp))
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.reg = reg
+	f.sessions, err = NewSessions([]byte("a key of sixteen bytes or more"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := FleetConfig[state, input, view]{
+		Registry: reg,
+		Identify: Identities(operatorToken, f.sessions),
+		Sessions: f.sessions,
+		Bridge:   Config[state, input, view]{Decode: decl.DecodeClientInput, View: userView, InputID: inputID},
+		Streams:  f.streamsOf,
+	}
+	if edit != nil {
+		edit(&cfg)
+	}
+	f.fleet, err = NewFleet(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv = httptest.NewServer(f.fleet)
+	t.Cleanup(func() {
+		f.fleet.Close()
+		f.srv.Close()
+		if err := reg.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+		if err := store.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	return f
+}
+
+func (f *fleetFixture) streamsOf(id string) *Streams {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.streams[id]
+	if s == nil {
+		s = NewStreams(StreamOptions{})
+		f.streams[id] = s
+	}
+	return s
+}
+
+// do sends a request with token as the bearer token ("" for none).
+func (f *fleetFixture) do(method, path, token string, body any) (int, []byte) {
+	f.t.Helper()
+	var r io.Reader
+	if body != nil {
+		data, _ := json.Marshal(body)
+		r = bytes.NewReader(data)
+	}
+	req, err := http.NewRequest(method, f.srv.URL+path, r)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := http.DefaultClient.Do(req.WithContext(ctx))
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	data, _ := io.ReadAll(res.Body)
+	return res.StatusCode, data
+}
+
+// person opens a session as the operator does for a page, and returns its
+// token.
+func (f *fleetFixture) person() string {
+	f.t.Helper()
+	status, body := f.do("POST", "/sessions", operatorToken, nil)
+	var s struct{ Token, Identity string }
+	if json.Unmarshal(body, &s); status != http.StatusOK || s.Token == "" || s.Identity == "" {
+		f.t.Fatalf("POST /sessions: %d %s", status, body)
+	}
+	return s.Token
+}
+
+// create creates an agent as token's identity and returns its id.
+func (f *fleetFixture) create(token string) string {
+	f.t.Helper()
+	status, body := f.do("POST", "/agents", token, nil)
+	var a agentInfo
+	if json.Unmarshal(body, &a); status != http.StatusCreated || a.ID == "" {
+		f.t.Fatalf("POST /agents: %d %s", status, body)
+	}
+	return a.ID
+}
+
+func (f *fleetFixture) ids(token string) []string {
+	f.t.Helper()
+	status, body := f.do("GET", "/agents", token, nil)
+	var page struct{ Agents []agentInfo }
+	if json.Unmarshal(body, &page); status != http.StatusOK {
+		f.t.Fatalf("GET /agents: %d %s", status, body)
+	}
+	ids := []string{}
+	for _, a := range page.Agents {
+		ids = append(ids, a.ID)
+	}
+	return ids
+}
+
+func (f *fleetFixture) seqOf(id string) uint64 {
+	f.t.Helper()
+	a, release, err := f.reg.Get(context.Background(), id)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer release()
+	return a.Machine().Seq()
+}
+
+// TestFleetOwnersSeeOnlyTheirAgents: an identity's token can neither read,
+// stream, post to, list, look up nor delete another identity's agent: each
+// route answers 404, word for word as for an agent that does not exist, and
+// the agent is untouched. The operator sees every agent.
+func TestFleetOwnersSeeOnlyTheirAgents(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	ann, bob := f.person(), f.person()
+	a := f.create(ann)
+	b := f.create(bob)
+	if got := f.ids(ann); !reflect.DeepEqual(got, []string{a}) {
+		t.Fatalf("ann lists %v, want only %s", got, a)
+	}
+	if got := f.ids(bob); !reflect.DeepEqual(got, []string{b}) {
+		t.Fatalf("bob lists %v, want only %s", got, b)
+	}
+	if got := f.ids(operatorToken); len(got) != 2 {
+		t.Fatalf("the operator lists %v, want both", got)
+	}
+	if status, body := f.do("POST", "/agents/"+a+"/inputs", ann, userMessage("m1", "mine")); status != http.StatusOK {
+		t.Fatalf("ann posting to her agent: %d %s", status, body)
+	}
+	routes := []struct{ method, path string }{
+		{"GET", "/agents/%s"},
+		{"GET", "/agents/%s/state"},
+		{"GET", "/agents/%s/streams/reply-m1"},
+		{"POST", "/agents/%s/inputs"},
+		{"DELETE", "/agents/%s"},
+	}
+	for _, r := range routes {
+		var body any
+		if r.method == "POST" {
+			body = userMessage("m2", "not yours")
+		}
+		status, got := f.do(r.method, fmt.Sprintf(r.path, a), bob, body)
+		_, none := f.do(r.method, fmt.Sprintf(r.path, "nobody"), bob, body)
+		if status != http.StatusNotFound || !bytes.Equal(bytes.ReplaceAll(got, []byte(a), []byte("nobody")), none) {
+			t.Errorf("bob %s %s: %d %s; want 404 as for no agent: %s", r.method, fmt.Sprintf(r.path, a), status, got, none)
+		}
+		if status, got := f.do(r.method, fmt.Sprintf(r.path, a), "", body); status != http.StatusUnauthorized {
+			t.Errorf("no token %s %s: %d %s, want 401", r.method, r.path, status, got)
+		}
+	}
+	if seq := f.seqOf(a); seq < 1 {
+		t.Fatalf("ann's agent lost her input: seq %d", seq)
+	}
+	if status, body := f.do("GET", "/agents/"+a, ann, nil); status != http.StatusOK {
+		t.Fatalf("ann's agent after bob's attempts: %d %s", status, body)
+	}
+	if status, body := f.do("POST", "/sessions", ann, nil); status != http.StatusForbidden {
+		t.Fatalf("a person opening a session: %d %s, want 403", status, body)
+	}
+	if status, _ := f.do("GET", "/agents/"+a+"/state", "s1.u-forged.AAAA", nil); status != http.StatusUnauthorized {
+		t.Fatalf("a forged session token: %d, want 401", status)
+	}
+	if status, body := f.do("DELETE", "/agents/"+a, operatorToken, nil); status != http.StatusNoContent {
+		t.Fatalf("the operator deleting ann's agent: %d %s", status, body)
+	}
+}
+
+// TestFleetConversationsAreSeparate: two people hold a conversation each,
+// at once, each following its own agent's state and reply streams.
+func TestFleetConversationsAreSeparate(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var wg sync.WaitGroup
+	for _, who := range []string{"ann", "bob"} {
+		token := f.person()
+		id := f.create(token)
+		wg.Go(func() {
+			c := newClient(f.srv.URL+"/agents/"+id, token)
+			for i := range 3 {
+				msg := fmt.Sprintf("%s-%d", who, i)
+				if status, body, err := c.post(ctx, userMessage(msg, "hello from "+who)); err != nil || status != http.StatusOK {
+					t.Errorf("%s: post: %d %s %v", who, status, body, err)
+					return
+				}
+				if _, end, _, err := c.stream(ctx, "reply-"+msg); err != nil || end != fmt.Sprintf("echo: hello from %s (%s)", who, msg) {
+					t.Errorf("%s: reply stream %q, %v", who, end, err)
+					return
+				}
+			}
+			if err := c.follow(ctx, func() bool { return c.view != nil && len(c.view.(map[string]any)["assiMessages"].([]any)) == 3 }); err != nil {
+				t.Errorf("%s: %v", who, err)
+				return
+			}
+			for _, m := range c.view.(map[string]any)["userMessages"].([]any) {
+				if got := m.(map[string]any)["content"]; got != "hello from "+who {
+					t.Errorf("%s sees a message %q of someone else", who, got)
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// TestFleetRefusesAnotherActorsInput: a client plays the user; the llm's
+// input is refused with 403 and never reaches the agent.
+func TestFleetRefusesAnotherActorsInput(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	ann := f.person()
+	a := f.create(ann)
+	status, body := f.do("POST", "/agents/"+a+"/inputs", ann, map[string]any{"type": "send-assi-message", "id": "x", "content": "forged", "timestamp": 1})
+	if status != http.StatusForbidden {
+		t.Fatalf("posting the llm's input: %d %s, want 403", status, body)
+	}
+	if seq := f.seqOf(a); seq != 0 {
+		t.Fatalf("the refused input reached the journal: seq %d", seq)
+	}
+}
+
+// TestFleetStreamHoldsAgentAndResumes: a followed agent is not deactivated
+// however long it idles; once nobody follows it, it is, and a client that
+// comes back with its last event id resumes from the journal without loss.
+func TestFleetStreamHoldsAgentAndResumes(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	ann := f.person()
+	a := f.create(ann)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := newClient(f.srv.URL+"/agents/"+a, ann)
+	c.post(ctx, userMessage("m1", "one"))
+	followCtx, stopFollowing := context.WithCancel(ctx)
+	following := make(chan error, 1)
+	go func() { following <- c.follow(followCtx, func() bool { return false }) }()
+	waitFor(t, func() bool { return f.fleet.streams.Load() == 1 })
+	f.now.Add(int64(2 * time.Hour))
+	if n := f.reg.Sweep(); n != 0 {
+		t.Fatalf("Sweep deactivated %d agents while one was followed", n)
+	}
+	stopFollowing()
+	<-following
+	waitFor(t, func() bool { return f.fleet.streams.Load() == 0 })
+	lastID := c.id
+	f.now.Add(int64(2 * time.Hour))
+	if n := f.reg.Sweep(); n != 1 {
+		t.Fatalf("Sweep deactivated %d agents once nobody followed, want 1", n)
+	}
+	if s := f.reg.Stats(); s.Active != 0 {
+		t.Fatalf("%d agents active after the sweep", s.Active)
+	}
+	if status, body, err := c.post(ctx, userMessage("m2", "two")); err != nil || status != http.StatusOK {
+		t.Fatalf("post after deactivation: %d %s %v", status, body, err)
+	}
+	ag, release, err := f.reg.Get(ctx, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	m := ag.Machine()
+	waitFor(t, func() bool { return len(m.Current().AssiMessages) == 2 }) // the reply to m2
+	if err := c.follow(ctx, func() bool { return c.seq >= m.Seq() }); err != nil {
+		t.Fatal(err)
+	}
+	if c.snapshots != 1 || c.resyncs != 0 || c.gaps != 0 {
+		t.Errorf("resumed from %s: snapshots %d, resyncs %d, gaps %d; want 1, 0, 0", lastID, c.snapshots, c.resyncs, c.gaps)
+	}
+	var want any
+	data, _ := json.Marshal(userView(m.Current()))
+	json.Unmarshal(data, &want)
+	if !reflect.DeepEqual(c.view, want) {
+		t.Fatalf("client view %v\nserver view %v", c.view, want)
+	}
+}
+
+// TestFleetDeleteEndsStreams: deleting a followed agent ends its stream,
+// and the agent is gone for every route.
+func TestFleetDeleteEndsStreams(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	ann := f.person()
+	a := f.create(ann)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	c := newClient(f.srv.URL+"/agents/"+a, ann)
+	ended := make(chan error, 1)
+	go func() { ended <- c.followOnce(ctx, func() bool { return false }) }()
+	waitFor(t, func() bool { return f.fleet.streams.Load() == 1 })
+	if status, body := f.do("DELETE", "/agents/"+a, ann, nil); status != http.StatusNoContent {
+		t.Fatalf("DELETE: %d %s", status, body)
+	}
+	<-ended
+	if status, _ := f.do("GET", "/agents/"+a+"/state", ann, nil); status != http.StatusNotFound {
+		t.Fatalf("state of a deleted agent: %d, want 404", status)
+	}
+	if got := f.ids(ann); len(got) != 0 {
+		t.Fatalf("ann lists %v after the delete", got)
+	}
+}
+
+// TestFleetBounds: agents per owner, and list pages.
+func TestFleetBounds(t *testing.T) {
+	f := newFleetFixture(t, func(c *FleetConfig[state, input, view]) { c.MaxAgentsPerOwner = 3 })
+	ann := f.person()
+	var ids []string
+	for range 3 {
+		ids = append(ids, f.create(ann))
+	}
+	if status, body := f.do("POST", "/agents", ann, nil); status != http.StatusTooManyRequests {
+		t.Fatalf("a fourth agent: %d %s, want 429", status, body)
+	}
+	status, body := f.do("GET", "/agents?limit=2", ann, nil)
+	var page struct {
+		Agents []agentInfo
+		Next   string
+	}
+	json.Unmarshal(body, &page)
+	if status != http.StatusOK || len(page.Agents) != 2 || page.Next == "" {
+		t.Fatalf("first page: %d %s", status, body)
+	}
+	status, body = f.do("GET", "/agents?limit=2&after="+page.Next, ann, nil)
+	page.Agents, page.Next = nil, ""
+	json.Unmarshal(body, &page)
+	if status != http.StatusOK || len(page.Agents) != 1 || page.Next != "" {
+		t.Fatalf("second page: %d %s", status, body)
+	}
+	for _, bad := range []string{"0", "1001", "x"} {
+		if status, _ := f.do("GET", "/agents?limit="+bad, ann, nil); status != http.StatusBadRequest {
+			t.Errorf("limit=%s: %d, want 400", bad, status)
+		}
+	}
+}
