@@ -107,7 +107,7 @@ var (
 		buckets:  [][]byte{bucketInputs, bucketSnapshots, bucketQuarantine}}
 	boltFleetLayout = &boltLayout{fleet: true, what: "fleet", open: "OpenBoltFleet",
 		rollback: "OpenBoltFleetWith(path, BoltFleetOptions{AcceptRollback: true})",
-		buckets:  [][]byte{bucketAgents}}
+		buckets:  append([][]byte{bucketAgents}, fleetJournalBuckets[:]...)}
 )
 
 // boltFile is an open bbolt file, checked before it was mapped, and the
@@ -303,16 +303,14 @@ func (j *boltJournal) where() string {
 	return fmt.Sprintf("%s: agent %q", j.file.path, j.scope.id)
 }
 
-// bucket returns the named bucket of the journal in tx, which the open-time
-// check found.
+// bucket returns the named bucket of the journal in tx (an agent's is in the
+// fleet's bucket of that name's), which the open-time check found.
 func (j *boltJournal) bucket(tx *bolt.Tx, name []byte) (*bolt.Bucket, error) {
 	var b *bolt.Bucket
 	if j.scope == nil {
 		b = tx.Bucket(name)
-	} else if agents := tx.Bucket(bucketAgents); agents != nil {
-		if agent := agents.Bucket(j.key); agent != nil {
-			b = agent.Bucket(name)
-		}
+	} else if all := tx.Bucket(fleetBucket(name)); all != nil {
+		b = all.Bucket(j.key)
 	}
 	if b == nil {
 		return nil, &CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", j.where(), name)}

@@ -25,11 +25,12 @@ import (
 // expected; the file is not changed. A file of the other layout (a fleet
 // opened as one store, or the reverse) is a plain error that says so.
 //
-// In a fleet, damage that bbolt itself does not see (an agent's bucket, key
-// or meta that the fleet never writes, its journal cut short) is the
-// agent's alone: it is reported in agents, by id, and the file opens. Damage
-// to the pages (what bbolt's walk would trip on, in any agent) refuses the
-// file, naming the agent whose pages hold it.
+// In a fleet, damage that bbolt itself does not see (an agent's meta that
+// does not decode, a key or bucket in its journal that the fleet never
+// writes, its journal cut short) is the agent's alone: it is reported in
+// agents, by id, and the file opens. Damage to the pages (what bbolt's walk
+// would trip on, in any agent) refuses the file, naming the agent whose
+// pages hold it.
 //
 // The layout is bbolt v1.5.0's (go.etcd.io/bbolt/internal/common: meta.go,
 // page.go, bucket.go, inode.go), in the machine's byte order, as bbolt
@@ -649,12 +650,12 @@ func (c *boltCheck) genericBucket(e boltEntry, name string) error {
 }
 
 // boltRoot collects what the root bucket holds, for check: a store's three
-// buckets, or a fleet's bucket agents.
+// buckets, or a fleet's four.
 type boltRoot struct {
 	c       *boltCheck
 	entries int
 	store   journalBuckets           // the store's buckets at the root
-	fleet   bool                     // the root holds bucket agents
+	fleet   [4]bool                  // the fleet's buckets: agents, then fleetJournalBuckets
 	agents  map[string]*CorruptError // a fleet's damaged agents
 }
 
@@ -669,69 +670,72 @@ func (r *boltRoot) visit(e boltEntry) error {
 	if handled, err := r.store.visit(r.c, e); handled {
 		return err
 	}
-	if bytes.Equal(e.key, bucketAgents) {
-		r.fleet = true
-		if r.c.layout.fleet {
-			_, err := r.c.subBucket(e, "bucket agents", r.agent)
+	for i, name := range append([][]byte{bucketAgents}, fleetJournalBuckets[:]...) {
+		if !bytes.Equal(e.key, name) {
+			continue
+		}
+		r.fleet[i] = true
+		if !r.c.layout.fleet {
+			break
+		}
+		where := "bucket " + string(name)
+		if i == 0 {
+			_, err := r.c.subBucket(e, where, r.meta)
 			return err
 		}
+		_, err := r.c.subBucket(e, where, func(a boltEntry) error { return r.journal(a, i-1) })
+		return err
 	}
 	return r.c.genericBucket(e, fmt.Sprintf("bucket %q", e.key))
 }
 
-// agent checks the entry of one agent in bucket agents: a bucket holding a
-// journal's three buckets and the agent's meta. What is wrong with them but
-// not with the pages is the agent's alone: it is recorded in r.agents, and
-// the walk goes on.
-func (r *boltRoot) agent(e boltEntry) error {
-	c, id := r.c, string(e.key)
-	j := journalBuckets{agent: id}
+// meta checks the entry of an agent in bucket agents: its AgentInfo. What is
+// wrong with it but not with the pages is the agent's alone: it is recorded
+// in r.agents, and the walk goes on.
+func (r *boltRoot) meta(e boltEntry) error {
+	id := string(e.key)
 	if err := CheckAgentID(id); err != nil {
-		j.fail(e.damage("the key of an agent that the fleet never writes: %v", err))
+		r.record(id, e.damage("bucket agents holds a key that is no agent's id: %v", err))
 	}
-	if e.flags&boltBucketEntry == 0 {
-		j.fail(e.damage("agent %q is a plain value in bucket agents, not a bucket", id))
-		r.record(id, j.damage)
-		return nil
+	if e.flags&boltBucketEntry != 0 {
+		r.record(id, e.damage("agent %q: bucket agents holds a bucket under its id, not its meta", id))
+		return r.c.genericBucket(e, fmt.Sprintf("bucket %q in bucket agents", e.key))
 	}
-	var meta bool
-	_, err := c.subBucket(e, fmt.Sprintf("the bucket of agent %q", id), func(a boltEntry) error {
-		if a.flags&boltBucketEntry != 0 {
-			if handled, err := j.visit(c, a); handled {
-				return err
-			}
-			j.fail(a.damage("agent %q holds bucket %q, which the fleet never writes", id, a.key))
-			return c.genericBucket(a, fmt.Sprintf("bucket %q of agent %q", a.key, id))
-		}
-		if !bytes.Equal(a.key, keyMeta) {
-			j.fail(a.damage("agent %q holds key %q, which the fleet never writes", id, a.key))
-			return nil
-		}
-		meta = true
-		v, err := a.value()
-		if err != nil {
-			return err
-		}
-		if _, err := decodeAgentMeta(c.path, id, v); err != nil {
-			j.fail(err)
-		}
-		return nil
-	})
+	v, err := e.value()
 	if err != nil {
 		return err
 	}
-	if !meta {
-		j.fail(c.damage("agent %q has no meta", id))
+	if _, err := decodeAgentMeta(r.c.path, id, v); err != nil {
+		r.record(id, err)
 	}
-	j.fail(j.check(c, fmt.Sprintf("the bucket of agent %q", id), ""))
+	return nil
+}
+
+// journal checks the entry of an agent in the fleet's bucket for its
+// journal's bucket i (inputs, snapshots, quarantine): the agent's bucket,
+// checked as a store's. What is wrong with it but not with the pages is the
+// agent's alone: it is recorded in r.agents, and the walk goes on.
+func (r *boltRoot) journal(e boltEntry, i int) error {
+	id := string(e.key)
+	if e.flags&boltBucketEntry == 0 {
+		r.record(id, e.damage("agent %q: bucket %s holds a plain value under its id, not its bucket %s", id, fleetJournalBuckets[i], journalBucketNames[i]))
+		return nil
+	}
+	j := journalBuckets{agent: id}
+	if err := j.visitBucket(r.c, e, i); err != nil {
+		return err
+	}
+	if i == 0 {
+		j.fail(j.checkEnd(r.c))
+	}
 	r.record(id, j.damage)
 	return nil
 }
 
-// record notes damage (if any) of agent id.
+// record notes damage (if any) of agent id, unless some is noted already.
 func (r *boltRoot) record(id string, damage error) {
 	var ce *CorruptError
-	if !errors.As(damage, &ce) {
+	if !errors.As(damage, &ce) || r.agents[id] != nil {
 		return
 	}
 	if r.agents == nil {
@@ -741,24 +745,29 @@ func (r *boltRoot) record(id string, damage error) {
 }
 
 // check reports what the root lacks for its layout: a store's three buckets,
-// with the damage found in them; a fleet's bucket agents. A file of the other
-// layout is told apart by what it holds instead.
+// with the damage found in them; a fleet's four. A file of the other layout
+// is told apart by what it holds instead.
 func (r *boltRoot) check(m boltMeta) error {
-	c, store := r.c, r.store.have != [3]bool{}
+	c, store, fleet := r.c, r.store.have != [3]bool{}, r.fleet != [4]bool{}
 	if !c.layout.fleet {
-		if r.fleet && !store {
+		if fleet && !store {
 			return errors.New("it holds a fleet of agents, not one agent's store: open it with OpenBoltFleet")
 		}
 		if r.store.damage != nil {
 			return r.store.damage
 		}
-		return r.store.check(c, fmt.Sprintf("the root bucket (page %d, %v, txid %d)", m.root, m, m.txid), ": the page is damaged, or this is not a journal store")
-	}
-	if !r.fleet {
-		if store {
-			return errors.New("it holds one agent's store, not a fleet: open it with OpenBolt")
+		if err := r.store.check(c, fmt.Sprintf("the root bucket (page %d, %v, txid %d)", m.root, m, m.txid), ": the page is damaged, or this is not a journal store"); err != nil {
+			return err
 		}
-		return c.damage("the root bucket (page %d, %v, txid %d) has no bucket %q: the page is damaged, or this is not a fleet", m.root, m, m.txid, bucketAgents)
+		return r.store.checkEnd(c)
+	}
+	if store && !fleet {
+		return errors.New("it holds one agent's store, not a fleet: open it with OpenBolt")
+	}
+	for i, name := range append([][]byte{bucketAgents}, fleetJournalBuckets[:]...) {
+		if !r.fleet[i] {
+			return c.damage("the root bucket (page %d, %v, txid %d) has no bucket %q: the page is damaged, or this is not a fleet", m.root, m, m.txid, name)
+		}
 	}
 	return nil
 }
@@ -783,60 +792,69 @@ func (j *journalBuckets) fail(err error) {
 	}
 }
 
-// visit checks entry e if it is one of the journal's buckets, and reports
-// whether it was. They hold plain records under keys of a fixed length;
-// anything else is damage to the journal, noted, and the walk goes on (a
-// bucket where a record should be is checked as bbolt would read it).
+// visit checks entry e with visitBucket if it is one of the journal's
+// buckets, and reports whether it was.
 func (j *journalBuckets) visit(c *boltCheck, e boltEntry) (bool, error) {
 	for i, name := range journalBucketNames {
-		if !bytes.Equal(e.key, name) {
-			continue
+		if bytes.Equal(e.key, name) {
+			return true, j.visitBucket(c, e, i)
 		}
-		keyLen := 8 // seq
-		if i == 2 {
-			keyLen = 16 // seq, time moved
-		}
-		where := "bucket " + string(name)
-		if j.agent != "" {
-			where += fmt.Sprintf(" of agent %q", j.agent)
-		}
-		seq, err := c.subBucket(e, where, func(r boltEntry) error {
-			switch {
-			case r.flags != 0:
-				j.fail(r.damage("a bucket inside %s, which the store never writes", where))
-				return c.genericBucket(r, fmt.Sprintf("bucket %q in %s", r.key, where))
-			case len(r.key) != keyLen:
-				j.fail(r.damage("a key of %d bytes, expected %d", len(r.key), keyLen))
-				return nil
-			}
-			if i == 0 {
-				j.inputs++
-				j.lastInput = binary.BigEndian.Uint64(r.key)
-			}
-			return nil
-		})
-		j.have[i] = true
-		if i == 0 {
-			j.inputSeq = seq
-		}
-		return true, err
 	}
 	return false, nil
 }
 
-// check reports a bucket missing from holder (why says what that may mean),
-// and a journal that ends before the last append: Append records the last
-// seq in the inputs bucket's sequence, in the same page as the bucket's
-// root, so a journal cut short by a damaged page (a lost leaf, a branch
-// pointing at a stale copy) is told from one that was never longer. A
-// sequence of 0 is a store written before the sequence was kept, or whose
-// journal was pruned empty: unchecked.
+// visitBucket checks entry e, the journal's bucket i (inputs, snapshots,
+// quarantine). It holds plain records under keys of a fixed length;
+// anything else is damage to the journal, noted, and the walk goes on (a
+// bucket where a record should be is checked as bbolt would read it).
+func (j *journalBuckets) visitBucket(c *boltCheck, e boltEntry, i int) error {
+	keyLen := 8 // seq
+	if i == 2 {
+		keyLen = 16 // seq, time moved
+	}
+	where := "bucket " + string(journalBucketNames[i])
+	if j.agent != "" {
+		where += fmt.Sprintf(" of agent %q", j.agent)
+	}
+	seq, err := c.subBucket(e, where, func(r boltEntry) error {
+		switch {
+		case r.flags != 0:
+			j.fail(r.damage("a bucket inside %s, which the store never writes", where))
+			return c.genericBucket(r, fmt.Sprintf("bucket %q in %s", r.key, where))
+		case len(r.key) != keyLen:
+			j.fail(r.damage("a key of %d bytes, expected %d", len(r.key), keyLen))
+			return nil
+		}
+		if i == 0 {
+			j.inputs++
+			j.lastInput = binary.BigEndian.Uint64(r.key)
+		}
+		return nil
+	})
+	j.have[i] = true
+	if i == 0 {
+		j.inputSeq = seq
+	}
+	return err
+}
+
+// check reports a bucket missing from holder (why says what that may mean).
 func (j *journalBuckets) check(c *boltCheck, holder, why string) error {
 	for i, ok := range j.have {
 		if !ok {
 			return c.damage("%s has no bucket %q%s", holder, journalBucketNames[i], why)
 		}
 	}
+	return nil
+}
+
+// checkEnd reports a journal that ends before the last append: Append
+// records the last seq in the inputs bucket's sequence, in the same page as
+// the bucket's root, so a journal cut short by a damaged page (a lost leaf, a
+// branch pointing at a stale copy) is told from one that was never longer. A
+// sequence of 0 is a store written before the sequence was kept, or whose
+// journal was pruned empty: unchecked.
+func (j *journalBuckets) checkEnd(c *boltCheck) error {
 	in := ""
 	if j.agent != "" {
 		in = fmt.Sprintf("agent %q: ", j.agent)

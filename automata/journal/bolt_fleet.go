@@ -16,18 +16,32 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 )
 
+// A fleet's buckets at the root: its agents, and for each of a journal's
+// three buckets (inputs, snapshots, quarantine) a bucket holding each
+// agent's under its id.
 var (
-	// bucketAgents is a fleet's one bucket at the root: a bucket per agent,
-	// under its id.
-	bucketAgents = []byte("agents")
-	// keyMeta holds an agent's AgentInfo, beside its journal's buckets.
-	keyMeta = []byte("meta")
+	bucketAgents        = []byte("agents") // by id: the agent's AgentInfo, as JSON
+	fleetJournalBuckets = [3][]byte{[]byte("agent-inputs"), []byte("agent-snapshots"), []byte("agent-quarantine")}
 )
 
+// fleetBucket is the fleet's bucket that holds the agents' journal buckets
+// of the given name.
+func fleetBucket(name []byte) []byte {
+	for i, n := range journalBucketNames {
+		if bytes.Equal(n, name) {
+			return fleetJournalBuckets[i]
+		}
+	}
+	return nil
+}
+
 // BoltFleet is the embedded Fleet: the journals of many agents in one bbolt
-// file. Its layout is a bucket agents at the root, holding a bucket per
-// agent under its id; each holds the three buckets of a BoltStore (inputs,
-// snapshots, quarantine) and the key meta, the agent's AgentInfo as JSON.
+// file. At its root, bucket agents holds each agent's AgentInfo, as JSON,
+// under its id; and buckets agent-inputs, agent-snapshots and
+// agent-quarantine hold, under the agent's id, its journal's three buckets
+// as a BoltStore has them at its root. An Append of an agent then writes the
+// last page of its inputs and the page of agent-inputs that holds its
+// bucket's header, which it shares with about a hundred other agents.
 //
 // The Appends of all its agents share one group commit: an Append waits
 // for the commit in flight, if any, and joins the next with every other
@@ -194,16 +208,20 @@ func (f *BoltFleet) Create(id string, info AgentInfo) error {
 			if k, _ := agents.Cursor().Seek([]byte(id)); string(k) == id {
 				return ErrAgentExists
 			}
-			b, err := agents.CreateBucket([]byte(id))
-			if err != nil {
-				return err
-			}
-			for _, name := range journalBucketNames {
-				if _, err := b.CreateBucket(name); err != nil {
+			for _, name := range fleetJournalBuckets {
+				all := tx.Bucket(name)
+				if all == nil {
+					return &CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, name)}
+				}
+				_, err := all.CreateBucket([]byte(id))
+				if errors.Is(err, berrors.ErrBucketExists) {
+					return f.orphan(id)
+				}
+				if err != nil {
 					return err
 				}
 			}
-			return b.Put(keyMeta, meta)
+			return agents.Put([]byte(id), meta)
 		})
 	})
 	if err != nil && !isCorrupt(err) {
@@ -276,24 +294,32 @@ func (f *BoltFleet) agentError(op, id string, err error) error {
 	return fmt.Errorf("journal: %s agent %q of %s: %w", op, id, f.file.path, err)
 }
 
-// info reads agent id's meta in tx.
+// info reads agent id's meta in tx. An id without meta is no agent's,
+// unless a journal bucket is left under it: that is damage.
 func (f *BoltFleet) info(tx *bolt.Tx, id string) (AgentInfo, error) {
 	agents, err := f.agents(tx)
 	if err != nil {
 		return AgentInfo{}, err
 	}
-	b := agents.Bucket([]byte(id))
-	if b == nil {
-		if agents.Get([]byte(id)) != nil {
-			return AgentInfo{}, &CorruptError{Err: fmt.Errorf("%s: agent %q is a plain value in bucket agents, not a bucket", f.file.path, id)}
+	meta := agents.Get([]byte(id))
+	switch {
+	case meta != nil:
+		return decodeAgentMeta(f.file.path, id, meta)
+	case agents.Bucket([]byte(id)) != nil:
+		return AgentInfo{}, &CorruptError{Err: fmt.Errorf("%s: agent %q: bucket agents holds a bucket under its id, not its meta", f.file.path, id)}
+	}
+	for _, name := range fleetJournalBuckets {
+		if all := tx.Bucket(name); all != nil && all.Bucket([]byte(id)) != nil {
+			return AgentInfo{}, f.orphan(id)
 		}
-		return AgentInfo{}, ErrNoAgent
 	}
-	meta := b.Get(keyMeta)
-	if meta == nil {
-		return AgentInfo{}, &CorruptError{Err: fmt.Errorf("%s: agent %q has no meta", f.file.path, id)}
-	}
-	return decodeAgentMeta(f.file.path, id, meta)
+	return AgentInfo{}, ErrNoAgent
+}
+
+// orphan is the damage of an id that has journal buckets but no meta: Delete
+// removes them.
+func (f *BoltFleet) orphan(id string) error {
+	return &CorruptError{Err: fmt.Errorf("%s: agent %q has journal buckets but no meta in bucket agents (its meta was lost; Delete removes the rest)", f.file.path, id)}
 }
 
 // Info returns what Create was given for id. An agent whose meta is damaged
@@ -352,17 +378,19 @@ func (f *BoltFleet) List(after string, fn func(id string, info AgentInfo) error)
 					return err
 				}
 				c := agents.Cursor()
-				k, _ := c.Seek([]byte(after))
+				k, v := c.Seek([]byte(after))
 				if k != nil && string(k) == after {
-					k, _ = c.Next()
+					k, v = c.Next()
 				}
-				for ; k != nil && len(page) < fleetListPage; k, _ = c.Next() {
-					id := string(k)
-					e := entry{id: id}
-					if e.err = CheckAgentID(id); e.err != nil {
-						e.err = &CorruptError{Err: fmt.Errorf("%s: bucket agents holds the key %q, which is no agent's id: %v", f.file.path, id, e.err)}
-					} else {
-						e.info, e.err = f.info(tx, id)
+				for ; k != nil && len(page) < fleetListPage; k, v = c.Next() {
+					e := entry{id: string(k)}
+					switch err := CheckAgentID(e.id); {
+					case err != nil:
+						e.err = &CorruptError{Err: fmt.Errorf("%s: bucket agents holds the key %q, which is no agent's id: %v", f.file.path, e.id, err)}
+					case v == nil:
+						e.err = &CorruptError{Err: fmt.Errorf("%s: agent %q: bucket agents holds a bucket under its id, not its meta", f.file.path, e.id)}
+					default:
+						e.info, e.err = decodeAgentMeta(f.file.path, e.id, v)
 					}
 					page = append(page, e)
 				}
@@ -399,7 +427,8 @@ func (f *BoltFleet) List(after string, fn func(id string, info AgentInfo) error)
 }
 
 // Delete removes agent id, its journal and its meta, in one transaction. An
-// agent found damaged (see OpenBoltFleet) can be deleted.
+// agent found damaged (see OpenBoltFleet) can be deleted, and so can what is
+// left of one whose meta was lost.
 func (f *BoltFleet) Delete(id string) error {
 	if id == "" {
 		return fmt.Errorf("journal: delete agent %q of %s: %w", id, f.file.path, ErrNoAgent)
@@ -413,14 +442,39 @@ func (f *BoltFleet) Delete(id string) error {
 			if err != nil {
 				return err
 			}
-			err = agents.DeleteBucket([]byte(id))
-			switch {
-			case errors.Is(err, berrors.ErrBucketNotFound):
-				return ErrNoAgent
-			case errors.Is(err, berrors.ErrIncompatibleValue):
-				return agents.Delete([]byte(id)) // a damaged agent: a plain value
+			found := agents.Get([]byte(id)) != nil || agents.Bucket([]byte(id)) != nil
+			// Damage may have left a bucket where a value should be, or
+			// the reverse: whatever is under id goes.
+			remove := func(b *bolt.Bucket, plain bool) error {
+				del, other := b.Delete, b.DeleteBucket
+				if !plain {
+					del, other = b.DeleteBucket, b.Delete
+				}
+				err := del([]byte(id))
+				if errors.Is(err, berrors.ErrIncompatibleValue) {
+					err = other([]byte(id))
+				}
+				return err
 			}
-			return err
+			if err := remove(agents, true); err != nil {
+				return err
+			}
+			for _, name := range fleetJournalBuckets {
+				all := tx.Bucket(name)
+				if all == nil {
+					continue
+				}
+				switch err := remove(all, false); {
+				case err == nil:
+					found = true
+				case !errors.Is(err, berrors.ErrBucketNotFound):
+					return err
+				}
+			}
+			if !found {
+				return ErrNoAgent
+			}
+			return nil
 		})
 	})
 	f.mu.Lock()

@@ -1,11 +1,21 @@
 package journal_test
 
 import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
+	"reflect"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/internal/storetest"
+	bolt "go.etcd.io/bbolt"
 )
 
 // TestBoltFleetConformance runs the fleet conformance suite, the store suite
@@ -20,4 +30,422 @@ func TestBoltFleetConformance(t *testing.T) {
 		}
 		return f
 	})
+}
+
+func openFleet(t testing.TB, path string) *journal.BoltFleet {
+	t.Helper()
+	f, err := journal.OpenBoltFleet(path)
+	if err != nil {
+		t.Fatalf("OpenBoltFleet: %v", err)
+	}
+	return f
+}
+
+func closeFleet(t testing.TB, f *journal.BoltFleet) {
+	t.Helper()
+	if err := f.Close(); err != nil {
+		t.Fatalf("fleet Close: %v", err)
+	}
+}
+
+// fleetAgent creates agent id of f and opens its Store.
+func fleetAgent(t testing.TB, f *journal.BoltFleet, id string) journal.Store {
+	t.Helper()
+	if err := f.Create(id, journal.AgentInfo{Owner: "owner-" + id, Created: time.Unix(1, 0).UTC()}); err != nil {
+		t.Fatalf("Create(%q): %v", id, err)
+	}
+	s, err := f.Open(id)
+	if err != nil {
+		t.Fatalf("Open(%q): %v", id, err)
+	}
+	return s
+}
+
+// fleetRecords are records from..to of an agent, each of size bytes.
+func fleetRecords(from, to uint64, size int) []journal.Record {
+	var rs []journal.Record
+	for seq := from; seq <= to; seq++ {
+		rs = append(rs, journal.Record{Seq: seq, Data: []byte(fmt.Sprintf("%0*d", size, seq))})
+	}
+	return rs
+}
+
+func fleetSeqs(t testing.TB, s journal.Store) []uint64 {
+	t.Helper()
+	var seqs []uint64
+	if err := s.Scan(0, func(r journal.Record) error { seqs = append(seqs, r.Seq); return nil }); err != nil {
+		t.Fatalf("Scan: %v", err)
+	}
+	return seqs
+}
+
+// TestBoltFleetSharesCommits: the Machines of many agents, each with several
+// producers, dispatch at once; their Appends share bbolt transactions, so
+// the fleet commits fewer of them than it has Appends.
+func TestBoltFleetSharesCommits(t *testing.T) {
+	const agents, producers, perProducer = 16, 4, 25
+	f := openFleet(t, filepath.Join(t.TempDir(), "fleet.db"))
+	defer closeFleet(t, f)
+	machines := make([]*journal.Machine[state, input], agents)
+	for i := range machines {
+		m, err := journal.Open(fleetAgent(t, f, fmt.Sprintf("agent-%02d", i)), model, journal.Options[state, input]{Codec: codec(), SnapshotEvery: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		machines[i] = m
+	}
+	before := f.Stats()
+	var wg sync.WaitGroup
+	for _, m := range machines {
+		for p := range producers {
+			wg.Go(func() {
+				for i := range perProducer {
+					if err := m.Dispatch(context.Background(), input{Note: fmt.Sprintf("p%d-%d", p, i)}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	after := f.Stats()
+	commits, appends, records := after.Commits-before.Commits, after.Appends-before.Appends, after.Records-before.Records
+	t.Logf("%d inputs of %d agents: %d Appends in %d bbolt transactions (%.1f Appends, %.1f inputs a commit)",
+		agents*producers*perProducer, agents, appends, commits, float64(appends)/float64(commits), float64(records)/float64(commits))
+	if records != agents*producers*perProducer {
+		t.Errorf("the fleet committed %d records, want %d", records, agents*producers*perProducer)
+	}
+	if commits >= appends {
+		t.Errorf("%d Appends took %d transactions: the agents' Appends shared none", appends, commits)
+	}
+	for i, m := range machines {
+		if got := m.Seq(); got != producers*perProducer {
+			t.Errorf("agent %d is at seq %d, want %d", i, got, producers*perProducer)
+		}
+		mustClose(t, m)
+	}
+}
+
+// TestBoltFleetGapFailsOnlyItsAgent: an Append with a gap in its seqs,
+// committed in the same transaction as other agents' Appends, fails alone.
+//
+// The Appends are made to queue behind a commit that is held up: agent big
+// appends enough to grow the file's map, and bbolt grows it only once no
+// read transaction is open, while a Scan of agent reader holds one open.
+// Everything appended meanwhile makes the next commit, one transaction.
+func TestBoltFleetGapFailsOnlyItsAgent(t *testing.T) {
+	f := openFleet(t, filepath.Join(t.TempDir(), "fleet.db"))
+	defer closeFleet(t, f)
+	reader, big, bad := fleetAgent(t, f, "reader"), fleetAgent(t, f, "big"), fleetAgent(t, f, "bad")
+	good := make([]journal.Store, 8)
+	for i := range good {
+		good[i] = fleetAgent(t, f, fmt.Sprintf("good-%d", i))
+		if err := good[i].Append(fleetRecords(1, 1, 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, s := range []journal.Store{reader, bad} {
+		if err := s.Append(fleetRecords(1, 3, 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	scanning, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		err := reader.Scan(0, func(journal.Record) error {
+			close(scanning)
+			<-release
+			return journal.ErrStop
+		})
+		if err != nil {
+			t.Error(err)
+		}
+	})
+	<-scanning
+	before := f.Stats()
+	wg.Go(func() {
+		if err := big.Append(fleetRecords(1, 64, 64<<10)); err != nil { // 4 MiB
+			t.Error(err)
+		}
+	})
+	time.Sleep(100 * time.Millisecond) // big's commit is under way, waiting for the map
+	errs := make([]error, len(good)+1)
+	for i, s := range append([]journal.Store{bad}, good...) {
+		wg.Go(func() {
+			seq := uint64(2)
+			if s == bad {
+				seq = 5 // 4 is next
+			}
+			errs[i] = s.Append(fleetRecords(seq, seq+1, 10))
+		})
+	}
+	time.Sleep(200 * time.Millisecond) // every Append is queued
+	close(release)
+	wg.Wait()
+	after := f.Stats()
+
+	if err := errs[0]; err == nil || !strings.Contains(err.Error(), "append seq 5, expected 4") {
+		t.Errorf("the Append with a gap = %v, want the error append seq 5, expected 4", err)
+	}
+	for i, err := range errs[1:] {
+		if err != nil {
+			t.Errorf("agent good-%d, committed with the gap: %v", i, err)
+		}
+		if got := fleetSeqs(t, good[i]); !reflect.DeepEqual(got, []uint64{1, 2, 3}) {
+			t.Errorf("agent good-%d holds %v, want 1..3", i, got)
+		}
+	}
+	if got := fleetSeqs(t, bad); !reflect.DeepEqual(got, []uint64{1, 2, 3}) {
+		t.Errorf("the agent whose Append was refused holds %v, want 1..3 as before", got)
+	}
+	if commits, appends := after.Commits-before.Commits, after.Appends-before.Appends; commits != 2 || appends != int64(len(good))+1 {
+		t.Errorf("%d transactions committed %d Appends, want 2 (big's, then the %d others in one) committing %d", commits, appends, len(good)+1, len(good)+1)
+	}
+	for _, s := range append([]journal.Store{reader, big, bad}, good...) {
+		if err := s.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestBoltFleetInUse: an agent's Store is one at a time; a fleet closes only
+// once its agents' Stores are closed; a Store closed refuses every call.
+func TestBoltFleetInUse(t *testing.T) {
+	f := openFleet(t, filepath.Join(t.TempDir(), "fleet.db"))
+	s := fleetAgent(t, f, "a")
+	if _, err := f.Open("a"); !errors.Is(err, journal.ErrInUse) {
+		t.Fatalf("a second Open = %v, want ErrInUse", err)
+	}
+	if err := f.Close(); err == nil || !strings.Contains(err.Error(), `"a"`) {
+		t.Fatalf("Close with a's Store open = %v, want an error naming it", err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Append(fleetRecords(1, 1, 1)); err == nil || !strings.Contains(err.Error(), "closed") {
+		t.Errorf("Append after Close = %v, want an error saying the Store is closed", err)
+	}
+	if err := s.Scan(0, func(journal.Record) error { return nil }); err == nil {
+		t.Error("Scan after Close succeeded")
+	}
+	s, err := f.Open("a")
+	if err != nil {
+		t.Fatalf("Open after Close: %v", err)
+	}
+	s.Close()
+	closeFleet(t, f)
+	if _, err := f.Open("a"); err == nil {
+		t.Error("Open on a closed fleet succeeded")
+	}
+}
+
+// TestBoltFleetAndStoreFilesAreNotMixedUp: a fleet's file opened as one
+// store, or a store's as a fleet, is refused with an error that says which
+// it is; it is not damage.
+func TestBoltFleetAndStoreFilesAreNotMixedUp(t *testing.T) {
+	dir := t.TempDir()
+	fleetPath, storePath := filepath.Join(dir, "fleet.db"), filepath.Join(dir, "store.db")
+	f := openFleet(t, fleetPath)
+	fleetAgent(t, f, "a").Close()
+	closeFleet(t, f)
+	s, err := journal.OpenBolt(storePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	var ce *journal.CorruptError
+	if _, err := journal.OpenBolt(fleetPath); err == nil || errors.As(err, &ce) || !strings.Contains(err.Error(), "open it with OpenBoltFleet") {
+		t.Errorf("OpenBolt of a fleet = %v, want an error, not a *CorruptError, saying to open it with OpenBoltFleet", err)
+	}
+	if _, err := journal.OpenBoltFleet(storePath); err == nil || errors.As(err, &ce) || !strings.Contains(err.Error(), "open it with OpenBolt") {
+		t.Errorf("OpenBoltFleet of a store = %v, want an error, not a *CorruptError, saying to open it with OpenBolt", err)
+	}
+	// Both still open as what they are.
+	closeFleet(t, openFleet(t, fleetPath))
+	if s, err = journal.OpenBolt(storePath); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+}
+
+// damageFleet changes the fleet file at path, closed, with bbolt, as a
+// damaged disk or another program would leave it.
+func damageFleet(t *testing.T, path string, change func(tx *bolt.Tx) error) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := db.Update(change); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// agentBucket is the bucket of agent id in the fleet's bucket name.
+func agentBucket(tx *bolt.Tx, name, id string) *bolt.Bucket {
+	return tx.Bucket([]byte(name)).Bucket([]byte(id))
+}
+
+// newFleetOf writes a fleet at path with the given agents, each holding
+// inputs 1..n of size bytes.
+func newFleetOf(t *testing.T, path string, n uint64, size int, ids ...string) {
+	t.Helper()
+	f := openFleet(t, path)
+	defer closeFleet(t, f)
+	for _, id := range ids {
+		s := fleetAgent(t, f, id)
+		if err := s.Append(fleetRecords(1, n, size)); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+	}
+}
+
+// TestBoltFleetDamagedAgentAlone: damage to one agent that bbolt does not
+// see is that agent's alone. The fleet opens; Open of the agent is a
+// *CorruptError naming it, and so is Info when its meta is damaged; List
+// lists the others and then reports it; Delete removes it; the other agents
+// are untouched.
+func TestBoltFleetDamagedAgentAlone(t *testing.T) {
+	setMeta := func(meta string) func(tx *bolt.Tx) error {
+		return func(tx *bolt.Tx) error { return tx.Bucket([]byte("agents")).Put([]byte("A"), []byte(meta)) }
+	}
+	for _, c := range []struct {
+		name    string
+		damage  func(tx *bolt.Tx) error
+		want    string // in the error of Open
+		badInfo bool   // Info and List report it
+		listed  bool   // List has it
+	}{
+		{"meta not JSON", setMeta(`{"owner":"ann","created":"2026-`), "is not an AgentInfo", true, false},
+		{"meta with a field of another type", setMeta(`{"owner":7,"created":"2026-01-01T00:00:00Z"}`), "is not an AgentInfo", true, false},
+		{"meta without its time", setMeta(`{"owner":"ann"}`), "has no created time", true, false},
+		{"meta lost", func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("agents")).Delete([]byte("A"))
+		}, "has journal buckets but no meta", true, false},
+		{"a bucket for the meta", func(tx *bolt.Tx) error {
+			agents := tx.Bucket([]byte("agents"))
+			if err := agents.Delete([]byte("A")); err != nil {
+				return err
+			}
+			_, err := agents.CreateBucket([]byte("A"))
+			return err
+		}, "holds a bucket under its id, not its meta", true, false},
+		{"journal cut short", func(tx *bolt.Tx) error {
+			c := agentBucket(tx, "agent-inputs", "A").Cursor()
+			c.Last()
+			return c.Delete()
+		}, "last record is seq 19", false, true},
+		{"snapshots bucket lost", func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("agent-snapshots")).DeleteBucket([]byte("A"))
+		}, "bucket snapshots is missing", false, true},
+		{"a key of another length", func(tx *bolt.Tx) error {
+			return agentBucket(tx, "agent-inputs", "A").Put([]byte("short"), []byte("x"))
+		}, "a key of 5 bytes, expected 8", false, true},
+		{"a bucket among the records", func(tx *bolt.Tx) error {
+			_, err := agentBucket(tx, "agent-quarantine", "A").CreateBucket([]byte("0123456789abcdef"))
+			return err
+		}, "a bucket inside bucket quarantine", false, true},
+	} {
+		t.Run(strings.ReplaceAll(c.name, " ", "-"), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "fleet.db")
+			newFleetOf(t, path, 20, 10, "0", "A", "B")
+			damageFleet(t, path, c.damage)
+
+			f := openFleet(t, path)
+			defer closeFleet(t, f)
+			var ce *journal.CorruptError
+			if _, err := f.Open("A"); !errors.As(err, &ce) || !strings.Contains(err.Error(), `agent "A"`) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Open(A) = %v, want a *CorruptError naming agent \"A\" and saying %q", err, c.want)
+			}
+			_, err := f.Info("A")
+			if c.badInfo && (!errors.As(err, &ce) || !strings.Contains(err.Error(), `agent "A"`)) {
+				t.Errorf("Info(A) = %v, want a *CorruptError naming agent \"A\"", err)
+			} else if !c.badInfo && err != nil {
+				t.Errorf("Info(A) = %v, want its meta, which is intact", err)
+			}
+			var ids []string
+			err = f.List("", func(id string, _ journal.AgentInfo) error { ids = append(ids, id); return nil })
+			want := []string{"0", "A", "B"}
+			switch {
+			case !c.listed:
+				want = []string{"0", "B"}
+				if c.badInfo && c.name != "meta lost" && (!errors.As(err, &ce) || !strings.Contains(err.Error(), `agent "A"`)) {
+					t.Errorf("List = %v, want a *CorruptError naming agent \"A\"", err)
+				}
+			case err != nil:
+				t.Errorf("List = %v, want nil", err)
+			}
+			if !reflect.DeepEqual(ids, want) {
+				t.Errorf("List called back with %v, want %v", ids, want)
+			}
+			for _, id := range []string{"0", "B"} {
+				s, err := f.Open(id)
+				if err != nil {
+					t.Fatalf("Open(%s) beside the damaged agent: %v", id, err)
+				}
+				if err := s.Append(fleetRecords(21, 21, 10)); err != nil {
+					t.Errorf("Append to %s: %v", id, err)
+				}
+				if got := fleetSeqs(t, s); len(got) != 21 {
+					t.Errorf("%s holds %d records, want 21", id, len(got))
+				}
+				s.Close()
+			}
+			if err := f.Delete("A"); err != nil {
+				t.Fatalf("Delete of the damaged agent: %v", err)
+			}
+			if err := f.List("", func(string, journal.AgentInfo) error { return nil }); err != nil {
+				t.Errorf("List after the damaged agent's Delete = %v", err)
+			}
+			s := fleetAgent(t, f, "A") // created again, new
+			if got := fleetSeqs(t, s); len(got) != 0 {
+				t.Errorf("A created again holds %v", got)
+			}
+			s.Close()
+		})
+	}
+}
+
+// TestBoltFleetDamagedPagesNameTheAgent: damage to the pages in one agent's
+// part of the file refuses the whole fleet (bbolt's own open would trip on
+// it), with a *CorruptError that names the agent, and leaves the file as it
+// was.
+func TestBoltFleetDamagedPagesNameTheAgent(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fleet.db")
+	newFleetOf(t, path, 200, 100, "A", "B") // 20 KB a journal: pages of its own
+	var root uint64
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.View(func(tx *bolt.Tx) error {
+		root = uint64(agentBucket(tx, "agent-inputs", "B").RootPage())
+		return nil
+	})
+	db.Close()
+	if root == 0 {
+		t.Fatal("agent B's journal is inline; expected pages of its own")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := int(root)*os.Getpagesize() + 8 // the page header's flags
+	binary.NativeEndian.PutUint16(data[at:], 0x10)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err = journal.OpenBoltFleet(path)
+	var ce *journal.CorruptError
+	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `bucket inputs of agent "B"`) || !strings.Contains(err.Error(), fmt.Sprintf("page %d", root)) {
+		t.Fatalf("OpenBoltFleet = %v, want a *CorruptError naming page %d of agent B's inputs", err, root)
+	}
+	if after, _ := os.ReadFile(path); string(after) != string(data) {
+		t.Error("the failed OpenBoltFleet changed the file")
+	}
 }

@@ -1,0 +1,80 @@
+package journal
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+// FuzzFleetMeta: decodeAgentMeta never panics; what it refuses is a
+// *CorruptError naming the file and the agent; what it accepts reads back
+// the same once written again.
+func FuzzFleetMeta(f *testing.F) {
+	good, err := encodeAgentMeta(AgentInfo{Owner: "ann", Created: time.Date(2026, 11, 25, 10, 0, 0, 5, time.UTC)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, seed := range []string{
+		string(good),
+		`{"owner":"","created":"0001-01-01T00:00:00Z"}`,
+		`{"owner":"bob","created":"2026-01-02T03:04:05.123456789+05:30"}`,
+		` {"created":"2026-01-02T03:04:05Z","owner":"bob"} ` + "\n",
+		``, `null`, `[]`, `{}`, `"ann"`,
+		`{"owner":"ann"}`,
+		`{"owner":null,"created":"2026-01-02T03:04:05Z"}`,
+		`{"owner":"ann","created":"2026-01-02T03:04:05Z","extra":1}`,
+		`{"owner":"ann","created":"2026-01-02T03:04:05Z"}{}`,
+		`{"owner":"ann","created":"2026-01-02T03:04:05Z"}}`,
+		`{"owner":"ann","created":"yesterday"}`,
+		`{"owner":"\xff\xfe","created":"2026-01-02T03:04:05Z"}`,
+		`{"owner":"ann","created":"2026-01-02T03:04:05Z"`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		info, err := decodeAgentMeta("fleet.db", "agent-7", data)
+		if err != nil {
+			var ce *CorruptError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), `fleet.db: agent "agent-7": its meta`) {
+				t.Fatalf("decodeAgentMeta(%q) = %v, want a *CorruptError naming the file and the agent", data, err)
+			}
+			return
+		}
+		again, err := encodeAgentMeta(info)
+		if err != nil {
+			t.Fatalf("decoded %+v from %q, which does not encode: %v", info, data, err)
+		}
+		back, err := decodeAgentMeta("fleet.db", "agent-7", again)
+		if err != nil || back.Owner != info.Owner || !back.Created.Equal(info.Created) {
+			t.Fatalf("decoded %+v from %q, written as %q, which reads back as %+v, %v", info, data, again, back, err)
+		}
+	})
+}
+
+// TestFleetMetaStrict: the meta decoder accepts what encodeAgentMeta writes,
+// and refuses, saying why, what it never writes.
+func TestFleetMetaStrict(t *testing.T) {
+	created := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
+	good, _ := encodeAgentMeta(AgentInfo{Owner: "ann", Created: created})
+	if info, err := decodeAgentMeta("f.db", "a", good); err != nil || info.Owner != "ann" || !info.Created.Equal(created) {
+		t.Fatalf("decodeAgentMeta(%s) = %+v, %v", good, info, err)
+	}
+	for _, c := range []struct{ data, want string }{
+		{``, "is not a JSON object"},
+		{`null`, "is not a JSON object"},
+		{`[1]`, "is not a JSON object"},
+		{`{"owner":"ann"`, "is not an AgentInfo"},
+		{`{"owner":"ann","created":"2026-01-02T03:04:05Z","x":1}`, `unknown field "x"`},
+		{`{"owner":"ann","created":"2026-01-02T03:04:05Z"} {}`, "more than one JSON object"},
+		{`{"created":"2026-01-02T03:04:05Z"}`, "has no owner"},
+		{`{"owner":"ann","created":null}`, "has no created time"},
+		{`{"owner":"ann","created":"2026-13-02T03:04:05Z"}`, "is not an AgentInfo"},
+	} {
+		_, err := decodeAgentMeta("f.db", "a", []byte(c.data))
+		var ce *CorruptError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `f.db: agent "a"`) {
+			t.Errorf("decodeAgentMeta(%q) = %v, want a *CorruptError naming the agent and saying %q", c.data, err, c.want)
+		}
+	}
+}
