@@ -37,18 +37,22 @@ func BenchmarkFleetDurableInputs(b *testing.B) {
 			before := f.Stats()
 			b.ReportAllocs()
 			b.ResetTimer()
-			var wg sync.WaitGroup
-			for _, m := range machines {
-				for range c.producers {
-					wg.Go(func() {
-						for next.Add(1) <= int64(b.N) {
-							if err := m.Dispatch(context.Background(), in); err != nil {
-								b.Error(err)
-								return
-							}
-						}
-					})
+			// Each producer dispatches until b.N inputs are taken, or one
+			// fails.
+			dispatch := func(m *journal.Machine[state, input]) bool {
+				err := m.Dispatch(context.Background(), in)
+				if err != nil {
+					b.Error(err)
 				}
+				return err == nil
+			}
+			var wg sync.WaitGroup
+			for i := range c.agents * c.producers {
+				m := machines[i%c.agents]
+				wg.Go(func() {
+					for next.Add(1) <= int64(b.N) && dispatch(m) {
+					}
+				})
 			}
 			wg.Wait()
 			b.StopTimer()
