@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/examples/reflexor/decl"
 	"github.com/moora-go/moora/examples/reflexor/impl/agent"
@@ -34,14 +35,33 @@ func Stamp(now func() time.Time) func(decl.AgentState, decl.AgentInput) (decl.Ag
 // work its state calls for, with the server's admission step and work's
 // jobs; opts come after (events, the purity check).
 func Open(store journal.Store, work Work, now func() time.Time, opts ...automata.Option[decl.AgentState, decl.AgentInput]) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
-	opts = append([]automata.Option[decl.AgentState, decl.AgentInput]{
-		automata.WithAdmission(Stamp(now)),
-		agent.WithJobs(work.JobFns()),
-	}, opts...)
-	return journal.Open(store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
+	return journal.Open(store, agent.Definition(), journalOptions(), append(agentOptions(work, now), opts...)...)
+}
+
+// journalOptions are the agent's journal settings.
+func journalOptions() journal.Options[decl.AgentState, decl.AgentInput] {
+	return journal.Options[decl.AgentState, decl.AgentInput]{
 		Codec:         journal.JSONGob[decl.AgentState](decl.DecodeInput),
 		SnapshotEvery: 1_000,
-	}, opts...)
+	}
+}
+
+// agentOptions are the server's admission step and work's jobs.
+func agentOptions(work Work, now func() time.Time) []automata.Option[decl.AgentState, decl.AgentInput] {
+	return []automata.Option[decl.AgentState, decl.AgentInput]{
+		automata.WithAdmission(Stamp(now)),
+		agent.WithJobs(work.JobFns()),
+	}
+}
+
+// panelConfig is the devpanel's view of the agent.
+func panelConfig(work Work) devpanel.Config[decl.AgentState, decl.AgentInput] {
+	return devpanel.Config[decl.AgentState, decl.AgentInput]{
+		Definition:  agent.Definition(),
+		Decode:      decl.DecodeClientInput,
+		InputSchema: decl.InputSchema(),
+		Actor:       decl.AgentInput.InputActor,
+	}
 }
 
 // Idle reports whether the state calls for no work.

@@ -126,6 +126,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	token := flags.String("token", "", "the token a page must present (default: the one kept in -data/token, made on the first run)")
 	natsURL := flags.String("nats", "", `keep the journal on NATS JetStream at this URL ("embedded": a server in this process, its files in -data); default: a bbolt file in -data`)
 	agentID := flags.String("agent", "reflexor", "the agent's id on NATS JetStream")
+	users := flags.Bool("users", false, "serve many people, each with conversations of their own, kept in -data/agents.db (see usersService)")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -139,12 +140,18 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
 		return err
 	}
+	work := Work{Model: brain, System: defaultSystem, Tools: slowly(Tools(time.Now), *toolDelay), CompressAfter: *compressAfter}
+	if *users {
+		if *natsURL != "" || *terminal {
+			return errors.New("-users serves pages from a bbolt file: it takes neither -nats nor -terminal")
+		}
+		return runUsers(*dataDir, *addr, *token, work, stdout)
+	}
 	store, release, err := openStore(*dataDir, *natsURL, *agentID)
 	if err != nil {
 		return err
 	}
 	defer release()
-	work := Work{Model: brain, System: defaultSystem, Tools: slowly(Tools(time.Now), *toolDelay), CompressAfter: *compressAfter}
 	if *terminal {
 		return chat(store, work, stdin, stdout)
 	}
@@ -169,12 +176,17 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		return errors.Join(err, a.Close(context.Background()))
 	}
 	fmt.Fprintf(stdout, "Reflexor: http://%s/?token=%s\n", l.Addr(), *token)
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	defer stop()
 	err = srv.serve(ctx, l)
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return errors.Join(err, a.Close(closeCtx))
+}
+
+// signalContext ends on SIGINT or SIGTERM.
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
 // openStore opens the agent's journal (package store): the bbolt file in

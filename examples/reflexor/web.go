@@ -35,19 +35,9 @@ type server struct {
 // newServer serves agent a, whose brain streams into streams, to pages
 // that present token (in the URL the page was opened with).
 func newServer(a *journal.Machine[decl.AgentState, decl.AgentInput], streams *httpbridge.Streams, token string) (*server, error) {
-	b, err := httpbridge.New[decl.AgentState, decl.AgentInput, decl.ContextOfUser](a, httpbridge.Config[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{
-		// The timestamp, readOnly in the spec, is the server's: a page
-		// leaves it out, and the admission step stamps it.
-		Decode: decl.DecodeClientInput,
-		// A page speaks for the user, never for the brain or the toolkit,
-		// whose inputs only the agent's own jobs dispatch: the bridge
-		// refuses theirs with 403. (The default, written out.)
-		ClientActors: []string{string(decl.ActorUser)},
-		View:         decl.AgentState.ContextOfUser,
-		Auth:         httpbridge.Bearer(token),
-		InputID:      inputID,
-		Streams:      streams,
-	})
+	cfg := bridgeConfig(token)
+	cfg.Streams = streams
+	b, err := httpbridge.New(a, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -66,6 +56,26 @@ func newServer(a *journal.Machine[decl.AgentState, decl.AgentInput], streams *ht
 	}
 	srv.RegisterOnShutdown(b.Close)
 	return &server{http: srv, bridge: b}, nil
+}
+
+// bridgeConfig is the bridge of a conversation, whose pages present token
+// ("": a fleet's, which authenticates for it).
+func bridgeConfig(token string) httpbridge.Config[decl.AgentState, decl.AgentInput, decl.ContextOfUser] {
+	cfg := httpbridge.Config[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{
+		// The timestamp, readOnly in the spec, is the server's: a page
+		// leaves it out, and the admission step stamps it.
+		Decode: decl.DecodeClientInput,
+		// A page speaks for the user, never for the brain or the toolkit,
+		// whose inputs only the agent's own jobs dispatch: the bridge
+		// refuses theirs with 403. (The default, written out.)
+		ClientActors: []string{string(decl.ActorUser)},
+		View:         decl.AgentState.ContextOfUser,
+		InputID:      inputID,
+	}
+	if token != "" {
+		cfg.Auth = httpbridge.Bearer(token)
+	}
+	return cfg
 }
 
 // inputID is the id a client chose for an input, which makes a retried POST

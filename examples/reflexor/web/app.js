@@ -1,17 +1,18 @@
 // The Reflexor page: the conversation the user actor observes (its
 // ContextOfUser, kept in step by the bridge's client), the brain's replies
 // as they stream, tool calls with their status and results, where the
-// history was compressed, and an input box.
+// history was compressed, and an input box. Served by -users, the page is
+// one person's: it asks the server for an identity of its own with the
+// operator's token it was opened with, keeps it (localStorage), and lists
+// that person's conversations on the side.
 import { connect } from "/agent/client.js";
 
 const params = new URLSearchParams(location.search);
-const agent = connect("/agent", { token: params.get("token") || "" });
-window.reflexor = agent; // for tests and the curious
-
 const $ = (id) => document.getElementById(id);
 const conversation = $("conversation");
 const status = $("status");
-const streams = new Map(); // message id -> {text, stop}
+let agent = null; // the conversation shown
+let streams = new Map(); // message id -> {text, stop}
 
 function setStatus(text, cls) {
   status.textContent = text;
@@ -21,16 +22,29 @@ function setStatus(text, cls) {
 // The connection indicator: connected once a state arrives, reconnecting
 // whenever the client has had to reconnect since.
 let reconnects = 0;
-agent.onState(() => {
-  reconnects = agent.stats.reconnects;
-  setStatus("connected", "connected");
-});
 setInterval(() => {
-  if (agent.stats.reconnects !== reconnects) {
+  if (agent && agent.stats.reconnects !== reconnects) {
     reconnects = agent.stats.reconnects;
     setStatus("reconnecting…", "reconnecting");
   }
 }, 250);
+
+// open shows the conversation of the bridge at base.
+function open(base, token) {
+  if (agent) agent.close();
+  for (const s of streams.values()) s.stop();
+  streams = new Map();
+  conversation.replaceChildren();
+  setStatus("connecting…", "connecting");
+  agent = connect(base, { token });
+  window.reflexor = agent; // for tests and the curious
+  reconnects = 0;
+  agent.onState(() => {
+    reconnects = agent.stats.reconnects;
+    setStatus("connected", "connected");
+  });
+  agent.onState(render);
+}
 
 // items turns the view into the conversation, in time order.
 function items(view) {
@@ -103,8 +117,6 @@ function render(view) {
   conversation.replaceChildren(...nodes);
   if (atBottom) conversation.scrollTop = conversation.scrollHeight;
 }
-agent.onState(render);
-
 $("composer").addEventListener("submit", async (e) => {
   e.preventDefault();
   const input = $("message");
@@ -124,3 +136,85 @@ $("composer").addEventListener("submit", async (e) => {
     input.focus();
   }
 });
+
+// The people and their conversations, when the server has them (-users).
+async function api(method, path, token) {
+  const res = await fetch(path, { method, headers: { Authorization: `Bearer ${token}` } });
+  const body = await res.json().catch(() => ({ error: res.statusText }));
+  if (!res.ok) {
+    const err = new Error(body.error || res.statusText);
+    err.status = res.status;
+    throw err;
+  }
+  return body;
+}
+
+async function people() {
+  document.body.classList.add("users");
+  const operator = params.get("token") || "";
+  let session = localStorage.getItem("reflexor.session");
+  let current = localStorage.getItem("reflexor.current");
+  const list = $("conversations");
+
+  async function identity() {
+    session = (await api("POST", "/api/sessions", operator)).token;
+    localStorage.setItem("reflexor.session", session);
+  }
+  async function conversations() {
+    try {
+      return (await api("GET", "/api/agents?limit=1000", session)).agents;
+    } catch (err) {
+      if (err.status !== 401) throw err;
+      await identity(); // a token of another key: a new person
+      return (await api("GET", "/api/agents?limit=1000", session)).agents;
+    }
+  }
+  function select(id) {
+    current = id;
+    localStorage.setItem("reflexor.current", id);
+    for (const li of list.children) li.classList.toggle("current", li.dataset.id === id);
+    open(`/api/agents/${encodeURIComponent(id)}`, session);
+  }
+  async function refresh() {
+    const agents = (await conversations()).sort((a, b) => a.created.localeCompare(b.created) || a.id.localeCompare(b.id));
+    list.replaceChildren(...agents.map((a, i) => {
+      const li = document.createElement("li");
+      li.dataset.id = a.id;
+      const b = document.createElement("button");
+      b.type = "button";
+      b.textContent = `Conversation ${i + 1}`;
+      const when = document.createElement("small");
+      when.textContent = new Date(a.created).toLocaleString();
+      b.append(when);
+      b.addEventListener("click", () => select(a.id));
+      li.append(b);
+      li.classList.toggle("current", a.id === current);
+      return li;
+    }));
+    return agents;
+  }
+  async function create() {
+    const a = await api("POST", "/api/agents", session);
+    await refresh();
+    select(a.id);
+  }
+  $("new").addEventListener("click", () => create().catch(shown));
+
+  if (!session) await identity();
+  const agents = await refresh();
+  if (agents.some((a) => a.id === current)) select(current);
+  else if (agents.length > 0) select(agents[agents.length - 1].id);
+  else await create();
+}
+
+function shown(err) {
+  $("error").textContent = err.message;
+  $("error").hidden = false;
+}
+
+const config = await fetch("/config.json").then((r) => (r.ok ? r.json() : {})).catch(() => ({}));
+if (config.users) {
+  people().catch(shown);
+} else {
+  open("/agent", params.get("token") || "");
+}
