@@ -162,4 +162,3 @@ func runUsers(dataDir, addr, token string, work Work, stdout io.Writer) error {
 	defer stop()
 	return s.serve(ctx, l)
 }
-
