@@ -405,7 +405,7 @@ func (b *Bridge[S, I, V]) Close() {
 
 // ServeHTTP serves the bridge's routes: see the package documentation.
 func (b *Bridge[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !b.checkOrigin(w, r) {
+	if !checkOrigin(w, r, b.cfg.AllowOrigins) {
 		return
 	}
 	if r.Method == http.MethodOptions {
@@ -422,7 +422,7 @@ func (b *Bridge[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // from a browser, or a same-origin GET) passes; one from the bridge's own
 // origin passes; one from a listed origin passes with the CORS headers;
 // every other is refused with 403.
-func (b *Bridge[S, I, V]) checkOrigin(w http.ResponseWriter, r *http.Request) bool {
+func checkOrigin(w http.ResponseWriter, r *http.Request, allow []string) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return true
@@ -434,7 +434,7 @@ func (b *Bridge[S, I, V]) checkOrigin(w http.ResponseWriter, r *http.Request) bo
 	if origin == scheme+"://"+r.Host {
 		return true
 	}
-	if !slices.Contains(b.cfg.AllowOrigins, origin) {
+	if !slices.Contains(allow, origin) {
 		wire.WriteError(w, http.StatusForbidden, "origin %q is not allowed (Config.AllowOrigins)", truncate(origin, 100))
 		return false
 	}
@@ -443,7 +443,7 @@ func (b *Bridge[S, I, V]) checkOrigin(w http.ResponseWriter, r *http.Request) bo
 	h.Add("Vary", "Origin")
 	h.Set("Access-Control-Allow-Credentials", "true")
 	if r.Method == http.MethodOptions {
-		h.Set("Access-Control-Allow-Methods", "GET, POST")
+		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
 		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, Last-Event-ID")
 		h.Set("Access-Control-Max-Age", "600")
 	}

@@ -99,8 +99,16 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 	return f, nil
 }
 
-// ServeHTTP serves the fleet's routes.
+// ServeHTTP serves the fleet's routes, to the origins a Bridge allows
+// (FleetConfig.Bridge.AllowOrigins).
 func (f *Fleet[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !checkOrigin(w, r, f.cfg.Bridge.AllowOrigins) {
+		return
+	}
+	if r.Method == http.MethodOptions {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
 	if r.URL.Path == "/client.js" && r.Method == http.MethodGet {
 		w.Header().Set("Content-Type", "text/javascript; charset=utf-8")
 		http.ServeFileFS(w, r, clientFS, "client.js")
@@ -288,13 +296,6 @@ func (f *Fleet[S, I, V]) delete(w http.ResponseWriter, r *http.Request) {
 // and holding it active while the request lasts (a stream: while it is
 // followed).
 func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
-	if !checkFleetOrigin(w, r, f.cfg.Bridge.AllowOrigins) {
-		return
-	}
-	if r.Method == http.MethodOptions {
-		w.WriteHeader(http.StatusNoContent)
-		return
-	}
 	who, ok := f.identify(w, r)
 	if !ok {
 		return
@@ -402,10 +403,4 @@ func (f *Fleet[S, I, V]) bridgeOf(a *registry.Agent[S, I]) (*Bridge[S, I, V], er
 		}
 	}()
 	return fb.b, nil
-}
-
-// checkFleetOrigin is Bridge.checkOrigin for the fleet's agent routes.
-func checkFleetOrigin(w http.ResponseWriter, r *http.Request, allow []string) bool {
-	b := Bridge[struct{}, struct{}, struct{}]{cfg: Config[struct{}, struct{}, struct{}]{AllowOrigins: allow}}
-	return b.checkOrigin(w, r)
 }

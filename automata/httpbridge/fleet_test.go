@@ -403,3 +403,90 @@ func TestFleetBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetStreamLimit: streams beyond FleetConfig.MaxStreams, across
+// agents, are refused with 503 and Retry-After, and a place freed by a
+// stream that ended is taken again.
+func TestFleetStreamLimit(t *testing.T) {
+	f := newFleetFixture(t, func(c *FleetConfig[state, input, view]) { c.MaxStreams = 2 })
+	ann := f.person()
+	a, b := f.create(ann), f.create(ann)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	open := func(ctx context.Context, id string) *http.Response {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+"/agents/"+id+"/state", nil)
+		req.Header.Set("Authorization", "Bearer "+ann)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	first, firstCancel := context.WithCancel(ctx)
+	for _, id := range []string{a, b} {
+		c := ctx
+		if id == a {
+			c = first
+		}
+		if res := open(c, id); res.StatusCode != http.StatusOK {
+			t.Fatalf("stream of %s: %d", id, res.StatusCode)
+		}
+	}
+	res := open(ctx, a)
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusServiceUnavailable || res.Header.Get("Retry-After") == "" || !bytes.Contains(body, []byte("MaxStreams")) {
+		t.Fatalf("a third stream: %d %s (Retry-After %q), want 503 naming the limit", res.StatusCode, body, res.Header.Get("Retry-After"))
+	}
+	firstCancel()
+	waitFor(t, func() bool { return f.fleet.streams.Load() == 1 })
+	if res := open(ctx, a); res.StatusCode != http.StatusOK {
+		t.Fatalf("a stream after one ended: %d", res.StatusCode)
+	}
+}
+
+// TestFleetRefusesOtherOrigins: a page of an origin the bridge does not
+// allow gets 403 on the fleet's own routes too.
+func TestFleetRefusesOtherOrigins(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	req, _ := http.NewRequest("POST", f.srv.URL+"/agents", nil)
+	req.Header.Set("Authorization", "Bearer "+operatorToken)
+	req.Header.Set("Origin", "https://evil.example")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusForbidden {
+		t.Fatalf("POST /agents from another origin: %d, want 403", res.StatusCode)
+	}
+	if got := f.ids(operatorToken); len(got) != 0 {
+		t.Fatalf("it created %v", got)
+	}
+}
+
+// FuzzSessionsCheck: a token a peer sends is accepted only as Issue made
+// it, and never crashes the check.
+func FuzzSessionsCheck(f *testing.F) {
+	s, err := NewSessions([]byte("the fuzz key, sixteen bytes at least"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	good, _ := s.Issue()
+	for _, seed := range []string{good, "", "s1.", "s1.u-x.", "s1..abc", "s1.u-x.AAAA", good + "x", good[:len(good)-1], "Bearer " + good} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, tok string) {
+		name, err := s.Check(tok)
+		if err != nil {
+			if name != "" {
+				t.Fatalf("Check(%q) failed but named %q", tok, name)
+			}
+			return
+		}
+		if want := sessionPrefix + name + "." + s.sum(name); tok != want {
+			t.Fatalf("Check accepted %q, which Issue would write as %q", tok, want)
+		}
+	})
+}
