@@ -190,6 +190,53 @@
 // over either: Close does.) A state stream over TLS is found closed by its
 // client at the next heartbeat, not within a second.
 //
+// # Many agents
+//
+// Fleet serves the agents of a registry (package automata/registry) by id,
+// one conversation per agent, to many people at once:
+//
+//	POST   /agents                     create an agent owned by the caller: 201 {"id", "owner", "created"}
+//	GET    /agents                     the caller's agents, a page at a time (?after=id&limit=n, at most 1,000)
+//	GET    /agents/{id}                one agent's id, owner and creation time
+//	DELETE /agents/{id}                delete it, journal and all: 204; its streams end
+//	POST   /agents/{id}/inputs         as a Bridge's routes, for that agent …
+//	GET    /agents/{id}/state          … (Last-Event-ID per agent: the agent's journal seq)
+//	GET    /agents/{id}/streams/{name}
+//	POST   /sessions                   (with FleetConfig.Sessions) the operator obtains a new identity: {"token", "identity"}
+//	GET    /client.js                  the client module; connect("/agents/" + id, {token})
+//
+// Every request says who it comes from (FleetConfig.Identify; Identities
+// takes the operator's bearer token and the tokens Sessions issued). Every
+// agent has an owner, the identity that created it; a caller sees and
+// touches only its own agents, and the operator every agent. Another
+// identity's agent answers 404 on every route, with the message an agent
+// that does not exist gets, so that ids cannot be probed. A client plays
+// the actors of FleetConfig.Bridge.ClientActors, as on one agent.
+//
+// A request for an agent activates it if it is not active, and holds it
+// active while the request lasts: a state or token stream, for as long as it
+// is followed, so that an agent is never deactivated under its followers.
+// When nobody has used an agent for the registry's IdleTimeout it is
+// deactivated, with its bridge (its ring of recent deltas, its window of
+// recent input ids); a client that comes back with its Last-Event-ID is
+// brought up to date from the journal by the next activation's bridge, with
+// one delta, and the window of recent ids is read back from the journal too.
+// Deleting an agent ends its streams; they answer 404 when they reconnect.
+//
+// Bounds: FleetConfig.MaxStreams (default 10,000) state and token streams
+// across all agents, each agent's bridge keeping its own Bridge.MaxStreams
+// and MaxStreamsPerClient within it (503 with Retry-After beyond);
+// FleetConfig.MaxAgentsPerOwner (default 1,000) agents per identity (429);
+// the registry's MaxActive agents active at once (503 with Retry-After when
+// all are in use). Listing and the count of an owner's agents walk the
+// fleet's metadata: their cost follows the number of agents in the fleet.
+//
+// Sessions issue tokens that each name a new identity ("s1.<name>.<HMAC>"),
+// signed with a key the program keeps: they outlive a restart, and nothing is
+// stored per identity. A page opened with the operator's URL obtains one
+// (POST /sessions) and keeps it, so that two browsers opened with the same
+// URL are two people; examples/reflexor's -users does exactly that.
+//
 // # Speed
 //
 // Measured with
@@ -217,10 +264,11 @@
 //
 // # What it is not
 //
-// Not a framework: the bridge is an http.Handler for one agent; serve several
-// agents by mounting several bridges. Not a WebSocket server: inputs go up
-// as POSTs, state comes down as SSE. Not a session store: who may connect is
-// the Auth hook's business, and every authorized client plays the same
+// Not a framework: the bridge is an http.Handler for one agent, and Fleet one
+// for the agents of a registry, by id. Not a WebSocket server: inputs go up
+// as POSTs, state comes down as SSE. Not a user database: who may connect is
+// the Auth (or Identify) hook's business, and Sessions only mints identities
+// that a token carries; every authorized client of an agent plays the same
 // actors (Config.ClientActors) and sees the same view; clients that play
 // different actors are served by a bridge each.
 package httpbridge
