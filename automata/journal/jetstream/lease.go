@@ -2,6 +2,7 @@ package jetstream
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -33,6 +34,7 @@ func (e *NotOwnerError) Error() string {
 // since the start of the last renewal that succeeded, which is before the
 // server's write and so before the key can expire.
 type lease struct {
+	nc    *nats.Conn // for reads from the leader
 	kv    js.KeyValue
 	key   string
 	owner string
@@ -84,6 +86,7 @@ func (l *lease) run() {
 	defer close(l.done)
 	tick := time.NewTicker(l.ttl / 4)
 	defer tick.Stop()
+	var unknown time.Time // start of the first renewal since the last success
 	for {
 		l.mu.Lock()
 		deadline := l.renewed.Add(l.validFor())
@@ -107,23 +110,54 @@ func (l *lease) run() {
 			return
 		}
 		start := time.Now()
+		if unknown.IsZero() {
+			unknown = start
+		}
 		l.mu.Lock()
 		rev := l.rev
 		l.mu.Unlock()
 		ctx, cancel := context.WithTimeout(context.Background(), l.ttl/4)
 		next, err := l.kv.Update(ctx, l.key, []byte(l.owner), rev)
+		if errors.Is(err, js.ErrKeyRevisionMismatch) || isWrongLast(err) {
+			next, start, err = l.moved(ctx, rev, unknown, err)
+		}
 		cancel()
 		switch {
-		case errors.Is(err, js.ErrKeyRevisionMismatch) || isWrongLast(err):
-			l.lose(fmt.Errorf("the lease was taken over: %w", err))
+		case errors.Is(err, errTakenOver):
+			l.lose(err)
 			return
 		case err != nil:
 			continue // try again at the next tick, while time is left
 		}
+		unknown = time.Time{}
 		l.mu.Lock()
 		l.rev, l.renewed = next, start
 		l.mu.Unlock()
 	}
+}
+
+var errTakenOver = errors.New("the lease was taken over")
+
+// moved looks, on the leader, at a key whose renewal from rev was refused.
+// The key is still this owner's if it holds this owner's value: under a
+// newer revision when a renewal whose answer did not come in time was
+// applied after all, which then counts from since, the start of the first
+// renewal of unknown outcome; under rev itself when a replicated stream
+// refused (10164) while such a renewal was still being applied, which the
+// next renewal tries again. Otherwise the lease was taken over.
+func (l *lease) moved(ctx context.Context, rev uint64, since time.Time, refused error) (uint64, time.Time, error) {
+	e, err := kvLast(ctx, l.nc, l.kv.Bucket(), l.key)
+	switch {
+	case errors.Is(err, js.ErrKeyNotFound):
+		return 0, since, fmt.Errorf("%w: the key is gone: %w", errTakenOver, refused)
+	case err != nil:
+		return 0, since, fmt.Errorf("reading the lease after a refused renewal: %w", err)
+	case e.deleted || string(e.value) != l.owner:
+		return 0, since, fmt.Errorf("%w: %w", errTakenOver, refused)
+	case e.rev > rev:
+		return e.rev, since, nil
+	}
+	return 0, since, refused
 }
 
 // release stops renewing, and with del deletes the key if it still holds
@@ -192,28 +226,109 @@ func claim(ctx context.Context, nc *nats.Conn, cfg Config, agent, owner string, 
 			return nil, fmt.Errorf("jetstream: taking over the lease of %s: %w", agent, err)
 		}
 	}
+	l, err := takeLease(ctx, nc, kv, agent, owner, s.cfg.TTL, func(err error) { s.fence(fmt.Errorf("lost the lease: %w", err)) })
+	if err != nil {
+		return nil, err
+	}
+	s.lease = l
+	if err := s.writeEpoch(ctx, l.rev, owner); err != nil {
+		l.release(true)
+		return nil, err
+	}
+	return s, nil
+}
+
+// takeLease creates the lease key of agent for owner, which fails with a
+// *NotOwnerError naming the holder while another owner's lease lives, and
+// renews it in the background until release; lost, if not nil, is called
+// once if the lease is lost.
+func takeLease(ctx context.Context, nc *nats.Conn, kv js.KeyValue, agent, owner string, ttl time.Duration, lost func(error)) (*lease, error) {
 	start := time.Now()
 	rev, err := kv.Create(ctx, agent, []byte(owner))
+	var last kvEntry
+	if errors.Is(err, js.ErrKeyExists) {
+		// Create finds the marker of a released or expired lease with a
+		// direct get, which a replica that has not applied the marker yet
+		// may answer, just after a release on a cluster: the leader says.
+		var lerr error
+		last, lerr = kvLast(ctx, nc, kv.Bucket(), agent)
+		if lerr == nil && last.deleted {
+			rev, err = kv.Update(ctx, agent, []byte(owner), last.rev)
+			if err != nil && (errors.Is(err, js.ErrKeyRevisionMismatch) || isWrongLast(err)) {
+				last, _ = kvLast(ctx, nc, kv.Bucket(), agent) // taken meanwhile: by whom
+				err = js.ErrKeyExists
+			}
+		}
+	}
 	if errors.Is(err, js.ErrKeyExists) {
 		holder := ""
-		if e, err := kv.Get(ctx, agent); err == nil {
-			holder = string(e.Value())
+		if !last.deleted {
+			holder = string(last.value)
 		}
 		return nil, &NotOwnerError{Agent: agent, Owner: holder}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: taking the lease of %s: %w", agent, err)
 	}
-	l := &lease{kv: kv, key: agent, owner: owner, ttl: s.cfg.TTL, rev: rev, renewed: start,
-		lost: func(err error) { s.fence(fmt.Errorf("lost the lease: %w", err)) },
+	l := &lease{nc: nc, kv: kv, key: agent, owner: owner, ttl: ttl, rev: rev, renewed: start, lost: lost,
 		stop: make(chan struct{}), done: make(chan struct{})}
-	s.lease = l
 	go l.run()
-	if err := s.writeEpoch(ctx, rev, owner); err != nil {
-		l.release(true)
-		return nil, err
+	return l, nil
+}
+
+// kvEntry is the last message on a key of a key-value bucket.
+type kvEntry struct {
+	rev     uint64
+	value   []byte
+	deleted bool // a delete or purge marker, or one the server left
+}
+
+// kvLast reads key of bucket from the leader of the bucket's stream
+// (STREAM.MSG.GET); js.ErrKeyNotFound if the key has no message. The
+// key-value store's own reads are direct gets, which any replica may
+// answer, one that has not yet applied a write the leader acknowledged
+// included: a released lease would look held, an agent just created
+// absent.
+func kvLast(ctx context.Context, nc *nats.Conn, bucket, key string) (kvEntry, error) {
+	req, err := json.Marshal(struct {
+		LastFor string `json:"last_by_subj"`
+	}{"$KV." + bucket + "." + key})
+	if err != nil {
+		return kvEntry{}, err
 	}
-	return s, nil
+	msg, err := nc.RequestWithContext(ctx, "$JS.API.STREAM.MSG.GET.KV_"+bucket, req)
+	if err != nil {
+		return kvEntry{}, err
+	}
+	var resp struct {
+		Error   *js.APIError `json:"error"`
+		Message *struct {
+			Seq    uint64 `json:"seq"`
+			Header []byte `json:"hdrs"`
+			Data   []byte `json:"data"`
+		} `json:"message"`
+	}
+	if err := json.Unmarshal(msg.Data, &resp); err != nil {
+		return kvEntry{}, fmt.Errorf("the answer %q: %w", msg.Data, err)
+	}
+	switch {
+	case resp.Error != nil && resp.Error.ErrorCode == js.JSErrCodeMessageNotFound:
+		return kvEntry{}, js.ErrKeyNotFound
+	case resp.Error != nil:
+		return kvEntry{}, resp.Error
+	case resp.Message == nil:
+		return kvEntry{}, fmt.Errorf("the answer %q has no message", msg.Data)
+	}
+	e := kvEntry{rev: resp.Message.Seq, value: resp.Message.Data}
+	if len(resp.Message.Header) > 0 {
+		h, err := nats.DecodeHeadersMsg(resp.Message.Header)
+		if err != nil {
+			return kvEntry{}, err
+		}
+		// As the key-value store reads them.
+		e.deleted = h.Get("KV-Operation") == "DEL" || h.Get("KV-Operation") == "PURGE" || h.Get(js.MarkerReasonHeader) != ""
+	}
+	return e, nil
 }
 
 // writeEpoch appends the owner-epoch record after whatever the journal
