@@ -100,13 +100,18 @@ type BoltFleetStats struct {
 // and a BoltStore's file is refused with an error that says so (as OpenBolt
 // refuses a fleet's). What the check finds is handled by where it lies:
 //
-//   - Damage that bbolt does not see, within one agent's bucket (an agent
-//     without meta, or whose meta does not decode as an AgentInfo; a
-//     journal bucket missing, or holding a key or bucket the store never
-//     writes; a journal whose end is cut short), is that agent's alone: the
-//     fleet opens, Open and Info of that agent return the *CorruptError,
-//     List passes over it and reports it, and Delete removes it. Every other
-//     agent opens as usual.
+//   - Damage that bbolt does not see, to one agent (its meta does not
+//     decode as an AgentInfo, or is a bucket; a bucket of its journal holds
+//     a key or a bucket the store never writes; its journal's end is cut
+//     short), is that agent's alone: the fleet opens, and Open of that agent
+//     returns the *CorruptError that names it (Info too, when the meta is
+//     what is damaged). List passes over an agent whose meta is damaged,
+//     lists the rest, and then returns the damage; it lists an agent whose
+//     journal alone is damaged. Delete removes a damaged agent. Every other
+//     agent opens as usual. Two cases are found only when the agent is
+//     opened: a journal bucket missing (Open returns it), and a meta lost
+//     while the journal is left (Open, Info and Create of the id return it;
+//     List, which reads the metas, does not see the agent).
 //   - Damage to the pages (anything bbolt's own open would trip on: a page
 //     header, a page reached twice, keys out of order), even in one agent's
 //     pages, refuses the whole file with a *CorruptError that names the
