@@ -91,6 +91,33 @@
 // a *NotOwnerError, retries the host it names. Claiming is first come,
 // first served: a host that starts first claims every orphan.
 //
+// # Fleets
+//
+// Fleet is a journal.Fleet: the agents of a Config by id, each a key of the
+// key-value bucket Config.Fleet holding its journal.AgentInfo as JSON, and
+// each journal the Store on its subject. OpenFleet names the process (the
+// owner in the leases it takes). Create writes the key only if absent;
+// Open claims the agent (Claim: the lease and the owner-epoch record), so
+// that an agent is open in one process at a time, and fails with
+// journal.ErrInUse while it is open in this fleet or another process holds
+// its lease (the error wraps the *NotOwnerError naming it); its store, a
+// *FleetStore with Fenced and Err, releases the lease on Close. Info
+// decodes the key strictly: anything but what Create wrote is a
+// *journal.CorruptError naming the agent. The keys are read from the
+// bucket stream's leader, so an agent is found as soon as Create returns.
+//
+// List sorts: the bucket gives its keys in the order they were written, so
+// List holds every id after the one it starts from (64 bytes at most each)
+// before calling fn with the first, and then reads one key per agent; an
+// agent whose key is damaged is passed over, and its *journal.CorruptError
+// returned at the end.
+// Delete takes the agent's lease and removes its messages (journal and
+// quarantine, one purge), its snapshots, oldest first, and its key, last:
+// a Delete that stops midway leaves the agent listed, and Delete again
+// finishes it. The agents of a Fleet are not those of the Hosts' bucket
+// (Config.Agents); the fleet passes the journal's fleet conformance
+// suite, on a single server and on a three-node cluster.
+//
 // # Limits
 //
 // An append of several records is one atomic batch, which the server

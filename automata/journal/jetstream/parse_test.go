@@ -3,7 +3,10 @@ package jetstream
 import (
 	"strconv"
 	"testing"
+	"time"
+	"unicode/utf8"
 
+	"github.com/moora-go/moora/automata/journal"
 	"github.com/nats-io/nats.go"
 )
 
@@ -80,4 +83,60 @@ func contains(s, sub string) bool {
 		}
 	}
 	return false
+}
+
+// FuzzFleetInfo: the value of an agent's key read back from the server is
+// an AgentInfo, which encodes to a value that decodes to it again, or a
+// clear error; never a panic. Every AgentInfo with a valid owner encodes and
+// decodes to itself.
+func FuzzFleetInfo(f *testing.F) {
+	for _, seed := range []string{
+		`{"owner":"ann","created":"2026-11-25T10:00:00Z"}`,
+		`{"created":"2026-01-02T03:04:05.000000006+01:00","owner":""}`,
+		`{"owner":"ann","created":"0001-01-01T00:00:00Z"} `,
+		`{"owner":"ann"}`,
+		`{"owner":"ann","created":"2026-11-25T10:00:00Z","x":1}`,
+		`{"owner":"ann","owner":"bob","created":"2026-11-25T10:00:00Z"}`,
+		`{"owner":null,"created":"2026-11-25T10:00:00Z"}`,
+		`{"owner":1,"created":"2026-11-25T10:00:00Z"}`,
+		`{"owner":{},"created":"2026-11-25T10:00:00Z"}`,
+		`{"owner":"ann","created":"yesterday"}`,
+		`{"owner":"ann","created":"2026-11-25T10:00:00Z"}{}`,
+		`{"owner":"ann","created":"2026-11-25T10:00:00Z"`,
+		`{"Owner":"ann","created":"2026-11-25T10:00:00Z"}`,
+		`{"owner":"\u00e9\ud800","created":"9999-12-31T23:59:59.999999999-23:59"}`,
+		`[]`, `null`, `""`, ``,
+	} {
+		f.Add([]byte(seed), "ann", int64(0))
+	}
+	f.Add([]byte(`{}`), "\xff", int64(-1))
+	f.Fuzz(func(t *testing.T, data []byte, owner string, nanos int64) {
+		info, err := decodeAgentInfo(data)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty error")
+			}
+		} else {
+			enc, err := encodeAgentInfo(info)
+			if err != nil {
+				t.Fatalf("%q decodes to %+v, which does not encode: %v", data, info, err)
+			}
+			again, err := decodeAgentInfo(enc)
+			if err != nil || again.Owner != info.Owner || !again.Created.Equal(info.Created) {
+				t.Fatalf("%q decodes to %+v, encoded as %q, which decodes to %+v, %v", data, info, enc, again, err)
+			}
+		}
+		if !utf8.ValidString(owner) {
+			return // JSON replaces the bytes
+		}
+		in := journal.AgentInfo{Owner: owner, Created: time.Unix(0, nanos)}
+		enc, err := encodeAgentInfo(in)
+		if err != nil {
+			t.Fatalf("%+v does not encode: %v", in, err)
+		}
+		out, err := decodeAgentInfo(enc)
+		if err != nil || out.Owner != in.Owner || !out.Created.Equal(in.Created) {
+			t.Fatalf("%+v encoded as %q decodes to %+v, %v", in, enc, out, err)
+		}
+	})
 }

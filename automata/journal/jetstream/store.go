@@ -39,6 +39,10 @@ type Config struct {
 	// Agents is the key-value bucket that lists the agents a Host runs
 	// (default "MOORA_AGENTS").
 	Agents string
+	// Fleet is the key-value bucket of a Fleet's agents (default
+	// "MOORA_FLEET"): one key per agent, holding its journal.AgentInfo as
+	// JSON. OpenFleet creates it; stores and hosts do not use it.
+	Fleet string
 	// Replicas is the number of replicas of the stream and the buckets
 	// when this package creates them (default 1).
 	Replicas int
@@ -61,6 +65,7 @@ func (c Config) withDefaults() Config {
 	def(&c.Snapshots, "MOORA_SNAPSHOTS")
 	def(&c.Leases, "MOORA_LEASES")
 	def(&c.Agents, "MOORA_AGENTS")
+	def(&c.Fleet, "MOORA_FLEET")
 	if c.Replicas <= 0 {
 		c.Replicas = 1
 	}
