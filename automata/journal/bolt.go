@@ -107,7 +107,7 @@ var (
 		buckets:  [][]byte{bucketInputs, bucketSnapshots, bucketQuarantine}}
 	boltFleetLayout = &boltLayout{fleet: true, what: "fleet", open: "OpenBoltFleet",
 		rollback: "OpenBoltFleetWith(path, BoltFleetOptions{AcceptRollback: true})",
-		buckets:  append([][]byte{bucketAgents}, fleetJournalBuckets[:]...)}
+		buckets:  fleetRootBuckets}
 )
 
 // boltFile is an open bbolt file, checked before it was mapped, and the
@@ -323,12 +323,7 @@ func (j *boltJournal) update(op string, fn func(*bolt.Tx) error) error {
 	return j.file.guard(j.scope, op, nil, func() error { return j.file.db.Update(fn) })
 }
 
-// append stores the records in tx, and records the last seq as the inputs
-// bucket's sequence, which the open-time check checks the journal's end
-// against. It checks the records (consecutive, following the journal's
-// last, each value within bbolt's limit) before it writes any, so that an
-// append it refuses leaves tx as it was: a fleet commits the appends of
-// many agents in one transaction, and one agent's refusal fails no other.
+// append stores the records in tx, after checkAppend, with putRecords.
 func (j *boltJournal) append(tx *bolt.Tx, records []Record) error {
 	if len(records) == 0 {
 		return nil
@@ -337,10 +332,30 @@ func (j *boltJournal) append(tx *bolt.Tx, records []Record) error {
 	if err != nil {
 		return err
 	}
-	if last, _ := b.Cursor().Last(); last != nil {
-		if want := binary.BigEndian.Uint64(last) + 1; records[0].Seq != want {
-			return fmt.Errorf("journal: append seq %d, expected %d", records[0].Seq, want)
-		}
+	last, ok := lastSeq(b)
+	if err := checkAppend(last, ok, records); err != nil {
+		return err
+	}
+	return putRecords(b, records)
+}
+
+// lastSeq returns the seq of the last record of the inputs bucket b, if it
+// has one.
+func lastSeq(b *bolt.Bucket) (uint64, bool) {
+	last, _ := b.Cursor().Last()
+	if last == nil {
+		return 0, false
+	}
+	return binary.BigEndian.Uint64(last), true
+}
+
+// checkAppend checks records before any is written, so that an append it
+// refuses leaves a transaction as it was (a fleet commits the appends of
+// many agents in one, and one agent's refusal fails no other): consecutive
+// seqs following last (any, without one), each value within bbolt's limit.
+func checkAppend(last uint64, ok bool, records []Record) error {
+	if want := last + 1; ok && len(records) > 0 && records[0].Seq != want {
+		return fmt.Errorf("journal: append seq %d, expected %d", records[0].Seq, want)
 	}
 	for i, r := range records {
 		if i > 0 && r.Seq != records[i-1].Seq+1 {
@@ -350,6 +365,13 @@ func (j *boltJournal) append(tx *bolt.Tx, records []Record) error {
 			return fmt.Errorf("journal: append seq %d: a record of %d bytes, more than bbolt's limit of %d", r.Seq, len(r.Data), bolt.MaxValueSize)
 		}
 	}
+	return nil
+}
+
+// putRecords stores records, checked, in the inputs bucket b, and records
+// the last seq as its sequence, which the open-time check checks the
+// journal's end against.
+func putRecords(b *bolt.Bucket, records []Record) error {
 	b.FillPercent = 1 // keys only ever grow: pack pages full
 	for _, r := range records {
 		if err := b.Put(seqKey(r.Seq), r.Data); err != nil {

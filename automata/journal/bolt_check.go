@@ -650,12 +650,12 @@ func (c *boltCheck) genericBucket(e boltEntry, name string) error {
 }
 
 // boltRoot collects what the root bucket holds, for check: a store's three
-// buckets, or a fleet's four.
+// buckets, or a fleet's five.
 type boltRoot struct {
 	c       *boltCheck
 	entries int
 	store   journalBuckets           // the store's buckets at the root
-	fleet   [4]bool                  // the fleet's buckets: agents, then fleetJournalBuckets
+	fleet   [5]bool                  // the fleet's buckets: fleetRootBuckets
 	agents  map[string]*CorruptError // a fleet's damaged agents
 }
 
@@ -670,7 +670,7 @@ func (r *boltRoot) visit(e boltEntry) error {
 	if handled, err := r.store.visit(r.c, e); handled {
 		return err
 	}
-	for i, name := range append([][]byte{bucketAgents}, fleetJournalBuckets[:]...) {
+	for i, name := range fleetRootBuckets {
 		if !bytes.Equal(e.key, name) {
 			continue
 		}
@@ -679,12 +679,16 @@ func (r *boltRoot) visit(e boltEntry) error {
 			break
 		}
 		where := "bucket " + string(name)
-		if i == 0 {
+		switch i {
+		case 0:
 			_, err := r.c.subBucket(e, where, r.meta)
 			return err
+		case 1, 2, 3:
+			_, err := r.c.subBucket(e, where, func(a boltEntry) error { return r.journal(a, i-1) })
+			return err
 		}
-		_, err := r.c.subBucket(e, where, func(a boltEntry) error { return r.journal(a, i-1) })
-		return err
+		// The log's entries are read, and checked, as the fleet opens.
+		break
 	}
 	return r.c.genericBucket(e, fmt.Sprintf("bucket %q", e.key))
 }
@@ -745,10 +749,10 @@ func (r *boltRoot) record(id string, damage error) {
 }
 
 // check reports what the root lacks for its layout: a store's three buckets,
-// with the damage found in them; a fleet's four. A file of the other layout
+// with the damage found in them; a fleet's five. A file of the other layout
 // is told apart by what it holds instead.
 func (r *boltRoot) check(m boltMeta) error {
-	c, store, fleet := r.c, r.store.have != [3]bool{}, r.fleet != [4]bool{}
+	c, store, fleet := r.c, r.store.have != [3]bool{}, r.fleet != [5]bool{}
 	if !c.layout.fleet {
 		if fleet && !store {
 			return errors.New("it holds a fleet of agents, not one agent's store: open it with OpenBoltFleet")
@@ -764,7 +768,7 @@ func (r *boltRoot) check(m boltMeta) error {
 	if store && !fleet {
 		return errors.New("it holds one agent's store, not a fleet: open it with OpenBolt")
 	}
-	for i, name := range append([][]byte{bucketAgents}, fleetJournalBuckets[:]...) {
+	for i, name := range fleetRootBuckets {
 		if !r.fleet[i] {
 			return c.damage("the root bucket (page %d, %v, txid %d) has no bucket %q: the page is damaged, or this is not a fleet", m.root, m, m.txid, name)
 		}

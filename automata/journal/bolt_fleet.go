@@ -2,11 +2,14 @@ package journal
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -16,12 +19,15 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 )
 
-// A fleet's buckets at the root: its agents, and for each of a journal's
-// three buckets (inputs, snapshots, quarantine) a bucket holding each
-// agent's under its id.
+// A fleet's buckets at the root: its agents; for each of a journal's three
+// buckets (inputs, snapshots, quarantine) a bucket holding each agent's
+// under its id; and the log, where commits put the agents' records until
+// they are moved to their agents' inputs.
 var (
 	bucketAgents        = []byte("agents") // by id: the agent's AgentInfo, as JSON
 	fleetJournalBuckets = [3][]byte{[]byte("agent-inputs"), []byte("agent-snapshots"), []byte("agent-quarantine")}
+	bucketLog           = []byte("log")
+	fleetRootBuckets    = [][]byte{bucketAgents, fleetJournalBuckets[0], fleetJournalBuckets[1], fleetJournalBuckets[2], bucketLog}
 )
 
 // fleetBucket is the fleet's bucket that holds the agents' journal buckets
@@ -37,11 +43,10 @@ func fleetBucket(name []byte) []byte {
 
 // BoltFleet is the embedded Fleet: the journals of many agents in one bbolt
 // file. At its root, bucket agents holds each agent's AgentInfo, as JSON,
-// under its id; and buckets agent-inputs, agent-snapshots and
-// agent-quarantine hold, under the agent's id, its journal's three buckets
-// as a BoltStore has them at its root. An Append of an agent then writes the
-// last page of its inputs and the page of agent-inputs that holds its
-// bucket's header, which it shares with about a hundred other agents.
+// under its id; buckets agent-inputs, agent-snapshots and agent-quarantine
+// hold, under the agent's id, its journal's three buckets as a BoltStore has
+// them at its root; and bucket log holds records on their way to their
+// agent's inputs.
 //
 // The Appends of all its agents share one group commit: an Append waits
 // for the commit in flight, if any, and joins the next with every other
@@ -50,6 +55,18 @@ func fleetBucket(name []byte) []byte {
 // checked on their own inside it: an Append refused (a gap in its seqs)
 // fails alone. PutSnapshot, Prune and Quarantine are transactions of their
 // own, as in a BoltStore, and so are Create and Delete.
+//
+// A commit puts an Append of fewer than 8 KiB of records in the log, one
+// entry an Append (the agent's id, its records, a CRC-32C checksum), the
+// entries packed in the order of commits: putting them in each agent's
+// inputs would write two or three pages an agent (bbolt copies the path from
+// each changed page up to the root), where the log's take a few pages for
+// the whole commit. Once the log holds BoltFleetOptions.LogBytes, its
+// records are moved to their agents' inputs, many an agent, in one
+// transaction; an agent's own are moved before its Scan, Prune and
+// Quarantine, when the fleet opens (what a crash left) and when it closes.
+// A larger Append of an agent with nothing in the log goes to the agent's
+// inputs at once.
 //
 // Damage is confined to the agent it is found in where the file allows it:
 // see OpenBoltFleet.
@@ -69,7 +86,21 @@ type BoltFleet struct {
 	stop    chan struct{}
 	stopped chan struct{}
 
-	commits, appends, records atomic.Int64
+	// The agents' records in the log, by id.
+	logBytes int64 // moved once the log holds that many bytes
+	pmu      sync.Mutex
+	pending  map[string]*pendingLog
+	logged   int64 // bytes of the entries in the log
+
+	commits, appends, records, moves atomic.Int64
+}
+
+// pendingLog is what the log holds of one agent: its entries' numbers in
+// order, and the seq of its last record.
+type pendingLog struct {
+	keys  []uint64
+	bytes int64
+	last  uint64
 }
 
 // BoltFleetOptions are the operator's settings for OpenBoltFleetWith;
@@ -79,7 +110,13 @@ type BoltFleetOptions struct {
 	// opens a fleet whose newer meta page may be the damaged one, one
 	// transaction behind, losing that transaction's commits of every agent.
 	AcceptRollback bool
+	// LogBytes is how many bytes the fleet's log holds before its records
+	// are moved to their agents' inputs (see BoltFleet); 0 means 16 MiB.
+	LogBytes int64
 }
+
+// defaultFleetLogBytes is BoltFleetOptions.LogBytes's default.
+const defaultFleetLogBytes = 16 << 20
 
 // BoltFleetStats counts the shared commits of a fleet since it was opened.
 type BoltFleetStats struct {
@@ -91,6 +128,9 @@ type BoltFleetStats struct {
 	Appends int64
 	// Records is the journal records those Appends held.
 	Records int64
+	// Moves is the transactions that moved records from the log to their
+	// agents' inputs.
+	Moves int64
 }
 
 // OpenBoltFleet opens (creating if needed) the fleet file at path. It fails
@@ -108,7 +148,11 @@ type BoltFleetStats struct {
 //     what is damaged). List passes over an agent whose meta is damaged,
 //     lists the rest, and then returns the damage; it lists an agent whose
 //     journal alone is damaged. Delete removes a damaged agent. Every other
-//     agent opens as usual. Two cases are found only when the agent is
+//     agent opens as usual. So does an entry of the log that does not check
+//     out, or whose records do not follow its agent's journal: it is found
+//     as the log is moved (the whole log at open), stays in the log with
+//     the agent's later entries, and makes the agent damaged, its Store
+//     refusing every call if it is open. Two cases are found only when the agent is
 //     opened: a journal bucket missing (Open returns it), and a meta lost
 //     while the journal is left (Open, Info and Create of the id return it;
 //     List, which reads the metas, does not see the agent).
@@ -139,12 +183,22 @@ func OpenBoltFleetWith(path string, opts BoltFleetOptions) (*BoltFleet, error) {
 		damaged = map[string]*CorruptError{}
 	}
 	f := &BoltFleet{
-		file:    file,
-		open:    map[string]*boltAgent{},
-		damaged: damaged,
-		wake:    make(chan struct{}, 1),
-		stop:    make(chan struct{}),
-		stopped: make(chan struct{}),
+		file:     file,
+		open:     map[string]*boltAgent{},
+		damaged:  damaged,
+		wake:     make(chan struct{}, 1),
+		stop:     make(chan struct{}),
+		stopped:  make(chan struct{}),
+		logBytes: opts.LogBytes,
+		pending:  map[string]*pendingLog{},
+	}
+	if f.logBytes <= 0 {
+		f.logBytes = defaultFleetLogBytes
+	}
+	// What a crash left in the log goes to its agents now.
+	if err := f.move(nil); err != nil {
+		file.db.Close()
+		return nil, err
 	}
 	go f.commitLoop()
 	return f, nil
@@ -476,6 +530,9 @@ func (f *BoltFleet) Delete(id string) error {
 					return err
 				}
 			}
+			if err := f.dropLog(tx, id); err != nil {
+				return err
+			}
 			if !found {
 				return ErrNoAgent
 			}
@@ -489,16 +546,43 @@ func (f *BoltFleet) Delete(id string) error {
 		return f.agentError("delete", id, err)
 	}
 	delete(f.damaged, id)
+	f.pmu.Lock()
+	if p := f.pending[id]; p != nil {
+		f.logged -= p.bytes
+		delete(f.pending, id)
+	}
+	f.pmu.Unlock()
+	return nil
+}
+
+// dropLog deletes the log's entries of agent id in tx.
+func (f *BoltFleet) dropLog(tx *bolt.Tx, id string) error {
+	log := tx.Bucket(bucketLog)
+	if log == nil {
+		return &CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, bucketLog)}
+	}
+	var keys [][]byte
+	c := log.Cursor()
+	for k, _ := c.First(); k != nil; k, _ = c.Next() {
+		if len(k) > 8 && string(k[8:]) == id {
+			keys = append(keys, bytes.Clone(k))
+		}
+	}
+	for _, k := range keys {
+		if err := log.Delete(k); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // Stats returns the counts of the fleet's shared commits.
 func (f *BoltFleet) Stats() BoltFleetStats {
-	return BoltFleetStats{Commits: f.commits.Load(), Appends: f.appends.Load(), Records: f.records.Load()}
+	return BoltFleetStats{Commits: f.commits.Load(), Appends: f.appends.Load(), Records: f.records.Load(), Moves: f.moves.Load()}
 }
 
-// Close closes the fleet's file. It fails, leaving the fleet open, while any
-// agent's Store is open.
+// Close moves what the log holds to its agents, and closes the fleet's
+// file. It fails, leaving the fleet open, while any agent's Store is open.
 func (f *BoltFleet) Close() error {
 	f.mu.Lock()
 	if f.closed {
@@ -521,7 +605,7 @@ func (f *BoltFleet) Close() error {
 	f.qmu.Unlock()
 	close(f.stop)
 	<-f.stopped
-	return f.file.db.Close()
+	return errors.Join(f.move(nil), f.file.db.Close())
 }
 
 var _ Fleet = (*BoltFleet)(nil)
@@ -544,6 +628,30 @@ func (a *boltAgent) Append(records []Record) error {
 	return a.fleet.append(a, records)
 }
 
+// Scan moves the agent's records in the log to its inputs first.
+func (a *boltAgent) Scan(from uint64, fn func(Record) error) error {
+	if err := a.fleet.move(a); err != nil {
+		return err
+	}
+	return a.boltJournal.Scan(from, fn)
+}
+
+// Prune moves the agent's records in the log to its inputs first.
+func (a *boltAgent) Prune(snapshotsBefore, inputsBefore uint64) error {
+	if err := a.fleet.move(a); err != nil {
+		return err
+	}
+	return a.boltJournal.Prune(snapshotsBefore, inputsBefore)
+}
+
+// Quarantine moves the agent's records in the log to its inputs first.
+func (a *boltAgent) Quarantine(seq uint64) error {
+	if err := a.fleet.move(a); err != nil {
+		return err
+	}
+	return a.boltJournal.Quarantine(seq)
+}
+
 // Close releases the agent's id; a Store broken by bbolt's panic leaves the
 // agent marked damaged.
 func (a *boltAgent) Close() error {
@@ -562,10 +670,12 @@ func (a *boltAgent) Close() error {
 
 // fleetAppend is one Append waiting for the shared commit.
 type fleetAppend struct {
-	agent   *boltAgent
-	records []Record
-	err     error
-	done    chan struct{} // one token: err is set
+	agent    *boltAgent
+	records  []Record
+	err      error
+	done     chan struct{} // one token: err is set
+	logKey   uint64        // its entry in the log, once committed; 0: none, the records went to the agent's inputs
+	logBytes int64
 }
 
 var fleetAppends = sync.Pool{New: func() any { return &fleetAppend{done: make(chan struct{}, 1)} }}
@@ -611,6 +721,14 @@ func (f *BoltFleet) commitLoop() {
 		f.qmu.Unlock()
 		f.commit(batch)
 		clear(batch)
+		f.pmu.Lock()
+		full := f.logged >= f.logBytes
+		f.pmu.Unlock()
+		if full {
+			// Its error is the file's (a damaged agent is only marked),
+			// and the next commit meets it too.
+			f.move(nil)
+		}
 		if stopping {
 			return
 		}
@@ -665,25 +783,352 @@ func (f *BoltFleet) commitOnce(batch []*fleetAppend) (bad int, err error) {
 			}
 		}
 	}()
-	var appends, records int
+	var (
+		appends, records int
+		lasts            = map[*boltAgent]uint64{} // the last seq each agent's earlier appends in this transaction put
+		arena            []byte                    // the entries: bbolt holds the values until the commit
+	)
 	err = f.file.db.Update(func(tx *bolt.Tx) error {
+		log := tx.Bucket(bucketLog)
+		if log == nil {
+			return &CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, bucketLog)}
+		}
+		log.FillPercent = 1 // keys only ever grow: pack pages full
 		for i, a := range batch {
-			cur = i
+			cur, a.logKey = i, 0
 			if a.err = a.agent.file.usable(a.agent.scope); a.err != nil {
 				continue
 			}
-			if a.err = a.agent.append(tx, a.records); a.err == nil {
-				appends++
-				records += len(a.records)
+			last, ok := lasts[a.agent]
+			if !ok {
+				if last, ok, a.err = f.lastSeq(tx, a.agent); a.err != nil {
+					continue
+				}
 			}
+			if a.err = checkAppend(last, ok, a.records); a.err != nil {
+				continue
+			}
+			lasts[a.agent] = a.records[len(a.records)-1].Seq
+			appends++
+			records += len(a.records)
+			if f.direct(a) {
+				inputs, err := a.agent.bucket(tx, bucketInputs)
+				if err == nil {
+					err = putRecords(inputs, a.records)
+				}
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			num, err := log.NextSequence()
+			if err != nil {
+				return err
+			}
+			start := len(arena)
+			arena = appendLogEntry(arena, num, a.agent.scope.id, a.records)
+			entry := arena[start:len(arena):len(arena)]
+			if err := log.Put(entry[:8+len(a.agent.scope.id)], entry[8+len(a.agent.scope.id):]); err != nil {
+				return err
+			}
+			a.logKey, a.logBytes = num, int64(len(entry))
 		}
 		cur = -1
 		return nil
 	})
-	if err == nil {
-		f.commits.Add(1)
-		f.appends.Add(int64(appends))
-		f.records.Add(int64(records))
+	if err != nil {
+		return -1, err
+	}
+	f.commits.Add(1)
+	f.appends.Add(int64(appends))
+	f.records.Add(int64(records))
+	f.pmu.Lock()
+	defer f.pmu.Unlock()
+	for _, a := range batch {
+		if a.err != nil || a.logKey == 0 {
+			continue
+		}
+		p := f.pending[a.agent.scope.id]
+		if p == nil {
+			p = &pendingLog{}
+			f.pending[a.agent.scope.id] = p
+		}
+		p.keys = append(p.keys, a.logKey)
+		p.bytes += a.logBytes
+		p.last = a.records[len(a.records)-1].Seq
+		f.logged += a.logBytes
 	}
 	return -1, err
+}
+
+// fleetDirectBytes is the size from which an Append's records go straight
+// to its agent's inputs rather than through the log: the pages bbolt
+// copies to put them there (two or three) are then a small part of what
+// the records fill, and writing them to the log first would write them
+// twice.
+const fleetDirectBytes = 8 << 10
+
+// direct says whether a's records go straight to its agent's inputs: when
+// they are fleetDirectBytes or more, and none of the agent's records wait
+// in the log (which must be moved first, to keep the journal's order).
+func (f *BoltFleet) direct(a *fleetAppend) bool {
+	n := 0
+	for _, r := range a.records {
+		if n += len(r.Data); n >= fleetDirectBytes {
+			break
+		}
+	}
+	if n < fleetDirectBytes {
+		return false
+	}
+	f.pmu.Lock()
+	defer f.pmu.Unlock()
+	return f.pending[a.agent.scope.id] == nil
+}
+
+// lastSeq returns the seq of the last record of agent a, in the log or in
+// its inputs, if it has one.
+func (f *BoltFleet) lastSeq(tx *bolt.Tx, a *boltAgent) (uint64, bool, error) {
+	f.pmu.Lock()
+	p := f.pending[a.scope.id]
+	f.pmu.Unlock()
+	if p != nil {
+		return p.last, true, nil
+	}
+	b, err := a.bucket(tx, bucketInputs)
+	if err != nil {
+		return 0, false, err
+	}
+	last, ok := lastSeq(b)
+	return last, ok, nil
+}
+
+// A log entry is one Append of one agent. Its key is the entry's number (8
+// bytes, big-endian: the log's sequence) and the agent's id; its value is a
+// CRC-32C (Castagnoli) checksum of the key and of the rest of the value, then
+// the number of records (uvarint), then each record: its seq (8 bytes,
+// big-endian), the length of its data (uvarint) and the data.
+
+// appendLogEntry appends the key of entry num of agent id, then its value,
+// to dst.
+func appendLogEntry(dst []byte, num uint64, id string, records []Record) []byte {
+	start := len(dst)
+	dst = binary.BigEndian.AppendUint64(dst, num)
+	dst = append(dst, id...)
+	sumAt := len(dst)
+	dst = append(dst, 0, 0, 0, 0)
+	dst = binary.AppendUvarint(dst, uint64(len(records)))
+	for _, r := range records {
+		dst = binary.BigEndian.AppendUint64(dst, r.Seq)
+		dst = binary.AppendUvarint(dst, uint64(len(r.Data)))
+		dst = append(dst, r.Data...)
+	}
+	sum := crc32.Update(crc32.Checksum(dst[start:sumAt], castagnoli), castagnoli, dst[sumAt+4:])
+	binary.BigEndian.PutUint32(dst[sumAt:], sum)
+	return dst
+}
+
+// decodeLogEntry reads the log entry of key and value, its records' data
+// copied. Damage is a *CorruptError naming the file (path), the entry and,
+// as far as the key tells it, the agent.
+func decodeLogEntry(path string, key, value []byte) (id string, records []Record, err error) {
+	if len(key) <= 8 {
+		return "", nil, &CorruptError{Err: fmt.Errorf("%s: bucket log holds a key of %d bytes (%x), expected an entry's number and an agent's id", path, len(key), key)}
+	}
+	id = string(key[8:])
+	fail := func(format string, args ...any) (string, []Record, error) {
+		return id, nil, &CorruptError{Err: fmt.Errorf("%s: agent %q: log entry %d: %s", path, id, binary.BigEndian.Uint64(key), fmt.Sprintf(format, args...))}
+	}
+	if len(value) < 4 {
+		return fail("%d bytes, shorter than its checksum", len(value))
+	}
+	want := binary.BigEndian.Uint32(value)
+	if got := crc32.Update(crc32.Checksum(key, castagnoli), castagnoli, value[4:]); got != want {
+		return fail("checksum mismatch (%#08x, expected %#08x)", got, want)
+	}
+	rest := value[4:]
+	n, size := binary.Uvarint(rest)
+	if size <= 0 || n == 0 || n > uint64(len(rest)) {
+		return fail("a bad count of records")
+	}
+	rest = rest[size:]
+	records = make([]Record, 0, n)
+	for range n {
+		if len(rest) < 8 {
+			return fail("it ends inside record %d of %d", len(records)+1, n)
+		}
+		seq := binary.BigEndian.Uint64(rest)
+		l, size := binary.Uvarint(rest[8:])
+		if size <= 0 || l > uint64(len(rest)-8-size) {
+			return fail("record %d of %d (seq %d) has a bad length", len(records)+1, n, seq)
+		}
+		data := rest[8+size : 8+size+int(l)]
+		records = append(records, Record{Seq: seq, Data: bytes.Clone(data)})
+		rest = rest[8+size+int(l):]
+	}
+	if len(rest) != 0 {
+		return fail("%d bytes after its %d records", len(rest), n)
+	}
+	return id, records, nil
+}
+
+// errNothingMoved rolls back a move that found nothing to move.
+var errNothingMoved = errors.New("nothing moved")
+
+// move moves records from the log to their agents' inputs, in one
+// transaction: agent a's, or every agent's when a is nil. An entry that is
+// damaged, or whose records do not follow its agent's journal, marks its
+// agent damaged (its Store, if open, refuses every call; Open refuses it),
+// and stays in the log with the agent's later entries; Delete removes them.
+func (f *BoltFleet) move(a *boltAgent) error {
+	var (
+		scope *boltScope
+		keys  []uint64 // a's entries; nil: the whole log
+	)
+	f.pmu.Lock()
+	if a != nil {
+		scope = a.scope
+		p := f.pending[a.scope.id]
+		if p == nil {
+			f.pmu.Unlock()
+			return nil
+		}
+		keys = slices.Clone(p.keys)
+	}
+	f.pmu.Unlock()
+	type moved struct {
+		upTo  uint64 // the number of the agent's last entry moved, or left
+		bytes int64
+	}
+	var (
+		done     map[string]*moved
+		damaged  map[string]*CorruptError
+		movedAny bool
+	)
+	err := f.file.guard(scope, "move", nil, func() error {
+		return f.file.db.Update(func(tx *bolt.Tx) error {
+			done, damaged = map[string]*moved{}, map[string]*CorruptError{}
+			log := tx.Bucket(bucketLog)
+			inputs := tx.Bucket(fleetJournalBuckets[0])
+			if log == nil || inputs == nil {
+				return &CorruptError{Err: fmt.Errorf("%s: bucket %s or %s is missing", f.file.path, bucketLog, fleetJournalBuckets[0])}
+			}
+			var drop [][]byte
+			entry := func(k, v []byte) error {
+				id, records, err := decodeLogEntry(f.file.path, k, v)
+				m := done[id]
+				if m == nil {
+					m = &moved{}
+					done[id] = m
+				}
+				if m.bytes += int64(len(k) + len(v)); len(k) >= 8 {
+					m.upTo = binary.BigEndian.Uint64(k)
+				}
+				f.mu.Lock()
+				if damaged[id] == nil && f.damaged[id] != nil {
+					damaged[id] = f.damaged[id]
+				}
+				f.mu.Unlock()
+				if damaged[id] != nil {
+					return nil // it stays, after its agent's damage
+				}
+				var home *bolt.Bucket
+				if err == nil {
+					if home = inputs.Bucket([]byte(id)); home == nil {
+						err = &CorruptError{Err: fmt.Errorf("%s: agent %q: log entry %d: the agent has no bucket inputs", f.file.path, id, m.upTo)}
+					}
+				}
+				if err == nil {
+					last, ok := lastSeq(home)
+					if err = checkAppend(last, ok, records); err != nil {
+						err = &CorruptError{Err: fmt.Errorf("%s: agent %q: log entry %d does not follow the agent's journal: %w", f.file.path, id, m.upTo, err)}
+					}
+				}
+				if err == nil {
+					err = putRecords(home, records)
+					drop = append(drop, bytes.Clone(k))
+				}
+				var ce *CorruptError
+				if errors.As(err, &ce) {
+					damaged[id] = ce
+					return nil
+				}
+				return err
+			}
+			if keys == nil {
+				c := log.Cursor()
+				for k, v := c.First(); k != nil; k, v = c.Next() {
+					if err := entry(k, v); err != nil {
+						return err
+					}
+				}
+			} else {
+				for _, num := range keys {
+					k := binary.BigEndian.AppendUint64(nil, num)
+					k = append(k, a.scope.id...)
+					v := log.Get(k)
+					if v == nil {
+						continue // moved with the whole log meanwhile
+					}
+					if err := entry(k, v); err != nil {
+						return err
+					}
+				}
+			}
+			if movedAny = len(drop) > 0; !movedAny {
+				return errNothingMoved // no commit, no write
+			}
+			for _, k := range drop {
+				if err := log.Delete(k); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	if errors.Is(err, errNothingMoved) {
+		err = nil
+	}
+	if err != nil {
+		if a != nil {
+			return f.agentError("move the log of", a.scope.id, err)
+		}
+		return fmt.Errorf("journal: move the log of %s: %w", f.file.path, err)
+	}
+	if movedAny {
+		f.moves.Add(1)
+	}
+	f.pmu.Lock()
+	for id, m := range done {
+		p := f.pending[id]
+		if p == nil {
+			continue
+		}
+		n := 0
+		for n < len(p.keys) && p.keys[n] <= m.upTo {
+			n++
+		}
+		p.keys = p.keys[n:]
+		p.bytes -= m.bytes
+		f.logged -= m.bytes
+		if len(p.keys) == 0 || damaged[id] != nil {
+			f.logged -= p.bytes
+			delete(f.pending, id)
+		}
+	}
+	f.pmu.Unlock()
+	if len(damaged) > 0 {
+		f.mu.Lock()
+		for id, ce := range damaged {
+			f.damaged[id] = ce
+			if open := f.open[id]; open != nil {
+				open.scope.broken.CompareAndSwap(nil, ce)
+			}
+		}
+		f.mu.Unlock()
+	}
+	if a != nil && damaged[a.scope.id] != nil {
+		return damaged[a.scope.id]
+	}
+	return nil
 }

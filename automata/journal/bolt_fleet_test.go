@@ -449,3 +449,116 @@ func TestBoltFleetDamagedPagesNameTheAgent(t *testing.T) {
 		t.Error("the failed OpenBoltFleet changed the file")
 	}
 }
+
+// TestBoltFleetLogMovedEveryCommit runs the fleet conformance suite with a
+// log that is moved to the agents after every commit.
+func TestBoltFleetLogMovedEveryCommit(t *testing.T) {
+	dir := t.TempDir()
+	storetest.RunFleet(t, func(t testing.TB, name string) journal.Fleet {
+		f, err := journal.OpenBoltFleetWith(filepath.Join(dir, name+".db"), journal.BoltFleetOptions{LogBytes: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return f
+	})
+}
+
+// crashCopy copies the file of the open fleet at path, as a crash would
+// leave it now: every Append that returned is in it, some still in the log.
+func crashCopy(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	crashed := filepath.Join(t.TempDir(), "crashed.db")
+	if err := os.WriteFile(crashed, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return crashed
+}
+
+// logged writes a fleet whose agents a and b hold inputs 1..10 in its log
+// (appended one by one, and nothing moved), crashes it, and returns the
+// crashed file.
+func logged(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "fleet.db")
+	f := openFleet(t, path)
+	defer closeFleet(t, f)
+	a, b := fleetAgent(t, f, "a"), fleetAgent(t, f, "b")
+	defer a.Close()
+	defer b.Close()
+	for seq := uint64(1); seq <= 10; seq++ {
+		for _, s := range []journal.Store{a, b} {
+			if err := s.Append(fleetRecords(seq, seq, 10)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if st := f.Stats(); st.Moves != 0 {
+		t.Fatalf("the log was moved %d times, want none before the crash", st.Moves)
+	}
+	return crashCopy(t, path)
+}
+
+// TestBoltFleetLogAfterACrash: what a crash left in the log is in its
+// agents' journals when the fleet opens again.
+func TestBoltFleetLogAfterACrash(t *testing.T) {
+	f := openFleet(t, logged(t))
+	defer closeFleet(t, f)
+	for _, id := range []string{"a", "b"} {
+		s, err := f.Open(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fleetSeqs(t, s); !reflect.DeepEqual(got, []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}) {
+			t.Errorf("agent %s holds %v after the crash, want 1..10", id, got)
+		}
+		if err := s.Append(fleetRecords(11, 11, 10)); err != nil {
+			t.Errorf("agent %s: Append after the crash: %v", id, err)
+		}
+		s.Close()
+	}
+}
+
+// TestBoltFleetDamagedLogEntry: a log entry that does not check out is its
+// agent's damage alone: the other agent's entries are moved and it opens;
+// the damaged agent is refused, naming the entry, until Delete removes it.
+func TestBoltFleetDamagedLogEntry(t *testing.T) {
+	path := logged(t)
+	damageFleet(t, path, func(tx *bolt.Tx) error {
+		log := tx.Bucket([]byte("log"))
+		c := log.Cursor()
+		for k, v := c.First(); k != nil; k, v = c.Next() {
+			if string(k[8:]) == "a" && binary.BigEndian.Uint64(k) > 6 {
+				v = append([]byte(nil), v...)
+				v[len(v)-1] ^= 0x20
+				return log.Put(append([]byte(nil), k...), v)
+			}
+		}
+		return errors.New("no entry of agent a")
+	})
+	f := openFleet(t, path)
+	defer closeFleet(t, f)
+	var ce *journal.CorruptError
+	if _, err := f.Open("a"); !errors.As(err, &ce) || !strings.Contains(err.Error(), `agent "a": log entry`) || !strings.Contains(err.Error(), "checksum mismatch") {
+		t.Errorf("Open(a) = %v, want a *CorruptError naming its log entry", err)
+	}
+	s, err := f.Open("b")
+	if err != nil {
+		t.Fatalf("Open(b) beside the damaged agent: %v", err)
+	}
+	if got := fleetSeqs(t, s); len(got) != 10 {
+		t.Errorf("agent b holds %v, want 1..10", got)
+	}
+	s.Close()
+	if err := f.Delete("a"); err != nil {
+		t.Fatalf("Delete(a): %v", err)
+	}
+	s = fleetAgent(t, f, "a")
+	if got := fleetSeqs(t, s); len(got) != 0 {
+		t.Errorf("a created again holds %v", got)
+	}
+	s.Close()
+}
