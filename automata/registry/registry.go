@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,9 +23,9 @@ type Config[S, I any] struct {
 	Fleet journal.Fleet
 	// Open starts the durable machine of agent id on its store, as the
 	// program opens one agent: journal.Open with its definition, codec,
-	// effects and jobs. It is called on every activation; an error fails
-	// the Get that activated it (the store is closed), and the next Get
-	// tries again.
+	// effects and jobs. It is called on every activation; an error (or a
+	// panic, turned into one) fails the Gets waiting for that activation
+	// (the store is closed), and the next Get tries again.
 	Open func(id string, store journal.Store) (*journal.Machine[S, I], error)
 
 	// IdleTimeout is how long an agent stays active after its last use
@@ -219,10 +220,18 @@ func (r *Registry[S, I]) Get(ctx context.Context, id string) (a *Agent[S, I], re
 			}
 			return a, release, nil
 		}
-		victim, err := r.makeRoomLocked()
+		victim, leaving, err := r.makeRoomLocked()
 		if err != nil {
 			r.mu.Unlock()
 			return nil, nil, err
+		}
+		if leaving != nil {
+			// Room is being made already: wait for it, and look again.
+			r.mu.Unlock()
+			if err := wait(ctx, leaving); err != nil {
+				return nil, nil, err
+			}
+			continue
 		}
 		a = &Agent[S, I]{id: id, leases: 1, ready: make(chan struct{}), done: make(chan struct{})}
 		r.active[id] = a
@@ -240,19 +249,26 @@ func (r *Registry[S, I]) Get(ctx context.Context, id string) (a *Agent[S, I], re
 
 // makeRoomLocked picks, when MaxActive agents are active, the least recently
 // used idle one to deactivate (marked closing, still counted until it is
-// gone), or says there is none.
-func (r *Registry[S, I]) makeRoomLocked() (*Agent[S, I], error) {
+// gone); or, if none is idle but one is being deactivated already, returns
+// its done channel, for the caller to wait on and look again; or says that
+// every active agent is in use.
+func (r *Registry[S, I]) makeRoomLocked() (victim *Agent[S, I], leaving <-chan struct{}, err error) {
 	if len(r.active) < r.cfg.MaxActive {
-		return nil, nil
+		return nil, nil, nil
 	}
 	for e := r.lru.Back(); e != nil; e = e.Prev() {
 		a := e.Value.(*Agent[S, I])
 		if !a.closing && a.leases == 0 && a.m.Jobs() == 0 {
 			a.closing = true
-			return a, nil
+			return a, nil, nil
 		}
 	}
-	return nil, fmt.Errorf("%w: all %d are in use (Config.MaxActive)", ErrTooManyActive, r.cfg.MaxActive)
+	for _, a := range r.active {
+		if a.closing {
+			return nil, a.done, nil
+		}
+	}
+	return nil, nil, fmt.Errorf("%w: all %d are in use (Config.MaxActive)", ErrTooManyActive, r.cfg.MaxActive)
 }
 
 // activate opens a, which is in r.active and not ready, and makes it ready:
@@ -281,12 +297,26 @@ func (r *Registry[S, I]) open(id string) (*journal.Machine[S, I], journal.AgentI
 	if err != nil {
 		return nil, info, fmt.Errorf("registry: activate %q: %w", id, err)
 	}
-	m, err := r.cfg.Open(id, store)
+	m, err := r.openMachine(id, store)
 	if err != nil {
 		store.Close()
 		return nil, info, fmt.Errorf("registry: activate %q: %w", id, err)
 	}
 	return m, info, nil
+}
+
+// openMachine calls Config.Open, and turns a panic in it into an error: a
+// bug of the program's must not leave the id's activation under way for
+// ever (every later Get of it waiting) with its store open, in a server
+// that recovers from the panic.
+func (r *Registry[S, I]) openMachine(id string, store journal.Store) (m *journal.Machine[S, I], err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("registry: Config.Open panicked", "agent", id, "panic", p, "stack", string(debug.Stack()))
+			m, err = nil, fmt.Errorf("Config.Open panicked: %v", p)
+		}
+	}()
+	return r.cfg.Open(id, store)
 }
 
 // releaser returns the release function of one lease of a.
@@ -380,6 +410,11 @@ func (r *Registry[S, I]) sweeper(every time.Duration) {
 // (their machine answers journal.ErrClosed, and Deactivated's channel is
 // closed), and deletes it from the fleet with its whole journal.
 func (r *Registry[S, I]) Delete(ctx context.Context, id string) error {
+	return r.delete(ctx, id, nil)
+}
+
+// delete deletes agent id, once check (if any) allows it.
+func (r *Registry[S, I]) delete(ctx context.Context, id string, check func() error) error {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -390,15 +425,15 @@ func (r *Registry[S, I]) Delete(ctx context.Context, id string) error {
 		if err := wait(ctx, ch); err != nil {
 			return err
 		}
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
+		}
 		return fmt.Errorf("registry: delete %q: %w", id, journal.ErrNoAgent)
 	}
 	ch := make(chan struct{})
 	r.deleting[id] = ch
-	a := r.active[id]
-	mine := a != nil && !a.closing // else it is being deactivated already
-	if mine {
-		a.closing = true
-	}
 	r.mu.Unlock()
 	defer func() {
 		r.mu.Lock()
@@ -406,6 +441,18 @@ func (r *Registry[S, I]) Delete(ctx context.Context, id string) error {
 		close(ch)
 		r.mu.Unlock()
 	}()
+	if check != nil {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	r.mu.Lock()
+	a := r.active[id]
+	mine := a != nil && !a.closing // else it is being deactivated already
+	if mine {
+		a.closing = true
+	}
+	r.mu.Unlock()
 	if a != nil {
 		<-a.ready
 		if mine && a.err == nil {
@@ -421,20 +468,26 @@ func (r *Registry[S, I]) Delete(ctx context.Context, id string) error {
 
 // Close deactivates every active agent, as Delete does but keeping them,
 // and refuses every later call. It waits for the deactivations, each bounded
-// by Config.CloseTimeout; ctx only bounds waiting for activations under way.
+// by Config.CloseTimeout, and for the Deletes under way; ctx only bounds
+// waiting for activations and Deletes under way. A Close that returns ctx's
+// error leaves them to finish: call Close again to deactivate what they
+// leave, before closing the fleet.
 func (r *Registry[S, I]) Close(ctx context.Context) error {
 	r.mu.Lock()
-	if r.closed {
-		r.mu.Unlock()
-		return nil
-	}
+	first := !r.closed
 	r.closed = true
 	var all []*Agent[S, I]
 	for _, a := range r.active {
 		all = append(all, a)
 	}
+	var deletes []chan struct{}
+	for _, ch := range r.deleting {
+		deletes = append(deletes, ch)
+	}
 	r.mu.Unlock()
-	close(r.stop)
+	if first {
+		close(r.stop)
+	}
 	<-r.done
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8) // deactivations at once
@@ -458,6 +511,11 @@ func (r *Registry[S, I]) Close(ctx context.Context) error {
 	wg.Wait()
 	for _, a := range all {
 		if err := wait(ctx, a.done); err != nil {
+			return err
+		}
+	}
+	for _, ch := range deletes {
+		if err := wait(ctx, ch); err != nil {
 			return err
 		}
 	}
