@@ -38,7 +38,10 @@ type FleetConfig[S, I, V any] struct {
 
 	// MaxAgentsPerOwner bounds the agents one identity may own; POST
 	// /agents beyond it is refused with 429. Default 1,000; the operator
-	// has no bound.
+	// has no bound. An owner's POSTs to this Fleet count and create one at
+	// a time, so the bound holds under concurrent requests (agents created
+	// by other means, such as another Fleet over the same registry, count
+	// but are not held to it).
 	MaxAgentsPerOwner int
 	// MaxStreams bounds the state and token streams open at once across
 	// all agents (each agent's bridge has its own Bridge.MaxStreams
@@ -57,6 +60,35 @@ type Fleet[S, I, V any] struct {
 	mu      sync.Mutex
 	closed  bool
 	bridges map[*registry.Agent[S, I]]*fleetBridge[S, I, V]
+	owners  map[string]*ownerLock // the owners creating an agent now
+}
+
+// ownerLock serializes one owner's POST /agents: count, then create.
+type ownerLock struct {
+	mu    sync.Mutex
+	users int // requests holding or waiting for mu; under Fleet.mu
+}
+
+// lockOwner takes the lock of owner's creations, and returns its unlock.
+// An owner's entry lives while a request holds or waits for it.
+func (f *Fleet[S, I, V]) lockOwner(owner string) (unlock func()) {
+	f.mu.Lock()
+	l := f.owners[owner]
+	if l == nil {
+		l = &ownerLock{}
+		f.owners[owner] = l
+	}
+	l.users++
+	f.mu.Unlock()
+	l.mu.Lock()
+	return func() {
+		l.mu.Unlock()
+		f.mu.Lock()
+		if l.users--; l.users == 0 {
+			delete(f.owners, owner)
+		}
+		f.mu.Unlock()
+	}
 }
 
 // fleetBridge is the bridge of one activation of an agent, made by the first
@@ -86,7 +118,7 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 	setDefault(&cfg.MaxAgentsPerOwner, 1000)
 	setDefault(&cfg.MaxStreams, 10_000)
 	cfg.Bridge.Auth = AllowAll
-	f := &Fleet[S, I, V]{cfg: cfg, bridges: map[*registry.Agent[S, I]]*fleetBridge[S, I, V]{}}
+	f := &Fleet[S, I, V]{cfg: cfg, bridges: map[*registry.Agent[S, I]]*fleetBridge[S, I, V]{}, owners: map[string]*ownerLock{}}
 	f.mux = http.NewServeMux()
 	f.mux.HandleFunc("POST /agents", f.create)
 	f.mux.HandleFunc("GET /agents", f.list)
@@ -188,6 +220,9 @@ func (f *Fleet[S, I, V]) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !who.Operator {
+		// One count and create at a time per owner, so that concurrent
+		// requests do not all count below the bound and all create.
+		defer f.lockOwner(who.Name)()
 		n := 0
 		err := f.cfg.Registry.ListOwned(who, "", func(string, journal.AgentInfo) error {
 			n++
@@ -281,7 +316,9 @@ func (f *Fleet[S, I, V]) delete(w http.ResponseWriter, r *http.Request) {
 	if _, ok := f.owned(w, who, id); !ok {
 		return
 	}
-	err := f.cfg.Registry.Delete(r.Context(), id)
+	// Checked again where no other Delete and no re-creation of the id
+	// can come between the check and the deletion.
+	err := f.cfg.Registry.DeleteOwned(r.Context(), who, id)
 	switch {
 	case errors.Is(err, journal.ErrNoAgent):
 		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
@@ -319,35 +356,46 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 		if stream {
 			f.streams.Add(-1)
 		}
-	}
-	switch {
-	case errors.Is(err, journal.ErrNoAgent):
-		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
-		return
-	case errors.Is(err, registry.ErrTooManyActive):
-		w.Header().Set("Retry-After", "1")
-		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
-		return
-	case errors.Is(err, registry.ErrClosed):
-		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
-		return
-	case r.Context().Err() != nil:
-		return
-	case err != nil:
-		wire.WriteError(w, http.StatusInternalServerError, "%v", err)
+		switch {
+		case errors.Is(err, journal.ErrNoAgent):
+			wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
+		case errors.Is(err, registry.ErrTooManyActive):
+			w.Header().Set("Retry-After", "1")
+			wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
+		case errors.Is(err, registry.ErrClosed):
+			wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
+		case r.Context().Err() != nil:
+		default:
+			wire.WriteError(w, http.StatusInternalServerError, "%v", err)
+		}
 		return
 	}
 	// The lease (and the stream's place) is held until the request ends,
-	// or, for a stream the bridge admits, until the stream ends.
-	hold := &streamHold{release: release}
-	if stream {
-		hold.release = func() { release(); f.streams.Add(-1) }
-	}
+	// or, for a stream the bridge admits, until the stream ends; given
+	// back once, however many times it is released.
+	var once sync.Once
+	hold := &streamHold{release: func() {
+		once.Do(func() {
+			release()
+			if stream {
+				f.streams.Add(-1)
+			}
+		})
+	}}
 	defer func() {
 		if hold.taken.CompareAndSwap(false, true) {
 			hold.release()
 		}
 	}()
+	if !who.May(a.Info()) {
+		// The agent was deleted and its id given to someone else's since
+		// the check above: this activation is of that one.
+		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
+		return
+	}
+	if r.Context().Err() != nil {
+		return // the client left while the agent was activated
+	}
 	ctx := r.Context()
 	if stream {
 		ctx = context.WithValue(ctx, streamHoldKey{}, hold)

@@ -37,9 +37,18 @@ type fleetFixture struct {
 
 	mu      sync.Mutex
 	streams map[string]*Streams
+
+	// openHook, if set, is called at the start of each activation.
+	openHook atomic.Pointer[func(id string)]
 }
 
 func newFleetFixture(t *testing.T, edit func(*FleetConfig[state, input, view])) *fleetFixture {
+	return newFleetFixtureOn(t, nil, edit)
+}
+
+// newFleetFixtureOn is newFleetFixture with the registry's journal.Fleet,
+// a real bbolt fleet, wrapped by wrap (if not nil).
+func newFleetFixtureOn(t *testing.T, wrap func(journal.Fleet) journal.Fleet, edit func(*FleetConfig[state, input, view])) *fleetFixture {
 	t.Helper()
 	f := &fleetFixture{t: t, streams: map[string]*Streams{}}
 	f.now.Store(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC).UnixNano())
@@ -47,12 +56,19 @@ func newFleetFixture(t *testing.T, edit func(*FleetConfig[state, input, view])) 
 	if err != nil {
 		t.Fatal(err)
 	}
+	var fleet journal.Fleet = store
+	if wrap != nil {
+		fleet = wrap(store)
+	}
 	reg, err := registry.New(registry.Config[state, input]{
-		Fleet:       store,
+		Fleet:       fleet,
 		IdleTimeout: time.Hour,
 		Now:         func() time.Time { return time.Unix(0, f.now.Load()) },
 		Logger:      slog.New(slog.DiscardHandler),
 		Open: func(id string, s journal.Store) (*journal.Machine[state, input], error) {
+			if hook := f.openHook.Load(); hook != nil {
+				(*hook)(id)
+			}
 			return journal.Open(s, agent.Definition(), journal.Options[state, input]{
 				Codec:  journal.JSON[state](decl.DecodeInput),
 				Logger: slog.New(slog.DiscardHandler),

@@ -76,11 +76,12 @@ const OperatorName = "operator"
 // Identities returns an Identify hook for FleetConfig: the bearer token
 // operatorToken is the operator (Identity{Name: OperatorName, Operator:
 // true}); a token that sessions issued (nil: none) is its own identity;
-// anything else is refused.
+// anything else is refused. An empty operatorToken makes no request the
+// operator (not one whose bearer token is empty).
 func Identities(operatorToken string, sessions *Sessions) func(r *http.Request) (Identity, error) {
 	operator := Bearer(operatorToken)
 	return func(r *http.Request) (Identity, error) {
-		if operator(r) == nil {
+		if operatorToken != "" && operator(r) == nil {
 			return Identity{Name: OperatorName, Operator: true}, nil
 		}
 		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")

@@ -413,6 +413,19 @@ func (r *Registry[S, I]) Delete(ctx context.Context, id string) error {
 	return r.delete(ctx, id, nil)
 }
 
+// DeleteOwned is Delete of an agent that who may touch (Identity.May), and
+// otherwise the error Owned returns. The owner is checked once no other
+// Delete of id can run, and no Get can activate it, until this one is
+// done, so that an agent deleted and created again under the same id by
+// someone else between the check and the deletion is not deleted in its
+// place.
+func (r *Registry[S, I]) DeleteOwned(ctx context.Context, who Identity, id string) error {
+	return r.delete(ctx, id, func() error {
+		_, err := r.Owned(who, id)
+		return err
+	})
+}
+
 // delete deletes agent id, once check (if any) allows it.
 func (r *Registry[S, I]) delete(ctx context.Context, id string, check func() error) error {
 	r.mu.Lock()

@@ -600,3 +600,33 @@ func TestHostileDeleteRecreateRace(t *testing.T) {
 }
 
 func runtimeYield() { time.Sleep(50 * time.Microsecond) }
+
+// TestHostileDeleteOwned: DeleteOwned deletes an agent for its owner or an
+// operator, and for anyone else answers as for no agent, deleting nothing.
+func TestHostileDeleteOwned(t *testing.T) {
+	h := newHostile(t, registry.Config[state, input]{})
+	h.create("a", "ann")
+	h.create("b", "ann")
+	if _, err := h.reg.Dispatch(context.Background(), "a", input{Note: "1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, who := range []registry.Identity{{Name: "bob"}, {}, {Name: "ANN"}} {
+		if err := h.reg.DeleteOwned(context.Background(), who, "a"); !errors.Is(err, journal.ErrNoAgent) {
+			t.Fatalf("DeleteOwned by %+v: %v, want ErrNoAgent", who, err)
+		}
+	}
+	if got := h.notes("a"); len(got) != 1 {
+		t.Fatalf("a after refused deletes: %v", got)
+	}
+	if err := h.reg.DeleteOwned(context.Background(), registry.Identity{Name: "ann"}, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.reg.DeleteOwned(context.Background(), registry.Identity{Name: "op", Operator: true}, "b"); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b", "../a", ""} {
+		if err := h.reg.DeleteOwned(context.Background(), registry.Identity{Name: "ann"}, id); !errors.Is(err, journal.ErrNoAgent) {
+			t.Fatalf("DeleteOwned(%q) after the delete: %v", id, err)
+		}
+	}
+}
