@@ -47,6 +47,23 @@
 // A deactivated agent costs no memory in the registry: nothing of it is kept
 // but its id's place in the fleet.
 //
+// # Speed
+//
+// Measured with
+//
+//	go test -run XXX -bench FleetOf10000 -benchtime 2x ./automata/registry/
+//
+// on this project's 2-core machine (AMD EPYC, Go 1.26, shared): 10,000 agents
+// of the tests' small model in one bbolt file (journal.OpenBoltFleet), each a
+// snapshot of 10 inputs and 5 inputs after it. Activating one — its info and
+// store from the fleet, the newest snapshot decoded, the 5 inputs replayed, a
+// Get's lease — took 15 µs at the median and 63 µs at the 99th percentile,
+// the file in the page cache. The live heap grew by 3.5 KB per active agent
+// (its machine, its store, the registry's entry), and by 8 bytes per agent
+// once all were deactivated again: an idle agent costs its place in the file,
+// not memory. The commit of many agents' inputs together is measured in
+// package automata/journal (Many agents in one file).
+//
 // # Owners
 //
 // Every agent has an owner, the identity that created it (Create's owner,
