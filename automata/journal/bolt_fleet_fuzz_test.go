@@ -1,6 +1,8 @@
 package journal
 
 import (
+	"bytes"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
@@ -77,4 +79,31 @@ func TestFleetMetaStrict(t *testing.T) {
 			t.Errorf("decodeAgentMeta(%q) = %v, want a *CorruptError naming the agent and saying %q", c.data, err, c.want)
 		}
 	}
+}
+
+// FuzzFleetLogEntry: decodeLogEntry never panics; what it refuses is a
+// *CorruptError naming the file; what it accepts is written back as it was.
+func FuzzFleetLogEntry(f *testing.F) {
+	for _, records := range [][]Record{
+		{{Seq: 1, Data: []byte(`{"note":"hi"}`)}},
+		{{Seq: 7, Data: nil}, {Seq: 8, Data: []byte("x")}, {Seq: 9, Data: make([]byte, 300)}},
+	} {
+		entry := appendLogEntry(nil, 42, "agent-7", records)
+		f.Add(entry[:8+len("agent-7")], entry[8+len("agent-7"):])
+	}
+	f.Add([]byte("short"), []byte{})
+	f.Add(append(seqKey(1), 'a'), []byte{0, 0, 0, 0, 1})
+	f.Fuzz(func(t *testing.T, key, value []byte) {
+		id, records, err := decodeLogEntry("fleet.db", key, value)
+		if err != nil {
+			var ce *CorruptError
+			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "fleet.db: ") {
+				t.Fatalf("decodeLogEntry = %v, want a *CorruptError naming the file", err)
+			}
+			return
+		}
+		if again := appendLogEntry(nil, binary.BigEndian.Uint64(key), id, records); !bytes.Equal(again, append(bytes.Clone(key), value...)) {
+			t.Fatalf("decoded %d records of agent %q from %x %x, which write back as %x", len(records), id, key, value, again)
+		}
+	})
 }
