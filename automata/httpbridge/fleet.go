@@ -219,6 +219,11 @@ func (f *Fleet[S, I, V]) create(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if !who.Operator && who.Name == "" {
+		// Its agents would be no one's it could see, held to no bound.
+		wire.WriteError(w, http.StatusForbidden, "an identity without a name owns no agents (FleetConfig.Identify)")
+		return
+	}
 	if !who.Operator {
 		// One count and create at a time per owner, so that concurrent
 		// requests do not all count below the bound and all create.
@@ -247,7 +252,9 @@ func (f *Fleet[S, I, V]) create(w http.ResponseWriter, r *http.Request) {
 		wire.WriteError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
-	w.Header().Set("Location", "/agents/"+id)
+	// Relative to the request's /agents, so that it holds under a prefix
+	// the fleet is mounted at (http.StripPrefix).
+	w.Header().Set("Location", "agents/"+id)
 	wire.WriteJSON(w, http.StatusCreated, agentInfo{id, info.Owner, info.Created})
 }
 

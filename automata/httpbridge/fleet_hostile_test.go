@@ -370,3 +370,58 @@ func TestHostileFleetListParams(t *testing.T) {
 		t.Errorf("a huge after: %d %.200s", status, body)
 	}
 }
+
+// TestHostileFleetNamelessIdentityOwnsNothing: an Identify hook of the
+// program's that lets a request in without a name (anyone, say) must not
+// let it create agents: they would belong to nobody it could see, count
+// toward no bound, and pile up without limit.
+func TestHostileFleetNamelessIdentityOwnsNothing(t *testing.T) {
+	f := newFleetFixture(t, func(c *FleetConfig[state, input, view]) {
+		c.MaxAgentsPerOwner = 2
+		c.Identify = func(r *http.Request) (Identity, error) {
+			if r.Header.Get("Authorization") == "Bearer "+operatorToken {
+				return Identity{Name: OperatorName, Operator: true}, nil
+			}
+			return Identity{}, nil
+		}
+	})
+	for range 5 {
+		if status, body := f.do("POST", "/agents", "anyone", nil); status < 400 {
+			t.Errorf("POST /agents without a name: %d %s", status, body)
+		}
+	}
+	if got := f.ids(operatorToken); len(got) != 0 {
+		t.Fatalf("a nameless identity created %d agents", len(got))
+	}
+}
+
+// TestHostileFleetLocationUnderAPrefix: the Location of a created agent
+// resolves to its route when the fleet is mounted under a prefix, as
+// examples/reflexor mounts it under /api/.
+func TestHostileFleetLocationUnderAPrefix(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	mux := http.NewServeMux()
+	mux.Handle("/api/", http.StripPrefix("/api", f.fleet))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	req, _ := http.NewRequest("POST", srv.URL+"/api/agents", nil)
+	req.Header.Set("Authorization", "Bearer "+operatorToken)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	loc, err := res.Location()
+	if err != nil || res.StatusCode != http.StatusCreated {
+		t.Fatalf("POST /api/agents: %d, Location %v", res.StatusCode, err)
+	}
+	req, _ = http.NewRequest("GET", loc.String(), nil)
+	req.Header.Set("Authorization", "Bearer "+operatorToken)
+	if res, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("GET the Location %s: %d", loc, res.StatusCode)
+	}
+}
