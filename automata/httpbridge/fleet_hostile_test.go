@@ -3,6 +3,7 @@ package httpbridge
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -15,6 +16,8 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/registry"
+	"github.com/moora-go/moora/decl"
 )
 
 // sessionName is the identity a session token names.
@@ -49,7 +52,7 @@ func (h *hookedFleet) Info(id string) (journal.AgentInfo, error) {
 // not reach ann's agent, and bob's DELETE must not delete it.
 func TestHostileFleetOwnerChangesUnderRequest(t *testing.T) {
 	hooked := &hookedFleet{}
-	f := newFleetFixtureOn(t, func(fl journal.Fleet) journal.Fleet { hooked.Fleet = fl; return hooked }, nil)
+	f := newFleetFixtureOn(t, func(fl journal.Fleet) journal.Fleet { hooked.Fleet = fl; return hooked }, nil, nil)
 	ann, bob := f.person(), f.person()
 	swap := func(id string) {
 		if err := f.reg.Delete(context.Background(), id); err != nil {
@@ -423,5 +426,99 @@ func TestHostileFleetLocationUnderAPrefix(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET the Location %s: %d", loc, res.StatusCode)
+	}
+}
+
+// TestHostileFleetAckedPostsSurviveChurn: people post to their agents at
+// once over HTTP while the registry, capped at 2 active agents, sweeps in a
+// loop: every POST answered 200 is in its agent's journal at the seq it
+// was given; 503s are retried.
+func TestHostileFleetAckedPostsSurviveChurn(t *testing.T) {
+	f := newFleetFixtureOn(t, nil, func(c *registry.Config[state, input]) { c.MaxActive = 2 }, nil)
+	type agentOf struct{ id, token string }
+	var agents []agentOf
+	for range 2 {
+		token := f.person()
+		for range 2 {
+			agents = append(agents, agentOf{f.create(token), token})
+		}
+	}
+	stop := make(chan struct{})
+	var sweeper sync.WaitGroup
+	sweeper.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+			f.now.Add(int64(2 * time.Hour))
+			f.reg.Sweep()
+		}
+	})
+	var mu sync.Mutex
+	acked := map[string]map[uint64]string{} // agent: seq: message id
+	var busy atomic.Int64
+	var wg sync.WaitGroup
+	for w := range 6 {
+		wg.Go(func() {
+			for n := range 8 {
+				a := agents[(w+n)%len(agents)]
+				msg := fmt.Sprintf("w%d-%d", w, n)
+				for {
+					status, body := f.do("POST", "/agents/"+a.id+"/inputs", a.token, userMessage(msg, "hi"))
+					if status == http.StatusServiceUnavailable {
+						busy.Add(1)
+						time.Sleep(2 * time.Millisecond)
+						continue
+					}
+					if status != http.StatusOK {
+						t.Errorf("POST %s: %d %s", msg, status, body)
+						break
+					}
+					var res struct{ Seq uint64 }
+					json.Unmarshal(body, &res)
+					mu.Lock()
+					if acked[a.id] == nil {
+						acked[a.id] = map[uint64]string{}
+					}
+					acked[a.id][res.Seq] = msg
+					mu.Unlock()
+					break
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	sweeper.Wait()
+	total := 0
+	for _, a := range agents {
+		ag, release, err := f.reg.Get(context.Background(), a.id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		entries, err := ag.Machine().Inputs(1, ag.Machine().Seq())
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		bySeq := map[uint64]string{}
+		for _, e := range entries {
+			if m, ok := e.Input.(decl.SendUserMessage); ok {
+				bySeq[e.Seq] = m.ID
+			}
+		}
+		for seq, msg := range acked[a.id] {
+			total++
+			if bySeq[seq] != msg {
+				t.Errorf("agent %s: the acknowledged %s at seq %d is not there (%q)", a.id, msg, seq, bySeq[seq])
+			}
+		}
+	}
+	s := f.reg.Stats()
+	t.Logf("%d POSTs acknowledged, %d answered 503; %d activations, %d deactivations", total, busy.Load(), s.Activations, s.Deactivations)
+	if total != 6*8 {
+		t.Fatalf("%d acknowledged, want %d", total, 6*8)
 	}
 }

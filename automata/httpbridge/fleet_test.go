@@ -43,12 +43,13 @@ type fleetFixture struct {
 }
 
 func newFleetFixture(t *testing.T, edit func(*FleetConfig[state, input, view])) *fleetFixture {
-	return newFleetFixtureOn(t, nil, edit)
+	return newFleetFixtureOn(t, nil, nil, edit)
 }
 
 // newFleetFixtureOn is newFleetFixture with the registry's journal.Fleet,
-// a real bbolt fleet, wrapped by wrap (if not nil).
-func newFleetFixtureOn(t *testing.T, wrap func(journal.Fleet) journal.Fleet, edit func(*FleetConfig[state, input, view])) *fleetFixture {
+// a real bbolt fleet, wrapped by wrap, and its config edited by editReg
+// (each if not nil).
+func newFleetFixtureOn(t *testing.T, wrap func(journal.Fleet) journal.Fleet, editReg func(*registry.Config[state, input]), edit func(*FleetConfig[state, input, view])) *fleetFixture {
 	t.Helper()
 	f := &fleetFixture{t: t, streams: map[string]*Streams{}}
 	f.now.Store(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC).UnixNano())
@@ -60,7 +61,7 @@ func newFleetFixtureOn(t *testing.T, wrap func(journal.Fleet) journal.Fleet, edi
 	if wrap != nil {
 		fleet = wrap(store)
 	}
-	reg, err := registry.New(registry.Config[state, input]{
+	regCfg := registry.Config[state, input]{
 		Fleet:       fleet,
 		IdleTimeout: time.Hour,
 		Now:         func() time.Time { return time.Unix(0, f.now.Load()) },
@@ -74,7 +75,11 @@ func newFleetFixtureOn(t *testing.T, wrap func(journal.Fleet) journal.Fleet, edi
 				Logger: slog.New(slog.DiscardHandler),
 			}, agent.WithJobs(decl.JobFns{Llm: llmJobs(f.streamsOf(id))}), automata.WithAdmission(stamp))
 		},
-	})
+	}
+	if editReg != nil {
+		editReg(&regCfg)
+	}
+	reg, err := registry.New(regCfg)
 	if err != nil {
 		t.Fatal(err)
 	}

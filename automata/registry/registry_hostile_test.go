@@ -630,3 +630,53 @@ func TestHostileDeleteOwned(t *testing.T) {
 		}
 	}
 }
+
+// TestHostileCloseAmidChaos: Close while goroutines Get, dispatch, delete,
+// create and sweep, and MaxActive is 2: it returns with no store left open
+// (the fleet closes after it), and every call after it says ErrClosed.
+func TestHostileCloseAmidChaos(t *testing.T) {
+	for round := range 15 {
+		h := newHostile(t, registry.Config[state, input]{MaxActive: 2, IdleTimeout: time.Minute})
+		for i := range 5 {
+			h.create(fmt.Sprint("c", i), "o")
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for w := range 8 {
+			wg.Go(func() {
+				rng := rand.New(rand.NewPCG(uint64(round), uint64(w)))
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					id := fmt.Sprint("c", rng.IntN(5))
+					switch rng.IntN(10) {
+					case 0:
+						h.reg.Delete(context.Background(), id)
+					case 1:
+						h.reg.Create(id, "o")
+					case 2:
+						h.now.Add(int64(time.Minute))
+						h.reg.Sweep()
+					default:
+						h.reg.Dispatch(context.Background(), id, input{Note: "n"})
+					}
+				}
+			})
+		}
+		time.Sleep(time.Duration(5+round) * time.Millisecond)
+		if err := h.reg.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if err := h.fleet.Close(); err != nil {
+			t.Fatalf("round %d: the fleet after Close: %v", round, err)
+		}
+		close(stop)
+		wg.Wait()
+		if _, err := h.reg.Dispatch(context.Background(), "c0", input{Note: "late"}); !errors.Is(err, registry.ErrClosed) {
+			t.Fatalf("Dispatch after Close: %v", err)
+		}
+	}
+}
