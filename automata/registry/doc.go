@@ -35,8 +35,9 @@
 // nothing; its store is closed — and it leaves memory. A job in flight keeps
 // its agent active however long it runs. Config.MaxActive (default 1,000)
 // caps the agents active at once: activating one more deactivates the least
-// recently used idle one; when every active agent is in use, Get fails with
-// ErrTooManyActive (an HTTP front answers 503 with Retry-After).
+// recently used idle one, or waits for one being deactivated already; when
+// every active agent is in use, Get fails with ErrTooManyActive (an HTTP
+// front answers 503 with Retry-After).
 //
 // Nothing acknowledged is lost across a deactivation: an input acknowledged by
 // the journal is in the snapshot or in the journal after it, and the next
@@ -67,7 +68,9 @@
 // # Owners
 //
 // Every agent has an owner, the identity that created it (Create's owner,
-// kept in the fleet's journal.AgentInfo). The registry does not check it: an
-// HTTP front (automata/httpbridge's Fleet) lets a caller see and touch only
-// its own agents.
+// kept in the fleet's journal.AgentInfo). Get and Delete do not check it;
+// Owned, ListOwned and DeleteOwned do, for an HTTP front (automata/httpbridge's
+// Fleet) that lets a caller see and touch only its own agents. An id may be
+// deleted and created again for another owner: a front checks the owner of
+// the activation Get returns (Agent.Info), and deletes with DeleteOwned.
 package registry
