@@ -93,6 +93,9 @@ type BoltFleet struct {
 	logged   int64 // bytes of the entries in the log
 
 	commits, appends, records, moves atomic.Int64
+
+	lasts map[*boltAgent]uint64 // the commit loop's, for commitOnce
+	arena []byte
 }
 
 // pendingLog is what the log holds of one agent: its entries' numbers in
@@ -168,7 +171,8 @@ type BoltFleetStats struct {
 // process, a read error of the disk) breaks the whole fleet, as it breaks a
 // BoltStore; bbolt panicking on one agent's pages breaks that agent's Store
 // only, and the others go on (the other appends of the commit it was in are
-// committed again without it).
+// committed again without it), except while the whole log is moved, when it
+// breaks the fleet.
 func OpenBoltFleet(path string) (*BoltFleet, error) {
 	return OpenBoltFleetWith(path, BoltFleetOptions{})
 }
@@ -191,6 +195,7 @@ func OpenBoltFleetWith(path string, opts BoltFleetOptions) (*BoltFleet, error) {
 		stopped:  make(chan struct{}),
 		logBytes: opts.LogBytes,
 		pending:  map[string]*pendingLog{},
+		lasts:    map[*boltAgent]uint64{},
 	}
 	if f.logBytes <= 0 {
 		f.logBytes = defaultFleetLogBytes
@@ -783,11 +788,13 @@ func (f *BoltFleet) commitOnce(batch []*fleetAppend) (bad int, err error) {
 			}
 		}
 	}()
-	var (
-		appends, records int
-		lasts            = map[*boltAgent]uint64{} // the last seq each agent's earlier appends in this transaction put
-		arena            []byte                    // the entries: bbolt holds the values until the commit
-	)
+	var appends, records int
+	// The last seq each agent's earlier appends in this transaction put;
+	// the entries, which bbolt holds until the commit. Both are the commit
+	// loop's, used again by each commit.
+	lasts, arena := f.lasts, f.arena[:0]
+	clear(lasts)
+	defer func() { f.arena = arena[:0] }()
 	err = f.file.db.Update(func(tx *bolt.Tx) error {
 		log := tx.Bucket(bucketLog)
 		if log == nil {
