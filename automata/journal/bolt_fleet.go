@@ -806,8 +806,9 @@ func (f *BoltFleet) commitOnce(batch []*fleetAppend) (bad int, err error) {
 			if a.err = a.agent.file.usable(a.agent.scope); a.err != nil {
 				continue
 			}
-			last, ok := lasts[a.agent]
-			if !ok {
+			last, earlier := lasts[a.agent]
+			ok := earlier
+			if !earlier {
 				if last, ok, a.err = f.lastSeq(tx, a.agent); a.err != nil {
 					continue
 				}
@@ -818,7 +819,7 @@ func (f *BoltFleet) commitOnce(batch []*fleetAppend) (bad int, err error) {
 			lasts[a.agent] = a.records[len(a.records)-1].Seq
 			appends++
 			records += len(a.records)
-			if f.direct(a) {
+			if !earlier && f.direct(a) {
 				inputs, err := a.agent.bucket(tx, bucketInputs)
 				if err == nil {
 					err = putRecords(inputs, a.records)
@@ -877,7 +878,9 @@ const fleetDirectBytes = 8 << 10
 
 // direct says whether a's records go straight to its agent's inputs: when
 // they are fleetDirectBytes or more, and none of the agent's records wait
-// in the log (which must be moved first, to keep the journal's order).
+// in the log (which must be moved first, to keep the journal's order). The
+// caller has checked that no earlier append of the agent is in the same
+// transaction.
 func (f *BoltFleet) direct(a *fleetAppend) bool {
 	n := 0
 	for _, r := range a.records {

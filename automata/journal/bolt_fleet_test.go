@@ -127,30 +127,17 @@ func TestBoltFleetSharesCommits(t *testing.T) {
 	}
 }
 
-// TestBoltFleetGapFailsOnlyItsAgent: an Append with a gap in its seqs,
-// committed in the same transaction as other agents' Appends, fails alone.
-//
-// The Appends are made to queue behind a commit that is held up: agent big
-// appends enough to grow the file's map, and bbolt grows it only once no
-// read transaction is open, while a Scan of agent reader holds one open.
-// Everything appended meanwhile makes the next commit, one transaction.
-func TestBoltFleetGapFailsOnlyItsAgent(t *testing.T) {
-	f := openFleet(t, filepath.Join(t.TempDir(), "fleet.db"))
-	defer closeFleet(t, f)
-	reader, big, bad := fleetAgent(t, f, "reader"), fleetAgent(t, f, "big"), fleetAgent(t, f, "bad")
-	good := make([]journal.Store, 8)
-	for i := range good {
-		good[i] = fleetAgent(t, f, fmt.Sprintf("good-%d", i))
-		if err := good[i].Append(fleetRecords(1, 1, 10)); err != nil {
-			t.Fatal(err)
-		}
+// holdCommits holds up the fleet's commits until the returned function is
+// called: what is appended meanwhile makes one commit then. An agent appends
+// enough to grow the file's map, and bbolt grows it only once no read
+// transaction is open, while a Scan of another agent holds one open. The
+// two agents are created here, and closed once the commits go on.
+func holdCommits(t *testing.T, f *journal.BoltFleet) (goOn func()) {
+	t.Helper()
+	reader, big := fleetAgent(t, f, "reader"), fleetAgent(t, f, "big")
+	if err := reader.Append(fleetRecords(1, 1, 10)); err != nil {
+		t.Fatal(err)
 	}
-	for _, s := range []journal.Store{reader, bad} {
-		if err := s.Append(fleetRecords(1, 3, 10)); err != nil {
-			t.Fatal(err)
-		}
-	}
-
 	scanning, release := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -164,13 +151,41 @@ func TestBoltFleetGapFailsOnlyItsAgent(t *testing.T) {
 		}
 	})
 	<-scanning
-	before := f.Stats()
 	wg.Go(func() {
 		if err := big.Append(fleetRecords(1, 64, 64<<10)); err != nil { // 4 MiB
 			t.Error(err)
 		}
 	})
 	time.Sleep(100 * time.Millisecond) // big's commit is under way, waiting for the map
+	return func() {
+		time.Sleep(200 * time.Millisecond) // what was appended is queued
+		close(release)
+		wg.Wait()
+		reader.Close()
+		big.Close()
+	}
+}
+
+// TestBoltFleetGapFailsOnlyItsAgent: an Append with a gap in its seqs,
+// committed in the same transaction as other agents' Appends, fails alone.
+func TestBoltFleetGapFailsOnlyItsAgent(t *testing.T) {
+	f := openFleet(t, filepath.Join(t.TempDir(), "fleet.db"))
+	defer closeFleet(t, f)
+	bad := fleetAgent(t, f, "bad")
+	if err := bad.Append(fleetRecords(1, 3, 10)); err != nil {
+		t.Fatal(err)
+	}
+	good := make([]journal.Store, 8)
+	for i := range good {
+		good[i] = fleetAgent(t, f, fmt.Sprintf("good-%d", i))
+		if err := good[i].Append(fleetRecords(1, 1, 10)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	goOn := holdCommits(t, f)
+	before := f.Stats()
+	var wg sync.WaitGroup
 	errs := make([]error, len(good)+1)
 	for i, s := range append([]journal.Store{bad}, good...) {
 		wg.Go(func() {
@@ -181,8 +196,7 @@ func TestBoltFleetGapFailsOnlyItsAgent(t *testing.T) {
 			errs[i] = s.Append(fleetRecords(seq, seq+1, 10))
 		})
 	}
-	time.Sleep(200 * time.Millisecond) // every Append is queued
-	close(release)
+	goOn()
 	wg.Wait()
 	after := f.Stats()
 
@@ -203,10 +217,59 @@ func TestBoltFleetGapFailsOnlyItsAgent(t *testing.T) {
 	if commits, appends := after.Commits-before.Commits, after.Appends-before.Appends; commits != 2 || appends != int64(len(good))+1 {
 		t.Errorf("%d transactions committed %d Appends, want 2 (big's, then the %d others in one) committing %d", commits, appends, len(good)+1, len(good)+1)
 	}
-	for _, s := range append([]journal.Store{reader, big, bad}, good...) {
+	for _, s := range append([]journal.Store{bad}, good...) {
 		if err := s.Close(); err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestBoltFleetTwoAppendsOfAnAgentInOneCommit: an agent's small Append (to
+// the log) and then its large one (which would go to its inputs at once)
+// in one commit keep the journal's order: the large one follows the small
+// one into the log.
+func TestBoltFleetTwoAppendsOfAnAgentInOneCommit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "fleet.db")
+	f := openFleet(t, path)
+	s := fleetAgent(t, f, "a")
+	if err := s.Append(fleetRecords(1, 1, 10)); err != nil {
+		t.Fatal(err)
+	}
+	fleetSeqs(t, s) // moves record 1 to a's inputs: nothing of a's is left in the log
+	goOn := holdCommits(t, f)
+	before := f.Stats()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := s.Append(fleetRecords(2, 2, 10)); err != nil {
+			t.Error(err)
+		}
+	})
+	time.Sleep(50 * time.Millisecond) // queued first
+	wg.Go(func() {
+		if err := s.Append(fleetRecords(3, 12, 1<<10)); err != nil { // 10 KiB
+			t.Error(err)
+		}
+	})
+	goOn()
+	wg.Wait()
+	if st := f.Stats(); st.Commits-before.Commits != 2 {
+		t.Errorf("%d commits, want 2: big's, then both of a's Appends", st.Commits-before.Commits)
+	}
+	want := []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}
+	if got := fleetSeqs(t, s); !reflect.DeepEqual(got, want) {
+		t.Errorf("a holds %v, want 1..12", got)
+	}
+	s.Close()
+	closeFleet(t, f)
+	f = openFleet(t, path)
+	defer closeFleet(t, f)
+	if s, err := f.Open("a"); err != nil {
+		t.Errorf("Open(a) after a reopen: %v", err)
+	} else {
+		if got := fleetSeqs(t, s); !reflect.DeepEqual(got, want) {
+			t.Errorf("a holds %v after a reopen, want 1..12", got)
+		}
+		s.Close()
 	}
 }
 
