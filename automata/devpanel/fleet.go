@@ -135,6 +135,9 @@ func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registr
 		return
 	}
 	id := r.PathValue("id")
+	if len(id) > journal.MaxAgentIDLen {
+		id = id[:journal.MaxAgentIDLen] + "…" // no agent's; not echoed whole
+	}
 	if _, err := reg.Owned(who, id); err != nil {
 		if errors.Is(err, journal.ErrNoAgent) {
 			wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
@@ -162,6 +165,12 @@ func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registr
 		return
 	}
 	defer release()
+	if !who.May(a.Info()) {
+		// Deleted, and its id given to someone else's agent, since the
+		// check above: this activation is of that one.
+		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
+		return
+	}
 	f.mu.Lock()
 	p := f.panels[a.Machine()]
 	f.mu.Unlock()

@@ -99,6 +99,9 @@ export function connect(base, options = {}) {
     view: undefined, // the projection of the state, as plain JSON
     seq: undefined, // the sequence number it is at
     id: "", // the id of the last event applied
+    // connected: the state stream is open (its response has come) and
+    // the view is up to date as of then; false while it reconnects.
+    connected: false,
     stats,
     onState(fn) {
       listeners.add(fn);
@@ -180,6 +183,7 @@ export function connect(base, options = {}) {
         if (agent.id) h["Last-Event-ID"] = agent.id;
         const res = await fetch(`${base}/state`, { headers: h, signal: stop.signal });
         if (!res.ok) throw new Error(`state: ${res.status}`);
+        agent.connected = true;
         const gap = new AbortController();
         const both = AbortSignal.any([stop.signal, gap.signal]);
         await readEvents(res, (ev) => {
@@ -209,6 +213,7 @@ export function connect(base, options = {}) {
       } catch (e) {
         if (stop.signal.aborted) return;
       }
+      agent.connected = false;
       stats.reconnects++;
       await new Promise((r) => setTimeout(r, retry));
     }

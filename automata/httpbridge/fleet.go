@@ -47,6 +47,11 @@ type FleetConfig[S, I, V any] struct {
 	// all agents (each agent's bridge has its own Bridge.MaxStreams
 	// within it): 503 with Retry-After beyond. Default 10,000.
 	MaxStreams int
+	// MaxStreamsPerIdentity bounds the streams one identity has open at
+	// once, across its agents, so that one person following many agents
+	// keeps neither MaxStreams nor the registry's MaxActive from the
+	// others: 503 with Retry-After beyond. Default 100.
+	MaxStreamsPerIdentity int
 }
 
 // Fleet serves many agents by id over HTTP: the routes of a Bridge under
@@ -61,6 +66,8 @@ type Fleet[S, I, V any] struct {
 	closed  bool
 	bridges map[*registry.Agent[S, I]]*fleetBridge[S, I, V]
 	owners  map[string]*ownerLock // the owners creating an agent now
+	// byIdentity counts the streams of each identity with one open.
+	byIdentity map[string]int
 }
 
 // ownerLock serializes one owner's POST /agents: count, then create.
@@ -117,8 +124,9 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 	}
 	setDefault(&cfg.MaxAgentsPerOwner, 1000)
 	setDefault(&cfg.MaxStreams, 10_000)
+	setDefault(&cfg.MaxStreamsPerIdentity, 100)
 	cfg.Bridge.Auth = AllowAll
-	f := &Fleet[S, I, V]{cfg: cfg, bridges: map[*registry.Agent[S, I]]*fleetBridge[S, I, V]{}, owners: map[string]*ownerLock{}}
+	f := &Fleet[S, I, V]{cfg: cfg, bridges: map[*registry.Agent[S, I]]*fleetBridge[S, I, V]{}, owners: map[string]*ownerLock{}, byIdentity: map[string]int{}}
 	f.mux = http.NewServeMux()
 	f.mux.HandleFunc("POST /agents", f.create)
 	f.mux.HandleFunc("GET /agents", f.list)
@@ -350,19 +358,16 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 	}
 	rest := "/" + r.PathValue("rest")
 	stream := r.Method == http.MethodGet && (rest == "/state" || strings.HasPrefix(rest, "/streams/"))
+	endStream := func() {}
 	if stream {
-		if n := f.streams.Add(1); n > int64(f.cfg.MaxStreams) {
-			f.streams.Add(-1)
-			w.Header().Set("Retry-After", "5")
-			wire.WriteError(w, http.StatusServiceUnavailable, "too many streams: %d open, the limit (FleetConfig.MaxStreams)", n-1)
+		var ok bool
+		if endStream, ok = f.admitStream(w, who); !ok {
 			return
 		}
 	}
 	a, release, err := f.cfg.Registry.Get(r.Context(), id)
 	if err != nil {
-		if stream {
-			f.streams.Add(-1)
-		}
+		endStream()
 		switch {
 		case errors.Is(err, journal.ErrNoAgent):
 			wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
@@ -384,9 +389,7 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 	hold := &streamHold{release: func() {
 		once.Do(func() {
 			release()
-			if stream {
-				f.streams.Add(-1)
-			}
+			endStream()
 		})
 	}}
 	defer func() {
@@ -415,6 +418,39 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 	r2 := r.Clone(ctx)
 	r2.URL.Path, r2.URL.RawPath = rest, ""
 	b.ServeHTTP(w, r2)
+}
+
+// admitStream takes a place for a stream of who among the fleet's and the
+// identity's, or answers 503 naming the limit; end gives it back.
+func (f *Fleet[S, I, V]) admitStream(w http.ResponseWriter, who Identity) (end func(), ok bool) {
+	f.mu.Lock()
+	n, mine := f.streams.Load(), f.byIdentity[who.Name]
+	switch {
+	case n >= int64(f.cfg.MaxStreams):
+		f.mu.Unlock()
+		w.Header().Set("Retry-After", "5")
+		wire.WriteError(w, http.StatusServiceUnavailable, "too many streams: %d open, the limit (FleetConfig.MaxStreams)", n)
+		return nil, false
+	case mine >= f.cfg.MaxStreamsPerIdentity:
+		f.mu.Unlock()
+		w.Header().Set("Retry-After", "5")
+		wire.WriteError(w, http.StatusServiceUnavailable, "too many streams: you have %d open, the limit (FleetConfig.MaxStreamsPerIdentity)", mine)
+		return nil, false
+	}
+	f.streams.Add(1)
+	f.byIdentity[who.Name]++
+	f.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			f.mu.Lock()
+			f.streams.Add(-1)
+			if f.byIdentity[who.Name]--; f.byIdentity[who.Name] == 0 {
+				delete(f.byIdentity, who.Name)
+			}
+			f.mu.Unlock()
+		})
+	}, true
 }
 
 // bridgeOf returns the bridge of activation a, making it on first use; it is

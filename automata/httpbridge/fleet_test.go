@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -510,4 +511,38 @@ func FuzzSessionsCheck(f *testing.F) {
 			t.Fatalf("Check accepted %q, which Issue would write as %q", tok, want)
 		}
 	})
+}
+
+// TestFleetStreamsPerIdentity: one identity's streams beyond
+// MaxStreamsPerIdentity are refused, and another's are not.
+func TestFleetStreamsPerIdentity(t *testing.T) {
+	f := newFleetFixture(t, func(c *FleetConfig[state, input, view]) { c.MaxStreamsPerIdentity = 1 })
+	ann, bob := f.person(), f.person()
+	a1, a2, b1 := f.create(ann), f.create(ann), f.create(bob)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	open := func(token, id string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(ctx, "GET", f.srv.URL+"/agents/"+id+"/state", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.StatusCode == http.StatusOK {
+			return res.StatusCode, ""
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		return res.StatusCode, string(body)
+	}
+	if status, body := open(ann, a1); status != http.StatusOK {
+		t.Fatalf("ann's first stream: %d %s", status, body)
+	}
+	if status, body := open(ann, a2); status != http.StatusServiceUnavailable || !strings.Contains(body, "MaxStreamsPerIdentity") {
+		t.Fatalf("ann's second stream: %d %s, want 503 naming the limit", status, body)
+	}
+	if status, body := open(bob, b1); status != http.StatusOK {
+		t.Fatalf("bob's stream while ann is at her limit: %d %s", status, body)
+	}
 }

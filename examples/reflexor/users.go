@@ -28,9 +28,12 @@ import (
 // printed at start, with the operator's token, is the way in: a page opened
 // with it asks for an identity of its own (POST /api/sessions), keeps its
 // token, and from then on sees and touches only its own conversations;
-// two browsers opened with the same URL are two people. The operator's
-// token sees every conversation, and opens each one's devpanel under
-// /panel/.
+// two browsers opened with the same URL are two people. The page then drops
+// the operator's token from its address. That URL is what lets a new person
+// in, and whoever holds it is the operator too: this is not a sign-up
+// service, so give it only to whom you would give the operator's rights. The
+// operator's token sees every conversation, and opens each one's devpanel
+// under /panel/.
 type usersService struct {
 	fleet    *journal.BoltFleet
 	reg      *registry.Registry[decl.AgentState, decl.AgentInput]

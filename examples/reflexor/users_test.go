@@ -35,6 +35,9 @@ func TestBrowserPeopleHaveTheirOwnConversations(t *testing.T) {
 		browsertest.Do(t, p, "opening the page", opened(s.url()))
 		browsertest.Eval[chromedp.Void](t, p, "recording", record)
 	}
+	if q := browsertest.Eval[string](t, ann, "reading the address", `location.search`); q != "" {
+		t.Fatalf("the page's address still carries %q: the operator's token, once the page has its own identity", q)
+	}
 	send(t, ann, "what is 6 * 7?")
 	send(t, bob, "count the words of this short sentence")
 	browsertest.WaitText(t, ann, ".msg.brain", "The calculator tool says: 42.")

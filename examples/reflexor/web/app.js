@@ -19,13 +19,18 @@ function setStatus(text, cls) {
   status.className = `status ${cls}`;
 }
 
-// The connection indicator: connected once a state arrives, reconnecting
-// whenever the client has had to reconnect since.
+// The connection indicator: connected once a state arrives and while the
+// state stream is open; reconnecting whenever the client has had to
+// reconnect since, until its stream is open again (a stream resumed with
+// nothing new to send brings no state).
 let reconnects = 0;
 setInterval(() => {
-  if (agent && agent.stats.reconnects !== reconnects) {
+  if (!agent) return;
+  if (agent.stats.reconnects !== reconnects) {
     reconnects = agent.stats.reconnects;
     setStatus("reconnecting…", "reconnecting");
+  } else if (agent.connected && agent.view !== undefined && !status.classList.contains("connected")) {
+    setStatus("connected", "connected");
   }
 }, 250);
 
@@ -201,6 +206,9 @@ async function people() {
   $("new").addEventListener("click", () => create().catch(shown));
 
   if (!session) await identity();
+  // The operator's token has done its work: keep it out of the address
+  // bar, where it would be shared with the page's URL.
+  if (params.has("token")) history.replaceState(null, "", location.pathname + location.hash);
   const agents = await refresh();
   if (agents.some((a) => a.id === current)) select(current);
   else if (agents.length > 0) select(agents[agents.length - 1].id);
