@@ -224,9 +224,12 @@
 // Deleting an agent ends its streams; they answer 404 when they reconnect.
 //
 // Bounds: FleetConfig.MaxStreams (default 10,000) state and token streams
-// across all agents, each agent's bridge keeping its own Bridge.MaxStreams
-// and MaxStreamsPerClient within it (503 with Retry-After beyond);
-// FleetConfig.MaxAgentsPerOwner (default 1,000) agents per identity (429);
+// across all agents, and MaxStreamsPerIdentity (default 100) of one
+// identity's, each agent's bridge keeping its own Bridge.MaxStreams and
+// MaxStreamsPerClient within them (503 with Retry-After beyond);
+// FleetConfig.MaxAgentsPerOwner (default 1,000) agents per identity (429,
+// counted and created one at a time per owner, so it holds under concurrent
+// POSTs; an identity without a name creates none: 403);
 // the registry's MaxActive agents active at once (503 with Retry-After when
 // all are in use). Listing and the count of an owner's agents walk the
 // fleet's metadata: their cost follows the number of agents in the fleet.
