@@ -1,13 +1,16 @@
 package journal_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -624,4 +627,160 @@ func TestBoltFleetDamagedLogEntry(t *testing.T) {
 		t.Errorf("a created again holds %v", got)
 	}
 	s.Close()
+}
+
+// fleetDmgAgents are the agents of the damaged fleets, each of which
+// acknowledged dmgInputs inputs.
+var fleetDmgAgents = []string{"ann", "bob", "cy"}
+
+// fleetDmgBases builds two fleets and returns their files' bytes: as a crash
+// right after the last acknowledgement leaves it (the last inputs in the
+// log, no snapshot), and closed after three runs (snapshots, the log moved).
+func fleetDmgBases(t *testing.T) [][]byte {
+	dir := t.TempDir()
+	var bases [][]byte
+	for i, runs := range []int{1, 3} {
+		path := filepath.Join(dir, fmt.Sprintf("base-%d.db", i))
+		f := openFleet(t, path)
+		for run := range runs {
+			var machines []*journal.Machine[dmgState, dmgInput]
+			for _, id := range fleetDmgAgents {
+				if run == 0 {
+					if err := f.Create(id, journal.AgentInfo{Owner: id}); err != nil {
+						t.Fatal(err)
+					}
+				}
+				s, err := f.Open(id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m, err := journal.Open(s, dmgModel, dmgOptions())
+				if err != nil {
+					t.Fatal(err)
+				}
+				machines = append(machines, m)
+			}
+			var wg sync.WaitGroup
+			for _, m := range machines {
+				wg.Go(func() { dmgDispatch(t, m, run*dmgInputs/runs, (run+1)*dmgInputs/runs) })
+			}
+			wg.Wait()
+			if runs == 1 {
+				bases = append(bases, crashBytes(t, path))
+			}
+			for _, m := range machines {
+				dmgClose(t, m)
+			}
+		}
+		closeFleet(t, f)
+		if runs > 1 {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bases = append(bases, data)
+		}
+	}
+	return bases
+}
+
+func crashBytes(t *testing.T, path string) []byte {
+	data, err := os.ReadFile(crashCopy(t, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// fleetDmgOutcome opens a fleet of the bytes data at path and each of its
+// agents as a supervisor would, and says what became of them: the fleet
+// refused, or for each agent "ok" (every input), "refused" (a *CorruptError
+// from Open, or from the Machine's Open), or a failure: "FAIL <what>".
+func fleetDmgOutcome(path string, data []byte) string {
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return "FAIL setup: " + err.Error()
+	}
+	var ce *journal.CorruptError
+	f, err := journal.OpenBoltFleet(path)
+	if err != nil {
+		after, _ := os.ReadFile(path)
+		switch {
+		case !errors.As(err, &ce):
+			return "FAIL not-corrupt-error: OpenBoltFleet: " + err.Error()
+		case !bytes.Equal(after, data):
+			return "FAIL changed-the-file: OpenBoltFleet failed but wrote"
+		}
+		return "fleet refused"
+	}
+	defer f.Close()
+	var outcome []string
+	for _, id := range fleetDmgAgents {
+		s, err := f.Open(id)
+		if err != nil {
+			if !errors.As(err, &ce) {
+				return fmt.Sprintf("FAIL not-corrupt-error: Open(%s): %v", id, err)
+			}
+			outcome = append(outcome, "refused")
+			continue
+		}
+		opts := dmgOptions()
+		opts.Logger = slog.New(slog.DiscardHandler) // snapshots passed over: counted as ok
+		m, err := journal.Open(s, dmgModel, opts)
+		switch {
+		case err != nil && !errors.As(err, &ce):
+			s.Close()
+			return fmt.Sprintf("FAIL not-corrupt-error: journal.Open(%s): %v", id, err)
+		case err != nil:
+			s.Close()
+			outcome = append(outcome, "refused")
+			continue
+		}
+		ok := m.Seq() == dmgInputs && reflect.DeepEqual(m.Current(), dmgFold(dmgInputs))
+		m.Close(context.Background())
+		if !ok {
+			return fmt.Sprintf("FAIL silently-dropped: agent %s opened at seq %d, but %d inputs were acknowledged", id, m.Seq(), dmgInputs)
+		}
+		outcome = append(outcome, "ok")
+	}
+	return strings.Join(outcome, " ")
+}
+
+// TestDamagedFleetIsAnErrorOrIntact damages fleets at random, seeded
+// (JOURNAL_DAMAGE_SEED=<seed> repeats a run) as TestDamagedStoreIsAnErrorOrIntact
+// damages stores, and opens each fleet and each of its agents. The fleet is
+// refused with a *CorruptError and its file unchanged, or it opens, and each
+// agent then opens with every acknowledged input or is refused with a
+// *CorruptError. Never a crash (which ends the test), never a silent loss.
+func TestDamagedFleetIsAnErrorOrIntact(t *testing.T) {
+	const perBase = 90
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("JOURNAL_DAMAGE_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bases := fleetDmgBases(t)
+	path := filepath.Join(t.TempDir(), "case.db")
+	for i, base := range bases {
+		if got := fleetDmgOutcome(path, base); got != "ok ok ok" {
+			t.Fatalf("undamaged base %d: %s", i, got)
+		}
+	}
+	counts := map[string]int{}
+	var failures []string
+	for i, c := range dmgCases(seed, bases, perBase) {
+		o := fleetDmgOutcome(path, c.apply(bases[c.base]))
+		if strings.HasPrefix(o, "FAIL") {
+			failures = append(failures, fmt.Sprintf("case %d (base %d, %v): %s", i, c.base, c, o))
+			o = "FAIL"
+		} else if o != "fleet refused" && strings.Contains(o, "refused") {
+			o = "some agents refused, the rest ok"
+		}
+		counts[o]++
+	}
+	t.Logf("seed %d: %d cases: %v", seed, 2*perBase, counts)
+	if len(failures) > 0 {
+		t.Errorf("seed %d (JOURNAL_DAMAGE_SEED=%d repeats it): %d cases failed:\n%s", seed, seed, len(failures), strings.Join(failures, "\n"))
+	}
 }
