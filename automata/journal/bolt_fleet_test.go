@@ -754,11 +754,12 @@ func fleetDmgOutcome(path string, data []byte) string {
 func TestDamagedFleetIsAnErrorOrIntact(t *testing.T) {
 	const perBase = 90
 	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("JOURNAL_DAMAGE_SEED"); s != "" {
-		var err error
-		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
-			t.Fatal(err)
+	if s, ok := os.LookupEnv("JOURNAL_DAMAGE_SEED"); ok {
+		n, err := strconv.ParseUint(s, 10, 64)
+		if err != nil {
+			t.Fatalf("JOURNAL_DAMAGE_SEED=%q: %v", s, err)
 		}
+		seed = n
 	}
 	bases := fleetDmgBases(t)
 	path := filepath.Join(t.TempDir(), "case.db")
