@@ -94,7 +94,7 @@ func OpenBoltWith(path string, opts BoltOptions) (*BoltStore, error) {
 // boltLayout is what a kind of bbolt file holds at its root, and how the
 // open of that kind is named in messages.
 type boltLayout struct {
-	fleet    bool     // a fleet's bucket agents; otherwise one store's three buckets
+	fleet    bool     // a fleet's buckets (fleetRootBuckets); otherwise one store's three
 	what     string   // "store" or "fleet"
 	open     string   // the function that opens it
 	rollback string   // the call that accepts a rollback
