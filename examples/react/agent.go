@@ -25,17 +25,9 @@ func Stamp(now func() time.Time) func(decl.AgentState, decl.AgentInput) (decl.Ag
 	}
 }
 
-// Open recovers the agent from store and starts the work its state calls
-// for, with the server's admission step and work's jobs; opts come after
-// (events, the purity check).
-func Open(store journal.Store, work Work, now func() time.Time, opts ...automata.Option[decl.AgentState, decl.AgentInput]) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
-	jopts, options := agentOptions(work, now)
-	return journal.Open(store, agent.Definition(), jopts, append(options, opts...)...)
-}
-
-// agentOptions are what the agent is opened with, by Open or, with its
-// devpanel, by devpanel.Open: the journal's codec and snapshots, the
-// server's admission step and work's jobs.
+// agentOptions are what a run's agent is opened with (see openRuns, which
+// adds the admission step of one run, oneRun): the journal's codec and
+// snapshots, the server's admission step and work's jobs.
 func agentOptions(work Work, now func() time.Time) (journal.Options[decl.AgentState, decl.AgentInput], []automata.Option[decl.AgentState, decl.AgentInput]) {
 	return journal.Options[decl.AgentState, decl.AgentInput]{
 			Codec:         journal.JSONGob[decl.AgentState](decl.DecodeInput),

@@ -17,27 +17,69 @@ import (
 // as a real process on loopback. Screenshots go to $REACT_ARTIFACTS when
 // set (look at them), else to the test's temporary directory.
 
-func (s *service) url() string {
-	return fmt.Sprintf("http://%s/devpanel/?token=%s", s.addr, s.token)
+// open opens the page at path (with the token) and, for a run's panel,
+// waits until its stream is live.
+func open(t *testing.T, ctx context.Context, s *service, path string) {
+	t.Helper()
+	browsertest.Do(t, ctx, "opening "+path, chromedp.Navigate(fmt.Sprintf("http://%s%s?token=%s", s.addr, path, s.token)))
+	if strings.HasPrefix(path, "/devpanel/agents/") {
+		live(t, ctx)
+	}
 }
 
-// open opens the panel and waits until its stream is live.
-func open(t *testing.T, ctx context.Context, s *service) {
+// live waits until the run's panel shown has its stream live and the ReAct
+// views mounted.
+func live(t *testing.T, ctx context.Context) {
 	t.Helper()
-	browsertest.Do(t, ctx, "opening the panel", chromedp.Navigate(s.url()))
 	browsertest.WaitText(t, ctx, "#conn", "live")
 	browsertest.WaitText(t, ctx, "#react-phase", "")
 }
 
-// runTaskInPage types a task into the ReAct view and runs it, as a person
-// does.
-func runTaskInPage(t *testing.T, ctx context.Context, goal string) {
+// follow runs actions that make the page open another, and waits until
+// that one has loaded.
+func follow(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	browsertest.Do(t, ctx, "running "+goal,
-		chromedp.SendKeys(chromedp.ID("react-goal"), goal),
-		chromedp.Click(chromedp.ID("react-run-task")),
-	)
-	browsertest.WaitText(t, ctx, "#react-msg", "queued")
+	ctx, cancel := context.WithTimeout(ctx, hangGuard)
+	defer cancel()
+	if _, err := chromedp.RunResponse(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// runTaskInPage types a task into the start page and runs it, as a person
+// does; the run's panel opens. It returns the run's id, which names its
+// agent too.
+func runTaskInPage(t *testing.T, ctx context.Context, s *service, goal string) string {
+	t.Helper()
+	typeTask(t, ctx, s, goal)
+	return runTyped(t, ctx, goal)
+}
+
+// typeTask opens the start page and types a task.
+func typeTask(t *testing.T, ctx context.Context, s *service, goal string) {
+	t.Helper()
+	open(t, ctx, s, "/")
+	browsertest.Do(t, ctx, "typing "+goal, chromedp.SendKeys(chromedp.ID("goal"), goal))
+}
+
+// runTyped runs the task typed in the start page, and returns its run's
+// id once its panel is live.
+func runTyped(t *testing.T, ctx context.Context, goal string) string {
+	t.Helper()
+	follow(t, ctx, "running "+goal, chromedp.Click(chromedp.ID("run")))
+	live(t, ctx)
+	return browsertest.Eval[string](t, ctx, "reading the run's agent", `decodeURIComponent(location.pathname.split("/")[3])`)
+}
+
+// runAsking asks, over HTTP, for a task whose tool call is refused, and
+// waits until its agent asks the user.
+func runAsking(t *testing.T, s *service, runID string) {
+	t.Helper()
+	code, res := s.do("POST", "/run", `{"runId":"`+runID+`","goal":"read ../secret"}`, map[string]string{"Authorization": "Bearer " + s.token, "Prefer": "respond-async"})
+	if code != 202 {
+		t.Fatalf("POST /run = %d %v", code, res)
+	}
+	s.waitState(runID, "the question", waiting)
 }
 
 // rows counts the timeline's rows.
@@ -45,14 +87,17 @@ func rows(t *testing.T, ctx context.Context) int {
 	return browsertest.Eval[int](t, ctx, "counting rows", `document.querySelectorAll("#rows tr.row").length`)
 }
 
-// TestBrowserDevpanelShowsALiveRun: a task run from the page shows as it
-// runs: the phase, the tool call running in the monitor, then the answer,
-// the task tree and the seed's events in the timeline.
+// TestBrowserDevpanelShowsALiveRun: a task run from the start page opens
+// its run's panel, where it shows as it runs: the phase, the tool call
+// running in the monitor, then the answer, the task tree and the seed's
+// events in the timeline.
 func TestBrowserDevpanelShowsALiveRun(t *testing.T) {
 	s := startService(t)
 	ctx := browsertest.New(t, 1400, 1000)
-	open(t, ctx, s)
-	runTaskInPage(t, ctx, "compute 6*7 and wait 1500ms then find restart")
+	goal := "compute 6*7 and wait 1500ms then find restart"
+	typeTask(t, ctx, s, goal)
+	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "start")
+	runTyped(t, ctx, goal)
 	browsertest.WaitText(t, ctx, "#react-phase", "act")
 	browsertest.WaitText(t, ctx, "#react-tools tr", "running…")
 	browsertest.WaitText(t, ctx, "#react-tree li", "wait 1500ms")
@@ -75,8 +120,7 @@ func TestBrowserDevpanelShowsALiveRun(t *testing.T) {
 func TestBrowserTimelineDiffAndFilters(t *testing.T) {
 	s := startService(t)
 	ctx := browsertest.New(t, 1400, 1000)
-	open(t, ctx, s)
-	runTaskInPage(t, ctx, "compute 1+2")
+	runTaskInPage(t, ctx, s, "compute 1+2")
 	browsertest.WaitText(t, ctx, "#react-phase", "finished")
 	browsertest.Do(t, ctx, "choosing input 1", chromedp.Click(chromedp.CSS(`#rows tr.row[data-seq="1"]`)))
 	browsertest.WaitText(t, ctx, "#d-seq", "1 (user-run-task)")
@@ -107,12 +151,11 @@ func TestBrowserTimelineDiffAndFilters(t *testing.T) {
 func TestBrowserTimeTravelRunsNoJob(t *testing.T) {
 	s := startService(t)
 	ctx := browsertest.New(t, 1400, 1000)
-	open(t, ctx, s)
-	runTaskInPage(t, ctx, "compute 3*3")
+	run := runTaskInPage(t, ctx, s, "compute 3*3")
 	browsertest.WaitText(t, ctx, "#react-phase", "finished")
 	started := `document.querySelectorAll("#jobs tr").length + ":" + [...document.querySelectorAll("#jobs tr")].map(r => r.children[1].textContent).join(",")`
 	before := browsertest.Eval[string](t, ctx, "reading the job monitor", started)
-	seq := s.seq()
+	seq := s.seq(run)
 	browsertest.Do(t, ctx, "travelling to input 1",
 		chromedp.SetValue(chromedp.ID("tt-seq"), "1"),
 		chromedp.Click(chromedp.ID("tt-go")),
@@ -125,20 +168,25 @@ func TestBrowserTimeTravelRunsNoJob(t *testing.T) {
 	if after := browsertest.Eval[string](t, ctx, "reading the job monitor", started); after != before {
 		t.Errorf("the job monitor changed: %s, then %s", before, after)
 	}
-	if got := s.seq(); got != seq {
+	if got := s.seq(run); got != seq {
 		t.Errorf("the journal moved from %d to %d", seq, got)
 	}
 }
 
 // TestBrowserFormSendsValidRefusesInvalid: the form made from the input
-// schemas sends a valid input, which runs, and refuses an invalid one
-// before sending it.
+// schemas refuses an invalid input before sending it; the agent refuses a
+// valid one of another run (each run is an agent of its own); a valid
+// reply is sent, and finishes the run.
 func TestBrowserFormSendsValidRefusesInvalid(t *testing.T) {
 	s := startService(t)
 	ctx := browsertest.New(t, 1400, 1000)
-	open(t, ctx, s)
-	choose := `(() => { const f = document.getElementById("in-type"); f.value = "user-run-task"; f.dispatchEvent(new Event("change")); return true })()`
-	browsertest.Eval[bool](t, ctx, "choosing user-run-task", choose)
+	runAsking(t, s, "form")
+	seq := s.seq("form")
+	open(t, ctx, s, panel("form")+"/")
+	choose := func(typ string) {
+		browsertest.Eval[bool](t, ctx, "choosing "+typ, `(() => { const f = document.getElementById("in-type"); f.value = "`+typ+`"; f.dispatchEvent(new Event("change")); return true })()`)
+	}
+	choose("user-run-task")
 	// The fields come in the order of agent.yaml.
 	names := browsertest.Eval[[]string](t, ctx, "reading the fields", `[...document.querySelectorAll("#in-fields [name]")].map(e => e.name)`)
 	if want := []string{"timestamp", "runId", "goal", "maxIterations", "maxDurationMs", "maxFailures"}; !slices.Equal(names, want) {
@@ -154,34 +202,53 @@ func TestBrowserFormSendsValidRefusesInvalid(t *testing.T) {
 	browsertest.WaitText(t, ctx, "#in-msg.error", "/runId: does not match")
 	browsertest.WaitText(t, ctx, "#in-msg.error", "/maxIterations: less than 1")
 	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "form-refused")
-	if n := s.seq(); n != 0 {
-		t.Fatalf("an invalid input reached the journal: seq %d", n)
+	if n := s.seq("form"); n != seq {
+		t.Fatalf("an invalid input reached the journal: seq %d, was %d", n, seq)
 	}
-	browsertest.Eval[bool](t, ctx, "choosing user-run-task again", choose)
-	browsertest.Do(t, ctx, "filling a valid input",
+	choose("user-run-task")
+	browsertest.Do(t, ctx, "filling another run's task",
 		chromedp.SendKeys(chromedp.CSS(`#in-fields [name=runId]`), "form-1"),
 		chromedp.SendKeys(chromedp.CSS(`#in-fields [name=goal]`), "compute 5*5"),
 		chromedp.Click(chromedp.ID("in-send")),
 	)
-	browsertest.WaitText(t, ctx, "#in-msg.ok", "Sent: input 1")
-	browsertest.WaitText(t, ctx, "#react-answer", "compute 5*5: 25")
+	browsertest.WaitText(t, ctx, "#in-msg.error", "Refused")
+	browsertest.WaitText(t, ctx, "#in-msg.error", `run "form-1" has an agent of its own`)
+	if n := s.seq("form"); n != seq {
+		t.Fatalf("another run's task reached the journal: seq %d, was %d", n, seq)
+	}
+	choose("user-reply")
+	browsertest.Do(t, ctx, "filling a reply",
+		chromedp.SendKeys(chromedp.CSS(`#in-fields [name=runId]`), "form"),
+		chromedp.SendKeys(chromedp.CSS(`#in-fields [name=content]`), "todo.txt"),
+		chromedp.Click(chromedp.ID("in-send")),
+	)
+	browsertest.WaitText(t, ctx, "#in-msg.ok", fmt.Sprintf("Sent: input %d", seq+1))
+	browsertest.WaitText(t, ctx, "#react-phase", "finished")
+	browsertest.WaitText(t, ctx, "#react-answer", "review the plan")
 	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "form-sent")
 }
 
-// TestBrowserHoldStepRelease: held, a task is admitted but its jobs wait;
-// each step applies exactly one input, shown in the timeline; release lets
-// the run finish.
+// TestBrowserHoldStepRelease: held, the user's reply is admitted but the
+// jobs it calls for wait; each step applies exactly one input, shown in the
+// timeline; release lets the run finish.
 func TestBrowserHoldStepRelease(t *testing.T) {
 	s := startService(t)
 	ctx := browsertest.New(t, 1400, 1000)
-	open(t, ctx, s)
+	runAsking(t, s, "held")
+	open(t, ctx, s, panel("held")+"/")
+	browsertest.WaitText(t, ctx, "#react-phase", "waiting")
 	browsertest.Do(t, ctx, "holding", chromedp.Click(chromedp.ID("hold")))
 	browsertest.WaitText(t, ctx, "#held", "held: 0 jobs, 0 inputs waiting")
-	runTaskInPage(t, ctx, "compute 2+2 and compute 3+3")
+	seq := s.seq("held")
+	browsertest.Do(t, ctx, "replying in the page",
+		chromedp.SendKeys(chromedp.ID("react-goal"), "todo.txt"),
+		chromedp.Click(chromedp.ID("react-run-task")),
+	)
+	browsertest.WaitText(t, ctx, "#react-msg", "replied")
 	browsertest.WaitText(t, ctx, "#held", "held: 1 jobs, 0 inputs waiting")
 	browsertest.WaitText(t, ctx, "#jobs .status-held", "held")
-	browsertest.WaitText(t, ctx, "#rows tr.row td", "user-run-task")
-	if got := browsertest.Eval[string](t, ctx, "reading the phase", `document.getElementById("react-phase").textContent`); got != "idle" {
+	browsertest.WaitText(t, ctx, fmt.Sprintf(`#rows tr.row[data-seq="%d"] td`, seq+1), "user-reply")
+	if got := browsertest.Eval[string](t, ctx, "reading the phase", `document.getElementById("react-phase").textContent`); got != "waiting" {
 		t.Fatalf("held, the phase is %s", got)
 	}
 	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "held")
@@ -189,15 +256,15 @@ func TestBrowserHoldStepRelease(t *testing.T) {
 	// Step until the tool's result is in: each step applies one input,
 	// which the page shows; after it, once the jobs have stopped at the
 	// hold again, the journal has moved by exactly one.
-	seq := s.seq()
+	seq++
 	for steps := 1; ; steps++ {
 		if steps > 6 {
 			t.Fatalf("no tool result after %d steps", steps-1)
 		}
 		browsertest.Do(t, ctx, "stepping", chromedp.Click(chromedp.ID("step")))
 		browsertest.WaitText(t, ctx, "#stepped", fmt.Sprintf("stepped: input %d", seq+1))
-		s.quiet(watchdog)
-		if got := s.seq(); got != seq+1 {
+		s.quiet("held", watchdog)
+		if got := s.seq("held"); got != seq+1 {
 			t.Fatalf("step %d moved the journal from %d to %d", steps, seq, got)
 		}
 		seq++
@@ -213,10 +280,54 @@ func TestBrowserHoldStepRelease(t *testing.T) {
 			t.Fatalf("a tool result showed before its input was applied")
 		}
 	}
-	browsertest.WaitText(t, ctx, "#react-tools td.ok", "4")
+	browsertest.WaitText(t, ctx, "#react-tools td.ok", "review the plan")
 	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "stepped")
 	browsertest.Do(t, ctx, "releasing", chromedp.Click(chromedp.ID("release")))
 	browsertest.WaitText(t, ctx, "#react-phase", "finished")
-	browsertest.WaitText(t, ctx, "#react-answer", "compute 3+3: 6")
+	browsertest.WaitText(t, ctx, "#react-answer", "review the plan")
 	browsertest.WaitText(t, ctx, "#held", "jobs run")
+}
+
+// TestBrowserDevpanelListsRuns: two runs are two agents: the devpanel's
+// root lists both, and each opens its own panel, whose timeline has its
+// run's inputs only; a task run from a run's panel is a new run, whose
+// panel opens.
+func TestBrowserDevpanelListsRuns(t *testing.T) {
+	s := startService(t)
+	ctx := browsertest.New(t, 1400, 1000)
+	for _, body := range []string{`{"runId":"first","goal":"compute 6*7"}`, `{"runId":"second","goal":"count words in notes.txt"}`} {
+		if code, res := s.do("POST", "/run", body, s.authed()); code != 200 || res["status"] != "finished" {
+			t.Fatalf("POST /run %s = %d %v", body, code, res)
+		}
+	}
+	open(t, ctx, s, "/devpanel/")
+	browsertest.WaitText(t, ctx, "#agents tr:nth-child(2) a", "second")
+	listed := browsertest.Eval[[]string](t, ctx, "reading the list", `[...document.querySelectorAll("#agents tr")].map(r => r.children[0].textContent + " " + r.children[1].textContent)`)
+	if want := []string{"first operator", "second operator"}; !slices.Equal(listed, want) {
+		t.Errorf("the devpanel lists %q, want %q", listed, want)
+	}
+	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "runs")
+	follow(t, ctx, "opening second", chromedp.Click(chromedp.CSS(`#agents tr:nth-child(2) a`)))
+	live(t, ctx)
+	browsertest.WaitText(t, ctx, "#react-run", "run second: count words in notes.txt")
+	browsertest.WaitText(t, ctx, "#react-phase", "finished")
+	if n, seq := rows(t, ctx), s.seq("second"); n != seq {
+		t.Errorf("second's timeline has %d rows, its journal %d inputs", n, seq)
+	}
+	inputs := browsertest.Eval[string](t, ctx, "reading the timeline", `[...document.querySelectorAll("#rows tr.row")].map(r => r.textContent).join("\n")`)
+	if !strings.Contains(inputs, "second") || strings.Contains(inputs, "first") || strings.Contains(inputs, "6*7") {
+		t.Errorf("second's timeline:\n%s", inputs)
+	}
+	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "second")
+	follow(t, ctx, "running a new task from second's panel",
+		chromedp.SendKeys(chromedp.ID("react-goal"), "compute 2+3"),
+		chromedp.Click(chromedp.ID("react-run-task")),
+	)
+	browsertest.WaitText(t, ctx, "#react-answer", "compute 2+3: 5")
+	third := browsertest.Eval[string](t, ctx, "reading the run's agent", `decodeURIComponent(location.pathname.split("/")[3])`)
+	if third == "second" || !strings.HasPrefix(third, "run-") {
+		t.Errorf("the new task ran in agent %q", third)
+	}
+	follow(t, ctx, "going back to all runs", chromedp.Click(chromedp.ID("react-runs")))
+	browsertest.WaitText(t, ctx, "#agents tr:nth-child(3) a", "second")
 }

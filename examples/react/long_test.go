@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -16,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moora-go/moora/automata/devpanel"
-	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/examples/internal/longrun"
 	"github.com/moora-go/moora/examples/react/decl"
@@ -27,17 +26,20 @@ import (
 // lines of words, tok.txt one token, each of fileSize bytes.
 const fileSize = 60_000
 
-// longRuns is a ReAct agent as main serves it (a bbolt journal, the
-// rule-based planner and reflector, the real tools on a workspace that
-// holds two files of 60 KB), with its devpanel or without, that a test or
-// a benchmark gives one task after another.
+// longRuns are ReAct runs as main serves them (each an agent of its own in
+// a bbolt fleet, the rule-based planner and reflector, the real tools on a
+// workspace that holds two files of 60 KB), with the devpanel or without,
+// that a test or a benchmark asks for one after another.
 type longRuns struct {
-	dir   string
-	agent *journal.Machine[decl.AgentState, decl.AgentInput]
-	ended chan int    // the number of runs ended, each time the agent is idle
-	shown chan uint64 // with the panel: the newest input its event stream has shown
-	stop  func()
+	dir    string
+	fleet  *journal.BoltFleet
+	runs   *runs
+	srv    *httptest.Server // with the panel: the command's handler
+	inputs uint64           // journaled, in every run's agent
+	stop   func()
 }
+
+const longRunsToken = "long-runs"
 
 func startLongRuns(tb testing.TB, panel bool) *longRuns {
 	tb.Helper()
@@ -53,78 +55,29 @@ func startLongRuns(tb testing.TB, panel bool) *longRuns {
 	}
 	// The work of newWork offline, whatever the environment says.
 	work := Work{Planner: RulePlanner{}, Reflector: RuleReflector{}, Toolkit: &Toolkit{Tools: Tools(ws), Allow: Allow, Filter: Filter}, RetryLimit: 1}
-	store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
+	fleet, err := journal.OpenBoltFleet(filepath.Join(dir, "agents.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r := &longRuns{dir: dir, ended: make(chan int, 1)}
-	var closePanel func()
+	r := &longRuns{dir: dir, fleet: fleet}
+	rc := runsConfig{Fleet: fleet, Work: work, MaxRuns: defaultMaxRuns}
 	if panel {
-		const token = "long-runs"
-		auth := httpbridge.Bearer(token)
-		cfg, _, err := panelConfig(work, auth)
+		srv, err := openServer(rc, longRunsToken, nil)
 		if err != nil {
 			tb.Fatal(err)
 		}
-		jopts, opts := agentOptions(work, time.Now)
-		a, p, err := devpanel.Open(store, cfg, jopts, opts...)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		r.agent, r.shown = a, make(chan uint64, 1)
-		srv := httptest.NewServer(p)
-		req, err := http.NewRequest("GET", srv.URL+"/events", nil)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		if resp.StatusCode != 200 {
-			tb.Fatalf("GET /events: %d", resp.StatusCode)
-		}
-		read := make(chan struct{})
-		go func() { // a page following the timeline
-			defer close(read)
-			lines := bufio.NewScanner(resp.Body)
-			lines.Buffer(nil, 1<<30)
-			for lines.Scan() {
-				id, ok := strings.CutPrefix(lines.Text(), "id: ")
-				if !ok {
-					continue
-				}
-				id, _, _ = strings.Cut(id, ".")
-				if seq, err := strconv.ParseUint(id, 10, 64); err == nil {
-					latest(r.shown, seq)
-				}
-			}
-		}()
-		closePanel = func() {
-			resp.Body.Close()
-			srv.CloseClientConnections()
-			srv.Close()
-			<-read
-		}
-	} else {
-		a, err := Open(store, work, time.Now)
-		if err != nil {
-			store.Close()
-			tb.Fatal(err)
-		}
-		r.agent = a
+		r.runs, r.srv = srv.runs, httptest.NewServer(srv.http.Handler)
+	} else if r.runs, err = openRuns(rc); err != nil {
+		tb.Fatal(err)
 	}
-	r.agent.Subscribe(func(s decl.AgentState) {
-		if Idle(s) {
-			latest(r.ended, len(s.Runs))
-		}
-	})
 	r.stop = sync.OnceFunc(func() {
-		if closePanel != nil {
-			closePanel()
+		if r.srv != nil {
+			r.srv.CloseClientConnections()
+			r.srv.Close()
 		}
-		r.agent.Close(context.Background())
+		if err := errors.Join(r.runs.close(context.Background()), fleet.Close()); err != nil {
+			tb.Error(err)
+		}
 	})
 	tb.Cleanup(r.stop)
 	return r
@@ -139,38 +92,98 @@ func latest[T any](c chan T, v T) {
 	c <- v
 }
 
-// run asks for the n-th task and waits until the agent is idle again with
-// the run ended, and, with the panel, until its event stream has shown the
-// run's every input.
+// run asks for the n-th task, a run of its own, and waits until its agent
+// is idle with the run ended, and, with the panel, until a page following
+// the run's panel's event stream (opened before the task is asked for) has
+// been shown its every input.
 func (r *longRuns) run(tb testing.TB, n int, goal string) {
 	tb.Helper()
-	if err := r.agent.Dispatch(context.Background(), decl.UserRunTask{RunID: fmt.Sprintf("run-%d", n), Goal: goal}); err != nil {
+	ctx := context.Background()
+	runID := fmt.Sprintf("run-%d", n)
+	a, release, err := r.runs.open(ctx, runID)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer release()
+	m := a.Machine()
+	ended := make(chan struct{})
+	var once sync.Once
+	unsubscribe := m.Subscribe(func(s decl.AgentState) {
+		if Idle(s) && record(s, runID).RunID != "" {
+			once.Do(func() { close(ended) })
+		}
+	})
+	defer unsubscribe()
+	var shown chan uint64 // the newest input the page has been shown
+	if r.srv != nil {
+		shown = make(chan uint64, 1)
+		stop := r.follow(tb, runID, shown)
+		defer stop()
+	}
+	if err := m.Dispatch(ctx, decl.UserRunTask{RunID: runID, Goal: goal}); err != nil {
 		tb.Fatal(err)
 	}
 	timeout := time.After(hangGuard)
-	for {
-		select {
-		case runs := <-r.ended:
-			if runs < n {
-				continue
-			}
-		case <-timeout:
-			tb.Fatalf("hung: run %d never ended; %+v", n, r.agent.Current().StateOfAgent())
-		}
-		break
+	select {
+	case <-ended:
+	case <-timeout:
+		tb.Fatalf("hung: run %d never ended; %+v", n, m.Current().StateOfAgent())
 	}
-	if r.shown == nil {
+	seq := m.Seq()
+	r.inputs += seq
+	if shown == nil {
 		return // no panel
 	}
-	for seq := r.agent.Seq(); ; {
+	for {
 		select {
-		case shown := <-r.shown:
-			if shown >= seq {
+		case got := <-shown:
+			if got >= seq {
 				return
 			}
 		case <-timeout:
 			tb.Fatalf("hung: the panel never showed input %d", seq)
 		}
+	}
+}
+
+// follow opens the event stream of run runID's panel, as its page does,
+// and puts the sequence number of each input it shows in shown; stop
+// closes it.
+func (r *longRuns) follow(tb testing.TB, runID string, shown chan uint64) (stop func()) {
+	tb.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	req, err := http.NewRequestWithContext(ctx, "GET", r.srv.URL+"/devpanel/agents/"+runID+"/events", nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+longRunsToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		tb.Fatalf("GET /devpanel/agents/%s/events: %d", runID, resp.StatusCode)
+	}
+	read := make(chan struct{})
+	go func() { // a page following the timeline
+		defer close(read)
+		lines := bufio.NewScanner(resp.Body)
+		lines.Buffer(nil, 1<<30)
+		for lines.Scan() {
+			id, ok := strings.CutPrefix(lines.Text(), "id: ")
+			if !ok {
+				continue
+			}
+			id, _, _ = strings.Cut(id, ".")
+			if seq, err := strconv.ParseUint(id, 10, 64); err == nil {
+				latest(shown, seq)
+			}
+		}
+	}()
+	return func() {
+		cancel()
+		resp.Body.Close()
+		<-read
 	}
 }
 
@@ -202,15 +215,17 @@ func longGoal(n int, words bool) string {
 }
 
 // BenchmarkLongRuns is 1,000 tasks run one after another, each as long as
-// a goal may be and each reading a file of 60 KB (see longGoal): each is
-// asked for and waited for until the agent is idle again, with the run
-// ended. It reports the time of the last 10 runs over that of runs 1 to 10
-// (the ratio the cost of a run grows by over the agent's history), the
-// resident memory and live heap at the end, and the journal's size.
-// panel=true serves the agent with its devpanel, as main does, and waits
-// after each run until a page following the panel's event stream has been
-// shown the run's every input; REACT_LONG_RUNS sets the number of runs
-// (the panel's cost grows with the state: see the package documentation).
+// a goal may be and each reading a file of 60 KB (see longGoal), each a run
+// of its own, an agent in one bbolt fleet: each is asked for and waited for
+// until its agent is idle, with the run ended. It reports the time of the
+// last 10 runs over that of runs 1 to 10 (the ratio the cost of a run grows
+// by over the runs before it), the resident memory and live heap at the end
+// (the agents still active: none has been idle for the registry's
+// IdleTimeout), the fleet file's size and the agents active at the end.
+// panel=true serves the runs with the devpanel fleet, as main does, and
+// waits after each run until a page following the run's panel's event
+// stream has been shown the run's every input; REACT_LONG_RUNS sets the
+// number of runs.
 //
 //	go test -run XXX -bench 'LongRuns/panel=false' -benchtime 1x ./examples/react/
 //	REACT_LONG_RUNS=200 go test -run XXX -bench 'LongRuns/panel=true' -benchtime 1x ./examples/react/
@@ -240,10 +255,23 @@ func BenchmarkLongRuns(b *testing.B) {
 						took[n] = time.Since(start)
 					}
 					end := longrun.Measure(b)
-					inputs := r.agent.Seq()
+					active := r.runs.reg.Stats().Active
 					r.stop()
-					longrun.Report(b, took[1:11], took[runs-9:], startRSS, end, filepath.Join(r.dir, "agent.db"))
-					b.ReportMetric(float64(inputs)/float64(runs), "inputs/run")
+					info, err := os.Stat(filepath.Join(r.dir, "agents.db"))
+					if err != nil {
+						b.Fatal(err)
+					}
+					first, last := longrun.Median(took[1:11]), longrun.Median(took[runs-9:])
+					mib := func(n int64) float64 { return float64(n) / (1 << 20) }
+					b.ReportMetric(float64(last)/float64(first), "last/first")
+					b.ReportMetric(float64(first)/1e6, "first-ms")
+					b.ReportMetric(float64(last)/1e6, "last-ms")
+					b.ReportMetric(mib(startRSS), "rss-start-MiB")
+					b.ReportMetric(mib(end.RSS), "rss-MiB")
+					b.ReportMetric(mib(int64(end.Heap)), "heap-MiB")
+					b.ReportMetric(mib(info.Size()), "fleet-MiB")
+					b.ReportMetric(float64(active), "active")
+					b.ReportMetric(float64(r.inputs)/float64(runs), "inputs/run")
 				}
 			})
 		}

@@ -5,31 +5,52 @@
 // a tool call fails, the reflector heals the run: it retries, substitutes a
 // fallback tool, rolls back to the parent task, asks the user, or aborts.
 //
+// Each run is an agent of its own, with its journal, its state and its
+// devpanel. The agents are kept in one bbolt file, -data/agents.db (a
+// journal.BoltFleet), each under its run's id (a run id with a '.', which
+// may not name an agent, gives "run_" and a hash of it), owned by the
+// operator, whose token the command has; package automata/registry runs
+// them: a run's agent is activated when the run is asked for or someone
+// opens it, and deactivated once it has been idle for five minutes (its run
+// over, nobody holding it). Its journal stays: opening it again activates it
+// from there. Runs proceed in parallel, at most -max-runs (default 8) at
+// once: a run asked for while that many are in progress waits for its turn
+// (GET /runs/{runId} says "queued"), and a run waiting for the user's reply
+// keeps its turn; -max-runs 1 runs the tasks one at a time, in turn. When
+// the command starts, it activates each run's agent once, so that the runs
+// a stop interrupted go on; the others are deactivated again when idle.
+//
 //	go run ./examples/react
 //
-// serves it on http://127.0.0.1:8081 and prints the URL of its devpanel
-// (package automata/devpanel), with the token that lets a client in: open
-// it in a browser. The panel shows the run (its phase and iteration, with
-// alert badges), the task tree, the tool monitor, and the timeline of every
-// input with the seed's events (user.input, tool.request, tool.result,
-// agent.transition, agent.log, system.alert, agent.finished); it travels
-// back in time, sends inputs, and holds the jobs. GET /events is the panel's
-// event stream. The other routes are the seed's bridge: POST /run runs a
-// task ({"goal": "compute 2*21 and find plans"}; tasks run one at a time,
-// in order) and answers its result when it ends (with "Prefer:
-// respond-async", at once), POST /reply answers the agent's question ({"runId": "...",
-// "content": "..."}), GET /runs/{runId} says how a run is doing, GET /health
-// says the server is up, and CORS preflights are answered for the origins of
-// -allow-origin. -addr sets the address, -token the token.
+// serves it on http://127.0.0.1:8081 and prints the URL of its start page,
+// with the token that lets a client in: open it in a browser, type a task,
+// and the devpanel of its run opens (package automata/devpanel). The
+// devpanel is a fleet of panels: its root, /devpanel/, lists the runs, and
+// opens any one at /devpanel/agents/{id}/, which shows the run (its phase
+// and iteration, with alert badges), the task tree, the tool monitor, and
+// the timeline of the run's every input with the seed's events (user.input,
+// tool.request, tool.result, agent.transition, agent.log, system.alert,
+// agent.finished); it travels back in time, sends inputs, and holds the
+// jobs. A task typed in a run's panel is a new run, whose panel opens. The
+// other routes are the seed's bridge, each addressing a run's agent: POST
+// /run runs a task ({"goal": "compute 2*21 and find plans"}) as a new agent
+// and answers its result when it ends (with "Prefer: respond-async", at
+// once), naming its agent; POST /reply answers the run's question
+// ({"runId": "...", "content": "..."}); GET /runs/{runId} says how a run is
+// doing; GET /events?runId=... is the event stream of the run's panel; GET
+// /health says the server is up; and CORS preflights are answered for the
+// origins of -allow-origin. -addr sets the address, -token the token.
 //
 //	go run ./examples/react -terminal
 //
-// runs the tasks of stdin instead, one per line, and prints each run's
-// transitions and answer; nobody answers the agent's questions there, so a
-// run that asks one waits until its time is up. Offline (the default) the planner is rule-based (RulePlanner:
-// "compute 2*21 and count words in notes.txt then find plans"), and the
-// tools are real and local: a calculator, and tools that read the files of
-// the workspace directory (-workspace), of which search_index fails now and
+// runs the tasks of stdin instead, one per line, each a run of its own
+// (run-1, run-2, ... after the runs the fleet has), in parallel as above,
+// and prints each run's transitions and answer; nobody answers the agent's
+// questions there, so a run that asks one waits until its time is up.
+// Offline (the default) the planner is rule-based (RulePlanner: "compute
+// 2*21 and count words in notes.txt then find plans"), and the tools are
+// real and local: a calculator, and tools that read the files of the
+// workspace directory (-workspace), of which search_index fails now and
 // then, deterministically, so that its fallback, grep, shows. With
 // OPENAI_MODEL (or -model) and OPENAI_API_KEY, and OPENAI_BASE_URL for any
 // OpenAI-compatible server, the planner is that model (LLMPlanner, package
@@ -37,40 +58,51 @@
 //
 // The model is examples/react/agent.yaml, generated into decl/ and impl/ by
 // agentgen; the transitions in impl/transitions are written by hand, and the
-// work each actor calls for is in work.go (Work.JobFns). Every input is
-// journaled in -data, so a rerun continues where it stopped.
+// work each actor calls for is in work.go (Work.JobFns). The model's state
+// keeps any number of runs, one after the other; a run's agent keeps one,
+// its admission step refusing the inputs of any other run (runs.go). Every
+// input is journaled in its run's agent, so a rerun continues where it
+// stopped. (A -data directory of the earlier design, where one agent ran
+// every task, keeps that agent in agent.db, which the command no longer
+// reads.)
 //
-// What a run costs follows the run, not the agent's history (issue 20):
+// What a run costs follows the run, not the runs before it (issue 20):
 //
 //	go test -run XXX -bench 'LongRuns/panel=false' -benchtime 1x ./examples/react/
 //
-// runs 1,000 tasks one after another on a bbolt journal, each a goal of
-// 2,000 bytes (the most a goal may be) that reads a file of 60 KB and
-// counts its words, then computes a sum of many terms (words) or looks up
-// a term that is one long token (one-token), and waits until the agent is
-// idle again (BenchmarkLongRuns). On a 2-core AMD EPYC with Go 1.26, the
-// last 10 runs took 0.89 times as long as the first 10 (one-token: 0.97),
-// 11 to 13 ms each, with 75 MiB of live heap at the end (the observations
-// of every run: the state keeps them), 605 MiB resident (the journal's
-// snapshots of that state allocate the most) and a journal of 74 MiB. It
-// was 2.5 times (3.5) before NextRequest passed over the runs that ended
-// in one step each: it looked for each request among every run, on every
-// state.
+// runs 1,000 tasks one after another, each a run of its own in one bbolt
+// fleet and a goal of 2,000 bytes (the most a goal may be) that reads a file
+// of 60 KB and counts its words, then computes a sum of many terms (words)
+// or looks up a term that is one long token (one-token), and waits until
+// the run's agent is idle (BenchmarkLongRuns). On a 2-core AMD EPYC with Go
+// 1.26, shared with other work, two runs of it found the last 10 runs 0.43
+// and 1.24 times as long as the first 10 (one-token: 0.77 and 0.85), 11 to
+// 25 ms each: no growth beyond the machine's noise. At the end there were
+// 163 MiB of live heap (the 1,000 agents are all active still, none having
+// been idle for five minutes, and each state keeps its run's observations
+// of 60 KB), 365 to 381 MiB resident, and a fleet file of 195 MiB (each
+// run's inputs, and the snapshot its agent took when the runs were closed).
+// When one agent ran every task, its state kept every run's observations:
+// the last 10 runs took 0.89 times as long as the first 10 (0.97), with
+// 75 MiB of live heap and 605 MiB resident (the journal's snapshots of that
+// state allocated the most); and 2.5 times (3.5) before NextRequest passed
+// over the runs that ended in one step each, when it looked for each
+// request among every run, on every state.
 //
 // Served with the devpanel, as the command serves it:
 //
 //	go test -run XXX -bench 'LongRuns/panel=true' -benchtime 1x ./examples/react/
 //
-// runs the same 1,000 tasks, each waited for until a page following the
-// panel's event stream has been shown its every input: the last 10 took
-// 1.20 times as long as the first 10 (one-token: 0.72), 14 to 20 ms each.
-// It was 22 times at 200 runs (2.2 s each), when the panel's timeline
-// diffed the whole state before and after every input as JSON; it now
-// walks the Go values, at the cost of what the input changed. Resident
-// memory at the end was 851 MiB (one-token: 518), for a live heap of
-// 185 MiB (the state, which keeps every run's observations of 60 KB, and
-// the panel's log of its latest 8 × History events, which carry them too)
-// and a journal of 74 MiB.
+// runs the same 1,000 tasks, each waited for until a page following its
+// run's panel's event stream has been shown its every input: the last 10
+// took 0.71 and 0.72 times as long as the first 10 (one-token: 1.06 and
+// 0.83), 11 to 20 ms each, with 471 MiB of live heap (each active agent's
+// panel keeps its timeline, whose events carry the observations too) and
+// 914 to 964 MiB resident. With one agent for every task it was 1.20 times
+// (0.72), 14 to 20 ms each, for 185 MiB of live heap and 851 MiB resident;
+// and 22 times at 200 runs (2.2 s each), when the panel's timeline diffed
+// the whole state before and after every input as JSON, where it now walks
+// the Go values, at the cost of what the input changed.
 package main
 
 import (
@@ -90,10 +122,10 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
-	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/llm/openai"
+	"github.com/moora-go/moora/automata/registry"
 	"github.com/moora-go/moora/examples/react/decl"
 )
 
@@ -108,20 +140,26 @@ func main() {
 	}
 }
 
+// defaultMaxRuns is -max-runs by default: how many runs may be in progress
+// at once.
+const defaultMaxRuns = 8
+
 // config is what the flags say.
 type config struct {
 	dataDir, workspace, model string
 	addr, token, origins      string
+	maxRuns                   int
 	terminal                  bool
 }
 
 func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	flags := flag.NewFlagSet("react", flag.ContinueOnError)
 	var cfg config
-	flags.StringVar(&cfg.dataDir, "data", "react-data", "directory that keeps the agent's journal and snapshots")
+	flags.StringVar(&cfg.dataDir, "data", "react-data", "directory that keeps the runs' journals (agents.db) and the token")
 	flags.StringVar(&cfg.workspace, "workspace", "", "directory of the files the tools read (default: workspace in -data, with demo files)")
 	flags.StringVar(&cfg.model, "model", "", "the model that plans, at OPENAI_BASE_URL with OPENAI_API_KEY (default: OPENAI_MODEL, else the rule-based planner)")
 	flags.BoolVar(&cfg.terminal, "terminal", false, "run the tasks of stdin, one per line, instead of serving")
+	flags.IntVar(&cfg.maxRuns, "max-runs", defaultMaxRuns, "how many runs may be in progress at once; the others wait their turn (0: no bound)")
 	flags.StringVar(&cfg.addr, "addr", "127.0.0.1:8081", "address to serve on (Reflexor's is 8080: both can run at once)")
 	flags.StringVar(&cfg.token, "token", "", "the token a client must present (default: the one kept in -data/token, made on the first run)")
 	flags.StringVar(&cfg.origins, "allow-origin", "", "comma-separated origins (scheme://host:port) whose pages may call the server")
@@ -135,56 +173,54 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
 		return err
 	}
-	store, err := journal.OpenBolt(filepath.Join(cfg.dataDir, "agent.db"))
+	fleet, err := journal.OpenBoltFleet(filepath.Join(cfg.dataDir, "agents.db"))
 	if err != nil {
 		return err
 	}
 	if cfg.terminal {
-		return runTerminal(store, work, stdin, stdout)
+		return runTerminal(fleet, work, cfg.maxRuns, stdin, stdout)
 	}
-	return serve(cfg, store, work, stdout)
+	return serve(cfg, fleet, work, stdout)
 }
 
-// serve serves the agent until interrupted.
-func serve(cfg config, store journal.Store, work Work, stdout io.Writer) error {
+// serve serves the runs until interrupted, then closes them (each run's
+// agent takes a snapshot) and the fleet.
+func serve(cfg config, fleet *journal.BoltFleet, work Work, stdout io.Writer) error {
 	if cfg.token == "" {
 		var err error
 		if cfg.token, err = httpbridge.TokenFile(filepath.Join(cfg.dataDir, "token")); err != nil {
-			store.Close()
-			return err
+			return errors.Join(err, fleet.Close())
 		}
-	}
-	auth := httpbridge.Bearer(cfg.token)
-	panelCfg, views, err := panelConfig(work, auth)
-	if err != nil {
-		store.Close()
-		return err
-	}
-	jopts, opts := agentOptions(work, time.Now)
-	a, panel, err := devpanel.Open(store, panelCfg, jopts, opts...)
-	if err != nil {
-		return err
 	}
 	var origins []string
 	if cfg.origins != "" {
 		origins = strings.Split(cfg.origins, ",")
 	}
-	srv := newServer(a, auth, origins)
-	srv.mount("/devpanel/", panel, panel.Close)
-	srv.mux.Handle("GET /events", panel) // the seed's GET /events: the panel's stream
-	srv.mux.Handle("GET /react/", views)
-	srv.mux.Handle("GET /{$}", redirect("/devpanel/"))
+	srv, err := openServer(runsConfig{Fleet: fleet, Work: work, MaxRuns: cfg.maxRuns}, cfg.token, origins)
+	if err != nil {
+		return errors.Join(err, fleet.Close())
+	}
 	l, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
-		return errors.Join(err, a.Close(context.Background()))
+		return errors.Join(err, srv.runs.close(context.Background()), fleet.Close())
 	}
-	fmt.Fprintf(stdout, "ReAct: http://%s/devpanel/?token=%s\n", l.Addr(), cfg.token)
+	fmt.Fprintf(stdout, "ReAct: http://%s/?token=%s\n", l.Addr(), cfg.token)
+	fmt.Fprintf(stdout, "runs:  http://%s/devpanel/?token=%s\n", l.Addr(), cfg.token)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	resumed := make(chan struct{})
+	go func() { // the runs a stop interrupted go on
+		defer close(resumed)
+		if _, err := srv.runs.resume(ctx, nil); err != nil && !errors.Is(err, registry.ErrClosed) && ctx.Err() == nil {
+			fmt.Fprintln(os.Stderr, "react: resuming the runs:", err)
+		}
+	}()
 	err = srv.serve(ctx, l)
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return errors.Join(err, a.Close(closeCtx))
+	err = errors.Join(err, srv.runs.close(closeCtx))
+	<-resumed
+	return errors.Join(err, fleet.Close())
 }
 
 // newWork makes the planner, the reflector and the toolkit the flags and
@@ -217,53 +253,93 @@ func newWork(cfg config) (Work, error) {
 	return work, nil
 }
 
-// runTerminal runs each line of stdin as a task, prints what the runs do,
-// and once stdin ends and the runs are over, stops.
-func runTerminal(store journal.Store, work Work, stdin io.Reader, stdout io.Writer) error {
+// runTerminal runs each line of stdin as a task, a run of its own (run-1,
+// run-2, ... after the runs the fleet has), prints what the runs do, and
+// once stdin ends and the runs are over, stops. The runs a stop interrupted
+// go on, and are waited for too.
+func runTerminal(fleet journal.Fleet, work Work, maxRuns int, stdin io.Reader, stdout io.Writer) error {
 	out := &printer{w: stdout, seen: map[string]bool{}}
 	failed := make(chan error, 1)
-	a, err := Open(store, work, time.Now, automata.WithEvents(func(e automata.Event[decl.AgentState, decl.AgentInput]) {
-		if e.Kind == automata.EffectFailed {
-			select {
-			case failed <- fmt.Errorf("%s failed: %w", e.Key, e.Err):
-			default:
-			}
-		}
-	}))
+	rs, err := openRuns(runsConfig{Fleet: fleet, Work: work, MaxRuns: maxRuns,
+		Options: func(string) []automata.Option[decl.AgentState, decl.AgentInput] {
+			return []automata.Option[decl.AgentState, decl.AgentInput]{automata.WithEvents(func(e automata.Event[decl.AgentState, decl.AgentInput]) {
+				if e.Kind == automata.EffectFailed {
+					select {
+					case failed <- fmt.Errorf("%s failed: %w", e.Key, e.Err):
+					default:
+					}
+				}
+			})}
+		}})
 	if err != nil {
-		store.Close()
-		return err
+		return errors.Join(err, fleet.Close())
 	}
-	idle := make(chan struct{}, 1)
-	a.Subscribe(func(s decl.AgentState) {
-		out.print(s)
-		if Idle(s) {
-			select {
-			case idle <- struct{}{}:
-			default:
-			}
-		}
-	})
 	ctx := context.Background()
+	// Each run watched is held active until it is over.
+	type watched struct {
+		a       *Agent
+		release func()
+		over    chan struct{}
+	}
+	var runs []watched
+	watch := func(a *Agent, release func()) {
+		w := watched{a, release, make(chan struct{})}
+		var once sync.Once
+		a.Machine().Subscribe(func(s decl.AgentState) {
+			out.print(s)
+			if len(s.Requests) > 0 && Idle(s) {
+				once.Do(func() { close(w.over) })
+			}
+		})
+		runs = append(runs, w)
+	}
+	stop := func(err error) error {
+		for _, w := range runs {
+			w.release()
+		}
+		return errors.Join(err, rs.close(ctx), fleet.Close())
+	}
+	n, err := rs.resume(ctx, watch)
+	if err != nil {
+		return stop(err)
+	}
 	lines := bufio.NewScanner(stdin)
-	for n := len(a.Current().Requests); lines.Scan(); {
+	for lines.Scan() {
 		goal := strings.TrimSpace(lines.Text())
 		if goal == "" {
 			continue
 		}
-		n++
-		if err := a.Dispatch(ctx, decl.UserRunTask{RunID: fmt.Sprintf("run-%d", n), Goal: goal}); err != nil {
-			return errors.Join(err, a.Close(ctx))
+		var runID string
+		for {
+			n++
+			runID = fmt.Sprintf("run-%d", n)
+			_, err := rs.reg.Create(agentID(runID), httpbridge.OperatorName)
+			if err == nil {
+				break
+			}
+			if !errors.Is(err, journal.ErrAgentExists) {
+				return stop(err)
+			}
+		}
+		a, release, err := rs.get(ctx, runID)
+		if err != nil {
+			return stop(err)
+		}
+		watch(a, release)
+		if err := a.Machine().Dispatch(ctx, decl.UserRunTask{RunID: runID, Goal: goal}); err != nil {
+			return stop(err)
 		}
 	}
-	for !Idle(a.Current()) {
+	for _, w := range runs {
 		select {
-		case <-idle:
+		case <-w.over:
+		case <-w.a.Machine().Done():
+			return stop(fmt.Errorf("run %s: %w", w.a.ID(), w.a.Machine().Err()))
 		case err := <-failed:
-			return errors.Join(err, a.Close(ctx))
+			return stop(err)
 		}
 	}
-	return errors.Join(lines.Err(), a.Close(ctx))
+	return stop(lines.Err())
 }
 
 // printer shows the runs on a terminal: each transition, alert and answer

@@ -16,10 +16,11 @@ import (
 //go:embed web
 var webFiles embed.FS
 
-// panelConfig is the devpanel of the agent that work drives, with the ReAct
-// views (web/views.js, served at /react/views.js by the handler returned)
-// and the seed's event vocabulary as the timeline's notes.
-func panelConfig(work Work, auth func(*http.Request) error) (devpanel.Config[decl.AgentState, decl.AgentInput], http.Handler, error) {
+// panelConfig is the devpanel of a run's agent, which work drives, with the
+// ReAct views (web/views.js, served at /react/views.js by the handler
+// returned) and the seed's event vocabulary as the timeline's notes. It has
+// no Auth: the devpanel fleet, which serves the panels, authenticates.
+func panelConfig(work Work) (devpanel.Config[decl.AgentState, decl.AgentInput], http.Handler, error) {
 	views, err := fs.Sub(webFiles, "web")
 	if err != nil {
 		return devpanel.Config[decl.AgentState, decl.AgentInput]{}, nil, err
@@ -28,7 +29,6 @@ func panelConfig(work Work, auth func(*http.Request) error) (devpanel.Config[dec
 		Definition:  agent.Definition(),
 		Decode:      decl.DecodeInput,
 		InputSchema: decl.InputSchema(),
-		Auth:        auth,
 		Jobs:        work.JobKeys,
 		Actor:       actor,
 		Notes:       Notes,

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -30,24 +31,41 @@ func testWork(t *testing.T, rebuilding func(string) bool) Work {
 	return Work{Planner: RulePlanner{}, Reflector: RuleReflector{}, Toolkit: &Toolkit{Tools: tools, Allow: Allow, Filter: Filter}, RetryLimit: 1}
 }
 
-// testAgent opens the agent on a new journal, with the purity check, and
-// closes it when the test ends.
-func testAgent(t *testing.T, work Work) *journal.Machine[decl.AgentState, decl.AgentInput] {
+// testRuns opens the command's runs on a new fleet, with the purity check,
+// at most maxRuns in progress at once (0: no bound), and closes them when
+// the test ends.
+func testRuns(t *testing.T, work Work, maxRuns int) *runs {
 	t.Helper()
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	fleet, err := journal.OpenBoltFleet(filepath.Join(t.TempDir(), "agents.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Open(store, work, time.Now, automata.WithPurityCheck[decl.AgentState, decl.AgentInput]())
+	rs, err := openRuns(runsConfig{Fleet: fleet, Work: work, MaxRuns: maxRuns, Options: purityCheck})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := a.Close(context.Background()); err != nil {
+		if err := errors.Join(rs.close(context.Background()), fleet.Close()); err != nil {
 			t.Error(err)
 		}
 	})
-	return a
+	return rs
+}
+
+func purityCheck(string) []automata.Option[decl.AgentState, decl.AgentInput] {
+	return []automata.Option[decl.AgentState, decl.AgentInput]{automata.WithPurityCheck[decl.AgentState, decl.AgentInput]()}
+}
+
+// testRun returns the agent of run runID, created if need be, and holds it
+// active until the test ends.
+func testRun(t *testing.T, rs *runs, runID string) *journal.Machine[decl.AgentState, decl.AgentInput] {
+	t.Helper()
+	a, release, err := rs.open(context.Background(), runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(release)
+	return a.Machine()
 }
 
 // waitFor waits until the agent's state satisfies ok, and returns it. The
@@ -75,14 +93,16 @@ func waitFor(t *testing.T, a *journal.Machine[decl.AgentState, decl.AgentInput],
 	panic("unreachable")
 }
 
-// runTask asks for a task and waits until its run ends.
-func runTask(t *testing.T, a *journal.Machine[decl.AgentState, decl.AgentInput], in decl.UserRunTask) decl.RunRecord {
+// runTask asks for a task, a run of its own in rs, and waits until it
+// ends; it returns the run's record and agent.
+func runTask(t *testing.T, rs *runs, in decl.UserRunTask) (decl.RunRecord, *journal.Machine[decl.AgentState, decl.AgentInput]) {
 	t.Helper()
+	a := testRun(t, rs, in.RunID)
 	if err := a.Dispatch(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}
 	s := waitFor(t, a, "run "+in.RunID+" to end", func(s decl.AgentState) bool { return ended(s, in.RunID) })
-	return record(s, in.RunID)
+	return record(s, in.RunID), a
 }
 
 func ended(s decl.AgentState, runID string) bool {
@@ -114,8 +134,7 @@ func always(string) bool { return true }
 // tools, finishes with each part's result; the secret in config.txt is
 // filtered out of the output.
 func TestRunSucceeds(t *testing.T) {
-	a := testAgent(t, testWork(t, never))
-	r := runTask(t, a, decl.UserRunTask{RunID: "ok", Goal: "compute 6*7 and count words in todo.txt then read config.txt"})
+	r, a := runTask(t, testRuns(t, testWork(t, never), 0), decl.UserRunTask{RunID: "ok", Goal: "compute 6*7 and count words in todo.txt then read config.txt"})
 	if r.Outcome != decl.RunRecordOutcomeFinished || r.Iterations != 3 {
 		t.Fatalf("run %+v", r)
 	}
@@ -140,8 +159,7 @@ func TestRunSucceeds(t *testing.T) {
 // reflector retries it once (retryLimit 1), then substitutes grep, which
 // finds the term.
 func TestFailingToolReplacedByFallback(t *testing.T) {
-	a := testAgent(t, testWork(t, always))
-	r := runTask(t, a, decl.UserRunTask{RunID: "heal", Goal: "find restart"})
+	r, a := runTask(t, testRuns(t, testWork(t, always), 0), decl.UserRunTask{RunID: "heal", Goal: "find restart"})
 	if r.Outcome != decl.RunRecordOutcomeFinished || !strings.Contains(r.Answer, "notes.txt:3") {
 		t.Fatalf("run %+v", r)
 	}
@@ -155,8 +173,7 @@ func TestFailingToolReplacedByFallback(t *testing.T) {
 func TestFlakyToolIsDeterministic(t *testing.T) {
 	var first string
 	for i := range 2 {
-		a := testAgent(t, testWork(t, nil))
-		runTask(t, a, decl.UserRunTask{RunID: "flaky", Goal: "find plans and find jobs and find state and find restart"})
+		_, a := runTask(t, testRuns(t, testWork(t, nil), 0), decl.UserRunTask{RunID: "flaky", Goal: "find plans and find jobs and find state and find restart"})
 		got := strategies(a.Current())
 		if i == 0 {
 			first = got
@@ -175,8 +192,7 @@ func TestFlakyToolIsDeterministic(t *testing.T) {
 func TestToolTimeout(t *testing.T) {
 	w := testWork(t, never)
 	w.TimeoutMs, w.RetryLimit = 50, 0
-	a := testAgent(t, w)
-	r := runTask(t, a, decl.UserRunTask{RunID: "slow", Goal: "wait 10s and compute 1+1"})
+	r, a := runTask(t, testRuns(t, w, 0), decl.UserRunTask{RunID: "slow", Goal: "wait 10s and compute 1+1"})
 	s := a.Current()
 	if r.Outcome != decl.RunRecordOutcomeFinished || s.Calls[0].ErrorKind != decl.ErrorKindTimeout || s.Calls[0].Strategy != "rollback" {
 		t.Fatalf("run %+v, first call %+v", r, s.Calls[0])
@@ -191,8 +207,7 @@ func TestToolTimeout(t *testing.T) {
 func TestRunOutOfTime(t *testing.T) {
 	w := testWork(t, never)
 	w.TimeoutMs = 60_000
-	a := testAgent(t, w)
-	r := runTask(t, a, decl.UserRunTask{RunID: "late", Goal: "wait 30s", MaxDurationMs: ptr[int64](300)})
+	r, a := runTask(t, testRuns(t, w, 0), decl.UserRunTask{RunID: "late", Goal: "wait 30s", MaxDurationMs: ptr[int64](300)})
 	s := a.Current()
 	if r.Outcome != decl.RunRecordOutcomeError || len(s.Alerts) != 1 || s.Alerts[0].Guard != decl.AlertGuardMaxDurationMs {
 		t.Fatalf("run %+v, alerts %+v", r, s.Alerts)
@@ -204,9 +219,11 @@ func TestRunOutOfTime(t *testing.T) {
 
 // TestPermissionErrorAsksTheUser: a path outside the workspace is refused
 // by the security check; the reflector asks the user, whose reply plans
-// the task again; a reply of abort ends the run.
+// the task again; a reply of abort ends the run. Each run is an agent of
+// its own.
 func TestPermissionErrorAsksTheUser(t *testing.T) {
-	a := testAgent(t, testWork(t, never))
+	rs := testRuns(t, testWork(t, never), 0)
+	a := testRun(t, rs, "perm")
 	ctx := context.Background()
 	if err := a.Dispatch(ctx, decl.UserRunTask{RunID: "perm", Goal: "count words in ../../etc/passwd"}); err != nil {
 		t.Fatal(err)
@@ -223,6 +240,7 @@ func TestPermissionErrorAsksTheUser(t *testing.T) {
 		t.Fatalf("run %+v", r)
 	}
 
+	a = testRun(t, rs, "perm2")
 	if err := a.Dispatch(ctx, decl.UserRunTask{RunID: "perm2", Goal: "read /etc/shadow"}); err != nil {
 		t.Fatal(err)
 	}
@@ -237,20 +255,28 @@ func TestPermissionErrorAsksTheUser(t *testing.T) {
 }
 
 // TestLoopLimit: a run that needs more tool calls than maxIterations ends
-// in error with the alert; the task queued behind it runs next.
+// in error with the alert. With one run at a time, the run asked for after
+// it waits for its turn, which the run in error gives back, and runs next.
 func TestLoopLimit(t *testing.T) {
-	a := testAgent(t, testWork(t, never))
-	if err := a.Dispatch(context.Background(), decl.UserRunTask{RunID: "loop", Goal: "compute 1+1, compute 2+2, compute 3+3", MaxIterations: ptr[int64](2)}); err != nil {
+	rs := testRuns(t, testWork(t, never), 1)
+	loop := testRun(t, rs, "loop")
+	if err := loop.Dispatch(context.Background(), decl.UserRunTask{RunID: "loop", Goal: "compute 1+1, compute 2+2, compute 3+3", MaxIterations: ptr[int64](2)}); err != nil {
 		t.Fatal(err)
 	}
-	r := runTask(t, a, decl.UserRunTask{RunID: "after", Goal: "compute 4+4"})
-	s := a.Current()
-	loop := record(s, "loop")
-	if loop.Outcome != decl.RunRecordOutcomeError || loop.Iterations != 2 || !strings.Contains(loop.Error, "maxIterations") {
-		t.Errorf("run %+v", loop)
+	waitFor(t, loop, "loop to start", func(s decl.AgentState) bool { return s.RunID == "loop" })
+	r, _ := runTask(t, rs, decl.UserRunTask{RunID: "after", Goal: "compute 4+4"})
+	l := record(loop.Current(), "loop")
+	if l.Outcome != decl.RunRecordOutcomeError || l.Iterations != 2 || !strings.Contains(l.Error, "maxIterations") {
+		t.Errorf("run %+v", l)
 	}
 	if r.Outcome != decl.RunRecordOutcomeFinished || r.Answer != "compute 4+4: 8" {
 		t.Errorf("the next run %+v", r)
+	}
+	if r.StartedAt < l.EndedAt {
+		t.Errorf("the next run started at %d, before loop ended at %d", r.StartedAt, l.EndedAt)
+	}
+	if n := rs.turns.inUse(); n != 0 {
+		t.Errorf("%d turns taken once both runs ended", n)
 	}
 }
 
@@ -258,50 +284,108 @@ func TestLoopLimit(t *testing.T) {
 func TestConsecutiveFailures(t *testing.T) {
 	w := testWork(t, always)
 	w.RetryLimit = 5
-	a := testAgent(t, w)
-	r := runTask(t, a, decl.UserRunTask{RunID: "fails", Goal: "find plans", MaxFailures: ptr[int64](3)})
+	r, a := runTask(t, testRuns(t, w, 0), decl.UserRunTask{RunID: "fails", Goal: "find plans", MaxFailures: ptr[int64](3)})
 	s := a.Current()
 	if r.Outcome != decl.RunRecordOutcomeError || r.Iterations != 3 || len(s.Alerts) != 1 || s.Alerts[0].Guard != decl.AlertGuardMaxFailures {
 		t.Fatalf("run %+v, alerts %+v", r, s.Alerts)
 	}
 }
 
-// TestRestartResumes: an agent closed while a run waits for the user is
-// reopened from its journal in the same phase, and the reply finishes the
-// run.
+// blockingWait is the wait tool until release is closed: a call blocks
+// until then, or until its context ends.
+type blockingWait struct{ release chan struct{} }
+
+func (blockingWait) ID() string          { return "wait" }
+func (blockingWait) Description() string { return "waits until the test lets it" }
+func (w blockingWait) Execute(ctx context.Context, _ string, _ map[string]string) (string, error) {
+	select {
+	case <-w.release:
+		return "waited", nil
+	case <-ctx.Done():
+		return "", ctx.Err()
+	}
+}
+
+// TestRestartResumes: runs whose agents are closed (the command stops)
+// while one waits for the user and another's tool call runs are resumed
+// from their journals when the runs open again: each in the same phase, the
+// tool call started again, and the reply finishes its run.
 func TestRestartResumes(t *testing.T) {
 	w := testWork(t, never)
-	path := filepath.Join(t.TempDir(), "agent.db")
-	open := func() *journal.Machine[decl.AgentState, decl.AgentInput] {
-		store, err := journal.OpenBolt(path)
-		if err != nil {
-			t.Fatal(err)
+	tool := blockingWait{make(chan struct{})}
+	for i, x := range w.Toolkit.Tools {
+		if x.ID() == "wait" {
+			w.Toolkit.Tools[i] = tool
 		}
-		a, err := Open(store, w, time.Now)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return a
 	}
-	a := open()
+	path := filepath.Join(t.TempDir(), "agents.db")
 	ctx := context.Background()
-	if err := a.Dispatch(ctx, decl.UserRunTask{RunID: "r", Goal: "read ../x"}); err != nil {
+	open := func() (*runs, func()) {
+		fleet, err := journal.OpenBoltFleet(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs, err := openRuns(runsConfig{Fleet: fleet, Work: w, MaxRuns: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rs, func() {
+			if err := errors.Join(rs.close(ctx), fleet.Close()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	rs, closeRuns := open()
+	for _, in := range []decl.UserRunTask{{RunID: "r", Goal: "read ../x"}, {RunID: "w", Goal: "wait 1s and compute 1+1"}} {
+		a, release, err := rs.open(ctx, in.RunID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Machine().Dispatch(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		phase := decl.PhaseWaiting
+		if in.RunID == "w" {
+			phase = decl.PhaseAct
+		}
+		waitFor(t, a.Machine(), in.RunID+" in "+string(phase), func(s decl.AgentState) bool { return s.Phase == phase })
+		release()
+	}
+	closeRuns()
+
+	rs, closeRuns = open()
+	defer closeRuns()
+	resumed := map[string]*journal.Machine[decl.AgentState, decl.AgentInput]{}
+	agents, err := rs.resume(ctx, func(a *Agent, release func()) {
+		resumed[a.ID()] = a.Machine()
+		t.Cleanup(release)
+	})
+	if err != nil || agents != 2 || len(resumed) != 2 {
+		t.Fatalf("resumed %d of %d agents, %v", len(resumed), agents, err)
+	}
+	if n := rs.turns.inUse(); n != 2 {
+		t.Errorf("the runs resumed in progress hold %d turns, want 2", n)
+	}
+	r := resumed["r"]
+	if r.Current().Phase != decl.PhaseWaiting {
+		t.Fatalf("r reopened in phase %s", r.Current().Phase)
+	}
+	if err := r.Dispatch(ctx, decl.UserReply{RunID: "r", Content: "todo.txt"}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, a, "a question", func(s decl.AgentState) bool { return s.Phase == decl.PhaseWaiting })
-	if err := a.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	a = open()
-	defer a.Close(ctx)
-	if a.Current().Phase != decl.PhaseWaiting {
-		t.Fatalf("reopened in phase %s", a.Current().Phase)
-	}
-	if err := a.Dispatch(ctx, decl.UserReply{RunID: "r", Content: "todo.txt"}); err != nil {
-		t.Fatal(err)
-	}
-	s := waitFor(t, a, "the run to end", func(s decl.AgentState) bool { return ended(s, "r") })
+	s := waitFor(t, r, "r to end", func(s decl.AgentState) bool { return ended(s, "r") })
 	if r := record(s, "r"); r.Outcome != decl.RunRecordOutcomeFinished || !strings.Contains(r.Answer, "review the plan") {
 		t.Fatalf("run %+v", r)
+	}
+	close(tool.release) // the wait called again lets it go
+	s = waitFor(t, resumed["w"], "w to end", func(s decl.AgentState) bool { return ended(s, "w") })
+	if r := record(s, "w"); r.Outcome != decl.RunRecordOutcomeFinished || r.Answer != "wait 1s: waited\ncompute 1+1: 2" {
+		t.Fatalf("run %+v", r)
+	}
+	if n := rs.turns.inUse(); n != 0 {
+		t.Errorf("%d turns taken once the runs ended", n)
+	}
+	if st := rs.reg.Stats(); st.Activations != 2 {
+		t.Errorf("%d activations, want one for each run resumed", st.Activations)
 	}
 }

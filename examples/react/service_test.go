@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -116,30 +117,35 @@ func (s *service) authed() map[string]string {
 	return map[string]string{"Authorization": "Bearer " + s.token, "Content-Type": "application/json"}
 }
 
-// waitState waits until the agent's state, as the devpanel reports it,
-// satisfies ok, and returns it: it reads the state again after each event
-// of the panel's stream, so that no change goes unseen. The bound only
-// catches a hang.
-func (s *service) waitState(what string, ok func(st map[string]any) bool) map[string]any {
+// panel is the path of run runID's devpanel, under which its state, hold
+// and events are.
+func panel(runID string) string { return "/devpanel/agents/" + agentID(runID) }
+
+// waitState waits until the state of run runID's agent, as its devpanel
+// reports it, satisfies ok, and returns it: it reads the state again after
+// each event of the panel's stream, so that no change goes unseen. The
+// bound only catches a hang.
+func (s *service) waitState(runID, what string, ok func(st map[string]any) bool) map[string]any {
 	s.t.Helper()
 	var st map[string]any
-	s.untilEvent(what, func() bool {
-		_, answer := s.do("GET", "/devpanel/state", "", s.authed())
+	s.untilEvent(runID, what, func() bool {
+		_, answer := s.do("GET", panel(runID)+"/state", "", s.authed())
 		st, _ = answer["state"].(map[string]any)
 		return st != nil && ok(st)
 	})
 	return st
 }
 
-// quiet waits until the devpanel's hold says no step is in progress and no
-// job runs but those watch allows (the watchdog, which sleeps until the
-// run's deadline): every other job waits at the gate or the route, or has
-// ended. Like waitState, it reads the hold again after each event.
-func (s *service) quiet(watch func(key string) bool) map[string]any {
+// quiet waits until the devpanel's hold of run runID's agent says no step
+// is in progress and no job runs but those watch allows (the watchdog,
+// which sleeps until the run's deadline): every other job waits at the gate
+// or the route, or has ended. Like waitState, it reads the hold again after
+// each event.
+func (s *service) quiet(runID string, watch func(key string) bool) map[string]any {
 	s.t.Helper()
 	var h map[string]any
-	s.untilEvent("the jobs to stop at the hold", func() bool {
-		_, h = s.do("GET", "/devpanel/hold", "", s.authed())
+	s.untilEvent(runID, "the jobs to stop at the hold", func() bool {
+		_, h = s.do("GET", panel(runID)+"/hold", "", s.authed())
 		busy := h["stepping"] == true
 		for _, k := range h["running"].([]any) {
 			busy = busy || !watch(k.(string))
@@ -149,20 +155,23 @@ func (s *service) quiet(watch func(key string) bool) map[string]any {
 	return h
 }
 
-// untilEvent calls done, and again after each event of the panel's stream,
-// until it returns true: no change goes unseen. The bound only catches a
-// hang.
-func (s *service) untilEvent(what string, done func() bool) {
+// untilEvent calls done, and again after each event of the stream of run
+// runID's panel, until it returns true: no change goes unseen. The bound
+// only catches a hang.
+func (s *service) untilEvent(runID, what string, done func() bool) {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+s.addr+"/devpanel/events", nil)
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+s.addr+panel(runID)+"/events", nil)
 	req.Header.Set("Authorization", "Bearer "+s.token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		s.t.Fatal(err)
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		s.t.Fatalf("waiting for %s: the events of run %s: %d", what, runID, resp.StatusCode)
+	}
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 1<<20), 1<<20)
 	for !done() {
@@ -184,6 +193,92 @@ func hasRequest(st map[string]any, runID string) bool {
 	return false
 }
 
+// page gets path, a page, with the token in the query, and returns its
+// status and body.
+func (s *service) page(path string) (int, string) {
+	s.t.Helper()
+	resp, err := http.Get("http://" + s.addr + path + "?token=" + s.token)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return resp.StatusCode, string(body)
+}
+
+// notes returns the seed's event types among the notes of the timeline
+// that GET /events?runId= sends, up to the journal's last input (on
+// connect, or after: the panel folds the inputs after the agent applies
+// them).
+func (s *service) notes(runID string) []string {
+	s.t.Helper()
+	last := fmt.Sprintf("id: %d", s.seq(runID))
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+s.addr+"/events?runId="+runID, nil)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		s.t.Fatalf("GET /events?runId=%s: %d", runID, resp.StatusCode)
+	}
+	var seen []string
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for reached := false; sc.Scan(); {
+		if sc.Text() == last {
+			reached = true // its data follows
+		}
+		for _, typ := range seedEvents {
+			if strings.Contains(sc.Text(), `"type":"`+typ+`"`) && !slices.Contains(seen, typ) {
+				seen = append(seen, typ)
+			}
+		}
+		if reached && strings.HasPrefix(sc.Text(), "data: ") {
+			return seen
+		}
+	}
+	s.t.Fatalf("the events of run %s ended before its last input: %v", runID, sc.Err())
+	return nil
+}
+
+// seedEvents are the event vocabulary of seed 002, the timeline's notes.
+var seedEvents = []string{"user.input", "tool.request", "tool.result", "agent.transition", "agent.log", "system.alert", "agent.finished"}
+
+// post posts body to path from a client that may go away (cancel ctx),
+// and sends its answer, or its error, on the channel returned.
+func (s *service) post(ctx context.Context, path, body string) <-chan map[string]any {
+	out := make(chan map[string]any, 1)
+	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+s.addr+path, strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	go func() {
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			out <- map[string]any{"error": err}
+			return
+		}
+		defer resp.Body.Close()
+		var r map[string]any
+		json.NewDecoder(resp.Body).Decode(&r)
+		out <- r
+	}()
+	return out
+}
+
+func waiting(st map[string]any) bool { return st["phase"] == "waiting" }
+
+// TestServiceOverHTTP: the seed's bridge as a process: health, a task run
+// to its result as an agent of its own, two runs waiting for the user at
+// once, a question answered, a client that goes away losing nothing, a run
+// id that is no agent id, each run's event stream, the devpanel fleet that
+// lists the runs, CORS, and bad requests refused with a message that says
+// what is wrong.
 // TestServiceOverHTTP: the seed's bridge as a process: health, a task run
 // to its result, a question answered, tasks serialised, a client that goes
 // away losing nothing, CORS, and bad requests refused with a message that
@@ -193,9 +288,10 @@ func TestServiceOverHTTP(t *testing.T) {
 	if code, answer := s.do("GET", "/health", "", nil); code != 200 || answer["status"] != "ok" {
 		t.Fatalf("GET /health = %d %v", code, answer)
 	}
-	// POST /run runs the task and answers its result.
+	// POST /run runs the task and answers its result: the run is an agent
+	// of its own, whose journal the request opens.
 	code, res := s.do("POST", "/run", `{"runId":"a","goal":"compute 6*7 and count words in notes.txt"}`, s.authed())
-	if code != 200 || res["runId"] != "a" || res["status"] != "finished" || !strings.Contains(res["answer"].(string), "compute 6*7: 42") ||
+	if code != 200 || res["runId"] != "a" || res["agent"] != "a" || res["status"] != "finished" || !strings.Contains(res["answer"].(string), "compute 6*7: 42") ||
 		res["iterations"] != float64(2) || len(res["failures"].([]any)) != 0 || res["seq"] != float64(1) || res["endedAt"].(float64) < res["startedAt"].(float64) {
 		t.Fatalf("POST /run = %d %v", code, res)
 	}
@@ -204,49 +300,46 @@ func TestServiceOverHTTP(t *testing.T) {
 	}
 	// A run that trips a guard ends in error, and says so.
 	code, res = s.do("POST", "/run", `{"runId":"loop","goal":"compute 1+1, compute 2+2, compute 3+3","maxIterations":2}`, s.authed())
-	if code != 200 || res["status"] != "error" || !strings.Contains(res["error"].(string), "maxIterations") || res["iterations"] != float64(2) {
+	if code != 200 || res["status"] != "error" || !strings.Contains(res["error"].(string), "maxIterations") || res["iterations"] != float64(2) || res["seq"] != float64(1) {
 		t.Errorf("a run over its limit: %d %v", code, res)
 	}
 
 	// Run b asks a question (asynchronously: 202 at once); c, asked for
-	// by a client that then goes away, waits behind it.
+	// by a client that then goes away, asks one too: both wait for the
+	// user at once, each in its agent.
 	code, res = s.do("POST", "/run", `{"runId":"b","goal":"read ../secret"}`, map[string]string{"Authorization": "Bearer " + s.token, "Prefer": "respond-async"})
-	if code != 202 || res["runId"] != "b" || res["seq"] == nil {
+	if code != 202 || res["runId"] != "b" || res["agent"] != "b" || res["seq"] != float64(1) {
 		t.Fatalf("POST /run, respond-async = %d %v", code, res)
 	}
 	ctx, leave := context.WithCancel(context.Background())
-	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+s.addr+"/run", strings.NewReader(`{"runId":"c","goal":"compute 1/4"}`))
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	gone := make(chan error, 1)
-	go func() {
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-		}
-		gone <- err
-	}()
-	st := s.waitState("b's question, with c queued", func(st map[string]any) bool {
-		return st["runId"] == "b" && st["phase"] == "waiting" && hasRequest(st, "c")
-	})
+	gone := s.post(ctx, "/run", `{"runId":"c","goal":"count words in ../c.txt"}`)
+	st := s.waitState("b", "b's question", waiting)
 	if !strings.Contains(st["question"].(string), "outside the workspace") {
 		t.Errorf("question %v", st["question"])
 	}
+	s.waitState("c", "c's question", waiting)
 	leave()
-	if err := <-gone; !errors.Is(err, context.Canceled) {
-		t.Fatalf("the client that left got %v", err)
+	if r := <-gone; !errors.Is(r["error"].(error), context.Canceled) {
+		t.Fatalf("the client that left got %v", r)
 	}
-	if _, st := s.do("GET", "/runs/c", "", s.authed()); st["status"] != "queued" {
-		t.Errorf("run c is %v while b waits", st)
+	if _, st := s.do("GET", "/runs/c", "", s.authed()); st["status"] != "running" || st["phase"] != "waiting" {
+		t.Errorf("run c is %v", st)
+	}
+	if code, answer := s.do("POST", "/reply", `{"runId":"c","content":"notes.txt"}`, s.authed()); code != 202 || answer["agent"] != "c" {
+		t.Fatalf("POST /reply = %d %v", code, answer)
+	}
+	// The same POST again waits for the same run: nothing was lost. It
+	// ends while b still waits.
+	code, res = s.do("POST", "/run", `{"runId":"c","goal":"count words in ../c.txt"}`, s.authed())
+	if code != 200 || res["status"] != "finished" || !strings.HasSuffix(res["answer"].(string), ": 26") {
+		t.Errorf("run c, asked for again: %d %v", code, res)
+	}
+	if _, st := s.do("GET", "/runs/b", "", s.authed()); st["status"] != "running" || st["phase"] != "waiting" {
+		t.Errorf("run b is %v once c has ended", st)
 	}
 	if code, answer := s.do("POST", "/reply", `{"runId":"b","content":"todo.txt"}`, s.authed()); code != 202 {
 		t.Fatalf("POST /reply = %d %v", code, answer)
 	}
-	// The same POST again waits for the same run: nothing was lost.
-	code, res = s.do("POST", "/run", `{"runId":"c","goal":"compute 1/4"}`, s.authed())
-	if code != 200 || res["status"] != "finished" || res["answer"] != "compute 1/4: 0.25" {
-		t.Errorf("run c, asked for again: %d %v", code, res)
-	}
-	// b is over (c ran after it), with its failed call in its result.
 	code, res = s.do("POST", "/run", `{"runId":"b","goal":"read ../secret"}`, s.authed())
 	failures, _ := res["failures"].([]any)
 	if code != 200 || !strings.Contains(res["answer"].(string), "review the plan") || len(failures) != 1 ||
@@ -254,78 +347,61 @@ func TestServiceOverHTTP(t *testing.T) {
 		t.Errorf("run b: %d %v", code, res)
 	}
 
-	// Tasks asked for together run one after the other.
-	results := make(chan map[string]any, 2)
-	for _, id := range []string{"d", "e"} {
-		go func() {
-			req, _ := http.NewRequest("POST", "http://"+s.addr+"/run", strings.NewReader(`{"runId":"`+id+`","goal":"compute 2+2 and compute 3+3"}`))
-			req.Header.Set("Authorization", "Bearer "+s.token)
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil {
-				results <- map[string]any{"error": err.Error()}
-				return
-			}
-			defer resp.Body.Close()
-			var r map[string]any
-			json.NewDecoder(resp.Body).Decode(&r)
-			results <- r
-		}()
+	// A run id that may not name an agent (a '.') has an agent of another
+	// id, which no other run may take.
+	code, res = s.do("POST", "/run", `{"runId":"v1.2","goal":"compute 2+2"}`, s.authed())
+	if id := agentID("v1.2"); code != 200 || res["agent"] != id || !strings.HasPrefix(id, "run_") || res["answer"] != "compute 2+2: 4" {
+		t.Errorf("run v1.2: %d %v", code, res)
 	}
-	d, e := <-results, <-results
-	if d["status"] != "finished" || e["status"] != "finished" {
-		t.Fatalf("d and e: %v, %v", d, e)
+	if _, st := s.do("GET", "/runs/v1.2", "", s.authed()); st["status"] != "finished" {
+		t.Errorf("GET /runs/v1.2 = %v", st)
 	}
-	if first, second := d, e; first["seq"].(float64) > second["seq"].(float64) {
-		d, e = e, d
-	}
-	if e["startedAt"].(float64) < d["endedAt"].(float64) {
-		t.Errorf("runs overlap: %s ran %v to %v, %s from %v", d["runId"], d["startedAt"], d["endedAt"], e["runId"], e["startedAt"])
+	if code, answer := s.do("POST", "/run", `{"runId":"`+agentID("v1.2")+`","goal":"compute 3+3"}`, s.authed()); code != 409 || !strings.Contains(answer["error"].(string), `runs run "v1.2"`) {
+		t.Errorf("a run id that is v1.2's agent id: %d %v", code, answer)
 	}
 
-	// GET / leads to the panel with the token.
-	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := noFollow.Get("http://" + s.addr + "/?token=" + s.token)
-	if err != nil {
-		t.Fatal(err)
+	// GET / is the start page; the devpanel's root lists the runs, each
+	// an agent the operator owns.
+	if code, body := s.page("/"); code != 200 || !strings.Contains(body, "<title>ReAct</title>") {
+		t.Errorf("GET / = %d %.200s", code, body)
 	}
-	resp.Body.Close()
-	if loc := resp.Header.Get("Location"); resp.StatusCode != 302 || loc != "/devpanel/?token="+s.token {
-		t.Errorf("GET / = %d to %q", resp.StatusCode, loc)
+	if code, body := s.page("/devpanel/"); code != 200 || !strings.Contains(body, "<h1>Agents</h1>") {
+		t.Errorf("GET /devpanel/ = %d %.200s", code, body)
 	}
-
-	// The devpanel is mounted, and GET /events is its stream: the
-	// timeline of the runs, with the seed's events as notes.
-	if code, answer := s.do("GET", "/devpanel/health", "", s.authed()); code != 200 || answer["status"] != "ok" {
-		t.Errorf("GET /devpanel/health = %d %v", code, answer)
-	}
-	req0, _ := http.NewRequest("GET", "http://"+s.addr+"/events", nil)
-	req0.Header.Set("Authorization", "Bearer "+s.token)
-	resp0, err := http.DefaultClient.Do(req0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var seen []string
-	sc := bufio.NewScanner(resp0.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for sc.Scan() && !strings.HasPrefix(sc.Text(), "event: snapshot") {
-		for _, typ := range []string{"user.input", "tool.request", "tool.result", "agent.transition", "agent.log", "system.alert", "agent.finished"} {
-			if strings.Contains(sc.Text(), `"type":"`+typ+`"`) && !slices.Contains(seen, typ) {
-				seen = append(seen, typ)
-			}
+	code, list := s.do("GET", "/devpanel/agents", "", s.authed())
+	var ids []string
+	for _, a := range list["agents"].([]any) {
+		if a := a.(map[string]any); a["owner"] == "operator" {
+			ids = append(ids, a["id"].(string))
 		}
 	}
-	resp0.Body.Close()
-	if len(seen) != 7 {
-		t.Errorf("the event stream's notes: %v, want all seven of the seed's events", seen)
+	if want := []string{"a", "b", "c", "loop", agentID("v1.2")}; code != 200 || !slices.Equal(ids, want) {
+		t.Errorf("GET /devpanel/agents = %d %v, want the operator's %v", code, list, want)
+	}
+
+	// GET /events?runId= is the run's panel's stream: the timeline of its
+	// inputs, with the seed's events as notes, which the runs a (finished)
+	// and loop (an alert) show between them.
+	if code, answer := s.do("GET", panel("a")+"/health", "", s.authed()); code != 200 || answer["status"] != "ok" {
+		t.Errorf("GET %s/health = %d %v", panel("a"), code, answer)
+	}
+	seen := s.notes("a")
+	for _, typ := range s.notes("loop") {
+		if !slices.Contains(seen, typ) {
+			seen = append(seen, typ)
+		}
+	}
+	if len(seen) != len(seedEvents) {
+		t.Errorf("the event streams' notes: %v, want all seven of the seed's events", seen)
 	}
 
 	// CORS: the allowed origin's preflight, and a stranger refused.
 	pre := map[string]string{"Origin": "http://devpanel.example", "Access-Control-Request-Method": "POST"}
-	req, _ = http.NewRequest("OPTIONS", "http://"+s.addr+"/run", nil)
+	req, _ := http.NewRequest("OPTIONS", "http://"+s.addr+"/run", nil)
 	for k, v := range pre {
 		req.Header.Set(k, v)
 	}
-	resp, err = http.DefaultClient.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -347,6 +423,9 @@ func TestServiceOverHTTP(t *testing.T) {
 		{"a bad runId", "POST", "/run", `{"runId":"a b","goal":"x"}`, s.authed(), 400, "/runid"},
 		{"a limit out of range", "POST", "/run", `{"goal":"x","maxIterations":0}`, s.authed(), 400, "/maxiterations"},
 		{"an unknown run", "GET", "/runs/nope", "", s.authed(), 404, "no run"},
+		{"a reply to an unknown run", "POST", "/reply", `{"runId":"nope","content":"x"}`, s.authed(), 404, "no run"},
+		{"the events of no run", "GET", "/events", "", s.authed(), 400, "name the run"},
+		{"the events of an unknown run", "GET", "/events?runId=nope", "", s.authed(), 404, "no agent"},
 		{"a stranger's origin", "POST", "/run", `{"goal":"x"}`, map[string]string{"Origin": "http://evil.example", "Authorization": "Bearer " + s.token}, 403, "not allowed"},
 	} {
 		code, answer := s.do(bad.method, bad.path, bad.body, bad.header)
@@ -357,12 +436,63 @@ func TestServiceOverHTTP(t *testing.T) {
 	}
 }
 
-// seq returns the journal's last sequence number, as the panel reports it.
-func (s *service) seq() int {
+// TestServiceRunsTakeTurns: with -max-runs 1, a run waits for its turn
+// while another is in progress (a run waiting for the user keeps its turn),
+// then runs; runs asked for together run one after the other.
+func TestServiceRunsTakeTurns(t *testing.T) {
+	s := startService(t, "-max-runs", "1")
+	async := map[string]string{"Authorization": "Bearer " + s.token, "Prefer": "respond-async"}
+	if code, res := s.do("POST", "/run", `{"runId":"b","goal":"read ../secret"}`, async); code != 202 {
+		t.Fatalf("POST /run b = %d %v", code, res)
+	}
+	s.waitState("b", "b's question", waiting)
+	if code, res := s.do("POST", "/run", `{"runId":"c","goal":"compute 1/4"}`, async); code != 202 || res["agent"] != "c" {
+		t.Fatalf("POST /run c = %d %v", code, res)
+	}
+	if _, st := s.do("GET", "/runs/c", "", s.authed()); st["status"] != "queued" {
+		t.Errorf("run c is %v while b waits for the user", st)
+	}
+	if n := s.seq("c"); n != 1 {
+		t.Errorf("c's journal has %d inputs while it waits for its turn, want its request only", n)
+	}
+	if code, answer := s.do("POST", "/reply", `{"runId":"b","content":"todo.txt"}`, s.authed()); code != 202 {
+		t.Fatalf("POST /reply = %d %v", code, answer)
+	}
+	_, b := s.do("POST", "/run", `{"runId":"b","goal":"read ../secret"}`, s.authed())
+	code, c := s.do("POST", "/run", `{"runId":"c","goal":"compute 1/4"}`, s.authed())
+	if code != 200 || c["status"] != "finished" || c["answer"] != "compute 1/4: 0.25" {
+		t.Fatalf("run c: %d %v", code, c)
+	}
+	if c["startedAt"].(float64) < b["endedAt"].(float64) {
+		t.Errorf("c started at %v, before b ended at %v", c["startedAt"], b["endedAt"])
+	}
+
+	// Tasks asked for together run one after the other.
+	results := make(chan map[string]any, 2)
+	for _, id := range []string{"d", "e"} {
+		go func() {
+			results <- <-s.post(context.Background(), "/run", `{"runId":"`+id+`","goal":"compute 2+2 and compute 3+3"}`)
+		}()
+	}
+	d, e := <-results, <-results
+	if d["status"] != "finished" || e["status"] != "finished" {
+		t.Fatalf("d and e: %v, %v", d, e)
+	}
+	if d["startedAt"].(float64) > e["startedAt"].(float64) {
+		d, e = e, d
+	}
+	if e["startedAt"].(float64) < d["endedAt"].(float64) {
+		t.Errorf("runs overlap: %s ran %v to %v, %s from %v", d["runId"], d["startedAt"], d["endedAt"], e["runId"], e["startedAt"])
+	}
+}
+
+// seq returns the last sequence number of run runID's journal, as its panel
+// reports it.
+func (s *service) seq(runID string) int {
 	s.t.Helper()
-	code, answer := s.do("GET", "/devpanel/state", "", s.authed())
+	code, answer := s.do("GET", panel(runID)+"/state", "", s.authed())
 	if code != 200 {
-		s.t.Fatalf("GET /devpanel/state = %d %v", code, answer)
+		s.t.Fatalf("GET %s/state = %d %v", panel(runID), code, answer)
 	}
 	return int(answer["seq"].(float64))
 }

@@ -8,43 +8,47 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/moora-go/moora/automata/devpanel"
+	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/registry"
 	"github.com/moora-go/moora/examples/internal/httprun"
 	"github.com/moora-go/moora/examples/react/decl"
 )
 
-// server is the seed's bridge (devpanelBridge): POST /run takes a task,
-// runs it and answers its result (tasks run one at a time, in order),
-// POST /reply answers the agent's question, GET /runs/{runId} says how a
-// run is doing, GET /health says the server is up; CORS preflights are
-// answered for the allowed origins. Every route but /health needs the
-// token.
+// server is the seed's bridge (devpanelBridge) over the runs, each an agent
+// of its own: POST /run takes a task, runs it as a new agent and answers its
+// result (the runs proceed in parallel, at most -max-runs at once), POST
+// /reply answers the question of a run's agent, GET /runs/{runId} says how a
+// run is doing, GET /events?runId= is the event stream of the run's panel,
+// GET /health says the server is up; CORS preflights are answered for the
+// allowed origins. Every route but /health needs the token.
 type server struct {
-	http  *http.Server
-	agent *journal.Machine[decl.AgentState, decl.AgentInput]
-	auth  func(*http.Request) error
+	http *http.Server
+	runs *runs
+	auth func(*http.Request) error
 	// origins are the origins, besides the server's own, whose pages may
 	// call it.
 	origins []string
 	mux     *http.ServeMux
 	// closing is closed when the server shuts down: the runs waited for
-	// are answered then, and go on.
+	// are answered then, and go on when the command starts again.
 	closing chan struct{}
 }
 
 // maxBody bounds a posted task or reply.
 const maxBody = 64 << 10
 
-func newServer(a *journal.Machine[decl.AgentState, decl.AgentInput], auth func(*http.Request) error, origins []string) *server {
+func newServer(rs *runs, auth func(*http.Request) error, origins []string) *server {
 	mux := http.NewServeMux()
-	s := &server{agent: a, auth: auth, origins: origins, mux: mux, closing: make(chan struct{})}
+	s := &server{runs: rs, auth: auth, origins: origins, mux: mux, closing: make(chan struct{})}
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -60,21 +64,54 @@ func newServer(a *journal.Machine[decl.AgentState, decl.AgentInput], auth func(*
 	return s
 }
 
-// redirect redirects to path, keeping the query (the panel's ?token=).
-func redirect(path string) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		u := url.URL{Path: path, RawQuery: r.URL.RawQuery}
-		http.Redirect(w, r, u.String(), http.StatusFound)
+// openServer opens the runs of rc (rc.Open is the devpanel fleet's: each
+// run's agent has its panel) and serves them: the bridge, the devpanel
+// fleet under /devpanel/ (its root lists the runs, /devpanel/agents/{id}/
+// is a run's panel), the ReAct views under /react/, and the start page at
+// /. Everything but the pages' files needs the token, the operator's. The
+// runs are closed when the server shuts down; the fleet stays the
+// caller's.
+func openServer(rc runsConfig, token string, origins []string) (*server, error) {
+	panelCfg, views, err := panelConfig(rc.Work)
+	if err != nil {
+		return nil, err
+	}
+	panels, err := devpanel.NewFleet(devpanel.FleetConfig[decl.AgentState, decl.AgentInput]{
+		Panel:    panelCfg,
+		Identify: httpbridge.Identities(token, nil),
 	})
+	if err != nil {
+		return nil, err
+	}
+	rc.Open = panels.Open
+	rs, err := openRuns(rc)
+	if err != nil {
+		return nil, err
+	}
+	s := newServer(rs, httpbridge.Bearer(token), origins)
+	fleet := panels.Handler(rs.reg)
+	s.mount("/devpanel/", fleet)
+	s.mux.Handle("GET /events", s.events(fleet))
+	s.mux.Handle("GET /react/", views)
+	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-cache")
+		http.ServeFileFS(w, r, webFiles, "web/start.html")
+	})
+	// Shutdown does not end event streams: closing the runs does (each
+	// panel closes with its agent).
+	s.http.RegisterOnShutdown(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := rs.close(ctx); err != nil {
+			slog.Error("react: closing the runs", "err", err)
+		}
+	})
+	return s, nil
 }
 
-// mount serves h under prefix, which ends in a slash (such as /devpanel/),
-// and calls close, if any, on shutdown.
-func (s *server) mount(prefix string, h http.Handler, close func()) {
+// mount serves h under prefix, which ends in a slash (such as /devpanel/).
+func (s *server) mount(prefix string, h http.Handler) {
 	s.mux.Handle(prefix, http.StripPrefix(strings.TrimSuffix(prefix, "/"), h))
-	if close != nil {
-		s.http.RegisterOnShutdown(close)
-	}
 }
 
 // guard refuses a request that auth refuses.
@@ -121,17 +158,22 @@ func (c *corsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // run runs a task: the body is a user-run-task without its type and
 // timestamp ({"goal": "...", "runId": "...", "maxIterations": 5}); runId
-// defaults to a new one. The task is journaled, then runs after the tasks
-// asked for before it, and the answer, 200, is its result once it has
-// ended (see result). With "Prefer: respond-async" the answer is 202 at
-// once, naming the run and the journal position of the request; GET
-// /runs/{runId} says how it does.
+// defaults to a new one. The run is an agent of its own (agentID: the run
+// id, if it may name an agent), created for it; the task is journaled
+// there, and runs once it has a turn (-max-runs), in parallel with the
+// others. The answer, 200, is its result once it has ended (see result).
+// With "Prefer: respond-async" the answer is 202 at once, naming the run,
+// its agent and the journal position of the request; GET /runs/{runId}
+// says how it does.
 //
-// A client that goes away loses nothing: the run is in the journal and goes
+// A client that goes away loses nothing: the run is in its journal and goes
 // on, GET /runs/{runId} reports it, and the same POST again (a runId asked
 // for before is not queued again) waits for the same run and answers its
 // result. A server that shuts down answers 503; the run goes on when it
-// restarts.
+// starts again. A runId whose agent runs another run (two run ids with one
+// agent id) is refused with 409. With as many agents active as the registry
+// allows (registry.Config.MaxActive), every one in use (runs in progress or
+// waiting for their turn), the answer is 503 with Retry-After.
 func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
 	if err := readJSON(w, r, &body); err != nil {
@@ -152,13 +194,22 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	runID := in.(decl.UserRunTask).RunID
+	// Once asked for, the task is journaled whatever the client does.
+	ctx := context.WithoutCancel(r.Context())
+	a, release, err := s.runs.open(ctx, runID)
+	if err != nil {
+		agentError(w, err)
+		return
+	}
+	defer release()
+	m := a.Machine()
 	if preferAsync(r) {
-		s.dispatch(w, r, in, runID)
+		s.dispatch(ctx, w, a, in, runID)
 		return
 	}
 	// Watch before dispatching, so that the end cannot be missed.
 	ended := make(chan decl.RunRecord, 1)
-	unsubscribe := s.agent.Subscribe(func(st decl.AgentState) {
+	unsubscribe := m.Subscribe(func(st decl.AgentState) {
 		if rec, ok := runRecord(st, runID); ok {
 			select {
 			case ended <- rec:
@@ -167,29 +218,60 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 		}
 	})
 	defer unsubscribe()
-	// Once asked for, the task is journaled whatever the client does.
-	seq, err := s.agent.DispatchSeq(context.WithoutCancel(r.Context()), in)
+	seq, err := m.DispatchSeq(ctx, in)
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+		dispatchError(w, err)
 		return
 	}
-	if rec, ok := runRecord(s.agent.Current(), runID); ok {
+	if rec, ok := runRecord(m.Current(), runID); ok {
 		// Asked for before, and over already.
-		writeJSON(w, http.StatusOK, result(rec, seq))
+		writeJSON(w, http.StatusOK, result(rec, a.ID(), seq))
 		return
+	}
+	shutdown := func() {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"runId": runID, "agent": a.ID(), "seq": seq,
+			"error": "the server is shutting down; the run is journaled and goes on when it starts again"})
 	}
 	select {
 	case rec := <-ended:
-		writeJSON(w, http.StatusOK, result(rec, seq))
+		writeJSON(w, http.StatusOK, result(rec, a.ID(), seq))
 	case <-r.Context().Done():
 		// The client went away; the run goes on.
 	case <-s.closing:
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"runId": runID, "seq": seq,
-			"error": "the server is shutting down; the run is journaled and goes on when it restarts"})
-	case <-s.agent.Done():
-		writeJSON(w, http.StatusServiceUnavailable, map[string]any{"runId": runID, "seq": seq,
-			"error": fmt.Sprintf("the agent stopped: %v", s.agent.Err())})
+		shutdown()
+	case <-m.Done():
+		select {
+		case <-s.closing: // deactivated as the server shuts down
+			shutdown()
+		default:
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"runId": runID, "agent": a.ID(), "seq": seq,
+				"error": fmt.Sprintf("the run's agent stopped: %v", m.Err())})
+		}
 	}
+}
+
+// agentError answers an error of getting a run's agent: 404 when there is
+// none, 503 (with Retry-After when too many agents are in use) otherwise.
+func agentError(w http.ResponseWriter, err error) {
+	switch {
+	case errors.Is(err, journal.ErrNoAgent):
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
+	case errors.Is(err, registry.ErrTooManyActive):
+		w.Header().Set("Retry-After", "1")
+		fallthrough
+	default:
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+	}
+}
+
+// dispatchError answers an input that was not journaled: 409 for another
+// run's input (oneRun), else 503.
+func dispatchError(w http.ResponseWriter, err error) {
+	if errors.Is(err, errOtherRun) {
+		writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
 }
 
 // preferAsync reports whether the request prefers an answer at once
@@ -218,7 +300,8 @@ func runRecord(st decl.AgentState, runID string) (decl.RunRecord, bool) {
 // runResult is the answer to POST /run: how the run ended (status
 // "finished" or "error"), its answer or error, how many tool calls it made
 // (iterations), the calls that failed, when it started and ended (Unix
-// milliseconds), and the journal position of the request.
+// milliseconds), its agent (whose panel is /devpanel/agents/{agent}/), and
+// the position of the request in the agent's journal.
 type runResult struct {
 	RunID      string         `json:"runId"`
 	Status     string         `json:"status"`
@@ -228,19 +311,21 @@ type runResult struct {
 	Failures   []decl.Failure `json:"failures"`
 	StartedAt  int64          `json:"startedAt"`
 	EndedAt    int64          `json:"endedAt"`
+	Agent      string         `json:"agent"`
 	Seq        uint64         `json:"seq"`
 }
 
-func result(rec decl.RunRecord, seq uint64) runResult {
+func result(rec decl.RunRecord, agent string, seq uint64) runResult {
 	failures := rec.Failures
 	if failures == nil {
 		failures = []decl.Failure{}
 	}
 	return runResult{RunID: rec.RunID, Status: string(rec.Outcome), Answer: rec.Answer, Error: rec.Error,
-		Iterations: rec.Iterations, Failures: failures, StartedAt: rec.StartedAt, EndedAt: rec.EndedAt, Seq: seq}
+		Iterations: rec.Iterations, Failures: failures, StartedAt: rec.StartedAt, EndedAt: rec.EndedAt, Agent: agent, Seq: seq}
 }
 
-// reply answers the agent's question: {"runId": "...", "content": "..."}.
+// reply answers the question of a run's agent: {"runId": "...", "content":
+// "..."}; 404 when there is no such run.
 func (s *server) reply(w http.ResponseWriter, r *http.Request) {
 	var body map[string]any
 	if err := readJSON(w, r, &body); err != nil {
@@ -252,7 +337,18 @@ func (s *server) reply(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
 		return
 	}
-	s.dispatch(w, r, in, body["runId"])
+	runID := in.(decl.UserReply).RunID
+	a, release, err := s.runs.get(r.Context(), runID)
+	if errors.Is(err, journal.ErrNoAgent) {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("no run %q", runID)})
+		return
+	}
+	if err != nil {
+		agentError(w, err)
+		return
+	}
+	defer release()
+	s.dispatch(r.Context(), w, a, in, runID)
 }
 
 // decode decodes body as an input of type typ, validating it against its
@@ -266,22 +362,36 @@ func decode(typ string, body map[string]any) (decl.AgentInput, error) {
 	return decl.DecodeInput(data)
 }
 
-// dispatch journals the input and answers 202 with the run and the input's
-// position in the journal.
-func (s *server) dispatch(w http.ResponseWriter, r *http.Request, in decl.AgentInput, runID any) {
-	seq, err := s.agent.DispatchSeq(r.Context(), in)
+// dispatch journals the input in the run's agent a and answers 202 with the
+// run, its agent and the input's position in the agent's journal.
+func (s *server) dispatch(ctx context.Context, w http.ResponseWriter, a *Agent, in decl.AgentInput, runID string) {
+	seq, err := a.Machine().DispatchSeq(ctx, in)
 	if err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+		dispatchError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusAccepted, map[string]any{"runId": runID, "seq": seq})
+	writeJSON(w, http.StatusAccepted, map[string]any{"runId": runID, "agent": a.ID(), "seq": seq})
 }
 
-// runStatus says where run runId is: queued, running (with its phase and
-// iteration), or ended (with its record).
+// runStatus says where run runId is: queued (asked for, waiting for its
+// turn), running (with its phase and iteration), or ended (with its
+// record). It activates the run's agent if need be.
 func (s *server) runStatus(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("runId")
-	st := s.agent.Current()
+	notFound := func() {
+		writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("no run %q", id)})
+	}
+	a, release, err := s.runs.get(r.Context(), id)
+	if errors.Is(err, journal.ErrNoAgent) {
+		notFound()
+		return
+	}
+	if err != nil {
+		agentError(w, err)
+		return
+	}
+	defer release()
+	st := a.Machine().Current()
 	if i := slices.IndexFunc(st.Runs, func(x decl.RunRecord) bool { return x.RunID == id }); i >= 0 {
 		writeJSON(w, http.StatusOK, map[string]any{"status": st.Runs[i].Outcome, "run": st.Runs[i]})
 		return
@@ -294,7 +404,22 @@ func (s *server) runStatus(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"status": "queued"})
 		return
 	}
-	writeJSON(w, http.StatusNotFound, map[string]string{"error": fmt.Sprintf("no run %q", id)})
+	notFound()
+}
+
+// events is GET /events?runId=...: the event stream of the run's panel, as
+// /devpanel/agents/{agent}/events serves it.
+func (s *server) events(panels http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		runID := r.URL.Query().Get("runId")
+		if runID == "" {
+			writeJSON(w, http.StatusBadRequest, map[string]string{"error": "GET /events is a run's event stream: name the run, ?runId=..."})
+			return
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path, r2.URL.RawPath = "/agents/"+agentID(runID)+"/events", ""
+		panels.ServeHTTP(w, r2)
+	})
 }
 
 // readJSON reads a JSON object body of at most maxBody bytes.

@@ -25,6 +25,11 @@ type Work struct {
 	TimeoutMs, RetryLimit int64
 	// Now is the watchdog's clock; nil is time.Now.
 	Now func() time.Time
+	// Begin, if set, is called by a run's start job before it plans: it
+	// returns once the run may start (the command bounds the runs in
+	// progress at once: see runs), or with the error that ends the job
+	// when its context does.
+	Begin func(ctx context.Context) error
 }
 
 // JobFns returns each actor's jobs, on its context (agent.WithJobs prefixes
@@ -32,8 +37,8 @@ type Work struct {
 // so a restored agent calls for the same jobs under the same keys:
 //
 //   - the agent's start-{runId}: no run in progress and a task asked for
-//     that has not run: the planner splits its goal and plans the first
-//     subtask;
+//     that has not run: once Begin lets it, the planner splits its goal and
+//     plans the first subtask;
 //   - plan-{runId}-{n} in phase plan (n counts the run's transitions): the
 //     planner plans the next pending task, or writes the answer;
 //   - replan-{runId}-{n} while waiting, once the user has replied (n counts
@@ -169,6 +174,11 @@ func observation(os []decl.Observation, callID string) (decl.Observation, bool) 
 // start splits the request's goal and plans its first subtask.
 func (w Work) start(r decl.TaskRequest) automata.Job[decl.AgentInput] {
 	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
+		if w.Begin != nil {
+			if err := w.Begin(ctx); err != nil {
+				return err
+			}
+		}
 		key := automata.JobKey(ctx)
 		in := decl.AgentPlan{RunID: r.RunID, Start: &r}
 		parts, err := w.Planner.Decompose(ctx, key, r.Goal)

@@ -1,7 +1,10 @@
-// The ReAct views of the devpanel (an extension: see package
+// The ReAct views of a run's devpanel (an extension: see package
 // automata/devpanel): the run's state and iteration with alert badges, a box
-// to run a task or answer the agent, the task tree, and the tool monitor.
+// to answer the agent or run a new task (a run of its own, whose panel then
+// opens), the task tree, and the tool monitor. The panel is the devpanel
+// fleet's /agents/{agent}/; its root, two levels up, lists the runs.
 const token = new URLSearchParams(location.search).get('token') || '';
+const query = '?token=' + encodeURIComponent(token);
 
 function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -53,9 +56,10 @@ export function mount(el, panel) {
   const runBtn = h('button', { id: 'react-run-task', type: 'submit' }, 'Run');
   const form = h('form', { id: 'react-task' }, goal, runBtn);
   const msg = h('div', { id: 'react-msg' });
+  const runs = h('a', { id: 'react-runs', href: '../../' + query }, 'all runs');
   const tree = h('ul', { id: 'react-tree', class: 'tree' });
   const tools = h('tbody', { id: 'react-tools' });
-  const status = h('div', {}, h('h2', {}, 'ReAct'), phase, run, iteration, alerts, question, answer, form, msg);
+  const status = h('div', {}, h('h2', {}, 'ReAct ', h('small', {}, '(', runs, ')')), phase, run, iteration, alerts, question, answer, form, msg);
   const treeBox = h('div', {}, h('h2', {}, 'Task tree'), tree);
   const toolBox = h('div', {}, h('h2', {}, 'Tool monitor'),
     h('table', {}, h('thead', {}, h('tr', {}, ...['call', 'tool', 'try', 'parameters', 'result', 'ms', 'retries', 'strategy'].map((t) => h('th', {}, t)))), tools));
@@ -71,8 +75,11 @@ export function mount(el, panel) {
         await post('/reply', { runId: s.runId, content: text });
         msg.textContent = 'replied';
       } else {
+        // A new task is a run of its own: open its panel.
         const r = await post('/run', { goal: text });
-        msg.textContent = `queued ${r.runId}`;
+        msg.textContent = `started ${r.runId}`;
+        location.assign(`../${encodeURIComponent(r.agent)}/${query}`);
+        return;
       }
       goal.value = '';
     } catch (e) {
@@ -83,7 +90,8 @@ export function mount(el, panel) {
   panel.onState((s) => {
     phase.textContent = s.phase;
     phase.className = 'phase phase-' + s.phase;
-    run.textContent = s.runId ? `run ${s.runId}: ${s.goal}` : 'no run yet';
+    const asked = (s.requests || [])[0];
+    run.textContent = s.runId ? `run ${s.runId}: ${s.goal}` : asked ? `run ${asked.runId} waits for its turn: ${asked.goal}` : 'no run yet';
     iteration.textContent = s.runId ? `iteration ${s.iteration} of ${s.limits.maxIterations} · failures in a row ${s.failures} of ${s.limits.maxFailures}` : '';
     alerts.replaceChildren(...(s.alerts || []).map((a) => h('span', { class: 'alert', title: a.message }, a.guard)));
     question.hidden = s.phase !== 'waiting';
