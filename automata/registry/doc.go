@@ -3,13 +3,13 @@
 // when idle, as Orleans runs virtual actors. An agent exists by id whether or
 // not it is active; exactly one activation of an id runs in a registry.
 //
-//	fleet, err := journal.OpenBoltFleet("agents.db") // many agents, one file
+//	fleet, err := journal.OpenBoltFleet(filepath.Join(dir, "agents.db")) // many agents, one file
 //	reg, err := registry.New(registry.Config[decl.AgentState, decl.AgentInput]{
 //		Fleet: fleet,
 //		Open: func(id string, s journal.Store) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
 //			return journal.Open(s, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
 //				Codec: journal.JSON[decl.AgentState](decl.DecodeInput),
-//			}, agent.Options(effects)...)
+//			}, agent.WithJobs(jobs))
 //		},
 //	})
 //	id, err := reg.Create("", owner)             // a new agent, a random id

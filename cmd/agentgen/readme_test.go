@@ -177,6 +177,7 @@ var docSnippets = []string{
 	"automata/journal/doc.go",
 	"automata/httpbridge/doc.go",
 	"automata/devpanel/doc.go",
+	"automata/registry/doc.go",
 	"impl/agent/create.go",
 }
 
