@@ -328,12 +328,14 @@
 //	agents=1000,producers=4     220,700 inputs/s   0.009 commits an input (about 29 agents' Appends a commit)
 //	agents=1,producers=4000     554,600 inputs/s   0.001 commits an input (about 1,000 inputs an Append)
 //
-// that is 0.40 times as fast spread over 1,000 agents as on one (other runs,
-// on a machine that others were loading: 187,000-277,000 and
-// 234,000-498,000 inputs/s). What holds the thousand agents back is less
-// the store than each Machine's cost per Append: with the fleet's commits
-// made to write nothing, 1,000 agents ran at 312,000 inputs/s against
-// 563,000 for one. Before the log, every Append went to its agent's inputs,
-// and 1,000 agents ran at 137,000 inputs/s (0.29), each commit writing 2.5
-// pages an agent.
+// that is 0.40 times as fast spread over 1,000 agents as on one, on a quiet
+// machine (load average 1.7). Other work on the machine slows the one agent
+// more than the thousand, whose Machines run side by side: five runs in a row
+// at a load average of 1.7 to 2.3 gave 183,000-263,000 against
+// 275,000-454,000 inputs/s, ratios from 0.40 to 0.89 (median 0.76). What
+// holds the thousand agents back on a quiet machine is less the store than
+// each Machine's cost per Append: with the fleet's commits made to write
+// nothing, 1,000 agents ran at 312,000 inputs/s against 563,000 for one.
+// Before the log, every Append went to its agent's inputs, and 1,000 agents
+// ran at 137,000 inputs/s (0.29), each commit writing 2.5 pages an agent.
 package journal
