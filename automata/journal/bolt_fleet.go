@@ -82,9 +82,12 @@ type BoltFleet struct {
 	qmu     sync.Mutex
 	queue   []*fleetAppend
 	qclosed bool
-	wake    chan struct{} // one token: the queue is not empty
-	stop    chan struct{}
-	stopped chan struct{}
+	// Appends queued and taken by the commit loop since the fleet opened,
+	// for tests that arrange commits.
+	enqueued, taken int64
+	wake            chan struct{} // one token: the queue is not empty
+	stop            chan struct{}
+	stopped         chan struct{}
 
 	// The agents' records in the log, by id.
 	logBytes int64 // moved once the log holds that many bytes
@@ -695,6 +698,7 @@ func (f *BoltFleet) append(a *boltAgent, records []Record) error {
 		return fmt.Errorf("journal: append to agent %q: the fleet %s is closed", a.scope.id, f.file.path)
 	}
 	f.queue = append(f.queue, req)
+	f.enqueued++
 	f.qmu.Unlock()
 	select {
 	case f.wake <- struct{}{}:
@@ -723,6 +727,7 @@ func (f *BoltFleet) commitLoop() {
 		}
 		f.qmu.Lock()
 		batch, f.queue = f.queue, batch[:0]
+		f.taken += int64(len(batch))
 		f.qmu.Unlock()
 		f.commit(batch)
 		clear(batch)

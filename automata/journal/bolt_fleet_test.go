@@ -131,11 +131,12 @@ func TestBoltFleetSharesCommits(t *testing.T) {
 }
 
 // holdCommits holds up the fleet's commits until the returned function is
-// called: what is appended meanwhile makes one commit then. An agent appends
+// called with how many Appends are to make the next commit: once that many
+// are queued, the commits go on, and those make one. An agent appends
 // enough to grow the file's map, and bbolt grows it only once no read
 // transaction is open, while a Scan of another agent holds one open. The
 // two agents are created here, and closed once the commits go on.
-func holdCommits(t *testing.T, f *journal.BoltFleet) (goOn func()) {
+func holdCommits(t *testing.T, f *journal.BoltFleet) (goOn func(appends int)) {
 	t.Helper()
 	reader, big := fleetAgent(t, f, "reader"), fleetAgent(t, f, "big")
 	if err := reader.Append(fleetRecords(1, 1, 10)); err != nil {
@@ -154,18 +155,35 @@ func holdCommits(t *testing.T, f *journal.BoltFleet) (goOn func()) {
 		}
 	})
 	<-scanning
+	base, _ := journal.FleetQueue(f)
 	wg.Go(func() {
 		if err := big.Append(fleetRecords(1, 64, 64<<10)); err != nil { // 4 MiB
 			t.Error(err)
 		}
 	})
-	time.Sleep(100 * time.Millisecond) // big's commit is under way, waiting for the map
-	return func() {
-		time.Sleep(200 * time.Millisecond) // what was appended is queued
+	// big's commit is under way, waiting for the map, once the commit
+	// loop has taken it.
+	waitQueue(t, f, func(enqueued, taken int64) bool { return enqueued == base+1 && taken == enqueued })
+	return func(appends int) {
+		waitQueue(t, f, func(enqueued, taken int64) bool { return enqueued == base+1+int64(appends) })
 		close(release)
 		wg.Wait()
 		reader.Close()
 		big.Close()
+	}
+}
+
+// waitQueue waits until ok holds of the fleet's queue counts.
+func waitQueue(t *testing.T, f *journal.BoltFleet, ok func(enqueued, taken int64) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
+		if ok(journal.FleetQueue(f)) {
+			return
+		}
+		if time.Now().After(deadline) {
+			enqueued, taken := journal.FleetQueue(f)
+			t.Fatalf("the fleet's queue is stuck at %d queued, %d taken", enqueued, taken)
+		}
 	}
 }
 
@@ -199,7 +217,7 @@ func TestBoltFleetGapFailsOnlyItsAgent(t *testing.T) {
 			errs[i] = s.Append(fleetRecords(seq, seq+1, 10))
 		})
 	}
-	goOn()
+	goOn(len(good) + 1)
 	wg.Wait()
 	after := f.Stats()
 
@@ -242,18 +260,19 @@ func TestBoltFleetTwoAppendsOfAnAgentInOneCommit(t *testing.T) {
 	goOn := holdCommits(t, f)
 	before := f.Stats()
 	var wg sync.WaitGroup
+	queued, _ := journal.FleetQueue(f)
 	wg.Go(func() {
 		if err := s.Append(fleetRecords(2, 2, 10)); err != nil {
 			t.Error(err)
 		}
 	})
-	time.Sleep(50 * time.Millisecond) // queued first
+	waitQueue(t, f, func(enqueued, _ int64) bool { return enqueued == queued+1 }) // queued first
 	wg.Go(func() {
 		if err := s.Append(fleetRecords(3, 12, 1<<10)); err != nil { // 10 KiB
 			t.Error(err)
 		}
 	})
-	goOn()
+	goOn(2)
 	wg.Wait()
 	if st := f.Stats(); st.Commits-before.Commits != 2 {
 		t.Errorf("%d commits, want 2: big's, then both of a's Appends", st.Commits-before.Commits)

@@ -1,0 +1,9 @@
+package journal
+
+// FleetQueue returns how many Appends f has queued for its commits, and how
+// many of them its commit loop has taken, since it opened.
+func FleetQueue(f *BoltFleet) (enqueued, taken int64) {
+	f.qmu.Lock()
+	defer f.qmu.Unlock()
+	return f.enqueued, f.taken
+}
