@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
@@ -711,6 +712,28 @@ func (f *BoltFleet) append(a *boltAgent, records []Record) error {
 	return err
 }
 
+// gather lets the goroutines that are ready to run go first, while they
+// add to the queue, so that their Appends join this commit rather than
+// wait for the next: at most maxGather turns of the scheduler, fewer once a
+// turn adds nothing.
+func (f *BoltFleet) gather() {
+	f.qmu.Lock()
+	n := len(f.queue)
+	f.qmu.Unlock()
+	for range maxGather {
+		runtime.Gosched()
+		f.qmu.Lock()
+		m := len(f.queue)
+		f.qmu.Unlock()
+		if m == n {
+			return
+		}
+		n = m
+	}
+}
+
+const maxGather = 8
+
 // commitLoop commits whatever the queue holds, all of it at once, whenever
 // it is not empty: the appends that arrive while a commit is in flight make
 // the next one, with no delay added. It ends, the queue drained, when the
@@ -725,6 +748,7 @@ func (f *BoltFleet) commitLoop() {
 		case <-f.stop:
 			stopping = true
 		}
+		f.gather()
 		f.qmu.Lock()
 		batch, f.queue = f.queue, batch[:0]
 		f.taken += int64(len(batch))

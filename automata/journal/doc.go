@@ -325,16 +325,21 @@
 // on the 2-core machine of Speed above, 4,000 producers dispatching at once
 // to real Machines on a fleet:
 //
-//	agents=1000,producers=4     220,700 inputs/s   0.009 commits an input (about 29 agents' Appends a commit)
-//	agents=1,producers=4000     554,600 inputs/s   0.001 commits an input (about 1,000 inputs an Append)
+//	agents=1000,producers=4     372,200 inputs/s   0.00025 commits an input (about 975 agents' Appends a commit)
+//	agents=1,producers=4000     441,500 inputs/s   0.00098 commits an input (about 1,000 inputs an Append)
 //
-// that is 0.40 times as fast spread over 1,000 agents as on one, on a quiet
-// machine (load average 1.7). Other work on the machine slows the one agent
-// more than the thousand, whose Machines run side by side: five runs in a row
-// at a load average of 1.7 to 2.3 gave 183,000-263,000 against
-// 275,000-454,000 inputs/s, ratios from 0.40 to 0.89 (median 0.76). What
-// holds the thousand agents back on a quiet machine is less the store than
-// each Machine's cost per Append: with the fleet's commits made to write
+// that is 0.84 times as fast spread over 1,000 agents as on one. The
+// machine is shared and noisy; seven runs of that command, each case beside
+// the other in one run, gave ratios of 0.68, 0.72, 0.82, 0.82, 0.84, 0.89
+// and 0.92 (median 0.82), the thousand agents at 294,000-427,000 inputs/s.
+// Before a commit takes the queue, its loop lets the goroutines that are
+// ready to run go first, for as long as they add to the queue (at most 8
+// turns of the scheduler): the Machines that are about to append then join
+// this commit instead of the next. Without it a commit held about 29 agents'
+// Appends, 0.009 commits an input, and four runs alternating with the above
+// gave ratios of 0.49-0.71 (median 0.60). What is left of the gap is each
+// Machine's cost per Append, which one agent pays once for 1,000 inputs and
+// a thousand agents once for 4: with the fleet's commits made to write
 // nothing, 1,000 agents ran at 312,000 inputs/s against 563,000 for one.
 // Before the log, every Append went to its agent's inputs, and 1,000 agents
 // ran at 137,000 inputs/s (0.29), each commit writing 2.5 pages an agent.
