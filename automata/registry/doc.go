@@ -52,18 +52,23 @@
 //
 // Measured with
 //
-//	go test -run XXX -bench FleetOf10000 -benchtime 2x ./automata/registry/
+//	go test -run XXX -bench FleetOf10000 -benchtime 1x ./automata/registry/
 //
 // on this project's 2-core machine (AMD EPYC, Go 1.26, shared): 10,000 agents
 // of the tests' small model in one bbolt file (journal.OpenBoltFleet), each a
 // snapshot of 10 inputs and 5 inputs after it. Activating one — its info and
 // store from the fleet, the newest snapshot decoded, the 5 inputs replayed, a
-// Get's lease — took 15 µs at the median and 63 µs at the 99th percentile,
-// the file in the page cache. The live heap grew by 3.5 KB per active agent
-// (its machine, its store, the registry's entry), and by 8 bytes per agent
-// once all were deactivated again: an idle agent costs its place in the file,
-// not memory. The commit of many agents' inputs together is measured in
-// package automata/journal (Many agents in one file).
+// Get's lease — took 17 µs at the median and 74 µs at the 99th percentile
+// (two runs: 15-17 and 63-77 µs), the file in the page cache. The first
+// activation after the inputs were written took 398 µs and 658 µs (373 and
+// 604 in another run): the fleet keeps an agent's latest inputs in a log it
+// shares with every agent, and the agent's first Scan moves them to its own
+// journal, a commit with its fsync (see journal, Many agents in one file).
+// The live heap grew by 3.4 KB per active agent (its machine, its store,
+// the registry's entry); once all were deactivated again it was below where
+// it started (the fleet's index of the log, freed by those moves): an idle
+// agent costs its place in the file, not memory. The commit of many agents'
+// inputs together is measured in package automata/journal.
 //
 // # Owners
 //
