@@ -296,7 +296,10 @@
 // among the running jobs), the hand-over to a parked worker goroutine
 // (reused: a fresh goroutine would grow its stack again), and four short
 // critical sections; without event handlers, the end of a job whose own
-// input closed its key is not recorded at all.
+// input closed its key is not recorded at all. Machine.Jobs, which a
+// registry of agents reads to keep an agent with a job in flight active,
+// costs two atomic additions a job: 3% (chains=4 at 594 against 578 ns,
+// medians of four runs alternating the binaries, the floor at 333 in both).
 //
 // One-at-a-time dispatch runs at about 21 million inputs/s, against about
 // 550,000/s for the TypeScript Moorex on Node 20 on the same machine (38×).
