@@ -329,6 +329,11 @@ func (f *BoltFleet) Open(id string) (Store, error) {
 	})
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if err == nil && f.damaged[id] != nil {
+		// Found damaged (its log entry, by a move of the whole log)
+		// while it was being opened: take saw it whole.
+		err = f.damaged[id]
+	}
 	if err != nil {
 		delete(f.open, id)
 		return nil, f.agentError("open", id, err)
@@ -734,6 +739,10 @@ func (f *BoltFleet) gather() {
 
 const maxGather = 8
 
+// maxKeptArena bounds the buffer of log entries the commit loop keeps from
+// one commit to the next.
+const maxKeptArena = 4 << 20
+
 // commitLoop commits whatever the queue holds, all of it at once, whenever
 // it is not empty: the appends that arrive while a commit is in flight make
 // the next one, with no delay added. It ends, the queue drained, when the
@@ -823,7 +832,12 @@ func (f *BoltFleet) commitOnce(batch []*fleetAppend) (bad int, err error) {
 	// loop's, used again by each commit.
 	lasts, arena := f.lasts, f.arena[:0]
 	clear(lasts)
-	defer func() { f.arena = arena[:0] }()
+	defer func() {
+		if cap(arena) > maxKeptArena {
+			arena = nil // one huge commit pins no memory for the fleet's life
+		}
+		f.arena = arena[:0]
+	}()
 	err = f.file.db.Update(func(tx *bolt.Tx) error {
 		log := tx.Bucket(bucketLog)
 		if log == nil {
@@ -1137,6 +1151,18 @@ func (f *BoltFleet) move(a *boltAgent) error {
 	if movedAny {
 		f.moves.Add(1)
 	}
+	// The damaged are marked before their pending entries go, so that no
+	// Store of theirs is taken for whole in between.
+	if len(damaged) > 0 {
+		f.mu.Lock()
+		for id, ce := range damaged {
+			f.damaged[id] = ce
+			if open := f.open[id]; open != nil {
+				open.scope.broken.CompareAndSwap(nil, ce)
+			}
+		}
+		f.mu.Unlock()
+	}
 	f.pmu.Lock()
 	for id, m := range done {
 		p := f.pending[id]
@@ -1156,16 +1182,6 @@ func (f *BoltFleet) move(a *boltAgent) error {
 		}
 	}
 	f.pmu.Unlock()
-	if len(damaged) > 0 {
-		f.mu.Lock()
-		for id, ce := range damaged {
-			f.damaged[id] = ce
-			if open := f.open[id]; open != nil {
-				open.scope.broken.CompareAndSwap(nil, ce)
-			}
-		}
-		f.mu.Unlock()
-	}
 	if a != nil && damaged[a.scope.id] != nil {
 		return damaged[a.scope.id]
 	}

@@ -352,6 +352,25 @@ func TestRestartResumes(t *testing.T) {
 		release()
 	}
 	closeRuns()
+	// An agent whose journal is damaged, sorting before the others: its
+	// damage is its own, and the others are resumed all the same.
+	fleet, err := journal.OpenBoltFleet(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fleet.Create("a-damaged", journal.AgentInfo{Owner: "operator"}); err != nil {
+		t.Fatal(err)
+	}
+	damaged, err := fleet.Open("a-damaged")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := damaged.Append([]journal.Record{{Seq: 1, Data: []byte("not a frame")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(damaged.Close(), fleet.Close()); err != nil {
+		t.Fatal(err)
+	}
 
 	rs, closeRuns = open()
 	defer closeRuns()
@@ -360,8 +379,8 @@ func TestRestartResumes(t *testing.T) {
 		resumed[a.ID()] = a.Machine()
 		t.Cleanup(release)
 	})
-	if err != nil || agents != 2 || len(resumed) != 2 {
-		t.Fatalf("resumed %d of %d agents, %v", len(resumed), agents, err)
+	if err != nil || agents != 3 || len(resumed) != 2 {
+		t.Fatalf("resumed %d of %d agents (one damaged), %v", len(resumed), agents, err)
 	}
 	if n := rs.turns.inUse(); n != 2 {
 		t.Errorf("the runs resumed in progress hold %d turns, want 2", n)

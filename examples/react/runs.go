@@ -36,6 +36,7 @@ type Agent = registry.Agent[decl.AgentState, decl.AgentInput]
 type runs struct {
 	reg   *registry.Registry[decl.AgentState, decl.AgentInput]
 	turns *turns
+	log   *slog.Logger
 }
 
 // runsConfig configures openRuns. Fleet and Work are required.
@@ -62,7 +63,10 @@ type runsConfig struct {
 // openRuns starts the registry of the runs over cfg.Fleet. Close the runs
 // before the fleet.
 func openRuns(cfg runsConfig) (*runs, error) {
-	rs := &runs{turns: &turns{max: cfg.MaxRuns}}
+	rs := &runs{turns: &turns{max: cfg.MaxRuns}, log: cfg.Logger}
+	if rs.log == nil {
+		rs.log = slog.Default()
+	}
 	open := cfg.Open
 	if open == nil {
 		open = func(store journal.Store, jopts journal.Options[decl.AgentState, decl.AgentInput], opts ...automata.Option[decl.AgentState, decl.AgentInput]) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
@@ -184,16 +188,28 @@ func (rs *runs) get(ctx context.Context, runID string) (*Agent, func(), error) {
 // returns how many agents the fleet has.
 func (rs *runs) resume(ctx context.Context, keep func(a *Agent, release func())) (agents int, err error) {
 	var ids []string
-	if err := rs.reg.List("", func(id string, _ journal.AgentInfo) error {
+	err = rs.reg.List("", func(id string, _ journal.AgentInfo) error {
 		ids = append(ids, id)
 		return nil
-	}); err != nil {
+	})
+	if err != nil && !errors.As(err, new(*journal.CorruptError)) {
 		return 0, err
+	}
+	if err != nil {
+		// A damaged agent is its own: List listed the others.
+		rs.log.Error("react: runs passed over at start", "err", err)
 	}
 	for _, id := range ids {
 		a, release, err := rs.reg.Get(ctx, id)
 		if errors.Is(err, journal.ErrNoAgent) {
 			continue // deleted meanwhile
+		}
+		var ce *journal.CorruptError
+		if errors.As(err, &ce) || errors.Is(err, registry.ErrTooManyActive) {
+			// One run's damage, or no room for it now, stops none of
+			// the others; it goes on when someone opens it.
+			rs.log.Error("react: a run not resumed at start", "agent", id, "err", err)
+			continue
 		}
 		if err != nil {
 			return len(ids), err
