@@ -98,7 +98,7 @@ type BoltFleet struct {
 
 	commits, appends, records, moves atomic.Int64
 
-	lasts map[*boltAgent]uint64 // the commit loop's, for commitOnce
+	lasts map[string]uint64 // the commit loop's, for commitOnce: by agent id
 	arena []byte
 }
 
@@ -199,7 +199,7 @@ func OpenBoltFleetWith(path string, opts BoltFleetOptions) (*BoltFleet, error) {
 		stopped:  make(chan struct{}),
 		logBytes: opts.LogBytes,
 		pending:  map[string]*pendingLog{},
-		lasts:    map[*boltAgent]uint64{},
+		lasts:    map[string]uint64{},
 	}
 	if f.logBytes <= 0 {
 		f.logBytes = defaultFleetLogBytes
@@ -849,7 +849,9 @@ func (f *BoltFleet) commitOnce(batch []*fleetAppend) (bad int, err error) {
 			if a.err = a.agent.file.usable(a.agent.scope); a.err != nil {
 				continue
 			}
-			last, earlier := lasts[a.agent]
+			// By id, not by Store: two Stores of one id (one closed
+			// while its Append was in flight) append to one journal.
+			last, earlier := lasts[a.agent.scope.id]
 			ok := earlier
 			if !earlier {
 				if last, ok, a.err = f.lastSeq(tx, a.agent); a.err != nil {
@@ -859,7 +861,7 @@ func (f *BoltFleet) commitOnce(batch []*fleetAppend) (bad int, err error) {
 			if a.err = checkAppend(last, ok, a.records); a.err != nil {
 				continue
 			}
-			lasts[a.agent] = a.records[len(a.records)-1].Seq
+			lasts[a.agent.scope.id] = a.records[len(a.records)-1].Seq
 			appends++
 			records += len(a.records)
 			if !earlier && f.direct(a) {
