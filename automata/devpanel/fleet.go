@@ -27,11 +27,20 @@ type FleetConfig[S, I any] struct {
 	// the program's own. A page's token arrives in the Authorization
 	// header, or in the query (?token=) when the page itself is opened.
 	Identify func(r *http.Request) (registry.Identity, error)
+	// OpenToOwners lets an agent's owner open its panel, and not only an
+	// operator. A panel dispatches the inputs of every actor and holds
+	// the agent's jobs: set it only where the owners are the agents'
+	// developers, never for the users of a service, whose clients play one
+	// actor (httpbridge.Config.ClientActors). Default false: the owner of
+	// an agent who is not an operator gets 403 on its panel; anyone else's
+	// agent is 404 either way.
+	OpenToOwners bool
 }
 
 // Fleet serves the panels of the agents of a registry: a list of the agents
-// the caller may see, and each one's panel, which only its owner (or an
-// operator) opens; another identity's agent is 404 on every route. Open the
+// the caller may see, and each one's panel, which an operator opens (and its
+// owner, with FleetConfig.OpenToOwners); another identity's agent is 404 on
+// every route. Open the
 // agents with Fleet.Open (the registry's Config.Open), so that each has its
 // panel from its first input.
 type Fleet[S, I any] struct {
@@ -144,6 +153,10 @@ func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registr
 		} else {
 			wire.WriteError(w, http.StatusInternalServerError, "%v", err)
 		}
+		return
+	}
+	if !who.Operator && !f.cfg.OpenToOwners {
+		wire.WriteError(w, http.StatusForbidden, "the devpanel is the operator's: it dispatches any actor's inputs (FleetConfig.OpenToOwners)")
 		return
 	}
 	if rest == "" || rest == "index.html" {

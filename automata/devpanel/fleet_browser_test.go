@@ -10,7 +10,7 @@ import (
 // a person sees only their own agent, the operator both, and the link of
 // an agent opens its panel, live, showing the input its owner sent.
 func TestBrowserFleetList(t *testing.T) {
-	srv, annID, bobID, annTok, _ := fleetPanel(t)
+	srv, annID, bobID, annTok, _ := fleetPanel(t, true)
 	get(t, srv, "POST", "/agents/"+annID+"/inputs", annTok, false, `{"type":"send-user-message","id":"m1","content":"hello panel","timestamp":1}`)
 	ctx := newBrowser(t)
 	rows := `[...document.querySelectorAll('#agents tr')].map(r => r.cells[0].textContent)`

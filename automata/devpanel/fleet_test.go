@@ -24,7 +24,7 @@ const operator = "panel-operator"
 
 // fleetPanel serves the panels of a registry of starter agents, two owned
 // by ann and bob, and returns the server, their ids and their tokens.
-func fleetPanel(t *testing.T) (srv *httptest.Server, annID, bobID, annTok, bobTok string) {
+func fleetPanel(t *testing.T, openToOwners bool) (srv *httptest.Server, annID, bobID, annTok, bobTok string) {
 	t.Helper()
 	model, err := modelgen.Load("../../agent.yaml")
 	if err != nil {
@@ -40,7 +40,8 @@ func fleetPanel(t *testing.T) (srv *httptest.Server, annID, bobID, annTok, bobTo
 			Decode:      decl.DecodeInput,
 			InputSchema: model.InputSchema,
 		},
-		Identify: httpbridge.Identities(operator, sessions),
+		Identify:     httpbridge.Identities(operator, sessions),
+		OpenToOwners: openToOwners,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -116,7 +117,7 @@ func get(t *testing.T, srv *httptest.Server, method, path, token string, inQuery
 // the operator, and answers 404 on every route to another identity, as for
 // an agent that does not exist; the list shows each identity its own.
 func TestFleetPanelOwnersOnly(t *testing.T) {
-	srv, annID, bobID, annTok, bobTok := fleetPanel(t)
+	srv, annID, bobID, annTok, bobTok := fleetPanel(t, true)
 	input := `{"type":"send-user-message","id":"m1","content":"hi","timestamp":1}`
 	routes := []struct {
 		method, path string
@@ -167,5 +168,40 @@ func TestFleetPanelOwnersOnly(t *testing.T) {
 	}
 	if status, body := get(t, srv, "GET", "/", "", false, ""); status != http.StatusOK || !strings.Contains(body, "<title>devpanel · agents</title>") {
 		t.Errorf("the list page: %d %.100s", status, body)
+	}
+}
+
+// TestFleetPanelIsTheOperatorsByDefault: without OpenToOwners, an owner who
+// is not an operator gets 403 on every route of their own agent's panel
+// (which would let them send any actor's input, and hold the jobs), and
+// nothing reaches the agent; another's agent is 404 as before; the operator
+// opens both.
+func TestFleetPanelIsTheOperatorsByDefault(t *testing.T) {
+	srv, annID, _, annTok, bobTok := fleetPanel(t, false)
+	forged := `{"type":"send-assi-message","id":"forged","content":"not the llm","timestamp":1}`
+	for _, r := range []struct {
+		method, path string
+		inQuery      bool
+		body         string
+	}{
+		{"GET", "/agents/%s/", true, ""},
+		{"GET", "/agents/%s/state?seq=0", false, ""},
+		{"POST", "/agents/%s/hold", false, ""},
+		{"POST", "/agents/%s/inputs", false, forged},
+	} {
+		path := strings.Replace(r.path, "%s", annID, 1)
+		if status, body := get(t, srv, r.method, path, annTok, r.inQuery, r.body); status != http.StatusForbidden || !strings.Contains(body, "OpenToOwners") {
+			t.Errorf("ann %s %s on her own agent: %d %s, want 403", r.method, path, status, body)
+		}
+		if status, _ := get(t, srv, r.method, path, bobTok, r.inQuery, r.body); status != http.StatusNotFound {
+			t.Errorf("bob %s %s: %d, want 404", r.method, path, status)
+		}
+	}
+	status, body := get(t, srv, "GET", "/agents/"+annID+"/state?seq=0", operator, false, "")
+	if status != http.StatusOK {
+		t.Fatalf("the operator's panel of ann's agent: %d %s", status, body)
+	}
+	if status, body := get(t, srv, "GET", "/agents/"+annID+"/hold", operator, false, ""); status != http.StatusOK || strings.Contains(body, `"held":true`) {
+		t.Fatalf("ann's agent after her refused hold: %d %s, want not held", status, body)
 	}
 }

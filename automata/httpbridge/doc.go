@@ -202,7 +202,7 @@
 //	POST   /agents/{id}/inputs         as a Bridge's routes, for that agent …
 //	GET    /agents/{id}/state          … (Last-Event-ID per agent: the agent's journal seq)
 //	GET    /agents/{id}/streams/{name}
-//	POST   /sessions                   (with FleetConfig.Sessions) the operator obtains a new identity: {"token", "identity"}
+//	POST   /sessions                   (with FleetConfig.Sessions) the operator (its bearer token) obtains a new identity: {"token", "identity"}; 403 to anyone else
 //	GET    /client.js                  the client module; connect("/agents/" + id, {token})
 //
 // Every request says who it comes from (FleetConfig.Identify; Identities

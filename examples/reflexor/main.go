@@ -30,6 +30,17 @@
 // OPENAI_BASE_URL for any OpenAI-compatible server, it is that model
 // (package automata/llm/openai).
 //
+// With -users it serves many people instead, each with conversations of
+// their own, every conversation an agent by id in one bbolt file
+// (-data/agents.db): see usersService. The URL it prints is the operator's;
+// a page opened with it obtains an identity of its own (POST
+// /api/sessions, with the operator's token as the bearer token), keeps it,
+// and lists that person's conversations. The routes are httpbridge.Fleet's
+// under /api/ (POST /api/agents, GET /api/agents, /api/agents/{id}/inputs,
+// /api/agents/{id}/state, /api/agents/{id}/streams/{message id}, DELETE
+// /api/agents/{id}); the operator's devpanel of every conversation is under
+// /panel/, and the URL of it goes to stderr.
+//
 // The page (web/, embedded in the binary) talks to the agent through
 // package automata/httpbridge: it posts the user's messages (the bridge
 // lets a page post the user's inputs only: ClientActors), follows the
