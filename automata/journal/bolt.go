@@ -392,29 +392,34 @@ func (j *boltJournal) walk(op string, bucket []byte, first, next func(*bolt.Curs
 	var inFn bool
 	err := j.file.guard(j.scope, op, &inFn, func() error {
 		return j.file.db.View(func(tx *bolt.Tx) error {
-			b, err := j.bucket(tx, bucket)
-			if err != nil {
-				return err
-			}
-			c := b.Cursor()
-			for k, v := first(c); k != nil; k, v = next(c) {
-				if len(k) != 8 {
-					return &CorruptError{Err: fmt.Errorf("%s: bucket %s holds a key of %d bytes (%x), expected 8", j.where(), bucket, len(k), k)}
-				}
-				inFn = true
-				err := fn(Record{Seq: binary.BigEndian.Uint64(k), Data: v})
-				inFn = false
-				if err != nil {
-					return err
-				}
-			}
-			return nil
+			return j.walkTx(tx, bucket, first, next, fn, &inFn)
 		})
 	})
 	if errors.Is(err, ErrStop) {
 		return nil
 	}
 	return err
+}
+
+// walkTx is walk's work in tx; *inFn is true while fn runs, for guard.
+func (j *boltJournal) walkTx(tx *bolt.Tx, bucket []byte, first, next func(*bolt.Cursor) ([]byte, []byte), fn func(Record) error, inFn *bool) error {
+	b, err := j.bucket(tx, bucket)
+	if err != nil {
+		return err
+	}
+	c := b.Cursor()
+	for k, v := first(c); k != nil; k, v = next(c) {
+		if len(k) != 8 {
+			return &CorruptError{Err: fmt.Errorf("%s: bucket %s holds a key of %d bytes (%x), expected 8", j.where(), bucket, len(k), k)}
+		}
+		*inFn = true
+		err := fn(Record{Seq: binary.BigEndian.Uint64(k), Data: v})
+		*inFn = false
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // PutSnapshot is Store.PutSnapshot.

@@ -64,8 +64,9 @@ func fleetBucket(name []byte) []byte {
 // each changed page up to the root), where the log's take a few pages for
 // the whole commit. Once the log holds BoltFleetOptions.LogBytes, its
 // records are moved to their agents' inputs, many an agent, in one
-// transaction; an agent's own are moved before its Scan, Prune and
-// Quarantine, when the fleet opens (what a crash left) and when it closes.
+// transaction; an agent's own are moved before its Prune and Quarantine,
+// when the fleet opens (what a crash left) and when it closes. A Scan reads
+// them where they are.
 // A larger Append of an agent with nothing in the log goes to the agent's
 // inputs at once.
 //
@@ -644,10 +645,63 @@ func (a *boltAgent) Append(records []Record) error {
 
 // Scan moves the agent's records in the log to its inputs first.
 func (a *boltAgent) Scan(from uint64, fn func(Record) error) error {
-	if err := a.fleet.move(a); err != nil {
-		return err
+	f := a.fleet
+	f.pmu.Lock()
+	var keys []uint64 // the numbers of a's entries in the log
+	if p := f.pending[a.scope.id]; p != nil {
+		keys = slices.Clone(p.keys)
 	}
-	return a.boltJournal.Scan(from, fn)
+	f.pmu.Unlock()
+	if len(keys) == 0 {
+		return a.boltJournal.Scan(from, fn)
+	}
+	// Read them where they are, after the agent's inputs: a read moves
+	// nothing (a move is a commit, with its fsync). An entry moved since
+	// keys were taken is among the inputs now, in this transaction, and
+	// absent from the log: the records come in order either way, as the
+	// log holds an agent's latest records, in order of their numbers.
+	var inFn bool
+	err := a.file.guard(a.scope, "scan", &inFn, func() error {
+		return a.file.db.View(func(tx *bolt.Tx) error {
+			first := func(c *bolt.Cursor) ([]byte, []byte) { return c.Seek(seqKey(from)) }
+			if err := a.walkTx(tx, bucketInputs, first, (*bolt.Cursor).Next, fn, &inFn); err != nil {
+				return err
+			}
+			log := tx.Bucket(bucketLog)
+			if log == nil {
+				return &CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, bucketLog)}
+			}
+			key := make([]byte, 8+len(a.scope.id))
+			copy(key[8:], a.scope.id)
+			for _, num := range keys {
+				binary.BigEndian.PutUint64(key, num)
+				v := log.Get(key)
+				if v == nil {
+					continue // moved to the inputs, walked above
+				}
+				_, records, err := decodeLogEntry(f.file.path, key, v)
+				if err != nil {
+					return err
+				}
+				for _, r := range records {
+					if r.Seq < from {
+						continue
+					}
+					inFn = true
+					err := fn(r)
+					inFn = false
+					if err != nil {
+						return err
+					}
+				}
+			}
+			return nil
+		})
+	})
+	if errors.Is(err, ErrStop) {
+		return nil
+	}
+	return err
 }
 
 // Prune moves the agent's records in the log to its inputs first.

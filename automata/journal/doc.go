@@ -279,9 +279,11 @@
 // instead, one checksummed entry an Append, packed in commit order, a few
 // pages for the whole commit. The log is moved to the agents' inputs, many
 // records an agent in one transaction, once it holds
-// BoltFleetOptions.LogBytes (16 MiB); an agent's share before its Scan,
-// Prune or Quarantine; and the whole log when the fleet opens (what a crash
-// left there) and closes. BoltFleet.Stats counts commits, Appends and moves.
+// BoltFleetOptions.LogBytes (16 MiB); an agent's share before its Prune or
+// Quarantine; and the whole log when the fleet opens (what a crash left
+// there) and closes. A Scan writes nothing: it reads the agent's records
+// where they are, its inputs and then its entries in the log, so that
+// activating an agent (its journal replayed) costs no commit. BoltFleet.Stats counts commits, Appends and moves.
 // Snapshots, prunes, quarantines, creates and deletes are transactions of
 // their own.
 //

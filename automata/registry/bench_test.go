@@ -121,9 +121,8 @@ func BenchmarkFleetOf10000(b *testing.B) {
 	}
 	for b.Loop() {
 		// The first activation of each agent finds its last inputs in
-		// the fleet's shared log, and moves them to its own journal
-		// before it replays them (a commit, an fsync); the second finds
-		// them there.
+		// the fleet's shared log, and reads them there; the second, the
+		// same.
 		before := heap()
 		first := activateAll()
 		active := heap()

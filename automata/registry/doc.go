@@ -58,15 +58,14 @@
 // of the tests' small model in one bbolt file (journal.OpenBoltFleet), each a
 // snapshot of 10 inputs and 5 inputs after it. Activating one — its info and
 // store from the fleet, the newest snapshot decoded, the 5 inputs replayed, a
-// Get's lease — took 17 µs at the median and 74 µs at the 99th percentile
-// (two runs: 15-17 and 63-77 µs), the file in the page cache. The first
-// activation after the inputs were written took 398 µs and 658 µs (373 and
-// 604 in another run): the fleet keeps an agent's latest inputs in a log it
-// shares with every agent, and the agent's first Scan moves them to its own
-// journal, a commit with its fsync (see journal, Many agents in one file).
-// The live heap grew by 3.4 KB per active agent (its machine, its store,
-// the registry's entry); once all were deactivated again it was below where
-// it started (the fleet's index of the log, freed by those moves): an idle
+// Get's lease — took 21 µs at the median and 79 µs at the 99th percentile
+// the first time, 24 and 99 µs the next, the file in the page cache (one
+// run). (The first activation took 398 µs while a Scan moved the agent's
+// latest inputs out of the fleet's shared log, a commit with its fsync;
+// it now reads them there.) The live heap grew by 3.5 KB per active agent
+// (its machine, its store, the registry's entry), and by 52 bytes per agent
+// once all were deactivated again: the fleet's index of the entries the
+// agents have in its log, which BoltFleetOptions.LogBytes bounds. An idle
 // agent costs its place in the file, not memory. The commit of many agents'
 // inputs together is measured in package automata/journal.
 //
