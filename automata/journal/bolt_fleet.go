@@ -430,19 +430,9 @@ func (f *BoltFleet) List(after string, fn func(id string, info AgentInfo) error)
 		err  error
 	}
 	var (
-		page    []entry
-		skipped *CorruptError
-		more    int // skipped after the first
+		page   []entry
+		passed PassedOver
 	)
-	damage := func() error {
-		if skipped == nil {
-			return nil
-		}
-		if more == 0 {
-			return skipped
-		}
-		return &CorruptError{Err: fmt.Errorf("%w; and %d more damaged agents were passed over", skipped.Err, more)}
-	}
 	for {
 		page = page[:0]
 		err := f.file.guard(nil, "list", nil, func() error {
@@ -477,24 +467,19 @@ func (f *BoltFleet) List(after string, fn func(id string, info AgentInfo) error)
 			return err
 		}
 		for _, e := range page {
-			var ce *CorruptError
-			switch {
-			case errors.As(e.err, &ce) && skipped == nil:
-				skipped = ce
-				continue
-			case e.err != nil:
-				more++
+			if e.err != nil {
+				passed.Add(e.err)
 				continue
 			}
 			if err := fn(e.id, e.info); err != nil {
 				if errors.Is(err, ErrStop) {
-					return damage()
+					return passed.Err()
 				}
 				return err
 			}
 		}
 		if len(page) < fleetListPage {
-			return damage()
+			return passed.Err()
 		}
 		after = page[len(page)-1].id
 	}

@@ -76,3 +76,35 @@ func CheckAgentID(id string) error {
 	}
 	return nil
 }
+
+// PassedOver gathers, for a Fleet's List, the damaged agents it passes over
+// (listing the others) into the one error List returns once it is done.
+type PassedOver struct {
+	first *CorruptError
+	more  int
+}
+
+// Add notes a damaged agent passed over: err, or a *CorruptError wrapping it.
+func (p *PassedOver) Add(err error) {
+	if p.first != nil {
+		p.more++
+		return
+	}
+	var ce *CorruptError
+	if !errors.As(err, &ce) {
+		ce = &CorruptError{Err: err}
+	}
+	p.first = ce
+}
+
+// Err returns nil when no agent was passed over; else the first one's
+// *CorruptError, saying how many more there were.
+func (p *PassedOver) Err() error {
+	switch {
+	case p.first == nil:
+		return nil
+	case p.more == 0:
+		return p.first
+	}
+	return &CorruptError{Err: fmt.Errorf("%w; and %d more damaged agents were passed over", p.first.Err, p.more)}
+}

@@ -251,19 +251,7 @@ func (f *Fleet) List(after string, fn func(id string, info journal.AgentInfo) er
 	if err != nil {
 		return err
 	}
-	var (
-		skipped *journal.CorruptError
-		more    int // skipped after the first
-	)
-	damage := func() error {
-		if skipped == nil {
-			return nil
-		}
-		if more == 0 {
-			return skipped
-		}
-		return &journal.CorruptError{Err: fmt.Errorf("%w; and %d more damaged agents were passed over", skipped.Err, more)}
-	}
+	var passed journal.PassedOver
 	for _, id := range ids {
 		var info journal.AgentInfo
 		err := journal.CheckAgentID(id)
@@ -274,27 +262,23 @@ func (f *Fleet) List(after string, fn func(id string, info journal.AgentInfo) er
 			info, err = f.info(ctx, id)
 			cancel()
 		}
-		var ce *journal.CorruptError
 		switch {
 		case errors.Is(err, journal.ErrNoAgent):
 			continue // deleted since it was listed
-		case errors.As(err, &ce) && skipped == nil:
-			skipped = ce
-			continue
-		case ce != nil:
-			more++
+		case errors.As(err, new(*journal.CorruptError)):
+			passed.Add(err)
 			continue
 		case err != nil:
 			return err
 		}
 		if err := fn(id, info); err != nil {
 			if errors.Is(err, journal.ErrStop) {
-				return damage()
+				return passed.Err()
 			}
 			return err
 		}
 	}
-	return damage()
+	return passed.Err()
 }
 
 // ids returns the keys of the bucket after the given one, sorted: the
