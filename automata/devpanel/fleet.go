@@ -144,15 +144,7 @@ func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registr
 		return
 	}
 	id := r.PathValue("id")
-	if len(id) > journal.MaxAgentIDLen {
-		id = id[:journal.MaxAgentIDLen] + "…" // no agent's; not echoed whole
-	}
-	if _, err := reg.Owned(who, id); err != nil {
-		if errors.Is(err, journal.ErrNoAgent) {
-			wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
-		} else {
-			wire.WriteError(w, http.StatusInternalServerError, "%v", err)
-		}
+	if _, ok := httpbridge.ServeOwned(w, reg, who, id); !ok {
 		return
 	}
 	if !who.Operator && !f.cfg.OpenToOwners {
@@ -164,26 +156,11 @@ func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registr
 		http.ServeFileFS(w, r, f.page, "index.html")
 		return
 	}
-	a, release, err := reg.Get(r.Context(), id)
-	switch {
-	case errors.Is(err, journal.ErrNoAgent):
-		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
-		return
-	case errors.Is(err, registry.ErrTooManyActive):
-		w.Header().Set("Retry-After", "1")
-		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
-		return
-	case err != nil:
-		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
+	a, release, ok := httpbridge.ServeActive(w, r, reg, who, id)
+	if !ok {
 		return
 	}
 	defer release()
-	if !who.May(a.Info()) {
-		// Deleted, and its id given to someone else's agent, since the
-		// check above: this activation is of that one.
-		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
-		return
-	}
 	f.mu.Lock()
 	p := f.panels[a.Machine()]
 	f.mu.Unlock()

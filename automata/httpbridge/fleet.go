@@ -191,19 +191,72 @@ type agentInfo struct {
 	Created time.Time `json:"created"`
 }
 
-// owned returns agent id's info if who may see it; otherwise it answers 404,
-// the same for an agent that does not exist and one of someone else's.
-func (f *Fleet[S, I, V]) owned(w http.ResponseWriter, who Identity, id string) (journal.AgentInfo, bool) {
-	info, err := f.cfg.Registry.Owned(who, id)
+// ServeOwned returns the info of agent id of reg if who may see it;
+// otherwise it answers the request itself: 404, word for word as for an
+// agent that does not exist, for another identity's. The devpanel's fleet
+// checks with it too.
+func ServeOwned[S, I any](w http.ResponseWriter, reg *registry.Registry[S, I], who Identity, id string) (journal.AgentInfo, bool) {
+	info, err := reg.Owned(who, id)
 	switch {
 	case errors.Is(err, journal.ErrNoAgent):
 		wire.WriteError(w, http.StatusNotFound, "no agent %q", truncate(id, 100))
 		return info, false
 	case err != nil:
-		wire.WriteError(w, http.StatusInternalServerError, "agent %q: %v", id, err)
+		wire.WriteError(w, http.StatusInternalServerError, "agent %q: %v", truncate(id, 100), err)
 		return info, false
 	}
 	return info, true
+}
+
+// ServeActive activates agent id of reg for a request of who's that
+// ServeOwned let through, and returns it with its lease; otherwise it
+// answers the request itself: 404 for an agent deleted since, or whose id
+// was given to another identity's agent since (the owner is checked again
+// on the activation got); 503 with Retry-After when MaxActive agents are
+// all in use; nothing to a client that left meanwhile.
+func ServeActive[S, I any](w http.ResponseWriter, r *http.Request, reg *registry.Registry[S, I], who Identity, id string) (a *registry.Agent[S, I], release func(), ok bool) {
+	a, release, err := reg.Get(r.Context(), id)
+	switch {
+	case err == nil:
+	case errors.Is(err, journal.ErrNoAgent):
+		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
+		return nil, nil, false
+	case errors.Is(err, registry.ErrTooManyActive):
+		w.Header().Set("Retry-After", "1")
+		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
+		return nil, nil, false
+	case errors.Is(err, registry.ErrClosed):
+		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
+		return nil, nil, false
+	case r.Context().Err() != nil:
+		return nil, nil, false
+	default:
+		wire.WriteError(w, http.StatusInternalServerError, "%v", err)
+		return nil, nil, false
+	}
+	if !who.May(a.Info()) {
+		// The agent was deleted and its id given to someone else's since
+		// ServeOwned: this activation is of that one.
+		release()
+		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
+		return nil, nil, false
+	}
+	if r.Context().Err() != nil {
+		release() // the client left while the agent was activated
+		return nil, nil, false
+	}
+	return a, release, true
+}
+
+// ownedRequest identifies the caller of a request for agent {id} and checks
+// that it may see the agent, answering the request itself when not.
+func (f *Fleet[S, I, V]) ownedRequest(w http.ResponseWriter, r *http.Request) (who Identity, id string, info journal.AgentInfo, ok bool) {
+	if who, ok = f.identify(w, r); !ok {
+		return who, "", info, false
+	}
+	id = r.PathValue("id")
+	info, ok = ServeOwned(w, f.cfg.Registry, who, id)
+	return who, id, info, ok
 }
 
 func (f *Fleet[S, I, V]) session(w http.ResponseWriter, r *http.Request) {
@@ -310,12 +363,7 @@ func ServeAgentList[S, I any](w http.ResponseWriter, r *http.Request, reg *regis
 }
 
 func (f *Fleet[S, I, V]) info(w http.ResponseWriter, r *http.Request) {
-	who, ok := f.identify(w, r)
-	if !ok {
-		return
-	}
-	id := r.PathValue("id")
-	info, ok := f.owned(w, who, id)
+	_, id, info, ok := f.ownedRequest(w, r)
 	if !ok {
 		return
 	}
@@ -323,12 +371,8 @@ func (f *Fleet[S, I, V]) info(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Fleet[S, I, V]) delete(w http.ResponseWriter, r *http.Request) {
-	who, ok := f.identify(w, r)
+	who, id, _, ok := f.ownedRequest(w, r)
 	if !ok {
-		return
-	}
-	id := r.PathValue("id")
-	if _, ok := f.owned(w, who, id); !ok {
 		return
 	}
 	// Checked again where no other Delete and no re-creation of the id
@@ -348,38 +392,21 @@ func (f *Fleet[S, I, V]) delete(w http.ResponseWriter, r *http.Request) {
 // and holding it active while the request lasts (a stream: while it is
 // followed).
 func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
-	who, ok := f.identify(w, r)
+	who, id, _, ok := f.ownedRequest(w, r)
 	if !ok {
-		return
-	}
-	id := r.PathValue("id")
-	if _, ok := f.owned(w, who, id); !ok {
 		return
 	}
 	rest := "/" + r.PathValue("rest")
 	stream := r.Method == http.MethodGet && (rest == "/state" || strings.HasPrefix(rest, "/streams/"))
 	endStream := func() {}
 	if stream {
-		var ok bool
 		if endStream, ok = f.admitStream(w, who); !ok {
 			return
 		}
 	}
-	a, release, err := f.cfg.Registry.Get(r.Context(), id)
-	if err != nil {
+	a, release, ok := ServeActive(w, r, f.cfg.Registry, who, id)
+	if !ok {
 		endStream()
-		switch {
-		case errors.Is(err, journal.ErrNoAgent):
-			wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
-		case errors.Is(err, registry.ErrTooManyActive):
-			w.Header().Set("Retry-After", "1")
-			wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
-		case errors.Is(err, registry.ErrClosed):
-			wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
-		case r.Context().Err() != nil:
-		default:
-			wire.WriteError(w, http.StatusInternalServerError, "%v", err)
-		}
 		return
 	}
 	// The lease (and the stream's place) is held until the request ends,
@@ -397,15 +424,6 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 			hold.release()
 		}
 	}()
-	if !who.May(a.Info()) {
-		// The agent was deleted and its id given to someone else's since
-		// the check above: this activation is of that one.
-		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
-		return
-	}
-	if r.Context().Err() != nil {
-		return // the client left while the agent was activated
-	}
 	ctx := r.Context()
 	if stream {
 		ctx = context.WithValue(ctx, streamHoldKey{}, hold)

@@ -84,9 +84,12 @@ func Identities(operatorToken string, sessions *Sessions) func(r *http.Request) 
 		if operatorToken != "" && operator(r) == nil {
 			return Identity{Name: OperatorName, Operator: true}, nil
 		}
-		scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-		if !ok || !strings.EqualFold(scheme, "Bearer") || sessions == nil {
-			return Identity{}, errors.New("missing or invalid bearer token")
+		tok, err := bearerToken(r)
+		if err != nil {
+			return Identity{}, err
+		}
+		if sessions == nil {
+			return Identity{}, errors.New("wrong bearer token")
 		}
 		name, err := sessions.Check(tok)
 		if err != nil {

@@ -23,19 +23,28 @@ import (
 func Bearer(token string) func(*http.Request) error {
 	want := []byte(token)
 	return func(r *http.Request) error {
-		h := r.Header.Get("Authorization")
-		scheme, got, ok := strings.Cut(h, " ")
-		if h == "" {
-			return errors.New("missing Authorization header (want Bearer <token>)")
-		}
-		if !ok || !strings.EqualFold(scheme, "Bearer") {
-			return errors.New("the Authorization header is not Bearer <token>")
+		got, err := bearerToken(r)
+		if err != nil {
+			return err
 		}
 		if subtle.ConstantTimeCompare([]byte(got), want) != 1 {
 			return errors.New("wrong bearer token")
 		}
 		return nil
 	}
+}
+
+// bearerToken returns the token of r's "Authorization: Bearer <token>".
+func bearerToken(r *http.Request) (string, error) {
+	h := r.Header.Get("Authorization")
+	scheme, token, ok := strings.Cut(h, " ")
+	if h == "" {
+		return "", errors.New("missing Authorization header (want Bearer <token>)")
+	}
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", errors.New("the Authorization header is not Bearer <token>")
+	}
+	return token, nil
 }
 
 // AllowAll is an Auth hook that accepts every request: for a bridge on a
