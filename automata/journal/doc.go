@@ -333,7 +333,10 @@
 // that is 0.84 times as fast spread over 1,000 agents as on one. The
 // machine is shared and noisy; seven runs of that command, each case beside
 // the other in one run, gave ratios of 0.68, 0.72, 0.82, 0.82, 0.84, 0.89
-// and 0.92 (median 0.82), the thousand agents at 294,000-427,000 inputs/s.
+// and 0.92 (median 0.82), the thousand agents at 294,000-427,000 inputs/s;
+// six more on the code as it is now, 0.63, 0.69, 0.83, 0.84, 0.85 and 0.86
+// (median 0.835): one run in three falls below 0.8, where other work on
+// the machine held up the thousand agents' goroutines.
 // Before a commit takes the queue, its loop lets the goroutines that are
 // ready to run go first, for as long as they add to the queue (at most 8
 // turns of the scheduler): the Machines that are about to append then join
