@@ -397,10 +397,13 @@ func (b *Bridge[S, I, V]) id(seq uint64) string { return eventID{seq: seq, epoch
 // (or a second to take it) and their connections are closed.
 func (b *Bridge[S, I, V]) Close() {
 	b.closeOnce.Do(func() {
+		b.hub.mu.Lock()
 		close(b.closing)
+		b.hub.mu.Unlock()
 		b.unsub()
 	})
 	<-b.hub.done
+	b.hub.joining.Wait() // each sees closing, and sends its close event
 }
 
 // ServeHTTP serves the bridge's routes: see the package documentation.

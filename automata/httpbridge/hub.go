@@ -51,6 +51,8 @@ type hub struct {
 	peak    int           // the most clients since the map was last made
 	kick    chan struct{} // a client joined or caught up: run a pass
 	done    chan struct{} // closed when the fan-out has ended every stream
+	// joining counts the streams being taken over, not yet the hub's.
+	joining sync.WaitGroup
 }
 
 func newHub() hub {
@@ -114,6 +116,19 @@ func (b *Bridge[S, I, V]) hijackState(w http.ResponseWriter, r *http.Request, fi
 	if r.ProtoMajor != 1 {
 		return false
 	}
+	// Close waits for the streams being taken over, as for those the hub
+	// holds: counted here unless Close has begun, under the lock that
+	// Close closes closing with.
+	b.hub.mu.Lock()
+	select {
+	case <-b.closing:
+		b.hub.mu.Unlock()
+		return false // the caller serves it: a close event
+	default:
+		b.hub.joining.Add(1)
+	}
+	b.hub.mu.Unlock()
+	defer b.hub.joining.Done()
 	var head bytes.Buffer
 	head.WriteString("HTTP/1.1 200 OK\r\n")
 	h := w.Header().Clone()
