@@ -116,10 +116,10 @@ type Config struct {
 // A Kit is safe for concurrent use, and its limits hold across all its
 // callers.
 type Kit struct {
-	cfg   Config
-	tools []*entry // in the order given
+	cfg    Config
+	tools  []*entry // in the order given
 	byName map[string]*entry
-	slots chan struct{} // the kit's MaxConcurrent
+	slots  chan struct{} // the kit's MaxConcurrent
 }
 
 // entry is one tool of a kit and its running state.
