@@ -315,6 +315,13 @@ func (k *Kit) arguments(e *entry, raw json.RawMessage) (json.RawMessage, error) 
 	if err := e.schema.Validate(v); err != nil {
 		return nil, fmt.Errorf("%w: the arguments of %s do not match its schema: %s", ErrInvalid, e.name, leaves(err))
 	}
+	if e.decodes != nil {
+		// What the schema allows and Go cannot hold, such as an integer
+		// past int64.
+		if err := e.decodes(raw); err != nil {
+			return nil, fmt.Errorf("%w: the arguments of %s: %v", ErrInvalid, e.name, err)
+		}
+	}
 	return raw, nil
 }
 

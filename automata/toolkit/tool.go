@@ -25,7 +25,8 @@ type Tool struct {
 	parameters        json.RawMessage
 	schema            *jsonschema.Schema
 	run               func(ctx context.Context, args json.RawMessage) (string, error)
-	url               string // an HTTP tool's; run is nil
+	decodes           func(args json.RawMessage) error // a Func's check that args decode into its type
+	url               string                           // an HTTP tool's; run is nil
 	policy            Policy
 	err               error
 }
@@ -80,6 +81,10 @@ func Func[A any](name, description string, run func(ctx context.Context, args A)
 		return t
 	}
 	t.parameters = params
+	t.decodes = func(raw json.RawMessage) error {
+		var args A
+		return json.Unmarshal(raw, &args)
+	}
 	t.run = func(ctx context.Context, raw json.RawMessage) (string, error) {
 		var args A
 		if err := json.Unmarshal(raw, &args); err != nil {

@@ -35,6 +35,7 @@ type OrderArgs struct {
 	Size     string   `json:"size,omitempty" jsonschema:"enum=small,enum=large"`
 	Ship     *Address `json:"ship,omitempty"`
 	Tags     []string `json:"tags,omitempty"`
+	Priority int64    `json:"priority,omitempty"`
 }
 
 func TestSchemaFromStruct(t *testing.T) {
@@ -111,6 +112,7 @@ func TestArgumentsAreValidatedBeforeTheCall(t *testing.T) {
 		{"enum", `{"item": "tea", "quantity": 1, "size": "huge"}`, "/size: value must be one of"},
 		{"nested", `{"item": "tea", "quantity": 1, "ship": {"zip": "1"}}`, "/ship: missing properties: 'street'"},
 		{"unknown property", `{"item": "tea", "quantity": 1, "colour": "red"}`, "additionalProperties 'colour' not allowed"},
+		{"past int64", `{"item": "tea", "quantity": 1, "priority": 1e400}`, "cannot unmarshal number 1e400"},
 	} {
 		r := kit.Run(context.Background(), toolkit.Call{ID: "c", Name: "order", Arguments: json.RawMessage(c.args)})
 		if r.Kind != toolkit.KindInvalid || !strings.Contains(r.Content(), c.want) || !errors.Is(r.Err, toolkit.ErrInvalid) || r.Tries != 0 {
@@ -566,7 +568,7 @@ func TestHTTPTool(t *testing.T) {
 }
 
 func FuzzArguments(f *testing.F) {
-	for _, s := range []string{`{"item": "tea", "quantity": 1}`, `{`, `[]`, `null`, `{"quantity": 1e400}`, `{"ship": {"street": 1}}`, "\xff"} {
+	for _, s := range []string{`{"item": "tea", "quantity": 1}`, `{"item": "tea", "quantity": 1, "priority": 1e400}`, `{`, `[]`, `null`, `{"quantity": 1e400}`, `{"ship": {"street": 1}}`, "\xff"} {
 		f.Add([]byte(s))
 	}
 	kit, err := toolkit.New(toolkit.Config{}, toolkit.Func("order", "Orders.", func(_ context.Context, a OrderArgs) (string, error) {
