@@ -5,10 +5,10 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
+	"github.com/moora-go/moora/automata/agents/reflexor/impl/agent"
 	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/examples/reflexor/decl"
-	"github.com/moora-go/moora/examples/reflexor/impl/agent"
 )
 
 // Stamp is the server's admission step (seed 000: the backend overwrites

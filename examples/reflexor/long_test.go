@@ -14,10 +14,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/examples/internal/longrun"
-	"github.com/moora-go/moora/examples/reflexor/decl"
 )
 
 // longConversation is a Reflexor served on loopback, as main serves it (a

@@ -49,7 +49,7 @@
 // every input with the time it arrives (Stamp), so that time never runs
 // backwards.
 //
-// The model is examples/reflexor/agent.yaml, generated into decl/ and impl/
+// The model is automata/agents/reflexor/agent.yaml, generated into decl/ and impl/
 // by agentgen; the transitions in impl/transitions are written by hand, and
 // the work each actor calls for is in work.go (Work.JobFns).
 //
@@ -104,11 +104,11 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/llm/openai"
 	"github.com/moora-go/moora/examples/internal/store"
-	"github.com/moora-go/moora/examples/reflexor/decl"
 )
 
 // defaultSystem is the brain's system prompt.

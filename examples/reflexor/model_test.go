@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
+	"github.com/moora-go/moora/automata/agents/reflexor/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/llm"
-	"github.com/moora-go/moora/examples/reflexor/decl"
-	"github.com/moora-go/moora/examples/reflexor/impl/agent"
 )
 
 // apply folds inputs into the initial state.

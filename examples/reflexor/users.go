@@ -13,12 +13,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/registry"
 	"github.com/moora-go/moora/examples/internal/httprun"
-	"github.com/moora-go/moora/examples/reflexor/decl"
 )
 
 // usersService is Reflexor as a service for many people (-users): every

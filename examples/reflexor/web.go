@@ -8,10 +8,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/examples/internal/httprun"
-	"github.com/moora-go/moora/examples/reflexor/decl"
 )
 
 //go:embed web

@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 	"github.com/moora-go/moora/automata/llm"
-	"github.com/moora-go/moora/examples/reflexor/decl"
 )
 
 // Streams receives the text of the brain's messages as it streams: the

@@ -3,8 +3,8 @@
 package agent
 
 import (
-	"github.com/moora-go/moora/examples/reflexor/decl"
-	"github.com/moora-go/moora/examples/reflexor/impl/initials"
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
+	"github.com/moora-go/moora/automata/agents/reflexor/impl/initials"
 )
 
 // Initial returns the initial state of the agent: the initial state of each

@@ -1,6 +1,6 @@
 package initials
 
-import "github.com/moora-go/moora/examples/reflexor/decl"
+import "github.com/moora-go/moora/automata/agents/reflexor/decl"
 
 // User returns the initial state of actor user: no messages yet.
 func User() decl.StateOfUser { return decl.StateOfUser{} }

@@ -3,7 +3,7 @@ package transitions
 import (
 	"slices"
 
-	"github.com/moora-go/moora/examples/reflexor/decl"
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 )
 
 // BrainLoadToolCall marks a tool call as loaded: its details are sent to the

@@ -1,6 +1,6 @@
 package transitions
 
-import "github.com/moora-go/moora/examples/reflexor/decl"
+import "github.com/moora-go/moora/automata/agents/reflexor/decl"
 
 // UserSendMessage appends the user's message.
 func UserSendMessage(state decl.StateOfUser, input decl.UserSendMessage) decl.StateOfUser {

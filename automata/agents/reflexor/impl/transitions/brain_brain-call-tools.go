@@ -4,7 +4,7 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/moora-go/moora/examples/reflexor/decl"
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 )
 
 // BrainCallTools records the tool calls the brain asked for, in the order

@@ -7,7 +7,7 @@
 // after. They must be pure: no clock, no randomness, no I/O.
 package initials
 
-import "github.com/moora-go/moora/examples/reflexor/decl"
+import "github.com/moora-go/moora/automata/agents/reflexor/decl"
 
 // Each initial state has the signature agentgen expects.
 var (

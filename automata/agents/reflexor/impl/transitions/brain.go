@@ -1,6 +1,6 @@
 package transitions
 
-import "github.com/moora-go/moora/examples/reflexor/decl"
+import "github.com/moora-go/moora/automata/agents/reflexor/decl"
 
 // answered records that the brain has answered the signals up to
 // calledBrainAt (the seed's rule: every input of the brain moves

@@ -1,6 +1,6 @@
 package initials
 
-import "github.com/moora-go/moora/examples/reflexor/decl"
+import "github.com/moora-go/moora/automata/agents/reflexor/decl"
 
 // Brain returns the initial state of actor brain: nothing said, nothing
 // summarised, nothing asked.

@@ -1,6 +1,6 @@
 package transitions
 
-import "github.com/moora-go/moora/examples/reflexor/decl"
+import "github.com/moora-go/moora/automata/agents/reflexor/decl"
 
 // ToolkitError records that a tool call failed, and why.
 func ToolkitError(state decl.StateOfToolkit, input decl.ToolkitError) decl.StateOfToolkit {

@@ -1,6 +1,6 @@
 package transitions
 
-import "github.com/moora-go/moora/examples/reflexor/decl"
+import "github.com/moora-go/moora/automata/agents/reflexor/decl"
 
 // BrainCompressHistory replaces the summary with one that covers the
 // conversation up to cutAt. A cut older than the current one changes

@@ -12,7 +12,7 @@ package transitions
 
 import (
 	"fmt"
-	"github.com/moora-go/moora/examples/reflexor/decl"
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 )
 
 // User is the transition of actor user: it applies an input the actor

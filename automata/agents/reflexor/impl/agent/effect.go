@@ -4,7 +4,7 @@ package agent
 
 import (
 	"github.com/moora-go/moora/automata"
-	"github.com/moora-go/moora/examples/reflexor/decl"
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 )
 
 // WithEffects returns the option that runs the effect of each actor in fns,

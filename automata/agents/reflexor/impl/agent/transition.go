@@ -4,8 +4,8 @@ package agent
 
 import (
 	"fmt"
-	"github.com/moora-go/moora/examples/reflexor/decl"
-	"github.com/moora-go/moora/examples/reflexor/impl/transitions"
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
+	"github.com/moora-go/moora/automata/agents/reflexor/impl/transitions"
 )
 
 // Transition applies an input to the state of the agent: the transition of the

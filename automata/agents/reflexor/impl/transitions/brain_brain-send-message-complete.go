@@ -3,7 +3,7 @@ package transitions
 import (
 	"slices"
 
-	"github.com/moora-go/moora/examples/reflexor/decl"
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 )
 
 // BrainSendMessageComplete writes the whole text of a message and ends its

@@ -1,6 +1,6 @@
 package transitions
 
-import "github.com/moora-go/moora/examples/reflexor/decl"
+import "github.com/moora-go/moora/automata/agents/reflexor/decl"
 
 // ToolkitRespond records a tool's result.
 func ToolkitRespond(state decl.StateOfToolkit, input decl.ToolkitRespond) decl.StateOfToolkit {

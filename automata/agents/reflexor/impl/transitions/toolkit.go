@@ -3,7 +3,7 @@ package transitions
 import (
 	"slices"
 
-	"github.com/moora-go/moora/examples/reflexor/decl"
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 )
 
 // result records the toolkit's answer to a tool call, unless the call has
