@@ -6,59 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/llm/openai"
-	"github.com/moora-go/moora/examples/persistent/decl"
 )
-
-// A user message typed while a tool ran is newer than the call and older
-// than its result; the llm is sent the result right after the call, as chat
-// APIs require, and the user message after it.
-func TestToolResultsFollowTheirCalls(t *testing.T) {
-	s := decl.AgentState{
-		SystemPrompt: "count",
-		UserMessages: []decl.UserMessage{{ID: "u1", Content: "one two", Timestamp: 10}, {ID: "u2", Content: "and three", Timestamp: 12}},
-		AssistantMessages: []decl.AssistantMessage{{ID: "a1", Content: "Counting.", Timestamp: 11, ToolCalls: []decl.ToolCall{
-			{ID: "c1", Name: "word-count", Input: `{"text":"one two"}`},
-			{ID: "c2", Name: "word-count", Input: `{"text":"three"}`},
-		}}},
-		ToolMessages: []decl.ToolMessage{
-			{ID: "t2", CallID: "c2", Content: "1", Timestamp: 13},
-			{ID: "t1", CallID: "c1", Content: "2", Timestamp: 14},
-		},
-		LastSentToLlmAt: 10,
-	}
-	w := Work{LLM: offlineLLM(0), Tools: []Tool{WordCount(0)}, Now: time.Now}
-	last, ok := pendingLLMCall(s.ContextOfLlm())
-	if !ok || last.ID != "t1" {
-		t.Fatalf("pending llm call = %v, last %q; want one, up to t1", ok, last.ID)
-	}
-	req := w.request(s.SystemPrompt, Prompt(s.ContextOfLlm(), last.Timestamp, DefaultPromptBytes))
-	if err := req.Validate(); err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for _, m := range req.Messages {
-		got = append(got, string(m.Role)+":"+m.Content+m.ToolCallID)
-	}
-	want := []string{"user:one two", "assistant:Counting.", "tool:2c1", "tool:1c2", "user:and three"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("messages = %q\nwant       %q", got, want)
-	}
-	if len(req.Tools) != 1 || req.Tools[0].Name != "word-count" {
-		t.Errorf("tools = %+v, want word-count", req.Tools)
-	}
-}
 
 // With OPENAI_MODEL set, the agent talks to the model the environment names,
 // here an OpenAI-compatible server on this machine that asks for the
@@ -192,71 +148,4 @@ func must(b []byte, err error) []byte {
 		panic(err)
 	}
 	return b
-}
-
-// TestPromptIsTheConversationsEnd: the llm is sent the conversation up to
-// the message it answers, in the order of Conversation (of the same time,
-// user, assistant, then tool messages), whole if it fits in the budget,
-// else from the oldest user message on that fits, or from the newest one
-// on if none does.
-func TestPromptIsTheConversationsEnd(t *testing.T) {
-	want := func(c decl.ContextOfLlm, upTo int64, budget int) []Message {
-		conv := slices.DeleteFunc(Conversation(c.UserMessages, c.AssistantMessages, c.ToolMessages), func(m Message) bool { return m.Timestamp > upTo })
-		size := func(from int) int {
-			n := 0
-			for _, m := range conv[from:] {
-				n += m.Size()
-			}
-			return n
-		}
-		if size(0) <= budget {
-			return conv
-		}
-		newest := -1
-		for k, m := range conv {
-			if m.Role != "user" {
-				continue
-			}
-			if size(k) <= budget {
-				return conv[k:]
-			}
-			newest = k
-		}
-		if newest < 0 {
-			return conv
-		}
-		return conv[newest:]
-	}
-	rng := rand.New(rand.NewPCG(3, 4))
-	text := strings.Repeat("x", 100)
-	for range 20_000 {
-		var c decl.ContextOfLlm
-		at := int64(0)
-		for i := range rng.IntN(12) {
-			at += int64(rng.IntN(2)) // times repeat
-			id, content := fmt.Sprint(i), text[:rng.IntN(len(text))]
-			switch rng.IntN(3) {
-			case 0:
-				c.UserMessages = append(c.UserMessages, decl.UserMessage{ID: "u" + id, Content: content, Timestamp: at})
-			case 1:
-				c.AssistantMessages = append(c.AssistantMessages, decl.AssistantMessage{ID: "a" + id, Content: content, Timestamp: at,
-					ToolCalls: []decl.ToolCall{{ID: "c" + id, Name: "word-count", Input: content}}})
-			default:
-				c.ToolMessages = append(c.ToolMessages, decl.ToolMessage{ID: "t" + id, CallID: "c" + id, Content: content, Timestamp: at})
-			}
-		}
-		upTo, budget := int64(rng.IntN(int(at)+2)), rng.IntN(600)
-		got, w := Prompt(c, upTo, budget), want(c, upTo, budget)
-		if !reflect.DeepEqual(ids(got), ids(w)) {
-			t.Fatalf("Prompt(%+v, %d, %d) = %v, want %v", c, upTo, budget, ids(got), ids(w))
-		}
-	}
-}
-
-func ids(conv []Message) []string {
-	out := []string{}
-	for _, m := range conv {
-		out = append(out, m.ID)
-	}
-	return out
 }

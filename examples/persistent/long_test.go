@@ -6,16 +6,16 @@ import (
 	"io"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/agents/persistent"
+	"github.com/moora-go/moora/automata/agents/persistent/decl"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/examples/internal/longrun"
-	"github.com/moora-go/moora/examples/persistent/decl"
-	"github.com/moora-go/moora/examples/persistent/impl/agent"
 )
 
 // longConversation is the persistent agent as main runs it (a bbolt
@@ -25,8 +25,7 @@ import (
 type longConversation struct {
 	dir   string
 	store *journal.BoltStore
-	agent *journal.Machine[decl.AgentState, decl.AgentInput]
-	work  Work
+	agent *persistent.Agent
 	idle  chan int // the number of user messages, each time the agent is idle
 	stop  func()
 }
@@ -43,18 +42,21 @@ func startLongConversation(tb testing.TB, model llm.Model) *longConversation {
 	if model == nil {
 		model = offlineLLM(0)
 	}
-	work := Work{LLM: model, Tools: []Tool{WordCount(0)}, Now: time.Now}
-	noGate := automata.WithJobGate[decl.AgentState, decl.AgentInput](func(context.Context) error { return nil })
-	a, err := open(store, work, noGate, func(automata.Event[decl.AgentState, decl.AgentInput]) {})
+	kit, err := Tools(0)
 	if err != nil {
 		store.Close()
 		tb.Fatal(err)
 	}
-	c := &longConversation{dir: dir, store: store, agent: a, work: work, idle: make(chan int, 1)}
+	a, err := persistent.New(persistent.Config{Model: model, Tools: kit, Store: store,
+		System: "You are a helpful assistant. Count words with the word-count tool."})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := &longConversation{dir: dir, store: store, agent: a, idle: make(chan int, 1)}
 	out := newPrinter(io.Discard)
 	a.Subscribe(func(s decl.AgentState) {
 		out.print(s)
-		if work.Idle(s) {
+		if persistent.Idle(s) {
 			select {
 			case <-c.idle:
 			default:
@@ -62,9 +64,6 @@ func startLongConversation(tb testing.TB, model llm.Model) *longConversation {
 			c.idle <- len(s.UserMessages)
 		}
 	})
-	if err := a.Dispatch(context.Background(), decl.SetSystemPrompt{Content: "You are a helpful assistant. Count words with the word-count tool."}); err != nil {
-		tb.Fatal(err)
-	}
 	c.stop = sync.OnceFunc(func() { a.Close(context.Background()) })
 	tb.Cleanup(c.stop)
 	return c
@@ -74,7 +73,7 @@ func startLongConversation(tb testing.TB, model llm.Model) *longConversation {
 // again, the message answered.
 func (c *longConversation) say(tb testing.TB, n int, content string) {
 	tb.Helper()
-	if err := c.agent.Dispatch(context.Background(), decl.SendUserMessage{Message: decl.UserMessage{Content: content, Channel: "terminal"}}); err != nil {
+	if err := c.agent.Send(context.Background(), "terminal", content); err != nil {
 		tb.Fatal(err)
 	}
 	timeout := time.After(time.Minute)
@@ -131,7 +130,7 @@ func TestCostFollowsTheMessage(t *testing.T) {
 			if final > first*3/2 {
 				t.Errorf("the last 10 messages took %d bytes of journal, the first 10 %d", final, first)
 			}
-			if got := len(c.agent.Current().AssistantMessages); got != 2*messages {
+			if got := len(c.agent.State().AssistantMessages); got != 2*messages {
 				t.Errorf("%d assistant messages, want %d: each message asks for the word count, then answers", got, 2*messages)
 			}
 		})
@@ -166,72 +165,44 @@ func (m *measured) total() int {
 	return m.bytes
 }
 
-// TestStatesCostWhatTheyAdd: the work the agent's jobs functions, Idle and
-// the printer do on a state that adds a message (the bytes they allocate)
-// is the same after 1,000 exchanges as after 10. The llm's jobs function
-// made the whole conversation into the llm's request on every state, and
-// the printer sorted the whole conversation to find what it had not
-// printed.
-func TestStatesCostWhatTheyAdd(t *testing.T) {
-	work := Work{LLM: offlineLLM(0), Tools: []Tool{WordCount(0)}, Now: time.Now}
-	jobs := work.JobFns()
-	type costs struct{ jobs, idle, print uint64 }
-	cost := func(exchanges int) costs {
+// TestPrintingCostsWhatAStateAdds: what the printer does on a state that
+// adds a message (the bytes it allocates) is the same after 1,000
+// exchanges as after 10. It sorted the whole conversation to find what it
+// had not printed. (The agent's own jobs functions are measured so in
+// package persistent.)
+func TestPrintingCostsWhatAStateAdds(t *testing.T) {
+	cost := func(exchanges int) uint64 {
 		before := exchangesOf(exchanges)
-		// A new message: the llm is to be called, and the printer prints it.
-		s := agent.Transition(before, decl.SendUserMessage{Message: decl.UserMessage{
-			ID: "new", Content: "one two three", Timestamp: int64(4*exchanges + 4), Channel: "terminal"}})
-		if len(jobs.Llm(s.ContextOfLlm())) != 1 || work.Idle(s) {
-			t.Fatalf("after %d exchanges, a new message calls for no llm call", exchanges)
-		}
-		return costs{
-			jobs: least(func() uint64 {
-				return allocatedBy(func() {
-					jobs.Llm(s.ContextOfLlm())
-					jobs.Toolkit(s.ContextOfToolkit())
-				})
-			}),
-			idle: least(func() uint64 { return allocatedBy(func() { work.Idle(s) }) }),
-			print: least(func() uint64 {
-				p := newPrinter(io.Discard)
-				p.print(before) // what the program has printed by then
-				return allocatedBy(func() { p.print(s) })
-			}),
-		}
+		s := before
+		s.UserMessages = append(slices.Clip(s.UserMessages), decl.UserMessage{
+			ID: "new", Content: "one two three", Timestamp: int64(4*exchanges + 4), Channel: "terminal"})
+		return least(func() uint64 {
+			p := newPrinter(io.Discard)
+			p.print(before) // what the program has printed by then
+			return allocatedBy(func() { p.print(s) })
+		})
 	}
 	short, long := cost(10), cost(1000)
-	t.Logf("bytes allocated after 10 exchanges: %+v; after 1,000: %+v", short, long)
-	const slack = 1 << 10
-	if long.jobs > short.jobs+slack {
-		t.Errorf("the jobs functions allocate %d bytes after 1,000 exchanges, %d after 10", long.jobs, short.jobs)
-	}
-	if long.idle > short.idle+slack {
-		t.Errorf("Idle allocates %d bytes after 1,000 exchanges, %d after 10", long.idle, short.idle)
-	}
-	if long.print > short.print+slack {
-		t.Errorf("printing a new message allocates %d bytes after 1,000 exchanges, %d after 10", long.print, short.print)
+	t.Logf("bytes allocated to print a new message after 10 exchanges: %d; after 1,000: %d", short, long)
+	if long > short+1<<10 {
+		t.Errorf("printing a new message allocates %d bytes after 1,000 exchanges, %d after 10", long, short)
 	}
 }
 
 // exchangesOf is the state after n exchanges: a user message of 1 KB, the
 // llm's call of the word count on it, the count, the llm's answer.
 func exchangesOf(n int) decl.AgentState {
-	s := agent.Definition().Initial()
-	s = agent.Transition(s, decl.SetSystemPrompt{Content: "Count words."})
+	var s decl.AgentState
 	for i := range n {
 		at := int64(4 * i)
-		text := longrun.Message(i, 1000, true)
-		args := fmt.Sprintf(`{"text":%q}`, text)
-		for _, in := range []decl.AgentInput{
-			decl.SendUserMessage{Message: decl.UserMessage{ID: fmt.Sprintf("user-%d", at), Content: text, Timestamp: at, Channel: "terminal"}},
-			decl.SendAssistantMessage{Message: decl.AssistantMessage{ID: fmt.Sprintf("assistant-%d", at+1), Content: "Let me count the words of that.", Timestamp: at + 1,
-				ToolCalls: []decl.ToolCall{{ID: fmt.Sprintf("call-%d", i), Name: "word-count", Input: args}}}, AnsweredUpTo: at},
-			decl.SendToolMessage{Message: decl.ToolMessage{ID: fmt.Sprintf("tool-%d", i), CallID: fmt.Sprintf("call-%d", i), Content: "167", Timestamp: at + 2}},
-			decl.SendAssistantMessage{Message: decl.AssistantMessage{ID: fmt.Sprintf("assistant-%d", at+3), Content: "Your message has 167 words.", Timestamp: at + 3}, AnsweredUpTo: at + 2},
-		} {
-			s = agent.Transition(s, in)
-		}
+		s.UserMessages = append(s.UserMessages, decl.UserMessage{ID: fmt.Sprintf("user-%d", at), Content: longrun.Message(i, 1000, true), Timestamp: at, Channel: "terminal"})
+		s.AssistantMessages = append(s.AssistantMessages,
+			decl.AssistantMessage{ID: fmt.Sprintf("assistant-%d", at+1), Content: "Let me count the words of that.", Timestamp: at + 1,
+				ToolCalls: []decl.ToolCall{{ID: fmt.Sprintf("call-%d", i), Name: "word-count", Input: `{"text":"…"}`}}},
+			decl.AssistantMessage{ID: fmt.Sprintf("assistant-%d", at+3), Content: "Your message has 167 words.", Timestamp: at + 3})
+		s.ToolMessages = append(s.ToolMessages, decl.ToolMessage{ID: fmt.Sprintf("tool-%d", i), CallID: fmt.Sprintf("call-%d", i), Content: "167", Timestamp: at + 2})
 	}
+	s.LastSentToLlmAt = int64(4*n - 2)
 	return s
 }
 

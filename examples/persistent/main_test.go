@@ -8,17 +8,15 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
-	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/agents/persistent/decl"
+	"github.com/moora-go/moora/automata/agents/persistent/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/llm/openai"
-	"github.com/moora-go/moora/examples/persistent/decl"
-	"github.com/moora-go/moora/examples/persistent/impl/agent"
 )
 
 // The test binary doubles as the program: with this variable set it runs
@@ -58,39 +56,6 @@ func TestOneWordIsSingular(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
 	assertInOrder(t, out.String(), []string{"you: again", "→ 1]", "assistant: Your message has 1 word.\n"})
-}
-
-func TestTransitionsArePure(t *testing.T) {
-	inputs := []decl.AgentInput{
-		decl.SetSystemPrompt{Content: "be brief"},
-		decl.SendUserMessage{Message: decl.UserMessage{ID: "u1", Content: "hi there", Timestamp: 10}},
-		decl.SendAssistantMessage{Message: decl.AssistantMessage{ID: "a1", Content: "counting", Timestamp: 11,
-			ToolCalls: []decl.ToolCall{{ID: "c1", Name: "word-count", Input: "hi there"}}}, AnsweredUpTo: 10},
-		decl.SendToolMessage{Message: decl.ToolMessage{ID: "t1", CallID: "c1", Content: "2", Timestamp: 12}},
-		decl.SendUserMessage{Message: decl.UserMessage{ID: "u0", Content: "late", Timestamp: 9}},
-		decl.SendAssistantMessage{Message: decl.AssistantMessage{ID: "a2", Content: "2 words", Timestamp: 13}, AnsweredUpTo: 12},
-	}
-	if err := automata.CheckPure(agent.Definition(), inputs...); err != nil {
-		t.Fatal(err)
-	}
-	s := agent.Definition().Initial()
-	for _, in := range inputs {
-		s = agent.Transition(s, in)
-	}
-	var ids []string
-	for _, m := range Conversation(s.UserMessages, s.AssistantMessages, s.ToolMessages) {
-		ids = append(ids, m.ID)
-	}
-	if got := strings.Join(ids, " "); got != "u0 u1 a1 t1 a2" {
-		t.Errorf("conversation order = %s, want u0 u1 a1 t1 a2 (sorted by timestamp)", got)
-	}
-	if s.LastSentToLlmAt != 12 {
-		t.Errorf("lastSentToLLMAt = %d, want 12", s.LastSentToLlmAt)
-	}
-	w := Work{LLM: offlineLLM(0), Now: time.Now}
-	if !w.Idle(s) {
-		t.Errorf("finished conversation still calls for %v and %v", w.JobFns().Llm(s.ContextOfLlm()), w.JobFns().Toolkit(s.ContextOfToolkit()))
-	}
 }
 
 // A kill -9 while the tool call is in flight; the next run redoes the call
@@ -187,57 +152,5 @@ func assertInOrder(t *testing.T, out string, want []string) {
 			t.Fatalf("output lacks %q after the earlier lines:\n%s", w, out)
 		}
 		rest = rest[i+len(w):]
-	}
-}
-
-// TestMessagesInOneMillisecondAreEachAnswered: on a clock that does not
-// move, two messages arrive in the same millisecond; each gets its own time
-// and id (Work.Stamp), and the llm is called again for the second, not
-// taken to have answered it with its answer to the first.
-func TestMessagesInOneMillisecondAreEachAnswered(t *testing.T) {
-	frozen := time.UnixMilli(1_800_000_000_000)
-	work := Work{LLM: offlineLLM(0), Tools: []Tool{WordCount(0)}, Now: func() time.Time { return frozen }}
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	noGate := automata.WithJobGate[decl.AgentState, decl.AgentInput](func(context.Context) error { return nil })
-	a, err := open(store, work, noGate, func(automata.Event[decl.AgentState, decl.AgentInput]) {})
-	if err != nil {
-		t.Fatal(err)
-	}
-	idle := make(chan struct{}, 1)
-	a.Subscribe(func(s decl.AgentState) {
-		if work.Idle(s) {
-			select {
-			case idle <- struct{}{}:
-			default:
-			}
-		}
-	})
-	ctx := context.Background()
-	for _, text := range []string{"one two", "three four five"} {
-		if err := a.Dispatch(ctx, decl.SendUserMessage{Message: decl.UserMessage{Content: text}}); err != nil {
-			t.Fatal(err)
-		}
-		for !work.Idle(a.Current()) {
-			<-idle
-		}
-	}
-	s := a.Current()
-	if err := a.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if len(s.UserMessages) != 2 || s.UserMessages[0].ID == s.UserMessages[1].ID || s.UserMessages[0].Timestamp >= s.UserMessages[1].Timestamp {
-		t.Fatalf("user messages %+v: want two, with their own ids and times", s.UserMessages)
-	}
-	var replies []string
-	for _, m := range s.AssistantMessages {
-		if m.Content != "Let me count the words of that." {
-			replies = append(replies, m.Content)
-		}
-	}
-	if want := []string{"Your message has 2 words.", "Your message has 3 words."}; !slices.Equal(replies, want) {
-		t.Fatalf("replies %q, want %q", replies, want)
 	}
 }

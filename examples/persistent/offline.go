@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata/llm"
+	"github.com/moora-go/moora/automata/toolkit"
 )
 
 // offlineLLM is the llm when the environment names no model: a scripted
@@ -57,7 +58,7 @@ func offlineLLM(delay time.Duration) llm.Scripted {
 // request's idempotency key, the llm job's key (llm/llm-{lastMessageId});
 // of a request without one, of the number of its messages, which is
 // unique only in a conversation shorter than the llm is sent
-// (Work.PromptBytes): past that, the number stops growing.
+// (-prompt-bytes): past that, the number stops growing.
 func callID(req llm.Request) string {
 	if req.IdempotencyKey != "" {
 		return "call-" + strings.TrimPrefix(req.IdempotencyKey, "llm/llm-")
@@ -92,29 +93,19 @@ func countedText(req llm.Request) *string {
 
 // wordCountArgs are the word-count tool's arguments.
 type wordCountArgs struct {
-	Text *string `json:"text"`
+	Text *string `json:"text" jsonschema_description:"The text whose words to count."`
 }
 
-// WordCount is a tool: it counts the words of its input. It takes delay to
-// do so, to give a crash something to interrupt.
-func WordCount(delay time.Duration) Tool {
-	return Tool{
-		Tool: llm.Tool{
-			Name:        "word-count",
-			Description: "Counts the words of a text: the runs of characters between white space.",
-			Parameters:  json.RawMessage(`{"type":"object","properties":{"text":{"type":"string","description":"The text whose words to count."}},"required":["text"],"additionalProperties":false}`),
-		},
-		Run: func(ctx context.Context, key string, arguments json.RawMessage) (string, error) {
-			var args wordCountArgs
-			if err := json.Unmarshal(arguments, &args); err != nil || args.Text == nil {
-				return "", fmt.Errorf(`word-count: the arguments are not {"text": "…"}: %s`, arguments)
-			}
+// Tools are the agent's tools: word-count, which counts the words of its
+// text, taking delay to do so, to give a crash something to interrupt.
+func Tools(delay time.Duration) (*toolkit.Kit, error) {
+	return toolkit.New(toolkit.Config{}, toolkit.Func("word-count", "Counts the words of a text: the runs of characters between white space.",
+		func(ctx context.Context, args wordCountArgs) (string, error) {
 			if err := sleep(ctx, delay); err != nil {
 				return "", err
 			}
-			return strconv.Itoa(len(strings.Fields(*args.Text))), nil
-		},
-	}
+			return strconv.Itoa(len(strings.Fields(*args.Text))), nil // the schema requires text
+		}))
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -54,7 +54,11 @@ func startLongRuns(tb testing.TB, panel bool) *longRuns {
 		}
 	}
 	// The work of newWork offline, whatever the environment says.
-	work := Work{Planner: RulePlanner{}, Reflector: RuleReflector{}, Toolkit: &Toolkit{Tools: Tools(ws), Allow: Allow, Filter: Filter}, RetryLimit: 1}
+	kit, err := NewKit(Tools(ws)...)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	work := Work{Planner: RulePlanner{}, Reflector: RuleReflector{}, Toolkit: kit, RetryLimit: 1}
 	fleet, err := journal.OpenBoltFleet(filepath.Join(dir, "agents.db"))
 	if err != nil {
 		tb.Fatal(err)

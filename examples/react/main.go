@@ -54,7 +54,31 @@
 // then, deterministically, so that its fallback, grep, shows. With
 // OPENAI_MODEL (or -model) and OPENAI_API_KEY, and OPENAI_BASE_URL for any
 // OpenAI-compatible server, the planner is that model (LLMPlanner, package
-// automata/llm/openai).
+// automata/llm/openai), shown each tool with the JSON Schema of its
+// arguments.
+//
+// The tools run in a kit of package automata/toolkit (NewKit), the one
+// every agent of the project shares; the example has the tools (Tools),
+// not a runner. Each tool is a Go function over a struct of its arguments,
+// whose schema is derived from the struct. A plan step's parameters, a
+// map of strings in the spec, are the call's arguments as a JSON object of
+// strings (an argument meant as a number, wait's ms, is a string of
+// digits by its pattern), checked against the schema before the tool
+// runs: a parameter missing, unknown or malformed is an invalid call
+// (decl.ErrorKindInvalid), which the reflector does not retry. Before the
+// call, the allow-list (Allow) may refuse it (permission, and the
+// reflector asks the user); each try is bounded by the step's timeoutMs
+// (timeout); after it, lines that look like secrets are redacted from the
+// output (Filter). A tool that fails, or whose circuit breaker is open
+// after five failures in a row (search_index has none: see SearchIndex),
+// is a failure, which the reflector retries and then replaces by the
+// step's fallback. The kit tries each call once, as the tools' policies
+// have no Retries: retrying is the reflector's, each retry a call of its
+// own in the journal (a tool given toolkit.Policy.Retries has its tries
+// after the first counted in the observation's retries). The call's
+// idempotency key is its job's, the same after a restart. Observation
+// makes the kit's result the observation the agent journals; a call whose
+// job was cancelled reports nothing.
 //
 // The model is examples/react/agent.yaml, generated into decl/ and impl/ by
 // agentgen; the transitions in impl/transitions are written by hand, and the
@@ -237,10 +261,14 @@ func newWork(cfg config) (Work, error) {
 	if err != nil {
 		return Work{}, err
 	}
+	kit, err := NewKit(Tools(ws)...)
+	if err != nil {
+		return Work{}, err
+	}
 	work := Work{
 		Planner:    RulePlanner{},
 		Reflector:  RuleReflector{},
-		Toolkit:    &Toolkit{Tools: Tools(ws), Allow: Allow, Filter: Filter},
+		Toolkit:    kit,
 		RetryLimit: 1,
 	}
 	model, err := openai.FromEnv(nil)

@@ -28,8 +28,10 @@ type Planner interface {
 	// order to run them.
 	Decompose(ctx context.Context, key, goal string) ([]string, error)
 	// PlanTask plans how to run the task described so, with the toolkit's
-	// tools.
-	PlanTask(ctx context.Context, key, description string, tools []ToolAdapter) (Planned, error)
+	// tools (toolkit.Kit.LLMTools: each tool's name, description and the
+	// JSON Schema of its arguments). The plan's parameters are the first
+	// tool's arguments, a JSON object of strings.
+	PlanTask(ctx context.Context, key, description string, tools []llm.Tool) (Planned, error)
 }
 
 // RulePlanner is the offline planner: a goal is split at "and", "then",
@@ -92,7 +94,7 @@ func (RulePlanner) Decompose(_ context.Context, _, goal string) ([]string, error
 }
 
 // PlanTask plans a part by the first rule it matches.
-func (RulePlanner) PlanTask(_ context.Context, _, description string, _ []ToolAdapter) (Planned, error) {
+func (RulePlanner) PlanTask(_ context.Context, _, description string, _ []llm.Tool) (Planned, error) {
 	d := strings.TrimSpace(description)
 	for _, r := range rules {
 		if m := r.re.FindStringSubmatch(d); m != nil {
@@ -136,14 +138,16 @@ func (p LLMPlanner) Decompose(ctx context.Context, key, goal string) ([]string, 
 	return args.Subtasks, nil
 }
 
-// PlanTask asks the model for the tools and parameters of a task.
-func (p LLMPlanner) PlanTask(ctx context.Context, key, description string, tools []ToolAdapter) (Planned, error) {
+// PlanTask asks the model for the tools and parameters of a task: the
+// prompt lists each tool with the JSON Schema of its arguments.
+func (p LLMPlanner) PlanTask(ctx context.Context, key, description string, tools []llm.Tool) (Planned, error) {
 	var list strings.Builder
 	for _, t := range tools {
-		fmt.Fprintf(&list, "- %s: %s\n", t.ID(), t.Description())
+		fmt.Fprintf(&list, "- %s: %s Arguments (JSON Schema): %s\n", t.Name, t.Description, t.Parameters)
 	}
 	resp, err := p.Model.Complete(ctx, llm.Request{
-		System: "You are the planner of an agent. Choose the tool that does the task (and fallbacks, if any), its parameters, " +
+		System: "You are the planner of an agent. Choose the tool that does the task (and fallbacks that take the same arguments, if any), " +
+			"its arguments as the parameters (each a string, as its schema says), " +
 			"and what its result must satisfy: nonempty, number, or contains:TEXT. The tools:\n" + list.String(),
 		Messages: []llm.Message{{Role: llm.RoleUser, Content: description}},
 		Tools: []llm.Tool{{Name: planTaskTool, Description: "Records the plan of the task.",

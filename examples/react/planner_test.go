@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -135,15 +136,22 @@ func TestRuleReflector(t *testing.T) {
 }
 
 // TestLLMPlanner: the model's plan, through the scripted model, which
-// checks the requests as a provider would.
+// checks the requests as a provider would; the prompt shows each tool with
+// the schema of its arguments.
 func TestLLMPlanner(t *testing.T) {
+	kit, err := NewKit(Tools(nil)...)
+	if err != nil {
+		t.Fatal(err)
+	}
 	model := llm.Scripted{Reply: func(req llm.Request) (llm.Response, error) {
 		switch req.RequiredTool {
 		case decomposeTool:
 			return llm.Response{ToolCalls: []llm.ToolCall{{ID: "1", Name: decomposeTool, Arguments: json.RawMessage(`{"subtasks":["add two and two","count the words of notes.txt"]}`)}}}, nil
 		case planTaskTool:
-			if !strings.Contains(req.System, "word_count:") {
-				return llm.Response{}, errors.New("the tools are not in the prompt")
+			for _, tool := range kit.LLMTools() {
+				if !strings.Contains(req.System, fmt.Sprintf("- %s: %s Arguments (JSON Schema): %s\n", tool.Name, tool.Description, tool.Parameters)) {
+					return llm.Response{}, fmt.Errorf("%s is not in the prompt:\n%s", tool.Name, req.System)
+				}
 			}
 			return llm.Response{ToolCalls: []llm.ToolCall{{ID: "1", Name: planTaskTool, Arguments: json.RawMessage(`{"tools":["word_count"],"parameters":{"path":"notes.txt"},"criteria":"number"}`)}}}, nil
 		}
@@ -154,7 +162,7 @@ func TestLLMPlanner(t *testing.T) {
 	if err != nil || len(parts) != 2 {
 		t.Fatalf("%q, %v", parts, err)
 	}
-	plan, err := p.PlanTask(context.Background(), "k", parts[1], Tools(nil))
+	plan, err := p.PlanTask(context.Background(), "k", parts[1], kit.LLMTools())
 	if err != nil || plan.Tools[0] != "word_count" || plan.Parameters["path"] != "notes.txt" {
 		t.Fatalf("%+v, %v", plan, err)
 	}

@@ -10,25 +10,37 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/toolkit"
 	"github.com/moora-go/moora/examples/react/decl"
 )
 
 // testWork is the offline work on a fresh workspace: the rule-based
-// planner and reflector, and the real tools, with search_index failing as
-// rebuilding says.
-func testWork(t *testing.T, rebuilding func(string) bool) Work {
+// planner and reflector, and the real tools in the demo's kit, with
+// search_index failing as rebuilding says, and tools in place of those of
+// their names.
+func testWork(t *testing.T, rebuilding func(string) bool, tools ...toolkit.Tool) Work {
 	t.Helper()
 	ws, err := Workspace(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools := Tools(ws)
-	for i, tool := range tools {
-		if tool.ID() == "search_index" {
-			tools[i] = SearchIndex(ws, rebuilding)
+	kit, err := NewKit(replace(Tools(ws), append([]toolkit.Tool{SearchIndex(ws, rebuilding)}, tools...)...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Work{Planner: RulePlanner{}, Reflector: RuleReflector{}, Toolkit: kit, RetryLimit: 1}
+}
+
+// replace returns tools with each of by in place of the tool of its name.
+func replace(tools []toolkit.Tool, by ...toolkit.Tool) []toolkit.Tool {
+	for _, b := range by {
+		for i, t := range tools {
+			if t.Name() == b.Name() {
+				tools[i] = b
+			}
 		}
 	}
-	return Work{Planner: RulePlanner{}, Reflector: RuleReflector{}, Toolkit: &Toolkit{Tools: tools, Allow: Allow, Filter: Filter}, RetryLimit: 1}
+	return tools
 }
 
 // testRuns opens the command's runs on a new fleet, with the purity check,
@@ -197,7 +209,7 @@ func TestToolTimeout(t *testing.T) {
 	if r.Outcome != decl.RunRecordOutcomeFinished || s.Calls[0].ErrorKind != decl.ErrorKindTimeout || s.Calls[0].Strategy != "rollback" {
 		t.Fatalf("run %+v, first call %+v", r, s.Calls[0])
 	}
-	if !strings.Contains(r.Answer, "wait 10s: not done (wait timed out after 50 ms)") || !strings.Contains(r.Answer, "compute 1+1: 2") {
+	if !strings.Contains(r.Answer, "wait 10s: not done (wait timed out after 50ms)") || !strings.Contains(r.Answer, "compute 1+1: 2") {
 		t.Errorf("answer:\n%s", r.Answer)
 	}
 }
@@ -293,17 +305,15 @@ func TestConsecutiveFailures(t *testing.T) {
 
 // blockingWait is the wait tool until release is closed: a call blocks
 // until then, or until its context ends.
-type blockingWait struct{ release chan struct{} }
-
-func (blockingWait) ID() string          { return "wait" }
-func (blockingWait) Description() string { return "waits until the test lets it" }
-func (w blockingWait) Execute(ctx context.Context, _ string, _ map[string]string) (string, error) {
-	select {
-	case <-w.release:
-		return "waited", nil
-	case <-ctx.Done():
-		return "", ctx.Err()
-	}
+func blockingWait(release chan struct{}) toolkit.Tool {
+	return toolkit.Func("wait", "Waits until the test lets it.", func(ctx context.Context, _ waitArgs) (string, error) {
+		select {
+		case <-release:
+			return "waited", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
 }
 
 // TestRestartResumes: runs whose agents are closed (the command stops)
@@ -311,13 +321,8 @@ func (w blockingWait) Execute(ctx context.Context, _ string, _ map[string]string
 // from their journals when the runs open again: each in the same phase, the
 // tool call started again, and the reply finishes its run.
 func TestRestartResumes(t *testing.T) {
-	w := testWork(t, never)
-	tool := blockingWait{make(chan struct{})}
-	for i, x := range w.Toolkit.Tools {
-		if x.ID() == "wait" {
-			w.Toolkit.Tools[i] = tool
-		}
-	}
+	release := make(chan struct{})
+	w := testWork(t, never, blockingWait(release))
 	path := filepath.Join(t.TempDir(), "agents.db")
 	ctx := context.Background()
 	open := func() (*runs, func()) {
@@ -396,7 +401,7 @@ func TestRestartResumes(t *testing.T) {
 	if r := record(s, "r"); r.Outcome != decl.RunRecordOutcomeFinished || !strings.Contains(r.Answer, "review the plan") {
 		t.Fatalf("run %+v", r)
 	}
-	close(tool.release) // the wait called again lets it go
+	close(release) // the wait called again lets it go
 	s = waitFor(t, resumed["w"], "w to end", func(s decl.AgentState) bool { return ended(s, "w") })
 	if r := record(s, "w"); r.Outcome != decl.RunRecordOutcomeFinished || r.Answer != "wait 1s: waited\ncompute 1+1: 2" {
 		t.Fatalf("run %+v", r)

@@ -15,216 +15,96 @@ import (
 	"strings"
 	"time"
 
+	"github.com/moora-go/moora/automata/toolkit"
 	"github.com/moora-go/moora/examples/internal/calc"
-	"github.com/moora-go/moora/examples/react/decl"
 )
 
-// ToolAdapter is a tool of the toolkit (seed 002's ToolAdapter): its id,
-// what it does, and how to run it. key is the idempotency key of the call
-// (the job's key, with the toolkit's try number), the same after a
-// restart; parameters are the plan step's.
-type ToolAdapter interface {
-	ID() string
-	Description() string
-	Execute(ctx context.Context, key string, parameters map[string]string) (string, error)
-}
-
-// The errors a tool returns to say why it failed, which the reflector
-// chooses a strategy by (decl.ErrorKind). Any other error is a failure.
-var (
-	// ErrPermission: the call is not allowed (the security check).
-	ErrPermission = errors.New("permission denied")
-	// ErrInvalid: the parameters are wrong; calling again will not help.
-	ErrInvalid = errors.New("invalid parameters")
+// The arguments of the demo's tools. A plan's parameters are strings
+// (decl.ToolCall.Parameters, a map of strings in the spec), and they are
+// a tool's arguments as they are, a JSON object of strings: so every
+// argument is a string, and one meant as a number says so by its pattern
+// (wait's ms). Each must have a character other than a space.
+type (
+	expressionArgs struct {
+		Expression string `json:"expression" jsonschema:"pattern=\\S" jsonschema_description:"The expression: numbers, + - * / and parentheses."`
+	}
+	pathArgs struct {
+		Path string `json:"path" jsonschema:"pattern=\\S" jsonschema_description:"The file's path in the workspace, such as notes.txt."`
+	}
+	termArgs struct {
+		Term string `json:"term" jsonschema:"pattern=\\S" jsonschema_description:"The text to look for, in any case."`
+	}
+	waitArgs struct {
+		Ms string `json:"ms" jsonschema:"pattern=^[0-9]+$" jsonschema_description:"How long to wait: a whole number of milliseconds, up to 600000."`
+	}
 )
 
-// Toolkit runs tool calls: a security check before the call (Allow), the
-// call with its timeout, retries of failures within that timeout, and the
-// output filter after it (Filter).
-type Toolkit struct {
-	Tools []ToolAdapter
-	// Retries is how many times a call that failed (not for lack of
-	// permission, bad parameters or time) is tried again at once.
-	Retries int
-	// Allow is the check before a call; its error (wrapping
-	// ErrPermission) refuses it. Nil allows every call of a known tool.
-	Allow func(tool string, parameters map[string]string) error
-	// Filter is the check after a call: it returns the output to report,
-	// such as with secrets redacted. Nil reports it as it is.
-	Filter func(tool, output string) string
-	// Clock measures latency; nil is time.Now.
-	Clock func() time.Time
-}
+// maxWaitMs is the longest wait the wait tool makes.
+const maxWaitMs = 600_000
 
-// Tool returns the tool named id.
-func (k *Toolkit) Tool(id string) (ToolAdapter, bool) {
-	i := slices.IndexFunc(k.Tools, func(t ToolAdapter) bool { return t.ID() == id })
-	if i < 0 {
-		return nil, false
-	}
-	return k.Tools[i], true
-}
-
-// Run makes call and returns its observation; ctx ending (the job
-// cancelled) ends the call, and Run then returns ctx's error.
-func (k *Toolkit) Run(ctx context.Context, key string, call decl.ToolCall) (decl.Observation, error) {
-	now := k.Clock
-	if now == nil {
-		now = time.Now
-	}
-	o := decl.Observation{CallID: call.CallID, Source: call.Tool, RelatedTaskID: call.TaskID, ErrorKind: decl.ErrorKindNone}
-	begin := now()
-	defer func() { o.LatencyMs = now().Sub(begin).Milliseconds() }()
-	fail := func(kind decl.ErrorKind, err error) (decl.Observation, error) {
-		o.ErrorKind, o.Error = kind, err.Error()
-		o.LatencyMs = now().Sub(begin).Milliseconds()
-		return o, nil
-	}
-	tool, ok := k.Tool(call.Tool)
-	if !ok {
-		return fail(decl.ErrorKindInvalid, fmt.Errorf("there is no tool %q", call.Tool))
-	}
-	if k.Allow != nil {
-		if err := k.Allow(call.Tool, call.Parameters); err != nil {
-			return fail(decl.ErrorKindPermission, err)
-		}
-	}
-	timeout := time.Duration(max(call.TimeoutMs, 1)) * time.Millisecond
-	callCtx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var out string
-	var err error
-	for try := 0; ; try++ {
-		tryKey := key
-		if try > 0 {
-			tryKey += "#" + strconv.Itoa(try)
-		}
-		out, err = tool.Execute(callCtx, tryKey, call.Parameters)
-		if ctx.Err() != nil {
-			return decl.Observation{}, ctx.Err() // cancelled: nothing to report
-		}
-		if err == nil || try >= k.Retries || errors.Is(err, ErrPermission) || errors.Is(err, ErrInvalid) || callCtx.Err() != nil {
-			break
-		}
-		o.Retries++
-	}
-	switch {
-	case err == nil:
-	case callCtx.Err() != nil:
-		return fail(decl.ErrorKindTimeout, fmt.Errorf("%s timed out after %d ms", call.Tool, call.TimeoutMs))
-	case errors.Is(err, ErrPermission):
-		return fail(decl.ErrorKindPermission, err)
-	case errors.Is(err, ErrInvalid):
-		return fail(decl.ErrorKindInvalid, err)
-	default:
-		return fail(decl.ErrorKindFailure, err)
-	}
-	if k.Filter != nil {
-		out = k.Filter(call.Tool, out)
-	}
-	o.Success, o.Payload = true, out
-	o.LatencyMs = now().Sub(begin).Milliseconds()
-	return o, nil
-}
-
-// tool is a ToolAdapter made of a function.
-type tool struct {
-	id, description string
-	execute         func(ctx context.Context, key string, p map[string]string) (string, error)
-}
-
-func (t tool) ID() string          { return t.id }
-func (t tool) Description() string { return t.description }
-func (t tool) Execute(ctx context.Context, key string, p map[string]string) (string, error) {
-	return t.execute(ctx, key, p)
-}
-
-// param returns parameter name, which must not be empty.
-func param(p map[string]string, name string) (string, error) {
-	v := strings.TrimSpace(p[name])
-	if v == "" {
-		return "", fmt.Errorf("%w: %q is missing", ErrInvalid, name)
-	}
-	return v, nil
-}
-
-// Tools are the toolkit of the offline demo, all local and real: a
+// Tools are the tools of the offline demo, all local and real: a
 // calculator, and tools that read the files of workspace: read_file,
 // word_count, search_index (which fails now and then) and grep (its
-// fallback), and wait.
-func Tools(workspace fs.FS) []ToolAdapter {
-	return []ToolAdapter{
-		tool{"calculator", "Evaluates an arithmetic expression (numbers, + - * / and parentheses) exactly. Parameters: expression.",
-			func(_ context.Context, _ string, p map[string]string) (string, error) {
-				e, err := param(p, "expression")
+// fallback), and wait. Each is a function over its typed arguments,
+// whose JSON Schema the planner is shown; NewKit makes them a kit.
+func Tools(workspace fs.FS) []toolkit.Tool {
+	return []toolkit.Tool{
+		toolkit.Func("calculator", "Evaluates an arithmetic expression (numbers, + - * / and parentheses) exactly.",
+			func(_ context.Context, a expressionArgs) (string, error) {
+				v, err := calc.Calculate(a.Expression)
 				if err != nil {
-					return "", err
-				}
-				v, err := calc.Calculate(e)
-				if err != nil {
-					return "", fmt.Errorf("%w: %w", ErrInvalid, err)
+					return "", fmt.Errorf("%w: %w", toolkit.ErrInvalid, err)
 				}
 				return v, nil
-			}},
-		tool{"read_file", "Reads a text file of the workspace. Parameters: path.",
-			func(_ context.Context, _ string, p map[string]string) (string, error) {
-				name, err := workspacePath(p)
+			}),
+		toolkit.Func("read_file", "Reads a text file of the workspace.",
+			func(_ context.Context, a pathArgs) (string, error) {
+				return readFile(workspace, a.Path)
+			}),
+		toolkit.Func("word_count", "Counts the words of a text file of the workspace.",
+			func(_ context.Context, a pathArgs) (string, error) {
+				text, err := readFile(workspace, a.Path)
 				if err != nil {
 					return "", err
 				}
-				b, err := fs.ReadFile(workspace, name)
-				if err != nil {
-					return "", fmt.Errorf("reading %s: %w", name, notFound(err))
-				}
-				return string(b), nil
-			}},
-		tool{"word_count", "Counts the words of a text file of the workspace. Parameters: path.",
-			func(_ context.Context, _ string, p map[string]string) (string, error) {
-				name, err := workspacePath(p)
-				if err != nil {
-					return "", err
-				}
-				b, err := fs.ReadFile(workspace, name)
-				if err != nil {
-					return "", fmt.Errorf("reading %s: %w", name, notFound(err))
-				}
-				return strconv.Itoa(len(strings.Fields(string(b)))), nil
-			}},
+				return strconv.Itoa(len(strings.Fields(text))), nil
+			}),
 		SearchIndex(workspace, nil),
-		tool{"grep", "Finds the lines of the workspace's files that contain a term, by reading every file. Parameters: term.",
-			func(ctx context.Context, _ string, p map[string]string) (string, error) {
-				term, err := param(p, "term")
-				if err != nil {
-					return "", err
+		toolkit.Func("grep", "Finds the lines of the workspace's files that contain a term, by reading every file.",
+			func(ctx context.Context, a termArgs) (string, error) {
+				return search(ctx, workspace, a.Term)
+			}),
+		toolkit.Func("wait", "Waits for a number of milliseconds, then says so.",
+			func(ctx context.Context, a waitArgs) (string, error) {
+				ms, err := strconv.Atoi(a.Ms)
+				if err != nil || ms > maxWaitMs {
+					return "", fmt.Errorf("%w: ms is not a number of milliseconds up to %d: %q", toolkit.ErrInvalid, maxWaitMs, a.Ms)
 				}
-				return search(ctx, workspace, term)
-			}},
-		tool{"wait", "Waits for a number of milliseconds, then says so. Parameters: ms.",
-			func(ctx context.Context, _ string, p map[string]string) (string, error) {
-				s, err := param(p, "ms")
-				if err != nil {
-					return "", err
-				}
-				ms, err := strconv.Atoi(s)
-				if err != nil || ms < 0 || ms > 600_000 {
-					return "", fmt.Errorf("%w: ms is not a number of milliseconds up to 600000: %q", ErrInvalid, s)
-				}
+				t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+				defer t.Stop()
 				select {
-				case <-time.After(time.Duration(ms) * time.Millisecond):
+				case <-t.C:
 					return fmt.Sprintf("waited %d ms", ms), nil
 				case <-ctx.Done():
 					return "", ctx.Err()
 				}
-			}},
+			}),
 	}
 }
 
 // SearchIndex is the fast search of the workspace, through an index that is
-// rebuilt now and then: while it is, a search fails. Which calls find it
-// rebuilding is decided by rebuilding, a function of the call's key, so that
-// a call fails or succeeds the same way every time it is made (nil: the
-// keys whose FNV-1a hash is even, about half of them). Its fallback is grep.
-func SearchIndex(workspace fs.FS, rebuilding func(key string) bool) ToolAdapter {
+// rebuilt now and then: while it is, a search fails. Which tries find it
+// rebuilding is decided by rebuilding, a function of the try's key, so that
+// a call fails or succeeds the same way every time it is made, after a
+// restart too (nil: the keys whose FNV-1a hash is even, about half of
+// them). A try's key is the call's idempotency key (toolkit.Key), with
+// "#n" after it for the n-th retry (toolkit.Attempt n+1). Its fallback is
+// grep.
+//
+// It has no circuit breaker: its failures are the demo's, decided call by
+// call, and a breaker they opened would fail the calls their keys let
+// through, differently after a restart.
+func SearchIndex(workspace fs.FS, rebuilding func(key string) bool) toolkit.Tool {
 	if rebuilding == nil {
 		rebuilding = func(key string) bool {
 			h := fnv.New32a()
@@ -232,44 +112,41 @@ func SearchIndex(workspace fs.FS, rebuilding func(key string) bool) ToolAdapter 
 			return h.Sum32()%2 == 0
 		}
 	}
-	return tool{"search_index", "Finds the lines of the workspace's files that contain a term, through the index. Parameters: term.",
-		func(ctx context.Context, key string, p map[string]string) (string, error) {
-			term, err := param(p, "term")
-			if err != nil {
-				return "", err
+	return toolkit.Func("search_index", "Finds the lines of the workspace's files that contain a term, through the index.",
+		func(ctx context.Context, a termArgs) (string, error) {
+			key := toolkit.Key(ctx)
+			if n := toolkit.Attempt(ctx); n > 1 {
+				key += "#" + strconv.Itoa(n-1)
 			}
 			if rebuilding(key) {
 				return "", errors.New("the search index is being rebuilt")
 			}
-			return search(ctx, workspace, term)
-		}}
+			return search(ctx, workspace, a.Term)
+		}).With(toolkit.Policy{BreakerFailures: -1})
 }
 
-// workspacePath returns the path parameter as a path of the workspace;
-// any other is refused.
-func workspacePath(p map[string]string) (string, error) {
-	name, err := param(p, "path")
-	if err != nil {
-		return "", err
-	}
+// readFile reads the file of the workspace at name; a name outside it is
+// refused, and a file that is not there is an invalid argument: calling
+// again will not make it appear.
+func readFile(workspace fs.FS, name string) (string, error) {
+	name = strings.TrimSpace(name)
 	if !fs.ValidPath(name) || strings.HasPrefix(name, ".") {
-		return "", fmt.Errorf("%w: %s is outside the workspace", ErrPermission, name)
+		return "", fmt.Errorf("%w: %s is outside the workspace", toolkit.ErrPermission, name)
 	}
-	return name, nil
-}
-
-// notFound makes a missing file an invalid parameter: calling again will
-// not make it appear.
-func notFound(err error) error {
+	b, err := fs.ReadFile(workspace, name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
+		return "", fmt.Errorf("%w: reading %s: %w", toolkit.ErrInvalid, name, err)
 	}
-	return err
+	if err != nil {
+		return "", fmt.Errorf("reading %s: %w", name, err)
+	}
+	return string(b), nil
 }
 
 // search returns the lines of the files of workspace that contain term,
 // as "file:line: text", at most 20 of them.
 func search(ctx context.Context, workspace fs.FS, term string) (string, error) {
+	term = strings.ToLower(strings.TrimSpace(term))
 	var hits []string
 	err := fs.WalkDir(workspace, ".", func(name string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() || len(hits) >= 20 {
@@ -285,7 +162,7 @@ func search(ctx context.Context, workspace fs.FS, term string) (string, error) {
 		defer f.Close()
 		lines := bufio.NewScanner(f)
 		for n := 1; lines.Scan() && len(hits) < 20; n++ {
-			if strings.Contains(strings.ToLower(lines.Text()), strings.ToLower(term)) {
+			if strings.Contains(strings.ToLower(lines.Text()), term) {
 				hits = append(hits, fmt.Sprintf("%s:%d: %s", name, n, strings.TrimSpace(lines.Text())))
 			}
 		}
@@ -294,10 +171,13 @@ func search(ctx context.Context, workspace fs.FS, term string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if len(hits) == 0 {
-		return "", nil
-	}
 	return strings.Join(hits, "\n"), nil
+}
+
+// NewKit makes tools the demo's kit, with its security checks: Allow
+// before each call, Filter after it.
+func NewKit(tools ...toolkit.Tool) (*toolkit.Kit, error) {
+	return toolkit.New(toolkit.Config{Allow: Allow, Filter: Filter}, tools...)
 }
 
 // The security checks of the demo: an allow-list of tools, and an output
@@ -307,17 +187,19 @@ var (
 	secretLine   = regexp.MustCompile(`(?im)^.*\b(password|passwd|secret|token|api[_-]?key)\b.*$`)
 )
 
-// Allow is the demo's check before a call: only the tools of the allow-list.
-func Allow(tool string, _ map[string]string) error {
-	if !slices.Contains(allowedTools, tool) {
-		return fmt.Errorf("%w: %s is not on the allow-list", ErrPermission, tool)
+// Allow is the demo's check before a call (toolkit.Config.Allow): only the
+// tools of the allow-list.
+func Allow(_ context.Context, c toolkit.Call) error {
+	if !slices.Contains(allowedTools, c.Name) {
+		return fmt.Errorf("%w: %s is not on the allow-list", toolkit.ErrPermission, c.Name)
 	}
 	return nil
 }
 
-// Filter is the demo's check after a call: lines that mention a password,
-// secret, token or API key are replaced by [redacted].
-func Filter(_ string, output string) string {
+// Filter is the demo's check after a call (toolkit.Config.Filter): lines
+// that mention a password, secret, token or API key are replaced by
+// [redacted].
+func Filter(_ toolkit.Call, output string) string {
 	return secretLine.ReplaceAllString(output, "[redacted]")
 }
 

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/toolkit"
 	"github.com/moora-go/moora/examples/react/decl"
 )
 
@@ -18,7 +20,9 @@ import (
 type Work struct {
 	Planner   Planner
 	Reflector Reflector
-	Toolkit   *Toolkit
+	// Toolkit runs the tool calls; the planner is shown its tools
+	// (Kit.LLMTools).
+	Toolkit *toolkit.Kit
 	// TimeoutMs is the timeout of each tool call the planner plans
 	// (default 3000), RetryLimit how many times a failed call is retried
 	// before its fallback (default 1).
@@ -224,7 +228,7 @@ func (w Work) planNext(ctx context.Context, key string, in decl.AgentPlan, tasks
 	if len(pending) > 1 {
 		next = pending[1].TaskID
 	}
-	p, err := w.Planner.PlanTask(ctx, key, pending[0].Description, w.Toolkit.Tools)
+	p, err := w.Planner.PlanTask(ctx, key, pending[0].Description, w.Toolkit.LLMTools())
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -252,7 +256,7 @@ func (w Work) replan(c decl.ContextOfAgent, reply decl.Reply) automata.Job[decl.
 		}
 		call := c.Calls[len(c.Calls)-1]
 		old, _ := stepOf(c.Steps, call.TaskID)
-		p, err := w.Planner.PlanTask(ctx, automata.JobKey(ctx), text, w.Toolkit.Tools)
+		p, err := w.Planner.PlanTask(ctx, automata.JobKey(ctx), text, w.Toolkit.LLMTools())
 		switch {
 		case err == nil:
 		case errors.Is(err, ErrNoRule) && len(old.ToolParameters) > 0:
@@ -392,16 +396,57 @@ func (w Work) deadline(runID string, at int64) automata.Job[decl.AgentInput] {
 	}
 }
 
-// call runs the tool call and hands in its observation (tool.result).
+// call runs the tool call through the toolkit and hands in its
+// observation (tool.result): the step's parameters are the tool's
+// arguments, the job's key the call's idempotency key, and the step's
+// timeout bounds each try. A call whose job is cancelled reports nothing.
 func (w Work) call(call decl.ToolCall) automata.Job[decl.AgentInput] {
 	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
-		o, err := w.Toolkit.Run(ctx, automata.JobKey(ctx), call)
-		if err != nil {
-			return err
+		r := w.Toolkit.Run(ctx, toolkit.Call{ID: call.CallID, Name: call.Tool, Arguments: arguments(call.Parameters),
+			Key: automata.JobKey(ctx), Timeout: time.Duration(call.TimeoutMs) * time.Millisecond})
+		if r.Kind == toolkit.KindCancelled {
+			return ctx.Err()
 		}
-		dispatch(decl.ToolkitObserve{Observation: o})
+		dispatch(decl.ToolkitObserve{Observation: Observation(call, r)})
 		return nil
 	}
+}
+
+// arguments are a plan's parameters as a tool's arguments: a JSON object
+// of strings.
+func arguments(parameters map[string]string) json.RawMessage {
+	if parameters == nil {
+		return json.RawMessage("{}")
+	}
+	b, _ := json.Marshal(parameters) // a map of strings always encodes
+	return b
+}
+
+// Observation is the observation of call that the toolkit's result r
+// makes: its output on success, else its error, of the kind the reflector
+// chooses a strategy by. A circuit breaker that is open (the tool failed
+// too often in a row) is a failure; Retries are the tries after the first,
+// LatencyMs the call's duration, waits included. r is not of a cancelled
+// call, which is not observed.
+func Observation(call decl.ToolCall, r toolkit.Result) decl.Observation {
+	o := decl.Observation{CallID: call.CallID, Source: call.Tool, RelatedTaskID: call.TaskID,
+		LatencyMs: r.Duration.Milliseconds(), Retries: int64(max(r.Tries-1, 0)), ErrorKind: decl.ErrorKindNone}
+	if r.Kind == toolkit.KindNone {
+		o.Success, o.Payload = true, r.Output
+		return o
+	}
+	o.Error = r.Err.Error()
+	switch r.Kind {
+	case toolkit.KindInvalid:
+		o.ErrorKind = decl.ErrorKindInvalid
+	case toolkit.KindPermission:
+		o.ErrorKind = decl.ErrorKindPermission
+	case toolkit.KindTimeout:
+		o.ErrorKind = decl.ErrorKindTimeout
+	default: // KindFailure, KindUnavailable
+		o.ErrorKind = decl.ErrorKindFailure
+	}
+	return o
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -14,21 +14,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/automata/agents/reflexor"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
-	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/examples/internal/httprun"
 	"github.com/moora-go/moora/examples/internal/longrun"
 )
 
 // longConversation is a Reflexor served on loopback, as main serves it (a
-// bbolt journal, the offline brain with no delay, the bridge with its token
-// streams), that a test or a benchmark talks to as pages do.
+// bbolt journal, the offline brain with no delay, reflexor.New's handler),
+// that a test or a benchmark talks to as pages do.
 type longConversation struct {
 	base, token string
 	dir         string
 	store       *journal.BoltStore
-	agent       *journal.Machine[decl.AgentState, decl.AgentInput]
-	work        Work
+	agent       *reflexor.Agent
 	idle        chan int // the number of user messages, each time the agent is idle
 	stop        func()
 }
@@ -40,16 +40,20 @@ func startLongConversation(tb testing.TB) *longConversation {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	streams := httpbridge.NewStreams(httpbridge.StreamOptions{})
-	work := Work{Model: ScriptedBrain(0), System: defaultSystem, Tools: Tools(time.Now), CompressAfter: 8, Streams: bridgeStreams{streams}}
-	a, err := Open(store, work, time.Now)
+	tools, err := Tools(time.Now, 0)
 	if err != nil {
 		store.Close()
 		tb.Fatal(err)
 	}
-	c := &longConversation{dir: dir, store: store, agent: a, work: work, token: "long-conversation", idle: make(chan int, 1)}
-	a.Subscribe(func(s decl.AgentState) {
-		if work.Idle(s) {
+	c := &longConversation{dir: dir, store: store, token: "long-conversation", idle: make(chan int, 1)}
+	a, err := reflexor.New(reflexor.Config{Model: ScriptedBrain(0), System: defaultSystem, Tools: tools, CompressAfter: 8, Store: store, Token: c.token})
+	if err != nil {
+		store.Close()
+		tb.Fatal(err)
+	}
+	c.agent = a
+	a.Machine().Subscribe(func(s decl.AgentState) {
+		if reflexor.Idle(s) {
 			select {
 			case <-c.idle:
 			default:
@@ -57,10 +61,8 @@ func startLongConversation(tb testing.TB) *longConversation {
 			c.idle <- len(s.UserMessages)
 		}
 	})
-	srv, err := newServer(a, streams, c.token)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	srv := newServer(a.Handler())
+	srv.RegisterOnShutdown(a.CloseStreams)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		tb.Fatal(err)
@@ -68,7 +70,7 @@ func startLongConversation(tb testing.TB) *longConversation {
 	c.base = "http://" + l.Addr().String() + "/agent"
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- srv.serve(ctx, l) }()
+	go func() { served <- httprun.Until(ctx, srv, l) }()
 	c.stop = sync.OnceFunc(func() {
 		cancel()
 		<-served
@@ -149,7 +151,7 @@ func TestCostFollowsTheMessage(t *testing.T) {
 			if final > first*3/2 {
 				t.Errorf("the last 10 messages took %d bytes of journal, the first 10 %d: what a message costs grows with the conversation", final, first)
 			}
-			if s := c.agent.Current(); s.ContextSummary == "" || len(s.ContextSummary) > maxSummary {
+			if s := c.agent.Machine().Current(); s.ContextSummary == "" || len(s.ContextSummary) > maxSummary {
 				t.Errorf("the summary is %d bytes, want 1 to %d", len(s.ContextSummary), maxSummary)
 			}
 		})

@@ -32,7 +32,7 @@
 //
 // With -users it serves many people instead, each with conversations of
 // their own, every conversation an agent by id in one bbolt file
-// (-data/agents.db): see usersService. The URL it prints is the operator's;
+// (-data/agents.db): see reflexor.Fleet. The URL it prints is the operator's;
 // a page opened with it obtains an identity of its own (POST
 // /api/sessions, with the operator's token as the bearer token), keeps it,
 // and lists that person's conversations. The routes are httpbridge.Fleet's
@@ -41,17 +41,12 @@
 // /api/agents/{id}); the operator's devpanel of every conversation is under
 // /panel/, and the URL of it goes to stderr.
 //
-// The page (web/, embedded in the binary) talks to the agent through
-// package automata/httpbridge: it posts the user's messages (the bridge
-// lets a page post the user's inputs only: ClientActors), follows the
-// user's view of the state (ContextOfUser: what the user actor observes,
-// not the whole agent) and each reply's token stream. The server stamps
-// every input with the time it arrives (Stamp), so that time never runs
-// backwards.
-//
-// The model is automata/agents/reflexor/agent.yaml, generated into decl/ and impl/
-// by agentgen; the transitions in impl/transitions are written by hand, and
-// the work each actor calls for is in work.go (Work.JobFns).
+// The agent, its page and the -users service are package
+// automata/agents/reflexor, which any program can mount under a prefix of
+// its own (go doc ./automata/agents/reflexor); this command is that
+// package with the offline brain (scripted.go), the demo's tools
+// (tools.go: a calculator, a clock and a word counter, toolkit.Func tools
+// over typed arguments), the stores, a terminal and the flags.
 //
 // # Cost
 //
@@ -89,12 +84,12 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -104,10 +99,12 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/agents/reflexor"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/llm/openai"
+	"github.com/moora-go/moora/examples/internal/httprun"
 	"github.com/moora-go/moora/examples/internal/store"
 )
 
@@ -130,14 +127,14 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	addr := flags.String("addr", "127.0.0.1:8080", "address to serve the page on")
 	dataDir := flags.String("data", "reflexor-data", "directory that keeps the agent's journal and snapshots")
 	model := flags.String("model", "", "the model to use, at OPENAI_BASE_URL with OPENAI_API_KEY (default: OPENAI_MODEL, else the offline brain)")
-	compressAfter := flags.Int("compress-after", 8, "compress the history when more messages than this follow the summary (0: never)")
+	compressAfter := flags.Int("compress-after", reflexor.DefaultCompressAfter, "compress the history when more messages than this follow the summary (0: never)")
 	delay := flags.Duration("delay", 30*time.Millisecond, "how long each word of the offline brain's replies takes to stream")
 	toolDelay := flags.Duration("tool-delay", 0, "how long each tool call takes (to watch one run)")
 	terminal := flags.Bool("terminal", false, "chat on the terminal instead: one message per line of stdin")
 	token := flags.String("token", "", "the token a page must present (default: the one kept in -data/token, made on the first run)")
 	natsURL := flags.String("nats", "", `keep the journal on NATS JetStream at this URL ("embedded": a server in this process, its files in -data); default: a bbolt file in -data`)
 	agentID := flags.String("agent", "reflexor", "the agent's id on NATS JetStream")
-	users := flags.Bool("users", false, "serve many people, each with conversations of their own, kept in -data/agents.db (see usersService)")
+	users := flags.Bool("users", false, "serve many people, each with conversations of their own, kept in -data/agents.db (see reflexor.Fleet)")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -148,15 +145,22 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	tools, err := Tools(time.Now, *toolDelay)
+	if err != nil {
+		return err
+	}
 	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
 		return err
 	}
-	work := Work{Model: brain, System: defaultSystem, Tools: slowly(Tools(time.Now), *toolDelay), CompressAfter: *compressAfter}
+	cfg := reflexor.Config{Model: brain, System: defaultSystem, Tools: tools, CompressAfter: *compressAfter}
+	if *compressAfter == 0 {
+		cfg.CompressAfter = -1 // never
+	}
 	if *users {
 		if *natsURL != "" || *terminal {
 			return errors.New("-users serves pages from a bbolt file: it takes neither -nats nor -terminal")
 		}
-		return runUsers(*dataDir, *addr, *token, work, stdout)
+		return runUsers(*dataDir, *addr, *token, cfg, stdout)
 	}
 	store, release, err := openStore(*dataDir, *natsURL, *agentID)
 	if err != nil {
@@ -164,35 +168,42 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	}
 	defer release()
 	if *terminal {
-		return chat(store, work, stdin, stdout)
-	}
-	streams := httpbridge.NewStreams(httpbridge.StreamOptions{})
-	work.Streams = bridgeStreams{streams}
-	a, err := Open(store, work, time.Now)
-	if err != nil {
-		store.Close()
-		return err
+		return chat(store, cfg, stdin, stdout)
 	}
 	if *token == "" {
 		if *token, err = httpbridge.TokenFile(filepath.Join(*dataDir, "token")); err != nil {
-			return errors.Join(err, a.Close(context.Background()))
+			return errors.Join(err, store.Close())
 		}
 	}
-	srv, err := newServer(a, streams, *token)
+	cfg.Store, cfg.Token = store, *token
+	a, err := reflexor.New(cfg)
 	if err != nil {
-		return errors.Join(err, a.Close(context.Background()))
+		return errors.Join(err, store.Close())
 	}
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return errors.Join(err, a.Close(context.Background()))
 	}
 	fmt.Fprintf(stdout, "Reflexor: http://%s/?token=%s\n", l.Addr(), *token)
+	srv := newServer(a.Handler())
+	srv.RegisterOnShutdown(a.CloseStreams)
 	ctx, stop := signalContext()
 	defer stop()
-	err = srv.serve(ctx, l)
+	err = httprun.Until(ctx, srv, l)
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	return errors.Join(err, a.Close(closeCtx))
+}
+
+// newServer serves handler, with bounds on what a request may take: its
+// streams (the handler's) have bounds of their own.
+func newServer(handler http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       time.Minute,
+		WriteTimeout:      time.Minute,
+	}
 }
 
 // signalContext ends on SIGINT or SIGTERM.
@@ -209,34 +220,14 @@ func openStore(dataDir, natsURL, agentID string) (journal.Store, func(), error) 
 	})
 }
 
-// slowly makes each tool take delay before it runs, unless its context
-// ends first.
-func slowly(tools []Tool, delay time.Duration) []Tool {
-	if delay <= 0 {
-		return tools
-	}
-	for i, t := range tools {
-		run := t.Run
-		tools[i].Run = func(ctx context.Context, key string, args json.RawMessage) (string, error) {
-			select {
-			case <-time.After(delay):
-				return run(ctx, key, args)
-			case <-ctx.Done():
-				return "", ctx.Err()
-			}
-		}
-	}
-	return tools
-}
-
 // chat is the terminal mode: each line of stdin is a user message, the
 // conversation goes to stdout, and once stdin ends the agent finishes the
 // work its state calls for and stops.
-func chat(store journal.Store, work Work, stdin io.Reader, stdout io.Writer) error {
+func chat(store journal.Store, cfg reflexor.Config, stdin io.Reader, stdout io.Writer) error {
 	out := &terminal{w: stdout, printed: map[string]bool{}}
-	work.Streams = out
 	failed := make(chan error, 1)
-	a, err := Open(store, work, time.Now, automata.WithEvents(func(e automata.Event[decl.AgentState, decl.AgentInput]) {
+	cfg.Store, cfg.Streams = store, out
+	cfg.Options = append(cfg.Options, automata.WithEvents(func(e automata.Event[decl.AgentState, decl.AgentInput]) {
 		if e.Kind == automata.EffectFailed {
 			select {
 			case failed <- fmt.Errorf("%s failed: %w", e.Key, e.Err):
@@ -244,14 +235,15 @@ func chat(store journal.Store, work Work, stdin io.Reader, stdout io.Writer) err
 			}
 		}
 	}))
+	a, err := reflexor.New(cfg)
 	if err != nil {
-		store.Close()
-		return err
+		return errors.Join(err, store.Close())
 	}
+	m := a.Machine()
 	idle := make(chan struct{}, 1)
-	a.Subscribe(func(s decl.AgentState) {
+	m.Subscribe(func(s decl.AgentState) {
 		out.print(s)
-		if work.Idle(s) {
+		if reflexor.Idle(s) {
 			select {
 			case idle <- struct{}{}:
 			default:
@@ -260,19 +252,19 @@ func chat(store journal.Store, work Work, stdin io.Reader, stdout io.Writer) err
 	})
 	ctx := context.Background()
 	lines := bufio.NewScanner(stdin)
-	for n := len(a.Current().UserMessages); lines.Scan(); {
+	for n := len(m.Current().UserMessages); lines.Scan(); {
 		text := strings.TrimSpace(lines.Text())
 		if text == "" {
 			continue
 		}
 		n++
-		if err := a.Dispatch(ctx, decl.UserSendMessage{MessageID: fmt.Sprintf("u-%d", n), Content: text}); err != nil {
+		if err := m.Dispatch(ctx, decl.UserSendMessage{MessageID: fmt.Sprintf("u-%d", n), Content: text}); err != nil {
 			return errors.Join(err, a.Close(ctx))
 		}
 	}
 	// Stdin is done: finish the work the state calls for, then stop. A job
 	// that failed is not retried until the state changes: stop then too.
-	for !work.Idle(a.Current()) {
+	for !reflexor.Idle(m.Current()) {
 		select {
 		case <-idle:
 		case err := <-failed:

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/moora-go/moora/automata/agents/reflexor"
 	"github.com/moora-go/moora/automata/llm"
 )
 
@@ -27,7 +28,7 @@ func ScriptedBrain(delay time.Duration) llm.Scripted {
 }
 
 func scriptedReply(req llm.Request) (llm.Response, error) {
-	if req.RequiredTool == compressTool {
+	if req.RequiredTool == reflexor.CompressTool {
 		var said []string
 		for _, m := range req.Messages {
 			if m.Role == llm.RoleUser {
@@ -44,7 +45,7 @@ func scriptedReply(req llm.Request) (llm.Response, error) {
 		if err != nil {
 			return llm.Response{}, err
 		}
-		return llm.Response{ToolCalls: []llm.ToolCall{{ID: fmt.Sprintf("compress-%d", len(req.Messages)), Name: compressTool, Arguments: args}}}, nil
+		return llm.Response{ToolCalls: []llm.ToolCall{{ID: fmt.Sprintf("compress-%d", len(req.Messages)), Name: reflexor.CompressTool, Arguments: args}}}, nil
 	}
 	if len(req.Messages) == 0 {
 		return llm.Response{Text: "Hello."}, nil

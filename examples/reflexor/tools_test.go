@@ -7,20 +7,37 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/moora-go/moora/automata/toolkit"
 )
 
 // TestToolsCheckTheirArguments: a tool called with arguments that are not
-// what its schema says answers with an error, which the brain is told.
+// what its schema says, or that it cannot work with, answers with an error
+// of the arguments (toolkit.KindInvalid), which the brain is told; no tool
+// runs the wrong arguments.
 func TestToolsCheckTheirArguments(t *testing.T) {
-	for _, tool := range Tools(time.Now) {
-		if tool.Name == "clock" {
+	kit, err := Tools(time.Now, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range kit.Names() {
+		if name == "clock" {
 			continue // takes no arguments
 		}
-		for _, args := range []string{`{}`, `[1]`, `{"text": 3}`, `not json`} {
-			if out, err := tool.Run(context.Background(), "k", json.RawMessage(args)); err == nil {
-				t.Errorf("%s(%s) = %q, want an error", tool.Name, args, out)
+		for _, args := range []string{`{}`, `[1]`, `{"text": 3, "expression": 3}`, `not json`} {
+			r := kit.Run(context.Background(), toolkit.Call{ID: "c", Name: name, Arguments: json.RawMessage(args)})
+			if r.Kind != toolkit.KindInvalid || !strings.HasPrefix(r.Content(), "error: ") {
+				t.Errorf("%s(%s) = %s %q, want an error of its arguments", name, args, r.Kind, r.Content())
 			}
 		}
+	}
+	r := kit.Run(context.Background(), toolkit.Call{ID: "c", Name: "calculator", Arguments: json.RawMessage(`{"expression": "1/0"}`)})
+	if r.Kind != toolkit.KindInvalid {
+		t.Errorf("calculator(1/0) = %s %q, want an error of its arguments", r.Kind, r.Content())
+	}
+	r = kit.Run(context.Background(), toolkit.Call{ID: "c", Name: "calculator", Arguments: json.RawMessage(`{"expression": "(2 + 3) * 4.5"}`)})
+	if r.Kind != toolkit.KindNone || r.Content() != "22.5" {
+		t.Errorf("calculator((2 + 3) * 4.5) = %s %q, want 22.5", r.Kind, r.Content())
 	}
 }
 

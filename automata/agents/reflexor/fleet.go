@@ -1,0 +1,174 @@
+package reflexor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/moora-go/moora/automata/agents/reflexor/decl"
+	"github.com/moora-go/moora/automata/agents/reflexor/impl/agent"
+	"github.com/moora-go/moora/automata/devpanel"
+	"github.com/moora-go/moora/automata/httpbridge"
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/registry"
+)
+
+// FleetConfig is what a Fleet is made of. Fleet, Token, SessionKey and
+// Agent.Model are required.
+type FleetConfig struct {
+	// Agent is every conversation's configuration: its Model, System,
+	// Tools, CompressAfter, Now and Options. Its Store, Token and Streams
+	// are not used: each conversation's store is in Fleet, the fleet
+	// authenticates, and the brain's text streams to the pages.
+	Agent Config
+	// Fleet keeps the conversations' journals, each an agent by id:
+	// journal.OpenBoltFleet's, all in one file. From NewFleet on the
+	// Fleet owns it: Close closes it. (When NewFleet fails, the caller
+	// still does.)
+	Fleet journal.Fleet
+	// Token is the operator's bearer token: the way in (a page opened
+	// with it obtains an identity of its own) and the operator's rights
+	// (every conversation, and the devpanels).
+	Token string
+	// SessionKey signs the identities the operator's token obtains, at
+	// least 16 bytes: keep it across restarts (httpbridge.TokenFile), so
+	// that a person stays who they were.
+	SessionKey []byte
+	// IdleTimeout is how long a conversation stays active after its last
+	// use before it is deactivated (default 5 minutes, as
+	// registry.Config's).
+	IdleTimeout time.Duration
+}
+
+// Fleet is Reflexor as a service for many people: every conversation is an
+// agent of its own, by id, in FleetConfig.Fleet, activated when someone
+// opens it and deactivated when nobody has used it for a while (package
+// automata/registry). A page opened with the operator's token asks for an
+// identity of its own (POST api/sessions), keeps its token, and from then
+// on sees and touches only its own conversations, listed on its side; two
+// browsers opened with the same URL are two people. The page then drops
+// the operator's token from its address. That URL is what lets a new
+// person in, and whoever holds it is the operator too: this is not a
+// sign-up service, so give it only to whom you would give the operator's
+// rights. The operator's token sees every conversation, and opens each
+// one's devpanel under panel/.
+type Fleet struct {
+	fleet    journal.Fleet
+	reg      *registry.Registry[decl.AgentState, decl.AgentInput]
+	bridges  *httpbridge.Fleet[decl.AgentState, decl.AgentInput, decl.ContextOfUser]
+	handler  http.Handler
+	streamMu sync.Mutex
+	streams  map[string]*httpbridge.Streams // of the active conversations, by id
+}
+
+// NewFleet makes the service over cfg.Fleet: the registry of its
+// conversations, their bridges and their panels. Conversations are
+// activated on first use.
+func NewFleet(cfg FleetConfig) (*Fleet, error) {
+	acfg, err := cfg.Agent.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Fleet == nil {
+		return nil, errors.New("reflexor: FleetConfig.Fleet is nil: the conversations need a fleet of journals")
+	}
+	if cfg.Token == "" {
+		return nil, errors.New("reflexor: FleetConfig.Token is empty: the operator needs a token")
+	}
+	sessions, err := httpbridge.NewSessions(cfg.SessionKey)
+	if err != nil {
+		return nil, fmt.Errorf("reflexor: FleetConfig.SessionKey: %w", err)
+	}
+	identify := httpbridge.Identities(cfg.Token, sessions)
+	panels, err := devpanel.NewFleet(devpanel.FleetConfig[decl.AgentState, decl.AgentInput]{
+		Panel: devpanel.Config[decl.AgentState, decl.AgentInput]{
+			Definition:  agent.Definition(),
+			Decode:      decl.DecodeClientInput,
+			InputSchema: decl.InputSchema(),
+			Actor:       decl.AgentInput.InputActor,
+		},
+		Identify: identify,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reflexor: the panels: %w", err)
+	}
+	f := &Fleet{fleet: cfg.Fleet, streams: map[string]*httpbridge.Streams{}}
+	f.reg, err = registry.New(registry.Config[decl.AgentState, decl.AgentInput]{
+		Fleet:       cfg.Fleet,
+		IdleTimeout: cfg.IdleTimeout,
+		Open: func(id string, store journal.Store) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
+			streams := httpbridge.NewStreams(httpbridge.StreamOptions{})
+			m, err := panels.Open(store, journalOptions(), acfg.options(bridgeStreams{s: streams})...)
+			if err != nil {
+				return nil, err
+			}
+			f.streamMu.Lock()
+			f.streams[id] = streams
+			f.streamMu.Unlock()
+			go func() {
+				<-m.Done()
+				f.streamMu.Lock()
+				if f.streams[id] == streams {
+					delete(f.streams, id)
+				}
+				f.streamMu.Unlock()
+			}()
+			return m, nil
+		},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("reflexor: the registry: %w", err)
+	}
+	f.bridges, err = httpbridge.NewFleet(httpbridge.FleetConfig[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{
+		Registry: f.reg,
+		Identify: identify,
+		Sessions: sessions,
+		Bridge:   bridgeConfig(),
+		Streams:  f.streamsOf,
+	})
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("reflexor: the bridges: %w", err), f.reg.Close(context.Background()))
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/api/", http.StripPrefix("/api", f.bridges))
+	mux.Handle("/agent/client.js", http.StripPrefix("/agent", f.bridges))
+	mux.Handle("/panel/", http.StripPrefix("/panel", panels.Handler(f.reg)))
+	mux.HandleFunc("GET /config.json", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"users":true}`)
+	})
+	mux.Handle("/", http.FileServerFS(page))
+	f.handler = mux
+	return f, nil
+}
+
+func (f *Fleet) streamsOf(id string) *httpbridge.Streams {
+	f.streamMu.Lock()
+	defer f.streamMu.Unlock()
+	return f.streams[id]
+}
+
+// Handler serves the page at / (in its many-people mode), the
+// conversations under api/ (httpbridge.Fleet's routes: POST api/sessions,
+// POST and GET api/agents, api/agents/{id}/inputs, …/state,
+// …/streams/{message id}, DELETE api/agents/{id}), and the operator's
+// devpanels under panel/. Mount it under any prefix with
+// http.StripPrefix.
+func (f *Fleet) Handler() http.Handler { return f.handler }
+
+// CloseStreams ends the streams the handler has open, as
+// Agent.CloseStreams does: register it with the server's
+// RegisterOnShutdown.
+func (f *Fleet) CloseStreams() { f.bridges.Close() }
+
+// Close ends the handler's streams, deactivates every conversation (each
+// takes a snapshot; ctx bounds the wait for their jobs) and closes
+// FleetConfig.Fleet.
+func (f *Fleet) Close(ctx context.Context) error {
+	f.bridges.Close()
+	return errors.Join(f.reg.Close(ctx), f.fleet.Close())
+}
