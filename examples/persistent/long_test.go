@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/examples/internal/longrun"
+	"github.com/moora-go/moora/internal/allocs"
 )
 
 // longConversation is the persistent agent as main runs it (a bbolt
@@ -176,10 +176,10 @@ func TestPrintingCostsWhatAStateAdds(t *testing.T) {
 		s := before
 		s.UserMessages = append(slices.Clip(s.UserMessages), decl.UserMessage{
 			ID: "new", Content: "one two three", Timestamp: int64(4*exchanges + 4), Channel: "terminal"})
-		return least(func() uint64 {
+		return allocs.Least(func() uint64 {
 			p := newPrinter(io.Discard)
 			p.print(before) // what the program has printed by then
-			return allocatedBy(func() { p.print(s) })
+			return allocs.Bytes(func() { p.print(s) })
 		})
 	}
 	short, long := cost(10), cost(1000)
@@ -204,25 +204,6 @@ func exchangesOf(n int) decl.AgentState {
 	}
 	s.LastSentToLlmAt = int64(4*n - 2)
 	return s
-}
-
-// allocatedBy returns the bytes f allocates.
-func allocatedBy(f func()) uint64 {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	before := ms.TotalAlloc
-	f()
-	runtime.ReadMemStats(&ms)
-	return ms.TotalAlloc - before
-}
-
-// least is the least of 5 measures: what else runs allocates too.
-func least(measure func() uint64) uint64 {
-	m := measure()
-	for range 4 {
-		m = min(m, measure())
-	}
-	return m
 }
 
 // BenchmarkLongConversation is a conversation of 1,000 user messages of

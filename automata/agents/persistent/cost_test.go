@@ -2,12 +2,12 @@ package persistent
 
 import (
 	"fmt"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/moora-go/moora/automata/agents/persistent/decl"
 	"github.com/moora-go/moora/automata/agents/persistent/impl/agent"
+	"github.com/moora-go/moora/internal/allocs"
 )
 
 // TestJobsCostWhatAStateAdds: the work the agent's jobs functions and Idle
@@ -26,13 +26,13 @@ func TestJobsCostWhatAStateAdds(t *testing.T) {
 			t.Fatalf("after %d exchanges, a new message calls for no llm call", exchanges)
 		}
 		return costs{
-			jobs: least(func() uint64 {
-				return allocatedBy(func() {
+			jobs: allocs.Least(func() uint64 {
+				return allocs.Bytes(func() {
 					jobs.Llm(s.ContextOfLlm())
 					jobs.Toolkit(s.ContextOfToolkit())
 				})
 			}),
-			idle: least(func() uint64 { return allocatedBy(func() { Idle(s) }) }),
+			idle: allocs.Least(func() uint64 { return allocs.Bytes(func() { Idle(s) }) }),
 		}
 	}
 	short, long := cost(10), cost(1000)
@@ -67,23 +67,4 @@ func exchangesOf(n int) decl.AgentState {
 		}
 	}
 	return s
-}
-
-// allocatedBy returns the bytes f allocates.
-func allocatedBy(f func()) uint64 {
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	before := ms.TotalAlloc
-	f()
-	runtime.ReadMemStats(&ms)
-	return ms.TotalAlloc - before
-}
-
-// least is the least of 5 measures: what else runs allocates too.
-func least(measure func() uint64) uint64 {
-	m := measure()
-	for range 4 {
-		m = min(m, measure())
-	}
-	return m
 }
