@@ -401,7 +401,7 @@ func TestHostileFleetNamelessIdentityOwnsNothing(t *testing.T) {
 
 // TestHostileFleetLocationUnderAPrefix: the Location of a created agent
 // resolves to its route when the fleet is mounted under a prefix, as
-// examples/reflexor mounts it under /api/.
+// automata/agents/reflexor mounts it under /api/.
 func TestHostileFleetLocationUnderAPrefix(t *testing.T) {
 	f := newFleetFixture(t, nil)
 	mux := http.NewServeMux()

@@ -188,7 +188,7 @@
 // written under version 2 and decoded as it is (1.51-1.57 s against
 // 1.24-1.30 s per Open, three runs each, one run, 2 cores), measured with
 //
-//	go test -run XXX -bench ReplayAcrossVersions -benchtime 3x -count 3 ./examples/persistent/
+//	go test -run XXX -bench ReplayAcrossVersions -benchtime 3x -count 3 ./automata/agents/persistent/
 //
 // # Time travel and determinism
 //

@@ -48,7 +48,6 @@ func startLongConversation(tb testing.TB) *longConversation {
 	c := &longConversation{dir: dir, store: store, token: "long-conversation", idle: make(chan int, 1)}
 	a, err := reflexor.New(reflexor.Config{Model: ScriptedBrain(0), System: defaultSystem, Tools: tools, CompressAfter: 8, Store: store, Token: c.token})
 	if err != nil {
-		store.Close()
 		tb.Fatal(err)
 	}
 	c.agent = a

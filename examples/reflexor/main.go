@@ -176,9 +176,9 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		}
 	}
 	cfg.Store, cfg.Token = store, *token
-	a, err := reflexor.New(cfg)
+	a, err := reflexor.New(cfg) // closes the store when it fails
 	if err != nil {
-		return errors.Join(err, store.Close())
+		return err
 	}
 	l, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -235,9 +235,9 @@ func chat(store journal.Store, cfg reflexor.Config, stdin io.Reader, stdout io.W
 			}
 		}
 	}))
-	a, err := reflexor.New(cfg)
+	a, err := reflexor.New(cfg) // closes the store when it fails
 	if err != nil {
-		return errors.Join(err, store.Close())
+		return err
 	}
 	m := a.Machine()
 	idle := make(chan struct{}, 1)

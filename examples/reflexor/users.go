@@ -38,7 +38,7 @@ func runUsers(dataDir, addr, token string, cfg reflexor.Config, stdout io.Writer
 	}
 	f, err := reflexor.NewFleet(reflexor.FleetConfig{Agent: cfg, Fleet: fleet, Token: token, SessionKey: []byte(key)})
 	if err != nil {
-		return errors.Join(err, fleet.Close())
+		return err // NewFleet closed the fleet
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {

@@ -25,7 +25,9 @@ type Config struct {
 	// System is the system prompt, the instructions the llm is given before
 	// the conversation. New sets it when the agent's differs (on the first
 	// run, or when it changed since the last): it is an input of the
-	// journal like any other. Empty leaves the agent's as it is.
+	// journal like any other. Empty leaves the agent's as it is. It
+	// applies from the next call of the llm: a call New resumes (cut by a
+	// crash) is made again as it was first made, with the prompt it had.
 	System string
 	// Tools are the tools the llm may call, and what guards their calls
 	// (package automata/toolkit). Nil: none.
@@ -118,12 +120,19 @@ func New(cfg Config) (a *Agent, err error) {
 	if a.work.promptBytes <= 0 {
 		a.work.promptBytes = DefaultPromptBytes
 	}
-	var opening atomic.Bool // while Open starts the jobs of the recovered state
+	// opening is true while Open starts the jobs of the recovered state:
+	// from Open's start to the first input applied after it (a resumed job
+	// that ends fast dispatches one while Open has yet to return, and the
+	// jobs that input calls for are not resumed ones).
+	var opening atomic.Bool
 	opening.Store(true)
 	opts := []automata.Option[decl.AgentState, decl.AgentInput]{
 		automata.WithAdmission(a.work.stamp),
 		agent.WithJobs(a.work.jobFns()),
 		automata.WithEvents(func(e automata.Event[decl.AgentState, decl.AgentInput]) {
+			if e.Kind == automata.InputReceived || e.Kind == automata.InputRejected {
+				opening.Store(false)
+			}
 			a.event(e, opening.Load())
 		}),
 	}
@@ -214,13 +223,17 @@ func (a *Agent) Send(ctx context.Context, channel, text string) error {
 // or the agent is opened again, or ctx's error when ctx ends first.
 func (a *Agent) Wait(ctx context.Context) error {
 	for {
+		// changed is taken before the state is read: a state applied
+		// after the read closes it, and the loop reads again.
+		a.mu.Lock()
+		changed := a.changed
+		a.mu.Unlock()
 		s := a.m.Current()
 		if Idle(s) {
 			return nil
 		}
 		wanted := a.work.keys(s)
 		a.mu.Lock()
-		changed := a.changed
 		var failed []string
 		for key := range a.failed {
 			if !wanted[key] {
@@ -280,7 +293,7 @@ func (a *Agent) Machine() *journal.Machine[decl.AgentState, decl.AgentInput] { r
 //
 //	mux.Handle("/chat/", http.StripPrefix("/chat", a.Handler()))
 //
-// Its clients present cfg.Token as a bearer token.
+// Its clients present Config.Token as a bearer token.
 func (a *Agent) Handler() http.Handler { return a.bridge }
 
 // CloseStreams ends the streams the Handler has open, each with its close

@@ -17,7 +17,8 @@
 //	defer a.Close(ctx)
 //	err = a.Send(ctx, "terminal", "count these words")
 //	err = a.Wait(ctx) // the llm asks for the tool, reads its result, answers
-//	for _, m := range persistent.Conversation(a.State().UserMessages, a.State().AssistantMessages, a.State().ToolMessages) { … }
+//	s := a.State()
+//	for _, m := range persistent.Conversation(s.UserMessages, s.AssistantMessages, s.ToolMessages) { … }
 //
 // examples/persistent is a program of a few lines over it: the terminal
 // types messages, and a printer prints the conversation as it grows.
@@ -98,7 +99,7 @@
 //
 // # What it is not
 //
-// Not a page: Handler is the bridge alone (see examples/reflexor for an
+// Not a page: Handler is the bridge alone (see automata/agents/reflexor for an
 // agent with a page). Not many conversations: an Agent is one conversation,
 // on one store, and every client of its Handler takes part in it; serve
 // many with package automata/registry and httpbridge.Fleet. Its replies are

@@ -212,7 +212,7 @@ func Prompt(c decl.ContextOfLlm, upTo int64, budget int) []Message {
 const messageBytes = 32
 
 // Size is what the message takes of the prompt: its text, its tool calls,
-// and messageBytes.
+// and 32 bytes for its role and place.
 func (m Message) Size() int {
 	n := messageBytes + len(m.Content)
 	for _, c := range m.ToolCalls {

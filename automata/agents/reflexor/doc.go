@@ -48,7 +48,9 @@
 //     of the state (decl.ContextOfUser) over server-sent events, GET
 //     agent/streams/{message id} a reply's text as the brain writes it,
 //     and agent/client.js is the client module the page uses. Every
-//     route but client.js asks for Config.Token as the bearer token.
+//     agent/ route but client.js asks for Config.Token as the bearer
+//     token; the page's own files are static and served to anyone (put
+//     the handler behind the host's authentication to hide them).
 //
 // The server stamps every input with the time it arrives, always after the
 // newest input applied, so that time never runs backwards whatever a

@@ -27,8 +27,7 @@ type FleetConfig struct {
 	Agent Config
 	// Fleet keeps the conversations' journals, each an agent by id:
 	// journal.OpenBoltFleet's, all in one file. From NewFleet on the
-	// Fleet owns it: Close closes it. (When NewFleet fails, the caller
-	// still does.)
+	// Fleet owns it: Close closes it, and so does NewFleet when it fails.
 	Fleet journal.Fleet
 	// Token is the operator's bearer token: the way in (a page opened
 	// with it obtains an identity of its own) and the operator's rights
@@ -42,6 +41,10 @@ type FleetConfig struct {
 	// use before it is deactivated (default 5 minutes, as
 	// registry.Config's).
 	IdleTimeout time.Duration
+	// CloseTimeout bounds how long a conversation being deactivated (when
+	// idle, or by Close) waits for its jobs to end after they are
+	// cancelled (default 10 seconds, as registry.Config's).
+	CloseTimeout time.Duration
 }
 
 // Fleet is Reflexor as a service for many people: every conversation is an
@@ -68,13 +71,26 @@ type Fleet struct {
 // NewFleet makes the service over cfg.Fleet: the registry of its
 // conversations, their bridges and their panels. Conversations are
 // activated on first use.
-func NewFleet(cfg FleetConfig) (*Fleet, error) {
+func NewFleet(cfg FleetConfig) (f *Fleet, err error) {
+	if cfg.Fleet == nil {
+		return nil, errors.New("reflexor: FleetConfig.Fleet is nil: the conversations need a fleet of journals")
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, cfg.Fleet.Close())
+		}
+	}()
+	switch {
+	case cfg.Agent.Store != nil:
+		return nil, errors.New("reflexor: FleetConfig.Agent.Store is set: each conversation's store is in FleetConfig.Fleet")
+	case cfg.Agent.Token != "":
+		return nil, errors.New("reflexor: FleetConfig.Agent.Token is set: the operator's token is FleetConfig.Token, and people have identities of their own")
+	case cfg.Agent.Streams != nil:
+		return nil, errors.New("reflexor: FleetConfig.Agent.Streams is set: a fleet's brains stream to the pages only")
+	}
 	acfg, err := cfg.Agent.withDefaults()
 	if err != nil {
 		return nil, err
-	}
-	if cfg.Fleet == nil {
-		return nil, errors.New("reflexor: FleetConfig.Fleet is nil: the conversations need a fleet of journals")
 	}
 	if cfg.Token == "" {
 		return nil, errors.New("reflexor: FleetConfig.Token is empty: the operator needs a token")
@@ -96,10 +112,11 @@ func NewFleet(cfg FleetConfig) (*Fleet, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reflexor: the panels: %w", err)
 	}
-	f := &Fleet{fleet: cfg.Fleet, streams: map[string]*httpbridge.Streams{}}
+	f = &Fleet{fleet: cfg.Fleet, streams: map[string]*httpbridge.Streams{}}
 	f.reg, err = registry.New(registry.Config[decl.AgentState, decl.AgentInput]{
-		Fleet:       cfg.Fleet,
-		IdleTimeout: cfg.IdleTimeout,
+		Fleet:        cfg.Fleet,
+		IdleTimeout:  cfg.IdleTimeout,
+		CloseTimeout: cfg.CloseTimeout,
 		Open: func(id string, store journal.Store) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
 			streams := httpbridge.NewStreams(httpbridge.StreamOptions{})
 			m, err := panels.Open(store, journalOptions(), acfg.options(bridgeStreams{s: streams})...)
@@ -166,9 +183,14 @@ func (f *Fleet) Handler() http.Handler { return f.handler }
 func (f *Fleet) CloseStreams() { f.bridges.Close() }
 
 // Close ends the handler's streams, deactivates every conversation (each
-// takes a snapshot; ctx bounds the wait for their jobs) and closes
-// FleetConfig.Fleet.
+// takes a snapshot, after its jobs end or FleetConfig.CloseTimeout) and
+// closes FleetConfig.Fleet. ctx bounds only the wait for activations under
+// way: when it ends first, Close returns its error and leaves the fleet
+// open under them; call Close again to finish.
 func (f *Fleet) Close(ctx context.Context) error {
 	f.bridges.Close()
-	return errors.Join(f.reg.Close(ctx), f.fleet.Close())
+	if err := f.reg.Close(ctx); err != nil {
+		return err
+	}
+	return f.fleet.Close()
 }

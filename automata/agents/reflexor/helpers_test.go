@@ -167,7 +167,6 @@ func startHost(t testing.TB, delay time.Duration) *host {
 		},
 	})
 	if err != nil {
-		store.Close()
 		t.Fatal(err)
 	}
 	h.agent.Machine().Subscribe(func(s decl.AgentState) {

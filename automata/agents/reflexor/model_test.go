@@ -405,7 +405,6 @@ func chatOnClock(t *testing.T, dir string, now func() time.Time, compressAfter i
 		},
 	})
 	if err != nil {
-		store.Close()
 		t.Fatal(err)
 	}
 	m := a.Machine()
@@ -595,4 +594,26 @@ func TestToolCallsEndInAResultOrAnError(t *testing.T) {
 			t.Errorf("a cancelled job returned %v and handed in %+v, want context.Canceled and nothing", err, got)
 		}
 	})
+}
+
+// TestNewClosesTheStoreWhenItFails: the agent owns its store from New on,
+// also when New fails (here for want of a model): the file is free to be
+// opened again, and a store closed twice is not the caller's to fear.
+func TestNewClosesTheStoreWhenItFails(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "agent.db")
+	store, err := journal.OpenBolt(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(Config{Store: store}); err == nil || !strings.Contains(err.Error(), "Config.Model is nil") {
+		t.Fatalf("New without a model: %v, want an error naming Config.Model", err)
+	}
+	if _, _, err := store.Size(); err == nil {
+		t.Error("the store still answers after New failed: it was not closed")
+	}
+	again, err := journal.OpenBolt(path)
+	if err != nil {
+		t.Fatalf("opening the file again after New failed: %v", err)
+	}
+	again.Close()
 }

@@ -34,11 +34,16 @@ type Config struct {
 	Model llm.Model
 	// Store keeps the conversation's journal: journal.OpenBolt's, or an
 	// agent's on NATS JetStream. New recovers the conversation from it,
-	// and from then on the agent owns it: Close closes it. (When New
-	// fails, the caller still does.) NewFleet does not use it: each
-	// conversation has its store in FleetConfig.Fleet.
+	// and from then on the agent owns it: Close closes it, and so does New
+	// when it fails. NewFleet refuses it: each conversation has its store
+	// in FleetConfig.Fleet.
 	Store journal.Store
-	// System is the brain's system prompt (default DefaultSystem).
+	// System is the brain's system prompt (default DefaultSystem). It is
+	// configuration, not state: it is not journaled, and every ask of the
+	// brain is sent the System of the Config the agent was made with, so
+	// that a program started again with another prompt answers the whole
+	// conversation with it from the next ask. (The persistent agent keeps
+	// its prompt in its journal instead.)
 	System string
 	// Tools are the tools the brain may call, and what guards their calls
 	// (package automata/toolkit). Nil: none. The names compress_history
@@ -130,19 +135,25 @@ type Agent struct {
 // answer a crash interrupted is asked for again, a tool call without a
 // result runs again under the same idempotency key. See Config for what is
 // required and the defaults.
-func New(cfg Config) (*Agent, error) {
-	cfg, err := cfg.withDefaults()
-	if err != nil {
-		return nil, err
-	}
+func New(cfg Config) (a *Agent, err error) {
 	if cfg.Store == nil {
 		return nil, errors.New("reflexor: Config.Store is nil: the conversation needs a journal")
+	}
+	opened := false // from then on, closing the machine closes the store
+	defer func() {
+		if err != nil && !opened {
+			err = errors.Join(err, cfg.Store.Close())
+		}
+	}()
+	if cfg, err = cfg.withDefaults(); err != nil {
+		return nil, err
 	}
 	streams := httpbridge.NewStreams(httpbridge.StreamOptions{})
 	m, err := journal.Open(cfg.Store, agent.Definition(), journalOptions(), cfg.options(bridgeStreams{streams, cfg.Streams})...)
 	if err != nil {
 		return nil, fmt.Errorf("reflexor: opening the conversation: %w", err)
 	}
+	opened = true
 	bcfg := bridgeConfig()
 	bcfg.Streams = streams
 	bcfg.Auth = httpbridge.AllowAll

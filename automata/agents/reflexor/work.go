@@ -74,7 +74,7 @@ func (w work) brainJobs(c decl.ContextOfBrain) map[string]automata.Job[decl.Agen
 			jobs[askKey(m.CalledBrainAt)] = w.ask(c, m.CalledBrainAt)
 		}
 	}
-	if cut := SignalsCutAt(c); cut > c.CalledBrainAt && len(pendingCalls(c.ToolCalls, c.ToolResults)) == 0 {
+	if cut := signalsCutAt(c); cut > c.CalledBrainAt && len(pendingCalls(c.ToolCalls, c.ToolResults)) == 0 {
 		jobs[askKey(cut)] = w.ask(c, cut)
 	}
 	return jobs
@@ -94,9 +94,9 @@ func (w work) toolkitJobs(c decl.ContextOfToolkit) map[string]automata.Job[decl.
 	return jobs
 }
 
-// SignalsCutAt is the time of the newest signal the brain answers: a user
+// signalsCutAt is the time of the newest signal the brain answers: a user
 // message or a tool result.
-func SignalsCutAt(c decl.ContextOfBrain) int64 {
+func signalsCutAt(c decl.ContextOfBrain) int64 {
 	var cut int64
 	if n := len(c.UserMessages); n > 0 {
 		cut = c.UserMessages[n-1].Timestamp
