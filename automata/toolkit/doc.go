@@ -35,6 +35,8 @@
 // Each tool has a Policy (zero fields are defaults); the Kit's Config
 // applies to all of them. In the order a call meets them:
 //
+//   - the caller's context is not done: a call on a context that ended
+//     is KindCancelled at once, whatever it says, and the tool is not run;
 //   - the tool exists, and the arguments are at most
 //     Config.MaxArgumentBytes (1 MiB), JSON, and match the schema:
 //     KindInvalid otherwise;
@@ -45,11 +47,20 @@
 //     with KindUnavailable, saying why and for how long; after
 //     Policy.BreakerCooldown (30 s) one call is let through (half-open),
 //     and its success closes the breaker, its failure opens it again
-//     (Kit.Breaker says which);
+//     (Kit.Breaker says which). A call belongs to the generation of the
+//     breaker that let it through: its end moves the breaker only if the
+//     breaker has not changed since (a call that started before the
+//     breaker opened says nothing of the tool once a trial closed it);
 //   - the concurrency limits: at most Config.MaxConcurrent (16) calls of
 //     the kit and Policy.MaxConcurrent (8) of the tool run at once; the
 //     others wait for their turn, which is flow control: a burst of calls
-//     is served as fast as the limits allow, never faster;
+//     is served as fast as the limits allow, never faster. A call waits
+//     for a slot of its tool first, then for one of the kit, so that a
+//     call waiting for a busy tool holds none of the kit's and the other
+//     tools' calls go on; RunAll waits for each call's turn apart;
+//   - the circuit breaker again, once the call has its slots (and before
+//     each retry): a call let through while the breaker was closed, that
+//     waited while it opened, fails with KindUnavailable and does not run;
 //   - each try is bounded by Policy.Timeout (30 s; Call.Timeout replaces
 //     it): KindTimeout;
 //   - a try that failed or timed out is tried again Policy.Retries times
@@ -57,13 +68,27 @@
 //     same idempotency key (Key; an HTTP tool's Idempotency-Key header)
 //     and the try's number (Attempt);
 //   - the output is filtered (Config.Filter, then Policy.Filter: redact
-//     secrets, say) and cut to Policy.MaxResultBytes (64 KiB).
+//     secrets, say) and cut to Policy.MaxResultBytes (64 KiB), the note
+//     saying it was cut included (Result.Truncated).
+//
+// What the model is told (Result.Content) is bounded, whatever the model or
+// the tool wrote: an error is cut to the tool's MaxResultBytes too
+// (DefaultMaxResultBytes for a tool that does not exist), a schema
+// violation lists its first problems and how many more there are, a name
+// that is no tool's is quoted cut.
 //
 // A tool says why it failed by wrapping ErrInvalid (the arguments are wrong:
 // not tried again) or ErrPermission; any other error is a failure, and a
-// tool that panics is one too. When the caller's context ends — the job was
-// cancelled — the call ends with KindCancelled, whatever the tool was
-// doing, and its result is not for the model.
+// tool that panics or calls runtime.Goexit is one too: each try runs on a
+// goroutine of its own, which Run waits for, and gives its slots back
+// however it ends. When the caller's context ends — the job was cancelled —
+// the call ends with KindCancelled, whatever the tool was doing, and its
+// result is not for the model.
+//
+// An HTTP tool's requests do not follow redirects: a 3xx is a failure,
+// which the model is told the tool answered, not where to. The errors the
+// model is told name the tool, never its URL, whose query may hold a
+// secret.
 //
 // # What it is not
 //

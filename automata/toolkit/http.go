@@ -3,11 +3,12 @@ package toolkit
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
-	"unicode/utf8"
 )
 
 // maxErrorBody bounds how much of an error response's body an error
@@ -18,7 +19,7 @@ const maxErrorBody = 1 << 10
 func (k *Kit) post(ctx context.Context, e *entry, c Call) (string, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, e.url, bytes.NewReader(c.Arguments))
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s: %w", e.name, withoutURL(err))
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "text/plain, application/json")
@@ -27,17 +28,22 @@ func (k *Kit) post(ctx context.Context, e *entry, c Call) (string, error) {
 	}
 	resp, err := k.cfg.HTTPClient.Do(req)
 	if err != nil {
-		return "", fmt.Errorf("%s: %w", e.name, err)
+		return "", fmt.Errorf("%s: %w", e.name, withoutURL(err))
 	}
 	defer resp.Body.Close()
 	// One byte over the limit, so that truncate says the output was cut.
 	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(e.policy.MaxResultBytes)+1))
 	if err != nil {
-		return "", fmt.Errorf("%s: reading the response: %w", e.name, err)
+		return "", fmt.Errorf("%s: reading the response: %w", e.name, withoutURL(err))
 	}
 	switch code := resp.StatusCode; {
 	case code >= 200 && code < 300:
 		return string(body), nil
+	case code >= 300 && code < 400:
+		// The kit's client does not follow redirects (New). Neither
+		// where to nor the body is quoted: they may name what the
+		// model is not to see.
+		return "", fmt.Errorf("%s answered %s, a redirect, which is not followed", e.name, resp.Status)
 	case code == http.StatusBadRequest || code == http.StatusUnprocessableEntity:
 		return "", fmt.Errorf("%w: %s answered %s%s", ErrInvalid, e.name, resp.Status, quote(body))
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
@@ -47,18 +53,24 @@ func (k *Kit) post(ctx context.Context, e *entry, c Call) (string, error) {
 	}
 }
 
+// withoutURL is err without the *url.Error that names the request's URL,
+// whose query may hold a secret: the model is told the cause only.
+func withoutURL(err error) error {
+	var ue *url.Error
+	for errors.As(err, &ue) {
+		if ue.Err == nil {
+			return errors.New(strings.ToLower(ue.Op) + " failed")
+		}
+		err = ue.Err
+	}
+	return err
+}
+
 // quote is the start of an error response's body, for an error message.
 func quote(body []byte) string {
 	s := strings.TrimSpace(string(body))
 	if s == "" {
 		return ""
 	}
-	if len(s) > maxErrorBody {
-		cut := maxErrorBody
-		for cut > 0 && !utf8.RuneStart(s[cut]) {
-			cut--
-		}
-		s = s[:cut] + "…"
-	}
-	return ": " + s
+	return ": " + clip(s, maxErrorBody)
 }

@@ -37,8 +37,8 @@ const (
 	KindInvalid     Kind = "invalid"     // no such tool, or arguments that are not valid JSON, do not match the schema or that the tool refused (ErrInvalid)
 	KindPermission  Kind = "permission"  // refused by an Allow check or by the tool (ErrPermission)
 	KindTimeout     Kind = "timeout"     // the last try ran out of its Timeout
-	KindUnavailable Kind = "unavailable" // the tool's circuit breaker is open: not called
-	KindFailure     Kind = "failure"     // the tool failed (or panicked)
+	KindUnavailable Kind = "unavailable" // the tool's circuit breaker is open: not called (or, before a retry, not called again)
+	KindFailure     Kind = "failure"     // the tool failed (or panicked, or called runtime.Goexit)
 	KindCancelled   Kind = "cancelled"   // the caller's context ended: report nothing
 )
 
@@ -63,11 +63,14 @@ type Call struct {
 // Result is how a call ended.
 type Result struct {
 	CallID, Name string
-	// Output is the tool's output, filtered and cut to MaxResultBytes,
-	// when Kind is KindNone.
+	// Output is the tool's output, when Kind is KindNone: filtered and
+	// cut to at most MaxResultBytes bytes, the note saying it was cut
+	// included (Truncated).
 	Output string
 	// Err says why the call failed, when Kind is not KindNone: what the
-	// model is told.
+	// model is told. Its message is cut so that Content is at most the
+	// tool's MaxResultBytes bytes (DefaultMaxResultBytes when there is no
+	// such tool); errors.Is and errors.As still see what it wraps.
 	Err  error
 	Kind Kind
 	// Tries is how many times the tool was run (0 when it was not).
@@ -80,12 +83,44 @@ type Result struct {
 }
 
 // Content is what the model is told of the call: the output, or "error: "
-// and why it failed.
+// and why it failed. Of a Result of Run, it is at most the tool's
+// MaxResultBytes bytes (DefaultMaxResultBytes when there is no such tool).
 func (r Result) Content() string {
 	if r.Kind == KindNone {
 		return r.Output
 	}
-	return "error: " + r.Err.Error()
+	if r.Err == nil {
+		return errorPrefix + string(r.Kind)
+	}
+	s := errorPrefix + r.Err.Error()
+	if ce, ok := r.Err.(*cutError); ok {
+		s = clip(s, ce.limit)
+	}
+	return s
+}
+
+// errorPrefix starts the Content of a call that failed.
+const errorPrefix = "error: "
+
+// cutError is an error whose message is cut so that the Content it makes
+// is at most limit bytes.
+type cutError struct {
+	err   error
+	msg   string
+	limit int
+}
+
+func (e *cutError) Error() string { return e.msg }
+func (e *cutError) Unwrap() error { return e.err }
+
+// bound returns err, or err with its message cut, so that the Content it
+// makes is at most limit bytes.
+func bound(err error, limit int) error {
+	msg := err.Error()
+	if len(errorPrefix)+len(msg) <= limit {
+		return err
+	}
+	return &cutError{err: err, msg: clip(msg, max(limit-len(errorPrefix), 0)), limit: limit}
 }
 
 // Config is what guards every call of a Kit, before each tool's own Policy.
@@ -108,6 +143,8 @@ type Config struct {
 	Clock func() time.Time
 	// HTTPClient sends the HTTP tools' requests (default a client of its
 	// own, with no timeout of its own: each try has the tool's Timeout).
+	// The kit uses a copy of it that does not follow redirects: a tool
+	// that answers one failed (New does not change the client given).
 	HTTPClient *http.Client
 }
 
@@ -133,7 +170,8 @@ type entry struct {
 // New makes a kit of tools, or says which tool or setting is wrong: a
 // name a chat API would refuse (1 to 64 letters, digits, '_' or '-') or
 // given twice, a schema that is not a JSON object or does not compile, a
-// type Func cannot describe, a negative limit.
+// type Func cannot describe (naming the field: a chan, a func, a complex
+// number…), a negative limit.
 func New(cfg Config, tools ...Tool) (*Kit, error) {
 	if cfg.MaxConcurrent < 0 || cfg.MaxArgumentBytes < 0 {
 		return nil, errors.New("toolkit: MaxConcurrent and MaxArgumentBytes must not be negative")
@@ -143,9 +181,15 @@ func New(cfg Config, tools ...Tool) (*Kit, error) {
 	if cfg.Clock == nil {
 		cfg.Clock = time.Now
 	}
-	if cfg.HTTPClient == nil {
-		cfg.HTTPClient = &http.Client{}
+	client := http.Client{}
+	if cfg.HTTPClient != nil {
+		client = *cfg.HTTPClient
 	}
+	// A redirect could lead the request, or its arguments turned into a
+	// GET, anywhere, such as to a server inside the network: it is an
+	// answer, which post reports.
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	cfg.HTTPClient = &client
 	k := &Kit{cfg: cfg, byName: make(map[string]*entry, len(tools)), slots: make(chan struct{}, cfg.MaxConcurrent)}
 	for i, t := range tools {
 		fail := func(err error) (*Kit, error) {
@@ -219,46 +263,53 @@ func Calls(key string, calls []llm.ToolCall) []Call {
 
 // RunAll runs calls in parallel, as many at once as the kit's and each
 // tool's MaxConcurrent let, and returns their results in the calls' order.
+// Each call waits for its own turn (Run), so that a call of a busy tool
+// does not hold up the calls of the others.
 func (k *Kit) RunAll(ctx context.Context, calls []Call) []Result {
 	out := make([]Result, len(calls))
-	next := make(chan int)
 	var wg sync.WaitGroup
-	for range min(len(calls), k.cfg.MaxConcurrent) {
-		wg.Go(func() {
-			for i := range next {
-				out[i] = k.Run(ctx, calls[i])
-			}
-		})
+	for i, c := range calls {
+		wg.Go(func() { out[i] = k.Run(ctx, c) })
 	}
-	for i := range calls {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 	return out
 }
 
 // Run runs one call and says how it ended; it never panics on what the
-// model wrote, and a panicking tool is a KindFailure. In order: the tool
-// is looked up and the arguments validated against its schema
-// (KindInvalid), Config.Allow and Policy.Allow are asked
-// (KindPermission), the breaker is asked (KindUnavailable); the call waits
-// for a free slot of the kit and of the tool, then runs, each try under
-// its Timeout, with Retries after failures and timeouts, Backoff apart;
-// its output is filtered (Config.Filter, then Policy.Filter) and cut to
-// MaxResultBytes. When ctx ends, the call ends with KindCancelled.
+// model wrote, and a tool that panics or calls runtime.Goexit is a
+// KindFailure. In order: a call whose ctx is already done ends at once
+// (KindCancelled); the tool is looked up and the arguments validated
+// against its schema (KindInvalid), Config.Allow and Policy.Allow are
+// asked (KindPermission), the breaker is asked (KindUnavailable). Then
+// each try waits for a slot of the tool, then for one of the kit (a call
+// waiting for a busy tool holds none of the kit's), asks the breaker again
+// (it may have opened meanwhile) and runs, on a goroutine of its own that
+// Run waits for, under its Timeout; Retries follow failures and timeouts,
+// Backoff apart. The output is filtered (Config.Filter, then
+// Policy.Filter) and cut to MaxResultBytes; so is an error (Content).
+// When ctx ends, the call ends with KindCancelled.
 func (k *Kit) Run(ctx context.Context, c Call) (r Result) {
 	begin := k.cfg.Clock()
 	r = Result{CallID: c.ID, Name: c.Name}
-	defer func() { r.Duration = k.cfg.Clock().Sub(begin) }()
+	limit := DefaultMaxResultBytes
+	defer func() {
+		r.Duration = k.cfg.Clock().Sub(begin)
+		if r.Kind != KindNone && r.Err != nil {
+			r.Err = bound(r.Err, limit)
+		}
+	}()
 	fail := func(kind Kind, err error) Result {
 		r.Kind, r.Err = kind, err
 		return r
 	}
+	if err := ctx.Err(); err != nil {
+		return fail(KindCancelled, err)
+	}
 	e, ok := k.byName[c.Name]
 	if !ok {
-		return fail(KindInvalid, fmt.Errorf("there is no tool %q; the tools are %s", c.Name, strings.Join(k.Names(), ", ")))
+		return fail(KindInvalid, fmt.Errorf("there is no tool %q; the tools are %s", clip(c.Name, maxNameBytes), strings.Join(k.Names(), ", ")))
 	}
+	limit = e.policy.MaxResultBytes
 	args, err := k.arguments(e, c.Arguments)
 	if err != nil {
 		return fail(KindInvalid, err)
@@ -275,12 +326,11 @@ func (k *Kit) Run(ctx context.Context, c Call) (r Result) {
 			return fail(KindPermission, err)
 		}
 	}
-	trial, err := e.admit(k.cfg.Clock())
+	tk, err := e.admit(k.cfg.Clock())
 	if err != nil {
 		return fail(KindUnavailable, err)
 	}
-	out, kind, err := k.tries(ctx, e, c, &r.Tries)
-	e.record(trial, kind, err, k.cfg.Clock())
+	out, kind, err := k.tries(ctx, e, c, tk, &r.Tries)
 	if kind != KindNone {
 		return fail(kind, err)
 	}
@@ -325,8 +375,19 @@ func (k *Kit) arguments(e *entry, raw json.RawMessage) (json.RawMessage, error) 
 	return raw, nil
 }
 
-// leaves lists every leaf of a schema violation, sorted, with its
-// location in the arguments.
+// maxNameBytes bounds a name an error quotes: a tool's name is at most 64
+// bytes.
+const maxNameBytes = 64
+
+// maxProblems and maxProblemBytes bound what leaves lists.
+const (
+	maxProblems     = 10
+	maxProblemBytes = 256
+)
+
+// leaves lists the leaves of a schema violation, sorted, with their
+// location in the arguments: the first maxProblems of them, each cut to
+// maxProblemBytes, and how many more there are.
 func leaves(err error) string {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
@@ -348,7 +409,19 @@ func leaves(err error) string {
 	}
 	walk(ve)
 	sort.Strings(problems)
-	return strings.Join(slices.Compact(problems), "; ")
+	problems = slices.Compact(problems)
+	more := len(problems) - maxProblems
+	if more > 0 {
+		problems = problems[:maxProblems]
+	}
+	for i, p := range problems {
+		problems[i] = clip(p, maxProblemBytes)
+	}
+	s := strings.Join(problems, "; ")
+	if more > 0 {
+		s += fmt.Sprintf("; and %d more", more)
+	}
+	return s
 }
 
 // callKey carries a call's key and try number to the tool.
@@ -373,22 +446,22 @@ func Attempt(ctx context.Context) int {
 	return ci.attempt
 }
 
-// tries runs the call under e's policy: each try with a slot of the kit and
-// of the tool and its timeout, retried after failures and timeouts.
-func (k *Kit) tries(ctx context.Context, e *entry, c Call, tries *int) (string, Kind, error) {
+// tries runs the call under e's policy, the breaker having let it through
+// with tk: each try with a slot of the tool and of the kit and its
+// timeout, retried after failures and timeouts. It tells the breaker how
+// the call ended.
+func (k *Kit) tries(ctx context.Context, e *entry, c Call, tk ticket, tries *int) (out string, kind Kind, err error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = e.policy.Timeout
 	}
+	// Should this goroutine end with no result (a tool's runtime.Goexit
+	// is contained by try, but still), the breaker hears of a failure.
+	kind, err = KindFailure, fmt.Errorf("%s: the call ended without a result", e.name)
+	defer func() { e.record(tk, kind, err, k.cfg.Clock()) }()
 	backoff := e.policy.Backoff
 	for attempt := 1; ; attempt++ {
-		if err := acquire(ctx, k.slots, e.slots); err != nil {
-			return "", KindCancelled, err
-		}
-		*tries = attempt
-		out, kind, err := k.try(ctx, e, c, attempt, timeout)
-		<-e.slots
-		<-k.slots
+		out, kind, err = k.attempt(ctx, e, c, &tk, attempt, timeout, tries)
 		if kind != KindFailure && kind != KindTimeout || attempt > e.policy.Retries {
 			return out, kind, err
 		}
@@ -403,30 +476,70 @@ func (k *Kit) tries(ctx context.Context, e *entry, c Call, tries *int) (string, 
 	}
 }
 
-// acquire takes a slot of each of slots, in order, or none when ctx ends
-// first.
-func acquire(ctx context.Context, slots ...chan struct{}) error {
-	for i, s := range slots {
-		select {
-		case s <- struct{}{}:
-		case <-ctx.Done():
-			for _, taken := range slots[:i] {
-				<-taken
-			}
-			return ctx.Err()
-		}
+// attempt runs try n of the call, unless ctx is done: it waits for a slot
+// of the tool, then for one of the kit, so that a call waiting for a busy
+// tool holds none of the kit's; then it asks the breaker again, which let
+// the call through with *tk, as it may have opened meanwhile. The slots
+// are given back however the try ends.
+func (k *Kit) attempt(ctx context.Context, e *entry, c Call, tk *ticket, n int, timeout time.Duration, tries *int) (string, Kind, error) {
+	if err := ctx.Err(); err != nil {
+		return "", KindCancelled, err
 	}
-	return nil
+	release, err := acquire(ctx, e.slots, k.slots)
+	if err != nil {
+		return "", KindCancelled, err
+	}
+	defer release()
+	if err := ctx.Err(); err != nil {
+		return "", KindCancelled, err
+	}
+	t, err := e.check(*tk, k.cfg.Clock())
+	if err != nil {
+		return "", KindUnavailable, err
+	}
+	*tk = t
+	*tries = n
+	return k.try(ctx, e, c, n, timeout)
 }
 
-// try runs the call once.
-func (k *Kit) try(ctx context.Context, e *entry, c Call, attempt int, timeout time.Duration) (out string, kind Kind, err error) {
+// acquire takes a slot of each of slots, in order, and returns what gives
+// them back; or it takes none, when ctx ends first.
+func acquire(ctx context.Context, slots ...chan struct{}) (release func(), err error) {
+	taken := 0
+	release = func() {
+		for i := taken - 1; i >= 0; i-- {
+			<-slots[i]
+		}
+	}
+	for _, s := range slots {
+		select {
+		case s <- struct{}{}:
+			taken++
+		case <-ctx.Done():
+			release()
+			return nil, ctx.Err()
+		}
+	}
+	return release, nil
+}
+
+// try runs the call once, on a goroutine of its own, so that a tool that
+// panics or calls runtime.Goexit fails the try and nothing else; it waits
+// for the tool to return.
+func (k *Kit) try(ctx context.Context, e *entry, c Call, attempt int, timeout time.Duration) (string, Kind, error) {
 	tctx, cancel := context.WithTimeout(context.WithValue(ctx, callKey{}, callInfo{c.Key, attempt}), timeout)
 	defer cancel()
-	func() {
+	var out string
+	var err error
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		returned := false
 		defer func() {
 			if p := recover(); p != nil {
-				err = fmt.Errorf("%s panicked: %v", e.name, p)
+				out, err = "", fmt.Errorf("%s panicked: %v", e.name, p)
+			} else if !returned {
+				out, err = "", fmt.Errorf("%s called runtime.Goexit instead of returning", e.name)
 			}
 		}()
 		if e.url != "" {
@@ -434,7 +547,9 @@ func (k *Kit) try(ctx context.Context, e *entry, c Call, attempt int, timeout ti
 		} else {
 			out, err = e.run(tctx, c.Arguments)
 		}
+		returned = true
 	}()
+	<-done
 	switch {
 	case ctx.Err() != nil:
 		return "", KindCancelled, ctx.Err()
@@ -452,14 +567,38 @@ func (k *Kit) try(ctx context.Context, e *entry, c Call, attempt int, timeout ti
 }
 
 // truncate cuts s to at most limit bytes, at a character boundary, and
-// says so.
+// says whether it did. A cut s ends with a note saying so, within the
+// limit, unless the note would take more than half of it.
 func truncate(s string, limit int) (string, bool) {
 	if len(s) <= limit {
 		return s, false
 	}
-	cut := limit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	note := fmt.Sprintf("\n[truncated: the output is longer than %d bytes]", limit)
+	if len(note) > limit/2 {
+		note = ""
 	}
-	return s[:cut] + fmt.Sprintf("\n[truncated: the output is longer than %d bytes]", limit), true
+	return cutAt(s, limit-len(note)) + note, true
+}
+
+// clip cuts s to at most limit bytes, at a character boundary, ending
+// with "…" when it cut it and there is room.
+func clip(s string, limit int) string {
+	const ellipsis = "…"
+	switch {
+	case len(s) <= limit:
+		return s
+	case limit > len(ellipsis):
+		return cutAt(s, limit-len(ellipsis)) + ellipsis
+	default:
+		return cutAt(s, limit)
+	}
+}
+
+// cutAt returns the start of s, of at most n < len(s) bytes, cut at a
+// character boundary.
+func cutAt(s string, n int) string {
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

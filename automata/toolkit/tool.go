@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/url"
 	"reflect"
+	"strings"
 	"time"
 
 	invopop "github.com/invopop/jsonschema"
@@ -64,6 +65,10 @@ func (t Tool) With(p Policy) Tool {
 //		Units string `json:"units,omitempty" jsonschema:"enum=metric,enum=imperial"`
 //	}
 //
+// A field JSON cannot hold (a chan, a func, a complex number, a uintptr,
+// an unsafe.Pointer), unless a json:"-" tag leaves it out, is an error New
+// reports, naming it.
+//
 // Properties not in A are refused. Before run is called, the model's
 // arguments are validated against the schema and decoded into A: arguments
 // that are not valid JSON or do not match come back to the model as a
@@ -101,10 +106,13 @@ func Func[A any](name, description string, run func(ctx context.Context, args A)
 // application/json and Idempotency-Key: the call's key, the same on every
 // try. A 2xx response's body is the result, as it is (text, or JSON the
 // model reads); 400 and 422 are KindInvalid and 401 and 403
-// KindPermission, neither tried again; any other status, a connection that
-// fails and a server that does not answer within the Timeout are failures,
-// tried again under the Policy's Retries. At most MaxResultBytes of a body
-// are read. Requests go through Config.HTTPClient.
+// KindPermission, neither tried again; any other status, a redirect (3xx:
+// redirects are not followed), a connection that fails and a server that
+// does not answer within the Timeout are failures, tried again under the
+// Policy's Retries. The errors the model is told name the tool, not its
+// URL (whose query may hold a secret). At most MaxResultBytes of a body
+// are read. Requests go through a copy of Config.HTTPClient that does not
+// follow redirects.
 func HTTP(name, description string, parameters json.RawMessage, url string) Tool {
 	t := Tool{name: name, description: description, parameters: bytes.Clone(parameters), url: url}
 	if err := checkURL(url); err != nil {
@@ -126,8 +134,10 @@ func checkURL(s string) error {
 
 // SchemaOf returns the JSON Schema of arguments of type A, as Func derives
 // it: for a tool made with HTTP whose arguments are a Go type. A must be a
-// struct (or a pointer to one).
-func SchemaOf[A any]() (json.RawMessage, error) {
+// struct (or a pointer to one) whose fields JSON can hold: a field that is
+// a chan, a func, a complex number, a uintptr or an unsafe.Pointer (and
+// not left out by a json:"-" tag) is an error that names it.
+func SchemaOf[A any]() (_ json.RawMessage, err error) {
 	typ := reflect.TypeFor[A]()
 	for typ.Kind() == reflect.Pointer {
 		typ = typ.Elem()
@@ -135,6 +145,16 @@ func SchemaOf[A any]() (json.RawMessage, error) {
 	if typ.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("arguments of type %s: not a struct, and a tool's arguments are a JSON object", typ)
 	}
+	if err := unsupported(typ, "", map[reflect.Type]bool{}); err != nil {
+		return nil, fmt.Errorf("arguments of type %s: %w", typ, err)
+	}
+	defer func() {
+		// What unsupported does not foresee: the reflector panics on a
+		// type it cannot describe.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("arguments of type %s: %v", typ, p)
+		}
+	}()
 	r := &invopop.Reflector{ExpandedStruct: true, DoNotReference: true}
 	s := r.ReflectFromType(typ)
 	s.Version = ""
@@ -144,6 +164,52 @@ func SchemaOf[A any]() (json.RawMessage, error) {
 		return nil, fmt.Errorf("arguments of type %s: %w", typ, err)
 	}
 	return b, nil
+}
+
+// customSchema is a type that describes itself to the reflector.
+type customSchema interface{ JSONSchema() *invopop.Schema }
+
+// unsupported says which field of typ (at path, a Go selector) JSON
+// cannot hold, or nil.
+func unsupported(typ reflect.Type, path string, seen map[reflect.Type]bool) error {
+	if typ.Implements(reflect.TypeFor[customSchema]()) || reflect.PointerTo(typ).Implements(reflect.TypeFor[customSchema]()) {
+		return nil
+	}
+	switch typ.Kind() {
+	case reflect.Chan, reflect.Func, reflect.Complex64, reflect.Complex128, reflect.Uintptr, reflect.UnsafePointer:
+		if path == "" {
+			return fmt.Errorf("a %s, which JSON cannot hold", typ)
+		}
+		return fmt.Errorf("field %s is a %s, which JSON cannot hold", path, typ)
+	case reflect.Pointer:
+		return unsupported(typ.Elem(), path, seen)
+	case reflect.Slice, reflect.Array:
+		return unsupported(typ.Elem(), path+"[]", seen)
+	case reflect.Map:
+		if err := unsupported(typ.Key(), path+"[key]", seen); err != nil {
+			return err
+		}
+		return unsupported(typ.Elem(), path+"[]", seen)
+	case reflect.Struct:
+		if seen[typ] {
+			return nil
+		}
+		seen[typ] = true
+		for i := range typ.NumField() {
+			f := typ.Field(i)
+			if (!f.IsExported() && !f.Anonymous) || f.Tag.Get("json") == "-" || strings.Split(f.Tag.Get("jsonschema"), ",")[0] == "-" {
+				continue
+			}
+			at := f.Name
+			if path != "" {
+				at = path + "." + f.Name
+			}
+			if err := unsupported(f.Type, at, seen); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // compile compiles the tool's schema, which must be a JSON object.
@@ -185,9 +251,12 @@ type Policy struct {
 	// MaxConcurrent is how many calls of the tool run at once (default
 	// 8); more wait for their turn, until their context ends.
 	MaxConcurrent int
-	// MaxResultBytes bounds the result the model is told (default 64
-	// KiB): a longer output is cut, at a character boundary, and says how
-	// much was left out (Result.Truncated).
+	// MaxResultBytes bounds what the model is told of a call, in bytes
+	// (default 64 KiB): a longer output is cut, at a character boundary,
+	// to at most MaxResultBytes bytes, a note saying it was cut included
+	// (left out when it would take more than half of them;
+	// Result.Truncated says it was cut either way); an error's message is
+	// cut so that Result.Content is at most MaxResultBytes bytes.
 	MaxResultBytes int
 	// BreakerFailures is how many calls in a row that fail open the
 	// tool's circuit breaker (default 5; -1: no breaker). While it is
