@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"time"
 
@@ -56,4 +58,43 @@ func Example() {
 	// clock: {"properties":{},"additionalProperties":false,"type":"object"}
 	// 1 weather: error: invalid arguments: the arguments of weather do not match its schema: /units: value must be one of "metric", "imperial"
 	// 2 clock: 9:30AM
+}
+
+// A kit of an in-process tool and a remote one: the search tool's
+// arguments are POSTed to its URL (here a server of the example's own),
+// under the same guards, with the call's idempotency key as a header.
+func ExampleHTTP() {
+	type WeatherArgs struct {
+		City  string `json:"city" jsonschema_description:"The city, such as Paris."`
+		Units string `json:"units,omitempty" jsonschema:"enum=metric,enum=imperial"`
+	}
+	getWeather := func(ctx context.Context, a WeatherArgs) (string, error) {
+		return a.City + ": 18°C, sunny", nil
+	}
+	docs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var args struct{ Query string }
+		json.NewDecoder(r.Body).Decode(&args)
+		fmt.Fprintf(w, "2 pages mention %q (key %s)", args.Query, r.Header.Get("Idempotency-Key"))
+	}))
+	defer docs.Close()
+	searchURL := docs.URL + "/query"
+	searchSchema := json.RawMessage(`{"type":"object","properties":{"query":{"type":"string"}},"required":["query"]}`)
+
+	weather := toolkit.Func("weather", "Tells the weather in a city.", getWeather)
+	search := toolkit.HTTP("search", "Searches the docs.", searchSchema, searchURL)
+	kit, err := toolkit.New(toolkit.Config{}, weather.With(toolkit.Policy{Timeout: 5 * time.Second, Retries: 2}), search)
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range kit.RunAll(context.Background(), []toolkit.Call{
+		{ID: "1", Name: "weather", Arguments: json.RawMessage(`{"city": "Paris"}`), Key: "job-7/1"},
+		{ID: "2", Name: "search", Arguments: json.RawMessage(`{"query": "breakers"}`), Key: "job-7/2"},
+		{ID: "3", Name: "search", Arguments: json.RawMessage(`{"q": "breakers"}`), Key: "job-7/3"},
+	}) {
+		fmt.Printf("%s %s: %s\n", r.CallID, r.Name, r.Content())
+	}
+	// Output:
+	// 1 weather: Paris: 18°C, sunny
+	// 2 search: 2 pages mention "breakers" (key job-7/2)
+	// 3 search: error: invalid arguments: the arguments of search do not match its schema: /: missing properties: 'query'
 }

@@ -178,6 +178,8 @@ var docSnippets = []string{
 	"automata/httpbridge/doc.go",
 	"automata/devpanel/doc.go",
 	"automata/registry/doc.go",
+	"automata/agents/reflexor/doc.go",
+	"automata/agents/persistent/doc.go",
 	"impl/agent/create.go",
 }
 

@@ -5,17 +5,17 @@
 // it continues the conversation where it stopped, and redoes the llm or
 // tool calls that were in flight, under the same idempotency keys.
 //
-//	kit, err := toolkit.New(toolkit.Config{}, toolkit.Func("word-count", "Counts the words of a text.", countWords))
-//	store, err := journal.OpenBolt("chat/agent.db")
+//	kit, err := toolkit.New(toolkit.Config{}, wordCount) // package automata/toolkit
+//	store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
 //	a, err := persistent.New(persistent.Config{
-//		System: "You are a helpful assistant.",
+//		System: "Count words.",
 //		Tools:  kit,
 //		Model:  model, // llm.Scripted, or openai.FromEnv(…)
 //		Store:  store,
-//		Token:  token,
+//		Token:  token, // what Handler's clients present; "" for none
 //	})
 //	defer a.Close(ctx)
-//	err = a.Send(ctx, "terminal", "count these words")
+//	err = a.Send(ctx, "terminal", text)
 //	err = a.Wait(ctx) // the llm asks for the tool, reads its result, answers
 //	s := a.State()
 //	for _, m := range persistent.Conversation(s.UserMessages, s.AssistantMessages, s.ToolMessages) { … }

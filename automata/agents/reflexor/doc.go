@@ -10,8 +10,8 @@
 // One constructor makes it, over a model, a toolkit, a system prompt and a
 // journal store:
 //
-//	kit, err := toolkit.New(toolkit.Config{}, weather, search) // package automata/toolkit
-//	store, err := journal.OpenBolt("support.db")
+//	kit, err := toolkit.New(toolkit.Config{}, wordCount) // package automata/toolkit
+//	store, err := journal.OpenBolt(filepath.Join(dir, "support.db"))
 //	support, err := reflexor.New(reflexor.Config{
 //		System: "You are the support desk of Example Inc.",
 //		Tools:  kit,

@@ -4,12 +4,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/moora-go/moora/automata/agents/reflexor"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
@@ -38,14 +39,15 @@ func ExampleNew() {
 	if err != nil {
 		panic(err)
 	}
-	kit, err := toolkit.New(toolkit.Config{}, toolkit.Func("word_count", "Counts the words of a text.",
+	wordCount := toolkit.Func("word_count", "Counts the words of a text.",
 		func(_ context.Context, a CountArgs) (string, error) {
 			return strconv.Itoa(len(strings.Fields(a.Text))), nil
-		}))
+		})
+	kit, err := toolkit.New(toolkit.Config{}, wordCount)
 	if err != nil {
 		panic(err)
 	}
-	brain := llm.Scripted{Reply: func(req llm.Request) (llm.Response, error) {
+	model := llm.Scripted{Reply: func(req llm.Request) (llm.Response, error) {
 		last := req.Messages[len(req.Messages)-1]
 		if last.Role == llm.RoleTool {
 			return llm.Response{Text: "That is " + last.Content + " words."}, nil
@@ -53,17 +55,19 @@ func ExampleNew() {
 		args, _ := json.Marshal(CountArgs{Text: last.Content})
 		return llm.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "word_count", Arguments: args}}}, nil
 	}}
+	token := "secret" // what the page presents
 	support, err := reflexor.New(reflexor.Config{
 		System: "You are the support desk of Example Inc.",
 		Tools:  kit,
-		Model:  brain,
+		Model:  model,
 		Store:  store,
-		Token:  "secret",
+		Token:  token,
 	})
 	if err != nil {
 		panic(err)
 	}
-	defer support.Close(context.Background())
+	ctx := context.Background()
+	defer support.Close(ctx)
 	idle := make(chan struct{}, 1)
 	support.Machine().Subscribe(func(s decl.AgentState) {
 		if len(s.AssistantMessages) > 0 && reflexor.Idle(s) {
@@ -77,15 +81,18 @@ func ExampleNew() {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "ok") })
 	mux.Handle("/support/", http.StripPrefix("/support", support.Handler()))
-	srv := httptest.NewUnstartedServer(mux)
-	srv.Config.RegisterOnShutdown(support.CloseStreams)
-	srv.Start()
-	defer srv.Close()
-	defer support.CloseStreams()
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(support.CloseStreams)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go srv.Serve(l)
+	defer srv.Shutdown(ctx)
 
-	req, _ := http.NewRequest("POST", srv.URL+"/support/agent/inputs",
+	req, _ := http.NewRequest("POST", "http://"+l.Addr().String()+"/support/agent/inputs",
 		strings.NewReader(`{"type":"user-send-message","messageId":"m1","content":"how many words are these"}`))
-	req.Header.Set("Authorization", "Bearer secret")
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
