@@ -41,10 +41,13 @@
 //     the trailing slash (/support/, to which http.ServeMux redirects
 //     /support).
 //   - agent/ — the conversation's bridge (package automata/httpbridge):
-//     POST agent/inputs takes the user's messages
-//     ({"type":"user-send-message","messageId":…,"content":…}; a page
-//     speaks for the user only, and the brain's and the toolkit's inputs
-//     are refused with 403), GET agent/state streams what the user sees
+//     POST agent/inputs takes the user's messages as JSON
+//     (Content-Type: application/json;
+//     {"type":"user-send-message","messageId":…,"content":…}, no
+//     timestamp: the server stamps it), answering {"seq":n} once the
+//     message is journaled, and a retry of a messageId as the first; a
+//     page speaks for the user only, and the brain's and the toolkit's
+//     inputs are refused with 403), GET agent/state streams what the user sees
 //     of the state (decl.ContextOfUser) over server-sent events, GET
 //     agent/streams/{message id} a reply's text as the brain writes it,
 //     and agent/client.js is the client module the page uses. Every
