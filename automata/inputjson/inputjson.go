@@ -96,6 +96,8 @@ import (
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/moora-go/moora/automata/internal/schemaerr"
 )
 
 // schemaURL is the URL under which a Decoder compiles its schema document.
@@ -542,21 +544,5 @@ func inputError(typ string, err error) error {
 	if !errors.As(err, &ve) {
 		return fmt.Errorf("decoding input %q: %w", typ, err)
 	}
-	var problems []string
-	var walk func(*jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			loc := e.InstanceLocation
-			if loc == "" {
-				loc = "/"
-			}
-			problems = append(problems, loc+": "+e.Message)
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	slices.Sort(problems)
-	return fmt.Errorf("decoding input %q: %s", typ, strings.Join(slices.Compact(problems), "; "))
+	return fmt.Errorf("decoding input %q: %s", typ, strings.Join(schemaerr.Leaves(ve), "; "))
 }

@@ -7,13 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
 
+	"github.com/moora-go/moora/automata/internal/schemaerr"
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
@@ -393,23 +392,7 @@ func leaves(err error) string {
 	if !errors.As(err, &ve) {
 		return err.Error()
 	}
-	var problems []string
-	var walk func(*jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			loc := e.InstanceLocation
-			if loc == "" {
-				loc = "/"
-			}
-			problems = append(problems, loc+": "+e.Message)
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	sort.Strings(problems)
-	problems = slices.Compact(problems)
+	problems := schemaerr.Leaves(ve)
 	more := len(problems) - maxProblems
 	if more > 0 {
 		problems = problems[:maxProblems]
