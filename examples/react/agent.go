@@ -8,6 +8,7 @@ import (
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/examples/react/decl"
 	"github.com/moora-go/moora/examples/react/impl/agent"
+	"github.com/moora-go/moora/examples/react/impl/transitions"
 )
 
 // Stamp is the server's admission step: each input is stamped with the time
@@ -43,6 +44,9 @@ func agentOptions(work Work, now func() time.Time) (journal.Options[decl.AgentSt
 func Idle(s decl.AgentState) bool {
 	switch s.Phase {
 	case decl.PhaseIdle, decl.PhaseFinished, decl.PhaseError:
+		if transitions.Recovering(s.Phase, s.RunID, s.Runs) {
+			return false // in error, waiting for the reflector
+		}
 		// Only now: looking for a task waiting goes over the history.
 		_, queued := NextRequest(s.ContextOfAgent())
 		return !queued

@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -122,8 +126,9 @@ func TestBrowserTimelineDiffAndFilters(t *testing.T) {
 	ctx := browsertest.New(t, 1400, 1000)
 	runTaskInPage(t, ctx, s, "compute 1+2")
 	browsertest.WaitText(t, ctx, "#react-phase", "finished")
-	browsertest.Do(t, ctx, "choosing input 1", chromedp.Click(chromedp.CSS(`#rows tr.row[data-seq="1"]`)))
-	browsertest.WaitText(t, ctx, "#d-seq", "1 (user-run-task)")
+	// Input 1 is the run's configuration (agent-configure), 2 its request.
+	browsertest.Do(t, ctx, "choosing input 2", chromedp.Click(chromedp.CSS(`#rows tr.row[data-seq="2"]`)))
+	browsertest.WaitText(t, ctx, "#d-seq", "2 (user-run-task)")
 	browsertest.WaitText(t, ctx, "#diff li.op-add", "add /requests/-")
 	browsertest.WaitText(t, ctx, "#d-jobs li", "started agent/start-")
 	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "timeline-diff")
@@ -146,8 +151,9 @@ func TestBrowserTimelineDiffAndFilters(t *testing.T) {
 	}
 }
 
-// TestBrowserTimeTravelRunsNoJob: the state after input 1 is shown with
-// the jobs it calls for, and none of them runs.
+// TestBrowserTimeTravelRunsNoJob: the state after input 2 (the request;
+// input 1 is the run's configuration) is shown with the jobs it calls for,
+// and none of them runs.
 func TestBrowserTimeTravelRunsNoJob(t *testing.T) {
 	s := startService(t)
 	ctx := browsertest.New(t, 1400, 1000)
@@ -156,11 +162,11 @@ func TestBrowserTimeTravelRunsNoJob(t *testing.T) {
 	started := `document.querySelectorAll("#jobs tr").length + ":" + [...document.querySelectorAll("#jobs tr")].map(r => r.children[1].textContent).join(",")`
 	before := browsertest.Eval[string](t, ctx, "reading the job monitor", started)
 	seq := s.seq(run)
-	browsertest.Do(t, ctx, "travelling to input 1",
-		chromedp.SetValue(chromedp.ID("tt-seq"), "1"),
+	browsertest.Do(t, ctx, "travelling to input 2",
+		chromedp.SetValue(chromedp.ID("tt-seq"), "2"),
 		chromedp.Click(chromedp.ID("tt-go")),
 	)
-	browsertest.WaitText(t, ctx, "#tt-shown", "1")
+	browsertest.WaitText(t, ctx, "#tt-shown", "2")
 	browsertest.WaitText(t, ctx, "#tt-jobs li", "agent/start-")
 	browsertest.WaitText(t, ctx, "#tt-state", `"phase": "idle"`)
 	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "time-travel")
@@ -330,4 +336,58 @@ func TestBrowserDevpanelListsRuns(t *testing.T) {
 	}
 	follow(t, ctx, "going back to all runs", chromedp.Click(chromedp.ID("react-runs")))
 	browsertest.WaitText(t, ctx, "#agents tr:nth-child(3) a", "second")
+}
+
+// TestBrowserTreeOfThreeLevelsAndAReload: a task planned into a tree of
+// three levels shows on the panel at every level, each task with its
+// status and latest observation (a task with subtasks, its subtree's); the
+// configuration file, changed while the run waits, is in force from the
+// next step: the panel shows the new configuration, the timeline its
+// agent.config, and the answer is written by the new template.
+func TestBrowserTreeOfThreeLevelsAndAReload(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "react.yaml")
+	writeConfig(t, file)
+	s := startService(t, "-config", file)
+	ctx := browsertest.New(t, 1500, 1000)
+	goal := "compute 2*21 and notes (read missing.txt and count words in notes.txt) then wait 3000ms"
+	typeTask(t, ctx, s, goal)
+	runTyped(t, ctx, goal)
+	browsertest.WaitText(t, ctx, "#react-config", "configuration "+file)
+	browsertest.WaitText(t, ctx, `#react-tree li[data-task="t3"] > .st`, "running")
+
+	writeConfig(t, file, `answer: '{{.Task}}: `, `answer: '{{.Task}} => `, "maxIterations: 12", "maxIterations: 10")
+	b, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := sha256.Sum256(b)
+	browsertest.WaitText(t, ctx, "#react-config", hex.EncodeToString(digest[:])[:12])
+	browsertest.WaitText(t, ctx, "#react-iteration", "of 10")
+	browsertest.WaitText(t, ctx, "#rows .note", "agent.config")
+
+	browsertest.WaitText(t, ctx, "#react-phase", "finished")
+	browsertest.WaitText(t, ctx, "#react-answer", "compute 2*21 => 42")
+	browsertest.WaitText(t, ctx, "#react-answer", "read missing.txt => not done")
+	// Three levels: t2.1 under t2 under the root, each shown with its
+	// status and latest observation.
+	path := browsertest.Eval[string](t, ctx, "reading t2.1's ancestors", `(() => {
+		const ids = [];
+		for (let li = document.querySelector('#react-tree li[data-task="t2.1"]'); li; li = li.parentElement.closest('li')) ids.push(li.dataset.task);
+		return ids.join(' < ');
+	})()`)
+	if path != "t2.1 < t2 < root" {
+		t.Errorf("t2.1's ancestors on the panel: %s", path)
+	}
+	for task, want := range map[string]string{
+		"root": "done", "t1": "done", "t2": "failed", "t2.1": "failed", "t2.2": "done", "t3": "done",
+	} {
+		browsertest.WaitText(t, ctx, fmt.Sprintf(`#react-tree li[data-task=%q] > .st`, task), want)
+	}
+	for task, want := range map[string]string{
+		"t1": "calculator ok", "t2.1": "read_file invalid", "t2.2": "word_count ok", "t2": "word_count (t2.2) ok",
+		"t3": "wait ok", "root": "wait (t3) ok",
+	} {
+		browsertest.WaitText(t, ctx, fmt.Sprintf(`#react-tree li[data-task=%q] > .obs`, task), want)
+	}
+	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "tree-three-levels")
 }

@@ -172,8 +172,9 @@ const defaultMaxRuns = 8
 type config struct {
 	dataDir, workspace, model string
 	addr, token, origins      string
+	configFile                string
 	maxRuns                   int
-	terminal                  bool
+	terminal, configSchema    bool
 }
 
 func run(args []string, stdin io.Reader, stdout io.Writer) error {
@@ -187,10 +188,20 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	flags.StringVar(&cfg.addr, "addr", "127.0.0.1:8081", "address to serve on (Reflexor's is 8080: both can run at once)")
 	flags.StringVar(&cfg.token, "token", "", "the token a client must present (default: the one kept in -data/token, made on the first run)")
 	flags.StringVar(&cfg.origins, "allow-origin", "", "comma-separated origins (scheme://host:port) whose pages may call the server")
+	flags.StringVar(&cfg.configFile, "config", "", "the configuration file (YAML; see react.yaml), reloaded when it changes (default: react.yaml as built in)")
+	flags.BoolVar(&cfg.configSchema, "config-schema", false, "print the JSON Schema of the configuration file, and exit")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
+	if cfg.configSchema {
+		_, err := stdout.Write(ConfigSchema())
+		return err
+	}
 	work, err := newWork(cfg)
+	if err != nil {
+		return err
+	}
+	configs, err := loadConfigs(cfg.configFile, toolNames(work))
 	if err != nil {
 		return err
 	}
@@ -202,14 +213,14 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	if cfg.terminal {
-		return runTerminal(fleet, work, cfg.maxRuns, stdin, stdout)
+		return runTerminal(fleet, work, configs, cfg.maxRuns, stdin, stdout)
 	}
-	return serve(cfg, fleet, work, stdout)
+	return serve(cfg, fleet, work, configs, stdout)
 }
 
 // serve serves the runs until interrupted, then closes them (each run's
 // agent takes a snapshot) and the fleet.
-func serve(cfg config, fleet *journal.BoltFleet, work Work, stdout io.Writer) error {
+func serve(cfg config, fleet *journal.BoltFleet, work Work, configs *configs, stdout io.Writer) error {
 	if cfg.token == "" {
 		var err error
 		if cfg.token, err = httpbridge.TokenFile(filepath.Join(cfg.dataDir, "token")); err != nil {
@@ -220,7 +231,7 @@ func serve(cfg config, fleet *journal.BoltFleet, work Work, stdout io.Writer) er
 	if cfg.origins != "" {
 		origins = strings.Split(cfg.origins, ",")
 	}
-	srv, err := openServer(runsConfig{Fleet: fleet, Work: work, MaxRuns: cfg.maxRuns}, cfg.token, origins)
+	srv, err := openServer(runsConfig{Fleet: fleet, Work: work, MaxRuns: cfg.maxRuns, Config: configs.current}, cfg.token, origins)
 	if err != nil {
 		return errors.Join(err, fleet.Close())
 	}
@@ -232,6 +243,8 @@ func serve(cfg config, fleet *journal.BoltFleet, work Work, stdout io.Writer) er
 	fmt.Fprintf(stdout, "runs:  http://%s/devpanel/?token=%s\n", l.Addr(), cfg.token)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	srv.configs = configs
+	go configs.watch(ctx, srv.runs, os.Stderr)
 	resumed := make(chan struct{})
 	go func() { // the runs a stop interrupted go on
 		defer close(resumed)
@@ -285,10 +298,10 @@ func newWork(cfg config) (Work, error) {
 // run-2, ... after the runs the fleet has), prints what the runs do, and
 // once stdin ends and the runs are over, stops. The runs a stop interrupted
 // go on, and are waited for too.
-func runTerminal(fleet journal.Fleet, work Work, maxRuns int, stdin io.Reader, stdout io.Writer) error {
+func runTerminal(fleet journal.Fleet, work Work, configs *configs, maxRuns int, stdin io.Reader, stdout io.Writer) error {
 	out := &printer{w: stdout, seen: map[string]bool{}}
 	failed := make(chan error, 1)
-	rs, err := openRuns(runsConfig{Fleet: fleet, Work: work, MaxRuns: maxRuns,
+	rs, err := openRuns(runsConfig{Fleet: fleet, Work: work, MaxRuns: maxRuns, Config: configs.current,
 		Options: func(string) []automata.Option[decl.AgentState, decl.AgentInput] {
 			return []automata.Option[decl.AgentState, decl.AgentInput]{automata.WithEvents(func(e automata.Event[decl.AgentState, decl.AgentInput]) {
 				if e.Kind == automata.EffectFailed {
@@ -303,6 +316,9 @@ func runTerminal(fleet journal.Fleet, work Work, maxRuns int, stdin io.Reader, s
 		return errors.Join(err, fleet.Close())
 	}
 	ctx := context.Background()
+	watching, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	go configs.watch(watching, rs, os.Stderr)
 	// Each run watched is held active until it is over.
 	type watched struct {
 		a       *Agent

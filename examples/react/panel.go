@@ -64,7 +64,8 @@ func actor(in decl.AgentInput) string {
 
 // Notes labels an input with seed 002's event vocabulary: user.input,
 // tool.request, tool.result, agent.transition, agent.log, system.alert,
-// agent.finished.
+// agent.finished; and agent.recover (the reflector out of error) and
+// agent.config (a configuration put in force).
 func Notes(before, after decl.AgentState, in decl.AgentInput) []devpanel.Note {
 	var notes []devpanel.Note
 	note := func(typ, format string, args ...any) {
@@ -78,9 +79,22 @@ func Notes(before, after decl.AgentState, in decl.AgentInput) []devpanel.Note {
 	case decl.AgentReflect:
 		note("agent.log", "%s: %s", in.Strategy, in.Reason)
 	case decl.AgentPlan:
+		for _, sub := range in.Subtasks {
+			parent := "root"
+			if sub.ParentID != nil && *sub.ParentID != "" {
+				parent = *sub.ParentID
+			}
+			note("agent.log", "subtask %s of %s: %s", sub.TaskID, parent, sub.Description)
+		}
 		if in.Step != nil {
 			note("agent.log", "plan %s: %s", in.Step.TaskID, in.Step.Goal)
 		}
+	case decl.AgentRecover:
+		note("agent.recover", "%s: %s", in.Strategy, in.Reason)
+	case decl.AgentConfigure:
+		g := in.Config.Guards
+		note("agent.config", "%s (sha256 %.12s): maxIterations %d, maxDurationMs %d, maxFailures %d, maxRecoveries %d, maxDepth %d; strategies %v; recovery %v",
+			in.Config.Source, in.Config.Digest, g.MaxIterations, g.MaxDurationMs, g.MaxFailures, deref(g.MaxRecoveries), deref(g.MaxDepth), in.Config.Strategies, in.Config.Recovery)
 	}
 	fresh := before.RunID != after.RunID
 	newer := func(b, a int) int {

@@ -14,29 +14,49 @@ import (
 
 // Planned is how a planner would run one task: the tools to try, in order
 // (the first, then its fallbacks), their parameters, and what the result
-// must satisfy (see Satisfies).
+// must satisfy (see Satisfies); or, for a task that takes more than one
+// tool call, the descriptions of its subtasks, in the order to run them.
 type Planned struct {
-	Tools      []string          `json:"tools"`
-	Parameters map[string]string `json:"parameters"`
-	Criteria   string            `json:"criteria"`
+	Tools      []string          `json:"tools,omitempty"`
+	Parameters map[string]string `json:"parameters,omitempty"`
+	Criteria   string            `json:"criteria,omitempty"`
+	Subtasks   []string          `json:"subtasks,omitempty"`
+}
+
+// Task is a task to plan: its description, the tools enabled (the toolkit's
+// that the configuration enables: each tool's name, description and the
+// JSON Schema of its arguments, toolkit.Kit.LLMTools), whether it may be
+// split into subtasks (it is above the run's maxDepth), and the planner's
+// instructions (the configuration's plan template, rendered).
+type Task struct {
+	Description string
+	Tools       []llm.Tool
+	MaySplit    bool
+	Prompt      string
 }
 
 // Planner is the planning strategy (seed 002's Planner): it splits a goal
-// into subtasks, and plans how to run one.
+// into subtasks, and plans how to run a task, or splits it in turn.
 type Planner interface {
 	// Decompose splits goal into the descriptions of its subtasks, in the
-	// order to run them.
-	Decompose(ctx context.Context, key, goal string) ([]string, error)
-	// PlanTask plans how to run the task described so, with the toolkit's
-	// tools (toolkit.Kit.LLMTools: each tool's name, description and the
-	// JSON Schema of its arguments). The plan's parameters are the first
-	// tool's arguments, a JSON object of strings.
-	PlanTask(ctx context.Context, key, description string, tools []llm.Tool) (Planned, error)
+	// order to run them; prompt is the configuration's decompose template,
+	// rendered.
+	Decompose(ctx context.Context, key, goal, prompt string) ([]string, error)
+	// PlanTask plans how to run t: the plan's parameters are the first
+	// tool's arguments, a JSON object of strings. When t.MaySplit, the plan
+	// may be subtasks instead.
+	PlanTask(ctx context.Context, key string, t Task) (Planned, error)
 }
 
 // RulePlanner is the offline planner: a goal is split at "and", "then",
-// commas and semicolons, and each part is planned by the first rule its
-// words match:
+// commas and semicolons outside parentheses. A part written LABEL (GOAL) is
+// a task of its own, split in turn into the parts of GOAL, to any depth:
+//
+//	compute 2*21 and notes (count words in notes.txt and find plans)
+//
+// is a tree of three levels: the goal; "compute 2*21" and "notes (...)";
+// and the latter's two subtasks. Any other part is planned by the first
+// rule its words match:
 //
 //	compute|calculate|evaluate EXPR       calculator
 //	count words in|of PATH                word_count
@@ -45,7 +65,8 @@ type Planner interface {
 //	wait N ms|s                           wait
 //
 // A part that matches no rule cannot be planned: PlanTask fails with
-// ErrNoRule, and the run asks the user.
+// ErrNoRule, the planner gives up the run, and the reflector may recover it
+// by asking the user (the configuration's recovery).
 type RulePlanner struct{}
 
 // ErrNoRule: the rule planner knows no tool for the task.
@@ -53,6 +74,7 @@ var ErrNoRule = errors.New("no rule plans it")
 
 var (
 	splitGoal = regexp.MustCompile(`(?i)\s*(?:;|,|\band then\b|\bthen\b|\band\b)\s*`)
+	composite = regexp.MustCompile(`^(?s)([^()]*?)\s*\((.*)\)$`)
 	rules     = []struct {
 		re   *regexp.Regexp
 		plan func(m []string) Planned
@@ -80,22 +102,58 @@ var (
 )
 
 // Decompose splits goal into its parts.
-func (RulePlanner) Decompose(_ context.Context, _, goal string) ([]string, error) {
-	var parts []string
-	for _, p := range splitGoal.Split(goal, -1) {
-		if p = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(p), ".")); p != "" {
-			parts = append(parts, p)
-		}
-	}
+func (RulePlanner) Decompose(_ context.Context, _, goal, _ string) ([]string, error) {
+	parts := splitParts(goal)
 	if len(parts) == 0 {
 		return nil, errors.New("the goal is empty")
 	}
 	return parts, nil
 }
 
-// PlanTask plans a part by the first rule it matches.
-func (RulePlanner) PlanTask(_ context.Context, _, description string, _ []llm.Tool) (Planned, error) {
-	d := strings.TrimSpace(description)
+// splitParts splits goal at the separators outside parentheses.
+func splitParts(goal string) []string {
+	depth := make([]int, len(goal)+1) // the parentheses open before each byte
+	for i := 0; i < len(goal); i++ {
+		depth[i+1] = depth[i]
+		switch goal[i] {
+		case '(':
+			depth[i+1]++
+		case ')':
+			depth[i+1]--
+		}
+	}
+	var parts []string
+	add := func(p string) {
+		if p = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(p), ".")); p != "" {
+			parts = append(parts, p)
+		}
+	}
+	from := 0
+	for _, m := range splitGoal.FindAllStringIndex(goal, -1) {
+		if depth[m[0]] == 0 {
+			add(goal[from:m[0]])
+			from = m[1]
+		}
+	}
+	add(goal[from:])
+	return parts
+}
+
+// PlanTask splits a part written LABEL (GOAL) into the parts of GOAL (or a
+// part with separators outside parentheses into those parts), when it may;
+// else it plans the part by the first rule it matches.
+func (RulePlanner) PlanTask(_ context.Context, _ string, t Task) (Planned, error) {
+	d := strings.TrimSpace(t.Description)
+	if t.MaySplit {
+		if m := composite.FindStringSubmatch(d); m != nil {
+			if parts := splitParts(m[2]); len(parts) > 0 {
+				return Planned{Subtasks: parts}, nil
+			}
+		}
+		if parts := splitParts(d); len(parts) > 1 {
+			return Planned{Subtasks: parts}, nil
+		}
+	}
 	for _, r := range rules {
 		if m := r.re.FindStringSubmatch(d); m != nil {
 			return r.plan(m), nil
@@ -106,7 +164,8 @@ func (RulePlanner) PlanTask(_ context.Context, _, description string, _ []llm.To
 
 // LLMPlanner plans with a language model (through package automata/llm):
 // the model splits the goal, and chooses the tools and parameters of each
-// task, by calling a planning tool whose arguments are the plan.
+// task (or splits it too), by calling a planning tool whose arguments are
+// the plan. Its instructions are the configuration's prompt templates.
 type LLMPlanner struct {
 	Model llm.Model
 }
@@ -117,9 +176,9 @@ const (
 )
 
 // Decompose asks the model for the subtasks.
-func (p LLMPlanner) Decompose(ctx context.Context, key, goal string) ([]string, error) {
+func (p LLMPlanner) Decompose(ctx context.Context, key, goal, prompt string) ([]string, error) {
 	resp, err := p.Model.Complete(ctx, llm.Request{
-		System:   "You are the planner of an agent. Split the user's goal into a few subtasks, each one tool call, in the order to run them.",
+		System:   prompt,
 		Messages: []llm.Message{{Role: llm.RoleUser, Content: goal}},
 		Tools: []llm.Tool{{Name: decomposeTool, Description: "Records the subtasks of the goal.",
 			Parameters: json.RawMessage(`{"type":"object","properties":{"subtasks":{"type":"array","items":{"type":"string"},"minItems":1}},"required":["subtasks"],"additionalProperties":false}`)}},
@@ -138,20 +197,25 @@ func (p LLMPlanner) Decompose(ctx context.Context, key, goal string) ([]string, 
 	return args.Subtasks, nil
 }
 
-// PlanTask asks the model for the tools and parameters of a task: the
-// prompt lists each tool with the JSON Schema of its arguments.
-func (p LLMPlanner) PlanTask(ctx context.Context, key, description string, tools []llm.Tool) (Planned, error) {
-	var list strings.Builder
-	for _, t := range tools {
-		fmt.Fprintf(&list, "- %s: %s Arguments (JSON Schema): %s\n", t.Name, t.Description, t.Parameters)
+// The arguments of the planning tool: a plan of tools, or (when the task
+// may be split) subtasks.
+const (
+	planArgs        = `{"type":"object","properties":{"tools":{"type":"array","items":{"type":"string"},"minItems":1},"parameters":{"type":"object","additionalProperties":{"type":"string"}},"criteria":{"type":"string"}},"required":["tools","parameters","criteria"],"additionalProperties":false}`
+	planOrSplitArgs = `{"type":"object","properties":{"tools":{"type":"array","items":{"type":"string"},"minItems":1},"parameters":{"type":"object","additionalProperties":{"type":"string"}},"criteria":{"type":"string"},"subtasks":{"type":"array","items":{"type":"string"},"minItems":2,"description":"Instead of tools: the subtasks of a task that takes more than one tool call."}},"additionalProperties":false}`
+)
+
+// PlanTask asks the model for the tools and parameters of a task, or its
+// subtasks: the prompt (the plan template) lists each tool with the JSON
+// Schema of its arguments.
+func (p LLMPlanner) PlanTask(ctx context.Context, key string, t Task) (Planned, error) {
+	args := planArgs
+	if t.MaySplit {
+		args = planOrSplitArgs
 	}
 	resp, err := p.Model.Complete(ctx, llm.Request{
-		System: "You are the planner of an agent. Choose the tool that does the task (and fallbacks that take the same arguments, if any), " +
-			"its arguments as the parameters (each a string, as its schema says), " +
-			"and what its result must satisfy: nonempty, number, or contains:TEXT. The tools:\n" + list.String(),
-		Messages: []llm.Message{{Role: llm.RoleUser, Content: description}},
-		Tools: []llm.Tool{{Name: planTaskTool, Description: "Records the plan of the task.",
-			Parameters: json.RawMessage(`{"type":"object","properties":{"tools":{"type":"array","items":{"type":"string"},"minItems":1},"parameters":{"type":"object","additionalProperties":{"type":"string"}},"criteria":{"type":"string"}},"required":["tools","parameters","criteria"],"additionalProperties":false}`)}},
+		System:         t.Prompt,
+		Messages:       []llm.Message{{Role: llm.RoleUser, Content: t.Description}},
+		Tools:          []llm.Tool{{Name: planTaskTool, Description: "Records the plan of the task.", Parameters: json.RawMessage(args)}},
 		RequiredTool:   planTaskTool,
 		IdempotencyKey: key,
 	}, nil)
@@ -159,8 +223,9 @@ func (p LLMPlanner) PlanTask(ctx context.Context, key, description string, tools
 		return Planned{}, fmt.Errorf("asking the model for a plan: %w", err)
 	}
 	var plan Planned
-	if len(resp.ToolCalls) != 1 || json.Unmarshal(resp.ToolCalls[0].Arguments, &plan) != nil || len(plan.Tools) == 0 {
-		return Planned{}, fmt.Errorf("the model did not call %s with a plan", planTaskTool)
+	if len(resp.ToolCalls) != 1 || json.Unmarshal(resp.ToolCalls[0].Arguments, &plan) != nil ||
+		len(plan.Tools) == 0 && (len(plan.Subtasks) == 0 || !t.MaySplit) || len(plan.Tools) > 0 && len(plan.Subtasks) > 0 {
+		return Planned{}, fmt.Errorf("the model did not call %s with a plan of tools, or of subtasks", planTaskTool)
 	}
 	return plan, nil
 }
@@ -186,29 +251,57 @@ func Satisfies(criteria, output string) bool {
 var number = regexp.MustCompile(`^-?\d+(\.\d+)?(/\d+)?$`)
 
 // Reflector is the reflecting strategy (seed 002's Reflector): it checks
-// a call's observation and chooses what comes next.
+// a call's observation and chooses what comes next, and chooses how a run
+// in error recovers.
 type Reflector interface {
 	Reflect(ctx context.Context, key string, r Reflection) (decl.Strategy, string, error)
+	// Recover chooses for a run in error that may recover: a strategy, its
+	// reason, and for ask-user the question.
+	Recover(ctx context.Context, key string, r Trouble) (strategy decl.RecoveryStrategy, reason, question string, err error)
 }
 
 // Reflection is what a reflector decides on: the call, its observation,
-// the step it ran, the task, and the run's calls for that task before it.
+// the step it ran, the task, the calls of the step before it, and
+// the configuration in force (its strategies and their order, the tools'
+// retry limits, the question template).
 type Reflection struct {
 	Call        decl.ToolCall
 	Observation decl.Observation
 	Step        decl.PlanStep
 	Task        decl.TaskNode
 	Earlier     []decl.ToolCall
+	Config      decl.Config
 }
 
-// RuleReflector is the default reflector:
+// Trouble is what sent a run to error, for a reflector to recover from: the
+// error, the guard that tripped ("" when none did), the phase the run was
+// in (plan or waiting: the planner gave up; reflect: the reflector aborted;
+// act: maxFailures or time), the task it was at, and the configuration in
+// force (its recovery strategies and their order, the recover template).
+type Trouble struct {
+	Error  string
+	Guard  decl.AlertGuard
+	From   decl.Phase
+	Task   decl.TaskNode
+	Config decl.Config
+}
+
+// RuleReflector is the default reflector. After a call:
 //
 //   - a call that succeeded and met the step's criteria: advance, with
 //     the output as the task's result;
-//   - refused by the security check: ask the user;
+//   - refused by the security check: ask the user (the question template);
 //   - bad parameters: roll back to the parent task (give the subtask up);
-//   - failed or timed out: retry the same tool until the step's retryLimit,
-//     then substitute its next tool candidate, then roll back.
+//   - failed or timed out: the first of the configuration's strategies that
+//     applies (by default retry, substitute, rollback): retry while the
+//     tool's retryLimit allows, substitute while the step has a next tool,
+//     roll back below the root, ask the user, abort; abort when none does.
+//
+// Out of error, the first of the configuration's recovery strategies that
+// applies: replan, unless the planner itself gave up or a limit of tool
+// calls, time or depth was reached (replanning would meet it again); ask
+// the user, unless the run is out of tool calls or time; give up. Give up
+// when none does.
 type RuleReflector struct{}
 
 // Reflect chooses by the rules above; the reason is the result, the
@@ -220,7 +313,7 @@ func (RuleReflector) Reflect(_ context.Context, _ string, r Reflection) (decl.St
 	}
 	switch c.ErrorKind {
 	case decl.ErrorKindPermission:
-		return decl.StrategyAskUser, fmt.Sprintf("%s was refused (%s). Reply with another way to do %q, or abort.", c.Tool, c.Error, r.Task.Description), nil
+		return decl.StrategyAskUser, render(r.Config, PromptQuestion, QuestionPrompt{Tool: c.Tool, Error: c.Error, Task: r.Task.Description}), nil
 	case decl.ErrorKindInvalid:
 		if r.Task.ParentID == "" {
 			return decl.StrategyAbort, c.Error, nil
@@ -233,16 +326,52 @@ func (RuleReflector) Reflect(_ context.Context, _ string, r Reflection) (decl.St
 			tries++
 		}
 	}
-	if tries < r.Step.RetryLimit {
-		return decl.StrategyRetry, fmt.Sprintf("%s (try %d of %d)", c.Error, tries+2, r.Step.RetryLimit+1), nil
+	limit := r.Step.RetryLimit
+	if t, ok := r.Config.Tools[c.Tool]; ok {
+		limit = t.RetryLimit
 	}
-	if i := indexOf(r.Step.ToolCandidates, c.Tool); i >= 0 && i+1 < len(r.Step.ToolCandidates) {
-		return decl.StrategySubstitute, fmt.Sprintf("%s; %s instead", c.Error, r.Step.ToolCandidates[i+1]), nil
+	for _, s := range failureStrategies(r.Config) {
+		switch s {
+		case decl.StrategyRetry:
+			if tries < limit {
+				return s, fmt.Sprintf("%s (try %d of %d)", c.Error, tries+2, limit+1), nil
+			}
+		case decl.StrategySubstitute:
+			if i := indexOf(r.Step.ToolCandidates, c.Tool); i >= 0 && i+1 < len(r.Step.ToolCandidates) {
+				return s, fmt.Sprintf("%s; %s instead", c.Error, r.Step.ToolCandidates[i+1]), nil
+			}
+		case decl.StrategyRollback:
+			if r.Task.ParentID != "" {
+				return s, c.Error, nil
+			}
+		case decl.StrategyAskUser:
+			return s, render(r.Config, PromptQuestion, QuestionPrompt{Tool: c.Tool, Error: c.Error, Task: r.Task.Description}), nil
+		case decl.StrategyAbort:
+			return s, c.Error, nil
+		}
 	}
-	if r.Task.ParentID == "" {
-		return decl.StrategyAbort, c.Error, nil
+	return decl.StrategyAbort, c.Error, nil
+}
+
+// Recover chooses by the rules above.
+func (RuleReflector) Recover(_ context.Context, _ string, r Trouble) (decl.RecoveryStrategy, string, string, error) {
+	spent := r.Guard == decl.AlertGuardMaxIterations || r.Guard == decl.AlertGuardMaxDurationMs
+	for _, s := range recoveryStrategies(r.Config) {
+		switch s {
+		case decl.RecoveryStrategyReplan:
+			if !spent && r.Guard != decl.AlertGuardMaxDepth && r.From != decl.PhasePlan && r.From != decl.PhaseWaiting {
+				return s, fmt.Sprintf("plan %s again after: %s", r.Task.TaskID, r.Error), "", nil
+			}
+		case decl.RecoveryStrategyAskUser:
+			if !spent {
+				q := render(r.Config, PromptRecover, RecoverPrompt{Error: r.Error, Task: r.Task.Description})
+				return s, "ask the user after: " + r.Error, q, nil
+			}
+		case decl.RecoveryStrategyGiveUp:
+			return s, "the configuration gives up on: " + r.Error, "", nil
+		}
 	}
-	return decl.StrategyRollback, c.Error, nil
+	return decl.RecoveryStrategyGiveUp, "no recovery applies to: " + r.Error, "", nil
 }
 
 func indexOf(s []string, x string) int {

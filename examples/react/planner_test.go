@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -16,7 +17,7 @@ import (
 // TestRulePlanner: how goals are split, and each rule.
 func TestRulePlanner(t *testing.T) {
 	var p RulePlanner
-	parts, err := p.Decompose(context.Background(), "k", "compute 1+2, count words in a.txt and then read b.txt; find x then wait 2s.")
+	parts, err := p.Decompose(context.Background(), "k", "compute 1+2, count words in a.txt and then read b.txt; find x then wait 2s.", "")
 	want := []string{"compute 1+2", "count words in a.txt", "read b.txt", "find x", "wait 2s"}
 	if err != nil || !reflect.DeepEqual(parts, want) {
 		t.Fatalf("parts %q, %v; want %q", parts, err, want)
@@ -25,25 +26,48 @@ func TestRulePlanner(t *testing.T) {
 		task string
 		want Planned
 	}{
-		{"compute (1+2)*3", Planned{[]string{"calculator"}, map[string]string{"expression": "(1+2)*3"}, "number"}},
-		{"what is 7/2?", Planned{[]string{"calculator"}, map[string]string{"expression": "7/2"}, "number"}},
-		{"count words in notes.txt", Planned{[]string{"word_count"}, map[string]string{"path": "notes.txt"}, "number"}},
-		{"read todo.txt", Planned{[]string{"read_file"}, map[string]string{"path": "todo.txt"}, "nonempty"}},
-		{`search for "plans"`, Planned{[]string{"search_index", "grep"}, map[string]string{"term": "plans"}, "nonempty"}},
-		{"wait 2s", Planned{[]string{"wait"}, map[string]string{"ms": "2000"}, "nonempty"}},
-		{"wait 15 ms", Planned{[]string{"wait"}, map[string]string{"ms": "15"}, "nonempty"}},
+		{"compute (1+2)*3", Planned{Tools: []string{"calculator"}, Parameters: map[string]string{"expression": "(1+2)*3"}, Criteria: "number"}},
+		{"what is 7/2?", Planned{Tools: []string{"calculator"}, Parameters: map[string]string{"expression": "7/2"}, Criteria: "number"}},
+		{"count words in notes.txt", Planned{Tools: []string{"word_count"}, Parameters: map[string]string{"path": "notes.txt"}, Criteria: "number"}},
+		{"read todo.txt", Planned{Tools: []string{"read_file"}, Parameters: map[string]string{"path": "todo.txt"}, Criteria: "nonempty"}},
+		{`search for "plans"`, Planned{Tools: []string{"search_index", "grep"}, Parameters: map[string]string{"term": "plans"}, Criteria: "nonempty"}},
+		{"wait 2s", Planned{Tools: []string{"wait"}, Parameters: map[string]string{"ms": "2000"}, Criteria: "nonempty"}},
+		{"wait 15 ms", Planned{Tools: []string{"wait"}, Parameters: map[string]string{"ms": "15"}, Criteria: "nonempty"}},
 	}
 	for _, c := range cases {
-		got, err := p.PlanTask(context.Background(), "k", c.task, nil)
+		got, err := p.PlanTask(context.Background(), "k", Task{Description: c.task, MaySplit: true})
 		if err != nil || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("%q: %+v, %v; want %+v", c.task, got, err, c.want)
 		}
 	}
-	if _, err := p.PlanTask(context.Background(), "k", "sing a song", nil); !errors.Is(err, ErrNoRule) || !strings.Contains(err.Error(), `"sing a song"`) {
+	if _, err := p.PlanTask(context.Background(), "k", Task{Description: "sing a song", MaySplit: true}); !errors.Is(err, ErrNoRule) || !strings.Contains(err.Error(), `"sing a song"`) {
 		t.Errorf("an unknown task: %v", err)
 	}
-	if _, err := p.Decompose(context.Background(), "k", " ; and , "); err == nil {
+	if _, err := p.Decompose(context.Background(), "k", " ; and , ", ""); err == nil {
 		t.Errorf("an empty goal was split")
+	}
+}
+
+// TestRulePlannerTrees: parts outside parentheses split a goal; a part
+// written LABEL (GOAL) is split into the parts of GOAL when the task may be
+// split, and planned as one call (or not at all) when it may not.
+func TestRulePlannerTrees(t *testing.T) {
+	var p RulePlanner
+	parts, err := p.Decompose(context.Background(), "k", "compute 2*21 and notes (read a.txt and count words in b.txt, then x (find y; wait 1s)) then wait 2s", "")
+	want := []string{"compute 2*21", "notes (read a.txt and count words in b.txt, then x (find y; wait 1s))", "wait 2s"}
+	if err != nil || !reflect.DeepEqual(parts, want) {
+		t.Fatalf("parts %q, %v; want %q", parts, err, want)
+	}
+	got, err := p.PlanTask(context.Background(), "k", Task{Description: parts[1], MaySplit: true})
+	if want := []string{"read a.txt", "count words in b.txt", "x (find y; wait 1s)"}; err != nil || !reflect.DeepEqual(got.Subtasks, want) || len(got.Tools) > 0 {
+		t.Fatalf("split %+v, %v; want %q", got, err, want)
+	}
+	got, err = p.PlanTask(context.Background(), "k", Task{Description: "compute (1+2)*3", MaySplit: true})
+	if err != nil || len(got.Subtasks) > 0 || got.Parameters["expression"] != "(1+2)*3" {
+		t.Errorf("an expression with parentheses: %+v, %v", got, err)
+	}
+	if got, err := p.PlanTask(context.Background(), "k", Task{Description: "x (find y; wait 1s)"}); !errors.Is(err, ErrNoRule) {
+		t.Errorf("a task that may not be split: %+v, %v", got, err)
 	}
 }
 
@@ -51,12 +75,12 @@ func TestRulePlanner(t *testing.T) {
 // non-empty parts or says it is empty, and plans each part with a tool or
 // says no rule plans it; it never panics.
 func FuzzRulePlanner(f *testing.F) {
-	for _, s := range []string{"compute 1+2 and read a", "find \"x\" then wait 3s", ";;", "count words of ", "wait 99999999999999999999s"} {
+	for _, s := range []string{"compute 1+2 and read a", "find \"x\" then wait 3s", ";;", "count words of ", "wait 99999999999999999999s", "a (b (c and d) and e) then (f", "x ()"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, goal string) {
 		var p RulePlanner
-		parts, err := p.Decompose(context.Background(), "k", goal)
+		parts, err := p.Decompose(context.Background(), "k", goal, "")
 		if err != nil {
 			return
 		}
@@ -64,15 +88,23 @@ func FuzzRulePlanner(f *testing.F) {
 			if strings.TrimSpace(part) == "" {
 				t.Fatalf("an empty part of %q", goal)
 			}
-			plan, err := p.PlanTask(context.Background(), "k", part, nil)
-			if err != nil {
-				if !errors.Is(err, ErrNoRule) {
-					t.Fatalf("%q: %v", part, err)
+			for _, split := range []bool{false, true} {
+				plan, err := p.PlanTask(context.Background(), "k", Task{Description: part, MaySplit: split})
+				if err != nil {
+					if !errors.Is(err, ErrNoRule) {
+						t.Fatalf("%q: %v", part, err)
+					}
+					continue
 				}
-				continue
-			}
-			if len(plan.Tools) == 0 || len(plan.Parameters) == 0 {
-				t.Fatalf("%q: plan %+v", part, plan)
+				if len(plan.Subtasks) > 0 {
+					if !split || len(plan.Tools) > 0 || slices.ContainsFunc(plan.Subtasks, func(s string) bool { return strings.TrimSpace(s) == "" }) {
+						t.Fatalf("%q (split %v): plan %+v", part, split, plan)
+					}
+					continue
+				}
+				if len(plan.Tools) == 0 || len(plan.Parameters) == 0 {
+					t.Fatalf("%q: plan %+v", part, plan)
+				}
 			}
 		}
 	})
@@ -149,7 +181,7 @@ func TestLLMPlanner(t *testing.T) {
 			return llm.Response{ToolCalls: []llm.ToolCall{{ID: "1", Name: decomposeTool, Arguments: json.RawMessage(`{"subtasks":["add two and two","count the words of notes.txt"]}`)}}}, nil
 		case planTaskTool:
 			for _, tool := range kit.LLMTools() {
-				if !strings.Contains(req.System, fmt.Sprintf("- %s: %s Arguments (JSON Schema): %s\n", tool.Name, tool.Description, tool.Parameters)) {
+				if !strings.Contains(req.System, fmt.Sprintf("- %s: %s Arguments (JSON Schema): %s", tool.Name, tool.Description, tool.Parameters)) || !strings.Contains(req.System, "give its subtasks instead") {
 					return llm.Response{}, fmt.Errorf("%s is not in the prompt:\n%s", tool.Name, req.System)
 				}
 			}
@@ -158,18 +190,21 @@ func TestLLMPlanner(t *testing.T) {
 		return llm.Response{Text: "no"}, nil
 	}}
 	p := LLMPlanner{Model: model}
-	parts, err := p.Decompose(context.Background(), "k", "two things")
+	cfg := builtinConfig()
+	parts, err := p.Decompose(context.Background(), "k", "two things", render(cfg, PromptDecompose, DecomposePrompt{Goal: "two things"}))
 	if err != nil || len(parts) != 2 {
 		t.Fatalf("%q, %v", parts, err)
 	}
-	plan, err := p.PlanTask(context.Background(), "k", parts[1], kit.LLMTools())
+	tools := kit.LLMTools()
+	plan, err := p.PlanTask(context.Background(), "k", Task{Description: parts[1], Tools: tools, MaySplit: true,
+		Prompt: render(cfg, PromptPlan, PlanPrompt{Tools: tools, MaySplit: true})})
 	if err != nil || plan.Tools[0] != "word_count" || plan.Parameters["path"] != "notes.txt" {
 		t.Fatalf("%+v, %v", plan, err)
 	}
 	bad := LLMPlanner{Model: llm.Scripted{Reply: func(req llm.Request) (llm.Response, error) {
 		return llm.Response{ToolCalls: []llm.ToolCall{{ID: "1", Name: req.RequiredTool, Arguments: json.RawMessage(`{"subtasks":[]}`)}}}, nil
 	}}}
-	if _, err := bad.Decompose(context.Background(), "k", "g"); err == nil {
+	if _, err := bad.Decompose(context.Background(), "k", "g", ""); err == nil {
 		t.Errorf("an empty plan was accepted")
 	}
 }

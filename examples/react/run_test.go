@@ -45,14 +45,21 @@ func replace(tools []toolkit.Tool, by ...toolkit.Tool) []toolkit.Tool {
 
 // testRuns opens the command's runs on a new fleet, with the purity check,
 // at most maxRuns in progress at once (0: no bound), and closes them when
-// the test ends.
+// the test ends. The runs have no configuration: Work's defaults apply,
+// every tool is enabled, and no run recovers from error.
 func testRuns(t *testing.T, work Work, maxRuns int) *runs {
+	t.Helper()
+	return testRunsWith(t, work, maxRuns, func() decl.Config { return decl.Config{} })
+}
+
+// testRunsWith is testRuns, the runs under the configuration config returns.
+func testRunsWith(t *testing.T, work Work, maxRuns int, config func() decl.Config) *runs {
 	t.Helper()
 	fleet, err := journal.OpenBoltFleet(filepath.Join(t.TempDir(), "agents.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rs, err := openRuns(runsConfig{Fleet: fleet, Work: work, MaxRuns: maxRuns, Options: purityCheck})
+	rs, err := openRuns(runsConfig{Fleet: fleet, Work: work, MaxRuns: maxRuns, Options: purityCheck, Config: config})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/moora-go/moora/automata/registry"
 	"github.com/moora-go/moora/examples/react/decl"
 	"github.com/moora-go/moora/examples/react/impl/agent"
+	"github.com/moora-go/moora/examples/react/impl/transitions"
 )
 
 // Agent is an active run's agent, as the registry lends it.
@@ -33,10 +34,19 @@ type Agent = registry.Agent[decl.AgentState, decl.AgentInput]
 // job takes a turn before it plans, and the run gives it back when it ends,
 // or when its agent is deactivated; a run waiting for the user's reply keeps
 // it.
+//
+// Each agent runs under the configuration in force (Config): an agent
+// activated with a run in progress, or not started yet, is given it as an
+// agent-configure input when its own is another, and reconfigure gives a
+// new one to every such agent active.
 type runs struct {
-	reg   *registry.Registry[decl.AgentState, decl.AgentInput]
-	turns *turns
-	log   *slog.Logger
+	reg    *registry.Registry[decl.AgentState, decl.AgentInput]
+	turns  *turns
+	log    *slog.Logger
+	config func() decl.Config
+
+	mu     sync.Mutex
+	active map[string]*journal.Machine[decl.AgentState, decl.AgentInput] // by agent id
 }
 
 // runsConfig configures openRuns. Fleet and Work are required.
@@ -58,14 +68,20 @@ type runsConfig struct {
 	Options func(id string) []automata.Option[decl.AgentState, decl.AgentInput]
 	// Logger receives the errors of deactivations. Nil: slog.Default().
 	Logger *slog.Logger
+	// Config returns the configuration in force. Nil: the built-in one.
+	Config func() decl.Config
 }
 
 // openRuns starts the registry of the runs over cfg.Fleet. Close the runs
 // before the fleet.
 func openRuns(cfg runsConfig) (*runs, error) {
-	rs := &runs{turns: &turns{max: cfg.MaxRuns}, log: cfg.Logger}
+	rs := &runs{turns: &turns{max: cfg.MaxRuns}, log: cfg.Logger, config: cfg.Config,
+		active: map[string]*journal.Machine[decl.AgentState, decl.AgentInput]{}}
 	if rs.log == nil {
 		rs.log = slog.Default()
+	}
+	if rs.config == nil {
+		rs.config = builtinConfig
 	}
 	open := cfg.Open
 	if open == nil {
@@ -102,10 +118,19 @@ func openRuns(cfg runsConfig) (*runs, error) {
 					turn.give()
 				}
 			})
+			rs.mu.Lock()
+			rs.active[id] = m
+			rs.mu.Unlock()
 			go func() {
 				<-m.Done()
 				turn.end()
+				rs.mu.Lock()
+				if rs.active[id] == m {
+					delete(rs.active, id)
+				}
+				rs.mu.Unlock()
 			}()
+			rs.configure(id, m, rs.config())
 			return m, nil
 		},
 	})
@@ -113,6 +138,34 @@ func openRuns(cfg runsConfig) (*runs, error) {
 		return nil, err
 	}
 	return rs, nil
+}
+
+// configure gives agent id the configuration cfg, unless it has it, or its
+// run is over: a run over keeps the configuration it ran under.
+func (rs *runs) configure(id string, m *journal.Machine[decl.AgentState, decl.AgentInput], cfg decl.Config) {
+	s := m.Current()
+	if s.Config.Digest == cfg.Digest && s.Config.Source == cfg.Source || len(s.Requests) > 0 && Idle(s) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := m.Dispatch(ctx, decl.AgentConfigure{Config: cfg}); err != nil && !errors.Is(err, automata.ErrClosed) {
+		rs.log.Error("react: configuring a run", "agent", id, "err", err)
+	}
+}
+
+// reconfigure gives cfg to every active agent whose run is in progress or
+// not started yet.
+func (rs *runs) reconfigure(cfg decl.Config) {
+	rs.mu.Lock()
+	active := make(map[string]*journal.Machine[decl.AgentState, decl.AgentInput], len(rs.active))
+	for id, m := range rs.active {
+		active[id] = m
+	}
+	rs.mu.Unlock()
+	for id, m := range active {
+		rs.configure(id, m, cfg)
+	}
 }
 
 // agentID returns the id of the agent of run runID: the run id itself when
@@ -160,7 +213,7 @@ func inProgress(s decl.AgentState) bool {
 	case decl.PhasePlan, decl.PhaseAct, decl.PhaseReflect, decl.PhaseWaiting:
 		return true
 	}
-	return false
+	return transitions.Recovering(s.Phase, s.RunID, s.Runs)
 }
 
 // open returns the agent of run runID, activated, creating it (owned by the

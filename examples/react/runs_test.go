@@ -276,7 +276,8 @@ func TestRunsAreAgents(t *testing.T) {
 	goals := map[string]string{"a": "compute 6*7 and read todo.txt", "b": "count words in notes.txt then find restart"}
 	for _, id := range []string{"a", "b"} {
 		code, res := p.do("POST", "/run", `{"runId":"`+id+`","goal":"`+goals[id]+`"}`)
-		if code != 200 || res["status"] != "finished" || res["agent"] != id || res["seq"] != float64(1) {
+		// Input 1 of a run's journal is its configuration; 2 the request.
+		if code != 200 || res["status"] != "finished" || res["agent"] != id || res["seq"] != float64(2) {
 			t.Fatalf("POST /run %s = %d %v", id, code, res)
 		}
 	}
@@ -312,8 +313,8 @@ func TestRunsAreAgents(t *testing.T) {
 				t.Errorf("run %s's timeline has %s's goal: %s", id, other, data)
 			}
 		}
-		if tl[0].Type != "user-run-task" || tl[0].Input["goal"] != goals[id] {
-			t.Errorf("run %s's first input: %+v", id, tl[0])
+		if len(tl) < 2 || tl[0].Type != "agent-configure" || tl[1].Type != "user-run-task" || tl[1].Input["goal"] != goals[id] {
+			t.Errorf("run %s's first inputs are not its configuration and its request: %+v", id, tl[:min(2, len(tl))])
 		}
 		timelines[id] = tl
 	}

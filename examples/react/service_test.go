@@ -162,11 +162,20 @@ func (s *service) untilEvent(runID, what string, done func() bool) {
 	s.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+s.addr+panel(runID)+"/events", nil)
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		s.t.Fatal(err)
+	var resp *http.Response
+	for {
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+s.addr+panel(runID)+"/events", nil)
+		req.Header.Set("Authorization", "Bearer "+s.token)
+		var err error
+		if resp, err = http.DefaultClient.Do(req); err != nil {
+			s.t.Fatal(err)
+		}
+		// A run asked for by another goroutine may have no agent yet.
+		if resp.StatusCode != http.StatusNotFound || ctx.Err() != nil {
+			break
+		}
+		resp.Body.Close()
+		time.Sleep(10 * time.Millisecond)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != 200 {
@@ -292,7 +301,7 @@ func TestServiceOverHTTP(t *testing.T) {
 	// of its own, whose journal the request opens.
 	code, res := s.do("POST", "/run", `{"runId":"a","goal":"compute 6*7 and count words in notes.txt"}`, s.authed())
 	if code != 200 || res["runId"] != "a" || res["agent"] != "a" || res["status"] != "finished" || !strings.Contains(res["answer"].(string), "compute 6*7: 42") ||
-		res["iterations"] != float64(2) || len(res["failures"].([]any)) != 0 || res["seq"] != float64(1) || res["endedAt"].(float64) < res["startedAt"].(float64) {
+		res["iterations"] != float64(2) || len(res["failures"].([]any)) != 0 || res["seq"] != float64(2) || res["endedAt"].(float64) < res["startedAt"].(float64) {
 		t.Fatalf("POST /run = %d %v", code, res)
 	}
 	if _, st := s.do("GET", "/runs/a", "", s.authed()); st["status"] != "finished" {
@@ -300,7 +309,7 @@ func TestServiceOverHTTP(t *testing.T) {
 	}
 	// A run that trips a guard ends in error, and says so.
 	code, res = s.do("POST", "/run", `{"runId":"loop","goal":"compute 1+1, compute 2+2, compute 3+3","maxIterations":2}`, s.authed())
-	if code != 200 || res["status"] != "error" || !strings.Contains(res["error"].(string), "maxIterations") || res["iterations"] != float64(2) || res["seq"] != float64(1) {
+	if code != 200 || res["status"] != "error" || !strings.Contains(res["error"].(string), "maxIterations") || res["iterations"] != float64(2) || res["seq"] != float64(2) {
 		t.Errorf("a run over its limit: %d %v", code, res)
 	}
 
@@ -308,7 +317,7 @@ func TestServiceOverHTTP(t *testing.T) {
 	// by a client that then goes away, asks one too: both wait for the
 	// user at once, each in its agent.
 	code, res = s.do("POST", "/run", `{"runId":"b","goal":"read ../secret"}`, map[string]string{"Authorization": "Bearer " + s.token, "Prefer": "respond-async"})
-	if code != 202 || res["runId"] != "b" || res["agent"] != "b" || res["seq"] != float64(1) {
+	if code != 202 || res["runId"] != "b" || res["agent"] != "b" || res["seq"] != float64(2) {
 		t.Fatalf("POST /run, respond-async = %d %v", code, res)
 	}
 	ctx, leave := context.WithCancel(context.Background())
@@ -452,8 +461,8 @@ func TestServiceRunsTakeTurns(t *testing.T) {
 	if _, st := s.do("GET", "/runs/c", "", s.authed()); st["status"] != "queued" {
 		t.Errorf("run c is %v while b waits for the user", st)
 	}
-	if n := s.seq("c"); n != 1 {
-		t.Errorf("c's journal has %d inputs while it waits for its turn, want its request only", n)
+	if n := s.seq("c"); n != 2 {
+		t.Errorf("c's journal has %d inputs while it waits for its turn, want its configuration and request only", n)
 	}
 	if code, answer := s.do("POST", "/reply", `{"runId":"b","content":"todo.txt"}`, s.authed()); code != 202 {
 		t.Fatalf("POST /reply = %d %v", code, answer)

@@ -38,6 +38,9 @@ type server struct {
 	// call it.
 	origins []string
 	mux     *http.ServeMux
+	// configs, if set, is the configuration of the runs, which GET /config
+	// shows.
+	configs *configs
 	// closing is closed when the server shuts down: the runs waited for
 	// are answered then, and go on when the command starts again.
 	closing chan struct{}
@@ -55,6 +58,11 @@ func newServer(rs *runs, auth func(*http.Request) error, origins []string) *serv
 	mux.Handle("POST /run", s.guard(s.run))
 	mux.Handle("POST /reply", s.guard(s.reply))
 	mux.Handle("GET /runs/{runId}", s.guard(s.runStatus))
+	mux.Handle("GET /config", s.guard(s.config))
+	mux.HandleFunc("GET /config/schema", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/schema+json")
+		w.Write(ConfigSchema())
+	})
 	s.http = &http.Server{
 		Handler:           s.cors(mux),
 		ReadHeaderTimeout: 10 * time.Second,
@@ -405,6 +413,17 @@ func (s *server) runStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	notFound()
+}
+
+// config is GET /config: the configuration in force, and why the file's
+// newest content was refused, if it was ({"config": ..., "refused": "file:line: ..."}).
+func (s *server) config(w http.ResponseWriter, r *http.Request) {
+	var c *configs
+	if c = s.configs; c == nil {
+		c = &configs{cur: s.runs.config()}
+	}
+	cfg, refused := c.status()
+	writeJSON(w, http.StatusOK, map[string]any{"config": cfg, "refused": refused})
 }
 
 // events is GET /events?runId=...: the event stream of the run's panel, as

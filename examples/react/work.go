@@ -5,14 +5,17 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/toolkit"
 	"github.com/moora-go/moora/examples/react/decl"
+	"github.com/moora-go/moora/examples/react/impl/transitions"
 )
 
 // Work is the injected side of the agent: the planning and reflecting
@@ -63,8 +66,12 @@ func (w Work) agentJobs(c decl.ContextOfAgent) jobs {
 	j := jobs{}
 	switch c.Phase {
 	case decl.PhaseIdle, decl.PhaseFinished, decl.PhaseError:
+		if transitions.Recovering(c.Phase, c.RunID, c.Runs) {
+			j[fmt.Sprintf("recover-%s-%d", c.RunID, len(c.Recoveries))] = w.recover(c)
+			return j
+		}
 		if r, ok := NextRequest(c); ok {
-			j["start-"+r.RunID] = w.start(r)
+			j["start-"+r.RunID] = w.start(r, c.Config)
 		}
 		return j
 	case decl.PhasePlan:
@@ -82,7 +89,9 @@ func (w Work) agentJobs(c decl.ContextOfAgent) jobs {
 		call := c.Calls[len(c.Calls)-1]
 		j["reflect-"+call.CallID] = w.reflect(c, call)
 	}
-	j["deadline-"+c.RunID] = w.deadline(c.RunID, c.StartedAt+c.Limits.MaxDurationMs+1)
+	// Keyed by the deadline, which a new configuration may move.
+	at := c.StartedAt + c.Limits.MaxDurationMs + 1
+	j[fmt.Sprintf("deadline-%s-%d", c.RunID, at)] = w.deadline(c.RunID, at)
 	return j
 }
 
@@ -175,8 +184,9 @@ func observation(os []decl.Observation, callID string) (decl.Observation, bool) 
 	return decl.Observation{}, false
 }
 
-// start splits the request's goal and plans its first subtask.
-func (w Work) start(r decl.TaskRequest) automata.Job[decl.AgentInput] {
+// start splits the request's goal and plans its first subtask, under the
+// configuration in force.
+func (w Work) start(r decl.TaskRequest, cfg decl.Config) automata.Job[decl.AgentInput] {
 	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
 		if w.Begin != nil {
 			if err := w.Begin(ctx); err != nil {
@@ -185,7 +195,7 @@ func (w Work) start(r decl.TaskRequest) automata.Job[decl.AgentInput] {
 		}
 		key := automata.JobKey(ctx)
 		in := decl.AgentPlan{RunID: r.RunID, Start: &r}
-		parts, err := w.Planner.Decompose(ctx, key, r.Goal)
+		parts, err := w.Planner.Decompose(ctx, key, r.Goal, render(cfg, PromptDecompose, DecomposePrompt{Goal: r.Goal}))
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -194,57 +204,130 @@ func (w Work) start(r decl.TaskRequest) automata.Job[decl.AgentInput] {
 			dispatch(in)
 			return nil
 		}
-		for i, p := range parts {
-			in.Subtasks = append(in.Subtasks, decl.Subtask{TaskID: "t" + strconv.Itoa(i+1), Description: p})
-		}
-		tasks := make([]decl.TaskNode, len(in.Subtasks))
-		for i, s := range in.Subtasks {
-			tasks[i] = decl.TaskNode{TaskID: s.TaskID, Description: s.Description, Status: decl.TaskNodeStatusPending, ParentID: "root"}
-		}
-		return w.planNext(ctx, key, in, tasks, dispatch)
+		tasks := []decl.TaskNode{{TaskID: "root", Description: r.Goal, Status: decl.TaskNodeStatusRunning, Children: []string{}}}
+		tasks, in.Subtasks = split(tasks, 0, parts)
+		limits := transitions.Resolve(r.Limits, cfg.Guards)
+		return w.planNext(ctx, key, in, tasks, limits, cfg, dispatch)
 	}
+}
+
+// split adds the subtasks of tasks[i], described by parts, to the tree
+// (the root's are t1, t2, ...; tN's are tN.1, tN.2, ...), and returns the
+// tree and the subtasks to plan.
+func split(tasks []decl.TaskNode, i int, parts []string) ([]decl.TaskNode, []decl.Subtask) {
+	parent := &tasks[i]
+	prefix := parent.TaskID + "."
+	if parent.ParentID == "" {
+		prefix = "t"
+	}
+	subs := make([]decl.Subtask, len(parts))
+	for k, p := range parts {
+		id := prefix + strconv.Itoa(len(parent.Children)+1)
+		parent.Children = append(slices.Clip(parent.Children), id)
+		parent.Status = decl.TaskNodeStatusRunning
+		subs[k] = decl.Subtask{TaskID: id, Description: p, ParentID: ptr(parent.TaskID)}
+		tasks = append(tasks, decl.TaskNode{TaskID: id, Description: p, Status: decl.TaskNodeStatusPending, ParentID: parent.TaskID, Children: []string{}})
+		parent = &tasks[i] // tasks may have moved
+	}
+	return tasks, subs
 }
 
 // plan plans the next pending task, or writes the answer when none is.
 func (w Work) plan(c decl.ContextOfAgent) automata.Job[decl.AgentInput] {
 	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
-		return w.planNext(ctx, automata.JobKey(ctx), decl.AgentPlan{RunID: c.RunID}, c.Tasks, dispatch)
+		return w.planNext(ctx, automata.JobKey(ctx), decl.AgentPlan{RunID: c.RunID}, slices.Clone(c.Tasks), c.Limits, c.Config, dispatch)
 	}
 }
 
-func (w Work) planNext(ctx context.Context, key string, in decl.AgentPlan, tasks []decl.TaskNode, dispatch automata.Dispatch[decl.AgentInput]) error {
-	var pending []decl.TaskNode
-	for _, t := range tasks {
-		if t.ParentID != "" && t.Status == decl.TaskNodeStatusPending {
-			pending = append(pending, t)
+// Pending returns the task to plan next, the first pending task of the
+// tree in depth-first order (a task's subtasks before its next sibling),
+// with its depth, and the one after it.
+func Pending(tasks []decl.TaskNode) (next decl.TaskNode, depth int64, after string, ok bool) {
+	byID := make(map[string]int, len(tasks))
+	for i, t := range tasks {
+		byID[t.TaskID] = i
+	}
+	var walk func(i int, d int64) bool
+	walk = func(i int, d int64) bool {
+		t := tasks[i]
+		if t.Status == decl.TaskNodeStatusPending && i > 0 {
+			if ok {
+				after = t.TaskID
+				return true
+			}
+			next, depth, ok = t, d, true
 		}
-	}
-	if len(pending) == 0 {
-		in.Answer = ptr(answer(tasks))
-		dispatch(in)
-		return nil
-	}
-	next := ""
-	if len(pending) > 1 {
-		next = pending[1].TaskID
-	}
-	p, err := w.Planner.PlanTask(ctx, key, pending[0].Description, w.Toolkit.LLMTools())
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
+		for _, id := range t.Children {
+			if j, found := byID[id]; found && d < transitions.MaxTasks && walk(j, d+1) {
+				return true
+			}
 		}
-		in.Abort = ptr(fmt.Sprintf("planning %s: %v", pending[0].TaskID, err))
-		dispatch(in)
-		return nil
+		return false
 	}
-	in.Step = w.step(pending[0].TaskID, pending[0].Description, next, p)
-	dispatch(in)
-	return nil
+	if len(tasks) > 0 {
+		walk(0, 0)
+	}
+	return next, depth, after, ok
 }
 
-// replan plans the task of the question again with the user's reply: as
-// a task of its own when the planner can plan it, else as the new value of
-// the step's first parameter. "abort" gives the run up.
+// planNext plans the next pending task of tasks: the planner splits it
+// into subtasks (while above maxDepth), and those in turn, until it plans
+// a task's tool call (Act); with the tools the configuration enables, each
+// with its timeout and retry limit. With no task pending, it writes the
+// run's answer.
+func (w Work) planNext(ctx context.Context, key string, in decl.AgentPlan, tasks []decl.TaskNode, limits decl.Limits, cfg decl.Config, dispatch automata.Dispatch[decl.AgentInput]) error {
+	next, d, after, ok := Pending(tasks)
+	if !ok {
+		in.Answer = ptr(answer(tasks, cfg))
+		dispatch(in)
+		return nil
+	}
+	tools := w.tools(cfg)
+	maxDepth := max(deref(limits.MaxDepth), 1)
+	for {
+		maySplit := d < maxDepth
+		p, err := w.Planner.PlanTask(ctx, key, Task{Description: next.Description, Tools: tools, MaySplit: maySplit,
+			Prompt: render(cfg, PromptPlan, PlanPrompt{Tools: tools, MaySplit: maySplit})})
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			in.Abort = ptr(fmt.Sprintf("planning %s: %v", next.TaskID, err))
+			dispatch(in)
+			return nil
+		}
+		if len(p.Subtasks) == 0 {
+			in.Step, in.Abort = w.step(next.TaskID, next.Description, after, p, cfg)
+			dispatch(in)
+			return nil
+		}
+		i := slices.IndexFunc(tasks, func(t decl.TaskNode) bool { return t.TaskID == next.TaskID })
+		var subs []decl.Subtask
+		tasks, subs = split(tasks, i, p.Subtasks)
+		in.Subtasks = append(in.Subtasks, subs...)
+		if !maySplit { // past maxDepth: the transition trips the guard
+			dispatch(in)
+			return nil
+		}
+		next, d, after, _ = Pending(tasks)
+	}
+}
+
+// tools are the toolkit's tools that cfg enables, as the planner is shown
+// them.
+func (w Work) tools(cfg decl.Config) []llm.Tool {
+	var tools []llm.Tool
+	for _, t := range w.Toolkit.LLMTools() {
+		if enabled(cfg, t.Name) {
+			tools = append(tools, t)
+		}
+	}
+	return tools
+}
+
+// replan plans the task in question again with the user's reply: as a
+// task of its own when the planner can plan it as one call, else as the
+// new value of the step's first parameter. "abort" gives the run up.
 func (w Work) replan(c decl.ContextOfAgent, reply decl.Reply) automata.Job[decl.AgentInput] {
 	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
 		in := decl.AgentPlan{RunID: c.RunID}
@@ -254,40 +337,70 @@ func (w Work) replan(c decl.ContextOfAgent, reply decl.Reply) automata.Job[decl.
 			dispatch(in)
 			return nil
 		}
-		call := c.Calls[len(c.Calls)-1]
-		old, _ := stepOf(c.Steps, call.TaskID)
-		p, err := w.Planner.PlanTask(ctx, automata.JobKey(ctx), text, w.Toolkit.LLMTools())
+		focus, ok := Focus(c.Tasks, c.Calls)
+		if !ok {
+			in.Abort = ptr("no task to plan with the reply")
+			dispatch(in)
+			return nil
+		}
+		old, stepped := stepOf(c.Steps, focus.TaskID)
+		tools := w.tools(c.Config)
+		p, err := w.Planner.PlanTask(ctx, automata.JobKey(ctx), Task{Description: text, Tools: tools,
+			Prompt: render(c.Config, PromptPlan, PlanPrompt{Tools: tools})})
 		switch {
 		case err == nil:
-		case errors.Is(err, ErrNoRule) && len(old.ToolParameters) > 0:
-			p = Planned{Tools: old.ToolCandidates, Criteria: old.SuccessCriteria, Parameters: map[string]string{}}
-			first := slices.Sorted(func(yield func(string) bool) {
-				for k := range old.ToolParameters {
-					if !yield(k) {
-						return
-					}
-				}
-			})[0]
-			for k, v := range old.ToolParameters {
-				p.Parameters[k] = v
-			}
-			p.Parameters[first] = text
+		case errors.Is(err, ErrNoRule) && stepped && len(old.ToolParameters) > 0:
+			p = Planned{Tools: old.ToolCandidates, Criteria: old.SuccessCriteria, Parameters: maps.Clone(old.ToolParameters)}
+			p.Parameters[slices.Sorted(maps.Keys(old.ToolParameters))[0]] = text
 		default:
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
-			in.Abort = ptr(fmt.Sprintf("planning %s again: %v", call.TaskID, err))
+			in.Abort = ptr(fmt.Sprintf("planning %s again: %v", focus.TaskID, err))
 			dispatch(in)
 			return nil
 		}
-		in.Step = w.step(call.TaskID, text, old.Next, p)
+		_, _, after, _ := Pending(c.Tasks)
+		if after == focus.TaskID || after == "" {
+			after = old.Next
+		}
+		in.Step, in.Abort = w.step(focus.TaskID, text, after, p, c.Config)
 		dispatch(in)
 		return nil
 	}
 }
 
-func (w Work) step(taskID, goal, next string, p Planned) *decl.PlanStep {
+// Focus returns the task the run is at: the task of its last call while
+// that task runs, else the next pending task.
+func Focus(tasks []decl.TaskNode, calls []decl.ToolCall) (decl.TaskNode, bool) {
+	if len(calls) > 0 {
+		id := calls[len(calls)-1].TaskID
+		if i := slices.IndexFunc(tasks, func(t decl.TaskNode) bool { return t.TaskID == id }); i >= 0 && tasks[i].Status == decl.TaskNodeStatusRunning {
+			return tasks[i], true
+		}
+	}
+	t, _, _, ok := Pending(tasks)
+	return t, ok
+}
+
+// step is the plan step of task taskID that p plans, with the tools cfg
+// enables (the others are left out); the step's timeout and retry limit are
+// its first tool's in cfg, else Work's. With no tool enabled, it is the
+// reason to abort instead.
+func (w Work) step(taskID, goal, next string, p Planned, cfg decl.Config) (*decl.PlanStep, *string) {
+	var candidates []string
+	for _, t := range p.Tools {
+		if enabled(cfg, t) {
+			candidates = append(candidates, t)
+		}
+	}
+	if len(candidates) == 0 {
+		return nil, ptr(fmt.Sprintf("no tool of the plan of %s is enabled: %s", taskID, strings.Join(p.Tools, ", ")))
+	}
 	timeout, retries := w.TimeoutMs, w.RetryLimit
+	if t, ok := cfg.Tools[candidates[0]]; ok {
+		timeout, retries = t.TimeoutMs, t.RetryLimit
+	}
 	if timeout <= 0 {
 		timeout = 3000
 	}
@@ -298,8 +411,8 @@ func (w Work) step(taskID, goal, next string, p Planned) *decl.PlanStep {
 	if params == nil {
 		params = map[string]string{}
 	}
-	return &decl.PlanStep{TaskID: taskID, Goal: goal, ToolCandidates: p.Tools, SuccessCriteria: p.Criteria,
-		TimeoutMs: timeout, RetryLimit: retries, Next: next, ToolParameters: params}
+	return &decl.PlanStep{TaskID: taskID, Goal: goal, ToolCandidates: candidates, SuccessCriteria: p.Criteria,
+		TimeoutMs: timeout, RetryLimit: retries, Next: next, ToolParameters: params}, nil
 }
 
 func stepOf(steps []decl.PlanStep, taskID string) (decl.PlanStep, bool) {
@@ -311,28 +424,37 @@ func stepOf(steps []decl.PlanStep, taskID string) (decl.PlanStep, bool) {
 	return decl.PlanStep{}, false
 }
 
-// answer is the run's answer: each subtask with its result, or why it
-// failed.
-func answer(tasks []decl.TaskNode) string {
-	var b strings.Builder
-	for _, t := range tasks {
-		if t.ParentID == "" {
-			continue
+// answer is the run's answer: a line for each task without subtasks, in
+// depth-first order, by the configuration's answer template.
+func answer(tasks []decl.TaskNode, cfg decl.Config) string {
+	byID := make(map[string]int, len(tasks))
+	for i, t := range tasks {
+		byID[t.TaskID] = i
+	}
+	var lines []string
+	var walk func(i int, d int)
+	walk = func(i int, d int) {
+		t := tasks[i]
+		if i > 0 && len(t.Children) == 0 {
+			why := t.Metadata["rollback"]
+			if why == "" {
+				why = t.Metadata["error"]
+			}
+			lines = append(lines, render(cfg, PromptAnswer, AnswerPrompt{Task: t.Description, Done: t.Status == decl.TaskNodeStatusDone, Result: t.Metadata["result"], Why: why}))
 		}
-		if b.Len() > 0 {
-			b.WriteString("\n")
-		}
-		switch t.Status {
-		case decl.TaskNodeStatusDone:
-			fmt.Fprintf(&b, "%s: %s", t.Description, t.Metadata["result"])
-		default:
-			fmt.Fprintf(&b, "%s: not done (%s)", t.Description, t.Metadata["rollback"])
+		for _, id := range t.Children {
+			if j, ok := byID[id]; ok && d < transitions.MaxTasks {
+				walk(j, d+1)
+			}
 		}
 	}
-	if b.Len() == 0 {
+	if len(tasks) > 0 {
+		walk(0, 0)
+	}
+	if len(lines) == 0 {
 		return "nothing to do"
 	}
-	return b.String()
+	return strings.Join(lines, "\n")
 }
 
 // observe takes the toolkit's observation of call in: the call succeeded
@@ -352,16 +474,24 @@ func observe(runID string, call decl.ToolCall, o decl.Observation) automata.Job[
 // reflect asks the reflector what to do after call.
 func (w Work) reflect(c decl.ContextOfAgent, call decl.ToolCall) automata.Job[decl.AgentInput] {
 	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
-		r := Reflection{Call: call}
+		r := Reflection{Call: call, Config: c.Config}
 		r.Observation, _ = observation(c.Observations, call.CallID)
 		r.Step, _ = stepOf(c.Steps, call.TaskID)
 		if i := slices.IndexFunc(c.Tasks, func(t decl.TaskNode) bool { return t.TaskID == call.TaskID }); i >= 0 {
 			r.Task = c.Tasks[i]
 		}
-		for _, e := range c.Calls[:len(c.Calls)-1] {
-			if e.TaskID == call.TaskID {
-				r.Earlier = append(r.Earlier, e)
+		// The step's calls: back to its first (attempt 1), as a step
+		// planned again (after a reply, or a recovery) starts afresh.
+		if call.Attempt > 1 {
+			for i := len(c.Calls) - 2; i >= 0; i-- {
+				if e := c.Calls[i]; e.TaskID == call.TaskID {
+					r.Earlier = append(r.Earlier, e)
+					if e.Attempt <= 1 {
+						break
+					}
+				}
 			}
+			slices.Reverse(r.Earlier)
 		}
 		strategy, reason, err := w.Reflector.Reflect(ctx, automata.JobKey(ctx), r)
 		if err != nil {
@@ -370,6 +500,31 @@ func (w Work) reflect(c decl.ContextOfAgent, call decl.ToolCall) automata.Job[de
 		in := decl.AgentReflect{RunID: c.RunID, CallID: call.CallID, Strategy: strategy, Reason: reason}
 		if strategy == decl.StrategyAskUser {
 			in.Question = &reason
+		}
+		dispatch(in)
+		return nil
+	}
+}
+
+// recover asks the reflector how the run in error recovers.
+func (w Work) recover(c decl.ContextOfAgent) automata.Job[decl.AgentInput] {
+	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
+		t := Trouble{Error: c.Error, Config: c.Config}
+		if n := len(c.Transitions); n > 0 {
+			last := c.Transitions[n-1]
+			t.From = last.From
+			if a := len(c.Alerts); a > 0 && c.Alerts[a-1].At == last.At {
+				t.Guard = c.Alerts[a-1].Guard
+			}
+		}
+		t.Task, _ = Focus(c.Tasks, c.Calls)
+		strategy, reason, question, err := w.Reflector.Recover(ctx, automata.JobKey(ctx), t)
+		if err != nil {
+			return fmt.Errorf("recovering %s: %w", c.RunID, err)
+		}
+		in := decl.AgentRecover{RunID: c.RunID, Strategy: strategy, Reason: clip(reason, 2000)}
+		if question != "" {
+			in.Question = ptr(clip(question, 2000))
 		}
 		dispatch(in)
 		return nil
@@ -450,3 +605,10 @@ func Observation(call decl.ToolCall, r toolkit.Result) decl.Observation {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

@@ -20,10 +20,18 @@ type AgentState struct {
 	Alerts []Alert `json:"alerts"`
 	// Owned by actor agent.
 	Answer string `json:"answer"`
+	// The limits the run's request asked for (0: the configuration's).
+	//
+	// Owned by actor agent.
+	Asked Limits `json:"asked"`
 	// Owned by actor agent.
 	AskedAt int64 `json:"askedAt"`
 	// Owned by actor agent.
 	Calls []ToolCall `json:"calls"`
+	// The configuration in force: the newest agent-configure applied.
+	//
+	// Owned by actor agent.
+	Config Config `json:"config"`
 	// Owned by actor agent.
 	Error string `json:"error"`
 	// How many tool calls in a row have failed.
@@ -36,6 +44,8 @@ type AgentState struct {
 	//
 	// Owned by actor agent.
 	Iteration int64 `json:"iteration"`
+	// The run's limits: its request's under the configuration's guards.
+	//
 	// Owned by actor agent.
 	Limits Limits `json:"limits"`
 	// Owned by actor toolkit.
@@ -46,6 +56,10 @@ type AgentState struct {
 	//
 	// Owned by actor agent.
 	Question string `json:"question"`
+	// The run's recoveries out of error, and the last word on an error it did not recover from.
+	//
+	// Owned by actor agent.
+	Recoveries []Recovery `json:"recoveries"`
 	// Owned by actor user.
 	Replies []Reply `json:"replies"`
 	// Owned by actor user.
@@ -126,8 +140,10 @@ func (s AgentState) StateOfAgent() StateOfAgent {
 		AgentUpdatedAt: s.AgentUpdatedAt,
 		Alerts:         s.Alerts,
 		Answer:         s.Answer,
+		Asked:          s.Asked,
 		AskedAt:        s.AskedAt,
 		Calls:          s.Calls,
+		Config:         s.Config,
 		Error:          s.Error,
 		Failures:       s.Failures,
 		Goal:           s.Goal,
@@ -135,6 +151,7 @@ func (s AgentState) StateOfAgent() StateOfAgent {
 		Limits:         s.Limits,
 		Phase:          s.Phase,
 		Question:       s.Question,
+		Recoveries:     s.Recoveries,
 		RunID:          s.RunID,
 		Runs:           s.Runs,
 		StartedAt:      s.StartedAt,
@@ -150,8 +167,10 @@ func (s AgentState) WithStateOfAgent(state StateOfAgent) AgentState {
 	s.AgentUpdatedAt = state.AgentUpdatedAt
 	s.Alerts = state.Alerts
 	s.Answer = state.Answer
+	s.Asked = state.Asked
 	s.AskedAt = state.AskedAt
 	s.Calls = state.Calls
+	s.Config = state.Config
 	s.Error = state.Error
 	s.Failures = state.Failures
 	s.Goal = state.Goal
@@ -159,6 +178,7 @@ func (s AgentState) WithStateOfAgent(state StateOfAgent) AgentState {
 	s.Limits = state.Limits
 	s.Phase = state.Phase
 	s.Question = state.Question
+	s.Recoveries = state.Recoveries
 	s.RunID = state.RunID
 	s.Runs = state.Runs
 	s.StartedAt = state.StartedAt
@@ -174,8 +194,10 @@ func (s AgentState) ContextOfAgent() ContextOfAgent {
 		AgentUpdatedAt: s.AgentUpdatedAt,
 		Alerts:         s.Alerts,
 		Answer:         s.Answer,
+		Asked:          s.Asked,
 		AskedAt:        s.AskedAt,
 		Calls:          s.Calls,
+		Config:         s.Config,
 		Error:          s.Error,
 		Failures:       s.Failures,
 		Goal:           s.Goal,
@@ -184,6 +206,7 @@ func (s AgentState) ContextOfAgent() ContextOfAgent {
 		Observations:   s.Observations,
 		Phase:          s.Phase,
 		Question:       s.Question,
+		Recoveries:     s.Recoveries,
 		Replies:        s.Replies,
 		Requests:       s.Requests,
 		RunID:          s.RunID,

@@ -58,10 +58,18 @@ type ContextOfAgent struct {
 	Alerts []Alert `json:"alerts"`
 	// Owned by actor agent.
 	Answer string `json:"answer"`
+	// The limits the run's request asked for (0: the configuration's).
+	//
+	// Owned by actor agent.
+	Asked Limits `json:"asked"`
 	// Owned by actor agent.
 	AskedAt int64 `json:"askedAt"`
 	// Owned by actor agent.
 	Calls []ToolCall `json:"calls"`
+	// The configuration in force: the newest agent-configure applied.
+	//
+	// Owned by actor agent.
+	Config Config `json:"config"`
 	// Owned by actor agent.
 	Error string `json:"error"`
 	// How many tool calls in a row have failed.
@@ -74,6 +82,8 @@ type ContextOfAgent struct {
 	//
 	// Owned by actor agent.
 	Iteration int64 `json:"iteration"`
+	// The run's limits: its request's under the configuration's guards.
+	//
 	// Owned by actor agent.
 	Limits Limits `json:"limits"`
 	// Owned by actor toolkit.
@@ -84,6 +94,10 @@ type ContextOfAgent struct {
 	//
 	// Owned by actor agent.
 	Question string `json:"question"`
+	// The run's recoveries out of error, and the last word on an error it did not recover from.
+	//
+	// Owned by actor agent.
+	Recoveries []Recovery `json:"recoveries"`
 	// Owned by actor user.
 	Replies []Reply `json:"replies"`
 	// Owned by actor user.

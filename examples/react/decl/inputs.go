@@ -15,7 +15,7 @@ type InputFromUser interface {
 }
 
 // InputFromAgent is an input dispatched by actor agent: AgentCheck,
-// AgentObserve, AgentPlan and AgentReflect.
+// AgentConfigure, AgentObserve, AgentPlan, AgentRecover and AgentReflect.
 type InputFromAgent interface {
 	AgentInput
 	isInputFromAgent()
@@ -67,11 +67,11 @@ type UserRunTask struct {
 	Timestamp int64  `json:"timestamp"`
 	RunID     string `json:"runId"`
 	Goal      string `json:"goal"`
-	// Default: 12
+	// Fewer tool calls than the configuration's maxIterations (12 without one), if asked.
 	MaxIterations *int64 `json:"maxIterations,omitempty"`
-	// Default: 60000
+	// Less time than the configuration's maxDurationMs (60000 without one), if asked.
 	MaxDurationMs *int64 `json:"maxDurationMs,omitempty"`
-	// Default: 3
+	// Fewer failures in a row than the configuration's maxFailures (3 without one), if asked.
 	MaxFailures *int64 `json:"maxFailures,omitempty"`
 }
 
@@ -136,6 +136,40 @@ func (in AgentCheck) WithTimestamp(ts int64) AgentInput {
 
 func (AgentCheck) isAgentInput()     {}
 func (AgentCheck) isInputFromAgent() {}
+
+// The operator's configuration, loaded or reloaded: it applies from the next step of the run in progress on.
+type AgentConfigure struct {
+	Timestamp int64  `json:"timestamp"`
+	Config    Config `json:"config"`
+}
+
+// MarshalJSON encodes AgentConfigure with its "type" discriminator.
+func (v AgentConfigure) MarshalJSON() ([]byte, error) {
+	type plain AgentConfigure
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"agent-configure", plain(v)})
+}
+
+// InputType returns "agent-configure", the input's type discriminator.
+func (AgentConfigure) InputType() string {
+	return "agent-configure"
+}
+
+// InputActor returns "agent", the actor that dispatches the input.
+func (AgentConfigure) InputActor() string {
+	return "agent"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in AgentConfigure) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
+func (AgentConfigure) isAgentInput()     {}
+func (AgentConfigure) isInputFromAgent() {}
 
 // The observer takes the toolkit's observation of the current call into the agent's history (Observe), and the agent reflects on it.
 type AgentObserve struct {
@@ -214,6 +248,44 @@ func (in AgentPlan) WithTimestamp(ts int64) AgentInput {
 
 func (AgentPlan) isAgentInput()     {}
 func (AgentPlan) isInputFromAgent() {}
+
+// The reflector's choice in error (a run not over yet): replan the task the run was at, ask the user, or give the run up.
+type AgentRecover struct {
+	Timestamp int64            `json:"timestamp"`
+	RunID     string           `json:"runId"`
+	Strategy  RecoveryStrategy `json:"strategy"`
+	Reason    string           `json:"reason"`
+	// What to ask the user (ask-user).
+	Question *string `json:"question,omitempty"`
+}
+
+// MarshalJSON encodes AgentRecover with its "type" discriminator.
+func (v AgentRecover) MarshalJSON() ([]byte, error) {
+	type plain AgentRecover
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"agent-recover", plain(v)})
+}
+
+// InputType returns "agent-recover", the input's type discriminator.
+func (AgentRecover) InputType() string {
+	return "agent-recover"
+}
+
+// InputActor returns "agent", the actor that dispatches the input.
+func (AgentRecover) InputActor() string {
+	return "agent"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in AgentRecover) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
+func (AgentRecover) isAgentInput()     {}
+func (AgentRecover) isInputFromAgent() {}
 
 // The reflector's choice after a call (Reflect).
 type AgentReflect struct {
@@ -306,8 +378,10 @@ var (
 	_ InputFromUser    = UserReply{}
 	_ InputFromUser    = UserRunTask{}
 	_ InputFromAgent   = AgentCheck{}
+	_ InputFromAgent   = AgentConfigure{}
 	_ InputFromAgent   = AgentObserve{}
 	_ InputFromAgent   = AgentPlan{}
+	_ InputFromAgent   = AgentRecover{}
 	_ InputFromAgent   = AgentReflect{}
 	_ InputFromToolkit = ToolkitObserve{}
 )
@@ -316,8 +390,10 @@ var (
 // it against its schema in inputSchemaJSON.
 var inputDecoder = inputjson.NewDecoder(inputSchemaJSON, map[string]func([]byte) (AgentInput, error){
 	"agent-check":     unmarshalInput[AgentCheck],
+	"agent-configure": unmarshalInput[AgentConfigure],
 	"agent-observe":   unmarshalInput[AgentObserve],
 	"agent-plan":      unmarshalInput[AgentPlan],
+	"agent-recover":   unmarshalInput[AgentRecover],
 	"agent-reflect":   unmarshalInput[AgentReflect],
 	"toolkit-observe": unmarshalInput[ToolkitObserve],
 	"user-reply":      unmarshalInput[UserReply],

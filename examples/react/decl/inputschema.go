@@ -7,6 +7,53 @@ package decl
 // compiles it on first use.
 const inputSchemaJSON = `{
   "$defs": {
+    "Config": {
+      "properties": {
+        "source": {
+          "type": "string"
+        },
+        "digest": {
+          "type": "string"
+        },
+        "tools": {
+          "additionalProperties": {
+            "$ref": "#/$defs/ToolSettings"
+          },
+          "type": "object"
+        },
+        "strategies": {
+          "items": {
+            "$ref": "#/$defs/Strategy"
+          },
+          "type": "array"
+        },
+        "recovery": {
+          "items": {
+            "$ref": "#/$defs/RecoveryStrategy"
+          },
+          "type": "array"
+        },
+        "guards": {
+          "$ref": "#/$defs/Limits"
+        },
+        "prompts": {
+          "additionalProperties": {
+            "type": "string"
+          },
+          "type": "object"
+        }
+      },
+      "required": [
+        "source",
+        "digest",
+        "tools",
+        "strategies",
+        "recovery",
+        "guards",
+        "prompts"
+      ],
+      "type": "object"
+    },
     "ErrorKind": {
       "enum": [
         "none",
@@ -26,6 +73,12 @@ const inputSchemaJSON = `{
           "type": "integer"
         },
         "maxFailures": {
+          "type": "integer"
+        },
+        "maxRecoveries": {
+          "type": "integer"
+        },
+        "maxDepth": {
           "type": "integer"
         }
       },
@@ -136,6 +189,13 @@ const inputSchemaJSON = `{
       ],
       "type": "object"
     },
+    "RecoveryStrategy": {
+      "enum": [
+        "replan",
+        "ask-user",
+        "give-up"
+      ]
+    },
     "Strategy": {
       "enum": [
         "advance",
@@ -156,6 +216,10 @@ const inputSchemaJSON = `{
         "description": {
           "maxLength": 2000,
           "minLength": 1,
+          "type": "string"
+        },
+        "parentId": {
+          "maxLength": 100,
           "type": "string"
         }
       },
@@ -187,6 +251,21 @@ const inputSchemaJSON = `{
         "limits"
       ],
       "type": "object"
+    },
+    "ToolSettings": {
+      "properties": {
+        "timeoutMs": {
+          "type": "integer"
+        },
+        "retryLimit": {
+          "type": "integer"
+        }
+      },
+      "required": [
+        "timeoutMs",
+        "retryLimit"
+      ],
+      "type": "object"
     }
   },
   "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -207,6 +286,25 @@ const inputSchemaJSON = `{
         "type",
         "timestamp",
         "runId"
+      ],
+      "type": "object"
+    },
+    "agent-configure": {
+      "properties": {
+        "type": {
+          "const": "agent-configure"
+        },
+        "timestamp": {
+          "type": "integer"
+        },
+        "config": {
+          "$ref": "#/$defs/Config"
+        }
+      },
+      "required": [
+        "type",
+        "timestamp",
+        "config"
       ],
       "type": "object"
     },
@@ -280,6 +378,38 @@ const inputSchemaJSON = `{
         "type",
         "timestamp",
         "runId"
+      ],
+      "type": "object"
+    },
+    "agent-recover": {
+      "properties": {
+        "type": {
+          "const": "agent-recover"
+        },
+        "timestamp": {
+          "type": "integer"
+        },
+        "runId": {
+          "type": "string"
+        },
+        "strategy": {
+          "$ref": "#/$defs/RecoveryStrategy"
+        },
+        "reason": {
+          "maxLength": 2000,
+          "type": "string"
+        },
+        "question": {
+          "maxLength": 2000,
+          "type": "string"
+        }
+      },
+      "required": [
+        "type",
+        "timestamp",
+        "runId",
+        "strategy",
+        "reason"
       ],
       "type": "object"
     },
@@ -380,19 +510,16 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "maxIterations": {
-          "default": 12,
           "maximum": 100,
           "minimum": 1,
           "type": "integer"
         },
         "maxDurationMs": {
-          "default": 60000,
           "maximum": 3600000,
           "minimum": 1,
           "type": "integer"
         },
         "maxFailures": {
-          "default": 3,
           "maximum": 20,
           "minimum": 1,
           "type": "integer"

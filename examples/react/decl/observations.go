@@ -48,9 +48,12 @@ type AgentObUser struct {
 type AgentObAgent struct {
 	Phase Phase `json:"phase"`
 	// The run in progress, or the last one.
-	RunID  string `json:"runId"`
-	Goal   string `json:"goal"`
+	RunID string `json:"runId"`
+	Goal  string `json:"goal"`
+	// The run's limits: its request's under the configuration's guards.
 	Limits Limits `json:"limits"`
+	// The limits the run's request asked for (0: the configuration's).
+	Asked Limits `json:"asked"`
 	// The timestamp of the run's first plan.
 	StartedAt int64 `json:"startedAt"`
 	// How many tool calls the run has made.
@@ -70,7 +73,11 @@ type AgentObAgent struct {
 	Alerts   []Alert `json:"alerts"`
 	// The run's transitions.
 	Transitions []PhaseChange `json:"transitions"`
-	Runs        []RunRecord   `json:"runs"`
+	// The run's recoveries out of error, and the last word on an error it did not recover from.
+	Recoveries []Recovery `json:"recoveries"`
+	// The configuration in force: the newest agent-configure applied.
+	Config Config      `json:"config"`
+	Runs   []RunRecord `json:"runs"`
 	// The timestamp of the newest input of the agent applied.
 	AgentUpdatedAt int64 `json:"agentUpdatedAt"`
 }

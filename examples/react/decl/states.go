@@ -15,21 +15,28 @@ type StateOfUser struct {
 // it (UserObAgent, AgentObAgent and ToolkitObAgent).
 type StateOfAgent struct {
 	// The timestamp of the newest input of the agent applied.
-	AgentUpdatedAt int64      `json:"agentUpdatedAt"`
-	Alerts         []Alert    `json:"alerts"`
-	Answer         string     `json:"answer"`
-	AskedAt        int64      `json:"askedAt"`
-	Calls          []ToolCall `json:"calls"`
-	Error          string     `json:"error"`
+	AgentUpdatedAt int64   `json:"agentUpdatedAt"`
+	Alerts         []Alert `json:"alerts"`
+	Answer         string  `json:"answer"`
+	// The limits the run's request asked for (0: the configuration's).
+	Asked   Limits     `json:"asked"`
+	AskedAt int64      `json:"askedAt"`
+	Calls   []ToolCall `json:"calls"`
+	// The configuration in force: the newest agent-configure applied.
+	Config Config `json:"config"`
+	Error  string `json:"error"`
 	// How many tool calls in a row have failed.
 	Failures int64  `json:"failures"`
 	Goal     string `json:"goal"`
 	// How many tool calls the run has made.
-	Iteration int64  `json:"iteration"`
-	Limits    Limits `json:"limits"`
-	Phase     Phase  `json:"phase"`
+	Iteration int64 `json:"iteration"`
+	// The run's limits: its request's under the configuration's guards.
+	Limits Limits `json:"limits"`
+	Phase  Phase  `json:"phase"`
 	// What the agent asks the user while waiting.
 	Question string `json:"question"`
+	// The run's recoveries out of error, and the last word on an error it did not recover from.
+	Recoveries []Recovery `json:"recoveries"`
 	// The run in progress, or the last one.
 	RunID string      `json:"runId"`
 	Runs  []RunRecord `json:"runs"`

@@ -19,15 +19,52 @@ const (
 	AlertGuardMaxIterations AlertGuard = "maxIterations"
 	AlertGuardMaxDurationMs AlertGuard = "maxDurationMs"
 	AlertGuardMaxFailures   AlertGuard = "maxFailures"
+	AlertGuardMaxDepth      AlertGuard = "maxDepth"
+	AlertGuardMaxRecoveries AlertGuard = "maxRecoveries"
 )
 
 // Valid reports whether v is one of the values of AlertGuard.
 func (v AlertGuard) Valid() bool {
 	switch v {
-	case AlertGuardMaxIterations, AlertGuardMaxDurationMs, AlertGuardMaxFailures:
+	case AlertGuardMaxIterations, AlertGuardMaxDurationMs, AlertGuardMaxFailures, AlertGuardMaxDepth, AlertGuardMaxRecoveries:
 		return true
 	}
 	return false
+}
+
+// The operator's configuration of the agent (react.yaml), as loaded: the tools enabled and their limits, the strategies and their order, the guards, and the prompt templates.
+type Config struct {
+	// The file it was read from, or "default".
+	Source string `json:"source"`
+	// The SHA-256 of the file, in hex.
+	Digest string `json:"digest"`
+	// The tools by name; a tool of the toolkit not listed is disabled.
+	Tools map[string]ToolSettings `json:"tools"`
+	// The strategies the reflector tries after a failed call, in order.
+	Strategies []Strategy `json:"strategies"`
+	// The strategies the reflector tries out of error, in order.
+	Recovery []RecoveryStrategy `json:"recovery"`
+	Guards   Limits             `json:"guards"`
+	// The prompt templates (text/template) by name.
+	Prompts map[string]string `json:"prompts"`
+}
+
+// MarshalJSON encodes Config; nil required slices and maps encode as empty.
+func (v Config) MarshalJSON() ([]byte, error) {
+	type plain Config
+	if v.Tools == nil {
+		v.Tools = map[string]ToolSettings{}
+	}
+	if v.Strategies == nil {
+		v.Strategies = []Strategy{}
+	}
+	if v.Recovery == nil {
+		v.Recovery = []RecoveryStrategy{}
+	}
+	if v.Prompts == nil {
+		v.Prompts = map[string]string{}
+	}
+	return json.Marshal(plain(v))
 }
 
 // Why a tool call failed: none when it did not.
@@ -71,6 +108,10 @@ type Limits struct {
 	MaxDurationMs int64 `json:"maxDurationMs"`
 	// How many tool calls in a row may fail.
 	MaxFailures int64 `json:"maxFailures"`
+	// How many times the run may recover from error; 0: never.
+	MaxRecoveries *int64 `json:"maxRecoveries,omitempty"`
+	// How deep the task tree may be: the root's subtasks are at depth 1; 0: the default, 3.
+	MaxDepth *int64 `json:"maxDepth,omitempty"`
 }
 
 // The toolkit's structured account of a tool call.
@@ -148,6 +189,34 @@ func (v PlanStep) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain(v))
 }
 
+// A recovery of the run out of error, or the reflector giving it up.
+type Recovery struct {
+	At int64 `json:"at"`
+	// What sent the run to error.
+	Error    string           `json:"error"`
+	Strategy RecoveryStrategy `json:"strategy"`
+	Reason   string           `json:"reason"`
+}
+
+// How the reflector takes a run out of error: replan the task it was at, ask the user, or give the run up.
+type RecoveryStrategy string
+
+// The values of RecoveryStrategy.
+const (
+	RecoveryStrategyReplan  RecoveryStrategy = "replan"
+	RecoveryStrategyAskUser RecoveryStrategy = "ask-user"
+	RecoveryStrategyGiveUp  RecoveryStrategy = "give-up"
+)
+
+// Valid reports whether v is one of the values of RecoveryStrategy.
+func (v RecoveryStrategy) Valid() bool {
+	switch v {
+	case RecoveryStrategyReplan, RecoveryStrategyAskUser, RecoveryStrategyGiveUp:
+		return true
+	}
+	return false
+}
+
 // The user's answer to the agent's question.
 type Reply struct {
 	RunID     string `json:"runId"`
@@ -223,6 +292,8 @@ func (v Strategy) Valid() bool {
 type Subtask struct {
 	TaskID      string `json:"taskId"`
 	Description string `json:"description"`
+	// The task of the tree it is a subtask of; empty or absent: the root.
+	ParentID *string `json:"parentId,omitempty"`
 }
 
 // A node of the task tree.
@@ -308,4 +379,12 @@ func (v ToolCall) MarshalJSON() ([]byte, error) {
 		v.Parameters = map[string]string{}
 	}
 	return json.Marshal(plain(v))
+}
+
+// A tool's settings.
+type ToolSettings struct {
+	// How long a call may take; 0: the agent's default.
+	TimeoutMs int64 `json:"timeoutMs"`
+	// How many times a failed call is retried before its fallback.
+	RetryLimit int64 `json:"retryLimit"`
 }

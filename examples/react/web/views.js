@@ -1,7 +1,9 @@
 // The ReAct views of a run's devpanel (an extension: see package
-// automata/devpanel): the run's state and iteration with alert badges, a box
-// to answer the agent or run a new task (a run of its own, whose panel then
-// opens), the task tree, and the tool monitor. The panel is the devpanel
+// automata/devpanel): the run's state and iteration with alert badges, its
+// recoveries out of error, the configuration it runs under, a box to answer
+// the agent or run a new task (a run of its own, whose panel then opens),
+// the task tree at every level with each task's latest observation, and the
+// tool monitor. The panel is the devpanel
 // fleet's /agents/{agent}/; its root, two levels up, lists the runs.
 const token = new URLSearchParams(location.search).get('token') || '';
 const query = '?token=' + encodeURIComponent(token);
@@ -45,6 +47,9 @@ export function mount(el, panel) {
     .react .ok { color: #2f8f4e; } .react .bad { color: #c23b3b; }
     .react .answer { white-space: pre-wrap; background: #eef7f0; padding: .4em; }
     .react .question { background: #fdf3dc; padding: .4em; }
+    .react .obs { font-size: 11px; margin-left: 1.5em; white-space: pre-wrap; }
+    .react .recoveries li, .react .config { font-size: 11px; color: #5b6478; }
+    .react .recoveries { padding-left: 1.2em; margin: .3em 0; }
   `;
   const phase = h('div', { id: 'react-phase', class: 'phase' });
   const run = h('div', { id: 'react-run' });
@@ -52,6 +57,8 @@ export function mount(el, panel) {
   const alerts = h('div', { id: 'react-alerts' });
   const question = h('div', { id: 'react-question', class: 'question' });
   const answer = h('div', { id: 'react-answer', class: 'answer' });
+  const recoveries = h('ul', { id: 'react-recoveries', class: 'recoveries' });
+  const config = h('div', { id: 'react-config', class: 'config' });
   const goal = h('input', { id: 'react-goal', type: 'text', placeholder: 'a task: compute 2*21 and find plans', size: '34' });
   const runBtn = h('button', { id: 'react-run-task', type: 'submit' }, 'Run');
   const form = h('form', { id: 'react-task' }, goal, runBtn);
@@ -59,7 +66,7 @@ export function mount(el, panel) {
   const runs = h('a', { id: 'react-runs', href: '../../' + query }, 'all runs');
   const tree = h('ul', { id: 'react-tree', class: 'tree' });
   const tools = h('tbody', { id: 'react-tools' });
-  const status = h('div', {}, h('h2', {}, 'ReAct ', h('small', {}, '(', runs, ')')), phase, run, iteration, alerts, question, answer, form, msg);
+  const status = h('div', {}, h('h2', {}, 'ReAct ', h('small', {}, '(', runs, ')')), phase, run, iteration, alerts, recoveries, question, answer, form, msg, config);
   const treeBox = h('div', {}, h('h2', {}, 'Task tree'), tree);
   const toolBox = h('div', {}, h('h2', {}, 'Tool monitor'),
     h('table', {}, h('thead', {}, h('tr', {}, ...['call', 'tool', 'try', 'parameters', 'result', 'ms', 'retries', 'strategy'].map((t) => h('th', {}, t)))), tools));
@@ -92,21 +99,44 @@ export function mount(el, panel) {
     phase.className = 'phase phase-' + s.phase;
     const asked = (s.requests || [])[0];
     run.textContent = s.runId ? `run ${s.runId}: ${s.goal}` : asked ? `run ${asked.runId} waits for its turn: ${asked.goal}` : 'no run yet';
-    iteration.textContent = s.runId ? `iteration ${s.iteration} of ${s.limits.maxIterations} · failures in a row ${s.failures} of ${s.limits.maxFailures}` : '';
+    const recovered = (s.recoveries || []).filter((r) => r.strategy !== 'give-up').length;
+    iteration.textContent = s.runId ? `iteration ${s.iteration} of ${s.limits.maxIterations} · failures in a row ${s.failures} of ${s.limits.maxFailures}` +
+      ` · recoveries ${recovered} of ${s.limits.maxRecoveries || 0} · depth up to ${s.limits.maxDepth || 3}` : '';
     alerts.replaceChildren(...(s.alerts || []).map((a) => h('span', { class: 'alert', title: a.message }, a.guard)));
+    recoveries.replaceChildren(...(s.recoveries || []).map((r) =>
+      h('li', { 'data-recovery': r.strategy }, `${r.strategy}: ${r.reason}`)));
+    const c = s.config;
+    config.textContent = c && c.digest ? `configuration ${c.source} (sha256 ${c.digest.slice(0, 12)}) · tools ${Object.keys(c.tools || {}).sort().join(', ')}` +
+      ` · strategies ${(c.strategies || []).join(' → ')} · recovery ${(c.recovery || []).join(' → ') || 'none'}` : 'no configuration (the built-in defaults)';
     question.hidden = s.phase !== 'waiting';
     question.textContent = s.phase === 'waiting' ? 'The agent asks: ' + s.question : '';
+    const over = (s.runs || []).some((r) => r.runId === s.runId);
     answer.hidden = !(s.phase === 'finished' || s.phase === 'error');
-    answer.textContent = s.phase === 'finished' ? s.answer : s.phase === 'error' ? 'error: ' + s.error : '';
+    answer.textContent = s.phase === 'finished' ? s.answer : s.phase === 'error' ? (over ? 'error: ' : 'error, recovering: ') + s.error : '';
     runBtn.textContent = s.phase === 'waiting' ? 'Reply' : 'Run';
 
     const obs = new Map((s.observations || []).map((o) => [o.callId, o]));
     const byId = new Map((s.tasks || []).map((t) => [t.taskId, t]));
+    // The latest observation of each task: of its own calls, or for a task
+    // with subtasks, of theirs (its subtree's).
+    const latest = new Map();
+    for (const o of s.observations || []) {
+      for (let id = o.relatedTaskId, n = 0; id && byId.has(id) && n < 64; id = byId.get(id).parentId, n++) {
+        latest.set(id, o);
+      }
+    }
+    const clip = (x, n) => (x.length > n ? x.slice(0, n) + '…' : x);
     const node = (t) => {
       const li = h('li', { 'data-task': t.taskId },
         h('span', { class: 'st st-' + t.status }, t.status), `${t.taskId}: ${t.description}`);
       const result = t.metadata?.result ?? t.metadata?.rollback ?? t.metadata?.error;
-      if (result) li.append(h('div', { class: 'res' }, result.length > 200 ? result.slice(0, 200) + '…' : result));
+      if (result) li.append(h('div', { class: 'res' }, clip(result, 200)));
+      const o = latest.get(t.taskId);
+      if (o) {
+        const via = o.relatedTaskId !== t.taskId ? ` (${o.relatedTaskId})` : '';
+        li.append(h('div', { class: 'obs ' + (o.success ? 'ok' : 'bad'), 'data-observation': o.callId },
+          `latest: ${o.callId} ${o.source}${via} ` + (o.success ? `ok in ${o.latencyMs} ms: ${clip(o.payload, 120)}` : `${o.errorKind}: ${clip(o.error, 120)}`)));
+      }
       const kids = (t.children || []).map((id) => byId.get(id)).filter(Boolean);
       if (kids.length) li.append(h('ul', {}, ...kids.map(node)));
       return li;

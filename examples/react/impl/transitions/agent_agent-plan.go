@@ -7,18 +7,19 @@ import (
 )
 
 // AgentPlan applies the planner's decision (Plan). A plan with start begins
-// that run when none is in progress: the root task is the goal, the
-// subtasks its children. Subtasks not in the tree yet are added under the
-// root. Then, in phase plan (or waiting, after the user replied): abort
-// ends the run in error, a step calls its first tool (Act), an answer
-// finishes the run (agent.finished).
+// that run when none is in progress: the root task is the goal. Subtasks not
+// in the tree yet are added under their parent (the root when they name
+// none), which runs from then on: a task can be split to any depth up to
+// maxDepth, and a tree has at most MaxTasks tasks. Then, in phase plan (or
+// waiting, after the user replied): abort ends the run in error, a step
+// calls its first tool (Act), an answer finishes the run (agent.finished).
 func AgentPlan(state decl.StateOfAgent, input decl.AgentPlan) decl.StateOfAgent {
 	if stale(input.Timestamp, state.AgentUpdatedAt) {
 		return state
 	}
 	state.AgentUpdatedAt = input.Timestamp
 	at := input.Timestamp
-	if input.Start != nil && input.RunID != state.RunID && !running(state.Phase) && input.Start.RunID == input.RunID {
+	if input.Start != nil && input.RunID != state.RunID && !running(state.Phase) && !Recovering(state.Phase, state.RunID, state.Runs) && input.Start.RunID == input.RunID {
 		state = start(state, *input.Start, at)
 	}
 	if input.RunID != state.RunID || state.Phase != decl.PhasePlan && state.Phase != decl.PhaseWaiting {
@@ -32,12 +33,28 @@ func AgentPlan(state decl.StateOfAgent, input decl.AgentPlan) decl.StateOfAgent 
 		if task(state, sub.TaskID) >= 0 {
 			continue
 		}
-		root := state.Tasks[0]
-		root.Children = append(root.Children[:len(root.Children):len(root.Children)], sub.TaskID)
-		state.Tasks = replaced(state.Tasks, 0, root)
+		parentID := "root"
+		if sub.ParentID != nil && *sub.ParentID != "" {
+			parentID = *sub.ParentID
+		}
+		p := task(state, parentID)
+		switch {
+		case p < 0:
+			return fail(state, at, fmt.Sprintf("the planner planned subtask %q under %q, which is not in the tree", sub.TaskID, parentID))
+		case len(state.Tasks) >= MaxTasks:
+			return fail(state, at, fmt.Sprintf("the plan has more than %d tasks", MaxTasks))
+		case depth(state, p)+1 > deref(state.Limits.MaxDepth):
+			return trip(state, decl.AlertGuardMaxDepth, at, fmt.Sprintf("subtask %s of %s would be at depth %d, deeper than maxDepth (%d)", sub.TaskID, parentID, depth(state, p)+1, deref(state.Limits.MaxDepth)))
+		}
+		parent := state.Tasks[p]
+		parent.Children = append(parent.Children[:len(parent.Children):len(parent.Children)], sub.TaskID)
+		if parent.Status == decl.TaskNodeStatusPending {
+			parent.Status, parent.UpdatedAt = decl.TaskNodeStatusRunning, at
+		}
+		state.Tasks = replaced(state.Tasks, p, parent)
 		state.Tasks = appended(state.Tasks, decl.TaskNode{
 			TaskID: sub.TaskID, Description: sub.Description, Status: decl.TaskNodeStatusPending,
-			ParentID: root.TaskID, Children: []string{}, Metadata: map[string]string{}, CreatedAt: at, UpdatedAt: at,
+			ParentID: parentID, Children: []string{}, Metadata: map[string]string{}, CreatedAt: at, UpdatedAt: at,
 		})
 	}
 	switch {
@@ -46,8 +63,8 @@ func AgentPlan(state decl.StateOfAgent, input decl.AgentPlan) decl.StateOfAgent 
 	case input.Step != nil:
 		step := *input.Step
 		i := task(state, step.TaskID)
-		if i < 0 || len(step.ToolCandidates) == 0 {
-			return fail(state, at, fmt.Sprintf("the planner planned a step for task %q, which is not in the tree, or without a tool", step.TaskID))
+		if i < 0 || len(step.ToolCandidates) == 0 || len(state.Tasks[i].Children) > 0 {
+			return fail(state, at, fmt.Sprintf("the planner planned a step for task %q, which is not in the tree, or has subtasks, or without a tool", step.TaskID))
 		}
 		state.Question = ""
 		state.Steps = appended(state.Steps, step)
@@ -62,12 +79,13 @@ func AgentPlan(state decl.StateOfAgent, input decl.AgentPlan) decl.StateOfAgent 
 	return state
 }
 
-// start begins the run the user asked for with r.
+// start begins the run the user asked for with r, with its limits under
+// the configuration in force (Resolve).
 func start(s decl.StateOfAgent, r decl.TaskRequest, at int64) decl.StateOfAgent {
-	s.RunID, s.Goal, s.Limits = r.RunID, r.Goal, r.Limits
+	s.RunID, s.Goal, s.Asked, s.Limits = r.RunID, r.Goal, r.Limits, Resolve(r.Limits, s.Config.Guards)
 	s.StartedAt = at
 	s.Iteration, s.Failures = 0, 0
-	s.Steps, s.Calls, s.Alerts, s.Transitions = nil, nil, nil, nil
+	s.Steps, s.Calls, s.Alerts, s.Transitions, s.Recoveries = nil, nil, nil, nil, nil
 	s.Question, s.AskedAt, s.Answer, s.Error = "", 0, "", ""
 	s.Tasks = []decl.TaskNode{{
 		TaskID: "root", Description: r.Goal, Status: decl.TaskNodeStatusRunning,

@@ -10,7 +10,9 @@ import (
 // AgentReflect applies the reflector's choice for the current call
 // (Reflect): advance marks the task done and plans the next; retry calls
 // the same tool again; substitute calls the step's next tool candidate;
-// rollback gives up the subtask and goes back to its parent; ask-user
+// rollback gives up the subtask and goes back to its parent, whose next
+// subtask is planned (the parent ends once its subtasks have: failed, as
+// one of them did; see settle); ask-user
 // waits for the user's reply; abort ends the run in error.
 func AgentReflect(state decl.StateOfAgent, input decl.AgentReflect) decl.StateOfAgent {
 	if stale(input.Timestamp, state.AgentUpdatedAt) {
@@ -34,6 +36,7 @@ func AgentReflect(state decl.StateOfAgent, input decl.AgentReflect) decl.StateOf
 	switch input.Strategy {
 	case decl.StrategyAdvance:
 		state = setTask(state, i, decl.TaskNodeStatusDone, at, "result", input.Reason)
+		state = settle(state, state.Tasks[i].ParentID, at)
 		return move(state, decl.PhasePlan, at, why)
 	case decl.StrategyRetry:
 		return act(state, step, call.Tool, call.Attempt+1, at, why)
@@ -48,8 +51,10 @@ func AgentReflect(state decl.StateOfAgent, input decl.AgentReflect) decl.StateOf
 		if i <= 0 {
 			return fail(state, at, "rolled back the root task: "+input.Reason)
 		}
+		parent := state.Tasks[i].ParentID
 		state = setTask(state, i, decl.TaskNodeStatusFailed, at, "rollback", input.Reason)
-		return move(state, decl.PhasePlan, at, why+" (back to "+state.Tasks[i].ParentID+")")
+		state = settle(state, parent, at)
+		return move(state, decl.PhasePlan, at, why+" (back to "+parent+")")
 	case decl.StrategyAskUser:
 		q := input.Reason
 		if input.Question != nil && *input.Question != "" {

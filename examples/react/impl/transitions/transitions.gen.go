@@ -35,10 +35,14 @@ func Agent(state decl.StateOfAgent, input decl.InputFromAgent) decl.StateOfAgent
 	switch input := input.(type) {
 	case decl.AgentCheck:
 		return AgentCheck(state, input)
+	case decl.AgentConfigure:
+		return AgentConfigure(state, input)
 	case decl.AgentObserve:
 		return AgentObserve(state, input)
 	case decl.AgentPlan:
 		return AgentPlan(state, input)
+	case decl.AgentRecover:
+		return AgentRecover(state, input)
 	case decl.AgentReflect:
 		return AgentReflect(state, input)
 	}
@@ -62,8 +66,10 @@ var (
 	_ func(decl.StateOfUser, decl.UserRunTask) decl.StateOfUser          = UserRunTask
 	_ decl.TransitionFnOfUser                                            = User
 	_ func(decl.StateOfAgent, decl.AgentCheck) decl.StateOfAgent         = AgentCheck
+	_ func(decl.StateOfAgent, decl.AgentConfigure) decl.StateOfAgent     = AgentConfigure
 	_ func(decl.StateOfAgent, decl.AgentObserve) decl.StateOfAgent       = AgentObserve
 	_ func(decl.StateOfAgent, decl.AgentPlan) decl.StateOfAgent          = AgentPlan
+	_ func(decl.StateOfAgent, decl.AgentRecover) decl.StateOfAgent       = AgentRecover
 	_ func(decl.StateOfAgent, decl.AgentReflect) decl.StateOfAgent       = AgentReflect
 	_ decl.TransitionFnOfAgent                                           = Agent
 	_ func(decl.StateOfToolkit, decl.ToolkitObserve) decl.StateOfToolkit = ToolkitObserve

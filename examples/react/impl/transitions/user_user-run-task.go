@@ -6,15 +6,9 @@ import (
 	"github.com/moora-go/moora/examples/react/decl"
 )
 
-// The guards of a run whose request leaves them out.
-const (
-	DefaultMaxIterations = 12
-	DefaultMaxDurationMs = 60_000
-	DefaultMaxFailures   = 3
-)
-
-// UserRunTask queues the user's task, with its guards (the defaults for
-// those it leaves out). A runId asked for before is not queued again.
+// UserRunTask queues the user's task, with the limits it asks for (0 for
+// those it leaves out: the configuration's guards apply, see Resolve). A
+// runId asked for before is not queued again.
 func UserRunTask(state decl.StateOfUser, input decl.UserRunTask) decl.StateOfUser {
 	if stale(input.Timestamp, state.UserUpdatedAt) {
 		return state
@@ -28,17 +22,10 @@ func UserRunTask(state decl.StateOfUser, input decl.UserRunTask) decl.StateOfUse
 		Goal:      input.Goal,
 		Timestamp: input.Timestamp,
 		Limits: decl.Limits{
-			MaxIterations: orDefault(input.MaxIterations, DefaultMaxIterations),
-			MaxDurationMs: orDefault(input.MaxDurationMs, DefaultMaxDurationMs),
-			MaxFailures:   orDefault(input.MaxFailures, DefaultMaxFailures),
+			MaxIterations: deref(input.MaxIterations),
+			MaxDurationMs: deref(input.MaxDurationMs),
+			MaxFailures:   deref(input.MaxFailures),
 		},
 	})
 	return state
-}
-
-func orDefault(v *int64, d int64) int64 {
-	if v == nil {
-		return d
-	}
-	return *v
 }

@@ -1,0 +1,1412 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net/url"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"text/template"
+	"text/template/parse"
+	"time"
+	"unicode/utf8"
+
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
+	"github.com/goccy/go-yaml/parser"
+	"github.com/goccy/go-yaml/token"
+	invopop "github.com/invopop/jsonschema"
+	"github.com/santhosh-tekuri/jsonschema/v5"
+
+	"github.com/moora-go/moora/examples/react/decl"
+)
+
+// The configuration file (react.yaml, documented in the file itself) is
+// read in stages, each reporting what it finds at file:line:col:
+//
+//  1. the bytes: at most MaxConfigBytes, UTF-8;
+//  2. the YAML (github.com/goccy/go-yaml, which keeps the position of
+//     every token): its tokens are checked against limits that keep the
+//     parser fast before it sees them, then the syntax tree becomes a tree
+//     of configNode, JSON's values with their positions (duplicate keys,
+//     tags other than YAML's own and merge keys refused, aliases expanded);
+//  3. the schema (ConfigSchema, derived from configFile): every leaf of the
+//     violation at the position of the value at fault;
+//  4. what a schema cannot say: the tools are the toolkit's, the prompt
+//     templates parse and run on their PromptSamples;
+//  5. the tree, valid, decoded into configFile and made a decl.Config.
+
+// MaxConfigBytes is the size of the largest configuration file: 1 MiB.
+const MaxConfigBytes = 1 << 20
+
+// Limits that keep a file the YAML parser would take long over (its time
+// grows much faster than the input with the nesting of collections and the
+// entries of a block mapping) from reaching it, and the alias expansion
+// and the prompt templates within bounds. A configuration needs far less:
+// 4 levels, 100 tools of 2 settings.
+const (
+	maxConfigDepth        = 32     // nesting of mappings and sequences
+	maxConfigValues       = 10_000 // values, aliases expanded
+	maxConfigBlockEntries = 1000   // entries of one block mapping
+	maxPromptOutput       = 1 << 20
+)
+
+// configFile is the shape of the configuration file, from which its JSON
+// Schema (ConfigSchema) is derived: a field without omitempty is required,
+// the jsonschema tags say what the Go types cannot.
+type configFile struct {
+	Tools      configTools             `json:"tools" jsonschema_description:"The tools that may be called, by name: a tool of the toolkit left out is disabled (the planner is not shown it, and a plan that names it is refused)."`
+	Strategies []decl.Strategy         `json:"strategies" jsonschema:"enum=retry,enum=substitute,enum=rollback,enum=ask-user,enum=abort,uniqueItems=true,maxItems=5" jsonschema_description:"What the reflector does after a failed call, the first that applies: retry the tool (up to its retryLimit), substitute the step's next tool, roll back to the parent task, ask the user, or abort."`
+	Recovery   []decl.RecoveryStrategy `json:"recovery" jsonschema:"enum=replan,enum=ask-user,enum=give-up,uniqueItems=true" jsonschema_description:"What the reflector does when a run enters error, the first that applies, at most guards.maxRecoveries times a run: replan the task, ask the user, or give the run up."`
+	Guards     configGuards            `json:"guards" jsonschema_description:"The guards of every run (a run's request may ask for less)."`
+	Prompts    *configPrompts          `json:"prompts,omitempty" jsonschema_description:"The prompt templates (Go text/template); a template left out is the built-in one."`
+}
+
+// configTools are the tools of a configuration file by name.
+type configTools map[string]configTool
+
+// JSONSchemaExtend adds to the schema of configTools what its Go type
+// cannot say: the pattern of a name, and how many there may be.
+func (configTools) JSONSchemaExtend(s *invopop.Schema) {
+	s.PropertyNames = &invopop.Schema{Pattern: `^[A-Za-z0-9_-]{1,64}$`}
+	maxTools := uint64(100)
+	s.MaxProperties = &maxTools
+}
+
+// configTool are the settings of a tool; each is optional (0).
+type configTool struct {
+	TimeoutMs  int64 `json:"timeoutMs,omitempty" jsonschema:"minimum=0,maximum=600000" jsonschema_description:"How long each call may take, in milliseconds; 0 (or left out): 3000."`
+	RetryLimit int64 `json:"retryLimit,omitempty" jsonschema:"minimum=0,maximum=10" jsonschema_description:"How many times a failed call is retried before the step's fallback tool is called."`
+}
+
+// configGuards are the guards of a configuration file; all are required.
+type configGuards struct {
+	MaxIterations int64 `json:"maxIterations" jsonschema:"minimum=1,maximum=1000" jsonschema_description:"How many tool calls a run may make."`
+	MaxDurationMs int64 `json:"maxDurationMs" jsonschema:"minimum=1,maximum=86400000" jsonschema_description:"How long a run may take, from its first plan, in milliseconds."`
+	MaxFailures   int64 `json:"maxFailures" jsonschema:"minimum=1,maximum=100" jsonschema_description:"How many tool calls in a row may fail."`
+	MaxRecoveries int64 `json:"maxRecoveries" jsonschema:"minimum=0,maximum=10" jsonschema_description:"How many times a run may recover from error; 0: never."`
+	MaxDepth      int64 `json:"maxDepth" jsonschema:"minimum=1,maximum=8" jsonschema_description:"How deep the task tree may be: the root's subtasks are at depth 1."`
+}
+
+// configPrompts are the prompt templates of a configuration file, one
+// field per name of PromptNames (TestConfigSchemaPrompts); each is
+// optional.
+type configPrompts struct {
+	Decompose *string `json:"decompose,omitempty" jsonschema:"maxLength=10000" jsonschema_description:"The planner's instructions when it splits a goal. Data: .Goal."`
+	Plan      *string `json:"plan,omitempty" jsonschema:"maxLength=10000" jsonschema_description:"The planner's instructions when it plans a task. Data: .Tools (each with .Name, .Description, .Parameters), .MaySplit."`
+	Question  *string `json:"question,omitempty" jsonschema:"maxLength=10000" jsonschema_description:"What the agent asks the user when a tool call is refused. Data: .Tool, .Error, .Task."`
+	Recover   *string `json:"recover,omitempty" jsonschema:"maxLength=10000" jsonschema_description:"What the agent asks the user when it recovers from an error by asking. Data: .Error, .Task."`
+	Answer    *string `json:"answer,omitempty" jsonschema:"maxLength=10000" jsonschema_description:"A line of the run's answer, for each task without subtasks. Data: .Task, .Done, .Result, .Why."`
+}
+
+// byName are the templates given, by name.
+func (p *configPrompts) byName() map[string]string {
+	m := map[string]string{}
+	if p == nil {
+		return m
+	}
+	for name, text := range map[string]*string{
+		PromptDecompose: p.Decompose, PromptPlan: p.Plan, PromptQuestion: p.Question,
+		PromptRecover: p.Recover, PromptAnswer: p.Answer,
+	} {
+		if text != nil {
+			m[name] = *text
+		}
+	}
+	return m
+}
+
+// ConfigSchema returns the JSON Schema of the configuration file
+// (react.yaml), derived from its Go type: indented JSON ending in a
+// newline, the same on every call. config.schema.json is a copy
+// (TestConfigSchemaFile), for editors.
+func ConfigSchema() []byte { return slices.Clone(configSchema()) }
+
+var configSchema = sync.OnceValue(func() []byte {
+	r := &invopop.Reflector{ExpandedStruct: true, DoNotReference: true}
+	s := r.Reflect(&configFile{})
+	s.ID = ""
+	s.Title = "The configuration of the ReAct agent"
+	s.Description = "The tools the agent may call and their limits, the strategies of its reflector and their order, its guards, and its prompt templates. See react.yaml."
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		panic(fmt.Sprintf("config schema: %v", err))
+	}
+	return append(b, '\n')
+})
+
+// compiledConfigSchema is ConfigSchema compiled, and decoded (to look up
+// the keywords an error names).
+var compiledConfigSchema = sync.OnceValues(func() (*jsonschema.Schema, map[string]any) {
+	const resource = "https://moora-go.invalid/react/config.schema.json"
+	c := jsonschema.NewCompiler()
+	c.Draft = jsonschema.Draft2020
+	if err := c.AddResource(resource, bytes.NewReader(configSchema())); err != nil {
+		panic(fmt.Sprintf("config schema: %v", err))
+	}
+	s, err := c.Compile(resource)
+	if err != nil {
+		panic(fmt.Sprintf("config schema: %v", err))
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(configSchema(), &raw); err != nil {
+		panic(fmt.Sprintf("config schema: %v", err))
+	}
+	return s, raw
+})
+
+//go:embed react.yaml
+var builtinConfigFile []byte
+
+// builtinConfig is the configuration built in: react.yaml as it was when
+// the agent was built (its Source is "default"). It holds every prompt
+// template, the ones a configuration file leaves out.
+var builtinConfig = sync.OnceValue(func() decl.Config {
+	cfg, err := parseConfig("react.yaml", builtinConfigFile, demoToolNames(), nil)
+	if err != nil {
+		panic(fmt.Sprintf("the built-in configuration: %v", err))
+	}
+	for _, name := range PromptNames {
+		if _, ok := cfg.Prompts[name]; !ok {
+			panic(fmt.Sprintf("the built-in configuration: react.yaml has no prompt %s", name))
+		}
+	}
+	cfg.Source = "default"
+	return cfg
+})
+
+// demoToolNames are the names of the demo's tools (Tools).
+func demoToolNames() []string {
+	var names []string
+	for _, t := range Tools(nil) {
+		names = append(names, t.Name())
+	}
+	return names
+}
+
+// A ConfigError says what is wrong with a configuration file: File, Line,
+// Col (1-based, in characters) and Msg are its first problem by position;
+// More are the others, in order. Error gives them all, one a line, each
+// as file:line:col: where: what — where is a path in the file, such as
+// guards.maxIterations or strategies[1], left out for a problem of the
+// file as a whole (too large, not YAML).
+type ConfigError struct {
+	File      string
+	Line, Col int
+	Msg       string
+	More      []*ConfigError
+}
+
+func (e *ConfigError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s:%d:%d: %s", e.File, e.Line, e.Col, e.Msg)
+	for _, m := range e.More {
+		fmt.Fprintf(&b, "\n%s:%d:%d: %s", m.File, m.Line, m.Col, m.Msg)
+	}
+	return b.String()
+}
+
+// configProblem is one problem of a file, at a position.
+type configProblem struct {
+	line, col int
+	msg       string
+}
+
+// configErrors makes problems one *ConfigError of file: sorted by
+// position, each once.
+func configErrors(file string, problems []configProblem) error {
+	if len(problems) == 0 {
+		return nil
+	}
+	slices.SortFunc(problems, func(a, b configProblem) int {
+		return cmp.Or(cmp.Compare(a.line, b.line), cmp.Compare(a.col, b.col), strings.Compare(a.msg, b.msg))
+	})
+	problems = slices.Compact(problems)
+	errs := make([]*ConfigError, len(problems))
+	for i, p := range problems {
+		errs[i] = &ConfigError{File: file, Line: p.line, Col: p.col, Msg: p.msg}
+	}
+	first := errs[0]
+	first.More = errs[1:]
+	return first
+}
+
+// ParseConfig parses the configuration file named name (for the errors,
+// and the result's Source) whose content is data. tools are the names of
+// the toolkit's tools, the only ones the file may list. A prompt template
+// the file leaves out is the built-in one.
+//
+// A file that is not valid is reported as a *ConfigError with every
+// problem found, each at its line and column: a YAML syntax error (only
+// that one), every violation of ConfigSchema, a tool that is not the
+// toolkit's, a prompt template that does not parse or fails on its data
+// (PromptSamples).
+func ParseConfig(name string, data []byte, tools []string) (decl.Config, error) {
+	return parseConfig(name, data, tools, builtinConfig().Prompts)
+}
+
+// parseConfig is ParseConfig with the prompt templates for those the
+// file leaves out (nil: none).
+func parseConfig(name string, data []byte, tools []string, defaultPrompts map[string]string) (decl.Config, error) {
+	root, problem := readConfigYAML(data)
+	if problem != nil {
+		return decl.Config{}, configErrors(name, []configProblem{*problem})
+	}
+	problems := validateConfig(root)
+	problems = append(problems, checkConfigTools(root, tools)...)
+	problems = append(problems, checkConfigPrompts(root)...)
+	if err := configErrors(name, problems); err != nil {
+		return decl.Config{}, err
+	}
+	var f configFile
+	if err := json.Unmarshal(root.appendJSON(nil), &f); err != nil {
+		// The schema admits nothing that configFile does not hold.
+		return decl.Config{}, configErrors(name, []configProblem{{1, 1, fmt.Sprintf("valid, but cannot be decoded: %v", err)}})
+	}
+	sum := sha256.Sum256(data)
+	cfg := decl.Config{
+		Source:     name,
+		Digest:     hex.EncodeToString(sum[:]),
+		Tools:      make(map[string]decl.ToolSettings, len(f.Tools)),
+		Strategies: f.Strategies,
+		Recovery:   f.Recovery,
+		Guards: decl.Limits{
+			MaxIterations: f.Guards.MaxIterations,
+			MaxDurationMs: f.Guards.MaxDurationMs,
+			MaxFailures:   f.Guards.MaxFailures,
+			MaxRecoveries: &f.Guards.MaxRecoveries,
+			MaxDepth:      &f.Guards.MaxDepth,
+		},
+		Prompts: f.Prompts.byName(),
+	}
+	for tool, s := range f.Tools {
+		cfg.Tools[tool] = decl.ToolSettings{TimeoutMs: s.TimeoutMs, RetryLimit: s.RetryLimit}
+	}
+	for _, p := range PromptNames {
+		if _, ok := cfg.Prompts[p]; !ok && defaultPrompts != nil {
+			cfg.Prompts[p] = defaultPrompts[p]
+		}
+	}
+	return cfg, nil
+}
+
+// LoadConfig reads the configuration file at path and parses it
+// (ParseConfig, with path as its name).
+func LoadConfig(path string, tools []string) (decl.Config, error) {
+	data, err := readConfigFile(path)
+	if err != nil {
+		return decl.Config{}, err
+	}
+	return ParseConfig(path, data, tools)
+}
+
+// readConfigFile reads the file at path, up to one byte more than
+// MaxConfigBytes (enough for ParseConfig to refuse it).
+func readConfigFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the configuration: %w", err)
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the configuration: %w", err)
+	}
+	return data, nil
+}
+
+// WatchConfig watches the configuration file at path until ctx is done,
+// looking at it at the interval every (0 or less: a second). It calls
+// apply with each new valid version of the file (ParseConfig with tools),
+// and refuse with what is wrong with each new invalid one, or with why the
+// file cannot be read (once, until that changes): the configuration in
+// force is then the last applied. The file as WatchConfig first finds it
+// is a new version: a caller that loaded it already (LoadConfig) is
+// called again with the same Digest.
+//
+// A version is the file's bytes: the same bytes are never applied (or
+// refused) twice in a row, whatever happens to the file in between. The
+// file is read once its size or modification time has changed and then
+// held for one interval (so that a write in progress is not read half
+// done), and at every look while its modification time is within a few
+// seconds of the last read (a file system's clock may be too coarse to
+// tell two writes apart). apply and refuse are called from WatchConfig's
+// goroutine, one at a time.
+func WatchConfig(ctx context.Context, path string, every time.Duration, tools []string, apply func(decl.Config), refuse func(error)) {
+	if every <= 0 {
+		every = time.Second
+	}
+	type stat struct {
+		size int64
+		mod  time.Time
+	}
+	same := func(a, b stat) bool { return a.size == b.size && a.mod.Equal(b.mod) }
+	// Between two looks:
+	//   - read is what stat said of the file when it was last read (valid
+	//     when seen: the file was there at the last look, and read), and
+	//     racy whether its modification time was then too close to the
+	//     time of the read to be sure a later write would change it;
+	//   - pending is what stat said at the last look, when it differed
+	//     from read: the file is read when the next look sees the same;
+	//   - digest is the SHA-256 of the bytes last applied or refused (""
+	//     before any), and failure the message of the last error refused
+	//     for not reading the file ("" since the last read that worked).
+	var (
+		seen          bool
+		read, pending stat
+		racy          bool
+		digest        string
+		failure       string
+	)
+	fail := func(err error) {
+		seen = false
+		if err.Error() != failure {
+			failure = err.Error()
+			refuse(err)
+		}
+	}
+	look := func() {
+		fi, err := os.Stat(path)
+		if err != nil {
+			fail(fmt.Errorf("reading the configuration: %w", err))
+			return
+		}
+		now := stat{fi.Size(), fi.ModTime()}
+		switch {
+		case seen && same(now, read):
+			if !racy {
+				return
+			}
+		case !same(now, pending):
+			pending = now
+			return
+		}
+		at := time.Now()
+		data, err := readConfigFile(path)
+		if err != nil {
+			fail(err)
+			return
+		}
+		seen, read, failure = true, now, ""
+		racy = at.Sub(now.mod) < 2*time.Second
+		sum := sha256.Sum256(data)
+		if d := hex.EncodeToString(sum[:]); d != digest {
+			digest = d
+			cfg, err := ParseConfig(path, data, tools)
+			if err != nil {
+				refuse(err)
+				return
+			}
+			apply(cfg)
+		}
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for ctx.Err() == nil {
+		look()
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+	}
+}
+
+// A configKind is the kind of a value of a configuration: one of JSON's.
+type configKind uint8
+
+const (
+	configNull configKind = iota
+	configBool
+	configNumber
+	configString
+	configArray
+	configObject
+)
+
+// configNode is a value of a configuration file, as JSON, with its
+// position. An object keeps its keys in the file's order.
+type configNode struct {
+	kind        configKind
+	line, col   int    // where the value starts
+	kline, kcol int    // where its key is, in the object that holds it; 0 if none
+	text        string // a string; a number in JSON's syntax; "true" or "false"
+	items       []*configNode
+	keys        []string
+	vals        []*configNode
+}
+
+// get is the value of key in an object, or nil.
+func (n *configNode) get(key string) *configNode {
+	if n == nil || n.kind != configObject {
+		return nil
+	}
+	if i := slices.Index(n.keys, key); i >= 0 {
+		return n.vals[i]
+	}
+	return nil
+}
+
+// at is the position of n to report a problem of the value at: its key's
+// if it has one and usingKey, else its own.
+func (n *configNode) at(usingKey bool, msg string) configProblem {
+	if usingKey && n.kline > 0 {
+		return configProblem{n.kline, n.kcol, msg}
+	}
+	return configProblem{n.line, n.col, msg}
+}
+
+// value is n as encoding/json decodes JSON with UseNumber, as the schema
+// validator takes it.
+func (n *configNode) value() any {
+	switch n.kind {
+	case configBool:
+		return n.text == "true"
+	case configNumber:
+		return json.Number(n.text)
+	case configString:
+		return n.text
+	case configArray:
+		a := make([]any, len(n.items))
+		for i, it := range n.items {
+			a[i] = it.value()
+		}
+		return a
+	case configObject:
+		m := make(map[string]any, len(n.keys))
+		for i, k := range n.keys {
+			m[k] = n.vals[i].value()
+		}
+		return m
+	}
+	return nil
+}
+
+// appendJSON appends n as JSON.
+func (n *configNode) appendJSON(b []byte) []byte {
+	v, _ := json.Marshal(n.value()) // of the kinds above, which do not fail
+	return append(b, v...)
+}
+
+// describe says what n is, for a message: a scalar with its value.
+func (n *configNode) describe() string {
+	switch n.kind {
+	case configNull:
+		return "nothing (null)"
+	case configBool:
+		return "a boolean (" + n.text + ")"
+	case configNumber:
+		return "a number (" + n.text + ")"
+	case configString:
+		return "a string (" + configClip(strconv.Quote(n.text), 40) + ")"
+	case configArray:
+		return "a sequence"
+	}
+	return "a mapping"
+}
+
+// configClip cuts s to at most n bytes, with "…" in place of what is left out.
+func configClip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	i := n
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…"
+}
+
+// readConfigYAML reads data as YAML into a tree of configNode, or says
+// where it cannot.
+func readConfigYAML(data []byte) (root *configNode, problem *configProblem) {
+	if len(data) > MaxConfigBytes {
+		line, col := positionOf(data, MaxConfigBytes)
+		return nil, &configProblem{line, col, fmt.Sprintf("the file goes on past %d bytes (1 MiB), the most a configuration may have", MaxConfigBytes)}
+	}
+	if !utf8.Valid(data) {
+		i := 0
+		for i < len(data) {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			i += size
+		}
+		line, col := positionOf(data, i)
+		return nil, &configProblem{line, col, "not UTF-8 text: a configuration is a YAML file in UTF-8"}
+	}
+	tokens := lexer.Tokenize(string(data))
+	if p := checkConfigTokens(tokens); p != nil {
+		return nil, p
+	}
+	f, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
+	if err != nil {
+		p := yamlConfigError(data, err)
+		return nil, &p
+	}
+	var bodies []ast.Node
+	for _, doc := range f.Docs {
+		if doc == nil || doc.Body == nil {
+			continue
+		}
+		if _, comment := doc.Body.(*ast.CommentGroupNode); comment {
+			continue
+		}
+		bodies = append(bodies, doc.Body)
+	}
+	switch len(bodies) {
+	case 0:
+		return nil, &configProblem{1, 1, "the file is empty: a configuration has tools, strategies, recovery and guards"}
+	case 1:
+	default:
+		line, col := yamlPosition(bodies[1], 1, 1)
+		return nil, &configProblem{line, col, "a second YAML document: a configuration is one"}
+	}
+	c := &yamlConfigReader{anchors: map[string]ast.Node{}, expanding: map[string]bool{}}
+	line, col := yamlPosition(bodies[0], 1, 1)
+	root, p := c.read(bodies[0], "", line, col, 0)
+	if p != nil {
+		return nil, p
+	}
+	return root, nil
+}
+
+// positionOf is the line and column (in characters, both from 1) of the
+// byte at offset i of data.
+func positionOf(data []byte, i int) (line, col int) {
+	lines := configLines(data[:min(i, len(data))])
+	return len(lines), utf8.RuneCountInString(lines[len(lines)-1]) + 1
+}
+
+// lineBreak is a line break of YAML, as the parser counts lines.
+var lineBreak = regexp.MustCompile(`\r\n|\r|\n`)
+
+// configLines are the lines of data.
+func configLines(data []byte) []string { return lineBreak.Split(string(data), -1) }
+
+// checkConfigTokens checks the YAML tokens of a file against the limits
+// of maxConfigDepth, maxConfigValues (a lower bound of the values: each
+// ":", "-" and "," is one) and maxConfigBlockEntries, in time linear in
+// the tokens, and says where the first is crossed.
+//
+// A block collection is open from its first key or "-" until a key or "-"
+// at a smaller column, or a key at the same column as the "-"s of a
+// sequence (a sequence may be written at the column of the key that holds
+// it). Its depth is the number of collections open around it, flow
+// collections included.
+func checkConfigTokens(tokens token.Tokens) *configProblem {
+	type block struct {
+		col     int
+		seq     bool
+		entries int
+	}
+	var blocks []block
+	flow := 0
+	values := 1
+	at := func(tk *token.Token, msg string) *configProblem {
+		return &configProblem{max(tk.Position.Line, 1), max(tk.Position.Column, 1), msg}
+	}
+	tooDeep := fmt.Sprintf("values nested deeper than %d levels", maxConfigDepth)
+	// open records a key (seq false) or a "-" (seq true) at tk, outside
+	// flow collections.
+	open := func(tk *token.Token, seq bool) *configProblem {
+		col := tk.Position.Column
+		for len(blocks) > 0 {
+			top := blocks[len(blocks)-1]
+			if top.col < col || (top.col == col && (top.seq == seq || seq)) {
+				break
+			}
+			blocks = blocks[:len(blocks)-1]
+		}
+		if n := len(blocks); n > 0 && blocks[n-1].col == col && blocks[n-1].seq == seq {
+			blocks[n-1].entries++
+			if !seq && blocks[n-1].entries > maxConfigBlockEntries {
+				return at(tk, fmt.Sprintf("a mapping of more than %d entries", maxConfigBlockEntries))
+			}
+			return nil
+		}
+		if len(blocks)+flow >= maxConfigDepth {
+			return at(tk, tooDeep)
+		}
+		blocks = append(blocks, block{col: col, seq: seq, entries: 1})
+		return nil
+	}
+	for i, tk := range tokens {
+		if tk.Position == nil {
+			continue
+		}
+		var p *configProblem
+		switch tk.Type {
+		case token.DocumentHeaderType, token.DocumentEndType:
+			blocks, flow = blocks[:0], 0
+		case token.SequenceStartType, token.MappingStartType:
+			if len(blocks)+flow >= maxConfigDepth {
+				p = at(tk, tooDeep)
+			}
+			flow++
+		case token.SequenceEndType, token.MappingEndType:
+			flow = max(flow-1, 0)
+		case token.CollectEntryType:
+			values++
+		case token.SequenceEntryType:
+			values++
+			if flow == 0 {
+				p = open(tk, true)
+			}
+		case token.MappingKeyType:
+			if flow == 0 {
+				p = open(tk, false)
+			}
+		case token.MappingValueType:
+			values++
+			if flow > 0 {
+				break
+			}
+			// The key is the first token of the line after a "-", "?"
+			// or ":" (an anchor or a tag comes before its text).
+			j := i - 1
+			for j >= 0 && tokens[j].Position != nil && tokens[j].Position.Line == tk.Position.Line &&
+				tokens[j].Type != token.SequenceEntryType && tokens[j].Type != token.MappingKeyType && tokens[j].Type != token.MappingValueType {
+				j--
+			}
+			explicit := j >= 0 && tokens[j].Type == token.MappingKeyType && tokens[j].Position != nil && tokens[j].Position.Line == tk.Position.Line
+			if j+1 < i && !explicit && tokens[j+1].Position != nil {
+				p = open(tokens[j+1], false)
+			}
+		}
+		if p == nil && values > maxConfigValues {
+			p = at(tk, fmt.Sprintf("more than %d values", maxConfigValues))
+		}
+		if p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// yamlConfigError is where a syntax error of the YAML parser is, and what
+// it is.
+func yamlConfigError(data []byte, err error) configProblem {
+	var ye interface {
+		GetToken() *token.Token
+		GetMessage() string
+	}
+	if !errors.As(err, &ye) || ye.GetToken() == nil || ye.GetToken().Position == nil {
+		return configProblem{1, 1, "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
+	}
+	pos := ye.GetToken().Position
+	// Keep the position inside the file.
+	lines := len(configLines(data))
+	p := configProblem{min(max(pos.Line, 1), lines), max(pos.Column, 1), "not valid YAML: " + ye.GetMessage()}
+	// A flow collection left open runs into the lines after it: the
+	// parser says so where it gives up, point at the bracket.
+	for _, b := range []struct{ open, close string }{{"[", "]"}, {"{", "}"}} {
+		if !strings.Contains(ye.GetMessage(), "'"+b.close+"'") {
+			continue
+		}
+		if line, col, ok := unclosedBracket(data, p.line, p.col, b.open[0]); ok && line < p.line {
+			return configProblem{line, col, fmt.Sprintf("not valid YAML: this %s is not closed (with %s) before line %d", b.open, b.close, p.line)}
+		}
+	}
+	return p
+}
+
+// unclosedBracket finds the innermost bracket open (a [ or a {) left open
+// before line:col of data, outside quotes and comments, and says where it
+// is.
+func unclosedBracket(data []byte, line, col int, open byte) (int, int, bool) {
+	type at struct {
+		c         rune
+		line, col int
+	}
+	var stack []at
+	for n, text := range configLines(data) {
+		if n+1 > line {
+			break
+		}
+		var quote rune
+		c := 0
+	scan:
+		for i, r := range text {
+			c++
+			if n+1 == line && c >= col {
+				break
+			}
+			switch {
+			case quote != 0:
+				if r == quote {
+					quote = 0
+				}
+			case r == '"' || r == '\'':
+				quote = r
+			case r == '#' && (i == 0 || text[i-1] == ' ' || text[i-1] == '\t'):
+				break scan
+			case r == '[' || r == '{':
+				stack = append(stack, at{r, n + 1, c})
+			case (r == ']' || r == '}') && len(stack) > 0:
+				stack = stack[:len(stack)-1]
+			}
+		}
+	}
+	for i := len(stack) - 1; i >= 0; i-- {
+		if stack[i].c == rune(open) {
+			return stack[i].line, stack[i].col, true
+		}
+	}
+	return 0, 0, false
+}
+
+// yamlPosition is the line and column where a YAML node starts: for a
+// block mapping its first key, for anything else its first token;
+// (line, col) for a node without one.
+func yamlPosition(n ast.Node, line, col int) (int, int) {
+	if n == nil {
+		return line, col
+	}
+	if m, ok := n.(*ast.MappingNode); ok && !m.IsFlowStyle && len(m.Values) > 0 {
+		n = m.Values[0].Key
+	}
+	if mv, ok := n.(*ast.MappingValueNode); ok {
+		n = mv.Key
+	}
+	if n == nil || reflect.ValueOf(n).IsNil() {
+		return line, col
+	}
+	tk := n.GetToken()
+	if tk == nil || tk.Position == nil {
+		return line, col
+	}
+	return max(tk.Position.Line, 1), max(tk.Position.Column, 1)
+}
+
+// yamlConfigReader makes a YAML syntax tree a tree of configNode.
+type yamlConfigReader struct {
+	anchors   map[string]ast.Node
+	expanding map[string]bool // the anchors whose values are being read
+	values    int
+}
+
+// read reads y, at depth in the tree; (line, col) is where it is if it
+// has no token of its own (an empty value: null).
+func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) (*configNode, *configProblem) {
+	line, col = yamlPosition(y, line, col)
+	problem := func(format string, args ...any) *configProblem {
+		msg := fmt.Sprintf(format, args...)
+		if where != "" {
+			msg = where + ": " + msg
+		}
+		return &configProblem{line, col, msg}
+	}
+	if c.values++; c.values > maxConfigValues {
+		return nil, problem("more than %d values (with the aliases expanded)", maxConfigValues)
+	}
+	if depth > maxConfigDepth {
+		return nil, problem("values nested deeper than %d levels", maxConfigDepth)
+	}
+	if y == nil || reflect.ValueOf(y).IsNil() {
+		return &configNode{kind: configNull, line: line, col: col}, nil
+	}
+	scalar := func(kind configKind, text string) (*configNode, *configProblem) {
+		return &configNode{kind: kind, line: line, col: col, text: text}, nil
+	}
+	switch y := y.(type) {
+	case *ast.AnchorNode:
+		if y.Name == nil {
+			return c.read(y.Value, where, line, col, depth)
+		}
+		name := y.Name.GetToken().Value
+		c.anchors[name] = y.Value
+		c.expanding[name] = true
+		defer delete(c.expanding, name)
+		return c.read(y.Value, where, line, col, depth)
+	case *ast.AliasNode:
+		name := ""
+		if y.Value != nil {
+			name = y.Value.GetToken().Value
+		}
+		target, ok := c.anchors[name]
+		if !ok {
+			return nil, problem("the alias *%s names no anchor (&%s) before it", name, name)
+		}
+		if c.expanding[name] {
+			return nil, problem("the alias *%s is inside the value of its anchor (&%s)", name, name)
+		}
+		c.expanding[name] = true
+		defer delete(c.expanding, name)
+		n, p := c.read(target, where, line, col, depth+1)
+		if p != nil {
+			return nil, p
+		}
+		// Report a problem of the value where the alias is.
+		alias := *n
+		alias.line, alias.col = line, col
+		return &alias, nil
+	case *ast.SequenceNode:
+		n := &configNode{kind: configArray, line: line, col: col}
+		for i, it := range y.Values {
+			v, p := c.read(it, configPath(where, true, strconv.Itoa(i)), line, col, depth+1)
+			if p != nil {
+				return nil, p
+			}
+			n.items = append(n.items, v)
+		}
+		return n, nil
+	case *ast.MappingNode:
+		return c.mapping(y.Values, where, line, col, depth)
+	case *ast.MappingValueNode:
+		// A mapping of one entry in a sequence: "- key: value".
+		return c.mapping([]*ast.MappingValueNode{y}, where, line, col, depth)
+	case *ast.TagNode:
+		tag := ""
+		if y.Start != nil {
+			tag = y.Start.Value
+		}
+		switch tag {
+		case "!!str":
+			text := ""
+			if y.Value != nil && !reflect.ValueOf(y.Value).IsNil() {
+				if _, null := y.Value.(*ast.NullNode); !null {
+					var ok bool
+					if text, ok = yamlScalarText(y.Value); !ok {
+						return nil, problem("!!str on a value that is not a scalar")
+					}
+				}
+			}
+			return scalar(configString, text)
+		case "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
+			// The value is of the type the tag says, or the schema
+			// says it is not what it should be.
+			return c.read(y.Value, where, line, col, depth)
+		}
+		return nil, problem("the YAML tag %s: a configuration has only YAML's own (!!str, !!int, ...)", tag)
+	case *ast.NullNode:
+		return scalar(configNull, "")
+	case *ast.BoolNode:
+		return scalar(configBool, strconv.FormatBool(y.Value))
+	case *ast.StringNode:
+		return scalar(configString, y.Value)
+	case *ast.LiteralNode:
+		if y.Value == nil {
+			return scalar(configString, "")
+		}
+		return scalar(configString, y.Value.Value)
+	case *ast.IntegerNode:
+		switch v := y.Value.(type) {
+		case int64:
+			return scalar(configNumber, strconv.FormatInt(v, 10))
+		case uint64:
+			return scalar(configNumber, strconv.FormatUint(v, 10))
+		}
+		return nil, problem("the number %s is too large", y.GetToken().Value)
+	case *ast.FloatNode:
+		if math.IsInf(y.Value, 0) || math.IsNaN(y.Value) {
+			return nil, problem("the number %s is not one JSON can hold", y.GetToken().Value)
+		}
+		return scalar(configNumber, strconv.FormatFloat(y.Value, 'g', -1, 64))
+	case *ast.InfinityNode, *ast.NanNode:
+		return nil, problem("the number %s is not one JSON can hold", y.GetToken().Value)
+	}
+	return nil, problem("a YAML %s, which a configuration does not have", strings.ToLower(y.Type().String()))
+}
+
+// mapping reads the entries of a mapping at line:col.
+func (c *yamlConfigReader) mapping(entries []*ast.MappingValueNode, where string, line, col, depth int) (*configNode, *configProblem) {
+	n := &configNode{kind: configObject, line: line, col: col}
+	problem := func(line, col int, msg string) *configProblem {
+		if where != "" {
+			msg = where + ": " + msg
+		}
+		return &configProblem{line, col, msg}
+	}
+	for _, mv := range entries {
+		if mv == nil {
+			continue
+		}
+		var k ast.Node = mv.Key
+		kline, kcol := yamlPosition(k, line, col)
+		if mk, ok := k.(*ast.MappingKeyNode); ok {
+			k = mk.Value
+		}
+		for k != nil && !reflect.ValueOf(k).IsNil() {
+			if a, ok := k.(*ast.AnchorNode); ok {
+				if a.Name != nil {
+					c.anchors[a.Name.GetToken().Value] = a.Value
+				}
+				k = a.Value
+				continue
+			}
+			if a, ok := k.(*ast.AliasNode); ok && a.Value != nil {
+				target, found := c.anchors[a.Value.GetToken().Value]
+				if !found {
+					return nil, problem(kline, kcol, fmt.Sprintf("the alias *%s names no anchor (&%[1]s) before it", a.Value.GetToken().Value))
+				}
+				k = target
+				continue
+			}
+			break
+		}
+		if k == nil || reflect.ValueOf(k).IsNil() {
+			return nil, problem(kline, kcol, "a key without text")
+		}
+		if k.Type() == ast.MergeKeyType {
+			return nil, problem(kline, kcol, "a YAML merge key (<<), which a configuration does not have: write the keys")
+		}
+		key, ok := yamlScalarText(k)
+		if !ok {
+			return nil, problem(kline, kcol, "a key that is not a scalar")
+		}
+		at := configPath(where, false, key)
+		if i := slices.Index(n.keys, key); i >= 0 {
+			first := n.vals[i]
+			return nil, &configProblem{kline, kcol, fmt.Sprintf("%s: a duplicate key (first at line %d)", at, first.kline)}
+		}
+		v, p := c.read(mv.Value, at, kline, kcol, depth+1)
+		if p != nil {
+			return nil, p
+		}
+		v.kline, v.kcol = kline, kcol
+		if _, null := mv.Value.(*ast.NullNode); null {
+			// Written or not (key:), the parser puts it after the
+			// colon: the key is where to look.
+			v.line, v.col = kline, kcol
+		}
+		n.keys = append(n.keys, key)
+		n.vals = append(n.vals, v)
+	}
+	return n, nil
+}
+
+// yamlScalarText is the text of a scalar as a key: a string's value, the
+// text of a number, a boolean or null as written.
+func yamlScalarText(n ast.Node) (string, bool) {
+	switch n := n.(type) {
+	case *ast.StringNode:
+		return n.Value, true
+	case *ast.LiteralNode:
+		if n.Value == nil {
+			return "", true
+		}
+		return n.Value.Value, true
+	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.NullNode, *ast.InfinityNode, *ast.NanNode:
+		if tk := n.GetToken(); tk != nil {
+			return tk.Value, true
+		}
+	case *ast.TagNode:
+		if n.Value != nil && !reflect.ValueOf(n.Value).IsNil() {
+			return yamlScalarText(n.Value)
+		}
+	}
+	return "", false
+}
+
+// validateConfig validates root against ConfigSchema and says where each
+// leaf of the violation is, and what it is.
+func validateConfig(root *configNode) []configProblem {
+	schema, raw := compiledConfigSchema()
+	err := schema.Validate(root.value())
+	if err == nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return []configProblem{{root.line, root.col, "validating: " + err.Error()}}
+	}
+	var problems []configProblem
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		for _, c := range e.Causes {
+			walk(c)
+		}
+		if len(e.Causes) == 0 {
+			problems = append(problems, schemaProblems(root, raw, e)...)
+		}
+	}
+	walk(ve)
+	return problems
+}
+
+// schemaProblems are the problems of one leaf e of a schema violation:
+// where its value is in root, and what is wrong, in the words of the
+// file (a mapping, not an object). raw is the schema, to find what its
+// keyword asks.
+func schemaProblems(root *configNode, raw map[string]any, e *jsonschema.ValidationError) []configProblem {
+	keywordPath := configPointer(e.AbsoluteKeywordLocation[strings.IndexByte(e.AbsoluteKeywordLocation, '#')+1:])
+	keyword := ""
+	if len(keywordPath) > 0 {
+		keyword = keywordPath[len(keywordPath)-1]
+	}
+	parentSchema, _ := schemaAt(raw, keywordPath[:max(len(keywordPath)-1, 0)]).(map[string]any)
+	instPath := configPointer(e.InstanceLocation)
+	n, where := root, ""
+	for _, tok := range instPath {
+		where = configWhere(where, n, tok)
+		if n.kind == configArray {
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(n.items) {
+				return []configProblem{{n.line, n.col, where + ": " + e.Message}}
+			}
+			n = n.items[i]
+			continue
+		}
+		next := n.get(tok)
+		if next == nil {
+			return []configProblem{{n.line, n.col, where + ": " + e.Message}}
+		}
+		n = next
+	}
+	label := func(where string) string {
+		if where == "" {
+			return "the top level"
+		}
+		return where
+	}
+	switch keyword {
+	case "additionalProperties":
+		props, _ := parentSchema["properties"].(map[string]any)
+		known := slices.Sorted(maps.Keys(props))
+		var problems []configProblem
+		for i, k := range n.keys {
+			if _, ok := props[k]; ok {
+				continue
+			}
+			msg := fmt.Sprintf("%s: an unknown key; %s has %s", configWhere(where, n, k), label(where), strings.Join(known, ", "))
+			if s := closestKey(k, known); s != "" {
+				msg = fmt.Sprintf("%s: an unknown key (did you mean %s?); %s has %s", configWhere(where, n, k), s, label(where), strings.Join(known, ", "))
+			}
+			problems = append(problems, n.vals[i].at(true, msg))
+		}
+		return problems
+	case "required":
+		req, _ := parentSchema["required"].([]any)
+		var problems []configProblem
+		for _, r := range req {
+			if name, ok := r.(string); ok && n.get(name) == nil {
+				problems = append(problems, n.at(true, configWhere(where, n, name)+": missing; it is required"))
+			}
+		}
+		return problems
+	case "enum":
+		var values []string
+		if enum, ok := parentSchema["enum"].([]any); ok {
+			for _, v := range enum {
+				values = append(values, fmt.Sprint(v))
+			}
+		}
+		return []configProblem{n.at(false, fmt.Sprintf("%s: %s is not one of %s", label(where), n.describe(), strings.Join(values, ", ")))}
+	case "type":
+		want, _ := parentSchema["type"].(string)
+		return []configProblem{n.at(false, fmt.Sprintf("%s: %s, where %s is expected", label(where), n.describe(), configTypeName(want)))}
+	case "uniqueItems":
+		var problems []configProblem
+		for j, it := range n.items {
+			for i := range j {
+				if reflect.DeepEqual(n.items[i].value(), it.value()) {
+					problems = append(problems, it.at(false, fmt.Sprintf("%s[%d]: %s again (first as %s[%d]); each may appear once", where, j, it.describe(), where, i)))
+					break
+				}
+			}
+		}
+		if len(problems) > 0 {
+			return problems
+		}
+	case "maxProperties":
+		return []configProblem{n.at(true, fmt.Sprintf("%s: %d entries, more than the %v allowed", label(where), len(n.keys), parentSchema["maxProperties"]))}
+	case "pattern":
+		if slices.Contains(keywordPath, "propertyNames") {
+			return []configProblem{n.at(true, fmt.Sprintf("%s: the name %s is not one of 1 to 64 letters, digits, _ and -", label(where), strconv.Quote(instPath[len(instPath)-1])))}
+		}
+	}
+	return []configProblem{n.at(false, label(where)+": "+e.Message)}
+}
+
+// configTypeName is a JSON Schema type in the words of a YAML file.
+func configTypeName(t string) string {
+	switch t {
+	case "object":
+		return "a mapping"
+	case "array":
+		return "a sequence"
+	case "integer":
+		return "an integer"
+	}
+	return "a " + t
+}
+
+// configPointer are the tokens of a JSON Pointer, as the schema
+// validator writes them (each also escaped for a URL).
+func configPointer(ptr string) []string {
+	if ptr == "" || ptr == "/" {
+		return nil
+	}
+	toks := strings.Split(strings.TrimPrefix(ptr, "/"), "/")
+	for i, t := range toks {
+		if u, err := url.PathUnescape(t); err == nil {
+			t = u
+		}
+		toks[i] = strings.ReplaceAll(strings.ReplaceAll(t, "~1", "/"), "~0", "~")
+	}
+	return toks
+}
+
+// schemaAt is the value of the schema at path, or nil.
+func schemaAt(raw map[string]any, path []string) any {
+	var v any = raw
+	for _, tok := range path {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[tok]
+		case []any:
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(x) {
+				return nil
+			}
+			v = x[i]
+		default:
+			return nil
+		}
+	}
+	return v
+}
+
+var configName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+
+// configWhere is the path of the value at tok in n, whose path is where:
+// guards.maxDepth, strategies[1], tools["a b"].
+func configWhere(where string, n *configNode, tok string) string {
+	return configPath(where, n.kind == configArray, tok)
+}
+
+// configPath is the path of the value at tok in the value whose path is
+// where, an array (item) or an object.
+func configPath(where string, item bool, tok string) string {
+	switch {
+	case item:
+		return where + "[" + tok + "]"
+	case !configName.MatchString(tok):
+		return where + "[" + configClip(strconv.Quote(tok), 64) + "]"
+	case len(tok) > 64:
+		tok = configClip(tok, 64)
+	case where == "":
+		return tok
+	}
+	return where + "." + tok
+}
+
+// closestKey is the one of known that key most likely misspells: the
+// same but for letter case, the start of the other or the other's start
+// (of 3 letters or more), or else the closest within an edit distance of
+// 2; "" if none is.
+func closestKey(key string, known []string) string {
+	best, bestD := "", 3
+	for _, k := range known {
+		if strings.EqualFold(k, key) || (len(key) >= 3 && len(k) >= 3 && (strings.HasPrefix(k, key) || strings.HasPrefix(key, k))) {
+			return k
+		}
+		if d := editDistance(key, k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	if len(a) > 100 || len(b) > 100 {
+		return max(len(a), len(b))
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// checkConfigTools says which of the tools of root are not among tools,
+// at their keys. A name the schema refuses is left to it.
+func checkConfigTools(root *configNode, tools []string) []configProblem {
+	n := root.get("tools")
+	if n == nil || n.kind != configObject {
+		return nil
+	}
+	known := slices.Sorted(slices.Values(tools))
+	known = slices.Compact(known)
+	var problems []configProblem
+	for i, name := range n.keys {
+		if slices.Contains(known, name) || !toolName.MatchString(name) {
+			continue
+		}
+		list := "it has none"
+		if len(known) > 0 {
+			list = "it has " + strings.Join(known, ", ")
+		}
+		problems = append(problems, n.vals[i].at(true, fmt.Sprintf("%s: not a tool of the toolkit; %s", configWhere("tools", n, name), list)))
+	}
+	return problems
+}
+
+var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// checkConfigPrompts checks each prompt template of root that is a
+// string the schema admits: it parses, and runs on its PromptSamples data
+// (with missingkey=error). A problem is at the prompt's key.
+func checkConfigPrompts(root *configNode) []configProblem {
+	n := root.get("prompts")
+	if n == nil || n.kind != configObject {
+		return nil
+	}
+	samples := PromptSamples()
+	var problems []configProblem
+	for i, name := range n.keys {
+		v := n.vals[i]
+		data, ok := samples[name]
+		if !ok || v.kind != configString || utf8.RuneCountInString(v.text) > 10000 {
+			continue // the schema's to report
+		}
+		if msg := checkPrompt(name, v.text, data); msg != "" {
+			problems = append(problems, v.at(true, "prompts."+name+": "+msg))
+		}
+	}
+	return problems
+}
+
+// errPromptTooLong stops a template that writes too much.
+var errPromptTooLong = fmt.Errorf("the template writes more than %d bytes", maxPromptOutput)
+
+// promptWriter counts what a template writes, and stops it past
+// maxPromptOutput bytes.
+type promptWriter struct{ n int }
+
+func (w *promptWriter) Write(p []byte) (int, error) {
+	if w.n += len(p); w.n > maxPromptOutput {
+		return 0, errPromptTooLong
+	}
+	return len(p), nil
+}
+
+// templateLocation matches the start of text/template's errors:
+// "template: name:line:col: " (col only when executing), and the
+// "executing "name" " after it.
+var templateLocation = regexp.MustCompile(`^template: [^:]*:(\d+)(?::(\d+))?: (?:executing "[^"]*" )?`)
+
+// checkPrompt says what is wrong with the template text named name, run
+// on data, or "".
+func checkPrompt(name, text string, data any) string {
+	t, err := template.New(name).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return "the template does not parse: " + templateMessage(err)
+	}
+	for _, t := range t.Templates() {
+		if t.Tree == nil {
+			continue
+		}
+		if n := rangeOverNumber(t.Tree.Root); n != nil {
+			loc, _ := t.ErrorContext(n) // name:line:col
+			parts := strings.Split(loc, ":")
+			return fmt.Sprintf("line %s of the template: it ranges over the number %s; a prompt template ranges over its data",
+				parts[max(len(parts)-2, 0)], n.Text)
+		}
+	}
+	if err := t.Execute(&promptWriter{}, data); err != nil {
+		if errors.Is(err, errPromptTooLong) {
+			return "on sample data, " + errPromptTooLong.Error()
+		}
+		return fmt.Sprintf("the template fails on sample data: %s (its data has %s)", templateMessage(err), fieldList(data))
+	}
+	return ""
+}
+
+// rangeOverNumber finds a {{range N}} in the template tree at n, N a
+// number: there is no call for one in a prompt, and a large N runs the
+// template for as long (text/template cannot be stopped).
+func rangeOverNumber(n parse.Node) *parse.NumberNode {
+	var branch *parse.BranchNode
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return nil
+		}
+		for _, c := range n.Nodes {
+			if num := rangeOverNumber(c); num != nil {
+				return num
+			}
+		}
+		return nil
+	case *parse.RangeNode:
+		if p := n.Pipe; p != nil && len(p.Cmds) > 0 {
+			if last := p.Cmds[len(p.Cmds)-1]; len(last.Args) == 1 {
+				if num, ok := last.Args[0].(*parse.NumberNode); ok {
+					return num
+				}
+			}
+		}
+		branch = &n.BranchNode
+	case *parse.IfNode:
+		branch = &n.BranchNode
+	case *parse.WithNode:
+		branch = &n.BranchNode
+	default:
+		return nil
+	}
+	if num := rangeOverNumber(branch.List); num != nil {
+		return num
+	}
+	return rangeOverNumber(branch.ElseList)
+}
+
+// templateMessage is the message of a text/template error with its
+// location in the template in words.
+func templateMessage(err error) string {
+	msg := err.Error()
+	m := templateLocation.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	where := "line " + m[1]
+	if m[2] != "" {
+		where += ", column " + m[2]
+	}
+	return where + " of the template: " + msg[len(m[0]):]
+}
+
+// fieldList names the fields of a struct, as a template refers to them:
+// .Goal, .Tools.
+func fieldList(data any) string {
+	t := reflect.TypeOf(data)
+	if t == nil || t.Kind() != reflect.Struct {
+		return "no fields"
+	}
+	var fields []string
+	for i := range t.NumField() {
+		if f := t.Field(i); f.IsExported() {
+			fields = append(fields, "."+f.Name)
+		}
+	}
+	return strings.Join(fields, ", ")
+}

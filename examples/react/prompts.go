@@ -1,0 +1,109 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"strings"
+	"text/template"
+
+	"github.com/moora-go/moora/automata/llm"
+	"github.com/moora-go/moora/examples/react/decl"
+)
+
+// The prompt templates of the configuration (react.yaml's prompts), by
+// name, each with the data it is executed on.
+const (
+	PromptDecompose = "decompose" // DecomposePrompt
+	PromptPlan      = "plan"      // PlanPrompt
+	PromptQuestion  = "question"  // QuestionPrompt
+	PromptRecover   = "recover"   // RecoverPrompt
+	PromptAnswer    = "answer"    // AnswerPrompt
+)
+
+// PromptNames are the names of the prompt templates.
+var PromptNames = []string{PromptDecompose, PromptPlan, PromptQuestion, PromptRecover, PromptAnswer}
+
+type (
+	// DecomposePrompt is the data of the decompose template: the goal.
+	DecomposePrompt struct{ Goal string }
+	// PlanPrompt is the data of the plan template: the tools enabled, and
+	// whether the task may be split into subtasks (it is above maxDepth).
+	PlanPrompt struct {
+		Tools    []llm.Tool
+		MaySplit bool
+	}
+	// QuestionPrompt is the data of the question template: the tool that
+	// was refused, why, and the task's description.
+	QuestionPrompt struct{ Tool, Error, Task string }
+	// RecoverPrompt is the data of the recover template: the error, and the
+	// task the run was at.
+	RecoverPrompt struct{ Error, Task string }
+	// AnswerPrompt is the data of the answer template, one line for each
+	// task without subtasks: its description, whether it is done, its
+	// result, or why it is not done.
+	AnswerPrompt struct {
+		Task, Result, Why string
+		Done              bool
+	}
+)
+
+// PromptSamples are data of each template's type, for checking a template
+// before it is put in force.
+func PromptSamples() map[string]any {
+	return map[string]any{
+		PromptDecompose: DecomposePrompt{Goal: "compute 1+2"},
+		PromptPlan:      PlanPrompt{Tools: []llm.Tool{{Name: "calculator", Description: "Evaluates.", Parameters: json.RawMessage(`{"type":"object"}`)}}, MaySplit: true},
+		PromptQuestion:  QuestionPrompt{Tool: "read_file", Error: "refused", Task: "read x"},
+		PromptRecover:   RecoverPrompt{Error: "3 tool calls in a row failed", Task: "read x"},
+		PromptAnswer:    AnswerPrompt{Task: "compute 1+2", Result: "3", Done: true},
+	}
+}
+
+// render executes the prompt template name of cfg on data; a template the
+// configuration does not have (none, before the first agent-configure) is
+// the built-in configuration's. A template that fails is shown as the
+// error, so that the run goes on and the mistake is in plain sight (the
+// configuration's templates are checked on PromptSamples when loaded).
+func render(cfg decl.Config, name string, data any) string {
+	text, ok := cfg.Prompts[name]
+	if !ok {
+		text = builtinConfig().Prompts[name]
+	}
+	t, err := template.New(name).Option("missingkey=error").Parse(text)
+	if err != nil {
+		return "prompt " + name + ": " + err.Error()
+	}
+	var b bytes.Buffer
+	if err := t.Execute(&b, data); err != nil {
+		return "prompt " + name + ": " + err.Error()
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// enabled reports whether cfg lets the planner use tool: a configuration
+// enables the tools it lists; without one (before the first
+// agent-configure) every tool is enabled.
+func enabled(cfg decl.Config, tool string) bool {
+	if cfg.Digest == "" {
+		return true
+	}
+	_, ok := cfg.Tools[tool]
+	return ok
+}
+
+// failureStrategies are the reflector's strategies after a failed call, in the
+// order of cfg (without a configuration: retry, substitute, rollback).
+func failureStrategies(cfg decl.Config) []decl.Strategy {
+	if cfg.Digest == "" {
+		return []decl.Strategy{decl.StrategyRetry, decl.StrategySubstitute, decl.StrategyRollback}
+	}
+	return slices.Clone(cfg.Strategies)
+}
+
+// recoveryStrategies are the reflector's strategies out of error, in the order of
+// cfg (without a configuration none: the run is over in error anyway, as
+// maxRecoveries is 0).
+func recoveryStrategies(cfg decl.Config) []decl.RecoveryStrategy {
+	return slices.Clone(cfg.Recovery)
+}
