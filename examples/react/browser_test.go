@@ -391,3 +391,22 @@ func TestBrowserTreeOfThreeLevelsAndAReload(t *testing.T) {
 	}
 	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "tree-three-levels")
 }
+
+// TestBrowserRecoveryOnThePanel: a task no rule plans sends the run to
+// error, and the reflector recovers it by asking the user: the panel shows
+// the recovery with the error it answered, and the question; the reply,
+// typed in the panel, finishes the run.
+func TestBrowserRecoveryOnThePanel(t *testing.T) {
+	s := startService(t)
+	ctx := browsertest.New(t, 1400, 1000)
+	runTaskInPage(t, ctx, s, "sing a song")
+	browsertest.WaitText(t, ctx, "#react-phase", "waiting")
+	browsertest.WaitText(t, ctx, `#react-recoveries li[data-recovery="ask-user"]`, "ask the user after: the planner gave up")
+	browsertest.WaitText(t, ctx, "#react-question", `Reply with another way to do "sing a song"`)
+	browsertest.WaitText(t, ctx, "#react-iteration", "recoveries 1 of 2")
+	browsertest.WaitText(t, ctx, "#rows .note", "agent.recover")
+	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "recovery")
+	browsertest.Do(t, ctx, "replying", chromedp.SendKeys(chromedp.ID("react-goal"), "compute 1+2"), chromedp.Click(chromedp.ID("react-run-task")))
+	browsertest.WaitText(t, ctx, "#react-phase", "finished")
+	browsertest.WaitText(t, ctx, "#react-answer", "sing a song: 3")
+}

@@ -784,7 +784,7 @@ func yamlPosition(n ast.Node, line, col int) (int, int) {
 	if mv, ok := n.(*ast.MappingValueNode); ok {
 		n = mv.Key
 	}
-	if n == nil || reflect.ValueOf(n).IsNil() {
+	if noNode(n) {
 		return line, col
 	}
 	tk := n.GetToken()
@@ -792,6 +792,27 @@ func yamlPosition(n ast.Node, line, col int) (int, int) {
 		return line, col
 	}
 	return max(tk.Position.Line, 1), max(tk.Position.Column, 1)
+}
+
+// tokenText is the text of n's token, "" if it has none.
+func tokenText(n ast.Node) string {
+	if noNode(n) {
+		return ""
+	}
+	if tk := n.GetToken(); tk != nil {
+		return tk.Value
+	}
+	return ""
+}
+
+// noNode says whether n is no node: nil, or a nil pointer (the parser
+// leaves some out that way).
+func noNode(n ast.Node) bool {
+	if n == nil {
+		return true
+	}
+	v := reflect.ValueOf(n)
+	return v.Kind() == reflect.Pointer && v.IsNil()
 }
 
 // yamlConfigReader makes a YAML syntax tree a tree of configNode.
@@ -818,7 +839,7 @@ func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) 
 	if depth > maxConfigDepth {
 		return nil, problem("values nested deeper than %d levels", maxConfigDepth)
 	}
-	if y == nil || reflect.ValueOf(y).IsNil() {
+	if noNode(y) {
 		return &configNode{kind: configNull, line: line, col: col}, nil
 	}
 	scalar := func(kind configKind, text string) (*configNode, *configProblem) {
@@ -826,19 +847,13 @@ func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) 
 	}
 	switch y := y.(type) {
 	case *ast.AnchorNode:
-		if y.Name == nil {
-			return c.read(y.Value, where, line, col, depth)
-		}
-		name := y.Name.GetToken().Value
+		name := tokenText(y.Name)
 		c.anchors[name] = y.Value
 		c.expanding[name] = true
 		defer delete(c.expanding, name)
 		return c.read(y.Value, where, line, col, depth)
 	case *ast.AliasNode:
-		name := ""
-		if y.Value != nil {
-			name = y.Value.GetToken().Value
-		}
+		name := tokenText(y.Value)
 		target, ok := c.anchors[name]
 		if !ok {
 			return nil, problem("the alias *%s names no anchor (&%s) before it", name, name)
@@ -879,7 +894,7 @@ func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) 
 		switch tag {
 		case "!!str":
 			text := ""
-			if y.Value != nil && !reflect.ValueOf(y.Value).IsNil() {
+			if !noNode(y.Value) {
 				if _, null := y.Value.(*ast.NullNode); !null {
 					var ok bool
 					if text, ok = yamlScalarText(y.Value); !ok {
@@ -912,14 +927,14 @@ func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) 
 		case uint64:
 			return scalar(configNumber, strconv.FormatUint(v, 10))
 		}
-		return nil, problem("the number %s is too large", y.GetToken().Value)
+		return nil, problem("the number %s is too large", tokenText(y))
 	case *ast.FloatNode:
 		if math.IsInf(y.Value, 0) || math.IsNaN(y.Value) {
-			return nil, problem("the number %s is not one JSON can hold", y.GetToken().Value)
+			return nil, problem("the number %s is not one JSON can hold", tokenText(y))
 		}
 		return scalar(configNumber, strconv.FormatFloat(y.Value, 'g', -1, 64))
 	case *ast.InfinityNode, *ast.NanNode:
-		return nil, problem("the number %s is not one JSON can hold", y.GetToken().Value)
+		return nil, problem("the number %s is not one JSON can hold", tokenText(y))
 	}
 	return nil, problem("a YAML %s, which a configuration does not have", strings.ToLower(y.Type().String()))
 }
@@ -927,6 +942,7 @@ func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) 
 // mapping reads the entries of a mapping at line:col.
 func (c *yamlConfigReader) mapping(entries []*ast.MappingValueNode, where string, line, col, depth int) (*configNode, *configProblem) {
 	n := &configNode{kind: configObject, line: line, col: col}
+	index := make(map[string]int, len(entries)) // of each key in n.keys
 	problem := func(line, col int, msg string) *configProblem {
 		if where != "" {
 			msg = where + ": " + msg
@@ -942,25 +958,26 @@ func (c *yamlConfigReader) mapping(entries []*ast.MappingValueNode, where string
 		if mk, ok := k.(*ast.MappingKeyNode); ok {
 			k = mk.Value
 		}
-		for k != nil && !reflect.ValueOf(k).IsNil() {
+		for hops := 0; !noNode(k); hops++ {
+			if hops > maxConfigDepth {
+				return nil, problem(kline, kcol, "a key of aliases that name each other")
+			}
 			if a, ok := k.(*ast.AnchorNode); ok {
-				if a.Name != nil {
-					c.anchors[a.Name.GetToken().Value] = a.Value
-				}
+				c.anchors[tokenText(a.Name)] = a.Value
 				k = a.Value
 				continue
 			}
-			if a, ok := k.(*ast.AliasNode); ok && a.Value != nil {
-				target, found := c.anchors[a.Value.GetToken().Value]
+			if a, ok := k.(*ast.AliasNode); ok {
+				target, found := c.anchors[tokenText(a.Value)]
 				if !found {
-					return nil, problem(kline, kcol, fmt.Sprintf("the alias *%s names no anchor (&%[1]s) before it", a.Value.GetToken().Value))
+					return nil, problem(kline, kcol, fmt.Sprintf("the alias *%s names no anchor (&%[1]s) before it", tokenText(a.Value)))
 				}
 				k = target
 				continue
 			}
 			break
 		}
-		if k == nil || reflect.ValueOf(k).IsNil() {
+		if noNode(k) {
 			return nil, problem(kline, kcol, "a key without text")
 		}
 		if k.Type() == ast.MergeKeyType {
@@ -971,10 +988,10 @@ func (c *yamlConfigReader) mapping(entries []*ast.MappingValueNode, where string
 			return nil, problem(kline, kcol, "a key that is not a scalar")
 		}
 		at := configPath(where, false, key)
-		if i := slices.Index(n.keys, key); i >= 0 {
-			first := n.vals[i]
-			return nil, &configProblem{kline, kcol, fmt.Sprintf("%s: a duplicate key (first at line %d)", at, first.kline)}
+		if i, dup := index[key]; dup {
+			return nil, &configProblem{kline, kcol, fmt.Sprintf("%s: a duplicate key (first at line %d)", at, n.vals[i].kline)}
 		}
+		index[key] = len(n.keys)
 		v, p := c.read(mv.Value, at, kline, kcol, depth+1)
 		if p != nil {
 			return nil, p
@@ -1007,7 +1024,7 @@ func yamlScalarText(n ast.Node) (string, bool) {
 			return tk.Value, true
 		}
 	case *ast.TagNode:
-		if n.Value != nil && !reflect.ValueOf(n.Value).IsNil() {
+		if !noNode(n.Value) {
 			return yamlScalarText(n.Value)
 		}
 	}

@@ -572,4 +572,8 @@ guards: {maxIterations: 0, maxDurationMs: 60000, maxFailures: 3, maxDepth: 3}
 `), []string{"calculator", "grep"})
 	fmt.Println(err)
 	// Output:
+	// react.yaml:3:3: tools.shell: not a tool of the toolkit; it has calculator, grep
+	// react.yaml:4:21: strategies[1]: a string ("retrying") is not one of retry, substitute, rollback, ask-user, abort
+	// react.yaml:6:1: guards.maxRecoveries: missing; it is required
+	// react.yaml:6:25: guards.maxIterations: must be >= 1 but found 0
 }

@@ -316,3 +316,72 @@ func TestReloadMidRun(t *testing.T) {
 		t.Errorf("run %+v, alerts %+v, configuration %.8s", r, s.Alerts, s.Config.Digest)
 	}
 }
+
+// TestPromptsAreBounded: a template that would write more than
+// maxPromptBytes renders as its error, at once, whatever the width it asks
+// printf for.
+func TestPromptsAreBounded(t *testing.T) {
+	cfg := builtinConfig()
+	cfg.Prompts = map[string]string{PromptQuestion: `{{printf "%0999999d" 0}}`, PromptAnswer: `{{.Task}}`}
+	got := render(cfg, PromptQuestion, QuestionPrompt{})
+	if !strings.HasPrefix(got, "prompt question: ") || !strings.Contains(got, "more than 65536 bytes") {
+		t.Errorf("rendered %.100q", got)
+	}
+	if got := render(cfg, PromptAnswer, AnswerPrompt{Task: strings.Repeat("x", maxPromptBytes+1)}); !strings.Contains(got, "more than") {
+		t.Errorf("a task longer than the cap rendered %d bytes", len(got))
+	}
+	if got := render(decl.Config{}, PromptAnswer, AnswerPrompt{Task: "t", Done: true, Result: "r"}); got != "t: r" {
+		t.Errorf("without a configuration, the built-in template: %q", got)
+	}
+}
+
+// TestInvalidReloadLeavesTheRunAlone: a configuration file saved with a
+// mistake while a run is in progress is refused with its file:line, and
+// nothing reaches the run: its journal has the configuration it started
+// with only, and it finishes as it would have.
+func TestInvalidReloadLeavesTheRunAlone(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "react.yaml")
+	writeConfig(t, file)
+	release := make(chan struct{})
+	work := testWork(t, never, blockingWait(release))
+	cs, err := loadConfigs(file, toolNames(work))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs.every = 10 * time.Millisecond
+	rs := testRunsWith(t, work, 0, cs.current)
+	log := &lines{each: make(chan string, 16)}
+	ctx, cancel := context.WithCancel(context.Background())
+	watching := make(chan struct{})
+	go func() { defer close(watching); cs.watch(ctx, rs, log) }()
+	t.Cleanup(func() { cancel(); <-watching })
+
+	a := testRun(t, rs, "steady")
+	if err := a.Dispatch(ctx, decl.UserRunTask{RunID: "steady", Goal: "wait 5 ms and compute 6*7"}); err != nil {
+		t.Fatal(err)
+	}
+	first := waitFor(t, a, "the wait", func(s decl.AgentState) bool { return s.Phase == decl.PhaseAct })
+	writeConfig(t, file, "strategies: [retry, substitute, rollback]", "strategies: [retry, subsitute, rollback]")
+	msg := <-log.each
+	if !strings.Contains(msg, "configuration refused") || !strings.Contains(msg, file+":") || !strings.Contains(msg, "strategies") {
+		t.Fatalf("the refusal: %s", msg)
+	}
+	close(release)
+	s := waitFor(t, a, "the run to end", func(s decl.AgentState) bool { return ended(s, "steady") })
+	if r := record(s, "steady"); r.Outcome != decl.RunRecordOutcomeFinished || r.Answer != "wait 5 ms: waited\ncompute 6*7: 42" {
+		t.Errorf("run %+v", r)
+	}
+	entries, err := a.Inputs(1, a.Seq())
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range entries {
+		if _, ok := e.Input.(decl.AgentConfigure); ok {
+			n++
+		}
+	}
+	if n != 1 || s.Config.Digest != first.Config.Digest || cs.current().Digest != first.Config.Digest {
+		t.Errorf("%d agent-configure inputs; the run's configuration %.12s, in force %.12s, the first %.12s", n, s.Config.Digest, cs.current().Digest, first.Config.Digest)
+	}
+}

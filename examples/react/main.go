@@ -57,6 +57,32 @@
 // automata/llm/openai), shown each tool with the JSON Schema of its
 // arguments.
 //
+// A task is a tree of any depth: the planner plans the first pending task,
+// depth first, as a tool call or as subtasks of its own, while it is above
+// the run's maxDepth (the rule planner splits a part written LABEL (GOAL)
+// into the parts of GOAL: "compute 2*21 and notes (read notes.txt and find
+// plans)" is a tree of three levels). A rollback gives a subtask up and goes
+// back to its parent, whose next subtask runs; a task with subtasks ends
+// once they have, done when they all are. A run that enters error (a guard
+// tripped, the planner or the reflector gave up) waits there for the
+// reflector, which recovers it (Reflector.Recover: replan the task it was
+// at, or ask the user), at most maxRecoveries times, or gives it up.
+//
+// The operator's configuration, react.yaml (built in; -config FILE loads a
+// file and reloads it whenever it changes; -config-schema prints its JSON
+// Schema, config.schema.json), says which tools are enabled with their
+// timeouts and retry limits, the reflector's strategies after a failed
+// call and out of error, in order, the guards (maxIterations,
+// maxDurationMs, maxFailures, maxRecoveries, maxDepth; a run's request may
+// ask for less), and the prompt templates (decompose and plan, the model's
+// instructions; question and recover, what the agent asks the user; answer,
+// each line of the answer). A configuration put in force is an input of
+// every run in progress or not started yet (agent-configure): journaled, so
+// that replay and time travel see the configuration each step saw, and in
+// force from the run's next step. A file that is not valid is refused with
+// its file:line:col, and the configuration in force stays; GET /config
+// says which is in force and what was refused.
+//
 // The tools run in a kit of package automata/toolkit (NewKit), the one
 // every agent of the project shares; the example has the tools (Tools),
 // not a runner. Each tool is a Go function over a struct of its arguments,

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"text/template"
@@ -74,11 +75,28 @@ func render(cfg decl.Config, name string, data any) string {
 	if err != nil {
 		return "prompt " + name + ": " + err.Error()
 	}
-	var b bytes.Buffer
-	if err := t.Execute(&b, data); err != nil {
+	b := &capped{max: maxPromptBytes}
+	if err := t.Execute(b, data); err != nil {
 		return "prompt " + name + ": " + err.Error()
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// maxPromptBytes bounds what a prompt template writes: a template such as
+// {{printf "%0999999d" 0}} is cut short with an error.
+const maxPromptBytes = 64 << 10
+
+// capped is a buffer that refuses to grow past max bytes.
+type capped struct {
+	bytes.Buffer
+	max int
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.Len()+len(p) > c.max {
+		return 0, fmt.Errorf("it writes more than %d bytes", c.max)
+	}
+	return c.Buffer.Write(p)
 }
 
 // enabled reports whether cfg lets the planner use tool: a configuration
