@@ -83,7 +83,7 @@ type configTools map[string]configTool
 // JSONSchemaExtend adds to the schema of configTools what its Go type
 // cannot say: the pattern of a name, and how many there may be.
 func (configTools) JSONSchemaExtend(s *invopop.Schema) {
-	s.PropertyNames = &invopop.Schema{Pattern: `^[A-Za-z0-9_-]{1,64}$`}
+	s.PropertyNames = &invopop.Schema{Pattern: toolNamePattern}
 	maxTools := uint64(100)
 	s.MaxProperties = &maxTools
 }
@@ -550,7 +550,8 @@ func readConfigYAML(data []byte) (root *configNode, problem *configProblem) {
 		line, col := positionOf(data, i)
 		return nil, &configProblem{line, col, "not UTF-8 text: a configuration is a YAML file in UTF-8"}
 	}
-	tokens := lexer.Tokenize(string(data))
+	// A byte order mark is not YAML's to read (nor an editor's to show).
+	tokens := lexer.Tokenize(strings.TrimPrefix(string(data), "\ufeff"))
 	if p := checkConfigTokens(tokens); p != nil {
 		return nil, p
 	}
@@ -1130,13 +1131,14 @@ func schemaProblems(root *configNode, raw map[string]any, e *jsonschema.Validati
 		return []configProblem{n.at(false, fmt.Sprintf("%s: %s, where %s is expected", label(where), n.describe(), configTypeName(want)))}
 	case "uniqueItems":
 		var problems []configProblem
+		first := map[string]int{} // by the item as JSON
 		for j, it := range n.items {
-			for i := range j {
-				if reflect.DeepEqual(n.items[i].value(), it.value()) {
-					problems = append(problems, it.at(false, fmt.Sprintf("%s[%d]: %s again (first as %s[%d]); each may appear once", where, j, it.describe(), where, i)))
-					break
-				}
+			text := string(it.appendJSON(nil))
+			if i, ok := first[text]; ok {
+				problems = append(problems, it.at(false, fmt.Sprintf("%s[%d]: %s again (first as %s[%d]); each may appear once", where, j, it.describe(), where, i)))
+				continue
 			}
+			first[text] = j
 		}
 		if len(problems) > 0 {
 			return problems
@@ -1145,7 +1147,7 @@ func schemaProblems(root *configNode, raw map[string]any, e *jsonschema.Validati
 		return []configProblem{n.at(true, fmt.Sprintf("%s: %d entries, more than the %v allowed", label(where), len(n.keys), parentSchema["maxProperties"]))}
 	case "pattern":
 		if slices.Contains(keywordPath, "propertyNames") {
-			return []configProblem{n.at(true, fmt.Sprintf("%s: the name %s is not one of 1 to 64 letters, digits, _ and -", label(where), strconv.Quote(instPath[len(instPath)-1])))}
+			return []configProblem{n.at(true, fmt.Sprintf("%s: the name %s is not one of 1 to 64 letters, digits, _ and -", label(where), configClip(strconv.Quote(instPath[len(instPath)-1]), 64)))}
 		}
 	}
 	return []configProblem{n.at(false, label(where)+": "+e.Message)}
@@ -1288,7 +1290,10 @@ func checkConfigTools(root *configNode, tools []string) []configProblem {
 	return problems
 }
 
-var toolName = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+// toolNamePattern is what a tool's name in a configuration is.
+const toolNamePattern = `^[A-Za-z0-9_-]{1,64}$`
+
+var toolName = regexp.MustCompile(toolNamePattern)
 
 // checkConfigPrompts checks each prompt template of root that is a
 // string the schema admits: it parses, and runs on its PromptSamples data

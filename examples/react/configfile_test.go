@@ -252,6 +252,8 @@ func invalidConfigs(t testing.TB) []struct {
 			[]problem{{6, 18, []string{"guards.maxIterations: "}}}},
 		{"lines that end with \\r", strings.ReplaceAll(edit(t, "maxIterations: 12", "maxIterations: 0"), "\n", "\r"),
 			[]problem{{6, 18, []string{"guards.maxIterations: "}}}},
+		{"a byte order mark", "\ufeff" + edit(t, "maxIterations: 12", "maxIterations: 0"),
+			[]problem{{6, 18, []string{"guards.maxIterations: "}}}},
 		{"a number", "\r00",
 			[]problem{{2, 1, []string{"the top level: a number (0), where a mapping is expected"}}}},
 		{"nested too deep", testConfig + "prompts: " + strings.Repeat("[", 40) + strings.Repeat("]", 40) + "\n",
