@@ -207,7 +207,8 @@ func writeConfig(t *testing.T, path string, edits ...string) {
 	}
 }
 
-// lines collects what is written to it, line by line, and hands each on.
+// lines collects what is written to it, and hands each write on while
+// there is room.
 type lines struct {
 	mu   sync.Mutex
 	buf  strings.Builder
@@ -218,8 +219,40 @@ func (l *lines) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf.Write(p)
-	l.each <- string(p)
+	select {
+	case l.each <- string(p):
+	default: // nobody reads: the watcher must not block
+	}
 	return len(p), nil
+}
+
+// watchedRuns are runs under a configuration file that is watched (every
+// 10 ms), with the wait tool blocking until release is closed; what the
+// watcher says goes to log.
+type watchedRuns struct {
+	file    string
+	release chan struct{}
+	configs *configs
+	runs    *runs
+	log     *lines
+}
+
+func watched(t *testing.T) watchedRuns {
+	t.Helper()
+	w := watchedRuns{file: filepath.Join(t.TempDir(), "react.yaml"), release: make(chan struct{}), log: &lines{each: make(chan string, 16)}}
+	writeConfig(t, w.file)
+	work := testWork(t, never, blockingWait(w.release))
+	var err error
+	if w.configs, err = loadConfigs(w.file, toolNames(work)); err != nil {
+		t.Fatal(err)
+	}
+	w.configs.every = 10 * time.Millisecond
+	w.runs = testRunsWith(t, work, 0, w.configs.current)
+	ctx, cancel := context.WithCancel(context.Background())
+	watching := make(chan struct{})
+	go func() { defer close(watching); w.configs.watch(ctx, w.runs, w.log) }()
+	t.Cleanup(func() { cancel(); <-watching })
+	return w
 }
 
 // TestReloadMidRun: the configuration file changes while a run's first
@@ -230,24 +263,9 @@ func (l *lines) Write(p []byte) (int, error) {
 // run at the new limit. Then a file that is not valid is refused with its
 // file:line, and the configuration in force stays.
 func TestReloadMidRun(t *testing.T) {
-	dir := t.TempDir()
-	file := filepath.Join(dir, "react.yaml")
-	writeConfig(t, file)
-	release := make(chan struct{})
-	work := testWork(t, never, blockingWait(release))
-	cs, err := loadConfigs(file, toolNames(work))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs.every = 10 * time.Millisecond
-	rs := testRunsWith(t, work, 0, cs.current)
-	log := &lines{each: make(chan string, 16)}
-	ctx, cancel := context.WithCancel(context.Background())
-	watching := make(chan struct{})
-	go func() { defer close(watching); cs.watch(ctx, rs, log) }()
-	t.Cleanup(func() { cancel(); <-watching })
-
-	a := testRun(t, rs, "reload")
+	w := watched(t)
+	file, release, cs, log, ctx := w.file, w.release, w.configs, w.log, context.Background()
+	a := testRun(t, w.runs, "reload")
 	if err := a.Dispatch(ctx, decl.UserRunTask{RunID: "reload", Goal: "wait 5 ms and read ../outside.txt"}); err != nil {
 		t.Fatal(err)
 	}
@@ -340,23 +358,9 @@ func TestPromptsAreBounded(t *testing.T) {
 // nothing reaches the run: its journal has the configuration it started
 // with only, and it finishes as it would have.
 func TestInvalidReloadLeavesTheRunAlone(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "react.yaml")
-	writeConfig(t, file)
-	release := make(chan struct{})
-	work := testWork(t, never, blockingWait(release))
-	cs, err := loadConfigs(file, toolNames(work))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs.every = 10 * time.Millisecond
-	rs := testRunsWith(t, work, 0, cs.current)
-	log := &lines{each: make(chan string, 16)}
-	ctx, cancel := context.WithCancel(context.Background())
-	watching := make(chan struct{})
-	go func() { defer close(watching); cs.watch(ctx, rs, log) }()
-	t.Cleanup(func() { cancel(); <-watching })
-
-	a := testRun(t, rs, "steady")
+	w := watched(t)
+	file, release, cs, log, ctx := w.file, w.release, w.configs, w.log, context.Background()
+	a := testRun(t, w.runs, "steady")
 	if err := a.Dispatch(ctx, decl.UserRunTask{RunID: "steady", Goal: "wait 5 ms and compute 6*7"}); err != nil {
 		t.Fatal(err)
 	}
