@@ -45,16 +45,20 @@ type Work struct {
 //
 //   - the agent's start-{runId}: no run in progress and a task asked for
 //     that has not run: once Begin lets it, the planner splits its goal and
-//     plans the first subtask;
+//     plans the first subtask (splitting it in turn, while it may);
 //   - plan-{runId}-{n} in phase plan (n counts the run's transitions): the
-//     planner plans the next pending task, or writes the answer;
+//     planner plans the next pending task, depth first, or writes the
+//     answer;
+//   - recover-{runId}-{n} in error, while the run may recover (n counts its
+//     recoveries): the reflector's way out (Reflector.Recover);
 //   - replan-{runId}-{n} while waiting, once the user has replied (n counts
 //     the replies): the planner plans the task again with the reply;
 //   - observe-{callId} in phase act, once the toolkit has observed the call:
 //     the observer checks the step's success criteria (Observe);
 //   - reflect-{callId} in phase reflect: the reflector's strategy;
-//   - deadline-{runId} while a run is in progress: the watchdog, which
-//     hands in agent-check when the run's time is up;
+//   - deadline-{runId}-{at} while a run is in progress, not in error: the
+//     watchdog, which hands in agent-check at the run's deadline at (a new
+//     configuration may move it);
 //   - the toolkit's call-{callId} in phase act: the tool call.
 func (w Work) JobFns() decl.JobFns {
 	return decl.JobFns{Agent: w.agentJobs, Toolkit: w.toolkitJobs}
