@@ -22,7 +22,6 @@ import (
 	"strings"
 	"sync"
 	"text/template"
-	"text/template/parse"
 	"time"
 	"unicode/utf8"
 
@@ -70,7 +69,7 @@ const (
 // Schema (ConfigSchema) is derived: a field without omitempty is required,
 // the jsonschema tags say what the Go types cannot.
 type configFile struct {
-	Tools      configTools             `json:"tools" jsonschema_description:"The tools that may be called, by name: a tool of the toolkit left out is disabled (the planner is not shown it, and a plan that names it is refused)."`
+	Tools      configTools             `json:"tools" jsonschema_description:"The tools that may be called, by name: a tool of the toolkit left out is disabled (the planner is not shown it, and a plan's step leaves it out)."`
 	Strategies []decl.Strategy         `json:"strategies" jsonschema:"enum=retry,enum=substitute,enum=rollback,enum=ask-user,enum=abort,uniqueItems=true,maxItems=5" jsonschema_description:"What the reflector does after a failed call, the first that applies: retry the tool (up to its retryLimit), substitute the step's next tool, roll back to the parent task, ask the user, or abort."`
 	Recovery   []decl.RecoveryStrategy `json:"recovery" jsonschema:"enum=replan,enum=ask-user,enum=give-up,uniqueItems=true" jsonschema_description:"What the reflector does when a run enters error, the first that applies, at most guards.maxRecoveries times a run: replan the task, ask the user, or give the run up."`
 	Guards     configGuards            `json:"guards" jsonschema_description:"The guards of every run (a run's request may ask for less)."`
@@ -1344,16 +1343,12 @@ func checkPrompt(name, text string, data any) string {
 	if err != nil {
 		return "the template does not parse: " + templateMessage(err)
 	}
-	for _, t := range t.Templates() {
-		if t.Tree == nil {
-			continue
-		}
-		if n := rangeOverNumber(t.Tree.Root); n != nil {
-			loc, _ := t.ErrorContext(n) // name:line:col
-			parts := strings.Split(loc, ":")
-			return fmt.Sprintf("line %s of the template: it ranges over the number %s; a prompt template ranges over its data",
-				parts[max(len(parts)-2, 0)], n.Text)
-		}
+	if n, why := unboundedNode(t); n != nil {
+		loc, _ := t.ErrorContext(n) // name:line:col
+		parts := strings.Split(loc, ":")
+		return fmt.Sprintf("line %s of the template: %s", parts[max(len(parts)-2, 0)], why)
+	} else if why != "" {
+		return why
 	}
 	if err := t.Execute(&promptWriter{}, data); err != nil {
 		if errors.Is(err, errPromptTooLong) {
@@ -1362,44 +1357,6 @@ func checkPrompt(name, text string, data any) string {
 		return fmt.Sprintf("the template fails on sample data: %s (its data has %s)", templateMessage(err), fieldList(data))
 	}
 	return ""
-}
-
-// rangeOverNumber finds a {{range N}} in the template tree at n, N a
-// number: there is no call for one in a prompt, and a large N runs the
-// template for as long (text/template cannot be stopped).
-func rangeOverNumber(n parse.Node) *parse.NumberNode {
-	var branch *parse.BranchNode
-	switch n := n.(type) {
-	case *parse.ListNode:
-		if n == nil {
-			return nil
-		}
-		for _, c := range n.Nodes {
-			if num := rangeOverNumber(c); num != nil {
-				return num
-			}
-		}
-		return nil
-	case *parse.RangeNode:
-		if p := n.Pipe; p != nil && len(p.Cmds) > 0 {
-			if last := p.Cmds[len(p.Cmds)-1]; len(last.Args) == 1 {
-				if num, ok := last.Args[0].(*parse.NumberNode); ok {
-					return num
-				}
-			}
-		}
-		branch = &n.BranchNode
-	case *parse.IfNode:
-		branch = &n.BranchNode
-	case *parse.WithNode:
-		branch = &n.BranchNode
-	default:
-		return nil
-	}
-	if num := rangeOverNumber(branch.List); num != nil {
-		return num
-	}
-	return rangeOverNumber(branch.ElseList)
 }
 
 // templateMessage is the message of a text/template error with its

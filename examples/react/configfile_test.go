@@ -209,7 +209,7 @@ func invalidConfigs(t testing.TB) []struct {
 		{"a prompt that names a field its data lacks", testConfig + "prompts:\n  decompose: |\n    Split the goal.\n    {{.Nope}}\n",
 			[]problem{{12, 3, []string{"prompts.decompose: the template fails on sample data: line 2, column 2 of the template: ", "can't evaluate field Nope", "its data has .Goal"}}}},
 		{"a prompt that ranges over a number", testConfig + "prompts:\n  answer: '{{.Task}}{{if .Done}}{{range 100000000}}{{end}}{{end}}'\n",
-			[]problem{{12, 3, []string{"prompts.answer: line 1 of the template: it ranges over the number 100000000"}}}},
+			[]problem{{12, 3, []string{"prompts.answer: line 1 of the template: it ranges over something other than a field of its data"}}}},
 		{"a prompt that writes too much", testConfig + "prompts:\n  answer: '{{printf \"%0999999d\" 0}}{{printf \"%0999999d\" 0}}'\n",
 			[]problem{{12, 3, []string{"prompts.answer: ", "writes more than 1048576 bytes"}}}},
 		{"an unknown prompt", testConfig + "prompts:\n  planner: 'Plan.'\n",

@@ -383,16 +383,18 @@ func indexOf(s []string, x string) int {
 	return -1
 }
 
-// clip returns s cut to n bytes at most, on a rune boundary, with an
-// ellipsis when cut.
+// clip returns s cut to n bytes at most (and so n characters at most), on
+// a rune boundary, ending in an ellipsis when cut.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
+	const ellipsis = "…"
+	n = max(n-len(ellipsis), 0)
 	for n > 0 && !utf8RuneStart(s[n]) {
 		n--
 	}
-	return s[:n] + "…"
+	return s[:n] + ellipsis
 }
 
 func utf8RuneStart(b byte) bool { return b&0xC0 != 0x80 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"text/template"
+	"text/template/parse"
 
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/examples/react/decl"
@@ -75,6 +76,9 @@ func render(cfg decl.Config, name string, data any) string {
 	if err != nil {
 		return "prompt " + name + ": " + err.Error()
 	}
+	if _, why := unboundedNode(t); why != "" {
+		return "prompt " + name + ": " + why
+	}
 	b := &capped{max: maxPromptBytes}
 	if err := t.Execute(b, data); err != nil {
 		return "prompt " + name + ": " + err.Error()
@@ -124,4 +128,61 @@ func failureStrategies(cfg decl.Config) []decl.Strategy {
 // maxRecoveries is 0).
 func recoveryStrategies(cfg decl.Config) []decl.RecoveryStrategy {
 	return slices.Clone(cfg.Recovery)
+}
+
+// unboundedNode returns the first node of t that could make it run without
+// bound, and why; or, for t as a whole, nil and why; or nil and "". A
+// prompt template ranges over the fields of its data only ({{range
+// .Tools}}), whose lengths are bounded, and calls no template: {{range N}}
+// over a number, over a variable or an expression, and templates that call
+// themselves could run for as long as they like, writing nothing (the
+// output's bound would not stop them), and text/template cannot be
+// stopped. The configuration's templates are checked when the file is
+// loaded, and again before each rendering, as an agent-configure input
+// may come from elsewhere.
+func unboundedNode(t *template.Template) (parse.Node, string) {
+	if len(t.Templates()) > 1 {
+		return nil, "it defines templates ({{define}} or {{block}}); a prompt template is one template"
+	}
+	if t.Tree == nil {
+		return nil, ""
+	}
+	return unbounded(t.Tree.Root)
+}
+
+func unbounded(n parse.Node) (parse.Node, string) {
+	var branch *parse.BranchNode
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return nil, ""
+		}
+		for _, c := range n.Nodes {
+			if bad, why := unbounded(c); bad != nil {
+				return bad, why
+			}
+		}
+		return nil, ""
+	case *parse.TemplateNode:
+		return n, "it calls a template ({{template}}); a prompt template calls none"
+	case *parse.RangeNode:
+		p := n.Pipe
+		if p == nil || len(p.Decl) > 0 || len(p.Cmds) != 1 || len(p.Cmds[0].Args) != 1 {
+			return n, "it ranges over something other than a field of its data, such as {{range .Tools}}"
+		}
+		if _, ok := p.Cmds[0].Args[0].(*parse.FieldNode); !ok {
+			return n, "it ranges over something other than a field of its data, such as {{range .Tools}}"
+		}
+		branch = &n.BranchNode
+	case *parse.IfNode:
+		branch = &n.BranchNode
+	case *parse.WithNode:
+		branch = &n.BranchNode
+	default:
+		return nil, ""
+	}
+	if bad, why := unbounded(branch.List); bad != nil {
+		return bad, why
+	}
+	return unbounded(branch.ElseList)
 }

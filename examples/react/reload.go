@@ -81,7 +81,7 @@ func (c *configs) watch(ctx context.Context, rs *runs, log io.Writer) {
 		c.cur, c.refused = cfg, ""
 		c.mu.Unlock()
 		fmt.Fprintf(log, "react: configuration %s (sha256 %.12s) in force\n", cfg.Source, cfg.Digest)
-		rs.reconfigure(cfg)
+		rs.reconfigure()
 	}, func(err error) {
 		c.mu.Lock()
 		c.refused = err.Error()

@@ -45,8 +45,9 @@ type runs struct {
 	log    *slog.Logger
 	config func() decl.Config
 
-	mu     sync.Mutex
-	active map[string]*journal.Machine[decl.AgentState, decl.AgentInput] // by agent id
+	mu          sync.Mutex
+	active      map[string]*journal.Machine[decl.AgentState, decl.AgentInput] // by agent id
+	configuring sync.Mutex                                                    // see configure
 }
 
 // runsConfig configures openRuns. Fleet and Work are required.
@@ -130,7 +131,7 @@ func openRuns(cfg runsConfig) (*runs, error) {
 				}
 				rs.mu.Unlock()
 			}()
-			rs.configure(id, m, rs.config())
+			rs.configure(id, m)
 			return m, nil
 		},
 	})
@@ -140,9 +141,14 @@ func openRuns(cfg runsConfig) (*runs, error) {
 	return rs, nil
 }
 
-// configure gives agent id the configuration cfg, unless it has it, or its
-// run is over: a run over keeps the configuration it ran under.
-func (rs *runs) configure(id string, m *journal.Machine[decl.AgentState, decl.AgentInput], cfg decl.Config) {
+// configure gives agent id the configuration in force, unless it has it,
+// or its run is over: a run over keeps the configuration it ran under. The
+// configuration is read, and dispatched, under configuring: one put in
+// force meanwhile is dispatched after it, never before.
+func (rs *runs) configure(id string, m *journal.Machine[decl.AgentState, decl.AgentInput]) {
+	rs.configuring.Lock()
+	defer rs.configuring.Unlock()
+	cfg := rs.config()
 	s := m.Current()
 	if s.Config.Digest == cfg.Digest && s.Config.Source == cfg.Source || len(s.Requests) > 0 && Idle(s) {
 		return
@@ -154,9 +160,9 @@ func (rs *runs) configure(id string, m *journal.Machine[decl.AgentState, decl.Ag
 	}
 }
 
-// reconfigure gives cfg to every active agent whose run is in progress or
-// not started yet.
-func (rs *runs) reconfigure(cfg decl.Config) {
+// reconfigure gives the configuration in force to every active agent whose
+// run is in progress or not started yet.
+func (rs *runs) reconfigure() {
 	rs.mu.Lock()
 	active := make(map[string]*journal.Machine[decl.AgentState, decl.AgentInput], len(rs.active))
 	for id, m := range rs.active {
@@ -164,7 +170,7 @@ func (rs *runs) reconfigure(cfg decl.Config) {
 	}
 	rs.mu.Unlock()
 	for id, m := range active {
-		rs.configure(id, m, cfg)
+		rs.configure(id, m)
 	}
 }
 

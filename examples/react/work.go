@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/llm"
@@ -75,11 +76,12 @@ func (w Work) agentJobs(c decl.ContextOfAgent) jobs {
 			return j
 		}
 		if r, ok := NextRequest(c); ok {
-			j["start-"+r.RunID] = w.start(r, c.Config)
+			j["start-"+r.RunID] = w.start(r)
 		}
 		return j
 	case decl.PhasePlan:
-		j[fmt.Sprintf("plan-%s-%d", c.RunID, len(c.Transitions))] = w.plan(c)
+		// Keyed by the tree too: a plan of subtasks alone plans again.
+		j[fmt.Sprintf("plan-%s-%d-%d", c.RunID, len(c.Transitions), len(c.Tasks))] = w.plan(c)
 	case decl.PhaseWaiting:
 		if n, reply, ok := newReply(c); ok {
 			j[fmt.Sprintf("replan-%s-%d", c.RunID, n)] = w.replan(c, reply)
@@ -188,30 +190,19 @@ func observation(os []decl.Observation, callID string) (decl.Observation, bool) 
 	return decl.Observation{}, false
 }
 
-// start splits the request's goal and plans its first subtask, under the
-// configuration in force.
-func (w Work) start(r decl.TaskRequest, cfg decl.Config) automata.Job[decl.AgentInput] {
+// start starts the run of request r once Begin lets it: the plan job then
+// splits its goal under the configuration in force when it does (a run
+// waiting for its turn starts under a configuration put in force
+// meanwhile).
+func (w Work) start(r decl.TaskRequest) automata.Job[decl.AgentInput] {
 	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
 		if w.Begin != nil {
 			if err := w.Begin(ctx); err != nil {
 				return err
 			}
 		}
-		key := automata.JobKey(ctx)
-		in := decl.AgentPlan{RunID: r.RunID, Start: &r}
-		parts, err := w.Planner.Decompose(ctx, key, r.Goal, render(cfg, PromptDecompose, DecomposePrompt{Goal: r.Goal}))
-		if err != nil {
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
-			in.Abort = ptr(err.Error())
-			dispatch(in)
-			return nil
-		}
-		tasks := []decl.TaskNode{{TaskID: "root", Description: r.Goal, Status: decl.TaskNodeStatusRunning, Children: []string{}}}
-		tasks, in.Subtasks = split(tasks, 0, parts)
-		limits := transitions.Resolve(r.Limits, cfg.Guards)
-		return w.planNext(ctx, key, in, tasks, limits, cfg, dispatch)
+		dispatch(decl.AgentPlan{RunID: r.RunID, Start: &r})
+		return nil
 	}
 }
 
@@ -219,27 +210,73 @@ func (w Work) start(r decl.TaskRequest, cfg decl.Config) automata.Job[decl.Agent
 // (the root's are t1, t2, ...; tN's are tN.1, tN.2, ...), and returns the
 // tree and the subtasks to plan.
 func split(tasks []decl.TaskNode, i int, parts []string) ([]decl.TaskNode, []decl.Subtask) {
-	parent := &tasks[i]
+	parent := tasks[i]
 	prefix := parent.TaskID + "."
 	if parent.ParentID == "" {
 		prefix = "t"
 	}
+	children := slices.Grow(slices.Clone(parent.Children), len(parts))
 	subs := make([]decl.Subtask, len(parts))
 	for k, p := range parts {
-		id := prefix + strconv.Itoa(len(parent.Children)+1)
-		parent.Children = append(slices.Clip(parent.Children), id)
-		parent.Status = decl.TaskNodeStatusRunning
+		id := prefix + strconv.Itoa(len(children)+1)
+		children = append(children, id)
 		subs[k] = decl.Subtask{TaskID: id, Description: p, ParentID: ptr(parent.TaskID)}
 		tasks = append(tasks, decl.TaskNode{TaskID: id, Description: p, Status: decl.TaskNodeStatusPending, ParentID: parent.TaskID, Children: []string{}})
-		parent = &tasks[i] // tasks may have moved
 	}
+	tasks[i].Children, tasks[i].Status = children, decl.TaskNodeStatusRunning
 	return tasks, subs
 }
 
-// plan plans the next pending task, or writes the answer when none is.
+// unsplit reports whether the run's goal is still to be split: the tree is
+// the root alone, running, and no step was planned for it (the user's reply
+// to a question about it makes the root a task of one tool call).
+func unsplit(c decl.ContextOfAgent) bool {
+	if len(c.Tasks) != 1 || len(c.Tasks[0].Children) > 0 || c.Tasks[0].Status != decl.TaskNodeStatusRunning {
+		return false
+	}
+	_, stepped := stepOf(c.Steps, c.Tasks[0].TaskID)
+	return !stepped
+}
+
+// checkParts says what is wrong with the subtasks a planner split a task
+// into, which a plan cannot take: none, more than the tree may hold, or a
+// description empty or over 2000 characters.
+func checkParts(parts []string, tasks int) error {
+	switch {
+	case len(parts) == 0:
+		return errors.New("no subtasks")
+	case tasks+len(parts) > transitions.MaxTasks:
+		return fmt.Errorf("%d subtasks, more than a tree of %d tasks holds", len(parts), transitions.MaxTasks)
+	}
+	for i, p := range parts {
+		if n := utf8.RuneCountInString(p); strings.TrimSpace(p) == "" || n > 2000 {
+			return fmt.Errorf("subtask %d is empty or longer than 2000 characters (%d)", i+1, n)
+		}
+	}
+	return nil
+}
+
+// plan plans the next pending task, or writes the answer when none is;
+// first, for a run just started, the planner splits its goal.
 func (w Work) plan(c decl.ContextOfAgent) automata.Job[decl.AgentInput] {
 	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
-		return w.planNext(ctx, automata.JobKey(ctx), decl.AgentPlan{RunID: c.RunID}, slices.Clone(c.Tasks), c.Limits, c.Config, dispatch)
+		key, in, tasks := automata.JobKey(ctx), decl.AgentPlan{RunID: c.RunID}, slices.Clone(c.Tasks)
+		if unsplit(c) {
+			parts, err := w.Planner.Decompose(ctx, key, c.Goal, render(c.Config, PromptDecompose, DecomposePrompt{Goal: c.Goal}))
+			if err == nil {
+				err = checkParts(parts, len(tasks))
+			}
+			if err != nil {
+				if ctx.Err() != nil {
+					return ctx.Err()
+				}
+				in.Abort = ptr(fmt.Sprintf("splitting the goal: %v", err))
+				dispatch(in)
+				return nil
+			}
+			tasks, in.Subtasks = split(tasks, 0, parts)
+		}
+		return w.planNext(ctx, key, in, tasks, c.Limits, c.Config, dispatch)
 	}
 }
 
@@ -302,6 +339,11 @@ func (w Work) planNext(ctx context.Context, key string, in decl.AgentPlan, tasks
 		}
 		if len(p.Subtasks) == 0 {
 			in.Step, in.Abort = w.step(next.TaskID, next.Description, after, p, cfg)
+			dispatch(in)
+			return nil
+		}
+		if err := checkParts(p.Subtasks, len(tasks)); err != nil {
+			in.Abort = ptr(fmt.Sprintf("planning %s: %v", next.TaskID, err))
 			dispatch(in)
 			return nil
 		}
@@ -375,7 +417,8 @@ func (w Work) replan(c decl.ContextOfAgent, reply decl.Reply) automata.Job[decl.
 }
 
 // Focus returns the task the run is at: the task of its last call while
-// that task runs, else the next pending task.
+// that task runs, else the next pending task, else the root while it has no
+// subtasks.
 func Focus(tasks []decl.TaskNode, calls []decl.ToolCall) (decl.TaskNode, bool) {
 	if len(calls) > 0 {
 		id := calls[len(calls)-1].TaskID
@@ -383,8 +426,13 @@ func Focus(tasks []decl.TaskNode, calls []decl.ToolCall) (decl.TaskNode, bool) {
 			return tasks[i], true
 		}
 	}
-	t, _, _, ok := Pending(tasks)
-	return t, ok
+	if t, _, _, ok := Pending(tasks); ok {
+		return t, true
+	}
+	if len(tasks) > 0 && len(tasks[0].Children) == 0 && tasks[0].Status == decl.TaskNodeStatusRunning {
+		return tasks[0], true // a goal not split (the planner could not)
+	}
+	return decl.TaskNode{}, false
 }
 
 // step is the plan step of task taskID that p plans, with the tools cfg
@@ -429,7 +477,8 @@ func stepOf(steps []decl.PlanStep, taskID string) (decl.PlanStep, bool) {
 }
 
 // answer is the run's answer: a line for each task without subtasks, in
-// depth-first order, by the configuration's answer template.
+// depth-first order (the root, when it was planned as one call), by the
+// configuration's answer template.
 func answer(tasks []decl.TaskNode, cfg decl.Config) string {
 	byID := make(map[string]int, len(tasks))
 	for i, t := range tasks {
@@ -439,7 +488,7 @@ func answer(tasks []decl.TaskNode, cfg decl.Config) string {
 	var walk func(i int, d int)
 	walk = func(i int, d int) {
 		t := tasks[i]
-		if i > 0 && len(t.Children) == 0 {
+		if len(t.Children) == 0 && (i > 0 || len(tasks) == 1 && t.Status != decl.TaskNodeStatusRunning) {
 			why := t.Metadata["rollback"]
 			if why == "" {
 				why = t.Metadata["error"]
@@ -499,8 +548,13 @@ func (w Work) reflect(c decl.ContextOfAgent, call decl.ToolCall) automata.Job[de
 		}
 		strategy, reason, err := w.Reflector.Reflect(ctx, automata.JobKey(ctx), r)
 		if err != nil {
-			return fmt.Errorf("reflecting on %s: %w", call.CallID, err)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// The run is not left waiting for a job that has ended.
+			strategy, reason = decl.StrategyAbort, "the reflector failed: "+err.Error()
 		}
+		reason = clip(reason, 2000)
 		in := decl.AgentReflect{RunID: c.RunID, CallID: call.CallID, Strategy: strategy, Reason: reason}
 		if strategy == decl.StrategyAskUser {
 			in.Question = &reason
@@ -524,7 +578,11 @@ func (w Work) recover(c decl.ContextOfAgent) automata.Job[decl.AgentInput] {
 		t.Task, _ = Focus(c.Tasks, c.Calls)
 		strategy, reason, question, err := w.Reflector.Recover(ctx, automata.JobKey(ctx), t)
 		if err != nil {
-			return fmt.Errorf("recovering %s: %w", c.RunID, err)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			// The run is not left in error with no job to take it out.
+			strategy, reason, question = decl.RecoveryStrategyGiveUp, "the reflector failed: "+err.Error(), ""
 		}
 		in := decl.AgentRecover{RunID: c.RunID, Strategy: strategy, Reason: clip(reason, 2000)}
 		if question != "" {

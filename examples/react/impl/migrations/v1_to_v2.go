@@ -31,10 +31,13 @@ import (
 //
 // Every change adds, so the JSON of a version 1 state is that of the same
 // state in version 2: the limits' maxDepth and maxRecoveries absent (the
-// default depth; no recovery, as a run of version 1 never recovered), no
-// configuration (every tool enabled, the strategies of version 1) and no
-// recoveries. The state is carried over through its JSON, which these
-// types, of strings, numbers, slices and maps, always encode.
+// default depth), no configuration (every tool enabled, the strategies of
+// version 1) and no recoveries. The state is carried over through its
+// JSON, which these types, of strings, numbers, slices and maps, always
+// encode. What the run asked for (asked, new) is its limits of version 1,
+// those of its request, and no recovery: a run of version 1 in progress
+// keeps them when a configuration is put in force (see Resolve), and ends
+// in error as it would have.
 func AgentStateFromV1(old v1.AgentState) v2.AgentState {
 	b, err := json.Marshal(old)
 	if err != nil {
@@ -44,5 +47,9 @@ func AgentStateFromV1(old v1.AgentState) v2.AgentState {
 	if err := json.Unmarshal(b, &s); err != nil {
 		panic(fmt.Sprintf("migrations: a state of version 1 is not one of version 2: %v", err))
 	}
+	none := int64(0)
+	s.Asked = s.Limits
+	s.Asked.MaxRecoveries = &none
+	s.Limits.MaxRecoveries = &none
 	return s
 }

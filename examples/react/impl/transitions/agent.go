@@ -10,6 +10,7 @@ import (
 // The agent's state machine (seed 002), as its inputs drive it:
 //
 //	idle|finished|error --agent-plan (start)-----> plan
+//	plan    --agent-plan (subtasks)---> plan      the tree grows; plan again
 //	plan    --agent-plan (step)-------> act       the step's first tool call
 //	plan    --agent-plan (answer)-----> finished  (agent.finished)
 //	plan    --agent-plan (abort)------> error
@@ -23,6 +24,7 @@ import (
 //	error   --agent-recover replan-------------> plan     (a run not over)
 //	error   --agent-recover ask-user-----------> waiting  (a run not over)
 //	error   --agent-recover give-up------------> error, the run over
+//	                (so is any agent-recover past maxRecoveries)
 //
 // The guards are checked by every input of the agent, on its timestamp:
 // maxDurationMs against the run's startedAt (agent-check is the watchdog's
@@ -243,6 +245,26 @@ func depth(s decl.StateOfAgent, i int) int64 {
 	return d
 }
 
+// maxDepth returns the run's maxDepth: its limit, or the default for a
+// state that has none (one of version 1, before it is configured).
+func maxDepth(s decl.StateOfAgent) int64 {
+	if d := deref(s.Limits.MaxDepth); d > 0 {
+		return d
+	}
+	return DefaultMaxDepth
+}
+
+// enabled reports whether the configuration in force lets the run call
+// tool: one that lists its tools enables those; none (before the first
+// agent-configure) enables every tool.
+func enabled(s decl.StateOfAgent, tool string) bool {
+	if s.Config.Digest == "" {
+		return true
+	}
+	_, ok := s.Config.Tools[tool]
+	return ok
+}
+
 func deref(p *int64) int64 {
 	if p == nil {
 		return 0
@@ -265,7 +287,8 @@ const MaxTasks = 256
 // Resolve returns the limits of a run that asked for asked under the
 // configuration's guards: each is the guard (the default above when the
 // configuration has none: no recovery, depth 3), or what the request asked
-// for when that is less.
+// for when that is less (0 asks for nothing, but a maxRecoveries of 0 that
+// is there asks for no recovery).
 func Resolve(asked, guards decl.Limits) decl.Limits {
 	pick := func(ask, guard, def int64) int64 {
 		if guard <= 0 {
@@ -277,6 +300,9 @@ func Resolve(asked, guards decl.Limits) decl.Limits {
 		return guard
 	}
 	recoveries := pick(deref(asked.MaxRecoveries), deref(guards.MaxRecoveries), 0)
+	if asked.MaxRecoveries != nil && *asked.MaxRecoveries <= 0 {
+		recoveries = 0 // asked for none (a run of version 1)
+	}
 	depth := pick(deref(asked.MaxDepth), deref(guards.MaxDepth), DefaultMaxDepth)
 	return decl.Limits{
 		MaxIterations: pick(asked.MaxIterations, guards.MaxIterations, DefaultMaxIterations),

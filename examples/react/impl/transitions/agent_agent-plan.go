@@ -43,8 +43,8 @@ func AgentPlan(state decl.StateOfAgent, input decl.AgentPlan) decl.StateOfAgent 
 			return fail(state, at, fmt.Sprintf("the planner planned subtask %q under %q, which is not in the tree", sub.TaskID, parentID))
 		case len(state.Tasks) >= MaxTasks:
 			return fail(state, at, fmt.Sprintf("the plan has more than %d tasks", MaxTasks))
-		case depth(state, p)+1 > deref(state.Limits.MaxDepth):
-			return trip(state, decl.AlertGuardMaxDepth, at, fmt.Sprintf("subtask %s of %s would be at depth %d, deeper than maxDepth (%d)", sub.TaskID, parentID, depth(state, p)+1, deref(state.Limits.MaxDepth)))
+		case depth(state, p)+1 > maxDepth(state):
+			return trip(state, decl.AlertGuardMaxDepth, at, fmt.Sprintf("subtask %s of %s would be at depth %d, deeper than maxDepth (%d)", sub.TaskID, parentID, depth(state, p)+1, maxDepth(state)))
 		}
 		parent := state.Tasks[p]
 		parent.Children = append(parent.Children[:len(parent.Children):len(parent.Children)], sub.TaskID)

@@ -12,7 +12,8 @@ import (
 // user's reply, which the planner plans that task again with; give-up ends
 // the run there. Each is recorded among the run's recoveries, with the
 // error it answers; a run that enters error again after maxRecoveries
-// recoveries is over (fail).
+// recoveries is over (fail), and so is a run whose maxRecoveries a new
+// configuration lowered to those it has made, whatever the reflector chose.
 func AgentRecover(state decl.StateOfAgent, input decl.AgentRecover) decl.StateOfAgent {
 	if stale(input.Timestamp, state.AgentUpdatedAt) {
 		return state
@@ -21,6 +22,12 @@ func AgentRecover(state decl.StateOfAgent, input decl.AgentRecover) decl.StateOf
 	at := input.Timestamp
 	if input.RunID != state.RunID || !Recovering(state.Phase, state.RunID, state.Runs) {
 		return state
+	}
+	if limit := deref(state.Limits.MaxRecoveries); input.Strategy != decl.RecoveryStrategyGiveUp && recovered(state) >= limit {
+		// A configuration put in force meanwhile lowered the limit.
+		state.Alerts = appended(state.Alerts, decl.Alert{Guard: decl.AlertGuardMaxRecoveries, At: at,
+			Message: fmt.Sprintf("the run has recovered %d times, maxRecoveries (%d): %s", recovered(state), limit, state.Error)})
+		return over(state, at)
 	}
 	state.Recoveries = appended(state.Recoveries, decl.Recovery{At: at, Error: state.Error, Strategy: input.Strategy, Reason: input.Reason})
 	why := fmt.Sprintf("recovered (%s): %s", input.Strategy, input.Reason)

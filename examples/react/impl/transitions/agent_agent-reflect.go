@@ -9,7 +9,8 @@ import (
 
 // AgentReflect applies the reflector's choice for the current call
 // (Reflect): advance marks the task done and plans the next; retry calls
-// the same tool again; substitute calls the step's next tool candidate;
+// the same tool again; substitute calls the step's next tool candidate
+// (each of which the configuration in force must enable);
 // rollback gives up the subtask and goes back to its parent, whose next
 // subtask is planned (the parent ends once its subtasks have: failed, as
 // one of them did; see settle); ask-user
@@ -39,13 +40,23 @@ func AgentReflect(state decl.StateOfAgent, input decl.AgentReflect) decl.StateOf
 		state = settle(state, state.Tasks[i].ParentID, at)
 		return move(state, decl.PhasePlan, at, why)
 	case decl.StrategyRetry:
+		if !enabled(state, call.Tool) {
+			return fail(state, at, fmt.Sprintf("tool %s of task %s is disabled by the configuration in force", call.Tool, call.TaskID))
+		}
 		return act(state, step, call.Tool, call.Attempt+1, at, why)
 	case decl.StrategySubstitute:
-		j := slices.Index(step.ToolCandidates, call.Tool)
-		if j < 0 || j+1 >= len(step.ToolCandidates) {
+		next := ""
+		if j := slices.Index(step.ToolCandidates, call.Tool); j >= 0 {
+			for _, t := range step.ToolCandidates[j+1:] {
+				if enabled(state, t) {
+					next = t
+					break
+				}
+			}
+		}
+		if next == "" {
 			return fail(state, at, fmt.Sprintf("no fallback for tool %s of task %s", call.Tool, call.TaskID))
 		}
-		next := step.ToolCandidates[j+1]
 		return act(state, step, next, call.Attempt+1, at, fmt.Sprintf("%s (%s instead of %s)", why, next, call.Tool))
 	case decl.StrategyRollback:
 		if i <= 0 {
