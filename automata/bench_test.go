@@ -7,6 +7,10 @@ import (
 	"sync/atomic"
 	"testing"
 
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/moora-go/moora/automata"
 )
 
@@ -174,4 +178,38 @@ func BenchmarkJobFloor(b *testing.B) {
 		b.Fatalf("%d goroutines ended, %d started", got, b.N)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// BenchmarkTelemetry is BenchmarkDispatch with WithTelemetry: off (the
+// option not given), and on the real SDK: every input traced (sampled,
+// handed to a batching processor whose exporter drops it) and measured (a
+// manual reader's aggregation).
+func BenchmarkTelemetry(b *testing.B) {
+	for _, on := range []bool{false, true} {
+		name := "off"
+		if on {
+			name = "on"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			var opts []automata.Option[int, int]
+			if on {
+				tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sdktrace.NewBatchSpanProcessor(tracetest.NewNoopExporter())))
+				defer tp.Shutdown(context.Background())
+				mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+				opts = append(opts, automata.WithTelemetry[int, int](tp, mp))
+			}
+			m := automata.NewMoore(counter, func(n int) int { return n }, opts...)
+			var last int
+			m.Subscribe(func(n int) { last = n })
+			for b.Loop() {
+				m.Dispatch(1)
+			}
+			b.StopTimer()
+			closeOrFail(b, m)
+			if last != m.Current() || last == 0 {
+				b.Fatalf("subscriber saw %d, state is %d", last, m.Current())
+			}
+		})
+	}
 }

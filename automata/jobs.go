@@ -10,6 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Job is a piece of asynchronous work the state calls for, such as an LLM or
@@ -89,6 +91,12 @@ type job[I any] struct {
 	quiet     bool
 	wanted    bool
 	index     int
+
+	// WithTelemetry: the span of the input whose state called for the job,
+	// and the job's context with its own span (set by its worker before
+	// the job runs), the parent of the inputs it dispatches.
+	cause  trace.SpanContext
+	traced context.Context
 }
 
 var closedChan = func() chan struct{} {
@@ -381,6 +389,9 @@ type task[I any] struct {
 // a new goroutine if it holds none.
 func (m *Machine[S, I, O]) startJob(key string, fn Job[I]) {
 	j := &job[I]{key: key}
+	if m.tel != nil {
+		j.cause = m.lastInput
+	}
 	if len(m.cfg.gates) > 0 {
 		fn = gated(m.cfg.gates, fn)
 	}
@@ -464,9 +475,13 @@ func (m *Machine[S, I, O]) stopWorkers() {
 func (m *Machine[S, I, O]) runJob(t task[I]) error {
 	j := t.j
 	returned := false
+	var span trace.Span // WithTelemetry
 	defer func() {
 		if !returned {
 			err := &PanicError{Key: j.key, Value: errGoexit, Stack: debug.Stack()}
+			if m.tel != nil {
+				m.tel.jobEnd(span, j.key, err, false)
+			}
 			wasCancelled := j.cancelled.Swap(true)
 			j.cancelContext()
 			m.mu.Lock()
@@ -485,6 +500,18 @@ func (m *Machine[S, I, O]) runJob(t task[I]) error {
 			return w.done
 		}
 		dispatch = func(in I) { route(j, in, deliver) }
+	}
+	if m.tel != nil {
+		var ctx context.Context
+		ctx, span = m.tel.jobStart(j, j.key, j.cause)
+		j.traced = ctx
+		err := callJob(ctx, j.key, t.fn, dispatch)
+		returned = true
+		// Cut off: its context was cancelled and it returned an error. (A
+		// job whose own input made its key vanish, and that returned nil,
+		// completed.)
+		m.tel.jobEnd(span, j.key, err, err != nil && j.over.Load())
+		return err
 	}
 	err := callJob(j, j.key, t.fn, dispatch)
 	returned = true

@@ -9,8 +9,11 @@ import (
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/moora-go/moora/automata/migrate"
+
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Definition is a pure machine: where it starts and how an input changes it.
@@ -94,6 +97,13 @@ type Machine[S, I, O any] struct {
 	doingInput I
 	hasInput   bool
 	applied    uint64 // how many inputs have been applied since New
+	// WithTelemetry: tel records (nil: off); times are the moments of the
+	// input being applied, lastInput the span of the last one applied,
+	// which the jobs started next are children of.
+	tel       *telemetry
+	times     inputTimes
+	stepTimes []inputTimes // of applyBatch's steps, by index
+	lastInput trace.SpanContext
 	// The inputs being applied, whose waiters a failure must answer;
 	// committed: the committer has made them durable.
 	inflight  []queued[I]
@@ -153,8 +163,9 @@ type queued[I any] struct {
 // to replied, once, when done receives the outcome.
 type waiter struct {
 	state atomic.Uint32
-	done  chan error // buffered: replying never blocks
-	pos   uint64     // set before a nil reply: see DispatchWaitPos
+	done  chan error      // buffered: replying never blocks
+	pos   uint64          // set before a nil reply: see DispatchWaitPos
+	ctx   context.Context // the caller's, with WithTelemetry: its span is the input's parent
 }
 
 const (
@@ -265,6 +276,7 @@ func New[S, I, O any](def Definition[S, I], output func(Update[S, I]) (O, bool),
 		opt(&m.cfg)
 	}
 	m.dispatch = func(in I) { m.Dispatch(in) }
+	m.tel = m.cfg.telemetry
 	m.nilable = reflect.TypeFor[I]().Kind() == reflect.Interface
 	m.needsSettle = len(m.cfg.effects) > 0 || len(m.cfg.jobs) > 0 || len(m.cfg.events) > 0
 	if len(m.cfg.jobs) > 0 {
@@ -399,6 +411,9 @@ func (m *Machine[S, I, O]) DispatchWaitPos(ctx context.Context, input I) (uint64
 		return 0, err
 	}
 	w := &waiter{done: make(chan error, 1)}
+	if m.tel != nil {
+		w.ctx = ctx
+	}
 	if err := m.dispatchFrom(nil, input, w); err != nil {
 		return 0, err
 	}
@@ -786,6 +801,9 @@ func (m *Machine[S, I, O]) reject(q queued[I], in I, err error) {
 	if q.wait != nil {
 		q.wait.reply(err)
 	}
+	if m.tel != nil {
+		m.tel.input(parentOf(q), in, m.times, err)
+	}
 	m.doing, m.doingInput, m.hasInput = phaseNone, in, true
 	m.emit(Event[S, I]{Kind: InputRejected, Input: in, Err: err})
 	m.hasInput = false
@@ -810,11 +828,19 @@ func (m *Machine[S, I, O]) applyOne(q queued[I]) {
 	}
 	in := q.input
 	var err error
+	if m.tel != nil {
+		m.times = inputTimes{start: time.Now()}
+	}
 	if m.admits() {
 		in, _, err = m.admit(m.state, in)
 	}
 	if err != nil {
 		m.reject(q, in, err)
+	} else if m.tel != nil {
+		m.times.admitted = time.Now()
+		next := m.transition(m.state, in)
+		m.times.transitioned = time.Now()
+		m.publish(q, in, m.state, next)
 	} else {
 		m.publish(q, in, m.state, m.transition(m.state, in))
 	}
@@ -835,12 +861,21 @@ func (m *Machine[S, I, O]) applyBatch(batch []queued[I]) {
 		if q.wait != nil && !q.wait.take() {
 			continue
 		}
+		if m.tel != nil {
+			m.stepTimes = append(m.stepTimes, inputTimes{start: time.Now()})
+		}
 		in, payload, err := m.admit(state, q.input)
 		if err != nil {
 			steps = append(steps, step[I]{q: q, in: in, err: err})
 			continue
 		}
+		if m.tel != nil {
+			m.stepTimes[len(steps)].admitted = time.Now()
+		}
 		next := m.transition(state, in)
+		if m.tel != nil {
+			m.stepTimes[len(steps)].transitioned = time.Now()
+		}
 		steps = append(steps, step[I]{q: q, in: in, update: len(updates)})
 		updates = append(updates, Update[S, I]{Prev: state, Input: in, State: next})
 		payloads = append(payloads, payload)
@@ -853,6 +888,15 @@ func (m *Machine[S, I, O]) applyBatch(batch []queued[I]) {
 		if commitErr = m.cfg.committer.Commit(updates, payloads); commitErr == nil {
 			m.committed = true
 			m.lastBatch = len(updates)
+			if m.tel != nil {
+				m.tel.commit(len(updates))
+				now := time.Now()
+				for i := range steps {
+					if steps[i].err == nil {
+						m.stepTimes[i].committed, m.stepTimes[i].batch = now, len(updates)
+					}
+				}
+			}
 		}
 	}
 	// Answer the rejected first: if a subscriber or event handler fails
@@ -875,7 +919,10 @@ func (m *Machine[S, I, O]) applyBatch(batch []queued[I]) {
 			}
 		}
 	}
-	for _, st := range steps {
+	for i, st := range steps {
+		if m.tel != nil {
+			m.times = m.stepTimes[i]
+		}
 		switch {
 		case st.err != nil:
 			m.reject(st.q, st.in, st.err)
@@ -886,6 +933,7 @@ func (m *Machine[S, I, O]) applyBatch(batch []queued[I]) {
 	}
 	clear(batch)
 	clear(steps)
+	m.stepTimes = m.stepTimes[:0]
 	clear(updates)
 	clear(payloads)
 	m.batch, m.steps, m.updates, m.payloads = batch[:0], steps[:0], updates[:0], payloads[:0]
@@ -940,6 +988,9 @@ func (m *Machine[S, I, O]) publish(q queued[I], in I, prev, next S) {
 				}
 			}
 		}
+	}
+	if m.tel != nil {
+		m.lastInput = m.tel.input(parentOf(q), in, m.times, nil)
 	}
 	m.hasInput = false
 }

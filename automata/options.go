@@ -28,6 +28,7 @@ type config[S, I any] struct {
 	route     func(ctx context.Context, input I, deliver func(I) <-chan error)
 	committer Committer[S, I]
 	purity    bool
+	telemetry *telemetry // WithTelemetry; nil: off
 }
 
 // namedEffect is an effect with the name that reports about it use: the
