@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+
 	"github.com/moora-go/moora/automata/journal"
 )
 
@@ -46,6 +48,12 @@ type Config[S, I any] struct {
 	Logger *slog.Logger
 	// Now is the clock of idleness. Default time.Now.
 	Now func() time.Time
+	// MeterProvider, if set, is given the registry's counts as
+	// OpenTelemetry observable instruments: moora.agents.active (a gauge:
+	// agents active now), moora.agents.activations and
+	// moora.agents.deactivations (counters), read at each collection
+	// from Stats. They are unregistered when the registry closes.
+	MeterProvider metric.MeterProvider
 }
 
 var (
@@ -69,6 +77,8 @@ type Registry[S, I any] struct {
 	active   map[string]*Agent[S, I]
 	lru      list.List // of *Agent, most recently used first; only ready ones
 	deleting map[string]chan struct{}
+	// unobserve unregisters the metrics' callback (Config.MeterProvider).
+	unobserve func() error
 
 	activations, deactivations atomic.Uint64
 }
@@ -135,6 +145,11 @@ func New[S, I any](cfg Config[S, I]) (*Registry[S, I], error) {
 		done:     make(chan struct{}),
 		active:   make(map[string]*Agent[S, I]),
 		deleting: make(map[string]chan struct{}),
+	}
+	if cfg.MeterProvider != nil {
+		if err := r.observe(cfg.MeterProvider); err != nil {
+			return nil, fmt.Errorf("registry: MeterProvider: %w", err)
+		}
 	}
 	if cfg.IdleTimeout > 0 {
 		go r.sweeper(min(max(cfg.IdleTimeout/4, 10*time.Millisecond), 10*time.Second))
@@ -500,6 +515,9 @@ func (r *Registry[S, I]) Close(ctx context.Context) error {
 	r.mu.Unlock()
 	if first {
 		close(r.stop)
+		if r.unobserve != nil {
+			r.unobserve() // an error here is the SDK's, for a meter shut down
+		}
 	}
 	<-r.done
 	var wg sync.WaitGroup
@@ -617,4 +635,33 @@ func (r *Registry[S, I]) ListOwned(who Identity, after string, fn func(id string
 		}
 		return fn(id, info)
 	})
+}
+
+// observe registers the registry's counts with mp (Config.MeterProvider).
+func (r *Registry[S, I]) observe(mp metric.MeterProvider) error {
+	m := mp.Meter("github.com/moora-go/moora/automata/registry")
+	active, err := m.Int64ObservableGauge("moora.agents.active", metric.WithDescription("Agents active now."), metric.WithUnit("{agent}"))
+	if err != nil {
+		return err
+	}
+	activations, err := m.Int64ObservableCounter("moora.agents.activations", metric.WithDescription("Agents activated."), metric.WithUnit("{agent}"))
+	if err != nil {
+		return err
+	}
+	deactivations, err := m.Int64ObservableCounter("moora.agents.deactivations", metric.WithDescription("Agents deactivated: idle, evicted, deleted or closed."), metric.WithUnit("{agent}"))
+	if err != nil {
+		return err
+	}
+	reg, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		st := r.Stats()
+		o.ObserveInt64(active, int64(st.Active))
+		o.ObserveInt64(activations, int64(st.Activations))
+		o.ObserveInt64(deactivations, int64(st.Deactivations))
+		return nil
+	}, active, activations, deactivations)
+	if err != nil {
+		return err
+	}
+	r.unobserve = reg.Unregister
+	return nil
 }
