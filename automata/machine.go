@@ -277,6 +277,9 @@ func New[S, I, O any](def Definition[S, I], output func(Update[S, I]) (O, bool),
 	}
 	m.dispatch = func(in I) { m.Dispatch(in) }
 	m.tel = m.cfg.telemetry
+	if m.tel != nil {
+		m.tel.spanAttrs = m.cfg.spanAttrs
+	}
 	m.nilable = reflect.TypeFor[I]().Kind() == reflect.Interface
 	m.needsSettle = len(m.cfg.effects) > 0 || len(m.cfg.jobs) > 0 || len(m.cfg.events) > 0
 	if len(m.cfg.jobs) > 0 {
@@ -802,7 +805,7 @@ func (m *Machine[S, I, O]) reject(q queued[I], in I, err error) {
 		q.wait.reply(err)
 	}
 	if m.tel != nil {
-		m.tel.input(parentOf(q), in, m.times, err)
+		m.tel.input(parentOf(q), in, 0, m.times, err)
 	}
 	m.doing, m.doingInput, m.hasInput = phaseNone, in, true
 	m.emit(Event[S, I]{Kind: InputRejected, Input: in, Err: err})
@@ -990,7 +993,7 @@ func (m *Machine[S, I, O]) publish(q queued[I], in I, prev, next S) {
 		}
 	}
 	if m.tel != nil {
-		m.lastInput = m.tel.input(parentOf(q), in, m.times, nil)
+		m.lastInput = m.tel.input(parentOf(q), in, m.cfg.seqBase+m.applied, m.times, nil)
 	}
 	m.hasInput = false
 }

@@ -3,6 +3,8 @@ package automata
 import (
 	"context"
 	"strconv"
+
+	"go.opentelemetry.io/otel/attribute"
 )
 
 // Option configures a machine at New, NewMoore or NewMealy, or a durable
@@ -28,7 +30,9 @@ type config[S, I any] struct {
 	route     func(ctx context.Context, input I, deliver func(I) <-chan error)
 	committer Committer[S, I]
 	purity    bool
-	telemetry *telemetry // WithTelemetry; nil: off
+	telemetry *telemetry           // WithTelemetry; nil: off
+	seqBase   uint64               // WithSeqBase
+	spanAttrs []attribute.KeyValue // WithTelemetryAttributes
 }
 
 // namedEffect is an effect with the name that reports about it use: the

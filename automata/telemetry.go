@@ -28,8 +28,9 @@ const InstrumentationName = "github.com/moora-go/moora/automata"
 //     when it is taken up for applying to when it is applied (its
 //     subscribers called) or rejected, with events "admitted",
 //     "transitioned" and, in a durable machine, "committed" (with the size of
-//     the commit's batch, moora.commit.inputs); a rejected input's span has
-//     an error status. Its parent is the span of the job that dispatched it,
+//     the commit's batch, moora.commit.inputs), and moora.input.seq, its
+//     number (in a durable machine, its record's in the journal: see
+//     WithSeqBase); a rejected input's span has an error status. Its parent is the span of the job that dispatched it,
 //     or the span in the context given to DispatchWait (a journal's
 //     Dispatch; the bridge's request, which continues a caller's
 //     traceparent), else none. {type} is the input's InputType() when it has
@@ -63,10 +64,29 @@ func WithTelemetry[S, I any](tp trace.TracerProvider, mp metric.MeterProvider) O
 	return func(c *config[S, I]) { c.telemetry = newTelemetry(tp, mp) }
 }
 
+// WithSeqBase numbers the inputs the machine applies from base+1 in its
+// telemetry: the attribute moora.input.seq of an input's span is base plus
+// the input's position (see DispatchWaitPos). journal.Open gives it the
+// last sequence number of the journal it opened, so that a span names its
+// input's record. It does nothing without WithTelemetry, and may come
+// before or after it.
+func WithSeqBase[S, I any](base uint64) Option[S, I] {
+	return func(c *config[S, I]) { c.seqBase = base }
+}
+
+// WithTelemetryAttributes adds attrs to every span of the machine, input's
+// and job's: such as the agent's id (moora.agent.id), when many agents
+// share one TracerProvider (devpanel.Fleet adds it). It does nothing
+// without WithTelemetry, and may come before or after it.
+func WithTelemetryAttributes[S, I any](attrs ...attribute.KeyValue) Option[S, I] {
+	return func(c *config[S, I]) { c.spanAttrs = append(c.spanAttrs, attrs...) }
+}
+
 // telemetry is what WithTelemetry records with; nil when it is off.
 type telemetry struct {
-	tracer trace.Tracer // nil: no traces
-	meter  bool         // the instruments are set
+	tracer    trace.Tracer         // nil: no traces
+	meter     bool                 // the instruments are set
+	spanAttrs []attribute.KeyValue // WithTelemetryAttributes
 
 	inputs      metric.Int64Counter
 	inputTime   metric.Float64Histogram
@@ -182,15 +202,18 @@ func parentOf[I any](q queued[I]) context.Context {
 	return context.Background()
 }
 
-// input records an input applied (err nil) or rejected, and returns its
-// span's context (invalid without traces).
-func (t *telemetry) input(parent context.Context, in any, times inputTimes, err error) (sc trace.SpanContext) {
+// input records an input applied (err nil) as the seq-th, or rejected, and
+// returns its span's context (invalid without traces).
+func (t *telemetry) input(parent context.Context, in any, seq uint64, times inputTimes, err error) (sc trace.SpanContext) {
 	end := time.Now()
 	a := t.attrs(inputType(in))
 	if t.tracer != nil {
 		_, span := t.tracer.Start(parent, a.name, trace.WithTimestamp(times.start),
-			trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(a.attr))
+			trace.WithSpanKind(trace.SpanKindInternal), trace.WithAttributes(a.attr), trace.WithAttributes(t.spanAttrs...))
 		if span.IsRecording() {
+			if err == nil {
+				span.SetAttributes(attribute.Int64("moora.input.seq", int64(seq)))
+			}
 			if !times.admitted.IsZero() {
 				span.AddEvent("admitted", trace.WithTimestamp(times.admitted))
 			}
@@ -246,7 +269,7 @@ func (t *telemetry) jobStart(ctx context.Context, key string, cause trace.SpanCo
 	if cause.IsValid() {
 		parent = trace.ContextWithSpanContext(ctx, cause)
 	}
-	return t.tracer.Start(parent, "moora.job",
+	return t.tracer.Start(parent, "moora.job", trace.WithAttributes(t.spanAttrs...),
 		trace.WithAttributes(attribute.String("moora.job.key", key), attribute.String("moora.job.actor", actorOf(key))))
 }
 

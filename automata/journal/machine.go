@@ -216,7 +216,7 @@ func Open[S, I any](store Store, def automata.Definition[S, I], opts Options[S, 
 		Initial:    func() S { return state },
 		Transition: def.Transition,
 	}
-	options = append(options[:len(options):len(options)], automata.WithCommitter[S, I](committer[S, I]{m}))
+	options = append(options[:len(options):len(options)], automata.WithCommitter[S, I](committer[S, I]{m}), automata.WithSeqBase[S, I](m.openSeq))
 	m.inner = automata.NewMoore(restored, func(s S) S { return s }, options...)
 	go func() {
 		<-m.inner.Done()

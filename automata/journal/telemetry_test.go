@@ -87,15 +87,27 @@ func TestTelemetryCountsTheJournal(t *testing.T) {
 	}
 	ended := spans.Ended()
 	withCommit := 0
+	seqs := map[int64]bool{}
 	for _, s := range ended {
 		for _, e := range s.Events() {
 			if e.Name == "committed" {
 				withCommit++
 			}
 		}
+		for _, a := range s.Attributes() {
+			if a.Key == "moora.input.seq" {
+				seqs[a.Value.AsInt64()] = true
+			}
+		}
 	}
 	if len(ended) != int(seq) || withCommit != int(seq) {
 		t.Errorf("%d spans, %d with a committed event, for %d inputs", len(ended), withCommit, seq)
+	}
+	for n := int64(1); n <= seq; n++ {
+		if !seqs[n] {
+			t.Errorf("no span says moora.input.seq %d; %d spans say one", n, len(seqs))
+			break
+		}
 	}
 	if _, err := m.StateAt(uint64(seq / 2)); err != nil {
 		t.Fatal(err)
