@@ -319,6 +319,26 @@
 // WaitGroup. (CPU time, as the machine was loaded by other builds: the wall
 // clock varied fourfold from run to run.)
 //
+// Telemetry (WithTelemetry) costs nothing when it is off: in one run
+// alternating the test binaries of before and after it three times,
+//
+//	./automata.test -test.run XXX -test.bench '^BenchmarkDispatch$' -test.benchtime 30000000x -test.cpu 1
+//
+// took 47.6, 48.1 and 49.1 ns/op against 47.6, 47.3 and 47.8 before (1.00 to
+// 1.03×, the machine's noise), with 0 allocations either way; and
+// TestJobsAllocateTwiceEach still counts 2 allocations a job of the
+// runtime's. On, with the real SDK (every input sampled and handed to a
+// batching span processor whose exporter drops it, and measured by a
+// manual reader),
+//
+//	go test -run XXX -bench 'Telemetry' -benchmem -count 3 ./automata/ ./automata/journal/
+//
+// gave BenchmarkTelemetry/off 47.3-48.0 ns and 0 allocations against /on
+// 2,444-2,484 ns and 22 allocations an input (52×: the SDK's span and the
+// three measurements); in a durable machine, whose input waits for its
+// fsync, BenchmarkDurableTelemetry/off 269-281 µs against /on 300-356 µs
+// (1.08 to 1.29×, within the disk's noise).
+//
 // BenchmarkAppend compares automata.Append with copying (append to
 // slices.Clip) for one message added to a conversation: Append stays at
 // 0.2-0.6 µs/op from 100 to 1,000,000 messages (amortized, including the
