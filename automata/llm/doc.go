@@ -80,6 +80,23 @@
 // a real model when the environment names one (see package
 // automata/llm/openai).
 //
+// # Telemetry
+//
+// Traced wraps a Model to trace and measure its calls with OpenTelemetry,
+// as the GenAI semantic conventions say: each Complete is a span "chat
+// {model}" with the provider, the model, the finish reason, the tokens, the
+// time to the first chunk and the tool calls asked for, a child of the span
+// in its context (in a machine with automata.WithTelemetry, the span of the
+// job that made the call), and the metrics gen_ai.client.operation.duration,
+// gen_ai.client.token.usage and the times of the chunks. A model names its
+// provider and itself by implementing Named (the OpenAI provider and
+// Scripted do), or the options WithProviderName and WithModelName do. What
+// the model is sent and answers is left out, unless WithContent asks for it
+// (bounded: 4 KiB a text, 64 KiB an attribute). Without providers, Traced
+// returns the model itself.
+//
+//	model = llm.Traced(model, tracerProvider, meterProvider)
+//
 // # What it is not
 //
 // Not a client for everything a provider offers: no images, audio,

@@ -52,6 +52,14 @@ func Script(replies ...Response) func(Request) (Response, error) {
 	}
 }
 
+// ProviderName returns "moora.scripted", the provider Traced records for
+// the scripted model (see Named).
+func (Scripted) ProviderName() string { return "moora.scripted" }
+
+// ModelName returns "scripted", the model Traced records for the scripted
+// model (see Named).
+func (Scripted) ModelName() string { return "scripted" }
+
 // Complete answers req with s.Reply and streams the text to onChunk.
 func (s Scripted) Complete(ctx context.Context, req Request, onChunk func(text string)) (Response, error) {
 	if err := req.Validate(); err != nil {
