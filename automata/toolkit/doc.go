@@ -90,6 +90,66 @@
 // model is told name the tool, never its URL, whose query may hold a
 // secret.
 //
+// # Telemetry
+//
+// With Config.TracerProvider or Config.MeterProvider (the API of
+// go.opentelemetry.io/otel: the SDK and the exporters are the caller's
+// choice), a kit traces or measures its calls; with neither (the default)
+// it records nothing, at no cost.
+//
+// Each call of Run is a span after the OpenTelemetry GenAI conventions for
+// tool execution (of status Development): named "execute_tool {tool}"
+// ("execute_tool" for a name that is no tool's), of kind Internal, a child
+// of the span in the call's context and the parent of the spans the tool
+// makes with its own. In an agent that span is the job's
+// (automata.WithTelemetry), so that a trace goes from an input to the job
+// it called for to the job's tool calls and what they did; RunAll's calls
+// are each a child of it. The span's attributes are:
+//
+//   - the conventions': gen_ai.operation.name "execute_tool",
+//     gen_ai.tool.name, gen_ai.tool.type ("function" for a Func,
+//     "extension" for an HTTP tool, which calls an API elsewhere),
+//     gen_ai.tool.description, gen_ai.tool.call.id (Call.ID) and, when the
+//     call failed, error.type (its Kind);
+//   - ours: moora.tool.kind, how the call ended (none, invalid,
+//     permission, timeout, unavailable, failure or cancelled: the Kinds,
+//     "none" for KindNone), moora.tool.tries (Result.Tries),
+//     moora.tool.key (Call.Key, the idempotency key) and
+//     moora.tool.breaker.refused (the circuit breaker refused the call:
+//     KindUnavailable).
+//
+// Each try is an event of the span, "moora.tool.try", with its number
+// (moora.tool.try), how it ended (moora.tool.kind), how long it ran
+// (moora.tool.try.duration, in seconds) and its error (moora.tool.error);
+// the waits for slots and the backoffs are the gaps between them. Events,
+// not spans of their own: the conventions make a tool execution one span,
+// which backends count as one; a try has little more to say than how it
+// ended; and what a try did is already under the call's span, as the spans
+// the tool made (an instrumented HTTP client's, say), in the order of the
+// tries.
+//
+// A call that failed (invalid, permission, timeout, unavailable, failure)
+// has an error status, described by its error cut to 1 KiB. A cancelled
+// call has not: its caller gave up on it (its job was cancelled, whose
+// span has no error status either), which says nothing of the tool;
+// moora.tool.kind says it. Errors are recorded, as the model is told them,
+// cut: a tool's own error may quote what it was given. The arguments and
+// the output are not, unless Config.TraceContent asks for them
+// (gen_ai.tool.call.arguments, gen_ai.tool.call.result).
+//
+// Metrics, all with the attribute gen_ai.tool.name (_OTHER for a name that
+// is no tool's, so that what a model writes adds no series):
+//
+//   - gen_ai.execute_tool.duration (histogram, seconds; the conventions'):
+//     each call's Result.Duration, with gen_ai.tool.type, moora.tool.kind
+//     and, when the call failed, error.type (a cancelled call's has none,
+//     as its span has no error status);
+//   - moora.tool.calls (counter): calls ended, by moora.tool.kind;
+//   - moora.tool.tries (histogram): the tries of each call that ran its
+//     tool, retries included;
+//   - moora.tool.breaker.refused (counter): calls the circuit breaker
+//     refused, before the first try or before a retry.
+//
 // # What it is not
 //
 // The toolkit does not decide when tools are called, nor keep their

@@ -15,6 +15,8 @@ import (
 	"github.com/moora-go/moora/automata/internal/schemaerr"
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/santhosh-tekuri/jsonschema/v5"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // The errors a tool returns to say why it failed. A Func's error that wraps
@@ -145,6 +147,26 @@ type Config struct {
 	// The kit uses a copy of it that does not follow redirects: a tool
 	// that answers one failed (New does not change the client given).
 	HTTPClient *http.Client
+	// TracerProvider traces each call of Run as a span "execute_tool
+	// {tool}" after the OpenTelemetry GenAI conventions, a child of the
+	// span in the call's context (in an agent, the job's) and the parent
+	// of what the tool does with its own; each try is an event of it
+	// (see the package doc, "Telemetry"). Nil: no traces.
+	TracerProvider trace.TracerProvider
+	// MeterProvider measures the calls: moora.tool.calls,
+	// gen_ai.execute_tool.duration, moora.tool.tries and
+	// moora.tool.breaker.refused (see the package doc, "Telemetry").
+	// Nil: no metrics. With both providers nil a kit records nothing, at
+	// no cost.
+	MeterProvider metric.MeterProvider
+	// TraceContent records in each call's span its arguments
+	// (gen_ai.tool.call.arguments), as the model wrote them, and a
+	// successful call's output (gen_ai.tool.call.result), as the model is
+	// told it (filtered, cut to MaxResultBytes), each cut to 4 KiB. Off
+	// by default: they are what users, models and tools wrote, secrets
+	// and personal data included, and the conventions leave them out
+	// unless asked for.
+	TraceContent bool
 }
 
 // Kit is a set of tools and what guards their calls: render its tools for
@@ -156,6 +178,7 @@ type Kit struct {
 	tools  []*entry // in the order given
 	byName map[string]*entry
 	slots  chan struct{} // the kit's MaxConcurrent
+	tel    *telemetry    // nil: none
 }
 
 // entry is one tool of a kit and its running state.
@@ -164,6 +187,7 @@ type entry struct {
 	slots chan struct{} // MaxConcurrent
 	mu    sync.Mutex
 	br    breaker
+	tel   *toolTelemetry // nil without telemetry
 }
 
 // New makes a kit of tools, or says which tool or setting is wrong: a
@@ -189,7 +213,7 @@ func New(cfg Config, tools ...Tool) (*Kit, error) {
 	// answer, which post reports.
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	cfg.HTTPClient = &client
-	k := &Kit{cfg: cfg, byName: make(map[string]*entry, len(tools)), slots: make(chan struct{}, cfg.MaxConcurrent)}
+	k := &Kit{cfg: cfg, byName: make(map[string]*entry, len(tools)), slots: make(chan struct{}, cfg.MaxConcurrent), tel: newTelemetry(cfg)}
 	for i, t := range tools {
 		fail := func(err error) (*Kit, error) {
 			return nil, fmt.Errorf("toolkit: tool %d (%q): %w", i, t.name, err)
@@ -215,6 +239,9 @@ func New(cfg Config, tools ...Tool) (*Kit, error) {
 			return fail(err)
 		}
 		e := &entry{Tool: t, slots: make(chan struct{}, p.MaxConcurrent)}
+		if k.tel != nil {
+			e.tel = k.tel.of(e)
+		}
 		k.tools = append(k.tools, e)
 		k.byName[t.name] = e
 	}
@@ -287,9 +314,20 @@ func (k *Kit) RunAll(ctx context.Context, calls []Call) []Result {
 // Backoff apart. The output is filtered (Config.Filter, then
 // Policy.Filter) and cut to MaxResultBytes; so is an error (Content).
 // When ctx ends, the call ends with KindCancelled.
+//
+// With Config.TracerProvider, the call is a span, a child of the span in
+// ctx, and the tool runs under it; with Config.MeterProvider, it is
+// measured (see the package doc, "Telemetry").
 func (k *Kit) Run(ctx context.Context, c Call) (r Result) {
 	begin := k.cfg.Clock()
 	r = Result{CallID: c.ID, Name: c.Name}
+	var span trace.Span // nil without traces
+	if k.tel != nil {
+		e := k.byName[c.Name]
+		ctx, span = k.tel.start(ctx, e, c)
+		// Deferred first, so run last: it sees r as Run returns it.
+		defer func() { k.tel.end(ctx, span, e, r) }()
+	}
 	limit := DefaultMaxResultBytes
 	defer func() {
 		r.Duration = k.cfg.Clock().Sub(begin)
@@ -329,7 +367,7 @@ func (k *Kit) Run(ctx context.Context, c Call) (r Result) {
 	if err != nil {
 		return fail(KindUnavailable, err)
 	}
-	out, kind, err := k.tries(ctx, e, c, tk, &r.Tries)
+	out, kind, err := k.tries(ctx, e, c, tk, &r.Tries, span)
 	if kind != KindNone {
 		return fail(kind, err)
 	}
@@ -432,8 +470,9 @@ func Attempt(ctx context.Context) int {
 // tries runs the call under e's policy, the breaker having let it through
 // with tk: each try with a slot of the tool and of the kit and its
 // timeout, retried after failures and timeouts. It tells the breaker how
-// the call ended.
-func (k *Kit) tries(ctx context.Context, e *entry, c Call, tk ticket, tries *int) (out string, kind Kind, err error) {
+// the call ended. span is the call's, which each try is an event of (nil
+// without traces).
+func (k *Kit) tries(ctx context.Context, e *entry, c Call, tk ticket, tries *int, span trace.Span) (out string, kind Kind, err error) {
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = e.policy.Timeout
@@ -444,7 +483,7 @@ func (k *Kit) tries(ctx context.Context, e *entry, c Call, tk ticket, tries *int
 	defer func() { e.record(tk, kind, err, k.cfg.Clock()) }()
 	backoff := e.policy.Backoff
 	for attempt := 1; ; attempt++ {
-		out, kind, err = k.attempt(ctx, e, c, &tk, attempt, timeout, tries)
+		out, kind, err = k.attempt(ctx, e, c, &tk, attempt, timeout, tries, span)
 		if kind != KindFailure && kind != KindTimeout || attempt > e.policy.Retries {
 			return out, kind, err
 		}
@@ -463,8 +502,9 @@ func (k *Kit) tries(ctx context.Context, e *entry, c Call, tk ticket, tries *int
 // of the tool, then for one of the kit, so that a call waiting for a busy
 // tool holds none of the kit's; then it asks the breaker again, which let
 // the call through with *tk, as it may have opened meanwhile. The slots
-// are given back however the try ends.
-func (k *Kit) attempt(ctx context.Context, e *entry, c Call, tk *ticket, n int, timeout time.Duration, tries *int) (string, Kind, error) {
+// are given back however the try ends. A try that runs is an event of
+// span, the call's (nil without traces).
+func (k *Kit) attempt(ctx context.Context, e *entry, c Call, tk *ticket, n int, timeout time.Duration, tries *int, span trace.Span) (string, Kind, error) {
 	if err := ctx.Err(); err != nil {
 		return "", KindCancelled, err
 	}
@@ -482,7 +522,13 @@ func (k *Kit) attempt(ctx context.Context, e *entry, c Call, tk *ticket, n int, 
 	}
 	*tk = t
 	*tries = n
-	return k.try(ctx, e, c, n, timeout)
+	if span == nil {
+		return k.try(ctx, e, c, n, timeout)
+	}
+	start := time.Now()
+	out, kind, err := k.try(ctx, e, c, n, timeout)
+	k.tel.try(span, n, time.Since(start), kind, err)
+	return out, kind, err
 }
 
 // acquire takes a slot of each of slots, in order, and returns what gives
