@@ -174,8 +174,10 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/llm/openai"
 	"github.com/moora-go/moora/automata/registry"
+	"github.com/moora-go/moora/examples/internal/otelenv"
 	"github.com/moora-go/moora/examples/react/decl"
 )
 
@@ -223,7 +225,18 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		_, err := stdout.Write(ConfigSchema())
 		return err
 	}
-	work, err := newWork(cfg)
+	telemetry, err := otelenv.Setup(context.Background(), "react")
+	if err != nil {
+		return fmt.Errorf("setting up OpenTelemetry: %w", err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := telemetry.Shutdown(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "react: flushing the telemetry:", err)
+		}
+	}()
+	work, err := newWork(cfg, telemetry)
 	if err != nil {
 		return err
 	}
@@ -288,7 +301,7 @@ func serve(cfg config, fleet *journal.BoltFleet, work Work, configs *configs, st
 
 // newWork makes the planner, the reflector and the toolkit the flags and
 // the environment ask for.
-func newWork(cfg config) (Work, error) {
+func newWork(cfg config, telemetry otelenv.Providers) (Work, error) {
 	if cfg.model != "" {
 		os.Setenv("OPENAI_MODEL", cfg.model)
 	}
@@ -300,7 +313,7 @@ func newWork(cfg config) (Work, error) {
 	if err != nil {
 		return Work{}, err
 	}
-	kit, err := NewKit(Tools(ws)...)
+	kit, err := newKit(telemetry, Tools(ws)...)
 	if err != nil {
 		return Work{}, err
 	}
@@ -309,13 +322,14 @@ func newWork(cfg config) (Work, error) {
 		Reflector:  RuleReflector{},
 		Toolkit:    kit,
 		RetryLimit: 1,
+		Telemetry:  telemetry,
 	}
 	model, err := openai.FromEnv(nil)
 	if err != nil {
 		return Work{}, err
 	}
 	if model != nil {
-		work.Planner = LLMPlanner{Model: model}
+		work.Planner = LLMPlanner{Model: llm.Traced(model, telemetry.Tracer, telemetry.Meter)}
 	}
 	return work, nil
 }

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
@@ -92,16 +94,21 @@ func openRuns(cfg runsConfig) (*runs, error) {
 	}
 	var err error
 	rs.reg, err = registry.New(registry.Config[decl.AgentState, decl.AgentInput]{
-		Fleet:       cfg.Fleet,
-		IdleTimeout: cfg.IdleTimeout,
-		Now:         cfg.Now,
-		Logger:      cfg.Logger,
+		Fleet:         cfg.Fleet,
+		IdleTimeout:   cfg.IdleTimeout,
+		MeterProvider: cfg.Work.Telemetry.Meter,
+		Now:           cfg.Now,
+		Logger:        cfg.Logger,
 		Open: func(id string, store journal.Store) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
 			turn := &turn{turns: rs.turns}
 			work := cfg.Work
 			work.Begin = turn.take
 			jopts, opts := agentOptions(work, time.Now)
 			opts = append(opts, automata.WithAdmission(oneRun(id)))
+			if t := cfg.Work.Telemetry; t.Tracer != nil || t.Meter != nil {
+				opts = append(opts, automata.WithTelemetry[decl.AgentState, decl.AgentInput](t.Tracer, t.Meter),
+					automata.WithTelemetryAttributes[decl.AgentState, decl.AgentInput](attribute.String("moora.agent.id", id)))
+			}
 			if cfg.Options != nil {
 				opts = append(opts, cfg.Options(id)...)
 			}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/moora-go/moora/automata/toolkit"
 	"github.com/moora-go/moora/examples/internal/calc"
+	"github.com/moora-go/moora/examples/internal/otelenv"
 )
 
 // The arguments of the demo's tools. A plan's parameters are strings
@@ -177,7 +178,13 @@ func search(ctx context.Context, workspace fs.FS, term string) (string, error) {
 // NewKit makes tools the demo's kit, with its security checks: Allow
 // before each call, Filter after it.
 func NewKit(tools ...toolkit.Tool) (*toolkit.Kit, error) {
-	return toolkit.New(toolkit.Config{Allow: Allow, Filter: Filter}, tools...)
+	return newKit(otelenv.Providers{}, tools...)
+}
+
+// newKit is NewKit whose calls p traces and measures (when its providers
+// are set).
+func newKit(p otelenv.Providers, tools ...toolkit.Tool) (*toolkit.Kit, error) {
+	return toolkit.New(toolkit.Config{Allow: Allow, Filter: Filter, TracerProvider: p.Tracer, MeterProvider: p.Meter}, tools...)
 }
 
 // The security checks of the demo: an allow-list of tools, and an output

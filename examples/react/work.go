@@ -15,6 +15,7 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/toolkit"
+	"github.com/moora-go/moora/examples/internal/otelenv"
 	"github.com/moora-go/moora/examples/react/decl"
 	"github.com/moora-go/moora/examples/react/impl/transitions"
 )
@@ -33,6 +34,11 @@ type Work struct {
 	TimeoutMs, RetryLimit int64
 	// Now is the watchdog's clock; nil is time.Now.
 	Now func() time.Time
+	// Telemetry, when its providers are set, traces and measures each
+	// run's agent (automata.WithTelemetry, with the agent's id on its
+	// spans: see openRuns) and the registry of the runs; the toolkit and
+	// the model are given them where they are made (newWork).
+	Telemetry otelenv.Providers
 	// Begin, if set, is called by a run's start job before it plans: it
 	// returns once the run may start (the command bounds the runs in
 	// progress at once: see runs), or with the error that ends the job

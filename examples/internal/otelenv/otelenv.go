@@ -46,10 +46,21 @@ func Enabled() bool {
 
 // Setup makes the providers the environment asks for, for the example
 // named service (the default service.name; OTEL_SERVICE_NAME wins), and
-// installs W3C trace context as the global propagator.
-func Setup(ctx context.Context, service string) (Providers, error) {
+// installs W3C trace context as the global propagator. The spans go to each
+// of local too (such as the devpanel's recorder of traces, which keeps
+// them in memory): with local and no endpoint, Setup makes a TracerProvider
+// that exports nothing, and no MeterProvider.
+func Setup(ctx context.Context, service string, local ...sdktrace.SpanProcessor) (Providers, error) {
 	p := Providers{Shutdown: func(context.Context) error { return nil }}
+	var opts []sdktrace.TracerProviderOption
+	for _, sp := range local {
+		opts = append(opts, sdktrace.WithSpanProcessor(sp))
+	}
 	if !Enabled() {
+		if len(local) > 0 {
+			tp := sdktrace.NewTracerProvider(opts...)
+			p.Tracer, p.Shutdown = tp, tp.Shutdown
+		}
 		return p, nil
 	}
 	res, err := resource.New(ctx, resource.WithFromEnv(), resource.WithTelemetrySDK(),
@@ -69,7 +80,7 @@ func Setup(ctx context.Context, service string) (Providers, error) {
 	if err != nil {
 		return p, errors.Join(err, spans.Shutdown(ctx))
 	}
-	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(spans), sdktrace.WithResource(res))
+	tp := sdktrace.NewTracerProvider(append(opts, sdktrace.WithBatcher(spans), sdktrace.WithResource(res))...)
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewPeriodicReader(metrics)), sdkmetric.WithResource(res))
 	otel.SetTextMapPropagator(propagation.TraceContext{})
 	p.Tracer, p.Meter = tp, mp

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
 
 // TestSetupExportsToTheEndpoint: with OTEL_EXPORTER_OTLP_ENDPOINT set to a
@@ -65,5 +67,26 @@ func TestSetupWithoutEndpoint(t *testing.T) {
 	p, err := Setup(context.Background(), "x")
 	if err != nil || p.Tracer != nil || p.Meter != nil || p.Shutdown(context.Background()) != nil {
 		t.Errorf("providers %v %v, err %v", p.Tracer, p.Meter, err)
+	}
+}
+
+// TestSetupLocalOnly: without an endpoint, a local span processor gets the
+// spans, and nothing is exported (there is no MeterProvider).
+func TestSetupLocalOnly(t *testing.T) {
+	for _, v := range []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "OTEL_EXPORTER_OTLP_METRICS_ENDPOINT"} {
+		t.Setenv(v, "")
+	}
+	rec := tracetest.NewSpanRecorder()
+	p, err := Setup(context.Background(), "x", rec)
+	if err != nil || p.Tracer == nil || p.Meter != nil {
+		t.Fatalf("providers %v %v, err %v", p.Tracer, p.Meter, err)
+	}
+	_, span := p.Tracer.Tracer("test").Start(context.Background(), "local")
+	span.End()
+	if err := p.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(rec.Ended()); n != 1 {
+		t.Errorf("%d spans recorded locally", n)
 	}
 }
