@@ -24,6 +24,9 @@ import (
 	"github.com/moora-go/moora/automata/internal/jsonpatch"
 	"github.com/moora-go/moora/automata/internal/wire"
 	"github.com/moora-go/moora/automata/journal"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Agent is a running agent the bridge serves. A *journal.Machine is one;
@@ -145,6 +148,27 @@ type Config[S, I, V any] struct {
 	// Logger receives the errors that have no client to go to. Default
 	// slog.Default().
 	Logger *slog.Logger
+
+	// TracerProvider, if set, traces each POST /inputs with a server
+	// span, a child of the span the caller names in its request's
+	// headers (see Propagator), and the parent of the span the agent
+	// makes for the input when the agent traces its inputs
+	// (automata.WithTelemetry). See "Telemetry" in the package
+	// documentation. Default (nil): no spans, at the cost of a nil check.
+	TracerProvider trace.TracerProvider
+	// MeterProvider, if set, measures the POSTs of inputs
+	// (http.server.request.duration) and the streams (moora.sse.clients,
+	// moora.sse.bytes, moora.sse.events). Default (nil): no metrics, at
+	// the cost of a nil check.
+	MeterProvider metric.MeterProvider
+	// Propagator reads the caller's trace context from a POST's headers.
+	// Default, when TracerProvider is set: propagation.TraceContext{}, the
+	// W3C traceparent and tracestate headers. A bridge whose clients are
+	// not trusted to choose its traces (nor, with a parent-based sampler,
+	// which of them are sampled) sets an empty
+	// propagation.NewCompositeTextMapPropagator(): each POST then starts a
+	// trace of its own. Unused without TracerProvider.
+	Propagator propagation.TextMapPropagator
 }
 
 // Bridge serves an agent over HTTP: see the package documentation for its
@@ -154,7 +178,9 @@ type Bridge[S, I, V any] struct {
 	durable durable[S, I] // nil for an in-memory agent
 	cfg     Config[S, I, V]
 	actors  clientActors
-	epoch   string // "" when ids are journal sequence numbers
+	epoch   string     // "" when ids are journal sequence numbers
+	tel     *telemetry // nil without providers
+	cors    string     // Access-Control-Allow-Headers
 	tokens  queryTokens
 	mux     *http.ServeMux
 	log     *slog.Logger
@@ -237,6 +263,10 @@ func New[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, I, V],
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
+	tel, err := newTelemetry(cfg.TracerProvider, cfg.MeterProvider, cfg.Propagator)
+	if err != nil {
+		return nil, err
+	}
 	key := make([]byte, 32)
 	rand.Read(key)
 	b := &Bridge[S, I, V]{
@@ -251,6 +281,8 @@ func New[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, I, V],
 		dedup:   newDedup(cfg.DedupWindow),
 		limits:  streamLimits{max: cfg.MaxStreams, perClient: cfg.MaxStreamsPerClient, byClient: map[string]int{}},
 		hub:     newHub(),
+		tel:     tel,
+		cors:    corsAllowHeaders(cfg.TracerProvider, cfg.Propagator),
 	}
 	if d, ok := agent.(durable[S, I]); ok {
 		b.durable = d
@@ -408,7 +440,16 @@ func (b *Bridge[S, I, V]) Close() {
 
 // ServeHTTP serves the bridge's routes: see the package documentation.
 func (b *Bridge[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !checkOrigin(w, r, b.cfg.AllowOrigins) {
+	if b.tel != nil && r.Method == http.MethodPost && r.URL.Path == "/inputs" {
+		b.tel.serveInput(w, r, b.serve)
+		return
+	}
+	b.serve(w, r)
+}
+
+// serve is ServeHTTP without the span and the measure of a POST /inputs.
+func (b *Bridge[S, I, V]) serve(w http.ResponseWriter, r *http.Request) {
+	if !checkOrigin(w, r, b.cfg.AllowOrigins, b.cors) {
 		return
 	}
 	if r.Method == http.MethodOptions {
@@ -424,8 +465,9 @@ func (b *Bridge[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // checkOrigin enforces the CORS allow-list. A request without Origin (not
 // from a browser, or a same-origin GET) passes; one from the bridge's own
 // origin passes; one from a listed origin passes with the CORS headers;
-// every other is refused with 403.
-func checkOrigin(w http.ResponseWriter, r *http.Request, allow []string) bool {
+// every other is refused with 403. A preflight is told the request headers
+// allowed: allowHeaders.
+func checkOrigin(w http.ResponseWriter, r *http.Request, allow []string, allowHeaders string) bool {
 	origin := r.Header.Get("Origin")
 	if origin == "" {
 		return true
@@ -447,7 +489,7 @@ func checkOrigin(w http.ResponseWriter, r *http.Request, allow []string) bool {
 	h.Set("Access-Control-Allow-Credentials", "true")
 	if r.Method == http.MethodOptions {
 		h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-		h.Set("Access-Control-Allow-Headers", "Authorization, Content-Type, Idempotency-Key, Last-Event-ID")
+		h.Set("Access-Control-Allow-Headers", allowHeaders)
 		h.Set("Access-Control-Max-Age", "600")
 	}
 	return true
@@ -505,7 +547,7 @@ func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 		wire.WriteError(w, http.StatusUnsupportedMediaType, "missing Content-Type: want application/json")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, b.cfg.MaxBody))
+	body, err := io.ReadAll(http.MaxBytesReader(unwrapRecorder(w), r.Body, b.cfg.MaxBody))
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -520,6 +562,7 @@ func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 		wire.WriteError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
+	b.tel.inputKnown(r.Context(), in)
 	if err := b.actors.check(in); err != nil {
 		wire.WriteError(w, http.StatusForbidden, "%v", err)
 		return
@@ -536,7 +579,9 @@ func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 	for {
 		seq, dup, wait := b.dedup.begin(key)
 		if dup {
-			wire.WriteJSON(w, http.StatusOK, b.result(seq, true))
+			res := b.result(seq, true)
+			b.tel.answered(ctx, res)
+			wire.WriteJSON(w, http.StatusOK, res)
 			return
 		}
 		if wait != nil { // the same id is in flight: wait for its outcome
@@ -576,7 +621,9 @@ func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 	if b.durable != nil {
 		b.waitSeq(ctx, seq) // so that a client that reads the state stream next finds it
 	}
-	wire.WriteJSON(w, http.StatusOK, b.result(seq, false))
+	res := b.result(seq, false)
+	b.tel.answered(ctx, res)
+	wire.WriteJSON(w, http.StatusOK, res)
 }
 
 func (b *Bridge[S, I, V]) result(seq uint64, dup bool) postResult {

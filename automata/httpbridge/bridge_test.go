@@ -98,6 +98,12 @@ func inputID(in input) string {
 // newFixture serves the starter agent, durable, on a real loopback server.
 func newFixture(t testing.TB, edit func(*Config[state, input, view])) *fixture {
 	t.Helper()
+	return newFixtureWith(t, edit)
+}
+
+// newFixtureWith is newFixture with more options for the agent's machine.
+func newFixtureWith(t testing.TB, edit func(*Config[state, input, view]), options ...automata.Option[state, input]) *fixture {
+	t.Helper()
 	streams := NewStreams(StreamOptions{})
 	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {
@@ -105,7 +111,7 @@ func newFixture(t testing.TB, edit func(*Config[state, input, view])) *fixture {
 	}
 	m, err := journal.Open(store, agent.Definition(), journal.Options[state, input]{
 		Codec: journal.JSON[state](decl.DecodeInput),
-	}, agent.WithJobs(decl.JobFns{Llm: llmJobs(streams)}), automata.WithAdmission(stamp))
+	}, append([]automata.Option[state, input]{agent.WithJobs(decl.JobFns{Llm: llmJobs(streams)}), automata.WithAdmission(stamp)}, options...)...)
 	if err != nil {
 		store.Close()
 		t.Fatal(err)

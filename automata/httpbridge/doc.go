@@ -190,6 +190,61 @@
 // over either: Close does.) A state stream over TLS is found closed by its
 // client at the next heartbeat, not within a second.
 //
+// # Telemetry
+//
+// With Config.TracerProvider (OpenTelemetry's API; the SDK and exporters
+// are the program's choice), each POST /inputs is a server span, as the
+// OpenTelemetry HTTP conventions describe one: named "POST /inputs", of
+// kind server, with http.request.method, http.route, url.path, url.scheme,
+// network.protocol.version, user_agent.original and
+// http.response.status_code. Its parent is the span the caller names in
+// its headers (Config.Propagator: W3C traceparent and tracestate by
+// default, which a CORS preflight allows), so a POST continues its
+// caller's trace. Once known, the span gets the input's type
+// (moora.input.type) and its sequence number in the journal
+// (moora.journal.seq, with moora.input.duplicate on a retry answered from
+// the window of recent ids). The input is dispatched with the request's
+// context, span and all: an agent traced with the same provider
+// (automata.WithTelemetry) makes the input's span, "moora.input {type}", a
+// child of the request's, and the spans of the jobs it calls for children
+// of that. A POST that is refused (400 to 422) or fails (5xx) has
+// error.type, its status code as a string; as the conventions say of
+// server spans, only a 5xx sets the span's status to Error, a refusal
+// being the client's mistake (an input the agent's admission step
+// rejects has an error status on the agent's span for it). The span
+// covers the whole request, authentication included; under a Fleet it is
+// "POST /agents/{id}/inputs", and starts once the agent is active.
+//
+// With Config.MeterProvider the bridge measures:
+//
+//   - http.server.request.duration (histogram, seconds, with the
+//     conventions' buckets and attributes): the POSTs of inputs;
+//   - moora.sse.clients (up-down counter): the streams being served, from
+//     the start of their response to their end (a state stream over HTTP/1
+//     whose client left is found within a second, or at the next heartbeat
+//     over TLS);
+//   - moora.sse.bytes (counter, bytes): what is written to the streams:
+//     events, heartbeats and retry lines, not the response head nor
+//     HTTP's framing;
+//   - moora.sse.events (counter): the events written whole, close events
+//     included;
+//
+// the last three by moora.sse.stream, "state" or "token". A stream has no
+// span: it lasts as long as a page stays open, for hours, and a span that
+// long is exported only when it ends (lost with the process), keeps a tail
+// sampler's trace open, and would tell nothing the metrics do not; what a
+// stream carries is traced where it is made, in the inputs' spans.
+//
+// Without either provider (the default) the bridge records nothing, at
+// the cost of a nil check. A bridge behind a tracing middleware (otelhttp)
+// may leave TracerProvider nil: the request's context holds the
+// middleware's span, which the inputs' spans are then children of. With
+// the default propagator a client chooses the trace its POST joins and,
+// under a parent-based sampler, whether it is sampled: a bridge open to
+// clients it does not trust sets an empty
+// propagation.NewCompositeTextMapPropagator(), and each POST starts a
+// trace of its own.
+//
 // # Many agents
 //
 // Fleet serves the agents of a registry (package automata/registry) by id,

@@ -60,6 +60,7 @@ type FleetConfig[S, I, V any] struct {
 type Fleet[S, I, V any] struct {
 	cfg     FleetConfig[S, I, V]
 	mux     *http.ServeMux
+	cors    string // Access-Control-Allow-Headers
 	streams atomic.Int64
 
 	mu      sync.Mutex
@@ -126,7 +127,7 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 	setDefault(&cfg.MaxStreams, 10_000)
 	setDefault(&cfg.MaxStreamsPerIdentity, 100)
 	cfg.Bridge.Auth = AllowAll
-	f := &Fleet[S, I, V]{cfg: cfg, bridges: map[*registry.Agent[S, I]]*fleetBridge[S, I, V]{}, owners: map[string]*ownerLock{}, byIdentity: map[string]int{}}
+	f := &Fleet[S, I, V]{cfg: cfg, cors: corsAllowHeaders(cfg.Bridge.TracerProvider, cfg.Bridge.Propagator), bridges: map[*registry.Agent[S, I]]*fleetBridge[S, I, V]{}, owners: map[string]*ownerLock{}, byIdentity: map[string]int{}}
 	f.mux = http.NewServeMux()
 	f.mux.HandleFunc("POST /agents", f.create)
 	f.mux.HandleFunc("GET /agents", f.list)
@@ -142,7 +143,7 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 // ServeHTTP serves the fleet's routes, to the origins a Bridge allows
 // (FleetConfig.Bridge.AllowOrigins).
 func (f *Fleet[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !checkOrigin(w, r, f.cfg.Bridge.AllowOrigins) {
+	if !checkOrigin(w, r, f.cfg.Bridge.AllowOrigins, f.cors) {
 		return
 	}
 	if r.Method == http.MethodOptions {
@@ -427,6 +428,9 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
 	if stream {
 		ctx = context.WithValue(ctx, streamHoldKey{}, hold)
+	}
+	if f.cfg.Bridge.TracerProvider != nil || f.cfg.Bridge.MeterProvider != nil {
+		ctx = context.WithValue(ctx, routePrefixKey{}, "/agents/{id}") // http.route of the bridge's spans
 	}
 	b, err := f.bridgeOf(a)
 	if err != nil {

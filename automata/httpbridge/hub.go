@@ -148,19 +148,25 @@ func (b *Bridge[S, I, V]) hijackState(w http.ResponseWriter, r *http.Request, fi
 		}
 	}
 	b.active.Add(1)
+	b.tel.streamOpened(stateStream)
 	// The server's deadlines are for requests, not for a stream: the head
 	// and first events get the write timeout, and then none.
 	conn.SetDeadline(time.Now().Add(b.cfg.WriteTimeout))
+	headLen := head.Len()
 	out := net.Buffers{head.Bytes(), retryLine, first}
-	if _, err := out.WriteTo(conn); err != nil {
+	n, err := out.WriteTo(conn)
+	if err != nil {
+		b.tel.sent(stateStream, max(int(n)-headLen, 0), 0)
 		b.dropClient(c)
 		return true
 	}
+	b.tel.sent(stateStream, int(n)-headLen, 1)
 	b.hub.mu.Lock()
 	select {
 	case <-b.closing:
 		b.hub.mu.Unlock()
-		conn.Write(closeEvent) // within the write timeout
+		m, _ := conn.Write(closeEvent) // within the write timeout
+		b.tel.sent(stateStream, m, whole(m, closeEvent))
 		b.dropClient(c)
 		return true
 	default:
@@ -181,6 +187,7 @@ func (b *Bridge[S, I, V]) dropClient(c *hubClient) {
 		c.conn.Close()
 		c.free()
 		b.active.Add(-1)
+		b.tel.streamClosed(stateStream)
 	})
 }
 
@@ -205,7 +212,7 @@ func (b *Bridge[S, I, V]) fanOut() {
 		case <-heartbeats.C:
 			for _, c := range b.hub.snapshot() {
 				if !c.busy.Load() {
-					b.send(c, [][]byte{heartbeat}, c.cursor)
+					b.send(c, [][]byte{heartbeat}, 0, c.cursor)
 				}
 			}
 		case <-sweeps.C:
@@ -221,19 +228,23 @@ func (b *Bridge[S, I, V]) fanOut() {
 				case c.busy.Load():
 					b.dropClient(c) // mid-batch: its writer fails, and gives up
 				case c.raw != nil:
-					if n, _ := writeNow(c.raw, [][]byte{closeEvent}); n > 0 && n < len(closeEvent) {
+					n, _ := writeNow(c.raw, [][]byte{closeEvent})
+					if n > 0 && n < len(closeEvent) {
 						closing.Go(func() { // the rest of it, briefly
 							c.conn.SetWriteDeadline(time.Now().Add(time.Second))
-							c.conn.Write(closeEvent[n:])
+							m, _ := c.conn.Write(closeEvent[n:])
+							b.tel.sent(stateStream, n+m, whole(n+m, closeEvent))
 							b.dropClient(c)
 						})
 						continue
 					}
+					b.tel.sent(stateStream, n, whole(n, closeEvent))
 					b.dropClient(c)
 				default:
 					closing.Go(func() {
 						c.conn.SetWriteDeadline(time.Now().Add(time.Second))
-						c.conn.Write(closeEvent)
+						m, _ := c.conn.Write(closeEvent)
+						b.tel.sent(stateStream, m, whole(m, closeEvent))
 						b.dropClient(c)
 					})
 				}
@@ -274,7 +285,7 @@ func (b *Bridge[S, I, V]) pass() (more bool) {
 			batches[c.cursor] = bt
 		}
 		more = more || bt.full
-		b.send(c, bt.data, bt.next)
+		b.send(c, bt.data, len(bt.data), bt.next)
 	}
 	return more
 }
@@ -303,26 +314,30 @@ func (b *Bridge[S, I, V]) batchAfter(cursor uint64) hubBatch {
 	return bt
 }
 
-// send writes data to client c, which is then at next: at once if its
-// socket takes it all, else by a goroutine that waits for it to take the
-// rest, within the write timeout. The fan-out must own c (not busy).
-func (b *Bridge[S, I, V]) send(c *hubClient, data [][]byte, next uint64) {
+// send writes data, which holds events events (the rest of it heartbeats),
+// to client c, which is then at next: at once if its socket takes it all,
+// else by a goroutine that waits for it to take the rest, within the write
+// timeout. The fan-out must own c (not busy).
+func (b *Bridge[S, I, V]) send(c *hubClient, data [][]byte, events int, next uint64) {
 	if len(data) == 0 {
 		c.cursor = next
 		return
 	}
 	n, err := writeNow(c.raw, data)
 	if err != nil {
+		b.tel.sent(stateStream, n, 0)
 		b.dropClient(c)
 		return
 	}
 	rest := after(data, n)
 	if len(rest) == 0 {
+		b.tel.sent(stateStream, n, events)
 		c.cursor = next
 		return
 	}
+	b.tel.sent(stateStream, n, 0) // the events are counted once written whole
 	c.busy.Store(true)
-	go b.drain(c, rest, next)
+	go b.drain(c, rest, events, next)
 }
 
 // after returns what of bufs follows its first n bytes: slices of the same
@@ -345,14 +360,26 @@ func after(bufs [][]byte, n int) net.Buffers {
 // once, and gives the client back to the fan-out; a client that does not
 // take it within the write timeout is dropped (and resumes when it
 // reconnects).
-func (b *Bridge[S, I, V]) drain(c *hubClient, rest net.Buffers, next uint64) {
+func (b *Bridge[S, I, V]) drain(c *hubClient, rest net.Buffers, events int, next uint64) {
 	c.conn.SetWriteDeadline(time.Now().Add(b.cfg.WriteTimeout))
-	if _, err := rest.WriteTo(c.conn); err != nil {
+	n, err := rest.WriteTo(c.conn)
+	if err != nil {
+		b.tel.sent(stateStream, int(n), 0)
 		b.dropClient(c)
 		return
 	}
+	b.tel.sent(stateStream, int(n), events)
 	c.conn.SetWriteDeadline(time.Time{})
 	c.cursor = next
 	c.busy.Store(false)
 	b.hub.poke()
+}
+
+// whole is 1 when n bytes are all of event, else 0: the events written
+// whole, for moora.sse.events.
+func whole(n int, event []byte) int {
+	if n == len(event) {
+		return 1
+	}
+	return 0
 }

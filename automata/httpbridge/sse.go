@@ -11,18 +11,27 @@ import (
 	"github.com/moora-go/moora/automata/internal/wire"
 )
 
-// sse is one SSE response: writes with a deadline each, flushed.
+// sse is one SSE response, of a stream of kind: writes with a deadline
+// each, flushed, and counted in the bridge's metrics (tel, nil without).
 type sse struct {
 	w       http.ResponseWriter
 	rc      *http.ResponseController
 	timeout time.Duration
+	tel     *telemetry
+	kind    streamKind
 }
 
-func startSSE(w http.ResponseWriter, timeout time.Duration) *sse {
+// startSSE writes the head of an SSE response; the caller calls end when
+// the stream is over.
+func startSSE(w http.ResponseWriter, timeout time.Duration, tel *telemetry, kind streamKind) *sse {
 	setSSEHeaders(w.Header())
 	w.WriteHeader(http.StatusOK)
-	return &sse{w: w, rc: http.NewResponseController(w), timeout: timeout}
+	tel.streamOpened(kind)
+	return &sse{w: w, rc: http.NewResponseController(w), timeout: timeout, tel: tel, kind: kind}
 }
+
+// end counts the stream out of the streams being served.
+func (s *sse) end() { s.tel.streamClosed(s.kind) }
 
 func setSSEHeaders(h http.Header) {
 	h.Set("Content-Type", "text/event-stream")
@@ -30,20 +39,30 @@ func setSSEHeaders(h http.Header) {
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 }
 
-// write writes and flushes p, within the write timeout: a client that does
-// not take its bytes in time is dropped.
-func (s *sse) write(p ...[]byte) error {
+// write writes and flushes p, which holds events events (the rest of it
+// comment lines and retry lines), within the write timeout: a client that
+// does not take its bytes in time is dropped.
+func (s *sse) write(events int, p ...[]byte) error {
 	// Each write gets its own deadline, which replaces the server's
 	// WriteTimeout: the stream lives as long as the client reads.
 	if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && err != http.ErrNotSupported {
 		return err
 	}
+	n := 0
 	for _, b := range p {
-		if _, err := s.w.Write(b); err != nil {
+		m, err := s.w.Write(b)
+		n += m
+		if err != nil {
+			s.tel.sent(s.kind, n, 0)
 			return err
 		}
 	}
-	return s.rc.Flush()
+	if err := s.rc.Flush(); err != nil {
+		s.tel.sent(s.kind, n, 0)
+		return err
+	}
+	s.tel.sent(s.kind, n, events)
+	return nil
 }
 
 var (
@@ -116,8 +135,9 @@ func (b *Bridge[S, I, V]) getState(w http.ResponseWriter, r *http.Request) {
 func (b *Bridge[S, I, V]) serveState(ctx context.Context, w http.ResponseWriter, first []byte, cursor uint64) {
 	b.active.Add(1)
 	defer b.active.Add(-1)
-	out := startSSE(w, b.cfg.WriteTimeout)
-	if err := out.write(retryLine, first); err != nil {
+	out := startSSE(w, b.cfg.WriteTimeout, b.tel, stateStream)
+	defer out.end()
+	if err := out.write(1, retryLine, first); err != nil {
 		return
 	}
 	tick := time.NewTicker(b.cfg.Heartbeat)
@@ -131,7 +151,7 @@ func (b *Bridge[S, I, V]) serveState(ctx context.Context, w http.ResponseWriter,
 			// start it over.
 			seq, view := b.seq, b.view
 			b.mu.Unlock()
-			if out.write(b.snapshotEvent("resync", seq, view)) != nil {
+			if out.write(1, b.snapshotEvent("resync", seq, view)) != nil {
 				return
 			}
 			cursor = seq
@@ -148,7 +168,7 @@ func (b *Bridge[S, I, V]) serveState(ctx context.Context, w http.ResponseWriter,
 		changed := b.changed
 		b.mu.Unlock()
 		if len(batch) > 0 {
-			if out.write(batch...) != nil {
+			if out.write(len(batch), batch...) != nil {
 				return
 			}
 			clear(batch)
@@ -280,8 +300,9 @@ func (b *Bridge[S, I, V]) getStream(w http.ResponseWriter, r *http.Request) {
 		wire.WriteError(w, http.StatusBadRequest, "Last-Event-ID: offset %d is not a position of stream %q", offset, name)
 		return
 	}
-	out := startSSE(w, b.cfg.WriteTimeout)
-	if out.write(retryLine) != nil {
+	out := startSSE(w, b.cfg.WriteTimeout, b.tel, tokenStream)
+	defer out.end()
+	if out.write(0, retryLine) != nil {
 		return
 	}
 	tick := time.NewTicker(b.cfg.Heartbeat)
@@ -292,14 +313,14 @@ func (b *Bridge[S, I, V]) getStream(w http.ResponseWriter, r *http.Request) {
 		if len(text) > 0 {
 			offset += len(text)
 			data, _ := json.Marshal(string(text))
-			if out.write(wire.AppendEvent(nil, strconv.Itoa(offset), "chunk", data)) != nil {
+			if out.write(1, wire.AppendEvent(nil, strconv.Itoa(offset), "chunk", data)) != nil {
 				return
 			}
 			continue
 		}
 		if ended {
 			data, _ := json.Marshal(string(streams.whole(st)))
-			out.write(wire.AppendEvent(nil, strconv.Itoa(offset), "end", data))
+			out.write(1, wire.AppendEvent(nil, strconv.Itoa(offset), "end", data))
 			return
 		}
 		if !b.await(ctx, out, changed, tick) {
@@ -317,13 +338,13 @@ func (b *Bridge[S, I, V]) await(ctx context.Context, out *sse, changed <-chan st
 		case <-changed:
 			return true
 		case <-tick.C:
-			if out.write(heartbeat) != nil {
+			if out.write(0, heartbeat) != nil {
 				return false
 			}
 		case <-ctx.Done():
 			return false
 		case <-b.closing:
-			out.write(closeEvent)
+			out.write(1, closeEvent)
 			return false
 		}
 	}
