@@ -10,6 +10,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/agents/persistent/decl"
 	"github.com/moora-go/moora/automata/agents/persistent/impl/agent"
@@ -54,6 +57,15 @@ type Config struct {
 	// automata.WithEvents to watch it, automata.WithJobGate to hold its
 	// jobs until the program is ready for what they add.
 	Options []automata.Option[decl.AgentState, decl.AgentInput]
+	// TracerProvider and MeterProvider, if set, trace and measure the
+	// agent with OpenTelemetry: its machine (automata.WithTelemetry: a
+	// span per input and per job) and its bridge (httpbridge.Config's: a
+	// span per POST, continuing the caller's traceparent; the streams).
+	// The model and the tools are the caller's: wrap the model with
+	// llm.Traced and give the kit's toolkit.Config the same providers,
+	// and their spans join the agent's, under the job that called them.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // Agent is a running persistent agent: its state is in the journal, and
@@ -136,6 +148,9 @@ func New(cfg Config) (a *Agent, err error) {
 			a.event(e, opening.Load())
 		}),
 	}
+	if cfg.TracerProvider != nil || cfg.MeterProvider != nil {
+		opts = append(opts, automata.WithTelemetry[decl.AgentState, decl.AgentInput](cfg.TracerProvider, cfg.MeterProvider))
+	}
 	a.m, err = journal.Open(cfg.Store, agent.Definition(), journal.Options[decl.AgentState, decl.AgentInput]{
 		Codec:         journal.JSONGob[decl.AgentState](decl.DecodeInput),
 		SnapshotEvery: 1_000,
@@ -159,6 +174,9 @@ func New(cfg Config) (a *Agent, err error) {
 		View:    decl.AgentState.ContextOfUser,
 		Auth:    auth,
 		InputID: inputID,
+
+		TracerProvider: cfg.TracerProvider,
+		MeterProvider:  cfg.MeterProvider,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("persistent: %w", err)

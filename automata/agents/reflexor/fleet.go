@@ -9,6 +9,9 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
+	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 	"github.com/moora-go/moora/automata/agents/reflexor/impl/agent"
 	"github.com/moora-go/moora/automata/devpanel"
@@ -21,7 +24,9 @@ import (
 // Agent.Model are required.
 type FleetConfig struct {
 	// Agent is every conversation's configuration: its Model, System,
-	// Tools, CompressAfter, Now and Options. Its Store, Token and Streams
+	// Tools, CompressAfter, Now, Options, and TracerProvider and
+	// MeterProvider (each conversation's spans say its id, moora.agent.id;
+	// the registry's agents active are measured). Its Store, Token and Streams
 	// are not used: each conversation's store is in Fleet, the fleet
 	// authenticates, and the brain's text streams to the pages.
 	Agent Config
@@ -114,12 +119,17 @@ func NewFleet(cfg FleetConfig) (f *Fleet, err error) {
 	}
 	f = &Fleet{fleet: cfg.Fleet, streams: map[string]*httpbridge.Streams{}}
 	f.reg, err = registry.New(registry.Config[decl.AgentState, decl.AgentInput]{
-		Fleet:        cfg.Fleet,
-		IdleTimeout:  cfg.IdleTimeout,
-		CloseTimeout: cfg.CloseTimeout,
+		Fleet:         cfg.Fleet,
+		IdleTimeout:   cfg.IdleTimeout,
+		CloseTimeout:  cfg.CloseTimeout,
+		MeterProvider: acfg.MeterProvider,
 		Open: func(id string, store journal.Store) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
 			streams := httpbridge.NewStreams(httpbridge.StreamOptions{})
-			m, err := panels.Open(store, journalOptions(), acfg.options(bridgeStreams{s: streams})...)
+			opts := acfg.options(bridgeStreams{s: streams})
+			if acfg.TracerProvider != nil || acfg.MeterProvider != nil {
+				opts = append(opts, automata.WithTelemetryAttributes[decl.AgentState, decl.AgentInput](attribute.String("moora.agent.id", id)))
+			}
+			m, err := panels.Open(store, journalOptions(), opts...)
 			if err != nil {
 				return nil, err
 			}
@@ -140,11 +150,13 @@ func NewFleet(cfg FleetConfig) (f *Fleet, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("reflexor: the registry: %w", err)
 	}
+	bcfg := bridgeConfig()
+	acfg.telemetry(&bcfg)
 	f.bridges, err = httpbridge.NewFleet(httpbridge.FleetConfig[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{
 		Registry: f.reg,
 		Identify: identify,
 		Sessions: sessions,
-		Bridge:   bridgeConfig(),
+		Bridge:   bcfg,
 		Streams:  f.streamsOf,
 	})
 	if err != nil {

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
+
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
@@ -69,6 +71,15 @@ type Config struct {
 	// (its admission step and its jobs): automata.WithEvents to watch
 	// it, automata.WithPurityCheck in tests.
 	Options []automata.Option[decl.AgentState, decl.AgentInput]
+	// TracerProvider and MeterProvider, if set, trace and measure the
+	// agent with OpenTelemetry: its machine (automata.WithTelemetry: a
+	// span per input and per job) and its bridge (httpbridge.Config's: a
+	// span per POST, continuing the caller's traceparent; the streams).
+	// The model and the tools are the caller's: wrap the model with
+	// llm.Traced and give the kit's toolkit.Config the same providers,
+	// and their spans join the agent's, under the job that called them.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 }
 
 // withDefaults fills in Config's defaults and checks what is required but
@@ -116,10 +127,19 @@ func (cfg Config) work(streams Streams) work {
 // options are the machine's options: the server's admission step, the
 // jobs, then cfg.Options.
 func (cfg Config) options(streams Streams) []automata.Option[decl.AgentState, decl.AgentInput] {
-	return append([]automata.Option[decl.AgentState, decl.AgentInput]{
+	opts := []automata.Option[decl.AgentState, decl.AgentInput]{
 		automata.WithAdmission(stamp(cfg.Now)),
 		agent.WithJobs(cfg.work(streams).jobFns()),
-	}, slices.Clone(cfg.Options)...)
+	}
+	if cfg.TracerProvider != nil || cfg.MeterProvider != nil {
+		opts = append(opts, automata.WithTelemetry[decl.AgentState, decl.AgentInput](cfg.TracerProvider, cfg.MeterProvider))
+	}
+	return append(opts, cfg.Options...)
+}
+
+// telemetry gives the bridge's config cfg's providers.
+func (cfg Config) telemetry(b *httpbridge.Config[decl.AgentState, decl.AgentInput, decl.ContextOfUser]) {
+	b.TracerProvider, b.MeterProvider = cfg.TracerProvider, cfg.MeterProvider
 }
 
 // Agent is one Reflexor conversation: its durable machine, recovered from
@@ -155,6 +175,7 @@ func New(cfg Config) (a *Agent, err error) {
 	}
 	opened = true
 	bcfg := bridgeConfig()
+	cfg.telemetry(&bcfg)
 	bcfg.Streams = streams
 	bcfg.Auth = httpbridge.AllowAll
 	if cfg.Token != "" {
