@@ -67,11 +67,14 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/agents/persistent"
 	"github.com/moora-go/moora/automata/agents/persistent/decl"
+	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/llm/openai"
+	"github.com/moora-go/moora/examples/internal/otelenv"
 )
 
 func main() {
@@ -97,11 +100,22 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
+	telemetry, err := otelenv.Setup(context.Background(), "persistent")
+	if err != nil {
+		return fmt.Errorf("setting up OpenTelemetry: %w", err)
+	}
+	defer func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := telemetry.Shutdown(ctx); err != nil {
+			fmt.Fprintln(os.Stderr, "flushing the telemetry:", err)
+		}
+	}()
 	model, err := openai.FromEnv(offlineLLM(*llmDelay))
 	if err != nil {
 		return err
 	}
-	kit, err := Tools(*toolDelay)
+	kit, err := tracedTools(telemetry, *toolDelay)
 	if err != nil {
 		return err
 	}
@@ -127,10 +141,13 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	a, err := persistent.New(persistent.Config{
 		System:      *system,
 		Tools:       kit,
-		Model:       model,
+		Model:       llm.Traced(model, telemetry.Tracer, telemetry.Meter),
 		Store:       store,
 		PromptBytes: *promptBytes,
 		Options:     []automata.Option[decl.AgentState, decl.AgentInput]{gate},
+
+		TracerProvider: telemetry.Tracer,
+		MeterProvider:  telemetry.Meter,
 	})
 	if err != nil {
 		return err

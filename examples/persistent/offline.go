@@ -10,6 +10,7 @@ import (
 
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/toolkit"
+	"github.com/moora-go/moora/examples/internal/otelenv"
 )
 
 // offlineLLM is the llm when the environment names no model: a scripted
@@ -99,7 +100,12 @@ type wordCountArgs struct {
 // Tools are the agent's tools: word-count, which counts the words of its
 // text, taking delay to do so, to give a crash something to interrupt.
 func Tools(delay time.Duration) (*toolkit.Kit, error) {
-	return toolkit.New(toolkit.Config{}, toolkit.Func("word-count", "Counts the words of a text: the runs of characters between white space.",
+	return tracedTools(otelenv.Providers{}, delay)
+}
+
+// tracedTools are Tools, whose calls p traces and measures.
+func tracedTools(p otelenv.Providers, delay time.Duration) (*toolkit.Kit, error) {
+	return toolkit.New(toolkit.Config{TracerProvider: p.Tracer, MeterProvider: p.Meter}, toolkit.Func("word-count", "Counts the words of a text: the runs of characters between white space.",
 		func(ctx context.Context, args wordCountArgs) (string, error) {
 			if err := sleep(ctx, delay); err != nil {
 				return "", err

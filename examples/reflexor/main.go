@@ -103,8 +103,10 @@ import (
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/llm/openai"
 	"github.com/moora-go/moora/examples/internal/httprun"
+	"github.com/moora-go/moora/examples/internal/otelenv"
 	"github.com/moora-go/moora/examples/internal/store"
 )
 
@@ -141,18 +143,24 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if *model != "" {
 		os.Setenv("OPENAI_MODEL", *model)
 	}
+	telemetry, err := otelenv.Setup(context.Background(), "reflexor")
+	if err != nil {
+		return fmt.Errorf("setting up OpenTelemetry: %w", err)
+	}
+	defer flush(telemetry)
 	brain, err := openai.FromEnv(ScriptedBrain(*delay))
 	if err != nil {
 		return err
 	}
-	tools, err := Tools(time.Now, *toolDelay)
+	tools, err := tracedTools(telemetry, time.Now, *toolDelay)
 	if err != nil {
 		return err
 	}
 	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
 		return err
 	}
-	cfg := reflexor.Config{Model: brain, System: defaultSystem, Tools: tools, CompressAfter: *compressAfter}
+	cfg := reflexor.Config{Model: llm.Traced(brain, telemetry.Tracer, telemetry.Meter), System: defaultSystem, Tools: tools, CompressAfter: *compressAfter,
+		TracerProvider: telemetry.Tracer, MeterProvider: telemetry.Meter}
 	if *compressAfter == 0 {
 		cfg.CompressAfter = -1 // never
 	}
@@ -332,5 +340,15 @@ func (t *terminal) print(s decl.AgentState) {
 	}
 	if s.SummaryCutAt > 0 {
 		line(fmt.Sprintf("summary %d", s.SummaryCutAt), "  [history compressed: %s]", s.ContextSummary)
+	}
+}
+
+// flush sends what the telemetry has not sent yet, if it sends anywhere
+// (OTEL_EXPORTER_OTLP_ENDPOINT: see package otelenv).
+func flush(p otelenv.Providers) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.Shutdown(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "flushing the telemetry:", err)
 	}
 }

@@ -9,13 +9,19 @@ import (
 
 	"github.com/moora-go/moora/automata/toolkit"
 	"github.com/moora-go/moora/examples/internal/calc"
+	"github.com/moora-go/moora/examples/internal/otelenv"
 )
 
 // Tools are the tools of the offline demo: real ones, which need no
 // network. clock tells the time; each call takes delay before it runs
 // (-tool-delay, to watch one run), unless its context ends first.
 func Tools(clock func() time.Time, delay time.Duration) (*toolkit.Kit, error) {
-	return toolkit.New(toolkit.Config{},
+	return tracedTools(otelenv.Providers{}, clock, delay)
+}
+
+// tracedTools are Tools, whose calls p traces and measures.
+func tracedTools(p otelenv.Providers, clock func() time.Time, delay time.Duration) (*toolkit.Kit, error) {
+	return toolkit.New(toolkit.Config{TracerProvider: p.Tracer, MeterProvider: p.Meter},
 		toolkit.Func("word_count", "Counts the words of a text: the runs of characters between white space.", slowly(delay, wordCount)),
 		toolkit.Func("calculator", "Evaluates an arithmetic expression of numbers, + - * / and parentheses, exactly.", slowly(delay, calculate)),
 		toolkit.Func("clock", "Tells the current date and time, in UTC.", slowly(delay, func(context.Context, struct{}) (string, error) {
