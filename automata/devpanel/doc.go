@@ -70,6 +70,8 @@
 //	               "error" when none was; 409 when not held,
 //	               when nothing waits or runs, or while a step is pending
 //	POST /release  let everything held go, and hold no more
+//	GET  /trace    ?seq=N: the trace of input N (below); 400 without a
+//	               seq, 404 when no span of that input is recorded
 //
 // The panel is the operator's tool: its POST /inputs dispatches an input of
 // any actor, where an automata/httpbridge client may dispatch only the
@@ -180,6 +182,51 @@
 // what was held; a job's end cannot be derived either, as nothing records
 // which job dispatched an input. The jobs the restored state calls for
 // start again and show as new events, after the last input.
+//
+// # Traces
+//
+// With Config.Traces, a chosen input of the timeline shows its trace: the
+// causal chain that package automata's telemetry records
+// (automata.WithTelemetry), from the input to the job its state called
+// for, that job's model and tool calls, the inputs the job dispatched, the
+// jobs those called for, and so on, drawn as a waterfall (a bar per span,
+// placed by its start and duration, indented by its depth; model calls,
+// tool calls, inputs and jobs in their own colours, failed spans red), the
+// chosen input's span highlighted. Traces is a span processor that keeps
+// the latest spans in memory; the TracerProvider stays the program's (see
+// Config.Traces and the example of NewTraces).
+//
+// GET /trace?seq=N finds the span of input N (its moora.input.seq, and the
+// agent's id, Config.AgentID, when it has one) and answers its whole
+// trace, from the spans recorded and the journal:
+//
+//	{"seq":1,"agent":"a1","traceId":"4bf9…","start":1760000000000,"omitted":0,"spans":[
+//	  {"spanId":"00f0…","depth":0,"name":"moora.input send-user-message","kind":"internal",
+//	   "category":"input","start":0,"end":0.41,"status":"unset",
+//	   "attributes":{"moora.input.seq":1,"moora.input.type":"send-user-message",...},
+//	   "events":[{"name":"admitted","at":0.02},...],
+//	   "input":{"seq":1,"time":1760000000000,"type":"send-user-message","actor":"user"},"chosen":true},
+//	  {"spanId":"53a1…","parentId":"00f0…","depth":1,"name":"moora.job","category":"job",...},
+//	  {"spanId":"9c2e…","parentId":"53a1…","depth":2,"name":"chat gpt-4o-mini","kind":"client","category":"model",...},
+//	  ...]}
+//
+// The spans come in the order of a walk of their tree, depth first, a
+// span's children by start time; times are milliseconds since the
+// trace's first span started; "end" is null while a span runs; "category"
+// is input, job, model, tool (by the GenAI conventions'
+// gen_ai.operation.name) or other; "input" is the journal's entry of an
+// input span's input. What a view holds is bounded: 1000 spans (the chosen
+// input's, its nearest ancestors and its descendants first; "omitted"
+// counts the others), 32 attributes of a span (the first by key), 16
+// events, 512 bytes of a value. A view shows the spans of the panel's agent and what they did: a
+// span of another agent (another moora.agent.id, in a trace that crossed
+// agents), and what it did, are left out.
+//
+// A trace is not durable: the spans are in memory, the latest of them
+// only (NewTraces), and none of before a restart; an input whose span is
+// not kept answers 404, and the page shows why in its place. A fleet's
+// agents share one Traces, told apart by their ids: open them with
+// Fleet.OpenAgent.
 //
 // # Extensions
 //

@@ -20,7 +20,9 @@ var fleetFiles embed.FS
 // FleetConfig configures a Fleet: the panels of many agents by id.
 type FleetConfig[S, I any] struct {
 	// Panel configures each agent's panel, as Config does one agent's,
-	// except Auth, which must be nil: the fleet authenticates.
+	// except Auth, which must be nil: the fleet authenticates; and
+	// AgentID, which must be empty: OpenAgent gives each panel its
+	// agent's. One Traces serves every agent.
 	Panel Config[S, I]
 	// Identify says who a request comes from (its error is the 401
 	// message), as in httpbridge.FleetConfig: httpbridge.Identities, or
@@ -59,6 +61,9 @@ func NewFleet[S, I any](cfg FleetConfig[S, I]) (*Fleet[S, I], error) {
 	if cfg.Panel.Auth != nil {
 		return nil, errors.New("devpanel: FleetConfig.Panel.Auth must be nil: the fleet authenticates (FleetConfig.Identify)")
 	}
+	if cfg.Panel.AgentID != "" {
+		return nil, errors.New("devpanel: FleetConfig.Panel.AgentID must be empty: each agent's panel has its own (Fleet.OpenAgent)")
+	}
 	cfg.Panel.Auth = func(*http.Request) error { return nil }
 	if _, err := New(cfg.Panel); err != nil { // the checks of one panel
 		return nil, err
@@ -73,10 +78,39 @@ func NewFleet[S, I any](cfg FleetConfig[S, I]) (*Fleet[S, I], error) {
 // Open opens an agent with its panel, as the package's Open does: pass it
 // as the registry's Config.Open, with the agent's options. The panel closes
 // when the agent is deactivated.
+//
+// Open does not know the agent's id: with FleetConfig.Panel.Traces set, its
+// panel's trace view answers 404, as the agents' spans could not be told
+// apart. OpenAgent, which is told the id, has it.
 func (f *Fleet[S, I]) Open(store journal.Store, opts journal.Options[S, I], options ...automata.Option[S, I]) (*journal.Machine[S, I], error) {
-	m, p, err := Open(store, f.cfg.Panel, opts, options...)
+	return f.open("", store, opts, options...)
+}
+
+// OpenAgent opens agent id with its panel, as Open does, and names the
+// agent in its spans (Config.AgentID), for its panel's trace view to find
+// its inputs' spans among the spans of every agent (FleetConfig.Panel.Traces,
+// shared):
+//
+//	Open: func(id string, s journal.Store) (*journal.Machine[S, I], error) {
+//		return panels.OpenAgent(id, s, opts, automata.WithTelemetry[S, I](tp, nil), agent.WithJobs(jobs))
+//	},
+func (f *Fleet[S, I]) OpenAgent(id string, store journal.Store, opts journal.Options[S, I], options ...automata.Option[S, I]) (*journal.Machine[S, I], error) {
+	if id == "" {
+		return nil, errors.Join(errors.New("devpanel: OpenAgent needs the agent's id"), store.Close())
+	}
+	return f.open(id, store, opts, options...)
+}
+
+func (f *Fleet[S, I]) open(id string, store journal.Store, opts journal.Options[S, I], options ...automata.Option[S, I]) (*journal.Machine[S, I], error) {
+	cfg := f.cfg.Panel
+	cfg.AgentID = id
+	m, p, err := Open(store, cfg, opts, options...)
 	if err != nil {
 		return nil, err
+	}
+	if id == "" {
+		p.traceRefusal = "the agent was opened with Fleet.Open, which does not know its id: " +
+			"its spans cannot be told from other agents'; open it with Fleet.OpenAgent for its trace view"
 	}
 	f.mu.Lock()
 	f.panels[m] = p

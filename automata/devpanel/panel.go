@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"go.opentelemetry.io/otel/attribute"
+
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/internal/jsonpatch"
 	"github.com/moora-go/moora/automata/internal/wire"
@@ -87,6 +89,31 @@ type Config[S, I any] struct {
 	// Logger receives the errors that have no client to go to. Default
 	// slog.Default().
 	Logger *slog.Logger
+
+	// Traces, when set, gives the panel its trace view (GET /trace, and a
+	// waterfall under a chosen input): the spans of the input's trace,
+	// recorded by Traces, with the journal's entry of each input in it.
+	// The TracerProvider is the program's: add Traces to it as a span
+	// processor, and open the agent with automata.WithTelemetry(tp, nil),
+	// among the options given to Open (see the example of NewTraces):
+	//
+	//	traces := devpanel.NewTraces(0)
+	//	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(traces))
+	//	m, panel, err := devpanel.Open(store, devpanel.Config[S, I]{..., Traces: traces},
+	//		opts, automata.WithTelemetry[S, I](tp, nil), agent.WithJobs(jobs))
+	//
+	// Without automata.WithTelemetry, or with a provider that does not
+	// have Traces, the view of every input answers that no span is
+	// recorded for it.
+	Traces *Traces
+	// AgentID names the agent in its spans: the panel's options add it to
+	// every span of the agent as moora.agent.id
+	// (automata.WithTelemetryAttributes), and the trace view finds an
+	// input by its id and seq. Fleet.OpenAgent sets it to the agent's id.
+	// Optional for one agent: without it, the view finds an input by its
+	// seq alone, which is ambiguous when other agents share the
+	// TracerProvider.
+	AgentID string
 }
 
 // Note is a label of an input in the timeline: a type and a text.
@@ -127,6 +154,10 @@ type Panel[S, I any] struct {
 	underway  *step     // the step under way, of either kind
 	closed    bool
 	syncError error
+
+	// traceRefusal, when not empty, is why the trace view is off: set once
+	// before the panel serves (Fleet.Open, which does not know the id).
+	traceRefusal string
 }
 
 // entry is one event of the stream.
@@ -203,16 +234,21 @@ func New[S, I any](cfg Config[S, I]) (*Panel[S, I], error) {
 
 // Options returns the automata options the agent must be opened with: the
 // lifecycle events the panel shows, the gate that holds jobs and the route
-// that holds what they dispatch. Open passes them, after the program's. A
-// machine has one route (automata.WithJobDispatch: the last one given is
-// used), so a program that routes its jobs' inputs itself cannot mount a
-// panel as well.
+// that holds what they dispatch, and the agent's id in its spans
+// (Config.AgentID). Open passes them, after the program's. A machine has
+// one route (automata.WithJobDispatch: the last one given is used), so a
+// program that routes its jobs' inputs itself cannot mount a panel as
+// well.
 func (p *Panel[S, I]) Options() automata.Option[S, I] {
-	return automata.Join(
+	opts := []automata.Option[S, I]{
 		automata.WithEvents(p.event),
 		automata.WithJobGate[S, I](p.gate),
 		automata.WithJobDispatch[S, I](p.route),
-	)
+	}
+	if p.cfg.AgentID != "" {
+		opts = append(opts, automata.WithTelemetryAttributes[S, I](attribute.String(keyAgentID, p.cfg.AgentID)))
+	}
+	return automata.Join(opts...)
 }
 
 // Attach starts showing agent a, which must have been opened with
@@ -591,6 +627,8 @@ func (p *Panel[S, I]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		p.events(w, r)
 	case "GET /state":
 		p.stateAt(w, r)
+	case "GET /trace":
+		p.traceFor(w, r)
 	case "POST /inputs":
 		p.postInput(w, r)
 	case "GET /hold":

@@ -69,16 +69,24 @@ func newFixture(t *testing.T) *fixture { return newFixtureWith(t, false) }
 func newFixtureWith(t *testing.T, notes bool) *fixture {
 	t.Helper()
 	f := &fixture{t: t, notes: notes}
+	f.open(decl.JobFns{Llm: replies(f)}, nil)
+	return f
+}
+
+// open opens the starter agent with jobFns and its panel, whose Config
+// config changes when it is not nil, with the agent's options.
+func (f *fixture) open(jobFns decl.JobFns, config func(*devpanel.Config[decl.AgentState, decl.AgentInput]), options ...automata.Option[decl.AgentState, decl.AgentInput]) {
+	t := f.t
+	t.Helper()
 	model, err := modelgen.Load("../../agent.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobFns := decl.JobFns{Llm: replies(f)}
 	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.agent, f.panel, err = devpanel.Open(store, devpanel.Config[decl.AgentState, decl.AgentInput]{
+	cfg := devpanel.Config[decl.AgentState, decl.AgentInput]{
 		Definition:  agent.Definition(),
 		Decode:      decl.DecodeInput,
 		InputSchema: model.InputSchema,
@@ -96,9 +104,14 @@ func newFixtureWith(t *testing.T, notes bool) *fixture {
 			}
 			return "llm"
 		},
-	}, journal.Options[decl.AgentState, decl.AgentInput]{
+	}
+	if config != nil {
+		config(&cfg)
+	}
+	options = append(options, agent.WithJobs(jobFns))
+	f.agent, f.panel, err = devpanel.Open(store, cfg, journal.Options[decl.AgentState, decl.AgentInput]{
 		Codec: journal.JSON[decl.AgentState](decl.DecodeInput),
-	}, agent.WithJobs(jobFns))
+	}, options...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +123,6 @@ func newFixtureWith(t *testing.T, notes bool) *fixture {
 			t.Error(err)
 		}
 	})
-	return f
 }
 
 func (f *fixture) do(method, path, body string, header map[string]string) (int, map[string]any) {

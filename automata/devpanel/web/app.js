@@ -1,5 +1,5 @@
 // The devpanel page: the event stream (history, then live), the timeline
-// with each input's state diff, time travel, the input form, the job
+// with each input's state diff and trace, time travel, the input form, the job
 // monitor and the hold. No build step: plain ES modules.
 import { build } from './form.js';
 
@@ -105,6 +105,7 @@ function handle(event, data) {
   switch (event) {
     case 'input':
       addRow(data);
+      traceLater();
       if (state !== null && data.seq === stateSeq + 1) {
         state = applyPatch(state, data.diff);
         stateSeq = data.seq;
@@ -119,6 +120,7 @@ function handle(event, data) {
       break;
     case 'job':
       jobEvent(data);
+      traceLater();
       break;
     case 'lifecycle':
       if (data.hold) showHold(data.hold);
@@ -265,9 +267,125 @@ function select(seq) {
   for (const k of r.started) dj.append(Object.assign(document.createElement('li'), { textContent: `started ${k} (${jobs.get(k)?.status || 'not seen'})` }));
   for (const k of r.cancelled) dj.append(Object.assign(document.createElement('li'), { textContent: `cancelled ${k}` }));
   $('tt-seq').value = String(seq);
+  showTrace(seq);
 }
 
 function clip(s, n) { return s.length > n ? s.slice(0, n) + '…' : s; }
+
+// --- the trace of the chosen input ------------------------------------------
+// GET /trace?seq=N: the spans of the input's trace, depth first, each with
+// its depth; drawn as a waterfall, the chosen input's span highlighted. A
+// click on a row shows its attributes, events and journal entry.
+let traceSeq = null;
+let traceTimer = null;
+const traceOpen = new Set(); // span ids whose details are shown
+const maxIndent = 24; // levels; a long chain of jobs and inputs goes deeper
+
+async function showTrace(seq) {
+  if (traceSeq !== seq) traceOpen.clear();
+  traceSeq = seq;
+  let t;
+  try {
+    t = await api('/trace?seq=' + seq);
+  } catch (e) {
+    if (traceSeq !== seq) return;
+    $('tr-info').textContent = '';
+    $('trace').replaceChildren(Object.assign(document.createElement('p'), { className: 'tr-none', textContent: e.message }));
+    return;
+  }
+  if (traceSeq !== seq) return; // another input was chosen meanwhile
+  drawTrace(t);
+}
+
+function fmtMs(ms) {
+  if (ms >= 1000) return (ms / 1000).toFixed(2) + ' s';
+  if (ms >= 10) return ms.toFixed(0) + ' ms';
+  if (ms >= 1) return ms.toFixed(1) + ' ms';
+  return ms.toFixed(2) + ' ms';
+}
+
+function drawTrace(t) {
+  let total = 0;
+  for (const s of t.spans) total = Math.max(total, s.end ?? s.start);
+  const span = total > 0 ? total : 1;
+  $('tr-info').textContent = `${t.spans.length} spans, ${fmtMs(total)}` +
+    (t.omitted ? `, ${t.omitted} more left out` : '') + ` · trace ${t.traceId.slice(0, 8)}…`;
+  const wf = document.createElement('div');
+  wf.className = 'wf';
+  const axis = document.createElement('div');
+  axis.className = 'wf-axis';
+  axis.append(Object.assign(document.createElement('span'), { textContent: 'span' }),
+    Object.assign(document.createElement('span'), { textContent: '0 → ' + fmtMs(total) }),
+    Object.assign(document.createElement('span'), { textContent: 'duration' }));
+  wf.append(axis);
+  for (const s of t.spans) {
+    const running = s.end === null;
+    const end = running ? total : s.end;
+    const row = document.createElement('div');
+    row.className = `wf-row cat-${s.category}` + (s.chosen ? ' chosen' : '') + (s.status === 'error' ? ' error' : '') + (running ? ' running' : '');
+    row.dataset.span = s.spanId;
+    row.dataset.depth = s.depth;
+    row.dataset.parent = s.parentId || '';
+    const name = document.createElement('div');
+    name.className = 'wf-name';
+    name.style.paddingLeft = (Math.min(s.depth, maxIndent) * 16) + 'px';
+    const cat = Object.assign(document.createElement('span'), { className: 'wf-cat', textContent: s.category });
+    const label = Object.assign(document.createElement('span'), { className: 'wf-label', textContent: s.name });
+    const extra = spanNote(s);
+    if (extra) label.append(' ', Object.assign(document.createElement('small'), { textContent: extra }));
+    name.append(cat, label);
+    const track = document.createElement('div');
+    track.className = 'wf-track';
+    const bar = document.createElement('div');
+    bar.className = 'wf-bar';
+    bar.style.left = (100 * s.start / span) + '%';
+    bar.style.width = (100 * (end - s.start) / span) + '%';
+    track.append(bar);
+    const dur = Object.assign(document.createElement('div'), { className: 'wf-dur', textContent: running ? 'running' : fmtMs(end - s.start) });
+    row.title = s.status === 'error' ? `${s.name}: ${s.statusMessage || 'error'}` : s.name;
+    row.append(name, track, dur);
+    const more = Object.assign(document.createElement('pre'), { className: 'wf-more', textContent: spanDetails(s) });
+    more.style.paddingLeft = (Math.min(s.depth, maxIndent) * 16 + 8) + 'px';
+    more.hidden = !traceOpen.has(s.spanId);
+    row.addEventListener('click', () => {
+      more.hidden = !more.hidden;
+      if (more.hidden) traceOpen.delete(s.spanId); else traceOpen.add(s.spanId);
+    });
+    wf.append(row, more);
+  }
+  $('trace').replaceChildren(wf);
+}
+
+// spanNote is what a row adds to its span's name: an input's place in the
+// journal, a job's key.
+function spanNote(s) {
+  if (s.input) return `#${s.input.seq}` + (s.input.actor ? ` · ${s.input.actor}` : '');
+  if (s.category === 'input' && s.attributes && s.attributes['moora.input.seq']) return `#${s.attributes['moora.input.seq']}`;
+  if (s.category === 'job' && s.attributes) return s.attributes['moora.job.key'] || '';
+  return '';
+}
+
+function spanDetails(s) {
+  const lines = [`${s.kind} span ${s.spanId}` + (s.parentId ? `, child of ${s.parentId}` : '') +
+    `, ${fmtMs(s.start)} → ` + (s.end === null ? 'running' : fmtMs(s.end))];
+  if (s.status === 'error') lines.push(`error: ${s.statusMessage || ''}`);
+  if (s.input) lines.push(`journal: input ${s.input.seq} (${s.input.type})` + (s.input.actor ? ` by ${s.input.actor}` : '') +
+    `, ${new Date(s.input.time).toLocaleTimeString()}` + (s.input.dropped ? `, ${s.input.dropped}` : ''));
+  for (const [k, v] of Object.entries(s.attributes || {})) lines.push(`${k} = ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  if (s.droppedAttributes) lines.push(`(${s.droppedAttributes} more attributes)`);
+  for (const e of s.events) lines.push(`@${fmtMs(e.at)} ${e.name}` + (e.attributes ? ' ' + JSON.stringify(e.attributes) : ''));
+  return lines.join('\n');
+}
+
+// A trace grows while its jobs run: it is fetched again after the events
+// that follow, once they pause.
+function traceLater() {
+  if (traceSeq === null || $('detail').hidden) return;
+  clearTimeout(traceTimer);
+  traceTimer = setTimeout(() => showTrace(traceSeq), 400);
+}
+
+$('tr-refresh').addEventListener('click', () => { if (traceSeq !== null) showTrace(traceSeq); });
 
 // --- jobs and the hold ---------------------------------------------------------
 function jobEvent(e) {
