@@ -172,6 +172,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/llm"
@@ -225,7 +226,11 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		_, err := stdout.Write(ConfigSchema())
 		return err
 	}
-	telemetry, err := otelenv.Setup(context.Background(), "react")
+	// The devpanel's trace view shows the spans of the runs: they are
+	// recorded in memory (the latest devpanel.DefaultMaxSpans), and
+	// exported too when the environment asks.
+	traces := devpanel.NewTraces(0)
+	telemetry, err := otelenv.Setup(context.Background(), "react", traces)
 	if err != nil {
 		return fmt.Errorf("setting up OpenTelemetry: %w", err)
 	}
@@ -240,6 +245,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	work.Traces = traces
 	configs, err := loadConfigs(cfg.configFile, toolNames(work))
 	if err != nil {
 		return err

@@ -33,6 +33,7 @@ func panelConfig(work Work) (devpanel.Config[decl.AgentState, decl.AgentInput], 
 		Actor:       actor,
 		Notes:       Notes,
 		Extensions:  []string{"/react/views.js"},
+		Traces:      work.Traces,
 	}, http.StripPrefix("/react", http.FileServerFS(views)), nil
 }
 

@@ -64,9 +64,10 @@ type runsConfig struct {
 	IdleTimeout time.Duration
 	Now         func() time.Time
 	// Open opens an agent on its store with the options given, as
-	// journal.Open does with the agent's definition: devpanel's Fleet.Open
-	// gives each agent its panel. Nil: journal.Open.
-	Open func(store journal.Store, jopts journal.Options[decl.AgentState, decl.AgentInput], opts ...automata.Option[decl.AgentState, decl.AgentInput]) (*journal.Machine[decl.AgentState, decl.AgentInput], error)
+	// journal.Open does with the agent's definition: devpanel's
+	// Fleet.OpenAgent gives each agent its panel (and its id to its
+	// spans). Nil: journal.Open.
+	Open func(id string, store journal.Store, jopts journal.Options[decl.AgentState, decl.AgentInput], opts ...automata.Option[decl.AgentState, decl.AgentInput]) (*journal.Machine[decl.AgentState, decl.AgentInput], error)
 	// Options, if set, are more options of agent id, after the command's.
 	Options func(id string) []automata.Option[decl.AgentState, decl.AgentInput]
 	// Logger receives the errors of deactivations. Nil: slog.Default().
@@ -88,7 +89,7 @@ func openRuns(cfg runsConfig) (*runs, error) {
 	}
 	open := cfg.Open
 	if open == nil {
-		open = func(store journal.Store, jopts journal.Options[decl.AgentState, decl.AgentInput], opts ...automata.Option[decl.AgentState, decl.AgentInput]) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
+		open = func(_ string, store journal.Store, jopts journal.Options[decl.AgentState, decl.AgentInput], opts ...automata.Option[decl.AgentState, decl.AgentInput]) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
 			return journal.Open(store, agent.Definition(), jopts, opts...)
 		}
 	}
@@ -112,7 +113,7 @@ func openRuns(cfg runsConfig) (*runs, error) {
 			if cfg.Options != nil {
 				opts = append(opts, cfg.Options(id)...)
 			}
-			m, err := open(store, jopts, opts...)
+			m, err := open(id, store, jopts, opts...)
 			if err != nil {
 				return nil, err
 			}

@@ -304,6 +304,11 @@ func TestServiceOverHTTP(t *testing.T) {
 		res["iterations"] != float64(2) || len(res["failures"].([]any)) != 0 || res["seq"] != float64(2) || res["endedAt"].(float64) < res["startedAt"].(float64) {
 		t.Fatalf("POST /run = %d %v", code, res)
 	}
+	// The run's panel shows the trace of its request: the request, the
+	// start job, ... the calculator's execute_tool, in one trace.
+	if code, tr := s.do("GET", panel("a")+"/trace?seq=2", "", s.authed()); code != 200 || !hasSpans(tr, "moora.input user-run-task", "moora.job", "execute_tool calculator", "execute_tool word_count", "moora.input toolkit-observe") {
+		t.Errorf("GET the trace of run a's request = %d %v", code, tr)
+	}
 	if _, st := s.do("GET", "/runs/a", "", s.authed()); st["status"] != "finished" {
 		t.Errorf("GET /runs/a = %v", st)
 	}
@@ -504,4 +509,22 @@ func (s *service) seq(runID string) int {
 		s.t.Fatalf("GET %s/state = %d %v", panel(runID), code, answer)
 	}
 	return int(answer["seq"].(float64))
+}
+
+// hasSpans reports whether a trace (devpanel's GET trace) has spans of
+// each of names.
+func hasSpans(trace map[string]any, names ...string) bool {
+	spans, _ := trace["spans"].([]any)
+	for _, name := range names {
+		found := false
+		for _, sp := range spans {
+			if m, ok := sp.(map[string]any); ok && m["name"] == name {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
 }

@@ -91,7 +91,7 @@ func openServer(rc runsConfig, token string, origins []string) (*server, error) 
 	if err != nil {
 		return nil, err
 	}
-	rc.Open = panels.Open
+	rc.Open = panels.OpenAgent
 	rs, err := openRuns(rc)
 	if err != nil {
 		return nil, err

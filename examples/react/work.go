@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/toolkit"
 	"github.com/moora-go/moora/examples/internal/otelenv"
@@ -39,6 +40,9 @@ type Work struct {
 	// spans: see openRuns) and the registry of the runs; the toolkit and
 	// the model are given them where they are made (newWork).
 	Telemetry otelenv.Providers
+	// Traces, if set, keeps the spans of Telemetry.Tracer for the
+	// devpanel's trace view (the command always sets it: see run).
+	Traces *devpanel.Traces
 	// Begin, if set, is called by a run's start job before it plans: it
 	// returns once the run may start (the command bounds the runs in
 	// progress at once: see runs), or with the error that ends the job

@@ -9,9 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-
-	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 	"github.com/moora-go/moora/automata/agents/reflexor/impl/agent"
 	"github.com/moora-go/moora/automata/devpanel"
@@ -125,11 +122,8 @@ func NewFleet(cfg FleetConfig) (f *Fleet, err error) {
 		MeterProvider: acfg.MeterProvider,
 		Open: func(id string, store journal.Store) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
 			streams := httpbridge.NewStreams(httpbridge.StreamOptions{})
-			opts := acfg.options(bridgeStreams{s: streams})
-			if acfg.TracerProvider != nil || acfg.MeterProvider != nil {
-				opts = append(opts, automata.WithTelemetryAttributes[decl.AgentState, decl.AgentInput](attribute.String("moora.agent.id", id)))
-			}
-			m, err := panels.Open(store, journalOptions(), opts...)
+			// OpenAgent gives the agent's spans its id (moora.agent.id).
+			m, err := panels.OpenAgent(id, store, journalOptions(), acfg.options(bridgeStreams{s: streams})...)
 			if err != nil {
 				return nil, err
 			}
