@@ -3,6 +3,7 @@ package automata
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"slices"
 	"strconv"
@@ -571,12 +572,27 @@ func (m *Machine[S, I, O]) jobDone(j *job[I], err error) {
 	}
 	switch {
 	case j.quiet && err != nil:
+		m.logJob(j, slog.LevelDebug, "automata: job cut off", err)
 		m.emit(Event[S, I]{Kind: EffectCancelled, Key: j.key})
 	case err != nil:
+		m.logJob(j, slog.LevelWarn, "automata: job failed", err)
 		m.emit(Event[S, I]{Kind: EffectFailed, Key: j.key, Err: err})
 	default:
 		m.emit(Event[S, I]{Kind: EffectCompleted, Key: j.key})
 	}
+}
+
+// logJob logs the end of job j (WithLogger).
+func (m *Machine[S, I, O]) logJob(j *job[I], level slog.Level, msg string, err error) {
+	l := m.cfg.logger
+	if l == nil || !l.Enabled(context.Background(), level) {
+		return
+	}
+	var sc trace.SpanContext
+	if j.traced != nil {
+		sc = trace.SpanContextFromContext(j.traced)
+	}
+	l.LogAttrs(context.Background(), level, msg, logAttrs(sc, m.cfg.spanAttrs, slog.String("moora.job.key", j.key), slog.Any("error", err))...)
 }
 
 // stopJobs cancels every running job once the machine is closed, and ends

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"reflect"
 	"runtime"
 	"runtime/debug"
@@ -804,8 +805,13 @@ func (m *Machine[S, I, O]) reject(q queued[I], in I, err error) {
 	if q.wait != nil {
 		q.wait.reply(err)
 	}
+	var sc trace.SpanContext
 	if m.tel != nil {
-		m.tel.input(parentOf(q), in, 0, m.times, err)
+		sc = m.tel.input(parentOf(q), in, 0, m.times, err)
+	}
+	if l := m.cfg.logger; l != nil {
+		l.LogAttrs(context.Background(), slog.LevelWarn, "automata: input rejected",
+			logAttrs(sc, m.cfg.spanAttrs, slog.String("moora.input.type", inputType(in)), slog.Any("error", err))...)
 	}
 	m.doing, m.doingInput, m.hasInput = phaseNone, in, true
 	m.emit(Event[S, I]{Kind: InputRejected, Input: in, Err: err})
@@ -1160,6 +1166,10 @@ func (m *Machine[S, I, O]) fail(v any, stack []byte) {
 		f.Input, f.HasInput = m.doingInput, true
 	}
 	m.failed.Store(f)
+	if l := m.cfg.logger; l != nil {
+		l.LogAttrs(context.Background(), slog.LevelError, "automata: the machine failed",
+			logAttrs(trace.SpanContext{}, m.cfg.spanAttrs, slog.String("where", f.Where), slog.Any("error", f))...)
+	}
 	m.mu.Lock()
 	if m.stale {
 		m.current, m.stale = m.state, false

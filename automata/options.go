@@ -2,6 +2,7 @@ package automata
 
 import (
 	"context"
+	"log/slog"
 	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -33,6 +34,7 @@ type config[S, I any] struct {
 	telemetry *telemetry           // WithTelemetry; nil: off
 	seqBase   uint64               // WithSeqBase
 	spanAttrs []attribute.KeyValue // WithTelemetryAttributes
+	logger    *slog.Logger         // WithLogger
 }
 
 // namedEffect is an effect with the name that reports about it use: the

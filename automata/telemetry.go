@@ -3,6 +3,7 @@ package automata
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"reflect"
 	"strings"
 	"time"
@@ -80,6 +81,30 @@ func WithSeqBase[S, I any](base uint64) Option[S, I] {
 // without WithTelemetry, and may come before or after it.
 func WithTelemetryAttributes[S, I any](attrs ...attribute.KeyValue) Option[S, I] {
 	return func(c *config[S, I]) { c.spanAttrs = append(c.spanAttrs, attrs...) }
+}
+
+// WithLogger logs what goes wrong in the machine with log/slog, as
+// structured records an operator's tools can read: an input rejected
+// (Warn: moora.input.type, error), a job failed (Warn: moora.job.key,
+// error) or cut off (Debug), the machine failed (Error: error, where).
+// Each record has the attributes of WithTelemetryAttributes (such as the
+// agent's id), and with WithTelemetry the trace_id and span_id of the
+// input's or the job's span, to find it in the traces. Nil: no logging,
+// the default.
+func WithLogger[S, I any](l *slog.Logger) Option[S, I] {
+	return func(c *config[S, I]) { c.logger = l }
+}
+
+// logAttrs are the attributes of a log record about the span sc (none when
+// it is invalid) of a machine with extra attributes.
+func logAttrs(sc trace.SpanContext, extra []attribute.KeyValue, attrs ...slog.Attr) []slog.Attr {
+	for _, kv := range extra {
+		attrs = append(attrs, slog.Any(string(kv.Key), kv.Value.AsInterface()))
+	}
+	if sc.IsValid() {
+		attrs = append(attrs, slog.String("trace_id", sc.TraceID().String()), slog.String("span_id", sc.SpanID().String()))
+	}
+	return attrs
 }
 
 // telemetry is what WithTelemetry records with; nil when it is off.

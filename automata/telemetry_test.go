@@ -1,9 +1,14 @@
 package automata_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -342,4 +347,74 @@ func count(rm metricdata.ResourceMetrics, name string) uint64 {
 		}
 	}
 	return n
+}
+
+// TestLoggerSaysWhatWentWrong: WithLogger logs a rejected input and a
+// failed job as structured records, with the machine's attributes (the
+// agent's id) and the trace and span ids of their spans.
+func TestLoggerSaysWhatWentWrong(t *testing.T) {
+	var buf syncBuffer
+	log := slog.New(slog.NewJSONHandler(&buf, nil))
+	r := newRecorded(t, func(int) automata.Job[chatInput] {
+		return func(context.Context, automata.Dispatch[chatInput]) error { return errors.New("the model is down") }
+	},
+		automata.WithLogger[chat, chatInput](log),
+		automata.WithTelemetryAttributes[chat, chatInput](attribute.String("moora.agent.id", "agent-9")),
+		automata.WithAdmission(func(_ chat, in chatInput) (chatInput, error) {
+			if in.kind == "stop" {
+				return in, errors.New("no stopping here")
+			}
+			return in, nil
+		}))
+	ctx := context.Background()
+	r.machine.DispatchWait(ctx, chatInput{kind: "stop"})
+	if err := r.machine.DispatchWait(ctx, chatInput{kind: "ask"}); err != nil {
+		t.Fatal(err)
+	}
+	waitJobs(t, r.machine)
+	r.machine.Close(ctx)
+	records := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		records[rec["msg"].(string)] = rec
+	}
+	stop, job := one(t, r, "moora.input stop"), one(t, r, "moora.job")
+	for msg, want := range map[string]map[string]any{
+		"automata: input rejected": {"level": "WARN", "moora.input.type": "stop", "error": "no stopping here", "moora.agent.id": "agent-9",
+			"trace_id": stop.SpanContext().TraceID().String(), "span_id": stop.SpanContext().SpanID().String()},
+		"automata: job failed": {"level": "WARN", "moora.job.key": "brain/reply-1", "error": "the model is down", "moora.agent.id": "agent-9",
+			"trace_id": job.SpanContext().TraceID().String(), "span_id": job.SpanContext().SpanID().String()},
+	} {
+		rec, ok := records[msg]
+		if !ok {
+			t.Errorf("no record %q in:\n%s", msg, buf.String())
+			continue
+		}
+		for k, v := range want {
+			if rec[k] != v {
+				t.Errorf("%q: %s = %v, want %v", msg, k, rec[k], v)
+			}
+		}
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the machine's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
