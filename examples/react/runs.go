@@ -105,10 +105,13 @@ func openRuns(cfg runsConfig) (*runs, error) {
 			work := cfg.Work
 			work.Begin = turn.take
 			jopts, opts := agentOptions(work, time.Now)
-			opts = append(opts, automata.WithAdmission(oneRun(id)))
+			// What goes wrong is logged, and traced when telemetry is
+			// on, with the agent's id.
+			opts = append(opts, automata.WithAdmission(oneRun(id)),
+				automata.WithLogger[decl.AgentState, decl.AgentInput](rs.log),
+				automata.WithTelemetryAttributes[decl.AgentState, decl.AgentInput](attribute.String("moora.agent.id", id)))
 			if t := cfg.Work.Telemetry; t.Tracer != nil || t.Meter != nil {
-				opts = append(opts, automata.WithTelemetry[decl.AgentState, decl.AgentInput](t.Tracer, t.Meter),
-					automata.WithTelemetryAttributes[decl.AgentState, decl.AgentInput](attribute.String("moora.agent.id", id)))
+				opts = append(opts, automata.WithTelemetry[decl.AgentState, decl.AgentInput](t.Tracer, t.Meter))
 			}
 			if cfg.Options != nil {
 				opts = append(opts, cfg.Options(id)...)
