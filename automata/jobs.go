@@ -481,7 +481,7 @@ func (m *Machine[S, I, O]) runJob(t task[I]) error {
 		if !returned {
 			err := &PanicError{Key: j.key, Value: errGoexit, Stack: debug.Stack()}
 			if m.tel != nil {
-				m.tel.jobEnd(span, j.key, err, false)
+				m.tel.jobEnd(span, j.key, err, false, "")
 			}
 			wasCancelled := j.cancelled.Swap(true)
 			j.cancelContext()
@@ -511,7 +511,16 @@ func (m *Machine[S, I, O]) runJob(t task[I]) error {
 		// Cut off: its context was cancelled and it returned an error. (A
 		// job whose own input made its key vanish, and that returned nil,
 		// completed.)
-		m.tel.jobEnd(span, j.key, err, err != nil && j.over.Load())
+		cancelled, why := err != nil && j.over.Load(), ""
+		if cancelled {
+			m.mu.Lock()
+			why = "its key vanished"
+			if m.closed || m.failed.Load() != nil {
+				why = "the machine closed"
+			}
+			m.mu.Unlock()
+		}
+		m.tel.jobEnd(span, j.key, err, cancelled, why)
 		return err
 	}
 	err := callJob(j, j.key, t.fn, dispatch)

@@ -894,12 +894,16 @@ func (m *Machine[S, I, O]) applyBatch(batch []queued[I]) {
 	var commitErr error
 	if len(updates) > 0 {
 		m.doing = phaseCommit
+		var began time.Time
+		if m.tel != nil {
+			began = time.Now()
+		}
 		if commitErr = m.cfg.committer.Commit(updates, payloads); commitErr == nil {
 			m.committed = true
 			m.lastBatch = len(updates)
 			if m.tel != nil {
-				m.tel.commit(len(updates))
 				now := time.Now()
+				m.tel.commit(len(updates), now.Sub(began))
 				for i := range steps {
 					if steps[i].err == nil {
 						m.stepTimes[i].committed, m.stepTimes[i].batch = now, len(updates)

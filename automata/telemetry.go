@@ -43,8 +43,9 @@ const InstrumentationName = "github.com/moora-go/moora/automata"
 //     call, the inputs it dispatches). So a trace follows cause to effect:
 //     a user's input, the job it called for, the model call of that job,
 //     the input the job dispatched, the job that one called for. A job
-//     cancelled (its key vanished, or the machine closed) says so
-//     (moora.job.cancelled), a job that failed has an error status.
+//     cancelled says so, and why (moora.job.cancelled, and
+//     moora.job.cancel.reason: "its key vanished" or "the machine
+//     closed"); a job that failed has an error status.
 //
 // Replay (a journal's recovery and time travel) applies inputs through the
 // pure definition, not a machine: it records nothing.
@@ -57,7 +58,11 @@ const InstrumentationName = "github.com/moora-go/moora/automata"
 //   - moora.input.duration (histogram, seconds): from taken up to applied;
 //   - moora.transition.duration (histogram, seconds): the transition alone;
 //   - moora.commit.inputs (histogram): the inputs of each commit, in a
-//     durable machine;
+//     durable machine: its count is the commits (a journal's fsyncs), its
+//     sum the records;
+//   - moora.commit.duration (histogram, seconds): each commit, the
+//     journal's append and fsync;
+//   - moora.jobs.started (counter): jobs started;
 //   - moora.jobs (counter): jobs ended, by moora.job.outcome: completed,
 //     failed, cancelled;
 //   - moora.jobs.running (up-down counter): jobs started and not ended.
@@ -117,6 +122,8 @@ type telemetry struct {
 	inputTime   metric.Float64Histogram
 	transitions metric.Float64Histogram
 	commits     metric.Int64Histogram
+	commitTime  metric.Float64Histogram
+	started     metric.Int64Counter
 	jobs        metric.Int64Counter
 	running     metric.Int64UpDownCounter
 
@@ -175,6 +182,10 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider) *telemetry {
 		t.transitions, err = m.Float64Histogram("moora.transition.duration", metric.WithDescription("The transition of an input."), metric.WithUnit("s"))
 		add(err)
 		t.commits, err = m.Int64Histogram("moora.commit.inputs", metric.WithDescription("The inputs a commit made durable at once."), metric.WithUnit("{input}"))
+		add(err)
+		t.commitTime, err = m.Float64Histogram("moora.commit.duration", metric.WithDescription("A commit: the journal's append of a batch of inputs, its fsync included."), metric.WithUnit("s"))
+		add(err)
+		t.started, err = m.Int64Counter("moora.jobs.started", metric.WithDescription("Jobs started."), metric.WithUnit("{job}"))
 		add(err)
 		t.jobs, err = m.Int64Counter("moora.jobs", metric.WithDescription("Jobs ended."), metric.WithUnit("{job}"))
 		add(err)
@@ -272,10 +283,11 @@ func (t *telemetry) input(parent context.Context, in any, seq uint64, times inpu
 	return sc
 }
 
-// commit records a commit of n inputs.
-func (t *telemetry) commit(n int) {
+// commit records a commit of n inputs that took d.
+func (t *telemetry) commit(n int, d time.Duration) {
 	if t.meter {
 		t.commits.Record(context.Background(), int64(n))
+		t.commitTime.Record(context.Background(), d.Seconds())
 	}
 }
 
@@ -285,7 +297,9 @@ func (t *telemetry) commit(n int) {
 // wraps.
 func (t *telemetry) jobStart(ctx context.Context, key string, cause trace.SpanContext) (context.Context, trace.Span) {
 	if t.meter {
-		t.running.Add(ctx, 1, metric.WithAttributes(attribute.String("moora.job.actor", actorOf(key))))
+		actor := metric.WithAttributes(attribute.String("moora.job.actor", actorOf(key)))
+		t.running.Add(ctx, 1, actor)
+		t.started.Add(ctx, 1, actor)
 	}
 	if t.tracer == nil {
 		return ctx, nil
@@ -299,9 +313,9 @@ func (t *telemetry) jobStart(ctx context.Context, key string, cause trace.SpanCo
 }
 
 // jobEnd ends the span of job key, which returned err; cancelled says it
-// was cut off: its context was cancelled (its key vanished, or the machine
-// closed) and it returned an error.
-func (t *telemetry) jobEnd(span trace.Span, key string, err error, cancelled bool) {
+// was cut off: its context was cancelled and it returned an error; why
+// says why it was: "its key vanished" or "the machine closed".
+func (t *telemetry) jobEnd(span trace.Span, key string, err error, cancelled bool, why string) {
 	outcome := "completed"
 	switch {
 	case cancelled:
@@ -311,6 +325,9 @@ func (t *telemetry) jobEnd(span trace.Span, key string, err error, cancelled boo
 	}
 	if span != nil {
 		span.SetAttributes(attribute.Bool("moora.job.cancelled", cancelled))
+		if why != "" {
+			span.SetAttributes(attribute.String("moora.job.cancel.reason", why))
+		}
 		if err != nil && !cancelled {
 			span.RecordError(err)
 			span.SetStatus(codes.Error, err.Error())

@@ -219,7 +219,7 @@ func TestTelemetryCancelledJob(t *testing.T) {
 	}
 	waitJobs(t, r.machine)
 	job := one(t, r, "moora.job")
-	if !attr(job, "moora.job.cancelled").AsBool() || job.Status().Code == codes.Error {
+	if !attr(job, "moora.job.cancelled").AsBool() || attr(job, "moora.job.cancel.reason").AsString() != "its key vanished" || job.Status().Code == codes.Error {
 		t.Errorf("the cancelled job's span: attributes %v, status %v", job.Attributes(), job.Status())
 	}
 	m := collect(t, r.reader)
@@ -282,6 +282,7 @@ func TestTelemetryMetricsCount(t *testing.T) {
 		{"moora.inputs", "moora.input.outcome", "applied", 2 * turns},
 		{"moora.jobs", "moora.job.outcome", "completed", turns},
 		{"moora.jobs", "moora.job.actor", "brain", turns},
+		{"moora.jobs.started", "moora.job.actor", "brain", turns},
 		{"moora.jobs.running", "", "", 0},
 	} {
 		if got := sum(m, c.metric, c.key, c.value); got != c.want {

@@ -59,7 +59,7 @@ func TestTelemetryCountsTheJournal(t *testing.T) {
 	if err := reader.Collect(context.Background(), &rm); err != nil {
 		t.Fatal(err)
 	}
-	var applied, commits, committed int64
+	var applied, commits, committed, timed int64
 	for _, sm := range rm.ScopeMetrics {
 		for _, metric := range sm.Metrics {
 			switch data := metric.Data.(type) {
@@ -78,12 +78,18 @@ func TestTelemetryCountsTheJournal(t *testing.T) {
 						committed += p.Sum
 					}
 				}
+			case metricdata.Histogram[float64]:
+				if metric.Name == "moora.commit.duration" {
+					for _, p := range data.DataPoints {
+						timed += int64(p.Count)
+					}
+				}
 			}
 		}
 	}
-	if applied != seq || committed != seq || commits != counting.appends.Load() || counting.records.Load() != seq {
-		t.Errorf("applied %d, committed %d in %d commits; the journal: %d records in %d appends, seq %d",
-			applied, committed, commits, counting.records.Load(), counting.appends.Load(), seq)
+	if applied != seq || committed != seq || commits != counting.appends.Load() || timed != commits || counting.records.Load() != seq {
+		t.Errorf("applied %d, committed %d in %d commits (%d timed); the journal: %d records in %d appends, seq %d",
+			applied, committed, commits, timed, counting.records.Load(), counting.appends.Load(), seq)
 	}
 	ended := spans.Ended()
 	withCommit := 0
