@@ -67,7 +67,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/agents/persistent"
@@ -104,13 +103,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("setting up OpenTelemetry: %w", err)
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := telemetry.Shutdown(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "flushing the telemetry:", err)
-		}
-	}()
+	defer telemetry.Flush(os.Stderr)
 	model, err := openai.FromEnv(offlineLLM(*llmDelay))
 	if err != nil {
 		return err

@@ -234,13 +234,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("setting up OpenTelemetry: %w", err)
 	}
-	defer func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		if err := telemetry.Shutdown(ctx); err != nil {
-			fmt.Fprintln(os.Stderr, "react: flushing the telemetry:", err)
-		}
-	}()
+	defer telemetry.Flush(os.Stderr)
 	work, err := newWork(cfg, telemetry)
 	if err != nil {
 		return err

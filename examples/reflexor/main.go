@@ -147,7 +147,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("setting up OpenTelemetry: %w", err)
 	}
-	defer flush(telemetry)
+	defer telemetry.Flush(os.Stderr)
 	brain, err := openai.FromEnv(ScriptedBrain(*delay))
 	if err != nil {
 		return err
@@ -340,15 +340,5 @@ func (t *terminal) print(s decl.AgentState) {
 	}
 	if s.SummaryCutAt > 0 {
 		line(fmt.Sprintf("summary %d", s.SummaryCutAt), "  [history compressed: %s]", s.ContextSummary)
-	}
-}
-
-// flush sends what the telemetry has not sent yet, if it sends anywhere
-// (OTEL_EXPORTER_OTLP_ENDPOINT: see package otelenv).
-func flush(p otelenv.Providers) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := p.Shutdown(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "flushing the telemetry:", err)
 	}
 }

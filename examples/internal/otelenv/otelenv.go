@@ -10,7 +10,10 @@ package otelenv
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
+	"time"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -86,4 +89,15 @@ func Setup(ctx context.Context, service string, local ...sdktrace.SpanProcessor)
 	p.Tracer, p.Meter = tp, mp
 	p.Shutdown = func(ctx context.Context) error { return errors.Join(tp.Shutdown(ctx), mp.Shutdown(ctx)) }
 	return p, nil
+}
+
+// Flush sends what is buffered and stops the exporters, waiting at most
+// five seconds, and says so on w if that fails (an endpoint that does not
+// answer): what the examples do as they exit.
+func (p Providers) Flush(w io.Writer) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := p.Shutdown(ctx); err != nil {
+		fmt.Fprintln(w, "flushing the telemetry:", err)
+	}
 }
