@@ -91,13 +91,49 @@ type job[I any] struct {
 	delivered bool
 	quiet     bool
 	wanted    bool
-	index     int
+	index     int32
 
-	// WithTelemetry: the span of the input whose state called for the job,
-	// and the job's context with its own span (set by its worker before
-	// the job runs), the parent of the inputs it dispatches.
-	cause  trace.SpanContext
+	// tel is the job's telemetry (WithTelemetry, WithLogger); nil without.
+	// The fields above fill 56 bytes, and tel the last 8 of the 64 the
+	// job has always taken.
+	tel *jobTelemetry
+}
+
+// jobTelemetry is what WithTelemetry and WithLogger record of a job.
+type jobTelemetry struct {
+	// cause is the span of the last input applied before the job started,
+	// the state after which called for it; also are the other inputs
+	// applied since the jobs were last reconciled, any of which may have
+	// been the one that called for it first.
+	cause trace.SpanContext
+	also  []trace.SpanContext
+	// traced is the job's context with its own span (set by its worker
+	// before the job runs), the parent of the inputs it dispatches.
 	traced context.Context
+	// span is the job's span while its end is to be reported: a job that
+	// returned nil is reported by the machine (jobDone), which knows
+	// whether an input of it was rejected.
+	span trace.Span
+	// reason is why the job's context was cancelled (a cancel* constant),
+	// set before it was.
+	reason atomic.Uint32
+}
+
+// Why a job's context was cancelled.
+const (
+	cancelNone uint32 = iota
+	cancelKeyVanished
+	cancelClosed
+)
+
+func cancelReason(r uint32) string {
+	switch r {
+	case cancelKeyVanished:
+		return "its key vanished"
+	case cancelClosed:
+		return "the machine closed"
+	}
+	return ""
 }
 
 var closedChan = func() chan struct{} {
@@ -294,7 +330,7 @@ func (m *Machine[S, I, O]) lookupRunning(key string) *job[I] {
 
 // addRunning records j as running.
 func (m *Machine[S, I, O]) addRunning(j *job[I]) {
-	j.index = len(m.running)
+	j.index = int32(len(m.running))
 	m.running = append(m.running, j)
 	switch {
 	case m.runningIndex != nil:
@@ -337,6 +373,13 @@ func (m *Machine[S, I, O]) cancelJobs(gone []*job[I]) {
 	}
 	for _, j := range gone {
 		m.removeRunning(j)
+		if j.tel != nil {
+			r := cancelKeyVanished
+			if m.shutdown {
+				r = cancelClosed
+			}
+			j.tel.reason.Store(r)
+		}
 		j.cancelContext()
 		if j.quiet {
 			// The key vanished because of the job's own input:
@@ -390,8 +433,11 @@ type task[I any] struct {
 // a new goroutine if it holds none.
 func (m *Machine[S, I, O]) startJob(key string, fn Job[I]) {
 	j := &job[I]{key: key}
-	if m.tel != nil {
-		j.cause = m.lastInput
+	if m.tel != nil || m.cfg.logger != nil {
+		j.tel = &jobTelemetry{cause: m.lastInput}
+		if n := len(m.since); n > 1 {
+			j.tel.also = slices.Clone(m.since[:n-1])
+		}
 	}
 	if len(m.cfg.gates) > 0 {
 		fn = gated(m.cfg.gates, fn)
@@ -482,6 +528,7 @@ func (m *Machine[S, I, O]) runJob(t task[I]) error {
 			err := &PanicError{Key: j.key, Value: errGoexit, Stack: debug.Stack()}
 			if m.tel != nil {
 				m.tel.jobEnd(span, j.key, err, false, "")
+				j.tel.span = nil
 			}
 			wasCancelled := j.cancelled.Swap(true)
 			j.cancelContext()
@@ -504,23 +551,18 @@ func (m *Machine[S, I, O]) runJob(t task[I]) error {
 	}
 	if m.tel != nil {
 		var ctx context.Context
-		ctx, span = m.tel.jobStart(j, j.key, j.cause)
-		j.traced = ctx
+		ctx, span = m.tel.jobStart(j, j.key, j.tel.cause, j.tel.also)
+		j.tel.traced, j.tel.span = ctx, span
 		err := callJob(ctx, j.key, t.fn, dispatch)
 		returned = true
-		// Cut off: its context was cancelled and it returned an error. (A
-		// job whose own input made its key vanish, and that returned nil,
-		// completed.)
-		cancelled, why := err != nil && j.over.Load(), ""
-		if cancelled {
-			m.mu.Lock()
-			why = "its key vanished"
-			if m.closed || m.failed.Load() != nil {
-				why = "the machine closed"
-			}
-			m.mu.Unlock()
+		if err != nil {
+			// Cut off (its context cancelled: why was set before it
+			// was) or failed. A job that returned nil is reported by
+			// the machine: see jobDone.
+			cancelled := j.over.Load()
+			m.tel.jobEnd(span, j.key, err, cancelled, cancelReason(j.tel.reason.Load()))
+			j.tel.span = nil
 		}
-		m.tel.jobEnd(span, j.key, err, cancelled, why)
 		return err
 	}
 	err := callJob(j, j.key, t.fn, dispatch)
@@ -537,7 +579,9 @@ func (m *Machine[S, I, O]) runJob(t task[I]) error {
 // it is kept, for the caller to park its worker under the same lock.
 func (m *Machine[S, I, O]) jobEndedLocked(j *job[I], err error, wasCancelled bool) (held bool) {
 	m.jobs.Add(-1)
-	if m.cfg.events != nil {
+	if m.cfg.events != nil || m.cfg.logger != nil || m.tel != nil {
+		// Reported at once: to the event handlers, to the log, as the
+		// job's span ends.
 		m.enqueueLocked(control[I, O]{op: opJobDone, job: j, err: err})
 		return false
 	}
@@ -548,6 +592,9 @@ func (m *Machine[S, I, O]) jobEndedLocked(j *job[I], err error, wasCancelled boo
 	if !wasCancelled && m.refusalLocked() == nil {
 		m.ctrl = push(m.ctrl, &m.ctrlHead, control[I, O]{op: opJobDone, job: j, err: err, seq: m.arrivals})
 		m.arrivals++
+	} else if j.tel != nil && j.tel.span != nil {
+		m.tel.jobEnd(j.tel.span, j.key, nil, false, "") // no report comes
+		j.tel.span = nil
 	}
 	return true
 }
@@ -564,6 +611,13 @@ func callJob[I any](ctx context.Context, key string, fn Job[I], dispatch Dispatc
 // jobDone records the end of a job and reports it.
 func (m *Machine[S, I, O]) jobDone(j *job[I], err error) {
 	m.hasInput = false
+	if j.tel != nil && j.tel.span != nil {
+		// Its span ends with the outcome reported below.
+		defer func() {
+			m.tel.jobEnd(j.tel.span, j.key, err, false, "")
+			j.tel.span = nil
+		}()
+	}
 	if j.index >= 0 {
 		// Its key is still desired (or reconcile would have cancelled
 		// it): remember, so that it is not started again; unless an
@@ -581,7 +635,6 @@ func (m *Machine[S, I, O]) jobDone(j *job[I], err error) {
 	}
 	switch {
 	case j.quiet && err != nil:
-		m.logJob(j, slog.LevelDebug, "automata: job cut off", err)
 		m.emit(Event[S, I]{Kind: EffectCancelled, Key: j.key})
 	case err != nil:
 		m.logJob(j, slog.LevelWarn, "automata: job failed", err)
@@ -598,8 +651,8 @@ func (m *Machine[S, I, O]) logJob(j *job[I], level slog.Level, msg string, err e
 		return
 	}
 	var sc trace.SpanContext
-	if j.traced != nil {
-		sc = trace.SpanContextFromContext(j.traced)
+	if j.tel != nil && j.tel.traced != nil {
+		sc = trace.SpanContextFromContext(j.tel.traced)
 	}
 	l.LogAttrs(context.Background(), level, msg, logAttrs(sc, m.cfg.spanAttrs, slog.String("moora.job.key", j.key), slog.Any("error", err))...)
 }

@@ -105,6 +105,10 @@ type Machine[S, I, O any] struct {
 	times     inputTimes
 	stepTimes []inputTimes // of applyBatch's steps, by index
 	lastInput trace.SpanContext
+	// since are the spans of the inputs applied since the jobs were last
+	// reconciled (at most maxSince): a job started next is a child of the
+	// last, linked to the others.
+	since []trace.SpanContext
 	// The inputs being applied, whose waiters a failure must answer;
 	// committed: the committer has made them durable.
 	inflight  []queued[I]
@@ -166,7 +170,7 @@ type waiter struct {
 	state atomic.Uint32
 	done  chan error      // buffered: replying never blocks
 	pos   uint64          // set before a nil reply: see DispatchWaitPos
-	ctx   context.Context // the caller's, with WithTelemetry: its span is the input's parent
+	ctx   *context.Context // the caller's, with WithTelemetry: its span is the input's parent
 }
 
 const (
@@ -416,7 +420,8 @@ func (m *Machine[S, I, O]) DispatchWaitPos(ctx context.Context, input I) (uint64
 	}
 	w := &waiter{done: make(chan error, 1)}
 	if m.tel != nil {
-		w.ctx = ctx
+		c := ctx // only then does a context escape
+		w.ctx = &c
 	}
 	if err := m.dispatchFrom(nil, input, w); err != nil {
 		return 0, err
@@ -991,6 +996,15 @@ func (m *Machine[S, I, O]) publish(q queued[I], in I, prev, next S) {
 	if q.wait != nil {
 		q.wait.reply(nil)
 	}
+	if m.tel != nil {
+		// The input is applied: its span ends before the subscribers
+		// are called (one that panics fails the machine, the input
+		// applied all the same).
+		m.lastInput = m.tel.input(parentOf(q), in, m.cfg.seqBase+m.applied, m.times, nil)
+		if m.lastInput.IsValid() && len(m.since) < maxSince {
+			m.since = append(m.since, m.lastInput)
+		}
+	}
 	if len(m.subs) > 0 {
 		m.doing = phaseOutput
 		if out, ok := m.output(Update[S, I]{Prev: prev, Input: in, State: next}); ok {
@@ -1001,9 +1015,6 @@ func (m *Machine[S, I, O]) publish(q queued[I], in I, prev, next S) {
 				}
 			}
 		}
-	}
-	if m.tel != nil {
-		m.lastInput = m.tel.input(parentOf(q), in, m.cfg.seqBase+m.applied, m.times, nil)
 	}
 	m.hasInput = false
 }
@@ -1058,6 +1069,10 @@ func (m *Machine[S, I, O]) settle(closed bool) {
 	}
 	if len(m.cfg.jobs) > 0 {
 		m.reconcile(m.jobsAt())
+	}
+	if m.tel != nil {
+		clear(m.since)
+		m.since = m.since[:0]
 	}
 	m.settled()
 }
@@ -1204,6 +1219,9 @@ func (m *Machine[S, I, O]) fail(v any, stack []byte) {
 		}
 	}
 	for _, j := range m.running {
+		if j.tel != nil {
+			j.tel.reason.Store(cancelClosed)
+		}
 		j.cancelContext()
 	}
 	if m.doing != phaseEvents {

@@ -26,8 +26,8 @@ const InstrumentationName = "github.com/moora-go/moora/automata"
 // Traces:
 //
 //   - a span "moora.input {type}" for each input applied or rejected, from
-//     when it is taken up for applying to when it is applied (its
-//     subscribers called) or rejected, with events "admitted",
+//     when it is taken up for applying to when it is applied (before its
+//     subscribers are called) or rejected, with events "admitted",
 //     "transitioned" and, in a durable machine, "committed" (with the size of
 //     the commit's batch, moora.commit.inputs), and moora.input.seq, its
 //     number (in a durable machine, its record's in the journal: see
@@ -38,8 +38,11 @@ const InstrumentationName = "github.com/moora-go/moora/automata"
 //     one (generated inputs do), else its Go type's name.
 //   - a span "moora.job" for each job, under its key (moora.job.key), from
 //     its start to its return, a child of the span of the input whose state
-//     called for it (the last one applied before the job started); it is the
-//     parent of what the job does with its context (a model call, a tool
+//     called for it: the last one applied before the job started (inputs
+//     applied together, as a durable machine's batch or a queue behind a
+//     busy subscriber, are reconciled once: the job's span is linked to the
+//     others, up to 64, any of which may have called for it first); it is
+//     the parent of what the job does with its context (a model call, a tool
 //     call, the inputs it dispatches). So a trace follows cause to effect:
 //     a user's input, the job it called for, the model call of that job,
 //     the input the job dispatched, the job that one called for. A job
@@ -158,6 +161,9 @@ func (t *telemetry) attrs(typ string) *typeAttrs {
 	return a
 }
 
+// maxSince bounds the inputs a job's span is linked to (see jobStart).
+const maxSince = 64
+
 // maxInputTypes bounds the input types whose attributes are kept: a spec
 // has a few dozen; an I that is not generated could have any number.
 const maxInputTypes = 1024
@@ -229,11 +235,11 @@ type inputTimes struct {
 // parentOf returns the context an input's span is a child of: the job's
 // that dispatched it, or the DispatchWait's.
 func parentOf[I any](q queued[I]) context.Context {
-	if q.from != nil && q.from.traced != nil {
-		return q.from.traced
+	if q.from != nil && q.from.tel != nil && q.from.tel.traced != nil {
+		return q.from.tel.traced
 	}
 	if q.wait != nil && q.wait.ctx != nil {
-		return q.wait.ctx
+		return *q.wait.ctx
 	}
 	return context.Background()
 }
@@ -291,11 +297,12 @@ func (t *telemetry) commit(n int, d time.Duration) {
 	}
 }
 
-// jobStart starts the span of job key, a child of the span of the input
-// that called for it (cause; none when it is invalid, as for the jobs of
-// the initial state). ctx is the job's own context, which the returned one
-// wraps.
-func (t *telemetry) jobStart(ctx context.Context, key string, cause trace.SpanContext) (context.Context, trace.Span) {
+// jobStart starts the span of job key, a child of the span of the last
+// input applied before it started (cause; none when it is invalid, as for
+// the jobs of the initial state), linked to those of the other inputs
+// applied since the jobs were last reconciled (also). ctx is the job's own
+// context, which the returned one wraps.
+func (t *telemetry) jobStart(ctx context.Context, key string, cause trace.SpanContext, also []trace.SpanContext) (context.Context, trace.Span) {
 	if t.meter {
 		actor := metric.WithAttributes(attribute.String("moora.job.actor", actorOf(key)))
 		t.running.Add(ctx, 1, actor)
@@ -308,7 +315,11 @@ func (t *telemetry) jobStart(ctx context.Context, key string, cause trace.SpanCo
 	if cause.IsValid() {
 		parent = trace.ContextWithSpanContext(ctx, cause)
 	}
-	return t.tracer.Start(parent, "moora.job", trace.WithAttributes(t.spanAttrs...),
+	var links []trace.Link
+	for _, sc := range also {
+		links = append(links, trace.Link{SpanContext: sc})
+	}
+	return t.tracer.Start(parent, "moora.job", trace.WithAttributes(t.spanAttrs...), trace.WithLinks(links...),
 		trace.WithAttributes(attribute.String("moora.job.key", key), attribute.String("moora.job.actor", actorOf(key))))
 }
 
