@@ -168,8 +168,8 @@ type queued[I any] struct {
 // to replied, once, when done receives the outcome.
 type waiter struct {
 	state atomic.Uint32
-	done  chan error      // buffered: replying never blocks
-	pos   uint64          // set before a nil reply: see DispatchWaitPos
+	done  chan error       // buffered: replying never blocks
+	pos   uint64           // set before a nil reply: see DispatchWaitPos
 	ctx   *context.Context // the caller's, with WithTelemetry: its span is the input's parent
 }
 

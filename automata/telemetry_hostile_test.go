@@ -67,7 +67,6 @@ func TestHostileJobFailureLoggedWithoutEvents(t *testing.T) {
 	})
 }
 
-
 // TestHostileCancelReasonAfterClose: a job cancelled because its key
 // vanished, still winding down when Close is called, is reported with
 // moora.job.cancel.reason "the machine closed": runJob (jobs.go) reads
