@@ -46,14 +46,13 @@ const (
 //
 // It is safe for concurrent use. It exports nothing: it is not an exporter,
 // and keeps nothing across a restart.
-//
-// The fields below are guarded by mu. ring holds the records in the order
-// their spans started, the oldest at ring[head] once the ring is full (n ==
-// len(ring)); every record in ring is in byID under its span's id and in
-// byTrace under its trace's id, whose list is in the same order, so the
-// oldest record of the ring is the first of its trace's list. byInput and
-// bySeq point at the records of ended input spans, the latest of each key.
 type Traces struct {
+	// The fields below are guarded by mu. ring holds the records in the order
+	// their spans started, the oldest at ring[head] once the ring is full (n ==
+	// len(ring)); every record in ring is in byID under its span's id and in
+	// byTrace under its trace's id, whose list is in the same order, so the
+	// oldest record of the ring is the first of its trace's list. byInput and
+	// bySeq point at the records of ended input spans, the latest of each key.
 	mu      sync.Mutex
 	ring    []*spanRecord
 	head, n int

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
@@ -387,5 +389,69 @@ func TestInvalidReloadLeavesTheRunAlone(t *testing.T) {
 	}
 	if n != 1 || s.Config.Digest != first.Config.Digest || cs.current().Digest != first.Config.Digest {
 		t.Errorf("%d agent-configure inputs; the run's configuration %.12s, in force %.12s, the first %.12s", n, s.Config.Digest, cs.current().Digest, first.Config.Digest)
+	}
+}
+
+// TestAbortEndsTheRun: the user's reply "abort" gives the run up at once:
+// the reflector does not recover a run the user aborted (it asked again,
+// maxRecoveries times).
+func TestAbortEndsTheRun(t *testing.T) {
+	rs := testRunsWith(t, testWork(t, never), 0, builtin)
+	a := testRun(t, rs, "quit")
+	ctx := context.Background()
+	if err := a.Dispatch(ctx, decl.UserRunTask{RunID: "quit", Goal: "read ../outside.txt"}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, a, "a question", func(s decl.AgentState) bool { return s.Phase == decl.PhaseWaiting })
+	if err := a.Dispatch(ctx, decl.UserReply{RunID: "quit", Content: "abort"}); err != nil {
+		t.Fatal(err)
+	}
+	s := waitFor(t, a, "the run to end", func(s decl.AgentState) bool { return ended(s, "quit") })
+	if r := record(s, "quit"); r.Outcome != decl.RunRecordOutcomeError || !strings.Contains(r.Error, "the user aborted the run") ||
+		len(s.Recoveries) != 1 || s.Recoveries[0].Strategy != decl.RecoveryStrategyGiveUp {
+		t.Errorf("run %+v, recoveries %+v", r, s.Recoveries)
+	}
+}
+
+// TestSearchIndexFailsRetriesToo: the demo's search_index fails about half
+// of its calls, and a run's retry (its next call) fails about as often
+// whether the first did or not, so that both a retry and a substitution by
+// grep show when `find` is run a few times. (Bit 0 of FNV-1a depends only
+// on the parity of the key's bytes: a retry never failed after a failure.)
+func TestSearchIndexFailsRetriesToo(t *testing.T) {
+	var fails, both int
+	rebuilding := func(key string) bool {
+		h := fnv.New32a()
+		h.Write([]byte(key))
+		return h.Sum32()>>16&1 == 0
+	}
+	for i := range 400 {
+		run := fmt.Sprintf("run-%08x", i*2654435761)
+		first, retry := rebuilding("toolkit/call-"+run+"-c1"), rebuilding("toolkit/call-"+run+"-c2")
+		if first {
+			fails++
+			if retry {
+				both++
+			}
+		}
+	}
+	if fails < 120 || fails > 280 || both < fails/4 {
+		t.Errorf("of 400 runs' first calls %d failed, %d of them failed again on retry", fails, both)
+	}
+	// The tool decides so by default.
+	ws, err := Workspace(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	kit, err := NewKit(SearchIndex(ws, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 40 {
+		key := fmt.Sprintf("toolkit/call-run-%d-c1", i)
+		r := kit.Run(context.Background(), toolkit.Call{ID: "c", Name: "search_index", Arguments: []byte(`{"term":"plans"}`), Key: key})
+		if failed := r.Kind != toolkit.KindNone; failed != rebuilding(key) {
+			t.Errorf("key %s: failed %v (%v)", key, failed, r.Err)
+		}
 	}
 }

@@ -244,6 +244,10 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if cfg.configFile != "" {
+		c := configs.current()
+		fmt.Fprintf(os.Stderr, "react: configuration %s (sha256 %.12s) in force\n", c.Source, c.Digest)
+	}
 	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
 		return err
 	}

@@ -284,6 +284,9 @@ type Trouble struct {
 	From   decl.Phase
 	Task   decl.TaskNode
 	Config decl.Config
+	// UserAborted says that the user's reply was abort: the run is the
+	// user's to give up.
+	UserAborted bool
 }
 
 // RuleReflector is the default reflector. After a call:
@@ -297,8 +300,8 @@ type Trouble struct {
 //     tool's retryLimit allows, substitute while the step has a next tool,
 //     roll back below the root, ask the user, abort; abort when none does.
 //
-// Out of error, the first of the configuration's recovery strategies that
-// applies: replan, unless the planner itself gave up or a limit of tool
+// Out of error (unless the user aborted the run: give up), the first of
+// the configuration's recovery strategies that applies: replan, unless the planner itself gave up or a limit of tool
 // calls, time or depth was reached (replanning would meet it again); ask
 // the user, unless the run is out of tool calls or time; give up. Give up
 // when none does.
@@ -355,6 +358,9 @@ func (RuleReflector) Reflect(_ context.Context, _ string, r Reflection) (decl.St
 
 // Recover chooses by the rules above.
 func (RuleReflector) Recover(_ context.Context, _ string, r Trouble) (decl.RecoveryStrategy, string, string, error) {
+	if r.UserAborted {
+		return decl.RecoveryStrategyGiveUp, "the user aborted the run", "", nil
+	}
 	spent := r.Guard == decl.AlertGuardMaxIterations || r.Guard == decl.AlertGuardMaxDurationMs
 	for _, s := range recoveryStrategies(r.Config) {
 		switch s {

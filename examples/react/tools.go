@@ -97,8 +97,8 @@ func Tools(workspace fs.FS) []toolkit.Tool {
 // rebuilt now and then: while it is, a search fails. Which tries find it
 // rebuilding is decided by rebuilding, a function of the try's key, so that
 // a call fails or succeeds the same way every time it is made, after a
-// restart too (nil: the keys whose FNV-1a hash is even, about half of
-// them). A try's key is the call's idempotency key (toolkit.Key), with
+// restart too (nil: the keys whose FNV-1a hash has bit 16 clear, about
+// half of them). A try's key is the call's idempotency key (toolkit.Key), with
 // "#n" after it for the n-th retry (toolkit.Attempt n+1). Its fallback is
 // grep.
 //
@@ -110,7 +110,10 @@ func SearchIndex(workspace fs.FS, rebuilding func(key string) bool) toolkit.Tool
 		rebuilding = func(key string) bool {
 			h := fnv.New32a()
 			h.Write([]byte(key))
-			return h.Sum32()%2 == 0
+			// A high bit: FNV-1a's lowest depends only on the parity
+			// of the key's bytes, so that a retry (…-c2 after …-c1)
+			// always had the other one.
+			return h.Sum32()>>16&1 == 0
 		}
 	}
 	return toolkit.Func("search_index", "Finds the lines of the workspace's files that contain a term, through the index.",

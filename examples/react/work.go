@@ -586,6 +586,11 @@ func (w Work) recover(c decl.ContextOfAgent) automata.Job[decl.AgentInput] {
 			}
 		}
 		t.Task, _ = Focus(c.Tasks, c.Calls)
+		if t.From == decl.PhaseWaiting {
+			if _, reply, ok := newReply(c); ok && strings.EqualFold(strings.TrimSpace(reply.Content), "abort") {
+				t.UserAborted = true
+			}
+		}
 		strategy, reason, question, err := w.Reflector.Recover(ctx, automata.JobKey(ctx), t)
 		if err != nil {
 			if ctx.Err() != nil {
