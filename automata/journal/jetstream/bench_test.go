@@ -91,7 +91,7 @@ func (s countingStore) Append(records []journal.Record) error {
 // waiting for its input to be durable, until n inputs are taken. It
 // returns inputs per second, and the Stores' Appends per input. Opening
 // and closing the agents is not timed.
-func fleetRate(b *testing.B, f journal.Fleet, agents, producers, n int) (rate, appendsPerInput float64) {
+func fleetRate(b testing.TB, f journal.Fleet, agents, producers, n int) (rate, appendsPerInput float64) {
 	var appends atomic.Int64
 	machines := make([]*journal.Machine[int, note], agents)
 	for i := range machines {
@@ -156,14 +156,16 @@ func fleetRate(b *testing.B, f journal.Fleet, agents, producers, n int) (rate, a
 // their lease renewals are part of the run. Run it with a fixed count,
 // e.g. -benchtime 20000x.
 //
-// Measured once (2 CPUs, load about 1): producers=1, bbolt 222,758 and
-// JetStream 4,396 inputs/s (0.02): JetStream's stream applies and fsyncs
-// one message at a time whatever the agent, and each Append waits for its
-// ack. producers=4 fails on JetStream today: Dispatch errs with "atomic
-// publish batch is incomplete" (err_code 10176), most likely past the
-// server's 50 atomic batches in flight a stream, whose refusal of a
-// batch's first messages, published without a reply, is lost. Both are
-// the open issue of agents across machines (throughput with many agents).
+// Measured once (2 CPUs, load about 1), -benchtime 20000x: producers=1,
+// bbolt 223,524 and JetStream 4,181 inputs/s (0.019); producers=4, bbolt
+// 245,640 and JetStream 1,292 (0.005), its Machines grouping inputs into
+// atomic batches (0.36 Appends an input), each of which the server stages
+// in a file store of its own. JetStream's stream applies and fsyncs one
+// message at a time whatever the agent, and each Append waits for its
+// ack: what the open issue of agents across machines is to lift.
+// (producers=4 failed before the stores took turns for batches: past 50
+// in flight on a stream the server refuses a batch, and the commit came
+// back incomplete, err_code 10176.)
 func BenchmarkFleetDurableInputs(b *testing.B) {
 	const agents = 1000
 	for _, producers := range []int{4, 1} {

@@ -419,6 +419,10 @@ func (s *Store) publish(msgs []*nats.Msg) (uint64, error) {
 		switch {
 		case errors.As(err, &apiErr) && apiErr.ErrorCode == 10158:
 			// The same message id is still being stored: ask again.
+		case errors.As(err, &apiErr) && (apiErr.ErrorCode == 10176 || apiErr.ErrorCode == 10210):
+			// The batch was refused whole (the server had too many in
+			// flight, which another process's batches can make it):
+			// nothing of it was stored; send it again.
 		case errors.As(err, &apiErr) && apiErr.ErrorCode == js.JSErrCodeStreamWrongLastSequenceConstant:
 			// A replicated stream answers 10164 for a conflict, and also
 			// while an earlier write to the subject is still being
@@ -477,6 +481,25 @@ func (s *Store) storedBatch(msgs []*nats.Msg) (uint64, error) {
 	return raw.Sequence, nil
 }
 
+// maxBatchesInFlight bounds the atomic batches one connection has in
+// flight at once: below the server's default bound a stream (50), past
+// which it refuses a batch's first message (JSAtomicPublishTooManyInflight)
+// where a publish without a reply cannot hear it, and then the batch's
+// commit as incomplete (10176). Many agents' stores share a connection and
+// a stream: their batches take turns here.
+const maxBatchesInFlight = 32
+
+// batchSlots are the turns of atomic batches, by connection.
+var batchSlots sync.Map // *nats.Conn → chan struct{}
+
+func slotsOf(nc *nats.Conn) chan struct{} {
+	if c, ok := batchSlots.Load(nc); ok {
+		return c.(chan struct{})
+	}
+	c, _ := batchSlots.LoadOrStore(nc, make(chan struct{}, maxBatchesInFlight))
+	return c.(chan struct{})
+}
+
 func (s *Store) publishOnce(msgs []*nats.Msg) (uint64, error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
@@ -486,6 +509,13 @@ func (s *Store) publishOnce(msgs []*nats.Msg) (uint64, error) {
 			return 0, err
 		}
 		return ack.Sequence, nil
+	}
+	slots := slotsOf(s.nc)
+	select {
+	case slots <- struct{}{}:
+		defer func() { <-slots }()
+	case <-ctx.Done():
+		return 0, ctx.Err() // the outcome is known: nothing was sent
 	}
 	id := nuid.Next()
 	for i, m := range msgs {
