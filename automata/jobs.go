@@ -611,12 +611,13 @@ func callJob[I any](ctx context.Context, key string, fn Job[I], dispatch Dispatc
 // jobDone records the end of a job and reports it.
 func (m *Machine[S, I, O]) jobDone(j *job[I], err error) {
 	m.hasInput = false
-	if j.tel != nil && j.tel.span != nil {
-		// Its span ends with the outcome reported below.
-		defer func() {
+	// Its span, if the job returned nil, ends with the outcome reported
+	// below, before the report.
+	endSpan := func() {
+		if j.tel != nil && j.tel.span != nil {
 			m.tel.jobEnd(j.tel.span, j.key, err, false, "")
 			j.tel.span = nil
-		}()
+		}
 	}
 	if j.index >= 0 {
 		// Its key is still desired (or reconcile would have cancelled
@@ -631,8 +632,10 @@ func (m *Machine[S, I, O]) jobDone(j *job[I], err error) {
 			err = &RejectedInputError{Key: j.key, Err: rejected}
 		}
 	} else if !j.quiet {
+		endSpan()
 		return // cancelled, and already reported as such
 	}
+	endSpan()
 	switch {
 	case j.quiet && err != nil:
 		m.emit(Event[S, I]{Kind: EffectCancelled, Key: j.key})

@@ -807,12 +807,12 @@ func (m *Machine[S, I, O]) reject(q queued[I], in I, err error) {
 			m.rejected[j] = err
 		}
 	}
-	if q.wait != nil {
-		q.wait.reply(err)
-	}
 	var sc trace.SpanContext
 	if m.tel != nil {
 		sc = m.tel.input(parentOf(q), in, 0, m.times, err)
+	}
+	if q.wait != nil {
+		q.wait.reply(err) // a no-op for a batch's, answered already
 	}
 	if l := m.cfg.logger; l != nil {
 		l.LogAttrs(context.Background(), slog.LevelWarn, "automata: input rejected",
@@ -993,17 +993,18 @@ func (m *Machine[S, I, O]) publish(q queued[I], in I, prev, next S) {
 		m.current, m.stale = next, false
 		m.mu.Unlock()
 	}
-	if q.wait != nil {
-		q.wait.reply(nil)
-	}
 	if m.tel != nil {
-		// The input is applied: its span ends before the subscribers
-		// are called (one that panics fails the machine, the input
-		// applied all the same).
+		// The input is applied: its span ends before its DispatchWait
+		// returns (the caller's span ends after its child's) and before
+		// the subscribers are called (one that panics fails the machine,
+		// the input applied all the same).
 		m.lastInput = m.tel.input(parentOf(q), in, m.cfg.seqBase+m.applied, m.times, nil)
 		if m.lastInput.IsValid() && len(m.since) < maxSince {
 			m.since = append(m.since, m.lastInput)
 		}
+	}
+	if q.wait != nil {
+		q.wait.reply(nil)
 	}
 	if len(m.subs) > 0 {
 		m.doing = phaseOutput
