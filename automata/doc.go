@@ -337,8 +337,8 @@
 //
 //	go test -run XXX -bench 'Telemetry' -benchmem -count 3 ./automata/ ./automata/journal/
 //
-// gave BenchmarkTelemetry/off 47.3-48.0 ns and 0 allocations against /on
-// 2,444-2,484 ns and 22 allocations an input (52×: the SDK's span and the
+// gave BenchmarkTelemetry/off 46.8-47.1 ns and 0 allocations against /on
+// 2,387-2,457 ns and 24 allocations an input (51×: the SDK's span and the
 // three measurements); in a durable machine, whose input waits for its
 // fsync, BenchmarkDurableTelemetry/off 269-281 µs against /on 300-356 µs
 // (1.08 to 1.29×, within the disk's noise).
