@@ -340,8 +340,8 @@
 // gave BenchmarkTelemetry/off 46.8-47.1 ns and 0 allocations against /on
 // 2,387-2,457 ns and 24 allocations an input (51×: the SDK's span and the
 // three measurements); in a durable machine, whose input waits for its
-// fsync, BenchmarkDurableTelemetry/off 269-281 µs against /on 300-356 µs
-// (1.08 to 1.29×, within the disk's noise).
+// fsync, BenchmarkDurableTelemetry/off 300-307 µs against /on 308-310 µs
+// (1.01 to 1.03×, within the disk's noise).
 //
 // BenchmarkAppend compares automata.Append with copying (append to
 // slices.Clip) for one message added to a conversation: Append stays at
