@@ -580,6 +580,12 @@ func (m *Machine[S, I, O]) runJob(t task[I]) error {
 func (m *Machine[S, I, O]) jobEndedLocked(j *job[I], err error, wasCancelled bool) (held bool) {
 	m.jobs.Add(-1)
 	if m.cfg.events != nil || m.cfg.logger != nil || m.tel != nil {
+		if m.refusalLocked() != nil && j.tel != nil && j.tel.span != nil {
+			// Closed or failed: enqueueLocked drops the report, so
+			// the span ends here.
+			m.tel.jobEnd(j.tel.span, j.key, err, false, "")
+			j.tel.span = nil
+		}
 		// Reported at once: to the event handlers, to the log, as the
 		// job's span ends.
 		m.enqueueLocked(control[I, O]{op: opJobDone, job: j, err: err})

@@ -231,6 +231,31 @@ func TestTelemetryCancelledJob(t *testing.T) {
 	}
 }
 
+// TestTelemetryJobReturningNilAtClose: a job that returns nil once Close
+// has cut it off still ends its span, though the machine, closed, reports
+// its end to nobody.
+func TestTelemetryJobReturningNilAtClose(t *testing.T) {
+	started := make(chan struct{})
+	r := newRecorded(t, func(n int) automata.Job[chatInput] {
+		return func(ctx context.Context, dispatch automata.Dispatch[chatInput]) error {
+			close(started)
+			<-ctx.Done()
+			return nil
+		}
+	})
+	if err := r.machine.DispatchWait(context.Background(), chatInput{kind: "ask"}); err != nil {
+		t.Fatal(err)
+	}
+	<-started
+	if err := r.machine.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	job := one(t, r, "moora.job")
+	if job.Status().Code == codes.Error {
+		t.Errorf("the job's span: status %v", job.Status())
+	}
+}
+
 // TestTelemetryRejectedInput: an input the admission step rejects has a
 // span with an error status that says why, and is counted rejected.
 func TestTelemetryRejectedInput(t *testing.T) {
