@@ -3,6 +3,7 @@ package httpbridge
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -52,14 +53,34 @@ type FleetConfig[S, I, V any] struct {
 	// keeps neither MaxStreams nor the registry's MaxActive from the
 	// others: 503 with Retry-After beyond. Default 100.
 	MaxStreamsPerIdentity int
+
+	// Peers, if set, routes a request for an agent that another process
+	// has active to that process, as a reverse proxy (streams included),
+	// and takes over an agent whose process is dead: see "Many hosts" in
+	// the package documentation. automata/journal/jetstream's Fleet is
+	// one, with the registry over it.
+	Peers Peers
+	// RouteTimeout bounds how long a request for an agent active in
+	// another process spends finding it: locating it, reaching its
+	// process, waiting for a dead one's agent to be free, until the
+	// answer's headers come (a stream then lasts as long as it is
+	// followed). 503 with Retry-After beyond. Default 30 seconds.
+	RouteTimeout time.Duration
+	// MaxPeerConns bounds the connections open to each peer at once
+	// (streams routed there hold one each). Default 10,000.
+	MaxPeerConns int
+	// Logger receives what goes wrong between peers. Default
+	// slog.Default().
+	Logger *slog.Logger
 }
 
 // Fleet serves many agents by id over HTTP: the routes of a Bridge under
 // /agents/{id}/, and the agents' own routes (create, list, delete), each agent
 // seen only by its owner. See "Many agents" in the package documentation.
 type Fleet[S, I, V any] struct {
-	cfg     FleetConfig[S, I, V]
-	mux     *http.ServeMux
+	cfg       FleetConfig[S, I, V]
+	transport *http.Transport // to the peers
+	mux       *http.ServeMux
 	cors    string // Access-Control-Allow-Headers
 	streams atomic.Int64
 
@@ -126,8 +147,14 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 	setDefault(&cfg.MaxAgentsPerOwner, 1000)
 	setDefault(&cfg.MaxStreams, 10_000)
 	setDefault(&cfg.MaxStreamsPerIdentity, 100)
+	setDefault(&cfg.RouteTimeout, 30*time.Second)
+	setDefault(&cfg.MaxPeerConns, 10_000)
+	setDefault(&cfg.Bridge.MaxBody, 64<<10)
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
 	cfg.Bridge.Auth = AllowAll
-	f := &Fleet[S, I, V]{cfg: cfg, cors: corsAllowHeaders(cfg.Bridge.TracerProvider, cfg.Bridge.Propagator), bridges: map[*registry.Agent[S, I]]*fleetBridge[S, I, V]{}, owners: map[string]*ownerLock{}, byIdentity: map[string]int{}}
+	f := &Fleet[S, I, V]{cfg: cfg, transport: peerTransport(cfg.RouteTimeout, cfg.MaxPeerConns), cors: corsAllowHeaders(cfg.Bridge.TracerProvider, cfg.Bridge.Propagator), bridges: map[*registry.Agent[S, I]]*fleetBridge[S, I, V]{}, owners: map[string]*ownerLock{}, byIdentity: map[string]int{}}
 	f.mux = http.NewServeMux()
 	f.mux.HandleFunc("POST /agents", f.create)
 	f.mux.HandleFunc("GET /agents", f.list)
@@ -161,6 +188,7 @@ func (f *Fleet[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Close ends the streams of every agent's bridge. The registry stays the
 // caller's to close, after.
 func (f *Fleet[S, I, V]) Close() {
+	f.transport.CloseIdleConnections()
 	f.mu.Lock()
 	f.closed = true
 	all := f.bridges
@@ -217,6 +245,11 @@ func ServeOwned[S, I any](w http.ResponseWriter, reg *registry.Registry[S, I], w
 // all in use; nothing to a client that left meanwhile.
 func ServeActive[S, I any](w http.ResponseWriter, r *http.Request, reg *registry.Registry[S, I], who Identity, id string) (a *registry.Agent[S, I], release func(), ok bool) {
 	a, release, err := reg.Get(r.Context(), id)
+	return serveGot(w, r, a, release, err, who, id)
+}
+
+// serveGot is ServeActive once the registry's Get has answered.
+func serveGot[S, I any](w http.ResponseWriter, r *http.Request, a *registry.Agent[S, I], release func(), err error, who Identity, id string) (*registry.Agent[S, I], func(), bool) {
 	switch {
 	case err == nil:
 	case errors.Is(err, journal.ErrNoAgent):
@@ -227,6 +260,12 @@ func ServeActive[S, I any](w http.ResponseWriter, r *http.Request, reg *registry
 		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
 		return nil, nil, false
 	case errors.Is(err, registry.ErrClosed):
+		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
+		return nil, nil, false
+	case errors.Is(err, journal.ErrInUse):
+		// Another process has it (a fleet shared across processes
+		// without FleetConfig.Peers), or it is being deleted.
+		w.Header().Set("Retry-After", "1")
 		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
 		return nil, nil, false
 	case r.Context().Err() != nil:
@@ -379,9 +418,27 @@ func (f *Fleet[S, I, V]) delete(w http.ResponseWriter, r *http.Request) {
 	// Checked again where no other Delete and no re-creation of the id
 	// can come between the check and the deletion.
 	err := f.cfg.Registry.DeleteOwned(r.Context(), who, id)
+	if f.cfg.Peers != nil && errors.Is(err, journal.ErrInUse) {
+		// Active in another process: that one deletes it.
+		ctx, cancel := context.WithTimeout(r.Context(), f.cfg.RouteTimeout)
+		defer cancel()
+		for err != nil && errors.Is(err, journal.ErrInUse) && ctx.Err() == nil {
+			if f.route(ctx, w, r, id) == routeServed {
+				return
+			}
+			select {
+			case <-ctx.Done():
+			case <-time.After(50 * time.Millisecond):
+			}
+			err = f.cfg.Registry.DeleteOwned(ctx, who, id)
+		}
+	}
 	switch {
 	case errors.Is(err, journal.ErrNoAgent):
 		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
+	case errors.Is(err, journal.ErrInUse):
+		w.Header().Set("Retry-After", "1")
+		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
 	case err != nil:
 		wire.WriteError(w, http.StatusInternalServerError, "%v", err)
 	default:
@@ -405,11 +462,19 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	a, release, ok := ServeActive(w, r, f.cfg.Registry, who, id)
+	// Deferred: a stream routed to a peer ends with a panic
+	// (http.ErrAbortHandler) when the peer goes away mid-stream.
+	served := false
+	defer func() {
+		if !served {
+			endStream()
+		}
+	}()
+	a, release, ok := f.serveActive(w, r, who, id)
 	if !ok {
-		endStream()
 		return
 	}
+	served = true
 	// The lease (and the stream's place) is held until the request ends,
 	// or, for a stream the bridge admits, until the stream ends; given
 	// back once, however many times it is released.

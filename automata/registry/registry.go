@@ -80,7 +80,7 @@ type Registry[S, I any] struct {
 	// unobserve unregisters the metrics' callback (Config.MeterProvider).
 	unobserve func() error
 
-	activations, deactivations atomic.Uint64
+	activations, deactivations, fenced atomic.Uint64
 }
 
 // Agent is an active agent: the durable machine of one id, valid while the
@@ -99,6 +99,7 @@ type Agent[S, I any] struct {
 	lastUse time.Time
 	elem    *list.Element // in the LRU list once ready
 	closing bool          // being deactivated: no new leases
+	fenced  bool          // deactivated because its store was fenced
 }
 
 // ID returns the agent's id.
@@ -289,7 +290,8 @@ func (r *Registry[S, I]) makeRoomLocked() (victim *Agent[S, I], leaving <-chan s
 // activate opens a, which is in r.active and not ready, and makes it ready:
 // in the LRU list, or out of r.active with its error.
 func (r *Registry[S, I]) activate(a *Agent[S, I]) {
-	a.m, a.info, a.err = r.open(a.id)
+	var store journal.Store
+	a.m, store, a.info, a.err = r.open(a.id)
 	r.mu.Lock()
 	if a.err != nil {
 		delete(r.active, a.id)
@@ -301,23 +303,53 @@ func (r *Registry[S, I]) activate(a *Agent[S, I]) {
 	}
 	close(a.ready)
 	r.mu.Unlock()
+	if f, ok := store.(fenceable); ok && a.err == nil {
+		go r.dropWhenFenced(a, f.Fenced())
+	}
 }
 
-func (r *Registry[S, I]) open(id string) (*journal.Machine[S, I], journal.AgentInfo, error) {
+// fenceable is a store that another process can take the agent from
+// (jetstream's): Fenced is closed once it has, or once the store's lease
+// ran out, and the store refuses every write from then on.
+type fenceable interface{ Fenced() <-chan struct{} }
+
+// dropWhenFenced deactivates a as soon as its store is fenced: the agent is
+// another process's now, and its jobs here must stop. The leases held on it
+// end (its machine answers errors), and the next Get activates it again,
+// which fails while the other process has it.
+func (r *Registry[S, I]) dropWhenFenced(a *Agent[S, I], fenced <-chan struct{}) {
+	select {
+	case <-a.done:
+		return
+	case <-fenced:
+	}
+	r.mu.Lock()
+	mine := !a.closing
+	a.closing = true
+	r.mu.Unlock()
+	if mine {
+		r.log.Warn("registry: an agent's store was fenced: another process has it now; deactivated", "agent", a.id)
+		r.fenced.Add(1)
+		a.fenced = true
+		r.deactivate(a)
+	}
+}
+
+func (r *Registry[S, I]) open(id string) (*journal.Machine[S, I], journal.Store, journal.AgentInfo, error) {
 	info, err := r.cfg.Fleet.Info(id)
 	if err != nil {
-		return nil, info, fmt.Errorf("registry: activate %q: %w", id, err)
+		return nil, nil, info, fmt.Errorf("registry: activate %q: %w", id, err)
 	}
 	store, err := r.cfg.Fleet.Open(id)
 	if err != nil {
-		return nil, info, fmt.Errorf("registry: activate %q: %w", id, err)
+		return nil, nil, info, fmt.Errorf("registry: activate %q: %w", id, err)
 	}
 	m, err := r.openMachine(id, store)
 	if err != nil {
 		store.Close()
-		return nil, info, fmt.Errorf("registry: activate %q: %w", id, err)
+		return nil, nil, info, fmt.Errorf("registry: activate %q: %w", id, err)
 	}
-	return m, info, nil
+	return m, store, info, nil
 }
 
 // openMachine calls Config.Open, and turns a panic in it into an error: a
@@ -357,7 +389,11 @@ func (r *Registry[S, I]) deactivate(a *Agent[S, I]) {
 	ctx, cancel := context.WithTimeout(context.Background(), r.cfg.CloseTimeout)
 	defer cancel()
 	if err := a.m.Close(ctx); err != nil {
-		r.log.Error("registry: deactivating an agent", "agent", a.id, "err", err)
+		level := slog.LevelError
+		if a.fenced {
+			level = slog.LevelDebug // its last snapshot refused, as expected
+		}
+		r.log.Log(ctx, level, "registry: deactivating an agent", "agent", a.id, "err", err)
 	}
 	r.mu.Lock()
 	if r.active[a.id] == a {
@@ -557,7 +593,10 @@ func (r *Registry[S, I]) Close(ctx context.Context) error {
 type Stats struct {
 	Active        int    // agents active now
 	Activations   uint64 // agents activated
-	Deactivations uint64 // agents deactivated: idle, evicted, deleted, closed
+	Deactivations uint64 // agents deactivated: idle, evicted, deleted, closed, fenced
+	// Fenced counts the deactivations of agents whose store another
+	// process fenced (it took the agent over), or whose lease ran out.
+	Fenced uint64
 }
 
 // Stats returns the registry's counts.
@@ -565,7 +604,7 @@ func (r *Registry[S, I]) Stats() Stats {
 	r.mu.Lock()
 	n := len(r.active)
 	r.mu.Unlock()
-	return Stats{Active: n, Activations: r.activations.Load(), Deactivations: r.deactivations.Load()}
+	return Stats{Active: n, Activations: r.activations.Load(), Deactivations: r.deactivations.Load(), Fenced: r.fenced.Load()}
 }
 
 // Dispatch journals and applies input to agent id, activating it if need

@@ -36,6 +36,9 @@ type Fleet struct {
 	meta  js.KeyValue // the bucket Config.Fleet
 	owner string
 
+	hostsMu sync.Mutex
+	hostsKV js.KeyValue // the bucket Config.Hosts, once used
+
 	mu     sync.Mutex        // guards busy and closed
 	busy   map[string]string // agents open here, or being deleted: which
 	closed bool

@@ -43,6 +43,10 @@ type Config struct {
 	// "MOORA_FLEET"): one key per agent, holding its journal.AgentInfo as
 	// JSON. OpenFleet creates it; stores and hosts do not use it.
 	Fleet string
+	// Hosts is the key-value bucket where the processes of a Fleet say
+	// where they serve (default "MOORA_HOSTS"; see Fleet.Advertise): one
+	// key per process, which expires TTL after its last renewal.
+	Hosts string
 	// Replicas is the number of replicas of the stream and the buckets
 	// when this package creates them (default 1).
 	Replicas int
@@ -66,6 +70,7 @@ func (c Config) withDefaults() Config {
 	def(&c.Leases, "MOORA_LEASES")
 	def(&c.Agents, "MOORA_AGENTS")
 	def(&c.Fleet, "MOORA_FLEET")
+	def(&c.Hosts, "MOORA_HOSTS")
 	if c.Replicas <= 0 {
 		c.Replicas = 1
 	}

@@ -1,0 +1,220 @@
+package jetstream
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/moora-go/moora/automata/journal"
+	js "github.com/nats-io/nats.go/jetstream"
+)
+
+// The directory of a fleet's processes: where each serves (Advertise), who
+// has an agent active and where (Locate), taking an agent from a process
+// known dead (Evict), and the agents whose owner died (WatchOrphans). It is
+// what an HTTP front needs to route a request to the process that has the
+// agent active (automata/httpbridge's FleetConfig.Peers).
+
+// hostKey is the key of owner in the bucket Config.Hosts: an owner id may
+// hold characters a key may not (a host name and a process id, "web-1:4242").
+func hostKey(owner string) string { return base64.RawURLEncoding.EncodeToString([]byte(owner)) }
+
+// hostValue is the value of a process's key.
+type hostValue struct {
+	URL string `json:"url"`
+}
+
+// maxHostURL bounds an advertised URL.
+const maxHostURL = 2048
+
+// hosts returns the bucket Config.Hosts, creating it on first use: its keys
+// expire TTL after their last write.
+func (f *Fleet) hosts(ctx context.Context) (js.KeyValue, error) {
+	f.hostsMu.Lock()
+	defer f.hostsMu.Unlock()
+	if f.hostsKV != nil {
+		return f.hostsKV, nil
+	}
+	kv, err := f.res.js.KeyValue(ctx, f.cfg.Hosts)
+	if errors.Is(err, js.ErrBucketNotFound) {
+		kv, err = f.res.js.CreateKeyValue(ctx, js.KeyValueConfig{Bucket: f.cfg.Hosts, TTL: f.cfg.TTL, Storage: js.FileStorage, Replicas: f.cfg.Replicas})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: key-value bucket %s: %w", f.cfg.Hosts, err)
+	}
+	f.hostsKV = kv
+	return kv, nil
+}
+
+// Advertise says where this process serves the fleet's agents: rawURL, the
+// base URL of its HTTP front, kept under the fleet's owner in the bucket
+// Config.Hosts. The key is written again every TTL/4 and expires TTL after
+// the last write, so that a process that dies stops being advertised
+// within TTL. Another process's Locate finds the URL there.
+//
+// It returns withdraw, which stops renewing the key and deletes it: call it
+// when the process stops serving, after closing its registry (which
+// releases the agents' leases), so that no process takes the silence for a
+// death meanwhile. Advertise again replaces the URL.
+func (f *Fleet) Advertise(rawURL string) (withdraw func() error, err error) {
+	if u, err := url.Parse(rawURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(rawURL) > maxHostURL {
+		return nil, fmt.Errorf("jetstream: Advertise(%.100q): want an http or https URL with a host, at most %d bytes", rawURL, maxHostURL)
+	}
+	if err := f.checkOpen(); err != nil {
+		return nil, err
+	}
+	ctx, cancel := f.ctx()
+	defer cancel()
+	kv, err := f.hosts(ctx)
+	if err != nil {
+		return nil, err
+	}
+	value, err := json.Marshal(hostValue{URL: rawURL})
+	if err != nil {
+		return nil, err
+	}
+	key := hostKey(f.owner)
+	if _, err := kv.Put(ctx, key, value); err != nil {
+		return nil, fmt.Errorf("jetstream: advertising %s at %s: %w", f.owner, rawURL, err)
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(f.cfg.TTL / 4)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), f.cfg.TTL/4)
+			kv.Put(ctx, key, value) // a failure: the next tick tries again
+			cancel()
+		}
+	}()
+	var once sync.Once
+	return func() error {
+		var err error
+		once.Do(func() {
+			close(stop)
+			<-done
+			ctx, cancel := f.ctx()
+			defer cancel()
+			if derr := kv.Delete(ctx, key); derr != nil && !errors.Is(derr, js.ErrKeyNotFound) {
+				err = fmt.Errorf("jetstream: withdrawing %s: %w", f.owner, derr)
+			}
+		})
+		return err
+	}, nil
+}
+
+// Owner returns the owner id this fleet takes leases under (OpenFleet's).
+func (f *Fleet) Owner() string { return f.owner }
+
+// Locate says who has agent id active and where: the holder of the agent's
+// lease, owner ("" when no process holds it: Open may claim it), and the
+// URL that process advertises (Advertise; "" when it advertises none: it
+// withdrew, or stopped renewing more than TTL ago, or serves no HTTP
+// front). Both are read from the leaders of their buckets' streams. An
+// owner that is this fleet's own is returned as any other.
+func (f *Fleet) Locate(ctx context.Context, id string) (owner, rawURL string, err error) {
+	if err := journal.CheckAgentID(id); err != nil {
+		return "", "", err
+	}
+	e, err := kvLast(ctx, f.nc, f.cfg.Leases, id)
+	switch {
+	case errors.Is(err, js.ErrKeyNotFound) || err == nil && e.deleted:
+		return "", "", nil
+	case err != nil:
+		return "", "", fmt.Errorf("jetstream: locating agent %s: reading its lease: %w", id, err)
+	}
+	owner = string(e.value)
+	if _, err := f.hosts(ctx); err != nil {
+		return owner, "", err
+	}
+	h, err := kvLast(ctx, f.nc, f.cfg.Hosts, hostKey(owner))
+	switch {
+	case errors.Is(err, js.ErrKeyNotFound) || err == nil && h.deleted:
+		return owner, "", nil
+	case err != nil:
+		return owner, "", fmt.Errorf("jetstream: locating agent %s: reading where %s serves: %w", id, owner, err)
+	}
+	var v hostValue
+	if err := json.Unmarshal(h.value, &v); err != nil || v.URL == "" {
+		return owner, "", fmt.Errorf("jetstream: locating agent %s: the key of %s in bucket %s holds %.100q, not {\"url\": ...}", id, owner, f.cfg.Hosts, h.value)
+	}
+	return owner, v.URL, nil
+}
+
+// Evict takes agent id from owner, a process known to be dead (it
+// advertises no URL, or its URL answers no connection): it deletes the
+// agent's lease if owner still holds it, so that Open may claim the agent
+// at once instead of waiting up to TTL for the lease to expire. It does
+// nothing if another process holds the lease by now, or none does.
+//
+// If owner is alive after all (a partition, a pause), the claim that
+// follows fences it as Takeover does: its lease renewal finds the key gone
+// and its next append is refused, so it loses the agent and nothing else.
+func (f *Fleet) Evict(ctx context.Context, id, owner string) error {
+	if err := journal.CheckAgentID(id); err != nil {
+		return err
+	}
+	if owner == "" || owner == f.owner {
+		return fmt.Errorf("jetstream: Evict(%s, %q): want another process's owner id", id, owner)
+	}
+	e, err := kvLast(ctx, f.nc, f.cfg.Leases, id)
+	switch {
+	case errors.Is(err, js.ErrKeyNotFound) || err == nil && (e.deleted || string(e.value) != owner):
+		return nil
+	case err != nil:
+		return fmt.Errorf("jetstream: evicting %s from agent %s: reading its lease: %w", owner, id, err)
+	}
+	if err := f.res.leases.Delete(ctx, id, js.LastRevision(e.rev)); err != nil && !errors.Is(err, js.ErrKeyRevisionMismatch) && !isWrongLast(err) {
+		return fmt.Errorf("jetstream: evicting %s from agent %s: %w", owner, id, err)
+	}
+	return nil
+}
+
+// WatchOrphans calls fn with the id of each agent whose lease expires from
+// now until ctx ends: an agent whose owner died, or lost touch with
+// JetStream for TTL, while it had the agent active. Activate it
+// (registry.Get, then release), so that the jobs its state calls for start
+// again now rather than at its next request; every process watching races
+// for it, and one claims it. A lease released (a deactivation, a Close) or
+// evicted is not an orphan's.
+//
+// fn is called from one goroutine, in the order of the expiries; it should
+// hand the work off rather than block. An expiry that happens while the
+// watch is cut off from the server may be missed: that agent then waits for
+// its next request. WatchOrphans returns once the watch has started.
+func (f *Fleet) WatchOrphans(ctx context.Context, fn func(id string)) error {
+	w, err := f.res.leases.WatchAll(ctx, js.MetaOnly(), js.UpdatesOnly())
+	if err != nil {
+		return fmt.Errorf("jetstream: watching the leases: %w", err)
+	}
+	go func() {
+		defer w.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case e, ok := <-w.Updates():
+				if !ok {
+					return
+				}
+				// An expiry leaves a marker the watch reads as a purge;
+				// a release is a delete.
+				if e != nil && e.Operation() == js.KeyValuePurge && journal.CheckAgentID(e.Key()) == nil {
+					fn(e.Key())
+				}
+			}
+		}
+	}()
+	return nil
+}
