@@ -81,8 +81,8 @@ type Fleet[S, I, V any] struct {
 	cfg       FleetConfig[S, I, V]
 	transport *http.Transport // to the peers
 	mux       *http.ServeMux
-	cors    string // Access-Control-Allow-Headers
-	streams atomic.Int64
+	cors      string // Access-Control-Allow-Headers
+	streams   atomic.Int64
 
 	mu      sync.Mutex
 	closed  bool
