@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -170,6 +171,14 @@ func serverOf(t *testing.T, nc *nats.Conn) *embedded.Server {
 // times at most.
 func startCluster(t *testing.T) *nats.Conn {
 	t.Helper()
+	nc, _ := startClusterServers(t)
+	return nc
+}
+
+// startClusterServers is startCluster, which also returns the nodes' client
+// URLs, comma separated, for other processes to connect to.
+func startClusterServers(t *testing.T) (*nats.Conn, string) {
+	t.Helper()
 	var srvs []*embedded.Server
 	var errs []error
 	for attempt := 0; attempt < 3 && (attempt == 0 || len(errs) > 0); attempt++ {
@@ -199,7 +208,11 @@ func startCluster(t *testing.T) *nats.Conn {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	return nc
+	var urls []string
+	for _, s := range srvs {
+		urls = append(urls, s.URL())
+	}
+	return nc, strings.Join(urls, ",")
 }
 
 // tryCluster starts the three nodes on free ports; on a failure it shuts

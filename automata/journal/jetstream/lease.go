@@ -245,6 +245,12 @@ func claim(ctx context.Context, nc *nats.Conn, cfg Config, agent, owner string, 
 func takeLease(ctx context.Context, nc *nats.Conn, kv js.KeyValue, agent, owner string, ttl time.Duration, lost func(error)) (*lease, error) {
 	start := time.Now()
 	rev, err := kv.Create(ctx, agent, []byte(owner))
+	if isWrongLast(err) {
+		// A replicated bucket refuses a create that races another
+		// process's with 10164, which the client does not read as
+		// ErrKeyExists: the key exists.
+		err = js.ErrKeyExists
+	}
 	var last kvEntry
 	if errors.Is(err, js.ErrKeyExists) {
 		// Create finds the marker of a released or expired lease with a
