@@ -423,7 +423,7 @@ func (f *Fleet[S, I, V]) delete(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), f.cfg.RouteTimeout)
 		defer cancel()
 		for err != nil && errors.Is(err, journal.ErrInUse) && ctx.Err() == nil {
-			if f.route(ctx, w, r, id) == routeServed {
+			if f.route(ctx, w, r, id, false) == routeServed {
 				return
 			}
 			select {

@@ -40,8 +40,18 @@ type Peers interface {
 // it on.
 const routedHeader = "Moora-Routed"
 
-// errMisdirected: the peer routed to does not have the agent (it moved).
-var errMisdirected = errors.New("the peer does not have the agent (421)")
+var (
+	// errMisdirected: the peer routed to does not have the agent (it
+	// moved).
+	errMisdirected = errors.New("the peer does not have the agent (421)")
+	// errOwnerGone: the peer routed to no longer holds the agent, and has
+	// not answered.
+	errOwnerGone = errors.New("the peer no longer holds the agent")
+)
+
+// ownerCheckEvery is how often a request routed to a peer that has not
+// answered yet checks that the peer still holds the agent.
+const ownerCheckEvery = 500 * time.Millisecond
 
 // routeOutcome is what an attempt to route a request came to.
 type routeOutcome int
@@ -73,6 +83,7 @@ func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who
 			return nil, nil, false
 		}
 	}
+	resend := r.Method == http.MethodGet || r.Method == http.MethodHead || f.keyed(r, body)
 	rewind := func() {
 		if body != nil {
 			r.Body = io.NopCloser(bytes.NewReader(body))
@@ -90,7 +101,7 @@ func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who
 			return serveGot(w, r, a, release, err, who, id)
 		}
 		last = err
-		if f.route(ctx, w, r, id) == routeServed {
+		if f.route(ctx, w, r, id, resend) == routeServed {
 			return nil, nil, false
 		}
 		if ctx.Err() != nil {
@@ -111,7 +122,11 @@ func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who
 // route makes one attempt at serving r by the process that holds agent id:
 // it locates it, and proxies the request there; or, when that process is
 // dead, evicts it, for the caller to activate the agent here.
-func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *http.Request, id string) routeOutcome {
+//
+// A request that may be sent again (resend: it changes nothing, or it is
+// an input with an id that the agent's journal keeps) is sent again when
+// its answer is lost; any other is answered 502, its outcome unknown.
+func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *http.Request, id string, resend bool) routeOutcome {
 	peers := f.cfg.Peers
 	owner, base, err := peers.Locate(ctx, id)
 	switch {
@@ -139,6 +154,14 @@ func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *ht
 		return routeAgain
 	}
 	var failed error
+	// While the owner has not answered, check now and then that it still
+	// holds the agent: a process that is paused (SIGSTOP, a frozen VM)
+	// takes connections, and answers nothing, until its lease expires
+	// and another process may take the agent.
+	pctx, abandon := context.WithCancelCause(r.Context())
+	defer abandon(nil)
+	answered := make(chan struct{})
+	go f.watchOwner(pctx, abandon, answered, id, owner)
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
@@ -148,6 +171,7 @@ func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *ht
 		Transport:     f.transport,
 		FlushInterval: -1, // streams: each event as it comes
 		ModifyResponse: func(resp *http.Response) error {
+			close(answered)
 			if resp.StatusCode == http.StatusMisdirectedRequest {
 				resp.Body.Close()
 				return errMisdirected
@@ -159,7 +183,7 @@ func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *ht
 	}
 	// The client's context, not ctx: a stream lasts as long as it is
 	// followed. The transport bounds the wait for the answer's headers.
-	proxy.ServeHTTP(w, r)
+	proxy.ServeHTTP(w, r.WithContext(pctx))
 	if failed == nil {
 		return routeServed
 	}
@@ -167,17 +191,25 @@ func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *ht
 	switch {
 	case errors.Is(failed, errMisdirected):
 		return routeAgain // it moved: look again
+	case r.Context().Err() != nil:
+		return routeServed // the client left
 	case errors.As(failed, &op) && op.Op == "dial":
 		// Nothing was sent: nobody listens at its address. Dead.
 		if err := peers.Evict(ctx, id, owner); err != nil {
 			f.cfg.Logger.Warn("httpbridge: evicting a dead process from an agent", "agent", id, "owner", owner, "err", err)
 		}
 		return routeAgain
-	case r.Method == http.MethodGet || r.Method == http.MethodHead:
-		// Safe to send again: it changes nothing.
+	case resend:
+		// Safe to send again: it changes nothing, or the process that
+		// applies it next finds its id among the journaled ones, if it
+		// was applied, and answers as for a duplicate.
 		return routeAgain
-	case r.Context().Err() != nil:
-		return routeServed // the client left
+	case errors.Is(context.Cause(pctx), errOwnerGone):
+		// It took the request, then stopped holding the agent without an
+		// answer. If it had journaled it, it is applied; if not, its
+		// append will be refused (it is fenced).
+		wire.WriteError(w, http.StatusBadGateway, "agent %q: the process that had it (%s) stopped answering and lost it, and the request may or may not have been applied", id, owner)
+		return routeServed
 	}
 	// Sent, and no answer: the peer may have applied it. Say so rather
 	// than send it again to another process, which would apply it twice.
@@ -197,4 +229,43 @@ func peerTransport(timeout time.Duration, maxConns int) *http.Transport {
 		MaxIdleConnsPerHost:   64,
 		IdleConnTimeout:       90 * time.Second,
 	}
+}
+
+// watchOwner abandons a request routed to owner (cancels ctx with
+// errOwnerGone) if owner stops holding agent id before it answers
+// (answered is closed).
+func (f *Fleet[S, I, V]) watchOwner(ctx context.Context, abandon context.CancelCauseFunc, answered <-chan struct{}, id, owner string) {
+	t := time.NewTicker(ownerCheckEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-answered:
+			return
+		case <-t.C:
+		}
+		lctx, cancel := context.WithTimeout(ctx, ownerCheckEvery)
+		now, _, err := f.cfg.Peers.Locate(lctx, id)
+		cancel()
+		if err == nil && now != owner {
+			select {
+			case <-answered:
+			default:
+				abandon(errOwnerGone)
+			}
+			return
+		}
+	}
+}
+
+// keyed reports whether r posts an input whose id (Config.InputID) the
+// agent's journal keeps: sent twice, to two processes one after the other,
+// it is applied once, as the second finds the id among the journaled ones.
+func (f *Fleet[S, I, V]) keyed(r *http.Request, body []byte) bool {
+	if f.cfg.Bridge.InputID == nil || r.Method != http.MethodPost || r.PathValue("rest") != "inputs" {
+		return false
+	}
+	in, err := f.cfg.Bridge.Decode(body)
+	return err == nil && f.cfg.Bridge.InputID(in) != ""
 }

@@ -101,7 +101,9 @@ func startPeerHost(nc *nats.Conn, cfg jetstream.Config, owner string, log *slog.
 	h.front, err = httpbridge.NewFleet(httpbridge.FleetConfig[pstate, pnote, pstate]{
 		Registry: h.reg,
 		Identify: httpbridge.Identities(peerToken, nil),
-		Bridge:   httpbridge.Config[pstate, pnote, pstate]{Decode: decodeNote, View: func(s pstate) pstate { return s }},
+		Bridge: httpbridge.Config[pstate, pnote, pstate]{Decode: decodeNote, View: func(s pstate) pstate { return s },
+			// A note's text is its id: a note sent again is applied once.
+			InputID: func(n pnote) string { return n.Text }},
 		Peers:    fleet,
 		Logger:   log,
 	})
