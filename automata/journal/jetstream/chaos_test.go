@@ -98,11 +98,11 @@ type chaosHost struct {
 
 // chaos is the chaos test's world: the hosts, and what the clients saw.
 type chaos struct {
-	t     *testing.T
-	urls     string // the NATS servers'
-	replicas int
-	mu    sync.Mutex
-	hosts []*chaosHost // by slot; nil while one restarts
+	t            *testing.T
+	urls         string // the NATS servers'
+	replicas     int
+	mu           sync.Mutex
+	hosts        []*chaosHost // by slot; nil while one restarts
 	incarnations int
 }
 

@@ -104,8 +104,8 @@ func startPeerHost(nc *nats.Conn, cfg jetstream.Config, owner string, log *slog.
 		Bridge: httpbridge.Config[pstate, pnote, pstate]{Decode: decodeNote, View: func(s pstate) pstate { return s },
 			// A note's text is its id: a note sent again is applied once.
 			InputID: func(n pnote) string { return n.Text }},
-		Peers:    fleet,
-		Logger:   log,
+		Peers:  fleet,
+		Logger: log,
 	})
 	if err != nil {
 		return nil, err
