@@ -150,6 +150,7 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 	setDefault(&cfg.RouteTimeout, 30*time.Second)
 	setDefault(&cfg.MaxPeerConns, 10_000)
 	setDefault(&cfg.Bridge.MaxBody, 64<<10)
+	setDefault(&cfg.Bridge.WriteTimeout, 10*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -230,6 +231,10 @@ func ServeOwned[S, I any](w http.ResponseWriter, reg *registry.Registry[S, I], w
 	case errors.Is(err, journal.ErrNoAgent):
 		wire.WriteError(w, http.StatusNotFound, "no agent %q", truncate(id, 100))
 		return info, false
+	case errors.Is(err, journal.ErrUnavailable):
+		w.Header().Set("Retry-After", "1")
+		wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: %v", truncate(id, 100), err)
+		return info, false
 	case err != nil:
 		wire.WriteError(w, http.StatusInternalServerError, "agent %q: %v", truncate(id, 100), err)
 		return info, false
@@ -262,9 +267,10 @@ func serveGot[S, I any](w http.ResponseWriter, r *http.Request, a *registry.Agen
 	case errors.Is(err, registry.ErrClosed):
 		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
 		return nil, nil, false
-	case errors.Is(err, journal.ErrInUse):
+	case errors.Is(err, journal.ErrInUse), errors.Is(err, journal.ErrUnavailable):
 		// Another process has it (a fleet shared across processes
-		// without FleetConfig.Peers), or it is being deleted.
+		// without FleetConfig.Peers), or it is being deleted; or the
+		// journal's server cannot answer now.
 		w.Header().Set("Retry-After", "1")
 		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
 		return nil, nil, false

@@ -94,6 +94,13 @@ func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who
 	for {
 		rewind()
 		a, release, err := f.cfg.Registry.Get(ctx, id)
+		if errors.Is(err, journal.ErrUnavailable) && ctx.Err() == nil {
+			// The journal's server cannot answer now (a cluster
+			// electing a leader): try again, while time is left.
+			last = err
+			sleep(ctx, &backoff)
+			continue
+		}
 		if err == nil || !errors.Is(err, journal.ErrInUse) {
 			if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
 				err = fmt.Errorf("%w (after %v of looking for the process that has it: %v)", err, f.cfg.RouteTimeout, last)
@@ -111,12 +118,20 @@ func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who
 			}
 			return nil, nil, false
 		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, 500*time.Millisecond)
+		sleep(ctx, &backoff)
 	}
+}
+
+// sleep waits *backoff, or until ctx ends, and doubles *backoff up to half
+// a second.
+func sleep(ctx context.Context, backoff *time.Duration) {
+	t := time.NewTimer(*backoff)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	*backoff = min(*backoff*2, 500*time.Millisecond)
 }
 
 // route makes one attempt at serving r by the process that holds agent id:
@@ -183,7 +198,13 @@ func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *ht
 	}
 	// The client's context, not ctx: a stream lasts as long as it is
 	// followed. The transport bounds the wait for the answer's headers.
-	proxy.ServeHTTP(w, r.WithContext(pctx))
+	out := w
+	if r.Method == http.MethodGet {
+		// A stream: each write bounded as the bridge bounds its own
+		// (Config.WriteTimeout), instead of the server's WriteTimeout.
+		out = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: f.cfg.Bridge.WriteTimeout}
+	}
+	proxy.ServeHTTP(out, r.WithContext(pctx))
 	if failed == nil {
 		return routeServed
 	}
@@ -269,3 +290,24 @@ func (f *Fleet[S, I, V]) keyed(r *http.Request, body []byte) bool {
 	in, err := f.cfg.Bridge.Decode(body)
 	return err == nil && f.cfg.Bridge.InputID(in) != ""
 }
+
+// deadlineWriter sets a write deadline timeout ahead before each write and
+// flush, so that a stream routed through this process lasts as long as its
+// client reads it, and no longer than timeout past the moment it stops.
+type deadlineWriter struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+}
+
+func (d *deadlineWriter) Write(p []byte) (int, error) {
+	d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
+	return d.ResponseWriter.Write(p)
+}
+
+func (d *deadlineWriter) Flush() {
+	d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
+	d.rc.Flush()
+}
+
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }

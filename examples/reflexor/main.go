@@ -137,6 +137,8 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	natsURL := flags.String("nats", "", `keep the journal on NATS JetStream at this URL ("embedded": a server in this process, its files in -data); default: a bbolt file in -data`)
 	agentID := flags.String("agent", "reflexor", "the agent's id on NATS JetStream")
 	users := flags.Bool("users", false, "serve many people, each with conversations of their own, kept in -data/agents.db (see reflexor.Fleet)")
+	ports := flags.String("cluster-ports", fmt.Sprintf("%d,%d", clusterClientPort, clusterRoutePort), "with -cluster: the cluster's ports on 127.0.0.1, CLIENT,ROUTE: node N takes NATS clients on CLIENT+N and its peers' routes on ROUTE+N")
+	node := flags.Int("cluster", 0, "with -users: be process 1, 2 or 3 of three on this machine sharing the conversations, each running one node of an embedded JetStream cluster (its files in -data/nats-N; default -addr 127.0.0.1:808N)")
 	if err := flags.Parse(args); err != nil {
 		return err
 	}
@@ -164,11 +166,21 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if *compressAfter == 0 {
 		cfg.CompressAfter = -1 // never
 	}
+	if *node != 0 && !*users {
+		return errors.New("-cluster shares the conversations of -users: give both")
+	}
 	if *users {
 		if *natsURL != "" || *terminal {
 			return errors.New("-users serves pages from a bbolt file: it takes neither -nats nor -terminal")
 		}
-		return runUsers(*dataDir, *addr, *token, cfg, stdout)
+		if *node != 0 && !addrSet(flags) {
+			*addr = fmt.Sprintf("127.0.0.1:%d", 8080+*node)
+		}
+		var cp clusterPorts
+		if _, err := fmt.Sscanf(*ports, "%d,%d", &cp.client, &cp.route); err != nil {
+			return fmt.Errorf("-cluster-ports %q: want CLIENT,ROUTE, two port numbers", *ports)
+		}
+		return runUsers(*dataDir, *addr, *token, cfg, *node, cp, stdout)
 	}
 	store, release, err := openStore(*dataDir, *natsURL, *agentID)
 	if err != nil {
@@ -341,4 +353,11 @@ func (t *terminal) print(s decl.AgentState) {
 	if s.SummaryCutAt > 0 {
 		line(fmt.Sprintf("summary %d", s.SummaryCutAt), "  [history compressed: %s]", s.ContextSummary)
 	}
+}
+
+// addrSet says whether -addr was given.
+func addrSet(flags *flag.FlagSet) bool {
+	set := false
+	flags.Visit(func(f *flag.Flag) { set = set || f.Name == "addr" })
+	return set
 }

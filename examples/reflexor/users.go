@@ -21,7 +21,7 @@ import (
 // The operator's token is -token, or the one kept in -data/token; the key
 // that signs the people's identities is kept in -data/session-key, so that
 // after a restart everyone is still who they were.
-func runUsers(dataDir, addr, token string, cfg reflexor.Config, stdout io.Writer) error {
+func runUsers(dataDir, addr, token string, cfg reflexor.Config, node int, ports clusterPorts, stdout io.Writer) error {
 	if token == "" {
 		var err error
 		if token, err = httpbridge.TokenFile(filepath.Join(dataDir, "token")); err != nil {
@@ -32,17 +32,31 @@ func runUsers(dataDir, addr, token string, cfg reflexor.Config, stdout io.Writer
 	if err != nil {
 		return err
 	}
-	fleet, err := journal.OpenBoltFleet(filepath.Join(dataDir, "agents.db"))
-	if err != nil {
+	fcfg := reflexor.FleetConfig{Agent: cfg, Token: token, SessionKey: []byte(key)}
+	var c *clusterNode
+	if node != 0 {
+		// One of three processes sharing the conversations, each
+		// running one node of an embedded JetStream cluster.
+		if c, err = startClusterNode(dataDir, node, ports, os.Stderr); err != nil {
+			return err
+		}
+		defer c.close()
+		fcfg.Fleet, fcfg.Peers = c.fleet, c.fleet
+	} else if fcfg.Fleet, err = journal.OpenBoltFleet(filepath.Join(dataDir, "agents.db")); err != nil {
 		return err
 	}
-	f, err := reflexor.NewFleet(reflexor.FleetConfig{Agent: cfg, Fleet: fleet, Token: token, SessionKey: []byte(key)})
+	f, err := reflexor.NewFleet(fcfg)
 	if err != nil {
 		return err // NewFleet closed the fleet
 	}
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return errors.Join(err, f.Close(context.Background()))
+	}
+	if c != nil {
+		if err := c.serve("http://"+l.Addr().String()+"/api", f); err != nil {
+			return errors.Join(err, l.Close(), f.Close(context.Background()))
+		}
 	}
 	fmt.Fprintf(stdout, "Reflexor: http://%s/?token=%s\n", l.Addr(), token)
 	fmt.Fprintf(os.Stderr, "reflexor: every page opened with that URL is a person of its own; the operator's panels: http://%s/panel/?token=%s\n", l.Addr(), token)

@@ -43,6 +43,13 @@ type FleetConfig struct {
 	// use before it is deactivated (default 5 minutes, as
 	// registry.Config's).
 	IdleTimeout time.Duration
+	// Peers, if set, routes the requests for a conversation that another
+	// process has active to that process (httpbridge.FleetConfig.Peers):
+	// a Fleet on automata/journal/jetstream shared by several processes,
+	// each serving the API at the URL it advertises (its api/ route),
+	// and all sharing Token and SessionKey, so that a person is who they
+	// are on every one. Without it, such a request is answered 503.
+	Peers httpbridge.Peers
 	// CloseTimeout bounds how long a conversation being deactivated (when
 	// idle, or by Close) waits for its jobs to end after they are
 	// cancelled (default 10 seconds, as registry.Config's).
@@ -152,6 +159,7 @@ func NewFleet(cfg FleetConfig) (f *Fleet, err error) {
 		Sessions: sessions,
 		Bridge:   bcfg,
 		Streams:  f.streamsOf,
+		Peers:    cfg.Peers,
 	})
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("reflexor: the bridges: %w", err), f.reg.Close(context.Background()))
@@ -167,6 +175,20 @@ func NewFleet(cfg FleetConfig) (f *Fleet, err error) {
 	mux.Handle("/", http.FileServerFS(page))
 	f.handler = mux
 	return f, nil
+}
+
+// Activate activates conversation id now, as its next request would: for
+// a process that takes over the conversations of one that died
+// (jetstream.Fleet.WatchOrphans), so that a reply under way there starts
+// again here without waiting for someone to open the conversation. It
+// fails while another process has it active.
+func (f *Fleet) Activate(ctx context.Context, id string) error {
+	_, release, err := f.reg.Get(ctx, id)
+	if err != nil {
+		return err
+	}
+	release()
+	return nil
 }
 
 func (f *Fleet) streamsOf(id string) *httpbridge.Streams {

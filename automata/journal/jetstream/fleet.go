@@ -169,9 +169,26 @@ func (f *Fleet) Open(id string) (journal.Store, error) {
 	s, err := f.open(id)
 	if err != nil {
 		f.unreserve(id)
-		return nil, err
+		return nil, unavailable(err)
 	}
 	return &FleetStore{s: s, fleet: f, id: id}, nil
+}
+
+// unavailable wraps journal.ErrUnavailable into err if it says that the
+// server did not answer in time, had no one to answer, or cannot serve now
+// (JetStream unavailable, a cluster without a leader): a call that may
+// succeed if made again.
+func unavailable(err error) error {
+	var apiErr *js.APIError
+	switch {
+	case err == nil || errors.Is(err, ErrFenced):
+		return err // fenced: for good
+	case errors.Is(err, nats.ErrTimeout), errors.Is(err, context.DeadlineExceeded), errors.Is(err, nats.ErrNoResponders),
+		errors.Is(err, js.ErrJetStreamNotEnabled),
+		errors.As(err, &apiErr) && apiErr.Code == 503:
+		return fmt.Errorf("%w (%w)", err, journal.ErrUnavailable)
+	}
+	return err
 }
 
 func (f *Fleet) open(id string) (*Store, error) {
@@ -216,7 +233,8 @@ func (f *Fleet) Info(id string) (journal.AgentInfo, error) {
 	}
 	ctx, cancel := f.ctx()
 	defer cancel()
-	return f.info(ctx, id)
+	info, err := f.info(ctx, id)
+	return info, unavailable(err)
 }
 
 func (f *Fleet) info(ctx context.Context, id string) (journal.AgentInfo, error) {
@@ -508,16 +526,24 @@ func decodeAgentInfo(data []byte) (journal.AgentInfo, error) {
 
 // Append, Scan, PutSnapshot, Snapshots, Prune and Quarantine are the
 // Store's.
-func (s *FleetStore) Append(records []journal.Record) error { return s.s.Append(records) }
+// An error that says the server did not answer wraps
+// journal.ErrUnavailable.
+func (s *FleetStore) Append(records []journal.Record) error {
+	return unavailable(s.s.Append(records))
+}
 func (s *FleetStore) Scan(from uint64, fn func(journal.Record) error) error {
-	return s.s.Scan(from, fn)
+	return unavailable(s.s.Scan(from, fn))
 }
-func (s *FleetStore) PutSnapshot(r journal.Record) error            { return s.s.PutSnapshot(r) }
-func (s *FleetStore) Snapshots(fn func(journal.Record) error) error { return s.s.Snapshots(fn) }
+func (s *FleetStore) PutSnapshot(r journal.Record) error {
+	return unavailable(s.s.PutSnapshot(r))
+}
+func (s *FleetStore) Snapshots(fn func(journal.Record) error) error {
+	return unavailable(s.s.Snapshots(fn))
+}
 func (s *FleetStore) Prune(snapshotsBefore, inputsBefore uint64) error {
-	return s.s.Prune(snapshotsBefore, inputsBefore)
+	return unavailable(s.s.Prune(snapshotsBefore, inputsBefore))
 }
-func (s *FleetStore) Quarantine(seq uint64) error { return s.s.Quarantine(seq) }
+func (s *FleetStore) Quarantine(seq uint64) error { return unavailable(s.s.Quarantine(seq)) }
 
 // Fenced and Err are the Store's: see Store.Fenced.
 func (s *FleetStore) Fenced() <-chan struct{} { return s.s.Fenced() }
