@@ -295,6 +295,38 @@
 // (POST /sessions) and keeps it, so that two browsers opened with the same
 // URL are two people; examples/reflexor's -users does exactly that.
 //
+// # Many hosts
+//
+// A registry whose fleet several processes share (automata/journal/
+// jetstream's Fleet, whose Open claims an agent for one process at a time)
+// activates each agent in one process. With FleetConfig.Peers (that Fleet)
+// every process's Fleet serves every agent:
+//
+//   - A request for an agent that another process has active is proxied to
+//     it (httputil.ReverseProxy, streams included: a stream's events pass as
+//     they come, each write bounded by Bridge.WriteTimeout), marked with a
+//     Moora-Routed header; a process that receives a routed request for an
+//     agent it does not have answers 421, and the sender locates the agent
+//     again rather than the receiver routing it on.
+//   - A process that advertises no address, or whose address takes no
+//     connection, is dead: the agent is taken from it (Peers.Evict) and
+//     activated here. One that takes the request and stops holding the agent
+//     before it answers (paused until its lease expired) is given up on:
+//     the holder is checked every half second until the answer comes.
+//   - A request whose answer is lost so is sent again where that is safe: a
+//     GET, or a POST /inputs of an input with an id (Bridge.InputID), which
+//     the next owner finds among the journaled ids if the last one applied
+//     it. Any other is answered 502, its outcome unknown.
+//   - While the journal's server cannot answer (journal.ErrUnavailable: a
+//     cluster electing a leader) the activation is tried again.
+//
+// Each of these waits at most FleetConfig.RouteTimeout (default 30 s); then
+// 503 with Retry-After. The processes must share the identities: the same
+// Identify, and for Sessions the same key. The package automata/journal/
+// jetstream documents the failure model, with the figures of a chaos test
+// of three processes killed 20 times; examples/reflexor's -users -cluster
+// runs three processes on one machine.
+//
 // # Speed
 //
 // Measured with

@@ -69,6 +69,18 @@
 // agent costs its place in the file, not memory. The commit of many agents'
 // inputs together is measured in package automata/journal.
 //
+// # Across processes
+//
+// Over a fleet that several processes share (automata/journal/jetstream's
+// Fleet), activating an agent claims it for this process and deactivating
+// it releases it; a Get of an agent another process has active fails with
+// an error wrapping journal.ErrInUse (and the jetstream *NotOwnerError
+// naming the holder), which an HTTP front routes (automata/httpbridge,
+// FleetConfig.Peers). A store that another process fences (it took the
+// agent) makes the registry deactivate the agent at once: its jobs are
+// cancelled, and its leases' machine answers errors (Stats.Fenced counts
+// these).
+//
 // # Owners
 //
 // Every agent has an owner, the identity that created it (Create's owner,
