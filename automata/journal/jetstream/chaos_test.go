@@ -505,19 +505,25 @@ func checkPeerJournals(t *testing.T, nc *nats.Conn, found map[string]int) (notes
 			owners[id] = append(owners[id], a.owner)
 			epochs++
 		} else {
-			f, err := journal.DecodeFrame(msg.Data())
+			records, err := jetstream.MessageRecords(msg.Headers(), msg.Data())
 			if err != nil {
 				t.Fatal(err)
 			}
-			var in pnote
-			if err := json.Unmarshal(f.Payload, &in); err != nil {
-				t.Fatal(err)
-			}
-			notes++
-			found[in.Text]++
-			if in.By != a.owner {
-				bad++
-				t.Errorf("%s: note %d (%s) journaled by %s after %s's epoch record", id, f.Seq, in.Text, in.By, a.owner)
+			for _, r := range records {
+				f, err := journal.DecodeFrame(r.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var in pnote
+				if err := json.Unmarshal(f.Payload, &in); err != nil {
+					t.Fatal(err)
+				}
+				notes++
+				found[in.Text]++
+				if in.By != a.owner {
+					bad++
+					t.Errorf("%s: note %d (%s) journaled by %s after %s's epoch record", id, f.Seq, in.Text, in.By, a.owner)
+				}
 			}
 		}
 		meta, err := msg.Metadata()

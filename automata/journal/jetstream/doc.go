@@ -16,9 +16,17 @@
 // agent's subject as the store knows it (Nats-Expected-Last-Subject-
 // Sequence): an append after someone else's write fails, and the store is
 // then fenced (ErrFenced; Fenced, Err) and refuses every later write. An
-// append of several records (a group commit) is one atomic batch (server
-// 2.12 or later; the stream allows atomic publish): all or none, as the
-// journal requires. A request that times out is sent again with the same
+// append of several records (a group commit) is one message holding them
+// all (headers Moora-Seq, the first's number, and Moora-Count; see
+// MessageRecords), stored whole or not at all, as the journal requires;
+// one too large for a message (over 1,000 records or 512 KiB) is an atomic
+// batch (server 2.12 or later; the stream allows atomic publish). A Prune
+// whose first record kept is inside a group keeps the group's message and
+// writes the number below which records are gone on
+// <Config.Subject>.floor.<agent>; a Quarantine of the journal's last
+// record, inside a group, appends the group's other records as one that
+// replaces it (Moora-Replaces) before deleting it, which the next Open
+// finishes if the store stopped in between. A request that times out is sent again with the same
 // message ids until the server answers, so that a record whose
 // acknowledgement was lost is neither stored twice nor reported as not
 // stored; if no answer comes within three timeouts the store fences itself
@@ -190,11 +198,14 @@
 //
 // # Limits
 //
-// An append of several records is one atomic batch, which the server
-// limits to 1,000 messages (max_batch_size) and to 50 batches in flight
-// per stream: a group commit beyond either is refused, and its inputs are
-// rejected (Dispatch returns the error; nothing is journaled). A record
-// must fit in the server's max_payload (1 MB by default). Snapshots are
+// A group commit of more than 1,000 records or 512 KiB is an atomic batch,
+// which the server limits to 1,000 messages (max_batch_size) and to 50
+// batches in flight per stream (the stores of a connection take turns, 32
+// at a time): a group commit beyond 1,000 records is refused, and its
+// inputs are rejected (Dispatch returns the error; nothing is journaled).
+// A record must fit in the server's max_payload (1 MB by default). Only the
+// journal's last record can be quarantined out of a group commit (the
+// journal.Machine quarantines no other). Snapshots are
 // listed by reading the names of every object in the bucket, all agents'
 // (about KeepSnapshots per agent). Scan finds where to start by bisection
 // on the agent's subject, then reads it one request per message, from the

@@ -611,28 +611,34 @@ func checkJournal(t testing.TB, nc *nats.Conn, acked map[string]int, refused map
 			owner = msg.Headers().Get("Moora-Owner")
 			epochs++
 		} else {
-			f, err := journal.DecodeFrame(msg.Data())
+			records, err := jetstream.MessageRecords(msg.Headers(), msg.Data())
 			if err != nil {
 				t.Fatal(err)
 			}
-			var in hinput
-			if err := json.Unmarshal(f.Payload, &in); err != nil {
-				t.Fatal(err)
-			}
-			inputs++
-			if testing.Verbose() {
-				t.Logf("journal: %d %s (epoch of %s)", f.Seq, f.Payload, owner)
-			}
-			if in.By != owner {
-				t.Errorf("input %d (%s) journaled by %s after %s's epoch record", f.Seq, f.Payload, in.By, owner)
-			}
-			switch {
-			case in.Note != "":
-				found["note "+in.Note]++
-			case in.Request != nil:
-				found[fmt.Sprintf("req %d", in.Request.ID)]++
-			case in.Answer != 0:
-				found[fmt.Sprintf("answer %d", in.Answer)]++
+			for _, r := range records {
+				f, err := journal.DecodeFrame(r.Data)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var in hinput
+				if err := json.Unmarshal(f.Payload, &in); err != nil {
+					t.Fatal(err)
+				}
+				inputs++
+				if testing.Verbose() {
+					t.Logf("journal: %d %s (epoch of %s)", f.Seq, f.Payload, owner)
+				}
+				if in.By != owner {
+					t.Errorf("input %d (%s) journaled by %s after %s's epoch record", f.Seq, f.Payload, in.By, owner)
+				}
+				switch {
+				case in.Note != "":
+					found["note "+in.Note]++
+				case in.Request != nil:
+					found[fmt.Sprintf("req %d", in.Request.ID)]++
+				case in.Answer != 0:
+					found[fmt.Sprintf("answer %d", in.Answer)]++
+				}
 			}
 		}
 		meta, err := msg.Metadata()

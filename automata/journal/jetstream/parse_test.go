@@ -140,3 +140,78 @@ func FuzzFleetInfo(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMessageRecords: a record message with any Moora-Count and data is
+// its records or a clear error, never a panic; the records a group holds
+// are consecutive from its Moora-Seq and fill its data exactly; and any
+// list of records packs into a group that unpacks to them.
+func FuzzMessageRecords(f *testing.F) {
+	f.Add("1", "", []byte("x"))
+	f.Add("5", "3", []byte("\x01a\x01b\x01c"))
+	f.Add("5", "3", []byte("\x01a\x01b"))
+	f.Add("5", "2", []byte("\x01a\x01b\x00"))
+	f.Add("5", "2", []byte("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\x01"))
+	f.Add("18446744073709551615", "2", []byte("\x00\x00"))
+	f.Add("1", "1", []byte(""))
+	f.Add("1", "1001", []byte(""))
+	f.Fuzz(func(t *testing.T, seq, count string, data []byte) {
+		h := nats.Header{}
+		h.Set(hdrSeq, seq)
+		if count != "" {
+			h.Set(hdrCount, count)
+		}
+		records, err := MessageRecords(h, data)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("an empty error")
+			}
+			return
+		}
+		first, _ := strconv.ParseUint(seq, 10, 64)
+		for i, r := range records {
+			if r.Seq != first+uint64(i) {
+				t.Fatalf("record %d has seq %d, want %d", i, r.Seq, first+uint64(i))
+			}
+		}
+		if count == "" && (len(records) != 1 || string(records[0].Data) != string(data)) {
+			t.Fatalf("a record message read as %d records", len(records))
+		}
+		if count != "" {
+			if strconv.Itoa(len(records)) != count {
+				t.Fatalf("%d records of a group of %s", len(records), count)
+			}
+			packed, ok := packGroup(records)
+			if !ok || string(packed) != string(data) {
+				t.Fatalf("the group's records pack to %q, not its data %q", packed, data)
+			}
+		}
+	})
+}
+
+func TestGroupRejectsGarbage(t *testing.T) {
+	tests := []struct {
+		name  string
+		count string
+		data  string
+		want  string
+	}{
+		{"count 1", "1", "x", "want 2 to 1000"},
+		{"count 0", "0", "", "want 2 to 1000"},
+		{"too many", "1001", "", "want 2 to 1000"},
+		{"short", "3", "\x01a\x01b", "record 3 of 3"},
+		{"long", "2", "\x01a\x01bc", "1 bytes after the 2 records"},
+		{"length past the end", "2", "\x01a\x05b", "5 bytes, but 1 follow"},
+		{"bad length", "2", "\x01a\xff", "a bad length at byte 2"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := nats.Header{}
+			h.Set(hdrSeq, "7")
+			h.Set(hdrCount, tt.count)
+			_, err := MessageRecords(h, []byte(tt.data))
+			if err == nil || !contains(err.Error(), tt.want) {
+				t.Fatalf("MessageRecords(count %s, %q) = %v, want an error containing %q", tt.count, tt.data, err, tt.want)
+			}
+		})
+	}
+}

@@ -123,6 +123,7 @@ type Store struct {
 	agent string
 	subj  string // the agent's journal subject
 	quar  string // its quarantine subject
+	floor string // its floor subject: records below the last floor there are pruned
 	lease *lease // nil: no lease, fencing by the journal only
 	nonce string // in message ids: this store's, not another writer's
 
@@ -166,6 +167,7 @@ func newStore(ctx context.Context, nc *nats.Conn, cfg Config, agent string) (*St
 		nc: nc, js: r.js, str: r.stream, obs: r.snapshots, cfg: cfg, agent: agent,
 		subj:   cfg.Subject + ".in." + agent,
 		quar:   cfg.Subject + ".quarantine." + agent,
+		floor:  cfg.Subject + ".floor." + agent,
 		fenced: make(chan struct{}),
 		nonce:  nuid.Next(),
 	}, nil
@@ -242,12 +244,17 @@ func (s *Store) ctx() (context.Context, context.CancelFunc) {
 
 // message is a journal message, parsed.
 type message struct {
-	kind   byte   // 'r' record, 'e' epoch
-	seq    uint64 // of a record; of an epoch, the journal's last seq then
-	epoch  uint64
-	owner  string
-	stream uint64 // stream sequence
+	kind     byte   // 'r' record (or group of records), 'e' epoch
+	seq      uint64 // of a record, the first's; of an epoch, the journal's last seq then
+	count    uint64 // of a record: how many it holds (1, or a group's)
+	replaces uint64 // of a group: the stream sequence of the group it replaces, or 0
+	epoch    uint64
+	owner    string
+	stream   uint64 // stream sequence
 }
+
+// lastSeq is the sequence number of the last record a record message holds.
+func (m message) lastSeq() uint64 { return m.seq + m.count - 1 }
 
 // parseMessage reads the headers of a message on an agent's journal
 // subject: a record (Moora-Seq) or an owner-epoch record (Moora-Epoch,
@@ -278,7 +285,27 @@ func parseMessage(h nats.Header) (message, error) {
 		if err == nil && seq == 0 {
 			err = fmt.Errorf("header %s is 0", hdrSeq)
 		}
-		return message{kind: 'r', seq: seq}, err
+		if err != nil {
+			return message{}, err
+		}
+		m := message{kind: 'r', seq: seq, count: 1}
+		if _, ok := h[hdrCount]; ok {
+			if m.count, err = num(hdrCount); err != nil {
+				return message{}, err
+			}
+			if m.count < 2 || m.count > maxGroupRecords {
+				return message{}, fmt.Errorf("header %s is %d, want 2 to %d", hdrCount, m.count, maxGroupRecords)
+			}
+			if seq > ^uint64(0)-m.count {
+				return message{}, fmt.Errorf("a group of %d records from %d overflows", m.count, seq)
+			}
+		}
+		if _, ok := h[hdrReplaces]; ok {
+			if m.replaces, err = num(hdrReplaces); err != nil {
+				return message{}, err
+			}
+		}
+		return m, nil
 	case isEpoch:
 		epoch, err := num(hdrEpoch)
 		if err != nil {
@@ -316,6 +343,16 @@ func (s *Store) loadLast(ctx context.Context) error {
 		return s.corrupt(raw.Sequence, err)
 	}
 	s.last, s.lastSeq = raw.Sequence, m.seq
+	if m.kind == 'r' {
+		s.lastSeq = m.lastSeq()
+		if m.replaces != 0 {
+			// A Quarantine that stopped before deleting the group this
+			// one replaces: finish it.
+			if err := s.str.DeleteMsg(ctx, m.replaces); err != nil && !errors.Is(err, js.ErrMsgNotFound) {
+				return fmt.Errorf("jetstream: agent %s: deleting group %d, which %d replaces: %w", s.agent, m.replaces, raw.Sequence, err)
+			}
+		}
+	}
 	return nil
 }
 
@@ -383,15 +420,16 @@ func (s *Store) Append(records []journal.Record) error {
 			return fmt.Errorf("jetstream: append seq %d, expected %d", r.Seq, want)
 		}
 	}
-	msgs := make([]*nats.Msg, len(records))
-	for i, r := range records {
+	var msgs []*nats.Msg
+	if data, ok := packGroup(records); ok && len(records) > 1 {
+		// One message: stored whole or not at all.
 		m := nats.NewMsg(s.subj)
-		m.Data = r.Data
-		m.Header.Set(hdrSeq, strconv.FormatUint(r.Seq, 10))
-		// The same id when an append of unknown outcome is sent again:
-		// the server then answers a duplicate instead of storing it twice.
-		m.Header.Set(js.MsgIDHeader, fmt.Sprintf("%s.%d.%d.%s", s.agent, r.Seq, s.last, s.nonce))
-		msgs[i] = m
+		m.Data = data
+		groupHeaders(m, records[0].Seq, len(records))
+		m.Header.Set(js.MsgIDHeader, fmt.Sprintf("%s.%d-%d.%d.%s", s.agent, records[0].Seq, len(records), s.last, s.nonce))
+		msgs = []*nats.Msg{m}
+	} else {
+		msgs = s.batchMessages(records)
 	}
 	msgs[0].Header.Set(js.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
 	seq, err := s.publish(msgs)
@@ -403,6 +441,22 @@ func (s *Store) Append(records []journal.Record) error {
 	}
 	s.last, s.lastSeq = seq, records[len(records)-1].Seq
 	return nil
+}
+
+// batchMessages returns the messages of records, one each, for one record
+// or an atomic batch.
+func (s *Store) batchMessages(records []journal.Record) []*nats.Msg {
+	msgs := make([]*nats.Msg, len(records))
+	for i, r := range records {
+		m := nats.NewMsg(s.subj)
+		m.Data = r.Data
+		m.Header.Set(hdrSeq, strconv.FormatUint(r.Seq, 10))
+		// The same id when an append of unknown outcome is sent again:
+		// the server then answers a duplicate instead of storing it twice.
+		m.Header.Set(js.MsgIDHeader, fmt.Sprintf("%s.%d.%d.%s", s.agent, r.Seq, s.last, s.nonce))
+		msgs[i] = m
+	}
+	return msgs
 }
 
 // publish sends msgs, one message or an atomic batch, and returns the stream
@@ -621,7 +675,7 @@ func (s *Store) startFor(ctx context.Context, from, end uint64) (uint64, error) 
 		if err != nil {
 			return 1, nil
 		}
-		if m.seq >= from { // a record at or past from; or an epoch record after it
+		if m.kind == 'r' && m.lastSeq() >= from || m.kind == 'e' && m.seq >= from { // records reaching from; or an epoch record after them
 			hi = mid
 		} else {
 			lo = msg.Sequence + 1
@@ -632,19 +686,57 @@ func (s *Store) startFor(ctx context.Context, from, end uint64) (uint64, error) 
 
 // Scan calls fn with the records from seq from on; owner-epoch records are
 // not journal records and are passed over.
+//
+// Records below the floor (see Prune) are passed over too.
 func (s *Store) Scan(from uint64, fn func(journal.Record) error) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	err := s.scan(ctx, from, func(m message, data []byte) error {
-		if m.kind != 'r' || m.seq < from {
+	floor, err := s.loadFloor(ctx)
+	if err != nil {
+		return err
+	}
+	from = max(from, floor)
+	err = s.scan(ctx, from, func(m message, data []byte) error {
+		if m.kind != 'r' || m.lastSeq() < from {
 			return nil
 		}
-		return fn(journal.Record{Seq: m.seq, Data: data})
+		if m.count == 1 {
+			return fn(journal.Record{Seq: m.seq, Data: data})
+		}
+		if err := unpackGroup(data, m.count, func(i uint64, rec []byte) error {
+			if m.seq+i < from {
+				return nil
+			}
+			return fn(journal.Record{Seq: m.seq + i, Data: rec})
+		}); err != nil {
+			if ge := (*groupError)(nil); errors.As(err, &ge) {
+				return s.corrupt(m.stream, err)
+			}
+			return err
+		}
+		return nil
 	})
 	if errors.Is(err, journal.ErrStop) {
 		return nil
 	}
 	return err
+}
+
+// loadFloor reads the floor: the sequence number below which a Prune that
+// cut a group commit in two deleted the records (0: none).
+func (s *Store) loadFloor(ctx context.Context) (uint64, error) {
+	raw, err := s.str.GetLastMsgForSubject(ctx, s.floor)
+	if errors.Is(err, js.ErrMsgNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("jetstream: reading the floor of %s: %w", s.agent, err)
+	}
+	m, err := parseMessage(raw.Header)
+	if err != nil || m.kind != 'r' || m.count != 1 {
+		return 0, &journal.CorruptError{Err: fmt.Errorf("stream %s, message %d on %s: not a floor (%v)", s.cfg.Stream, raw.Sequence, s.floor, err)}
+	}
+	return m.seq, nil
 }
 
 func (s *Store) snapshotName(seq uint64) string { return fmt.Sprintf("%s/%020d", s.agent, seq) }
@@ -748,15 +840,37 @@ func (s *Store) Prune(snapshotsBefore, inputsBefore uint64) error {
 		return nil
 	}
 	var keep uint64 // stream sequence of the first message kept
+	var cut bool    // it is a group that holds records before inputsBefore
 	err = s.scan(ctx, inputsBefore, func(m message, _ []byte) error {
-		if m.kind == 'r' && m.seq >= inputsBefore {
-			keep = m.stream
+		if m.kind == 'r' && m.lastSeq() >= inputsBefore {
+			keep, cut = m.stream, m.seq < inputsBefore
 			return journal.ErrStop
 		}
 		return nil
 	})
 	if err != nil && !errors.Is(err, journal.ErrStop) {
 		return err
+	}
+	if keep == 0 {
+		// Pruned empty: it starts again wherever the next append says,
+		// below the floor perhaps. The floor goes first: should the
+		// purge of the records then fail, they are still there.
+		if err := s.str.Purge(ctx, js.WithPurgeSubject(s.floor)); err != nil {
+			return fmt.Errorf("jetstream: agent %s: pruning the journal before %d: its floor: %w", s.agent, inputsBefore, err)
+		}
+	}
+	if cut {
+		// The records before inputsBefore in the group kept are below the
+		// floor from now on, before anything is deleted.
+		m := nats.NewMsg(s.floor)
+		m.Header.Set(hdrSeq, strconv.FormatUint(inputsBefore, 10))
+		ack, err := s.js.PublishMsg(ctx, m)
+		if err != nil {
+			return fmt.Errorf("jetstream: agent %s: pruning the journal before %d: its floor: %w", s.agent, inputsBefore, err)
+		}
+		if err := s.str.Purge(ctx, js.WithPurgeSubject(s.floor), js.WithPurgeSequence(ack.Sequence)); err != nil {
+			return fmt.Errorf("jetstream: agent %s: pruning the journal before %d: its earlier floors: %w", s.agent, inputsBefore, err)
+		}
 	}
 	opts := []js.StreamPurgeOpt{js.WithPurgeSubject(s.subj)}
 	if keep != 0 {
@@ -765,7 +879,7 @@ func (s *Store) Prune(snapshotsBefore, inputsBefore uint64) error {
 	if err := s.str.Purge(ctx, opts...); err != nil {
 		return fmt.Errorf("jetstream: agent %s: pruning the journal before %d: %w", s.agent, inputsBefore, err)
 	}
-	if keep == 0 { // pruned empty: it starts again wherever the next append says
+	if keep == 0 {
 		s.last, s.lastSeq = 0, 0
 	}
 	return nil
@@ -783,22 +897,51 @@ func (s *Store) Quarantine(seq uint64) error {
 	defer cancel()
 	var found *nats.Msg
 	var at uint64
+	var group message // the group that holds it, if one does
+	var rest []byte   // the group's other records, as a group's data
 	err := s.scan(ctx, seq, func(m message, data []byte) error {
-		if m.kind == 'r' && m.seq == seq {
-			found = nats.NewMsg(s.quar)
-			found.Data = append([]byte(nil), data...)
-			found.Header.Set(hdrSeq, strconv.FormatUint(seq, 10))
-			at = m.stream
-			found.Header.Set(hdrFrom, strconv.FormatUint(at, 10))
-			return journal.ErrStop
+		if m.kind != 'r' || seq < m.seq || seq > m.lastSeq() {
+			return nil
 		}
-		return nil
+		rec := data
+		if m.count > 1 {
+			if seq != m.lastSeq() || seq != s.lastSeq {
+				return fmt.Errorf("jetstream: agent %s: quarantine: record %d is inside a group commit (%d..%d) that does not end the journal (at %d): only the journal's last record can be taken out of a group", s.agent, seq, m.seq, m.lastSeq(), s.lastSeq)
+			}
+			var others []journal.Record
+			err := unpackGroup(data, m.count, func(i uint64, r []byte) error {
+				if m.seq+i == seq {
+					rec = r
+				} else {
+					others = append(others, journal.Record{Seq: m.seq + i, Data: r})
+				}
+				return nil
+			})
+			if err != nil {
+				return s.corrupt(m.stream, err)
+			}
+			group = m
+			if len(others) > 1 {
+				rest, _ = packGroup(others)
+			} else {
+				rest = others[0].Data
+			}
+		}
+		found = nats.NewMsg(s.quar)
+		found.Data = append([]byte(nil), rec...)
+		found.Header.Set(hdrSeq, strconv.FormatUint(seq, 10))
+		at = m.stream
+		found.Header.Set(hdrFrom, strconv.FormatUint(at, 10))
+		return journal.ErrStop
 	})
 	if err != nil && !errors.Is(err, journal.ErrStop) {
 		return err
 	}
 	if found == nil {
 		return fmt.Errorf("jetstream: agent %s: quarantine: no record %d", s.agent, seq)
+	}
+	if group.count > 1 {
+		return s.quarantineFromGroup(ctx, found, group, rest)
 	}
 	if _, err := s.js.PublishMsg(ctx, found); err != nil {
 		return fmt.Errorf("jetstream: agent %s: quarantine of record %d: %w", s.agent, seq, err)
@@ -814,6 +957,40 @@ func (s *Store) Quarantine(seq uint64) error {
 	// even if an epoch record written after it is the last message.
 	if seq == lastSeq {
 		s.lastSeq = seq - 1
+	}
+	return nil
+}
+
+// quarantineFromGroup takes the last record of group, the last of the
+// journal, out of it: the record is copied to quarantine (found), the
+// group's other records are appended as a group that replaces it (rest:
+// one record's data, or a group's), and the group is deleted. A store that
+// stops between the last two leaves both, which the next loadLast (an
+// Open, a claim) finishes by deleting the replaced group.
+func (s *Store) quarantineFromGroup(ctx context.Context, found *nats.Msg, group message, rest []byte) error {
+	seq := group.lastSeq()
+	if _, err := s.js.PublishMsg(ctx, found); err != nil {
+		return fmt.Errorf("jetstream: agent %s: quarantine of record %d: %w", s.agent, seq, err)
+	}
+	m := nats.NewMsg(s.subj)
+	m.Data = rest
+	if group.count-1 > 1 {
+		groupHeaders(m, group.seq, int(group.count-1))
+	} else {
+		m.Header.Set(hdrSeq, strconv.FormatUint(group.seq, 10))
+	}
+	m.Header.Set(hdrReplaces, strconv.FormatUint(group.stream, 10))
+	m.Header.Set(js.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
+	ack, err := s.js.PublishMsg(ctx, m)
+	if err != nil {
+		if isWrongLast(err) {
+			return s.fence(fmt.Errorf("quarantine of record %d: the journal has moved on: %w", seq, err))
+		}
+		return fmt.Errorf("jetstream: agent %s: quarantine of record %d: the records before it: %w", s.agent, seq, err)
+	}
+	s.last, s.lastSeq = ack.Sequence, seq-1
+	if err := s.str.DeleteMsg(ctx, group.stream); err != nil {
+		return fmt.Errorf("jetstream: agent %s: quarantine of record %d: deleting its group (the next Open finishes it): %w", s.agent, seq, err)
 	}
 	return nil
 }

@@ -46,6 +46,13 @@ type Options struct {
 	ClusterName string
 	ClusterPort int
 	Routes      []string
+	// SyncInterval, if positive, makes the server fsync its files every
+	// SyncInterval instead of at every write (nats-server's
+	// sync_interval, whose default is 2 minutes): an acknowledged write
+	// survives a crash of the process, not of the machine, unless a
+	// cluster replicates it. Zero: every write is fsync'd before it is
+	// acknowledged (sync_always), as the bbolt store's commits are.
+	SyncInterval time.Duration
 }
 
 // Server is a running embedded server. It holds a lock of its Dir (on
@@ -58,10 +65,10 @@ type Server struct {
 	unlock sync.Once
 }
 
-// Start starts a server and waits until it accepts connections. Every write
-// JetStream acknowledges has been fsync'd to Dir (sync_always), as the bbolt
-// store's commits are: an acknowledged input survives a power cut of a
-// single-node deployment.
+// Start starts a server and waits until it accepts connections. Unless
+// Options.SyncInterval says otherwise, every write JetStream acknowledges
+// has been fsync'd to Dir (sync_always), as the bbolt store's commits are:
+// an acknowledged input survives a power cut of a single-node deployment.
 func Start(o Options) (*Server, error) {
 	if o.Dir == "" {
 		return nil, errors.New("embedded: Options.Dir is required")
@@ -76,15 +83,16 @@ func Start(o Options) (*Server, error) {
 		}
 	}
 	opts := &server.Options{
-		ServerName: o.Name,
-		JetStream:  true,
-		StoreDir:   o.Dir,
-		SyncAlways: true,
-		DontListen: !o.Listen,
-		Host:       "127.0.0.1",
-		Port:       o.Port,
-		NoSigs:     true,
-		NoLog:      true,
+		ServerName:   o.Name,
+		JetStream:    true,
+		StoreDir:     o.Dir,
+		SyncAlways:   o.SyncInterval <= 0,
+		SyncInterval: max(o.SyncInterval, 0),
+		DontListen:   !o.Listen,
+		Host:         "127.0.0.1",
+		Port:         o.Port,
+		NoSigs:       true,
+		NoLog:        true,
 	}
 	if o.Listen && o.Port == 0 {
 		opts.Port = server.RANDOM_PORT
