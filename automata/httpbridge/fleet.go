@@ -429,7 +429,8 @@ func (f *Fleet[S, I, V]) delete(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), f.cfg.RouteTimeout)
 		defer cancel()
 		for err != nil && errors.Is(err, journal.ErrInUse) && ctx.Err() == nil {
-			if f.route(ctx, w, r, id, false) == routeServed {
+			owner, base, leaving, lerr := f.cfg.Peers.Locate(ctx, id)
+			if lerr == nil && owner != "" && owner != f.cfg.Peers.Owner() && f.route(w, r, id, false, owner, base, leaving) == routeServed {
 				return
 			}
 			select {

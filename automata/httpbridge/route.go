@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"syscall"
 	"time"
 
 	"github.com/moora-go/moora/automata/internal/wire"
@@ -26,11 +27,12 @@ type Peers interface {
 	// Owner is this process's id among its peers.
 	Owner() string
 	// Locate returns the process that holds agent id (owner; "" when
-	// none does) and the base URL it serves its Fleet at ("" when it
-	// serves none: it is dead, or stopped).
-	Locate(ctx context.Context, id string) (owner, url string, err error)
-	// Evict takes agent id from owner, known dead, so that this process
-	// may activate it at once.
+	// none does), the base URL it serves its Fleet at ("" when it serves
+	// none), and whether it is leaving (shutting down: its agents are
+	// about to be released, not taken).
+	Locate(ctx context.Context, id string) (owner, url string, leaving bool, err error)
+	// Evict takes agent id from owner, known dead (its URL refuses
+	// connections), so that this process may activate it at once.
 	Evict(ctx context.Context, id, owner string) error
 }
 
@@ -92,33 +94,48 @@ func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who
 	backoff := 20 * time.Millisecond
 	var last error
 	for {
+		if ctx.Err() != nil {
+			if r.Context().Err() == nil {
+				w.Header().Set("Retry-After", "1")
+				wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: no process could serve it within %v (FleetConfig.RouteTimeout): %v", id, f.cfg.RouteTimeout, last)
+			}
+			return nil, nil, false
+		}
 		rewind()
+		if !f.cfg.Registry.IsActive(id) {
+			// Not active here: find out where it is before activating
+			// it, so that an agent another process has costs neither an
+			// activation attempt nor room among this one's agents.
+			owner, base, leaving, err := f.cfg.Peers.Locate(ctx, id)
+			if err != nil {
+				last = err
+				sleep(ctx, &backoff)
+				continue
+			}
+			if owner != "" && owner != f.cfg.Peers.Owner() {
+				last = fmt.Errorf("it is active in %s", owner)
+				if f.route(w, r, id, resend, owner, base, leaving) == routeServed {
+					return nil, nil, false
+				}
+				sleep(ctx, &backoff)
+				continue
+			}
+		}
 		a, release, err := f.cfg.Registry.Get(ctx, id)
-		if errors.Is(err, journal.ErrUnavailable) && ctx.Err() == nil {
+		switch {
+		case errors.Is(err, journal.ErrUnavailable) && ctx.Err() == nil,
+			errors.Is(err, journal.ErrInUse) && ctx.Err() == nil:
 			// The journal's server cannot answer now (a cluster
-			// electing a leader): try again, while time is left.
+			// electing a leader); or another process took the agent
+			// meanwhile: look again, while time is left.
 			last = err
 			sleep(ctx, &backoff)
 			continue
 		}
-		if err == nil || !errors.Is(err, journal.ErrInUse) {
-			if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
-				err = fmt.Errorf("%w (after %v of looking for the process that has it: %v)", err, f.cfg.RouteTimeout, last)
-			}
-			return serveGot(w, r, a, release, err, who, id)
+		if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
+			err = fmt.Errorf("%w (after %v of looking for the process that has it: %v)", err, f.cfg.RouteTimeout, last)
 		}
-		last = err
-		if f.route(ctx, w, r, id, resend) == routeServed {
-			return nil, nil, false
-		}
-		if ctx.Err() != nil {
-			if r.Context().Err() == nil {
-				w.Header().Set("Retry-After", "1")
-				wire.WriteError(w, http.StatusServiceUnavailable, "agent %q is active in another process, which did not answer within %v (FleetConfig.RouteTimeout): %v", id, f.cfg.RouteTimeout, last)
-			}
-			return nil, nil, false
-		}
-		sleep(ctx, &backoff)
+		return serveGot(w, r, a, release, err, who, id)
 	}
 }
 
@@ -134,33 +151,26 @@ func sleep(ctx context.Context, backoff *time.Duration) {
 	*backoff = min(*backoff*2, 500*time.Millisecond)
 }
 
-// route makes one attempt at serving r by the process that holds agent id:
-// it locates it, and proxies the request there; or, when that process is
-// dead, evicts it, for the caller to activate the agent here.
+// route makes one attempt at serving r by owner, the process that holds
+// agent id, serving at base, leaving or not (Peers.Locate): it proxies the
+// request there; or, when that process is dead, evicts it, for the caller
+// to activate the agent here.
 //
 // A request that may be sent again (resend: it changes nothing, or it is
 // an input with an id that the agent's journal keeps) is sent again when
 // its answer is lost; any other is answered 502, its outcome unknown.
-func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *http.Request, id string, resend bool) routeOutcome {
+func (f *Fleet[S, I, V]) route(w http.ResponseWriter, r *http.Request, id string, resend bool, owner, base string, leaving bool) routeOutcome {
 	peers := f.cfg.Peers
-	owner, base, err := peers.Locate(ctx, id)
 	switch {
-	case err != nil:
-		f.cfg.Logger.Warn("httpbridge: locating an agent", "agent", id, "err", err)
-		return routeAgain
-	case owner == "" || owner == peers.Owner():
-		return routeAgain // released meanwhile, or being closed here: Get again
 	case r.Header.Get(routedHeader) != "":
 		// Routed here by a peer that thought this process had it: let
 		// that peer look again, rather than route on.
 		wire.WriteError(w, http.StatusMisdirectedRequest, "agent %q is not active here (it is %s's now)", id, owner)
 		return routeServed
 	case base == "":
-		// Its holder serves nowhere: dead (or closing). Take the agent
-		// without waiting for its lease to expire.
-		if err := peers.Evict(ctx, id, owner); err != nil {
-			f.cfg.Logger.Warn("httpbridge: evicting a dead process from an agent", "agent", id, "owner", owner, "err", err)
-		}
+		// Its holder serves nowhere now: wait for its lease to be
+		// released or to expire (it may be alive, its advertisement
+		// lapsed).
 		return routeAgain
 	}
 	target, err := url.Parse(base)
@@ -181,6 +191,9 @@ func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *ht
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
 			pr.Out.Header.Set(routedHeader, peers.Owner())
+			// Checked here (FleetConfig.Bridge.AllowOrigins): the peer
+			// would compare it with its own address.
+			pr.Out.Header.Del("Origin")
 			pr.Out.Host = target.Host
 		},
 		Transport:     f.transport,
@@ -215,9 +228,16 @@ func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *ht
 	case r.Context().Err() != nil:
 		return routeServed // the client left
 	case errors.As(failed, &op) && op.Op == "dial":
-		// Nothing was sent: nobody listens at its address. Dead.
-		if err := peers.Evict(ctx, id, owner); err != nil {
-			f.cfg.Logger.Warn("httpbridge: evicting a dead process from an agent", "agent", id, "owner", owner, "err", err)
+		// Nothing was sent. Refused, by a process that is not leaving:
+		// nobody listens at its address, it is dead; take the agent
+		// without waiting for its lease to expire. Anything else (a
+		// timeout, a leaving process): wait for the lease.
+		if errors.Is(failed, syscall.ECONNREFUSED) && !leaving {
+			ctx, cancel := context.WithTimeout(r.Context(), ownerCheckEvery*4)
+			defer cancel()
+			if err := peers.Evict(ctx, id, owner); err != nil {
+				f.cfg.Logger.Warn("httpbridge: evicting a dead process from an agent", "agent", id, "owner", owner, "err", err)
+			}
 		}
 		return routeAgain
 	case resend:
@@ -258,6 +278,7 @@ func peerTransport(timeout time.Duration, maxConns int) *http.Transport {
 func (f *Fleet[S, I, V]) watchOwner(ctx context.Context, abandon context.CancelCauseFunc, answered <-chan struct{}, id, owner string) {
 	t := time.NewTicker(ownerCheckEvery)
 	defer t.Stop()
+	gone := 0 // checks in a row that found no holder
 	for {
 		select {
 		case <-ctx.Done():
@@ -267,16 +288,25 @@ func (f *Fleet[S, I, V]) watchOwner(ctx context.Context, abandon context.CancelC
 		case <-t.C:
 		}
 		lctx, cancel := context.WithTimeout(ctx, ownerCheckEvery)
-		now, _, err := f.cfg.Peers.Locate(lctx, id)
+		now, _, _, err := f.cfg.Peers.Locate(lctx, id)
 		cancel()
-		if err == nil && now != owner {
-			select {
-			case <-answered:
-			default:
-				abandon(errOwnerGone)
+		switch {
+		case err != nil || now == owner:
+			gone = 0
+			continue
+		case now == "":
+			// Released: for good, or for a moment (the owner
+			// deactivating the agent as it comes to this request).
+			if gone++; gone < 2 {
+				continue
 			}
-			return
 		}
+		select {
+		case <-answered:
+		default:
+			abandon(errOwnerGone)
+		}
+		return
 	}
 }
 

@@ -589,6 +589,15 @@ func (r *Registry[S, I]) Close(ctx context.Context) error {
 	return nil
 }
 
+// IsActive reports whether agent id is active here, or being activated or
+// deactivated: whether a Get of it finds it here rather than opening it.
+func (r *Registry[S, I]) IsActive(id string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.active[id]
+	return ok
+}
+
 // Stats are counts of a registry's work since New.
 type Stats struct {
 	Active        int    // agents active now

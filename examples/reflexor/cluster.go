@@ -4,9 +4,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -40,12 +40,19 @@ type clusterPorts struct{ client, route int }
 // conversations' fleet on it, replicated three times, and, once serving,
 // its address advertised and the orphans of dead processes activated.
 type clusterNode struct {
-	srv      *embedded.Server
-	nc       *nats.Conn
-	fleet    *jetstream.Fleet
-	withdraw func() error
-	stop     context.CancelFunc
+	srv   *embedded.Server
+	nc    *nats.Conn
+	fleet *jetstream.Fleet
+	stop  context.CancelFunc
 }
+
+// orphanWorkers bound the activations of orphans at once, and orphanQueue
+// those waiting: a dead process's conversations beyond them wait for their
+// next request.
+const (
+	orphanWorkers = 8
+	orphanQueue   = 1024
+)
 
 // startClusterNode starts node n, its files in dataDir/nats-n, and waits
 // for the cluster to have a JetStream leader, which takes two of the three
@@ -125,30 +132,49 @@ func waitForLeader(nc *nats.Conn, n int, log io.Writer) error {
 // serve advertises url as where this process serves the conversations'
 // API, and activates the conversations whose process died.
 func (c *clusterNode) serve(url string, f *reflexor.Fleet) error {
-	var err error
-	if c.withdraw, err = c.fleet.Advertise(url); err != nil {
+	if err := c.fleet.Advertise(url); err != nil {
 		return err
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop
+	orphans := make(chan string, orphanQueue)
+	for range orphanWorkers {
+		go func() {
+			for {
+				select {
+				case <-ctx.Done():
+					return
+				case id := <-orphans:
+					f.Activate(ctx, id) // one process wins; the others find it taken
+				}
+			}
+		}()
+	}
 	return c.fleet.WatchOrphans(ctx, func(id string) {
-		go f.Activate(ctx, id) // one process wins; the others find it taken
+		select {
+		case orphans <- id:
+		default: // activated by its next request
+		}
 	})
 }
 
-// close withdraws the address (after the conversations' leases were
-// released by reflexor.Fleet.Close) and stops the node.
-func (c *clusterNode) close() error {
-	var err error
+// leave says that this process is leaving, as its shutdown begins: its
+// peers wait for its conversations to be released rather than take them
+// from it while it finishes with them.
+func (c *clusterNode) leave() {
+	if err := c.fleet.Leave(); err != nil {
+		fmt.Fprintf(os.Stderr, "reflexor: %v\n", err)
+	}
+}
+
+// close stops watching for orphans and stops the node, once
+// reflexor.Fleet.Close has released the conversations and closed the fleet.
+func (c *clusterNode) close() {
 	if c.stop != nil {
 		c.stop()
-	}
-	if c.withdraw != nil {
-		err = c.withdraw()
 	}
 	if c.nc != nil {
 		c.nc.Close()
 	}
 	c.srv.Shutdown()
-	return errors.Join(err)
 }

@@ -64,6 +64,19 @@ func runUsers(dataDir, addr, token string, cfg reflexor.Config, node int, ports 
 	srv.RegisterOnShutdown(f.CloseStreams)
 	ctx, stop := signalContext()
 	defer stop()
+	if c != nil {
+		// The peers hear that this process is leaving before its server
+		// stops taking connections.
+		signalled := ctx
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(context.Background())
+		defer cancel()
+		go func() {
+			<-signalled.Done()
+			c.leave()
+			cancel()
+		}()
+	}
 	err = httprun.Until(ctx, srv, l)
 	closeCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -359,7 +359,7 @@ func TestChaosAcrossProcesses(t *testing.T) {
 		if code, body, err := post(client, victim.url, probe, probe+"-before"); err != nil || code != http.StatusOK {
 			t.Fatalf("round %d: the probe through %s: %d %s %v", r, victim.owner, code, body, err)
 		}
-		if owner, _, err := admin.Locate(ctx, probe); err != nil || owner != victim.owner {
+		if owner, _, _, err := admin.Locate(ctx, probe); err != nil || owner != victim.owner {
 			t.Fatalf("round %d: the probe is %q's (%v), want %s's", r, owner, err, victim.owner)
 		}
 		killed := time.Now()
@@ -580,7 +580,7 @@ func TestPausedOwnerAcrossProcesses(t *testing.T) {
 		t.Fatalf("through b while a is paused: %d %s %v (after %v)", code, body, err, took)
 	}
 	t.Logf("served through b %v after pausing the owner (TTL %v)", took.Round(time.Millisecond), cfg.TTL)
-	if owner, _, _ := admin.Locate(context.Background(), "agent-p"); owner != b.owner {
+	if owner, _, _, _ := admin.Locate(context.Background(), "agent-p"); owner != b.owner {
 		t.Errorf("the agent is %q's, want %s's", owner, b.owner)
 	}
 	a.cmd.Process.Signal(syscall.SIGCONT)

@@ -26,11 +26,21 @@ func hostKey(owner string) string { return base64.RawURLEncoding.EncodeToString(
 
 // hostValue is the value of a process's key.
 type hostValue struct {
-	URL string `json:"url"`
+	URL     string `json:"url"`
+	Leaving bool   `json:"leaving,omitempty"`
 }
 
 // maxHostURL bounds an advertised URL.
 const maxHostURL = 2048
+
+// advert is what a Fleet advertises, and its renewer.
+type advert struct {
+	mu      sync.Mutex
+	value   []byte        // the key's value; nil until Advertise
+	leaving bool          // Leave was called: no more renewals
+	stop    chan struct{} // closed by Leave and Close: ends the renewer
+	done    chan struct{} // closed when the renewer has ended
+}
 
 // hosts returns the bucket Config.Hosts, creating it on first use: its keys
 // expire TTL after their last write.
@@ -55,105 +65,166 @@ func (f *Fleet) hosts(ctx context.Context) (js.KeyValue, error) {
 // base URL of its HTTP front, kept under the fleet's owner in the bucket
 // Config.Hosts. The key is written again every TTL/4 and expires TTL after
 // the last write, so that a process that dies stops being advertised
-// within TTL. Another process's Locate finds the URL there.
+// within TTL. Another process's Locate finds the URL there. Advertise
+// again to change the URL.
 //
-// It returns withdraw, which stops renewing the key and deletes it: call it
-// when the process stops serving, after closing its registry (which
-// releases the agents' leases), so that no process takes the silence for a
-// death meanwhile. Advertise again replaces the URL.
-func (f *Fleet) Advertise(rawURL string) (withdraw func() error, err error) {
+// When the process stops, call Leave as its shutdown begins.
+func (f *Fleet) Advertise(rawURL string) error {
 	if u, err := url.Parse(rawURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || len(rawURL) > maxHostURL {
-		return nil, fmt.Errorf("jetstream: Advertise(%.100q): want an http or https URL with a host, at most %d bytes", rawURL, maxHostURL)
+		return fmt.Errorf("jetstream: Advertise(%.100q): want an http or https URL with a host, at most %d bytes", rawURL, maxHostURL)
 	}
 	if err := f.checkOpen(); err != nil {
-		return nil, err
+		return err
 	}
+	value, err := json.Marshal(hostValue{URL: rawURL})
+	if err != nil {
+		return err
+	}
+	a := &f.advert
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.leaving {
+		return fmt.Errorf("jetstream: Advertise(%.100q): %s has left (Leave)", rawURL, f.owner)
+	}
+	if err := f.putHost(value); err != nil {
+		return err
+	}
+	a.value = value
+	if a.stop == nil {
+		a.stop, a.done = make(chan struct{}), make(chan struct{})
+		go f.renewHost()
+	}
+	return nil
+}
+
+// putHost writes the fleet's key in the bucket Config.Hosts.
+func (f *Fleet) putHost(value []byte) error {
 	ctx, cancel := f.ctx()
 	defer cancel()
 	kv, err := f.hosts(ctx)
 	if err != nil {
-		return nil, err
-	}
-	value, err := json.Marshal(hostValue{URL: rawURL})
-	if err != nil {
-		return nil, err
-	}
-	key := hostKey(f.owner)
-	if _, err := kv.Put(ctx, key, value); err != nil {
-		return nil, fmt.Errorf("jetstream: advertising %s at %s: %w", f.owner, rawURL, err)
-	}
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		tick := time.NewTicker(f.cfg.TTL / 4)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			ctx, cancel := context.WithTimeout(context.Background(), f.cfg.TTL/4)
-			kv.Put(ctx, key, value) // a failure: the next tick tries again
-			cancel()
-		}
-	}()
-	var once sync.Once
-	return func() error {
-		var err error
-		once.Do(func() {
-			close(stop)
-			<-done
-			ctx, cancel := f.ctx()
-			defer cancel()
-			if derr := kv.Delete(ctx, key); derr != nil && !errors.Is(derr, js.ErrKeyNotFound) {
-				err = fmt.Errorf("jetstream: withdrawing %s: %w", f.owner, derr)
-			}
-		})
 		return err
-	}, nil
+	}
+	if _, err := kv.Put(ctx, hostKey(f.owner), value); err != nil {
+		return fmt.Errorf("jetstream: advertising %s: %w", f.owner, err)
+	}
+	return nil
+}
+
+// renewHost writes the key again every TTL/4 until Leave or Close; a write
+// that fails is tried again within the quarter.
+func (f *Fleet) renewHost() {
+	a := &f.advert
+	defer close(a.done)
+	tick := time.NewTicker(f.cfg.TTL / 4)
+	defer tick.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case <-tick.C:
+		}
+		for deadline := time.Now().Add(f.cfg.TTL / 4); time.Now().Before(deadline); {
+			a.mu.Lock()
+			value := a.value
+			a.mu.Unlock()
+			ctx, cancel := context.WithTimeout(context.Background(), f.cfg.TTL/8)
+			kv, err := f.hosts(ctx)
+			if err == nil {
+				_, err = kv.Put(ctx, hostKey(f.owner), value)
+			}
+			cancel()
+			if err == nil {
+				break
+			}
+			select {
+			case <-a.stop:
+				return
+			case <-time.After(f.cfg.TTL / 16):
+			}
+		}
+	}
+}
+
+// Leave says that this process is leaving: its key says so, and is no
+// longer renewed (it expires TTL later). Call it as the process's shutdown
+// begins, before its HTTP server stops taking connections, and then close
+// its registry, which releases its agents' leases: until they are
+// released, another process whose request for one of them finds no one
+// listening waits for the lease instead of taking the agent from a
+// process that is finishing with it. Leave after Leave does nothing.
+func (f *Fleet) Leave() error {
+	a := &f.advert
+	a.mu.Lock()
+	if a.leaving || a.value == nil {
+		a.leaving = true
+		a.mu.Unlock()
+		return nil
+	}
+	a.leaving = true
+	var v hostValue
+	json.Unmarshal(a.value, &v)
+	v.Leaving = true
+	value, _ := json.Marshal(v)
+	a.value = value
+	a.mu.Unlock()
+	a.end()
+	return f.putHost(value)
+}
+
+// end stops the renewer, if one runs, and waits for it.
+func (a *advert) end() {
+	a.mu.Lock()
+	stop, done := a.stop, a.done
+	a.stop, a.leaving = nil, true
+	a.mu.Unlock()
+	if stop != nil {
+		close(stop)
+		<-done
+	}
 }
 
 // Owner returns the owner id this fleet takes leases under (OpenFleet's).
 func (f *Fleet) Owner() string { return f.owner }
 
 // Locate says who has agent id active and where: the holder of the agent's
-// lease, owner ("" when no process holds it: Open may claim it), and the
-// URL that process advertises (Advertise; "" when it advertises none: it
-// withdrew, or stopped renewing more than TTL ago, or serves no HTTP
-// front). Both are read from the leaders of their buckets' streams. An
-// owner that is this fleet's own is returned as any other.
-func (f *Fleet) Locate(ctx context.Context, id string) (owner, rawURL string, err error) {
+// lease, owner ("" when no process holds it: Open may claim it), the URL
+// that process advertises (Advertise; "" when it advertises none: it
+// stopped renewing more than TTL ago, or serves no HTTP front), and
+// whether it is leaving (Leave). Both are read from the leaders of their
+// buckets' streams. An owner that is this fleet's own is returned as any
+// other.
+func (f *Fleet) Locate(ctx context.Context, id string) (owner, rawURL string, leaving bool, err error) {
 	if err := journal.CheckAgentID(id); err != nil {
-		return "", "", err
+		return "", "", false, err
 	}
 	e, err := kvLast(ctx, f.nc, f.cfg.Leases, id)
 	switch {
 	case errors.Is(err, js.ErrKeyNotFound) || err == nil && e.deleted:
-		return "", "", nil
+		return "", "", false, nil
 	case err != nil:
-		return "", "", fmt.Errorf("jetstream: locating agent %s: reading its lease: %w", id, err)
+		return "", "", false, unavailable(fmt.Errorf("jetstream: locating agent %s: reading its lease: %w", id, err))
 	}
 	owner = string(e.value)
 	if _, err := f.hosts(ctx); err != nil {
-		return owner, "", err
+		return owner, "", false, err
 	}
 	h, err := kvLast(ctx, f.nc, f.cfg.Hosts, hostKey(owner))
 	switch {
 	case errors.Is(err, js.ErrKeyNotFound) || err == nil && h.deleted:
-		return owner, "", nil
+		return owner, "", false, nil
 	case err != nil:
-		return owner, "", fmt.Errorf("jetstream: locating agent %s: reading where %s serves: %w", id, owner, err)
+		return owner, "", false, unavailable(fmt.Errorf("jetstream: locating agent %s: reading where %s serves: %w", id, owner, err))
 	}
 	var v hostValue
 	if err := json.Unmarshal(h.value, &v); err != nil || v.URL == "" {
-		return owner, "", fmt.Errorf("jetstream: locating agent %s: the key of %s in bucket %s holds %.100q, not {\"url\": ...}", id, owner, f.cfg.Hosts, h.value)
+		return owner, "", false, fmt.Errorf("jetstream: locating agent %s: the key of %s in bucket %s holds %.100q, not {\"url\": ...}", id, owner, f.cfg.Hosts, h.value)
 	}
-	return owner, v.URL, nil
+	return owner, v.URL, v.Leaving, nil
 }
 
-// Evict takes agent id from owner, a process known to be dead (it
-// advertises no URL, or its URL answers no connection): it deletes the
+// Evict takes agent id from owner, a process known to be dead (its URL
+// refuses connections, and it did not say it is leaving): it deletes the
 // agent's lease if owner still holds it, so that Open may claim the agent
 // at once instead of waiting up to TTL for the lease to expire. It does
 // nothing if another process holds the lease by now, or none does.

@@ -38,6 +38,7 @@ type Fleet struct {
 
 	hostsMu sync.Mutex
 	hostsKV js.KeyValue // the bucket Config.Hosts, once used
+	advert  advert      // what Advertise advertises
 
 	mu     sync.Mutex        // guards busy and closed
 	busy   map[string]string // agents open here, or being deleted: which
@@ -448,6 +449,7 @@ func (f *Fleet) Close() error {
 		return fmt.Errorf("jetstream: closing the fleet: %w: the Stores of %d agents are open (%q): close them first", journal.ErrInUse, n, ids[:min(n, 5)])
 	}
 	f.closed = true
+	f.advert.end() // the key expires TTL after its last renewal
 	return nil
 }
 

@@ -147,7 +147,6 @@ func TestQuarantineOfAGroupsLastRecordIsFinishedAtOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
 	if got := scanSeqs(t, s, 0); !reflect.DeepEqual(got, []uint64{1, 2}) {
 		t.Errorf("opened after a quarantine that stopped midway: %v", got)
 	}
@@ -166,6 +165,43 @@ func TestQuarantineOfAGroupsLastRecordIsFinishedAtOpen(t *testing.T) {
 	}
 	if got := scanSeqs(t, s, 0); !reflect.DeepEqual(got, []uint64{1, 2, 3}) {
 		t.Errorf("after Quarantine(4): %v", got)
+	}
+	// Opened again after a quarantine that finished: the replacement is
+	// the last message, and the group it replaced is gone.
+	s.Close()
+	s, err = jetstream.Open(ctx, nc, jetstream.Config{}, "g")
+	if err != nil {
+		t.Fatalf("Open after a quarantine out of a group: %v", err)
+	}
+	defer s.Close()
+	if got := scanSeqs(t, s, 0); !reflect.DeepEqual(got, []uint64{1, 2, 3}) {
+		t.Errorf("opened again: %v", got)
+	}
+	if err := s.Append(groupRecords(4, 4)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPruneNeverLowersTheFloor: a Prune asking for less than an earlier
+// one inside the same group leaves what that one pruned pruned.
+func TestPruneNeverLowersTheFloor(t *testing.T) {
+	_, nc := startServer(t, false)
+	s, err := jetstream.Open(context.Background(), nc, jetstream.Config{}, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.Append(groupRecords(1, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prune(0, 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Prune(0, 5); err != nil {
+		t.Fatal(err)
+	}
+	if got := scanSeqs(t, s, 0); !reflect.DeepEqual(got, []uint64{7, 8, 9, 10}) {
+		t.Errorf("after Prune(0, 7) and Prune(0, 5): %v", got)
 	}
 }
 

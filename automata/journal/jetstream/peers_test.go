@@ -68,13 +68,12 @@ type peerHost struct {
 	fleet    *jetstream.Fleet
 	reg      *registry.Registry[pstate, pnote]
 	front    *httpbridge.Fleet[pstate, pnote, pstate]
-	srv      *http.Server
-	url      string
-	withdraw func() error
+	srv   *http.Server
+	url   string
 }
 
 // startPeerHost starts a host named owner on nc; log receives its warnings.
-func startPeerHost(nc *nats.Conn, cfg jetstream.Config, owner string, log *slog.Logger) (*peerHost, error) {
+func startPeerHost(nc *nats.Conn, cfg jetstream.Config, owner string, log *slog.Logger, edit ...func(*registry.Config[pstate, pnote])) (*peerHost, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	fleet, err := jetstream.OpenFleet(ctx, nc, cfg, owner)
@@ -82,7 +81,7 @@ func startPeerHost(nc *nats.Conn, cfg jetstream.Config, owner string, log *slog.
 		return nil, err
 	}
 	h := &peerHost{owner: owner, fleet: fleet}
-	h.reg, err = registry.New(registry.Config[pstate, pnote]{
+	rcfg := registry.Config[pstate, pnote]{
 		Fleet:       fleet,
 		IdleTimeout: time.Minute,
 		Logger:      log,
@@ -94,7 +93,11 @@ func startPeerHost(nc *nats.Conn, cfg jetstream.Config, owner string, log *slog.
 				return in, nil
 			}))
 		},
-	})
+	}
+	for _, e := range edit {
+		e(&rcfg)
+	}
+	h.reg, err = registry.New(rcfg)
 	if err != nil {
 		return nil, err
 	}
@@ -117,19 +120,19 @@ func startPeerHost(nc *nats.Conn, cfg jetstream.Config, owner string, log *slog.
 	h.url = "http://" + l.Addr().String()
 	h.srv = &http.Server{Handler: h.front, ReadHeaderTimeout: 10 * time.Second}
 	go h.srv.Serve(l)
-	if h.withdraw, err = fleet.Advertise(h.url); err != nil {
+	if err := fleet.Advertise(h.url); err != nil {
 		return nil, err
 	}
 	return h, nil
 }
 
-// close stops the host as a deployment does: the front, the registry (its
-// agents' leases released), then its advertisement.
+// close stops the host as a deployment does: it says it is leaving, stops
+// its front, and closes its registry (its agents' leases released).
 func (h *peerHost) close() error {
+	err := h.fleet.Leave()
 	h.front.Close()
 	h.srv.Close()
-	err := h.reg.Close(context.Background())
-	return errors.Join(err, h.withdraw(), h.fleet.Close())
+	return errors.Join(err, h.reg.Close(context.Background()), h.fleet.Close())
 }
 
 // post sends a note to agent id through the front at base, and returns the

@@ -2,12 +2,15 @@ package jetstream_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/moora-go/moora/automata/journal/jetstream"
+	"github.com/moora-go/moora/automata/registry"
 )
 
 // peerConfig is the configuration of the routing tests: a short TTL, so
@@ -103,19 +106,65 @@ func TestRoutedRequestToANonOwnerIs421(t *testing.T) {
 	}
 }
 
-// TestDeadOwnerIsEvicted: an owner that advertises no address (it died, or
-// withdrew) is evicted at once, the agent activated where the request came
-// in, and the old owner, alive after all, fenced: its registry deactivates
-// the agent by itself.
-func TestDeadOwnerIsEvicted(t *testing.T) {
+// TestLeavingOwnerIsWaitedFor: an owner that said it is leaving, and no
+// longer takes connections, is not evicted: a request for its agent waits
+// until the owner has released it, and is then served where it came in.
+// The owner's registry never finds its agent fenced.
+func TestLeavingOwnerIsWaitedFor(t *testing.T) {
+	_, nc := startServer(t, false)
+	a, err := startPeerHost(nc, peerConfig(), "host-a", quietLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := startPeerHost(nc, peerConfig(), "host-b", quietLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.close() })
+	a.reg.Create("agent-1", "")
+	mustPost(t, a.url, "agent-1", "first")
+	if err := a.fleet.Leave(); err != nil {
+		t.Fatal(err)
+	}
+	a.front.Close()
+	a.srv.Close()
+	done := make(chan string, 1)
+	go func() {
+		code, body, err := post(http.DefaultClient, b.url, "agent-1", "second")
+		done <- fmt.Sprint(code, body, err)
+	}()
+	select {
+	case got := <-done:
+		t.Fatalf("served while the leaving owner still had the agent: %s", got)
+	case <-time.After(3 * ownerCheckEvery):
+	}
+	if err := a.reg.Close(context.Background()); err != nil { // releases the lease
+		t.Fatal(err)
+	}
+	if got := <-done; !strings.HasPrefix(got, "200") {
+		t.Fatalf("through b once a released the agent: %s", got)
+	}
+	if st := a.reg.Stats(); st.Fenced != 0 {
+		t.Errorf("a's agent was fenced %d times: taken from a process that was leaving", st.Fenced)
+	}
+	a.fleet.Close()
+}
+
+// ownerCheckEvery is the httpbridge's own, for the test above to give a
+// request time to be (wrongly) served.
+const ownerCheckEvery = 500 * time.Millisecond
+
+// TestUnreachableOwnerIsEvicted: an owner whose advertised address refuses
+// connections, and which did not say it is leaving, is dead: the agent is
+// taken over at once, and the owner, alive after all, is fenced: its
+// registry deactivates the agent by itself.
+func TestUnreachableOwnerIsEvicted(t *testing.T) {
 	hs := startPeers(t, "host-a", "host-b")
 	a, b := hs[0], hs[1]
 	a.reg.Create("agent-1", "")
 	mustPost(t, a.url, "agent-1", "first")
-	if err := a.withdraw(); err != nil {
-		t.Fatal(err)
-	}
-	mustPost(t, b.url, "agent-1", "second") // well within the TTL
+	a.srv.Close() // a no longer listens; still advertised, still the owner
+	mustPost(t, b.url, "agent-1", "second")
 	if st := b.reg.Stats(); st.Active != 1 {
 		t.Errorf("b has %d agents active, want the one taken over", st.Active)
 	}
@@ -129,7 +178,7 @@ func TestDeadOwnerIsEvicted(t *testing.T) {
 	var fol follower
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go fol.follow(ctx, http.DefaultClient, a.url, "agent-1", func(string) { cancel() }) // routed to b now
+	go fol.follow(ctx, http.DefaultClient, b.url, "agent-1", func(string) { cancel() })
 	<-ctx.Done()
 	notes, _ := notesOf(fol.view)
 	if len(notes) != 2 || notes[0].By != "host-a" || notes[1].By != "host-b" {
@@ -137,20 +186,50 @@ func TestDeadOwnerIsEvicted(t *testing.T) {
 	}
 }
 
-// TestUnreachableOwnerIsEvicted: an owner whose advertised address takes no
-// connection is dead: the agent is taken over at once.
-func TestUnreachableOwnerIsEvicted(t *testing.T) {
+// TestRoutedBrowserPost: a browser's POST (with an Origin header naming
+// the host it was sent to) routed to the owner is not refused there for an
+// origin the owner does not know.
+func TestRoutedBrowserPost(t *testing.T) {
 	hs := startPeers(t, "host-a", "host-b")
 	a, b := hs[0], hs[1]
 	a.reg.Create("agent-1", "")
 	mustPost(t, a.url, "agent-1", "first")
-	a.srv.Close() // a no longer listens; still advertised, still the owner
-	start := time.Now()
-	mustPost(t, b.url, "agent-1", "second")
-	if took := time.Since(start); took > peerConfig().TTL {
-		t.Logf("the takeover took %v, longer than the TTL: it waited for the lease", took)
+	req, _ := http.NewRequest(http.MethodPost, b.url+"/agents/agent-1/inputs", strings.NewReader(`{"text":"from a page"}`))
+	req.Header.Set("Authorization", "Bearer "+peerToken)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Origin", b.url)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if st := b.reg.Stats(); st.Active != 1 {
-		t.Errorf("b has %d agents active, want the one taken over", st.Active)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a page's POST through b: %s %s", resp.Status, body)
+	}
+}
+
+// TestRoutedRequestLeavesLocalAgentsAlone: a process at its MaxActive
+// routes a request for an agent another process has, without deactivating
+// one of its own to make room for an activation that cannot succeed.
+func TestRoutedRequestLeavesLocalAgentsAlone(t *testing.T) {
+	_, nc := startServer(t, false)
+	a, err := startPeerHost(nc, peerConfig(), "host-a", quietLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.close() })
+	b, err := startPeerHost(nc, peerConfig(), "host-b", quietLog(t), func(c *registry.Config[pstate, pnote]) { c.MaxActive = 1 })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.close() })
+	a.reg.Create("agent-1", "")
+	b.reg.Create("agent-2", "")
+	mustPost(t, a.url, "agent-1", "first")
+	mustPost(t, b.url, "agent-2", "b's own") // b is full
+	mustPost(t, b.url, "agent-1", "routed")
+	if !b.reg.IsActive("agent-2") || b.reg.Stats().Deactivations != 0 {
+		t.Errorf("b: agent-2 active %v, %+v; want it left alone", b.reg.IsActive("agent-2"), b.reg.Stats())
 	}
 }

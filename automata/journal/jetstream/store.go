@@ -346,12 +346,32 @@ func (s *Store) loadLast(ctx context.Context) error {
 	if m.kind == 'r' {
 		s.lastSeq = m.lastSeq()
 		if m.replaces != 0 {
-			// A Quarantine that stopped before deleting the group this
-			// one replaces: finish it.
-			if err := s.str.DeleteMsg(ctx, m.replaces); err != nil && !errors.Is(err, js.ErrMsgNotFound) {
-				return fmt.Errorf("jetstream: agent %s: deleting group %d, which %d replaces: %w", s.agent, m.replaces, raw.Sequence, err)
+			if err := s.finishReplace(ctx, m.replaces, raw.Sequence); err != nil {
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// finishReplace deletes the group at stream sequence replaced, which the
+// group at by replaces, if it is still there: a Quarantine stopped before
+// deleting it. Only a message on the agent's own subject, before by.
+func (s *Store) finishReplace(ctx context.Context, replaced, by uint64) error {
+	if replaced >= by {
+		return s.corrupt(by, fmt.Errorf("it replaces message %d, which is not before it", replaced))
+	}
+	msg, err := s.str.GetMsg(ctx, replaced)
+	switch {
+	case errors.Is(err, js.ErrMsgNotFound):
+		return nil // deleted, as it should be
+	case err != nil:
+		return fmt.Errorf("jetstream: agent %s: reading group %d, which %d replaces: %w", s.agent, replaced, by, err)
+	case msg.Subject != s.subj:
+		return s.corrupt(by, fmt.Errorf("it replaces message %d, which is on %s", replaced, msg.Subject))
+	}
+	if err := s.str.DeleteMsg(ctx, replaced); err != nil {
+		return fmt.Errorf("jetstream: agent %s: deleting group %d, which %d replaces: %w", s.agent, replaced, by, err)
 	}
 	return nil
 }
@@ -851,15 +871,13 @@ func (s *Store) Prune(snapshotsBefore, inputsBefore uint64) error {
 	if err != nil && !errors.Is(err, journal.ErrStop) {
 		return err
 	}
-	if keep == 0 {
-		// Pruned empty: it starts again wherever the next append says,
-		// below the floor perhaps. The floor goes first: should the
-		// purge of the records then fail, they are still there.
-		if err := s.str.Purge(ctx, js.WithPurgeSubject(s.floor)); err != nil {
-			return fmt.Errorf("jetstream: agent %s: pruning the journal before %d: its floor: %w", s.agent, inputsBefore, err)
-		}
-	}
 	if cut {
+		// Never lowered: records below an earlier, higher floor are gone.
+		floor, err := s.loadFloor(ctx)
+		if err != nil {
+			return err
+		}
+		inputsBefore = max(inputsBefore, floor)
 		// The records before inputsBefore in the group kept are below the
 		// floor from now on, before anything is deleted.
 		m := nats.NewMsg(s.floor)
@@ -880,6 +898,12 @@ func (s *Store) Prune(snapshotsBefore, inputsBefore uint64) error {
 		return fmt.Errorf("jetstream: agent %s: pruning the journal before %d: %w", s.agent, inputsBefore, err)
 	}
 	if keep == 0 {
+		// Pruned empty: it starts again wherever the next append says,
+		// below the floor perhaps. The floor goes after the records, so
+		// that it still hides them should their purge fail.
+		if err := s.str.Purge(ctx, js.WithPurgeSubject(s.floor)); err != nil {
+			return fmt.Errorf("jetstream: agent %s: pruning the journal before %d: its floor: %w", s.agent, inputsBefore, err)
+		}
 		s.last, s.lastSeq = 0, 0
 	}
 	return nil
@@ -981,6 +1005,7 @@ func (s *Store) quarantineFromGroup(ctx context.Context, found *nats.Msg, group 
 	}
 	m.Header.Set(hdrReplaces, strconv.FormatUint(group.stream, 10))
 	m.Header.Set(js.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
+	m.Header.Set(js.MsgIDHeader, fmt.Sprintf("%s.replaces.%d.%s", s.agent, group.stream, s.nonce))
 	ack, err := s.js.PublishMsg(ctx, m)
 	if err != nil {
 		if isWrongLast(err) {
