@@ -64,10 +64,10 @@ func decodeNote(data []byte) (pnote, error) {
 // Fleet (owner), its registry, and its HTTP front routing to its peers, on
 // a real loopback listener, advertised.
 type peerHost struct {
-	owner    string
-	fleet    *jetstream.Fleet
-	reg      *registry.Registry[pstate, pnote]
-	front    *httpbridge.Fleet[pstate, pnote, pstate]
+	owner string
+	fleet *jetstream.Fleet
+	reg   *registry.Registry[pstate, pnote]
+	front *httpbridge.Fleet[pstate, pnote, pstate]
 	srv   *http.Server
 	url   string
 }
