@@ -308,11 +308,18 @@
 //     Moora-Routed header; a process that receives a routed request for an
 //     agent it does not have answers 421, and the sender locates the agent
 //     again rather than the receiver routing it on.
-//   - A process that advertises no address, or whose address takes no
-//     connection, is dead: the agent is taken from it (Peers.Evict) and
-//     activated here. One that takes the request and stops holding the agent
-//     before it answers (paused until its lease expired) is given up on:
-//     the holder is checked every half second until the answer comes.
+//   - A process whose address refuses connections, and that has not said
+//     it is leaving, is dead: the agent is taken from it (Peers.Evict) and
+//     activated here. One that advertises no address, or is leaving, is
+//     waited for: its lease is released or expires. One that takes the
+//     request and stops holding the agent before it answers (paused until
+//     its lease expired) is given up on: the holder is checked every half
+//     second until the answer comes.
+//   - A request for an agent that is not active here is located first, so
+//     that a process whose registry is full routes it without deactivating
+//     an agent of its own.
+//   - The Origin header is checked by the process the request reached
+//     (Bridge.AllowOrigins), and not sent on.
 //   - A request whose answer is lost so is sent again where that is safe: a
 //     GET, or a POST /inputs of an input with an id (Bridge.InputID), which
 //     the next owner finds among the journaled ids if the last one applied

@@ -144,12 +144,14 @@
 //     bucket Config.Hosts, renewed every TTL/4, gone TTL after the last
 //     renewal), and a request for an agent that another process has active
 //     is proxied there (Locate), streams included.
-//   - A process that is dead is known by its advertisement being gone, or
-//     its address taking no connection: the agent is taken from it at once
-//     (Evict deletes the lease; the claim that follows fences it, should it
-//     be alive after all) and activated where the request came in. One that
-//     takes connections and answers nothing (paused, frozen) keeps its
-//     agents until its lease expires, within TTL.
+//   - A process that is dead is known by its address refusing connections
+//     while it has not said it is leaving: the agent is taken from it at
+//     once (Evict deletes the lease; the claim that follows fences it,
+//     should it be alive after all) and activated where the request came
+//     in. One that takes connections and answers nothing (paused, frozen),
+//     or has no advertisement (lapsed), keeps its agents until its lease
+//     expires, within TTL. A process shutting down calls Leave first: its
+//     peers then wait for it to release its agents rather than take them.
 //   - An agent whose owner died with jobs in flight comes back when its
 //     lease expires: every process watches for that (WatchOrphans) and one
 //     activates it, which starts those jobs again.
