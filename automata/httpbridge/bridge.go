@@ -64,6 +64,7 @@ type memory[S, I any] struct{ m *automata.Machine[S, I, S] }
 
 func (a memory[S, I]) Dispatch(ctx context.Context, in I) error { return a.m.DispatchWait(ctx, in) }
 func (a memory[S, I]) Subscribe(fn func(S)) func()              { return a.m.Subscribe(fn) }
+func (a memory[S, I]) Done() <-chan struct{}                    { return a.m.Done() }
 
 // Config configures a Bridge. Decode, View and Auth are required.
 type Config[S, I, V any] struct {
@@ -297,9 +298,18 @@ func New[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, I, V],
 		}
 	}
 	ready := make(chan struct{})
+	var over <-chan struct{} // the agent's end, if it tells (its Done)
+	if d, ok := agent.(interface{ Done() <-chan struct{} }); ok {
+		over = d.Done()
+	}
 	b.unsub = agent.Subscribe(func(state S) { b.observe(state, ready) })
 	select {
 	case <-ready:
+	case <-over:
+		// Closed or failed: a machine that is no longer running calls
+		// no subscriber.
+		b.unsub()
+		return nil, errors.New("httpbridge: the agent closed before it delivered its state")
 	case <-time.After(time.Minute): // only if the agent is stuck
 		b.unsub()
 		return nil, errors.New("httpbridge: the agent did not deliver its state within a minute")

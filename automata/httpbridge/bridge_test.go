@@ -444,3 +444,25 @@ func TestPostOfAnInputThatLeavesTheViewAlone(t *testing.T) {
 		t.Fatalf("%d %s, want 200 with seq 1", resp.StatusCode, body)
 	}
 }
+
+// TestNewOnAClosedAgent: a bridge made for an agent that has closed (a
+// registry deactivated it as the bridge was being made) fails at once,
+// saying so, rather than waiting a minute for a state a closed machine
+// never delivers.
+func TestNewOnAClosedAgent(t *testing.T) {
+	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := journal.Open(store, agent.Definition(), journal.Options[state, input]{Codec: journal.JSON[state](decl.DecodeInput)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = New[state, input, view](m, Config[state, input, view]{Decode: decl.DecodeInput, View: userView, Auth: AllowAll})
+	if err == nil || !strings.Contains(err.Error(), "closed before it delivered its state") {
+		t.Fatalf("New on a closed agent: %v", err)
+	}
+}

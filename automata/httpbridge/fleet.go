@@ -477,8 +477,29 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 			endStream()
 		}
 	}()
-	a, release, ok := f.serveActive(w, r, who, id)
-	if !ok {
+	var a *registry.Agent[S, I]
+	var release func()
+	var b *Bridge[S, I, V]
+	for attempt := 1; ; attempt++ {
+		if a, release, ok = f.serveActive(w, r, who, id); !ok {
+			return
+		}
+		var err error
+		if b, err = f.bridgeOf(a); err == nil {
+			break
+		}
+		release()
+		select {
+		case <-a.Deactivated():
+			// Deactivated as its bridge was made (its store fenced: it
+			// is another process's now): look for it again.
+			if attempt < 3 {
+				continue
+			}
+		default:
+		}
+		w.Header().Set("Retry-After", "1")
+		wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: %v", id, err)
 		return
 	}
 	served = true
@@ -503,11 +524,6 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 	}
 	if f.cfg.Bridge.TracerProvider != nil || f.cfg.Bridge.MeterProvider != nil {
 		ctx = context.WithValue(ctx, routePrefixKey{}, "/agents/{id}") // http.route of the bridge's spans
-	}
-	b, err := f.bridgeOf(a)
-	if err != nil {
-		wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: %v", id, err)
-		return
 	}
 	r2 := r.Clone(ctx)
 	r2.URL.Path, r2.URL.RawPath = rest, ""

@@ -92,7 +92,7 @@ func (f *Fleet) Advertise(rawURL string) error {
 	a.value = value
 	if a.stop == nil {
 		a.stop, a.done = make(chan struct{}), make(chan struct{})
-		go f.renewHost()
+		go f.renewHost(a.stop, a.done)
 	}
 	return nil
 }
@@ -113,14 +113,14 @@ func (f *Fleet) putHost(value []byte) error {
 
 // renewHost writes the key again every TTL/4 until Leave or Close; a write
 // that fails is tried again within the quarter.
-func (f *Fleet) renewHost() {
+func (f *Fleet) renewHost(stop <-chan struct{}, done chan<- struct{}) {
 	a := &f.advert
-	defer close(a.done)
+	defer close(done)
 	tick := time.NewTicker(f.cfg.TTL / 4)
 	defer tick.Stop()
 	for {
 		select {
-		case <-a.stop:
+		case <-stop:
 			return
 		case <-tick.C:
 		}
@@ -138,7 +138,7 @@ func (f *Fleet) renewHost() {
 				break
 			}
 			select {
-			case <-a.stop:
+			case <-stop:
 				return
 			case <-time.After(f.cfg.TTL / 16):
 			}
