@@ -132,8 +132,15 @@ func waitForLeader(nc *nats.Conn, n int, log io.Writer) error {
 // serve advertises url as where this process serves the conversations'
 // API, and activates the conversations whose process died.
 func (c *clusterNode) serve(url string, f *reflexor.Fleet) error {
-	if err := c.fleet.Advertise(url); err != nil {
-		return err
+	// Tried again, as OpenFleet is, while the cluster settles.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(500 * time.Millisecond) {
+		err := c.fleet.Advertise(url)
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	c.stop = stop

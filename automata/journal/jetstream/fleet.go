@@ -65,9 +65,10 @@ var (
 var errFleetClosed = errors.New("jetstream: the fleet is closed")
 
 // OpenFleet opens the fleet of cfg, creating the stream and buckets that do
-// not exist, the bucket Config.Fleet among them. owner names this process
-// in the leases it takes, as Claim's owner does (it is not AgentInfo.Owner):
-// unique among the processes that open agents of cfg.
+// not exist, the buckets Config.Fleet and Config.Hosts among them. owner
+// names this process in the leases it takes, as Claim's owner does (it is
+// not AgentInfo.Owner): unique among the processes that open agents of cfg,
+// and new at each start of a process whose agents others may take over.
 //
 // The fleet uses nc and does not close it.
 func OpenFleet(ctx context.Context, nc *nats.Conn, cfg Config, owner string) (*Fleet, error) {
@@ -86,7 +87,11 @@ func OpenFleet(ctx context.Context, nc *nats.Conn, cfg Config, owner string) (*F
 	if err != nil {
 		return nil, fmt.Errorf("jetstream: key-value bucket %s: %w", cfg.Fleet, err)
 	}
-	return &Fleet{nc: nc, cfg: cfg, res: r, meta: meta, owner: owner, busy: map[string]string{}}, nil
+	f := &Fleet{nc: nc, cfg: cfg, res: r, meta: meta, owner: owner, busy: map[string]string{}}
+	if _, err := f.hosts(ctx); err != nil { // for Advertise and Locate
+		return nil, err
+	}
+	return f, nil
 }
 
 func (f *Fleet) ctx() (context.Context, context.CancelFunc) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/jetstream"
 	"github.com/moora-go/moora/automata/registry"
 )
@@ -231,5 +233,109 @@ func TestRoutedRequestLeavesLocalAgentsAlone(t *testing.T) {
 	mustPost(t, b.url, "agent-1", "routed")
 	if !b.reg.IsActive("agent-2") || b.reg.Stats().Deactivations != 0 {
 		t.Errorf("b: agent-2 active %v, %+v; want it left alone", b.reg.IsActive("agent-2"), b.reg.Stats())
+	}
+}
+
+// jobsOf is the jobs of the orphan test: a note "job:X" calls for job X
+// until a note "done:X" follows, which the job dispatches; on a host where
+// block is set, the job starts (and says so on started) and never ends.
+func jobsOf(block bool, started chan<- string) func(pstate) map[string]automata.Job[pnote] {
+	return func(s pstate) map[string]automata.Job[pnote] {
+		done := map[string]bool{}
+		for _, n := range s.Notes {
+			if x, ok := strings.CutPrefix(n.Text, "done:"); ok {
+				done[x] = true
+			}
+		}
+		jobs := map[string]automata.Job[pnote]{}
+		for _, n := range s.Notes {
+			x, ok := strings.CutPrefix(n.Text, "job:")
+			if !ok || done[x] {
+				continue
+			}
+			jobs[x] = func(ctx context.Context, dispatch automata.Dispatch[pnote]) error {
+				if block {
+					started <- x
+					<-ctx.Done()
+					return ctx.Err()
+				}
+				dispatch(pnote{Text: "done:" + x})
+				return nil
+			}
+		}
+		return jobs
+	}
+}
+
+// withJobs opens the hosts' agents with jobs.
+func withJobs(owner string, jobs func(pstate) map[string]automata.Job[pnote]) func(*registry.Config[pstate, pnote]) {
+	return func(c *registry.Config[pstate, pnote]) {
+		c.Open = func(id string, s journal.Store) (*journal.Machine[pstate, pnote], error) {
+			return journal.Open(s, pmodel, journal.Options[pstate, pnote]{Codec: journal.JSON[pstate, pnote](nil), Logger: c.Logger},
+				automata.WithJobs(jobs), automata.WithAdmission(func(_ pstate, in pnote) (pnote, error) {
+					in.By = owner
+					return in, nil
+				}))
+		}
+	}
+}
+
+// TestOrphanWithAJobIsActivatedElsewhere: a process that loses JetStream
+// while a job of one of its agents runs stops renewing the agent's lease;
+// once the lease expires another process, watching for orphans, activates
+// the agent without any request for it, and the job runs there.
+func TestOrphanWithAJobIsActivatedElsewhere(t *testing.T) {
+	srv, _ := startServer(t, false)
+	ncA, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ncB, err := srv.Connect()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ncB.Close()
+	started := make(chan string, 1)
+	a, err := startPeerHost(ncA, peerConfig(), "host-a", quietLog(t), withJobs("host-a", jobsOf(true, started)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := startPeerHost(ncB, peerConfig(), "host-b", quietLog(t), withJobs("host-b", jobsOf(false, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.close() })
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	if err := b.fleet.WatchOrphans(ctx, func(id string) {
+		go func() {
+			if _, release, err := b.reg.Get(ctx, id); err == nil {
+				release()
+			}
+		}()
+	}); err != nil {
+		t.Fatal(err)
+	}
+	a.reg.Create("agent-j", "")
+	mustPost(t, a.url, "agent-j", "job:1")
+	<-started
+	ncA.Close() // a can no longer renew the agent's lease
+	defer a.close()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b.reg.IsActive("agent-j") {
+			ag, release, err := b.reg.Get(ctx, "agent-j")
+			if err == nil {
+				notes := ag.Machine().Current().Notes
+				release()
+				if n := len(notes); n == 2 && notes[1] == (pnote{Text: "done:1", By: "host-b"}) {
+					return
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("b has not finished a's job 30s after a lost JetStream: active %v, %+v", b.reg.IsActive("agent-j"), b.reg.Stats())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
