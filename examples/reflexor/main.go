@@ -41,6 +41,20 @@
 // /api/agents/{id}); the operator's devpanel of every conversation is under
 // /panel/, and the URL of it goes to stderr.
 //
+// With -users -cluster N (1, 2 or 3) the process is one of three on this
+// machine that share the conversations: each runs node N of an embedded
+// NATS JetStream cluster (its files in -data/nats-N; its ports
+// -cluster-ports, default 4231-4233 for clients and 6231-6233 between the
+// nodes), every journal replicated on the three, and serves on
+// 127.0.0.1:808N unless -addr says otherwise. Give all three the same -data
+// (or the same -token and session key): a person is then who they are on
+// every one. A conversation is active in one process at a time, the one
+// that used it first; the others route its requests there
+// (httpbridge.FleetConfig.Peers), and take it over when that process dies
+// (package automata/journal/jetstream, "Many processes behind one API").
+// The operator's panels do not route: a conversation's panel opens on the
+// process that has it.
+//
 // The agent, its page and the -users service are package
 // automata/agents/reflexor, which any program can mount under a prefix of
 // its own (go doc ./automata/agents/reflexor); this command is that
