@@ -329,7 +329,12 @@
 //
 // Each of these waits at most FleetConfig.RouteTimeout (default 30 s); then
 // 503 with Retry-After. The processes must share the identities: the same
-// Identify, and for Sessions the same key. The package automata/journal/
+// Identify, and for Sessions the same key. They trust each other: a
+// request is forwarded with its Authorization header to the URL a peer
+// advertises, so whoever may write the advertisements (the JetStream
+// account) may point requests anywhere. Connections to one peer are
+// bounded by FleetConfig.MaxPeerConns (default 10,000; a stream routed
+// there holds one). The package automata/journal/
 // jetstream documents the failure model, with the figures of a chaos test
 // of three processes killed 20 times; examples/reflexor's -users -cluster
 // runs three processes on one machine.
