@@ -72,6 +72,10 @@ type peerHost struct {
 	url   string
 }
 
+// peerRouteTimeout is the hosts' FleetConfig.RouteTimeout (0: its
+// default); a test that sets it puts it back.
+var peerRouteTimeout time.Duration
+
 // startPeerHost starts a host named owner on nc; log receives its warnings.
 func startPeerHost(nc *nats.Conn, cfg jetstream.Config, owner string, log *slog.Logger, edit ...func(*registry.Config[pstate, pnote])) (*peerHost, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -107,8 +111,9 @@ func startPeerHost(nc *nats.Conn, cfg jetstream.Config, owner string, log *slog.
 		Bridge: httpbridge.Config[pstate, pnote, pstate]{Decode: decodeNote, View: func(s pstate) pstate { return s },
 			// A note's text is its id: a note sent again is applied once.
 			InputID: func(n pnote) string { return n.Text }},
-		Peers:  fleet,
-		Logger: log,
+		Peers:        fleet,
+		Logger:       log,
+		RouteTimeout: peerRouteTimeout,
 	})
 	if err != nil {
 		return nil, err

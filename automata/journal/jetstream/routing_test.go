@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -337,5 +338,51 @@ func TestOrphanWithAJobIsActivatedElsewhere(t *testing.T) {
 			t.Fatalf("b has not finished a's job 30s after a lost JetStream: active %v, %+v", b.reg.IsActive("agent-j"), b.reg.Stats())
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestHungOwnerIsBounded: an owner whose address takes connections and
+// answers nothing, while it holds the agent's lease (alive, renewing), holds
+// a request routed to it no longer than the RouteTimeout: an input with an
+// id, which may be sent again, is tried again until then and answered 503
+// with Retry-After; the agent stays the owner's.
+func TestHungOwnerIsBounded(t *testing.T) {
+	peerRouteTimeout = 1500 * time.Millisecond
+	defer func() { peerRouteTimeout = 0 }()
+	hs := startPeers(t, "host-a", "host-b")
+	a, b := hs[0], hs[1]
+	a.reg.Create("agent-1", "")
+	mustPost(t, a.url, "agent-1", "first")
+	hung, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hung.Close()
+	go func() {
+		for {
+			c, err := hung.Accept()
+			if err != nil {
+				return
+			}
+			defer c.Close() // held open, never answered
+		}
+	}()
+	if err := a.fleet.Advertise("http://" + hung.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, b.url+"/agents/agent-1/inputs", strings.NewReader(`{"text":"second"}`))
+	req.Header.Set("Authorization", "Bearer "+peerToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" || !strings.Contains(string(body), "RouteTimeout") {
+		t.Errorf("through b to a hung owner: %s %s (Retry-After %q)", resp.Status, body, resp.Header.Get("Retry-After"))
+	}
+	if owner, _, _, _ := b.fleet.Locate(context.Background(), "agent-1"); owner != "host-a" {
+		t.Errorf("the agent is %q's after a request to its hung owner, want still host-a's", owner)
 	}
 }
