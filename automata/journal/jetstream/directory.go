@@ -192,12 +192,17 @@ func (f *Fleet) Owner() string { return f.owner }
 // that process advertises (Advertise; "" when it advertises none: it
 // stopped renewing more than TTL ago, or serves no HTTP front), and
 // whether it is leaving (Leave). Both are read from the leaders of their
-// buckets' streams. An owner that is this fleet's own is returned as any
-// other.
+// buckets' streams, within Config.Timeout. An owner that is this fleet's
+// own is returned as any other.
 func (f *Fleet) Locate(ctx context.Context, id string) (owner, rawURL string, leaving bool, err error) {
 	if err := journal.CheckAgentID(id); err != nil {
 		return "", "", false, err
 	}
+	// Each read bounded as every request is (Config.Timeout): a server
+	// that lost a request (its stream's leader died) is asked again by
+	// the caller, not waited for as long as ctx allows.
+	ctx, cancel := context.WithTimeout(ctx, f.cfg.Timeout)
+	defer cancel()
 	e, err := kvLast(ctx, f.nc, f.cfg.Leases, id)
 	switch {
 	case errors.Is(err, js.ErrKeyNotFound) || err == nil && e.deleted:
