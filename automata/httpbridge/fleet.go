@@ -430,7 +430,7 @@ func (f *Fleet[S, I, V]) delete(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		for err != nil && errors.Is(err, journal.ErrInUse) && ctx.Err() == nil {
 			owner, base, leaving, lerr := f.cfg.Peers.Locate(ctx, id)
-			if lerr == nil && owner != "" && owner != f.cfg.Peers.Owner() && f.route(w, r, id, false, owner, base, leaving) == routeServed {
+			if lerr == nil && owner != "" && owner != f.cfg.Peers.Owner() && f.route(ctx, w, r, id, false, owner, base, leaving) == routeServed {
 				return
 			}
 			select {
@@ -480,8 +480,9 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 	var a *registry.Agent[S, I]
 	var release func()
 	var b *Bridge[S, I, V]
+	deadline := time.Now().Add(f.cfg.RouteTimeout) // for all the attempts
 	for attempt := 1; ; attempt++ {
-		if a, release, ok = f.serveActive(w, r, who, id); !ok {
+		if a, release, ok = f.serveActive(w, r, who, id, deadline); !ok {
 			return
 		}
 		var err error
@@ -491,12 +492,14 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 		release()
 		select {
 		case <-a.Deactivated():
-			// Deactivated as its bridge was made (its store fenced: it
-			// is another process's now): look for it again.
-			if attempt < 3 {
-				continue
-			}
+		case <-a.Machine().Done():
 		default:
+			attempt = 3 // it runs: no point looking again
+		}
+		// Deactivated as its bridge was made (its store fenced: it is
+		// another process's now): look for it again.
+		if attempt < 3 {
+			continue
 		}
 		w.Header().Set("Retry-After", "1")
 		wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: %v", id, err)

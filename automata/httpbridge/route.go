@@ -49,6 +49,9 @@ var (
 	// errOwnerGone: the peer routed to no longer holds the agent, and has
 	// not answered.
 	errOwnerGone = errors.New("the peer no longer holds the agent")
+	// errRouteTimeout: the peer routed to has not answered by the
+	// request's deadline.
+	errRouteTimeout = errors.New("the peer did not answer in time")
 )
 
 // ownerCheckEvery is how often a request routed to a peer that has not
@@ -66,11 +69,15 @@ const (
 // serveActive is ServeActive, routing the request to the process that has
 // the agent active when it is not this one (FleetConfig.Peers): it
 // returns ok false once the request is answered, here or by the peer.
-func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who Identity, id string) (a *registry.Agent[S, I], release func(), ok bool) {
+//
+// The request gets until deadline (its start and FleetConfig.RouteTimeout)
+// to be served, here or by the peer: answered, or the answer's headers
+// come.
+func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who Identity, id string, deadline time.Time) (a *registry.Agent[S, I], release func(), ok bool) {
 	if f.cfg.Peers == nil {
 		return ServeActive(w, r, f.cfg.Registry, who, id)
 	}
-	ctx, cancel := context.WithTimeout(r.Context(), f.cfg.RouteTimeout)
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
 	defer cancel()
 	var body []byte // read once, sent again on each attempt
 	if r.Body != nil && r.Body != http.NoBody {
@@ -114,7 +121,7 @@ func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who
 			}
 			if owner != "" && owner != f.cfg.Peers.Owner() {
 				last = fmt.Errorf("it is active in %s", owner)
-				if f.route(w, r, id, resend, owner, base, leaving) == routeServed {
+				if f.route(ctx, w, r, id, resend, owner, base, leaving) == routeServed {
 					return nil, nil, false
 				}
 				sleep(ctx, &backoff)
@@ -159,7 +166,10 @@ func sleep(ctx context.Context, backoff *time.Duration) {
 // A request that may be sent again (resend: it changes nothing, or it is
 // an input with an id that the agent's journal keeps) is sent again when
 // its answer is lost; any other is answered 502, its outcome unknown.
-func (f *Fleet[S, I, V]) route(w http.ResponseWriter, r *http.Request, id string, resend bool, owner, base string, leaving bool) routeOutcome {
+//
+// ctx bounds the wait for the peer's answer (its headers), not the answer
+// itself: a stream lasts as long as it is followed.
+func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *http.Request, id string, resend bool, owner, base string, leaving bool) routeOutcome {
 	peers := f.cfg.Peers
 	switch {
 	case r.Header.Get(routedHeader) != "":
@@ -186,7 +196,7 @@ func (f *Fleet[S, I, V]) route(w http.ResponseWriter, r *http.Request, id string
 	pctx, abandon := context.WithCancelCause(r.Context())
 	defer abandon(nil)
 	answered := make(chan struct{})
-	go f.watchOwner(pctx, abandon, answered, id, owner)
+	go f.watchOwner(pctx, ctx.Done(), abandon, answered, id, owner)
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
@@ -218,6 +228,10 @@ func (f *Fleet[S, I, V]) route(w http.ResponseWriter, r *http.Request, id string
 		out = &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: f.cfg.Bridge.WriteTimeout}
 	}
 	proxy.ServeHTTP(out, r.WithContext(pctx))
+	if out != w {
+		// The next request on the connection is the server's again.
+		http.NewResponseController(w).SetWriteDeadline(time.Time{})
+	}
 	if failed == nil {
 		return routeServed
 	}
@@ -251,6 +265,10 @@ func (f *Fleet[S, I, V]) route(w http.ResponseWriter, r *http.Request, id string
 		// append will be refused (it is fenced).
 		wire.WriteError(w, http.StatusBadGateway, "agent %q: the process that had it (%s) stopped answering and lost it, and the request may or may not have been applied", id, owner)
 		return routeServed
+	case errors.Is(context.Cause(pctx), errRouteTimeout):
+		w.Header().Set("Retry-After", "1")
+		wire.WriteError(w, http.StatusGatewayTimeout, "agent %q: the process that has it (%s) did not answer within %v (FleetConfig.RouteTimeout), and the request may or may not have been applied", id, owner, f.cfg.RouteTimeout)
+		return routeServed
 	}
 	// Sent, and no answer: the peer may have applied it. Say so rather
 	// than send it again to another process, which would apply it twice.
@@ -275,7 +293,9 @@ func peerTransport(timeout time.Duration, maxConns int) *http.Transport {
 // watchOwner abandons a request routed to owner (cancels ctx with
 // errOwnerGone) if owner stops holding agent id before it answers
 // (answered is closed).
-func (f *Fleet[S, I, V]) watchOwner(ctx context.Context, abandon context.CancelCauseFunc, answered <-chan struct{}, id, owner string) {
+//
+// It also abandons it, with errRouteTimeout, when deadline is closed first.
+func (f *Fleet[S, I, V]) watchOwner(ctx context.Context, deadline <-chan struct{}, abandon context.CancelCauseFunc, answered <-chan struct{}, id, owner string) {
 	t := time.NewTicker(ownerCheckEvery)
 	defer t.Stop()
 	gone := 0 // checks in a row that found no holder
@@ -284,6 +304,13 @@ func (f *Fleet[S, I, V]) watchOwner(ctx context.Context, abandon context.CancelC
 		case <-ctx.Done():
 			return
 		case <-answered:
+			return
+		case <-deadline:
+			select {
+			case <-answered:
+			default:
+				abandon(errRouteTimeout)
+			}
 			return
 		case <-t.C:
 		}

@@ -229,7 +229,8 @@ func (f *Fleet) Locate(ctx context.Context, id string) (owner, rawURL string, le
 }
 
 // Evict takes agent id from owner, a process known to be dead (its URL
-// refuses connections, and it did not say it is leaving): it deletes the
+// refuses connections, and it has not said it is leaving: Evict reads that
+// again, and leaves a leaving owner its agent): it deletes the
 // agent's lease if owner still holds it, so that Open may claim the agent
 // at once instead of waiting up to TTL for the lease to expire. It does
 // nothing if another process holds the lease by now, or none does.
@@ -250,6 +251,14 @@ func (f *Fleet) Evict(ctx context.Context, id, owner string) error {
 		return nil
 	case err != nil:
 		return fmt.Errorf("jetstream: evicting %s from agent %s: reading its lease: %w", owner, id, err)
+	}
+	// Read again now: a process that said it is leaving since its caller
+	// located it keeps its agents until it releases them.
+	if h, err := kvLast(ctx, f.nc, f.cfg.Hosts, hostKey(owner)); err == nil && !h.deleted {
+		var v hostValue
+		if json.Unmarshal(h.value, &v) == nil && v.Leaving {
+			return nil
+		}
 	}
 	if err := f.res.leases.Delete(ctx, id, js.LastRevision(e.rev)); err != nil && !errors.Is(err, js.ErrKeyRevisionMismatch) && !isWrongLast(err) {
 		return fmt.Errorf("jetstream: evicting %s from agent %s: %w", owner, id, err)

@@ -901,10 +901,10 @@ func (s *Store) Prune(snapshotsBefore, inputsBefore uint64) error {
 		// Pruned empty: it starts again wherever the next append says,
 		// below the floor perhaps. The floor goes after the records, so
 		// that it still hides them should their purge fail.
+		s.last, s.lastSeq = 0, 0
 		if err := s.str.Purge(ctx, js.WithPurgeSubject(s.floor)); err != nil {
 			return fmt.Errorf("jetstream: agent %s: pruning the journal before %d: its floor: %w", s.agent, inputsBefore, err)
 		}
-		s.last, s.lastSeq = 0, 0
 	}
 	return nil
 }
@@ -1015,6 +1015,9 @@ func (s *Store) quarantineFromGroup(ctx context.Context, found *nats.Msg, group 
 	}
 	s.last, s.lastSeq = ack.Sequence, seq-1
 	if err := s.str.DeleteMsg(ctx, group.stream); err != nil {
+		if _, gerr := s.str.GetMsg(ctx, group.stream); errors.Is(gerr, js.ErrMsgNotFound) {
+			return nil // a reader's Open finished it meanwhile (finishReplace)
+		}
 		return fmt.Errorf("jetstream: agent %s: quarantine of record %d: deleting its group (the next Open finishes it): %w", s.agent, seq, err)
 	}
 	return nil
