@@ -327,8 +327,11 @@
 //   - While the journal's server cannot answer (journal.ErrUnavailable: a
 //     cluster electing a leader) the activation is tried again.
 //
-// Each of these waits at most FleetConfig.RouteTimeout (default 30 s); then
-// 503 with Retry-After. The processes must share the identities: the same
+// Each of these waits at most FleetConfig.RouteTimeout (default 30 s), all
+// of a request's attempts together, until the answer's headers come; then
+// 503 with Retry-After, or 504 for a request a peer took and did not answer
+// in time and that may not be sent again (it may or may not have been
+// applied). The processes must share the identities: the same
 // Identify, and for Sessions the same key. They trust each other: a
 // request is forwarded with its Authorization header to the URL a peer
 // advertises, so whoever may write the advertisements (the JetStream

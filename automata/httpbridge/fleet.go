@@ -64,7 +64,8 @@ type FleetConfig[S, I, V any] struct {
 	// another process spends finding it: locating it, reaching its
 	// process, waiting for a dead one's agent to be free, until the
 	// answer's headers come (a stream then lasts as long as it is
-	// followed). 503 with Retry-After beyond. Default 30 seconds.
+	// followed). 503 with Retry-After beyond (504 when the peer took the
+	// request and it may not be sent again). Default 30 seconds.
 	RouteTimeout time.Duration
 	// MaxPeerConns bounds the connections open to each peer at once
 	// (streams routed there hold one each). Default 10,000.
