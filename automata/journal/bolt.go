@@ -50,13 +50,6 @@ type BoltOptions struct {
 // process (or another OpenBolt of this one) has open.
 var ErrInUse = errors.New("the store is in use")
 
-// ErrUnavailable is wrapped by the error of a Store or Fleet whose server
-// did not answer in time, or said it cannot serve now (a JetStream cluster
-// electing a leader): nothing is known to be wrong with the journal, and
-// the call may succeed if made again. An HTTP front answers 503 with
-// Retry-After.
-var ErrUnavailable = errors.New("the journal's server is unavailable now")
-
 // boltLockTimeout is how long OpenBolt waits for another process's lock.
 const boltLockTimeout = 100 * time.Millisecond
 

@@ -33,6 +33,13 @@ type Store interface {
 	Close() error
 }
 
+// ErrUnavailable is wrapped by the error of a Store or Fleet whose server
+// did not answer in time, or said it cannot serve now (a JetStream cluster
+// electing a leader): nothing is known to be wrong with the journal, and
+// the call may succeed if made again. An HTTP front answers 503 with
+// Retry-After.
+var ErrUnavailable = errors.New("the journal's server is unavailable now")
+
 // ErrStop, returned by a Scan or Snapshots callback, ends the walk early
 // without an error.
 var ErrStop = errors.New("stop")

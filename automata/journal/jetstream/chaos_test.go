@@ -3,7 +3,6 @@ package jetstream_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -505,19 +504,7 @@ func checkPeerJournals(t *testing.T, nc *nats.Conn, found map[string]int) (notes
 			owners[id] = append(owners[id], a.owner)
 			epochs++
 		} else {
-			records, err := jetstream.MessageRecords(msg.Headers(), msg.Data())
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range records {
-				f, err := journal.DecodeFrame(r.Data)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var in pnote
-				if err := json.Unmarshal(f.Payload, &in); err != nil {
-					t.Fatal(err)
-				}
+			for f, in := range messageInputs[pnote](t, msg) {
 				notes++
 				found[in.Text]++
 				if in.By != a.owner {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -611,19 +612,7 @@ func checkJournal(t testing.TB, nc *nats.Conn, acked map[string]int, refused map
 			owner = msg.Headers().Get("Moora-Owner")
 			epochs++
 		} else {
-			records, err := jetstream.MessageRecords(msg.Headers(), msg.Data())
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range records {
-				f, err := journal.DecodeFrame(r.Data)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var in hinput
-				if err := json.Unmarshal(f.Payload, &in); err != nil {
-					t.Fatal(err)
-				}
+			for f, in := range messageInputs[hinput](t, msg) {
 				inputs++
 				if testing.Verbose() {
 					t.Logf("journal: %d %s (epoch of %s)", f.Seq, f.Payload, owner)
@@ -671,4 +660,29 @@ func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	at := func(q float64) time.Duration { return s[min(len(s)-1, int(q*float64(len(s))))] }
 	return at(0.5), at(0.99)
+}
+
+// messageInputs yields the frames of the records a journal message holds
+// (one, a group commit's several, or none for an epoch record), each with
+// its input decoded from JSON; anything else fails t.
+func messageInputs[I any](t testing.TB, msg js.Msg) iter.Seq2[journal.Frame, I] {
+	return func(yield func(journal.Frame, I) bool) {
+		records, err := jetstream.MessageRecords(msg.Headers(), msg.Data())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range records {
+			f, err := journal.DecodeFrame(r.Data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var in I
+			if err := json.Unmarshal(f.Payload, &in); err != nil {
+				t.Fatal(err)
+			}
+			if !yield(f, in) {
+				return
+			}
+		}
+	}
 }
