@@ -386,3 +386,55 @@ func TestHungOwnerIsBounded(t *testing.T) {
 		t.Errorf("the agent is %q's after a request to its hung owner, want still host-a's", owner)
 	}
 }
+
+// TestRoutedBodyIsBounded: a request routed to a peer is read once, to be
+// sent again where safe, and no more of it than the bridge takes
+// (Bridge.MaxBody, 64 KiB by default): a larger one is refused 413 where
+// it came in, and nothing reaches the owner.
+func TestRoutedBodyIsBounded(t *testing.T) {
+	hs := startPeers(t, "host-a", "host-b")
+	a, b := hs[0], hs[1]
+	a.reg.Create("agent-1", "")
+	mustPost(t, a.url, "agent-1", "first")
+	big := `{"text":"` + strings.Repeat("x", 1<<20) + `"}`
+	req, _ := http.NewRequest(http.MethodPost, b.url+"/agents/agent-1/inputs", strings.NewReader(big))
+	req.Header.Set("Authorization", "Bearer "+peerToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), "65536") {
+		t.Errorf("a 1 MiB input through b: %s %s", resp.Status, body)
+	}
+	ag, release, err := a.reg.Get(context.Background(), "agent-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if n := len(ag.Machine().Current().Notes); n != 1 {
+		t.Errorf("the owner's agent has %d notes, want the first only", n)
+	}
+}
+
+// TestAdvertiseRefusesBadURLs: what a process advertises, which its peers
+// send requests to, is an http or https URL with a host, of at most 2,048
+// bytes.
+func TestAdvertiseRefusesBadURLs(t *testing.T) {
+	_, nc := startServer(t, false)
+	f, err := jetstream.OpenFleet(context.Background(), nc, peerConfig(), "host-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, u := range []string{"", "ftp://h/", "http://", "/api", "http://h/" + strings.Repeat("a", 2048), "http://h\x00/"} {
+		if err := f.Advertise(u); err == nil {
+			t.Errorf("Advertise(%.40q) succeeded", u)
+		}
+	}
+	if err := f.Advertise("http://127.0.0.1:8081/api"); err != nil {
+		t.Fatal(err)
+	}
+}
