@@ -179,16 +179,16 @@
 //
 //	go test -run TestChaosAcrossProcesses -v ./automata/journal/jetstream/
 //
-//	20 rounds: 8,348 posts, 8,338 notes acknowledged, 0 not; 10 posts got
-//	no answer (sent to the host killed) and were sent again; 8,378 notes
-//	journaled, 2,398 owner-epoch records; 0 acknowledged lost, 0 journaled
-//	twice, 0 appends by a fenced owner; followers: 2,026 deltas, 0
+//	20 rounds: 9,062 posts, 9,049 notes acknowledged, 0 not; 13 posts got
+//	no answer (sent to the host killed) and were sent again; 9,089 notes
+//	journaled, 2,337 owner-epoch records; 0 acknowledged lost, 0 journaled
+//	twice, 0 appends by a fenced owner; followers: 2,224 deltas, 0
 //	resyncs, 0 broken, each holding what a fresh snapshot shows; failover
 //	(SIGKILL of an agent's owner to the next input acknowledged through
-//	another host) p50 96 ms, p99 120 ms
+//	another host) p50 89 ms, p99 168 ms
 //
-// (2-core machine, without the race detector; with it, p50 495 ms and p99
-// 1.48 s). TestPausedOwnerAcrossProcesses pauses an owner with SIGSTOP: the
+// (2-core machine, without the race detector; with it, p50 508 ms and p99
+// 1.05 s). TestPausedOwnerAcrossProcesses pauses an owner with SIGSTOP: the
 // next input through another host was acknowledged 2.53 s after the pause,
 // with a TTL of 2 s.
 //
