@@ -13,10 +13,10 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/httpbridge"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/internal/readonlytest"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
 	"github.com/moora-go/moora/internal/browsertest"
 )
 

@@ -13,12 +13,12 @@ import (
 
 	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/httpbridge"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
 )
 
-// A panel wired into a durable agent (the starter, this repository's own)
+// A panel wired into a durable agent (the runtime's chat test agent)
 // as the package documentation shows it: an input sent from the panel is
 // journaled, and the state after it is there to travel back to.
 func ExampleOpen() {

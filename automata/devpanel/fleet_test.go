@@ -13,16 +13,16 @@ import (
 
 	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/httpbridge"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/registry"
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
 	"github.com/moora-go/moora/modelgen"
 )
 
 const operator = "panel-operator"
 
-// fleetPanel serves the panels of a registry of starter agents, two owned
+// fleetPanel serves the panels of a registry of chat test agents, two owned
 // by ann and bob, and returns the server, their ids and their tokens.
 func fleetPanel(t *testing.T, openToOwners bool) (srv *httptest.Server, annID, bobID, annTok, bobTok string) {
 	t.Helper()

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/decl"
 )
 
 // TestDiff: the JSON Patch of a change, as the timeline shows it.

@@ -18,16 +18,16 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/httpbridge"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
 	"github.com/moora-go/moora/modelgen"
 )
 
 // hangGuard bounds waits for what must happen; only a hang reaches it.
 const hangGuard = 20 * time.Second
 
-// The panel is tested on the starter agent (the module's root agent.yaml):
+// The panel is tested on the chat test agent (automata/internal/chattest):
 // the llm's job reply-{id} answers each user message that has no reply.
 
 type fixture struct {
@@ -64,7 +64,7 @@ func replies(f *fixture) decl.JobsFnOfLlm {
 
 func newFixture(t *testing.T) *fixture { return newFixtureWith(t, false) }
 
-// newFixtureWith wires the panel into the starter agent with devpanel.Open,
+// newFixtureWith wires the panel into the chat test agent with devpanel.Open,
 // on a real journal.
 func newFixtureWith(t *testing.T, notes bool) *fixture {
 	t.Helper()
@@ -73,7 +73,7 @@ func newFixtureWith(t *testing.T, notes bool) *fixture {
 	return f
 }
 
-// open opens the starter agent with jobFns and its panel, whose Config
+// open opens the chat test agent with jobFns and its panel, whose Config
 // config changes when it is not nil, with the agent's options.
 func (f *fixture) open(jobFns decl.JobFns, config func(*devpanel.Config[decl.AgentState, decl.AgentInput]), options ...automata.Option[decl.AgentState, decl.AgentInput]) {
 	t := f.t

@@ -18,9 +18,9 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/httpbridge"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
 )
 
 // A panel with its trace view: the program's TracerProvider records into a

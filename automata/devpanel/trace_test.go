@@ -21,10 +21,10 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/httpbridge"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/registry"
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
 	"github.com/moora-go/moora/modelgen"
 )
 
@@ -58,7 +58,7 @@ func (w *spanWatch) wait(t *testing.T, names ...string) {
 	}
 }
 
-// tracedReplies is the llm's job of the starter agent as a model-driven
+// tracedReplies is the llm's job of the chat test agent as a model-driven
 // one is traced: the reply to a user message first calls a model ("chat
 // scripted"), then the tool it asks for ("execute_tool calculator"), which
 // fails when the message says "fail", then the model again, each for
@@ -98,7 +98,7 @@ func tracedReplies(latency time.Duration) decl.JobsFnOfLlm {
 	}
 }
 
-// tracedFixture opens the starter agent with tracedReplies, traced into a
+// tracedFixture opens the chat test agent with tracedReplies, traced into a
 // Traces that its panel reads, the agent named agentID.
 func tracedFixture(t *testing.T, agentID string, latency time.Duration) (*fixture, *spanWatch) {
 	t.Helper()

@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moora-go/moora/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
 )
 
-// assiMessage is an input of the starter's llm actor, which no client of a
+// assiMessage is an input of the chat test agent's llm actor, which no client of a
 // bridge that lets clients play the user may dispatch.
 func assiMessage(id, content string) map[string]any {
 	return map[string]any{"type": "send-assi-message", "id": id, "content": content, "timestamp": 0}

@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 )
 
-// BenchmarkFanOut: 1,000 SSE clients follow one in-memory starter agent on
+// BenchmarkFanOut: 1,000 SSE clients follow one in-memory chat test agent on
 // loopback; each iteration dispatches one user message and waits until
 // every client has read its delta. It reports the dispatch-to-client latency
 // (p50, p99, over every client and iteration) and the memory each

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/internal/wire"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
 )
 
 const testToken = "s3cret"
@@ -95,7 +95,7 @@ func inputID(in input) string {
 	return ""
 }
 
-// newFixture serves the starter agent, durable, on a real loopback server.
+// newFixture serves the chat test agent, durable, on a real loopback server.
 func newFixture(t testing.TB, edit func(*Config[state, input, view])) *fixture {
 	t.Helper()
 	return newFixtureWith(t, edit)

@@ -13,12 +13,12 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata/httpbridge"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
 )
 
-// A durable agent (the starter, this repository's own) served over HTTP as
+// A durable agent (the runtime's chat test agent) served over HTTP as
 // the package documentation shows it: an input POSTed with the bearer
 // token is answered with its position in the journal, and the state
 // stream starts with a snapshot of the user's view that holds it.

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/registry"
-	"github.com/moora-go/moora/decl"
 )
 
 // sessionName is the identity a session token names.

@@ -18,15 +18,15 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/registry"
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
 )
 
 const operatorToken = "operator-s3cret"
 
-// fleetFixture serves the starter agent by id, from one bbolt fleet, on a
+// fleetFixture serves the chat test agent by id, from one bbolt fleet, on a
 // real loopback server, with a registry whose clock the test moves.
 type fleetFixture struct {
 	t        *testing.T

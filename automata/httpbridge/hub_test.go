@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
-	"github.com/moora-go/moora/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
 )
 
 // rawStream is a state stream on a raw connection.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/internal/readonlytest"
-	"github.com/moora-go/moora/decl"
 )
 
 // TestReadOnlyPropertyAssignedByAdmission: the bridge of an agent whose

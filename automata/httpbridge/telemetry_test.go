@@ -23,7 +23,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/moora-go/moora/automata"
-	"github.com/moora-go/moora/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
 )
 
 // observed is what a telemetry test records: the spans and the metrics of a
@@ -51,7 +51,7 @@ func refuse(_ state, in input) (input, error) {
 	return in, nil
 }
 
-// newObservedFixture serves the starter agent, its machine traced and
+// newObservedFixture serves the chat test agent, its machine traced and
 // measured (automata.WithTelemetry) with o's providers, as its bridge is.
 func newObservedFixture(t *testing.T, o *observed, edit func(*Config[state, input, view])) *fixture {
 	t.Helper()

@@ -14,9 +14,9 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/inputjson"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
 )
 
 // ticket is an input whose schema has limits, read back by a real
@@ -154,7 +154,7 @@ func TestDispatchRefusesAnInputItCouldNotReadBack(t *testing.T) {
 	}
 }
 
-// TestDispatchOfNilOrAPanickingInputWritesNothing on the generated starter:
+// TestDispatchOfNilOrAPanickingInputWritesNothing on the generated chat test agent:
 // nil is refused and the machine goes on; an input whose transition panics
 // is not journaled (the machine stops, fail-stop), so the next Open works.
 func TestDispatchOfNilOrAPanickingInputWritesNothing(t *testing.T) {

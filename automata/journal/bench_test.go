@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
 )
 
 // BenchmarkDurableDispatch: producers goroutines each dispatch and wait for
@@ -53,7 +53,7 @@ func BenchmarkDurableDispatch(b *testing.B) {
 	}
 }
 
-// starter is the repository's own starter agent (agent.yaml at the root,
+// starter is the runtime's chat test agent (automata/internal/chattest,
 // generated into decl/ and impl/): storage and recovery are measured on it.
 var starter = agent.Definition()
 

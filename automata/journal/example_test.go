@@ -8,12 +8,12 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
 )
 
-// A generated agent (here the starter, this repository's own) on a bbolt
+// A generated agent (here the runtime's chat test agent) on a bbolt
 // journal, as the README, this package's documentation and the generated
 // impl/agent package show it: what is dispatched is on disk, and the next
 // Open recovers it.

@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
 )
 
 // Many agents in one bbolt file, as the package documentation shows: each

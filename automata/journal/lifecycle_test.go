@@ -94,7 +94,7 @@ func TestRejectedInputOfAFailedBatchIsNotAcknowledged(t *testing.T) {
 }
 
 // slowCodec takes a while to encode a state, as the close snapshot of a
-// large state does (82 MB of gob for the starter agent at 1,000,000 inputs).
+// large state does (82 MB of gob for the chat test agent at 1,000,000 inputs).
 type slowCodec struct {
 	journal.Codec[lifeState, string]
 }

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/decl"
 )
 
 // TestSnapshotsFollowTheInputsBytes: with a snapshot due every input, a

@@ -7,13 +7,13 @@ import (
 	"path/filepath"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/registry"
-	"github.com/moora-go/moora/decl"
-	"github.com/moora-go/moora/impl/agent"
 )
 
-// The starter agent by id, as the package documentation shows it: created
+// The chat test agent by id, as the package documentation shows it: created
 // for an owner, activated by its first input, held with a lease.
 func ExampleNew() {
 	dir, err := os.MkdirTemp("", "agents")

@@ -1,9 +1,9 @@
-// Package readonlytest is the starter agent (the module's root agent.yaml)
+// Package readonlytest is the runtime's chat test agent (automata/internal/chattest)
 // as if its spec marked the timestamp of send-user-message readOnly, for the
 // tests of the packages that take inputs from clients (httpbridge,
 // devpanel): its input schema document with "readOnly": true there, and the
 // decoder of what clients send that a generated DecodeClientInput makes of
-// it. The agent itself, its admission step and its journal are the starter
+// it. The agent itself, its admission step and its journal are the chat test
 // agent's, unchanged: readOnly changes what a client may leave out, not the
 // inputs the journal holds.
 package readonlytest
@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/moora-go/moora/automata/inputjson"
-	"github.com/moora-go/moora/decl"
+	"github.com/moora-go/moora/automata/internal/chattest/decl"
 )
 
 // inputSchema is decl.InputSchema() with "readOnly": true on the timestamp
