@@ -17,7 +17,6 @@ import (
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/registry"
-	"github.com/moora-go/moora/modelgen"
 )
 
 const operator = "panel-operator"
@@ -26,10 +25,6 @@ const operator = "panel-operator"
 // by ann and bob, and returns the server, their ids and their tokens.
 func fleetPanel(t *testing.T, openToOwners bool) (srv *httptest.Server, annID, bobID, annTok, bobTok string) {
 	t.Helper()
-	model, err := modelgen.Load("../../agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	sessions, err := httpbridge.NewSessions([]byte("sixteen bytes or more of key"))
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +33,7 @@ func fleetPanel(t *testing.T, openToOwners bool) (srv *httptest.Server, annID, b
 		Panel: devpanel.Config[decl.AgentState, decl.AgentInput]{
 			Definition:  agent.Definition(),
 			Decode:      decl.DecodeInput,
-			InputSchema: model.InputSchema,
+			InputSchema: decl.InputSchema(),
 		},
 		Identify:     httpbridge.Identities(operator, sessions),
 		OpenToOwners: openToOwners,

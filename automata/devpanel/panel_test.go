@@ -21,7 +21,6 @@ import (
 	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/modelgen"
 )
 
 // hangGuard bounds waits for what must happen; only a hang reaches it.
@@ -78,10 +77,6 @@ func newFixtureWith(t *testing.T, notes bool) *fixture {
 func (f *fixture) open(jobFns decl.JobFns, config func(*devpanel.Config[decl.AgentState, decl.AgentInput]), options ...automata.Option[decl.AgentState, decl.AgentInput]) {
 	t := f.t
 	t.Helper()
-	model, err := modelgen.Load("../../agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +84,7 @@ func (f *fixture) open(jobFns decl.JobFns, config func(*devpanel.Config[decl.Age
 	cfg := devpanel.Config[decl.AgentState, decl.AgentInput]{
 		Definition:  agent.Definition(),
 		Decode:      decl.DecodeInput,
-		InputSchema: model.InputSchema,
+		InputSchema: decl.InputSchema(),
 		Auth:        httpbridge.Bearer(token),
 		Jobs: func(s decl.AgentState) []string {
 			var keys []string
@@ -511,12 +506,8 @@ func TestResumeAfterRestart(t *testing.T) {
 
 	// A second panel on the same agent stands for the restarted process:
 	// its timeline comes from the journal alone.
-	model, err := modelgen.Load("../../agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	p2, err := devpanel.New(devpanel.Config[decl.AgentState, decl.AgentInput]{
-		Definition: agent.Definition(), Decode: decl.DecodeInput, InputSchema: model.InputSchema, Auth: httpbridge.Bearer(token),
+		Definition: agent.Definition(), Decode: decl.DecodeInput, InputSchema: decl.InputSchema(), Auth: httpbridge.Bearer(token),
 		Jobs: func(s decl.AgentState) []string {
 			var keys []string
 			for k := range replies(f)(s.ContextOfLlm()) {

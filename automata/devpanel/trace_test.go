@@ -25,7 +25,6 @@ import (
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/registry"
-	"github.com/moora-go/moora/modelgen"
 )
 
 // spanWatch is a span processor that hands the names of the spans that end
@@ -305,10 +304,6 @@ func TestTraceRefusals(t *testing.T) {
 // with Fleet.Open, which does not know its id, has no trace view, and
 // says so.
 func TestFleetTraces(t *testing.T) {
-	model, err := modelgen.Load("../../agent.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
 	sessions, err := httpbridge.NewSessions([]byte("sixteen bytes or more of key"))
 	if err != nil {
 		t.Fatal(err)
@@ -319,7 +314,7 @@ func TestFleetTraces(t *testing.T) {
 	t.Cleanup(func() { tp.Shutdown(context.Background()) })
 	panels, err := devpanel.NewFleet(devpanel.FleetConfig[decl.AgentState, decl.AgentInput]{
 		Panel: devpanel.Config[decl.AgentState, decl.AgentInput]{
-			Definition: agent.Definition(), Decode: decl.DecodeInput, InputSchema: model.InputSchema, Traces: traces,
+			Definition: agent.Definition(), Decode: decl.DecodeInput, InputSchema: decl.InputSchema(), Traces: traces,
 		},
 		Identify: httpbridge.Identities(operator, sessions),
 	})
