@@ -17,6 +17,7 @@ import (
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/internal/readonlytest"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/internal/browsertest"
 )
 
@@ -86,7 +87,7 @@ func TestBrowserMigratedJournal(t *testing.T) {
 // timestamp is not readOnly, keeps its field.
 func TestBrowserFormLeavesOutReadOnly(t *testing.T) {
 	ctx := newBrowser(t)
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

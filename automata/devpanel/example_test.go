@@ -16,6 +16,7 @@ import (
 	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 // A panel wired into a durable agent (the runtime's chat test agent)
@@ -27,7 +28,7 @@ func ExampleOpen() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
+	store, err := bolt.Open(filepath.Join(dir, "agent.db"))
 	if err != nil {
 		panic(err)
 	}

@@ -307,7 +307,7 @@ func (p *Panel[S, I]) follow() {
 			return
 		case <-p.kick:
 			err := p.sync()
-			if errors.Is(err, journal.ErrClosed) {
+			if errors.Is(err, automata.ErrClosed) {
 				return // the agent closed: the panel closes with it
 			}
 			if err != nil {

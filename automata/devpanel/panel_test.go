@@ -21,6 +21,7 @@ import (
 	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 // hangGuard bounds waits for what must happen; only a hang reaches it.
@@ -77,7 +78,7 @@ func newFixtureWith(t *testing.T, notes bool) *fixture {
 func (f *fixture) open(jobFns decl.JobFns, config func(*devpanel.Config[decl.AgentState, decl.AgentInput]), options ...automata.Option[decl.AgentState, decl.AgentInput]) {
 	t := f.t
 	t.Helper()
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 // A panel with its trace view: the program's TracerProvider records into a
@@ -35,7 +36,7 @@ func ExampleNewTraces() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
+	store, err := bolt.Open(filepath.Join(dir, "agent.db"))
 	if err != nil {
 		panic(err)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/registry"
 )
 
@@ -321,7 +322,7 @@ func TestFleetTraces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fleet, err := journal.OpenBoltFleet(filepath.Join(t.TempDir(), "agents.db"))
+	fleet, err := bolt.OpenFleet(filepath.Join(t.TempDir(), "agents.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

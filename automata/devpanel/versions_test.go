@@ -14,6 +14,7 @@ import (
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/internal/versiontest"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 // writeV1 journals, under version 1 (an agent with no Versions, as every
@@ -21,7 +22,7 @@ import (
 // and closes with a snapshot at 4.
 func writeV1(t *testing.T, path string) {
 	t.Helper()
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func migratedPanel(t *testing.T) (*journal.Machine[versiontest.StateV2, versiont
 	path := filepath.Join(t.TempDir(), "agent.db")
 	writeV1(t, path)
 
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/internal/wire"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 const testToken = "s3cret"
@@ -105,7 +106,7 @@ func newFixture(t testing.TB, edit func(*Config[state, input, view])) *fixture {
 func newFixtureWith(t testing.TB, edit func(*Config[state, input, view]), options ...automata.Option[state, input]) *fixture {
 	t.Helper()
 	streams := NewStreams(StreamOptions{})
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -279,7 +280,7 @@ func TestBadInput(t *testing.T) {
 func TestDuplicatePost(t *testing.T) {
 	dir := t.TempDir()
 	open := func() (*journal.Machine[state, input], *Bridge[state, input, view], *httptest.Server) {
-		store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
+		store, err := bolt.Open(filepath.Join(dir, "agent.db"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -450,7 +451,7 @@ func TestPostOfAnInputThatLeavesTheViewAlone(t *testing.T) {
 // saying so, rather than waiting a minute for a state a closed machine
 // never delivers.
 func TestNewOnAClosedAgent(t *testing.T) {
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

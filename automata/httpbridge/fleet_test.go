@@ -21,6 +21,7 @@ import (
 	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/registry"
 )
 
@@ -54,7 +55,7 @@ func newFleetFixtureOn(t *testing.T, wrap func(journal.Fleet) journal.Fleet, edi
 	t.Helper()
 	f := &fleetFixture{t: t, streams: map[string]*Streams{}}
 	f.now.Store(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC).UnixNano())
-	store, err := journal.OpenBoltFleet(filepath.Join(t.TempDir(), "agents.db"))
+	store, err := bolt.OpenFleet(filepath.Join(t.TempDir(), "agents.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

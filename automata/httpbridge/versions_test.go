@@ -11,6 +11,7 @@ import (
 
 	"github.com/moora-go/moora/automata/internal/versiontest"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 // textsView is what browsers see.
@@ -71,7 +72,7 @@ func TestResumeAcrossVersions(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent.db")
 
 	// Version 1: the journal of an agent with no Versions.
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +115,7 @@ func TestResumeAcrossVersions(t *testing.T) {
 	stop1() // with a snapshot at 4, of version 1
 
 	// Version 2, on the same journal.
-	if store, err = journal.OpenBolt(path); err != nil {
+	if store, err = bolt.Open(path); err != nil {
 		t.Fatal(err)
 	}
 	m2, err := journal.Open(store, versiontest.ModelV2(), journal.Options[versiontest.StateV2, versiontest.Input]{Codec: journal.JSON[versiontest.StateV2](versiontest.DecodeV2), Versions: versiontest.History()})

@@ -17,6 +17,7 @@ import (
 	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 // ticket is an input whose schema has limits, read back by a real
@@ -64,7 +65,7 @@ var tickets = automata.Definition[[]ticket, ticket]{
 
 func openTickets(t *testing.T, path string, options ...automata.Option[[]ticket, ticket]) *journal.Machine[[]ticket, ticket] {
 	t.Helper()
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +161,7 @@ func TestDispatchRefusesAnInputItCouldNotReadBack(t *testing.T) {
 func TestDispatchOfNilOrAPanickingInputWritesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent.db")
 	open := func(options ...automata.Option[decl.AgentState, decl.AgentInput]) *journal.Machine[decl.AgentState, decl.AgentInput] {
-		store, err := journal.OpenBolt(path)
+		store, err := bolt.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -188,7 +189,7 @@ func TestDispatchOfNilOrAPanickingInputWritesNothing(t *testing.T) {
 		}
 		return agent.Transition(s, in)
 	}
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -356,7 +357,7 @@ func TestStampedLateResultFinishesTheConversation(t *testing.T) {
 					return in, nil
 				}))
 			}
-			store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "chat.db"))
+			store, err := bolt.Open(filepath.Join(t.TempDir(), "chat.db"))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -468,7 +469,7 @@ func TestAutomataOptionsWorkOnTheJournal(t *testing.T) {
 // reach the admission step before the journal's own check, which panicked
 // and stopped the whole agent.
 func TestNilInputWithAdmissionIsRefused(t *testing.T) {
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,9 @@ import (
 
 	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
+	"github.com/moora-go/moora/automata/internal/frame"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 // BenchmarkDurableDispatch: producers goroutines each dispatch and wait for
@@ -20,7 +22,7 @@ import (
 func BenchmarkDurableDispatch(b *testing.B) {
 	for _, producers := range []int{1, 64} {
 		b.Run(fmt.Sprintf("producers=%d", producers), func(b *testing.B) {
-			store, err := journal.OpenBolt(filepath.Join(b.TempDir(), "agent.db"))
+			store, err := bolt.Open(filepath.Join(b.TempDir(), "agent.db"))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -84,7 +86,7 @@ func TestStorageGrowsWithInputsNotState(t *testing.T) {
 	perInput := map[int]float64{}
 	for _, n := range []int{100, 10_000, 100_000} {
 		path := filepath.Join(t.TempDir(), "starter.db")
-		store, err := journal.OpenBolt(path)
+		store, err := bolt.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -113,7 +115,7 @@ func TestStorageGrowsWithInputsNotState(t *testing.T) {
 		if err := m.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		store, err = journal.OpenBolt(path)
+		store, err = bolt.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +158,7 @@ func BenchmarkRecover(b *testing.B) {
 			buildStarterStore(b, path, codec, tc.journal, tc.snapshots)
 			b.ResetTimer()
 			for b.Loop() {
-				store, err := journal.OpenBolt(path)
+				store, err := bolt.Open(path)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -181,7 +183,7 @@ func BenchmarkRecover(b *testing.B) {
 // journal of inputs 1..last and the snapshots at the given seqs.
 func buildStarterStore(b *testing.B, path string, codec journal.Codec[decl.AgentState, decl.AgentInput], last int, snapshots []int) {
 	b.Helper()
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -194,7 +196,7 @@ func buildStarterStore(b *testing.B, path string, codec journal.Codec[decl.Agent
 		if err != nil {
 			b.Fatal(err)
 		}
-		batch = append(batch, journal.Record{Seq: uint64(seq), Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: uint64(seq), UnixNano: int64(seq), Payload: payload})})
+		batch = append(batch, journal.Record{Seq: uint64(seq), Data: frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: uint64(seq), UnixNano: int64(seq), Payload: payload})})
 		state = starter.Transition(state, in)
 		if len(batch) == 10_000 || seq == last {
 			if err := store.Append(batch); err != nil {
@@ -207,7 +209,7 @@ func buildStarterStore(b *testing.B, path string, codec journal.Codec[decl.Agent
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := store.PutSnapshot(journal.Record{Seq: uint64(seq), Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindSnapshot, Seq: uint64(seq), Payload: payload})}); err != nil {
+			if err := store.PutSnapshot(journal.Record{Seq: uint64(seq), Data: frame.Append(nil, frame.Frame{Kind: frame.Snapshot, Seq: uint64(seq), Payload: payload})}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 // A generated agent (here the runtime's chat test agent) on a bbolt
@@ -34,7 +35,7 @@ func ExampleOpen() {
 		return in, nil
 	}
 	open := func() *journal.Machine[decl.AgentState, decl.AgentInput] {
-		store, err := journal.OpenBolt(filepath.Join(dir, "agent.db")) // dir must exist
+		store, err := bolt.Open(filepath.Join(dir, "agent.db")) // dir must exist
 		if err != nil {
 			panic(err)
 		}

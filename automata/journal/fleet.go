@@ -1,14 +1,13 @@
 package journal
 
 import (
-	"errors"
 	"fmt"
 	"time"
 )
 
 // Fleet keeps the journals of many agents, each under its id: one Store per
 // agent, and a little metadata (AgentInfo) beside it. The bbolt fleet
-// (OpenBoltFleet) keeps them all in one file and commits the inputs of many
+// (package bolt) keeps them all in one file and commits the inputs of many
 // agents in one transaction.
 //
 // A Fleet is safe for concurrent use. Each agent's Store is used by one
@@ -45,15 +44,6 @@ type AgentInfo struct {
 	Created time.Time `json:"created"`
 }
 
-var (
-	// ErrNoAgent: the fleet has no agent of that id.
-	ErrNoAgent = errors.New("no such agent")
-	// ErrAgentExists: Create of an id the fleet has.
-	ErrAgentExists = errors.New("the agent exists")
-	// ErrInvalidAgentID: an id CheckAgentID refuses.
-	ErrInvalidAgentID = errors.New("invalid agent id")
-)
-
 // MaxAgentIDLen is the longest agent id.
 const MaxAgentIDLen = 64
 
@@ -75,36 +65,4 @@ func CheckAgentID(id string) error {
 		}
 	}
 	return nil
-}
-
-// PassedOver gathers, for a Fleet's List, the damaged agents it passes over
-// (listing the others) into the one error List returns once it is done.
-type PassedOver struct {
-	first *CorruptError
-	more  int
-}
-
-// Add notes a damaged agent passed over: err, or a *CorruptError wrapping it.
-func (p *PassedOver) Add(err error) {
-	if p.first != nil {
-		p.more++
-		return
-	}
-	var ce *CorruptError
-	if !errors.As(err, &ce) {
-		ce = &CorruptError{Err: err}
-	}
-	p.first = ce
-}
-
-// Err returns nil when no agent was passed over; else the first one's
-// *CorruptError, saying how many more there were.
-func (p *PassedOver) Err() error {
-	switch {
-	case p.first == nil:
-		return nil
-	case p.more == 0:
-		return p.first
-	}
-	return &CorruptError{Err: fmt.Errorf("%w; and %d more damaged agents were passed over", p.first.Err, p.more)}
 }

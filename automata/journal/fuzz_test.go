@@ -1,94 +1,12 @@
 package journal_test
 
 import (
-	"bytes"
-	"encoding/binary"
-	"hash/crc32"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/moora-go/moora/automata/journal"
 )
-
-// FuzzJournalRecord: DecodeFrame never panics, rejects what AppendFrame did
-// not produce, and reads back exactly what it did.
-func FuzzJournalRecord(f *testing.F) {
-	f.Add(journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: 1, UnixNano: 1700000000000000000, Payload: []byte(`{"note":"hi"}`)}))
-	f.Add(journal.AppendFrame(nil, journal.Frame{Kind: journal.KindSnapshot, Seq: 1 << 40, UnixNano: -1, Payload: nil}))
-	f.Add([]byte{})
-	f.Add([]byte{1, 0, 0, 0, 0})
-	f.Add([]byte{3, 1, 2, 3, 4, 5, 6, 7})
-	f.Add(journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: 9, UnixNano: 1, Version: 3, Payload: []byte(`{}`)}))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		fr, err := journal.DecodeFrame(data)
-		if err != nil {
-			return
-		}
-		again := journal.AppendFrame(nil, fr)
-		if !bytes.Equal(again, data) {
-			t.Fatalf("decoded %+v from %x, which encodes back as %x", fr, data, again)
-		}
-	})
-}
-
-func TestDecodeFrameRejectsDamage(t *testing.T) {
-	good := journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: 42, UnixNano: 7, Payload: []byte("payload")})
-	tests := []struct {
-		name   string
-		damage func([]byte) []byte
-		want   string
-	}{
-		{"empty", func(b []byte) []byte { return nil }, "shorter than"},
-		{"torn", func(b []byte) []byte { return b[:len(b)-2] }, "checksum mismatch"},
-		{"bit flip in payload", func(b []byte) []byte { b[len(b)-1] ^= 4; return b }, "checksum mismatch"},
-		{"bit flip in checksum", func(b []byte) []byte { b[2] ^= 1; return b }, "checksum mismatch"},
-		{"unknown kind", func(b []byte) []byte { b[0] = 9; return b }, "unknown kind 9"},
-		{"trailing bytes", func(b []byte) []byte { return append(b, 0) }, "checksum mismatch"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			_, err := journal.DecodeFrame(tt.damage(bytes.Clone(good)))
-			if err == nil || !bytes.Contains([]byte(err.Error()), []byte(tt.want)) {
-				t.Fatalf("DecodeFrame = %v, want an error containing %q", err, tt.want)
-			}
-		})
-	}
-	fr, err := journal.DecodeFrame(good)
-	if err != nil || fr.Seq != 42 || fr.UnixNano != 7 || string(fr.Payload) != "payload" {
-		t.Fatalf("DecodeFrame(good) = %+v, %v", fr, err)
-	}
-}
-
-// TestFrameVersions: a frame of version 1 is written as frames were before
-// versions (a journal that stays at version 1 is unchanged, and every old
-// journal reads as version 1); a later version is carried in the frame.
-func TestFrameVersions(t *testing.T) {
-	old := []byte{1, 0, 0, 0, 0, 5, 14, 2, 'h', 'i'} // kind, checksum, seq 5, time 7, 2 bytes
-	binary.LittleEndian.PutUint32(old[1:], crc32.Checksum(old[5:], crc32.MakeTable(crc32.Castagnoli)))
-	for _, v := range []uint32{0, 1} {
-		if got := journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: 5, UnixNano: 7, Version: v, Payload: []byte("hi")}); !bytes.Equal(got, old) {
-			t.Fatalf("version %d frames as %x, want %x as before versions", v, got, old)
-		}
-	}
-	f, err := journal.DecodeFrame(old)
-	if err != nil || f.Version != 1 || string(f.Payload) != "hi" {
-		t.Fatalf("DecodeFrame(a frame without a version) = %+v, %v; want version 1", f, err)
-	}
-	v2 := journal.AppendFrame(nil, journal.Frame{Kind: journal.KindSnapshot, Seq: 5, UnixNano: 7, Version: 300, Payload: []byte("hi")})
-	f, err = journal.DecodeFrame(v2)
-	if err != nil || f.Version != 300 || f.Kind != journal.KindSnapshot || f.Seq != 5 || string(f.Payload) != "hi" {
-		t.Fatalf("DecodeFrame(a frame of version 300) = %+v, %v", f, err)
-	}
-	// A version flag with a version below 2 is not a frame AppendFrame
-	// writes.
-	bad := []byte{1 | 0x80, 0, 0, 0, 0, 5, 14, 1, 2, 'h', 'i'}
-	binary.LittleEndian.PutUint32(bad[1:], crc32.Checksum(bad[5:], crc32.MakeTable(crc32.Castagnoli)))
-	if _, err := journal.DecodeFrame(bad); err == nil || !strings.Contains(err.Error(), "bad spec version") {
-		t.Fatalf("DecodeFrame(version 1 flagged) = %v, want bad spec version", err)
-	}
-}
 
 func TestJSONGobRoundTripsAndRejectsGarbage(t *testing.T) {
 	c := journal.JSONGob[state, input](nil)

@@ -20,39 +20,19 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
-	bolt "go.etcd.io/bbolt"
+	"github.com/moora-go/moora/automata/journal/bolt"
+	"github.com/moora-go/moora/automata/journal/internal/storetest"
+	bbolt "go.etcd.io/bbolt"
 )
 
-// The test model: a log of notes, and requests that jobs answer.
-type state struct {
-	Notes   []string `json:"notes"`
-	Pending []int    `json:"pending"` // requests waiting for a job's answer
-	Answers []string `json:"answers"`
-}
+// The test model, shared with the conformance suite: a log of notes, and
+// requests that jobs answer.
+type (
+	state = storetest.State
+	input = storetest.Input
+)
 
-type input struct {
-	Note    string `json:"note,omitempty"`
-	Request int    `json:"request,omitempty"`
-	Answer  int    `json:"answer,omitempty"` // answers a request
-}
-
-var model = automata.Definition[state, input]{
-	Initial: func() state { return state{} },
-	Transition: func(s state, in input) state {
-		switch {
-		case in.Note != "":
-			s.Notes = automata.Append(s.Notes, in.Note)
-		case in.Request != 0:
-			s.Pending = automata.Append(s.Pending, in.Request)
-		case in.Answer != 0:
-			if i := slices.Index(s.Pending, in.Answer); i >= 0 {
-				s.Pending = slices.Delete(slices.Clone(s.Pending), i, i+1)
-				s.Answers = automata.Append(s.Answers, fmt.Sprintf("answer-%d", in.Answer))
-			}
-		}
-		return s
-	},
-}
+var model = storetest.Model
 
 func jobKey(request int) string { return fmt.Sprintf("req-%d", request) }
 
@@ -111,7 +91,7 @@ func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(
 
 func openAt(t testing.TB, path string, opts journal.Options[state, input], options ...automata.Option[state, input]) (*journal.Machine[state, input], error) {
 	t.Helper()
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		t.Fatalf("OpenBolt: %v", err)
 	}
@@ -134,14 +114,7 @@ func mustOpen(t testing.TB, path string, opts journal.Options[state, input], opt
 	return m
 }
 
-func mustClose(t testing.TB, m *journal.Machine[state, input]) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := m.Close(ctx); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-}
+var mustClose = storetest.MustClose
 
 func dispatchAll(t testing.TB, m *journal.Machine[state, input], inputs []input) {
 	t.Helper()
@@ -176,12 +149,12 @@ func (c *countingStore) Append(rs []journal.Record) error {
 // damaged disk would.
 func rewriteRecord(t *testing.T, path string, bucket string, seq uint64, change func([]byte) []byte) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *bbolt.Tx) error {
 		b := tx.Bucket([]byte(bucket))
 		key := make([]byte, 8)
 		for i := range 8 {
@@ -202,12 +175,12 @@ func rewriteRecord(t *testing.T, path string, bucket string, seq uint64, change 
 // had crashed before taking them.
 func deleteSnapshots(t *testing.T, path string, from uint64) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *bbolt.Tx) error {
 		c := tx.Bucket([]byte("snapshots")).Cursor()
 		for k, _ := c.Last(); k != nil && binary.BigEndian.Uint64(k) >= from; k, _ = c.Last() {
 			if err := c.Delete(); err != nil {
@@ -260,12 +233,12 @@ func TestDamagedLastRecordIsCorruptUnlessRepaired(t *testing.T) {
 	}
 	mustClose(t, m)
 	// The damaged bytes are kept, not destroyed.
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	db.View(func(tx *bolt.Tx) error {
+	db.View(func(tx *bbolt.Tx) error {
 		if n := tx.Bucket([]byte("quarantine")).Stats().KeyN; n != 1 {
 			t.Errorf("quarantine holds %d records, want 1", n)
 		}
@@ -289,12 +262,12 @@ func fileSum(t *testing.T, path string) [32]byte {
 // the record's bytes is flipped, so that the live one certainly is.
 func flipBit(t *testing.T, path, bucket string, seq uint64, at int) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var value []byte
-	db.View(func(tx *bolt.Tx) error {
+	db.View(func(tx *bbolt.Tx) error {
 		value = bytes.Clone(tx.Bucket([]byte(bucket)).Get(binary.BigEndian.AppendUint64(nil, seq)))
 		return nil
 	})
@@ -405,7 +378,7 @@ func TestVerifyReplayCatchesANondeterministicTransition(t *testing.T) {
 			return s
 		},
 	}
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -421,9 +394,8 @@ func TestVerifyReplayCatchesANondeterministicTransition(t *testing.T) {
 	mustClose(t, m) // the snapshot at Close replays 1..4 from the initial state
 	select {
 	case err := <-errs:
-		var ne *journal.NondeterminismError
-		if !errors.As(err, &ne) || ne.From != 0 || ne.To != 4 {
-			t.Fatalf("OnError got %v, want a NondeterminismError for 0..4", err)
+		if !errors.Is(err, journal.ErrNondeterministic) || !strings.Contains(err.Error(), "replaying inputs 1..4 from the snapshot at 0 does not reproduce the state at 4") {
+			t.Fatalf("OnError got %v, want ErrNondeterministic for the snapshots at 0 and 4", err)
 		}
 	default:
 		t.Fatal("the nondeterministic transition was not reported")
@@ -515,7 +487,7 @@ func waitEvent(t *testing.T, events <-chan automata.Event[state, input], kind au
 func TestDispatchAfterCloseFails(t *testing.T) {
 	m := mustOpen(t, filepath.Join(t.TempDir(), "agent.db"), journal.Options[state, input]{})
 	mustClose(t, m)
-	if err := m.Dispatch(context.Background(), input{Note: "late"}); !errors.Is(err, journal.ErrClosed) {
+	if err := m.Dispatch(context.Background(), input{Note: "late"}); !errors.Is(err, automata.ErrClosed) {
 		t.Fatalf("Dispatch after Close = %v, want ErrClosed", err)
 	}
 	mustClose(t, m) // twice is fine
@@ -528,16 +500,16 @@ func TestReadsAfterCloseSayClosed(t *testing.T) {
 	m := mustOpen(t, filepath.Join(t.TempDir(), "agent.db"), journal.Options[state, input]{})
 	dispatchAll(t, m, notes(0, 3))
 	mustClose(t, m)
-	if _, err := m.Inputs(0, 3); !errors.Is(err, journal.ErrClosed) {
+	if _, err := m.Inputs(0, 3); !errors.Is(err, automata.ErrClosed) {
 		t.Errorf("Inputs after Close = %v, want ErrClosed", err)
 	}
-	if _, err := m.StateAt(2); !errors.Is(err, journal.ErrClosed) {
+	if _, err := m.StateAt(2); !errors.Is(err, automata.ErrClosed) {
 		t.Errorf("StateAt after Close = %v, want ErrClosed", err)
 	}
 }
 
 func TestOpenRequiresACodec(t *testing.T) {
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -545,27 +517,4 @@ func TestOpenRequiresACodec(t *testing.T) {
 	if _, err := journal.Open(store, model, journal.Options[state, input]{}); err == nil {
 		t.Fatal("Open without a Codec succeeded")
 	}
-}
-
-// TestBoltInUse: a store another OpenBolt has open is refused at once with
-// an error that says so (it said "timeout").
-func TestBoltInUse(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "agent.db")
-	s, err := journal.OpenBolt(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	_, err = journal.OpenBolt(path)
-	if !errors.Is(err, journal.ErrInUse) || !strings.Contains(err.Error(), "another process") {
-		t.Fatalf("a second OpenBolt = %v, want ErrInUse", err)
-	}
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	again, err := journal.OpenBolt(path)
-	if err != nil {
-		t.Fatalf("OpenBolt once the first is closed: %v", err)
-	}
-	again.Close()
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 type lifeState = []string
@@ -25,7 +26,7 @@ var lifeDef = automata.Definition[lifeState, string]{
 
 func lifeOpen(t *testing.T, path string, opts journal.Options[lifeState, string], options ...automata.Option[lifeState, string]) *journal.Machine[lifeState, string] {
 	t.Helper()
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +123,7 @@ func TestDoneMeansCloseFinished(t *testing.T) {
 		t.Fatal("Done never closed")
 	}
 	errNow := m.Err()
-	again, reopenErr := journal.OpenBolt(path) // what a supervisor watching Done does
+	again, reopenErr := bolt.Open(path) // what a supervisor watching Done does
 	if again != nil {
 		again.Close()
 	}
@@ -155,7 +156,7 @@ func TestCloseSnapshotCodecPanicIsAnError(t *testing.T) {
 		closeErr = m.Close(context.Background())
 	}()
 	if panicked != nil {
-		_, reopenErr := journal.OpenBolt(path)
+		_, reopenErr := bolt.Open(path)
 		t.Fatalf("Close panicked (%v) instead of returning an error; the store was left open (reopen: %v)", panicked, reopenErr)
 	}
 	if closeErr == nil {
@@ -246,7 +247,7 @@ func TestNilPointerInputIsRefusedAndTheMachineGoesOn(t *testing.T) {
 		Transition: func(s int, in *lifeMsg) int { return s + len(in.Text) },
 	}
 	path := filepath.Join(t.TempDir(), "j.db")
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +287,7 @@ func TestOpenDoesNotPanicOnADecoderPanic(t *testing.T) {
 	if err := m.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/frame"
 	"github.com/moora-go/moora/automata/migrate"
 )
 
@@ -52,7 +53,7 @@ type Options[S, I any] struct {
 	// rebuilt from the previous snapshot and the journal, and must encode
 	// to the same bytes as the live one. A mismatch (a transition that
 	// reads the clock, or mutates shared state) is reported to OnError as
-	// a *NondeterminismError.
+	// an error wrapping ErrNondeterministic.
 	VerifyReplay bool
 	// QuarantineCorruptTail is the repair path for a damaged last journal
 	// record, which Open otherwise refuses with a *CorruptError: Open moves
@@ -101,37 +102,6 @@ func (o *Options[S, I]) setDefaults() error {
 		return fmt.Errorf("journal: Options.Versions is of version %d with %d steps, want %d", v.Current, len(v.Steps), max(v.Current-1, 0))
 	}
 	return nil
-}
-
-// ErrClosed is returned by Dispatch on a closed machine. It is
-// automata.ErrClosed.
-var ErrClosed = automata.ErrClosed
-
-// CorruptError reports damage that Open will not pass over: a damaged record,
-// or damage to the store itself (its file's structure), when Kind is 0.
-type CorruptError struct {
-	Kind Kind   // KindInput or KindSnapshot; 0: the store itself
-	Seq  uint64 // the record's sequence number; 0 when Kind is 0
-	Err  error  // what is wrong
-}
-
-func (e *CorruptError) Error() string {
-	if e.Kind == 0 {
-		return fmt.Sprintf("journal: the store is corrupt: %v", e.Err)
-	}
-	return fmt.Sprintf("journal: %v record %d is corrupt: %v", e.Kind, e.Seq, e.Err)
-}
-
-func (e *CorruptError) Unwrap() error { return e.Err }
-
-// NondeterminismError reports that replaying the journal from one snapshot
-// did not reproduce the next.
-type NondeterminismError struct {
-	From, To uint64 // the snapshots compared
-}
-
-func (e *NondeterminismError) Error() string {
-	return fmt.Sprintf("journal: replaying inputs %d..%d from the snapshot at %d does not reproduce the state at %d: a transition is not deterministic (it reads the clock, randomness or shared mutable state)", e.From+1, e.To, e.From, e.To)
 }
 
 // Machine is a durable Moore machine: an automata machine whose every input
@@ -300,7 +270,7 @@ func (c committer[S, I]) Commit(updates []automata.Update[S, I], payloads [][]by
 	now := m.opts.Now().UnixNano()
 	buf, ends := m.frameBuf[:0], m.ends[:0]
 	for i, payload := range payloads {
-		buf = AppendFrame(buf, Frame{Kind: KindInput, Seq: m.seq + uint64(i) + 1, UnixNano: now, Version: m.version(), Payload: payload})
+		buf = frame.Append(buf, frame.Frame{Kind: frame.Input, Seq: m.seq + uint64(i) + 1, UnixNano: now, Version: m.version(), Payload: payload})
 		ends = append(ends, len(buf))
 	}
 	// Slice the frames out of buf only now that it has stopped moving.
@@ -411,7 +381,7 @@ func (m *Machine[S, I]) version() uint32 { return uint32(m.opts.Versions.Current
 // for an input a migration dropped; other errors for what is not the
 // record's fault (a codec or a migration that panicked, a record of a newer
 // version).
-func (m *Machine[S, I]) decodeInput(r Record) (in I, f Frame, err error) {
+func (m *Machine[S, I]) decodeInput(r Record) (in I, f frame.Frame, err error) {
 	f, err = frameOf(r, KindInput)
 	if err != nil {
 		return in, f, err
@@ -463,10 +433,10 @@ func (m *Machine[S, I]) versionError(kind Kind, seq uint64, v uint32, err error)
 
 // frameOf checks that r holds an intact frame of kind for its seq, and
 // returns the frame.
-func frameOf(r Record, kind Kind) (Frame, error) {
-	f, err := DecodeFrame(r.Data)
-	if err == nil && (f.Kind != kind || f.Seq != r.Seq) {
-		err = fmt.Errorf("stored under %d, but the frame holds %v %d", r.Seq, f.Kind, f.Seq)
+func frameOf(r Record, kind Kind) (frame.Frame, error) {
+	f, err := frame.Decode(r.Data)
+	if err == nil && (Kind(f.Kind) != kind || f.Seq != r.Seq) {
+		err = fmt.Errorf("stored under %d, but the frame holds %v %d", r.Seq, Kind(f.Kind), f.Seq)
 	}
 	if err != nil {
 		return f, &CorruptError{Kind: kind, Seq: r.Seq, Err: err}
@@ -703,7 +673,7 @@ func (m *Machine[S, I]) snapshot(state S, seq uint64) error {
 			m.opts.OnError(err)
 		}
 	}
-	data := AppendFrame(nil, Frame{Kind: KindSnapshot, Seq: seq, UnixNano: m.opts.Now().UnixNano(), Version: m.version(), Payload: payload})
+	data := frame.Append(nil, frame.Frame{Kind: frame.Snapshot, Seq: seq, UnixNano: m.opts.Now().UnixNano(), Version: m.version(), Payload: payload})
 	if err := m.store.PutSnapshot(Record{Seq: seq, Data: data}); err != nil {
 		return fmt.Errorf("journal: storing the snapshot at %d: %w", seq, err)
 	}
@@ -744,7 +714,7 @@ func (m *Machine[S, I]) verifyReplay(from, to uint64, want []byte) error {
 		return fmt.Errorf("journal: verifying replay %d..%d: %w", from, to, err)
 	}
 	if string(got) != string(want) {
-		return &NondeterminismError{From: from, To: to}
+		return fmt.Errorf("journal: replaying inputs %d..%d from the snapshot at %d does not reproduce the state at %d: %w", from+1, to, from, to, ErrNondeterministic)
 	}
 	return nil
 }
@@ -779,15 +749,15 @@ func (m *Machine[S, I]) Seq() uint64 { return m.journaled.Load() }
 
 // Err returns nil while the machine runs, the *automata.FailError once it
 // has failed (fail-stop: a transition, subscriber, effect or other user code
-// panicked), and ErrClosed once Close has finished. Inputs journaled before
+// panicked), and automata.ErrClosed once Close has finished. Inputs journaled before
 // a failure are kept, and the next Open applies them.
 func (m *Machine[S, I]) Err() error {
-	if err := m.inner.Err(); err != ErrClosed {
+	if err := m.inner.Err(); err != automata.ErrClosed {
 		return err // nil, or the failure
 	}
 	select {
 	case <-m.done:
-		return ErrClosed
+		return automata.ErrClosed
 	default:
 		return nil // Close has not finished
 	}
@@ -842,17 +812,17 @@ type Entry[I any] struct {
 // Inputs returns the journaled inputs with from <= Seq <= to, for debugging
 // and tests. With Compact, inputs older than the oldest kept snapshot are
 // gone. Once Close closes the store, Inputs and StateAt fail with an error
-// that wraps ErrClosed.
+// that wraps automata.ErrClosed.
 func (m *Machine[S, I]) Inputs(from, to uint64) ([]Entry[I], error) {
 	entries, err := m.inputs(from, to)
 	return entries, m.readErr(err)
 }
 
-// readErr is err of a read of the store, wrapping ErrClosed when Close
+// readErr is err of a read of the store, wrapping automata.ErrClosed when Close
 // has closed the store: a reader racing Close is told why.
 func (m *Machine[S, I]) readErr(err error) error {
 	if err != nil && m.storeClosed.Load() {
-		return fmt.Errorf("%w: %w", ErrClosed, err)
+		return fmt.Errorf("%w: %w", automata.ErrClosed, err)
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 // TestSnapshotsFollowTheInputsBytes: with a snapshot due every input, a
@@ -19,7 +20,7 @@ import (
 func TestSnapshotsFollowTheInputsBytes(t *testing.T) {
 	const inputs = 2_000
 	path := filepath.Join(t.TempDir(), "starter.db")
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestSnapshotsFollowTheInputsBytes(t *testing.T) {
 	if err := m.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if store, err = journal.OpenBolt(path); err != nil {
+	if store, err = bolt.Open(path); err != nil {
 		t.Fatal(err)
 	}
 	defer store.Close()

@@ -1,13 +1,11 @@
 package journal
 
-import "errors"
-
 // Store keeps a journal of input records and a set of snapshot records. It
 // stores the bytes it is given; checksums and meaning are the Machine's. A
 // Store is used by one Machine at a time, from several goroutines.
 //
 // The interface is small on purpose, so that a distributed backend can
-// replace the embedded bbolt one (OpenBolt) without touching the Machine.
+// replace the embedded bbolt one (package bolt) without touching the Machine.
 type Store interface {
 	// Append stores journal records, which carry consecutive sequence
 	// numbers following the last stored one, all or none, durably: when
@@ -32,14 +30,3 @@ type Store interface {
 	// Close releases the store.
 	Close() error
 }
-
-// ErrUnavailable is wrapped by the error of a Store or Fleet whose server
-// did not answer in time, or said it cannot serve now (a JetStream cluster
-// electing a leader): nothing is known to be wrong with the journal, and
-// the call may succeed if made again. An HTTP front answers 503 with
-// Retry-After.
-var ErrUnavailable = errors.New("the journal's server is unavailable now")
-
-// ErrStop, returned by a Scan or Snapshots callback, ends the walk early
-// without an error.
-var ErrStop = errors.New("stop")

@@ -14,6 +14,7 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 // TestTelemetryCountsTheJournal: a durable machine traced and measured
@@ -27,7 +28,7 @@ func TestTelemetryCountsTheJournal(t *testing.T) {
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	reader := sdkmetric.NewManualReader()
 	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func BenchmarkDurableTelemetry(b *testing.B) {
 			name = "on"
 		}
 		b.Run(name, func(b *testing.B) {
-			store, err := journal.OpenBolt(filepath.Join(b.TempDir(), "agent.db"))
+			store, err := bolt.Open(filepath.Join(b.TempDir(), "agent.db"))
 			if err != nil {
 				b.Fatal(err)
 			}

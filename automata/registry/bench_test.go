@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/registry"
 )
 
@@ -26,7 +27,7 @@ import (
 func BenchmarkFleetOf10000(b *testing.B) {
 	const agents = 10_000
 	logger := slog.New(slog.DiscardHandler)
-	fleet, err := journal.OpenBoltFleet(filepath.Join(b.TempDir(), "fleet.db"))
+	fleet, err := bolt.OpenFleet(filepath.Join(b.TempDir(), "fleet.db"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/registry"
 )
 
@@ -35,7 +36,7 @@ type chainInput struct {
 func TestHostileEvictionSparesAutonomousWork(t *testing.T) {
 	const steps = 300
 	var reached atomic.Int64
-	fleet, err := journal.OpenBoltFleet(filepath.Join(t.TempDir(), "fleet.db"))
+	fleet, err := bolt.OpenFleet(filepath.Join(t.TempDir(), "fleet.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

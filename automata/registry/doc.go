@@ -3,7 +3,7 @@
 // when idle, as Orleans runs virtual actors. An agent exists by id whether or
 // not it is active; exactly one activation of an id runs in a registry.
 //
-//	fleet, err := journal.OpenBoltFleet(filepath.Join(dir, "agents.db")) // many agents, one file
+//	fleet, err := bolt.OpenFleet(filepath.Join(dir, "agents.db")) // many agents, one file
 //	reg, err := registry.New(registry.Config[decl.AgentState, decl.AgentInput]{
 //		Fleet: fleet,
 //		Open: func(id string, s journal.Store) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
@@ -55,7 +55,7 @@
 //	go test -run XXX -bench FleetOf10000 -benchtime 1x ./automata/registry/
 //
 // on this project's 2-core machine (AMD EPYC, Go 1.26, shared): 10,000 agents
-// of the tests' small model in one bbolt file (journal.OpenBoltFleet), each a
+// of the tests' small model in one bbolt file (bolt.OpenFleet), each a
 // snapshot of 10 inputs and 5 inputs after it. Activating one — its info and
 // store from the fleet, the newest snapshot decoded, the 5 inputs replayed, a
 // Get's lease — took 21 µs at the median and 79 µs at the 99th percentile

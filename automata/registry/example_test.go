@@ -10,6 +10,7 @@ import (
 	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/registry"
 )
 
@@ -26,7 +27,7 @@ func ExampleNew() {
 	var input decl.AgentInput = decl.SendUserMessage{ID: "u1", Content: "hello", Timestamp: 1}
 	jobs := decl.JobFns{Llm: func(c decl.ContextOfLlm) map[string]automata.Job[decl.AgentInput] { return nil }}
 
-	fleet, err := journal.OpenBoltFleet(filepath.Join(dir, "agents.db")) // many agents, one file
+	fleet, err := bolt.OpenFleet(filepath.Join(dir, "agents.db")) // many agents, one file
 	if err != nil {
 		panic(err)
 	}

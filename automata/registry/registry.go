@@ -20,7 +20,7 @@ import (
 
 // Config configures a Registry. Fleet and Open are required.
 type Config[S, I any] struct {
-	// Fleet keeps the agents' journals: journal.OpenBoltFleet's on one
+	// Fleet keeps the agents' journals: bolt.OpenFleet's on one
 	// machine.
 	Fleet journal.Fleet
 	// Open starts the durable machine of agent id on its store, as the
@@ -110,7 +110,7 @@ func (a *Agent[S, I]) ID() string { return a.id }
 func (a *Agent[S, I]) Info() journal.AgentInfo { return a.info }
 
 // Machine returns the agent's durable machine. Use it while the lease is
-// held; once the agent is deactivated it answers journal.ErrClosed.
+// held; once the agent is deactivated it answers automata.ErrClosed.
 func (a *Agent[S, I]) Machine() *journal.Machine[S, I] { return a.m }
 
 // Deactivated returns a channel closed when this activation of the agent
@@ -458,7 +458,7 @@ func (r *Registry[S, I]) sweeper(every time.Duration) {
 }
 
 // Delete deactivates agent id if it is active, ending the leases held on it
-// (their machine answers journal.ErrClosed, and Deactivated's channel is
+// (their machine answers automata.ErrClosed, and Deactivated's channel is
 // closed), and deletes it from the fleet with its whole journal.
 func (r *Registry[S, I]) Delete(ctx context.Context, id string) error {
 	return r.delete(ctx, id, nil)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/registry"
 )
 
@@ -23,7 +24,7 @@ import (
 // deactivation in its store's Close, and to make the transition panic.
 type hostile struct {
 	t     *testing.T
-	fleet *journal.BoltFleet
+	fleet *bolt.Fleet
 	reg   *registry.Registry[state, input]
 	now   atomic.Int64
 	opens atomic.Int64
@@ -60,7 +61,7 @@ func newHostile(t *testing.T, cfg registry.Config[state, input]) *hostile {
 	t.Helper()
 	h := &hostile{t: t, opening: make(chan string, 64), closing: make(chan string, 64)}
 	h.now.Store(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC).UnixNano())
-	fleet, err := journal.OpenBoltFleet(filepath.Join(t.TempDir(), "fleet.db"))
+	fleet, err := bolt.OpenFleet(filepath.Join(t.TempDir(), "fleet.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,7 +556,7 @@ func TestHostileDeleteRecreateRace(t *testing.T) {
 					mu.Lock()
 					acked[owner] = append(acked[owner], note)
 					mu.Unlock()
-				} else if !errors.Is(err, journal.ErrClosed) {
+				} else if !errors.Is(err, automata.ErrClosed) {
 					t.Errorf("Dispatch: %v", err)
 				}
 				for _, got := range a.Machine().Current().Notes {

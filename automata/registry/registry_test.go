@@ -15,6 +15,7 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/registry"
 )
 
@@ -48,7 +49,7 @@ var model = automata.Definition[state, input]{
 
 // fixture is a registry over a bbolt fleet, counting the machines it opens.
 type fixture struct {
-	fleet    *journal.BoltFleet
+	fleet    *bolt.Fleet
 	reg      *registry.Registry[state, input]
 	opens    atomic.Int64
 	jobs     chan string // the key of each job, as it starts
@@ -61,7 +62,7 @@ func newFixture(t *testing.T, cfg registry.Config[state, input]) *fixture {
 	t.Helper()
 	f := &fixture{jobs: make(chan string, 16)}
 	f.now.Store(time.Date(2026, 11, 25, 0, 0, 0, 0, time.UTC).UnixNano())
-	fleet, err := journal.OpenBoltFleet(filepath.Join(t.TempDir(), "fleet.db"))
+	fleet, err := bolt.OpenFleet(filepath.Join(t.TempDir(), "fleet.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +343,7 @@ func TestDeleteEndsLeasesAndRemoves(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-a.Deactivated()
-	if err := a.Machine().Dispatch(context.Background(), input{Note: "late"}); !errors.Is(err, journal.ErrClosed) {
+	if err := a.Machine().Dispatch(context.Background(), input{Note: "late"}); !errors.Is(err, automata.ErrClosed) {
 		t.Fatalf("Dispatch on a deleted agent = %v, want ErrClosed", err)
 	}
 	if _, _, err := f.reg.Get(context.Background(), "a"); !errors.Is(err, journal.ErrNoAgent) {

@@ -302,7 +302,7 @@ func (tk *toolkit) goMod(module string) (gomod, gosum []byte) {
 // buildsWith are the packages of the toolkit a new agent's go.mod is ready
 // for, whether its code imports them yet or not: a durable agent served
 // over HTTP then builds without a go mod tidy, and without the network.
-var buildsWith = []string{toolkitModule + "/automata/journal", toolkitModule + "/automata/httpbridge"}
+var buildsWith = []string{toolkitModule + "/automata/journal", toolkitModule + "/automata/journal/bolt", toolkitModule + "/automata/httpbridge"}
 
 // tidy runs go mod tidy in dir, as if package main imported buildsWith too:
 // first with GOPROXY=off, which works offline when the module cache has the
@@ -343,7 +343,7 @@ func tidy(dir string) error {
 
 // keepSums adds to the go.sum that go mod tidy left the toolkit's checksums
 // it dropped, those of the packages the starter does not import (bbolt, for
-// automata/journal): importing one later then needs a go mod tidy that
+// automata/journal/bolt): importing one later then needs a go mod tidy that
 // works offline, not the checksum database.
 func keepSums(file string, toolkit []byte) error {
 	have, err := os.ReadFile(file)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/moora-go/moora/automata/agents/persistent"
 	"github.com/moora-go/moora/automata/agents/persistent/decl"
-	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/examples/internal/longrun"
 	"github.com/moora-go/moora/internal/allocs"
@@ -24,7 +24,7 @@ import (
 // to as the terminal does.
 type longConversation struct {
 	dir   string
-	store *journal.BoltStore
+	store *bolt.Store
 	agent *persistent.Agent
 	idle  chan int // the number of user messages, each time the agent is idle
 	stop  func()
@@ -35,7 +35,7 @@ type longConversation struct {
 func startLongConversation(tb testing.TB, model llm.Model) *longConversation {
 	tb.Helper()
 	dir := tb.TempDir()
-	store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
+	store, err := bolt.Open(filepath.Join(dir, "agent.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/moora-go/moora/automata/agents/persistent/decl"
 	"github.com/moora-go/moora/automata/agents/persistent/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/llm/openai"
 )
 
@@ -118,7 +119,7 @@ func TestRerunAfterKillContinuesTheConversation(t *testing.T) {
 
 	// Each input is in the journal once: the tool result exactly once,
 	// though the call ran twice.
-	store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
+	store, err := bolt.Open(filepath.Join(dir, "agent.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

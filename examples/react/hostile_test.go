@@ -17,7 +17,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
-	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/examples/react/decl"
 )
 
@@ -39,7 +39,7 @@ func within[T any](t *testing.T, what string, c <-chan T) T {
 // every event of every agent.
 func hostileRuns(t *testing.T, work Work, maxRuns int, config func() decl.Config, handle func(automata.Event[decl.AgentState, decl.AgentInput])) *runs {
 	t.Helper()
-	fleet, err := journal.OpenBoltFleet(filepath.Join(t.TempDir(), "agents.db"))
+	fleet, err := bolt.OpenFleet(filepath.Join(t.TempDir(), "agents.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/examples/internal/longrun"
 	"github.com/moora-go/moora/examples/react/decl"
 )
@@ -32,7 +32,7 @@ const fileSize = 60_000
 // that a test or a benchmark asks for one after another.
 type longRuns struct {
 	dir    string
-	fleet  *journal.BoltFleet
+	fleet  *bolt.Fleet
 	runs   *runs
 	srv    *httptest.Server // with the panel: the command's handler
 	inputs uint64           // journaled, in every run's agent
@@ -59,7 +59,7 @@ func startLongRuns(tb testing.TB, panel bool) *longRuns {
 		tb.Fatal(err)
 	}
 	work := Work{Planner: RulePlanner{}, Reflector: RuleReflector{}, Toolkit: kit, RetryLimit: 1}
-	fleet, err := journal.OpenBoltFleet(filepath.Join(dir, "agents.db"))
+	fleet, err := bolt.OpenFleet(filepath.Join(dir, "agents.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -7,7 +7,7 @@
 //
 // Each run is an agent of its own, with its journal, its state and its
 // devpanel. The agents are kept in one bbolt file, -data/agents.db (a
-// journal.BoltFleet), each under its run's id (a run id with a '.', which
+// bolt.Fleet), each under its run's id (a run id with a '.', which
 // may not name an agent, gives "run_" and a hash of it), owned by the
 // operator, whose token the command has; package automata/registry runs
 // them: a run's agent is activated when the run is asked for or someone
@@ -175,6 +175,7 @@ import (
 	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/llm/openai"
 	"github.com/moora-go/moora/automata/registry"
@@ -251,7 +252,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err := os.MkdirAll(cfg.dataDir, 0o755); err != nil {
 		return err
 	}
-	fleet, err := journal.OpenBoltFleet(filepath.Join(cfg.dataDir, "agents.db"))
+	fleet, err := bolt.OpenFleet(filepath.Join(cfg.dataDir, "agents.db"))
 	if err != nil {
 		return err
 	}
@@ -263,7 +264,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 
 // serve serves the runs until interrupted, then closes them (each run's
 // agent takes a snapshot) and the fleet.
-func serve(cfg config, fleet *journal.BoltFleet, work Work, configs *configs, stdout io.Writer) error {
+func serve(cfg config, fleet *bolt.Fleet, work Work, configs *configs, stdout io.Writer) error {
 	if cfg.token == "" {
 		var err error
 		if cfg.token, err = httpbridge.TokenFile(filepath.Join(cfg.dataDir, "token")); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/toolkit"
 	"github.com/moora-go/moora/examples/react/decl"
 )
@@ -55,7 +56,7 @@ func testRuns(t *testing.T, work Work, maxRuns int) *runs {
 // testRunsWith is testRuns, the runs under the configuration config returns.
 func testRunsWith(t *testing.T, work Work, maxRuns int, config func() decl.Config) *runs {
 	t.Helper()
-	fleet, err := journal.OpenBoltFleet(filepath.Join(t.TempDir(), "agents.db"))
+	fleet, err := bolt.OpenFleet(filepath.Join(t.TempDir(), "agents.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -333,7 +334,7 @@ func TestRestartResumes(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agents.db")
 	ctx := context.Background()
 	open := func() (*runs, func()) {
-		fleet, err := journal.OpenBoltFleet(path)
+		fleet, err := bolt.OpenFleet(path)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -366,7 +367,7 @@ func TestRestartResumes(t *testing.T) {
 	closeRuns()
 	// An agent whose journal is damaged, sorting before the others: its
 	// damage is its own, and the others are resumed all the same.
-	fleet, err := journal.OpenBoltFleet(path)
+	fleet, err := bolt.OpenFleet(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/examples/react/decl"
 )
 
@@ -152,7 +153,7 @@ type inProcess struct {
 
 func startInProcess(t *testing.T) *inProcess {
 	t.Helper()
-	fleet, err := journal.OpenBoltFleet(filepath.Join(t.TempDir(), "agents.db"))
+	fleet, err := bolt.OpenFleet(filepath.Join(t.TempDir(), "agents.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/examples/react/decl"
 	"github.com/moora-go/moora/examples/react/impl/transitions"
 )
@@ -25,7 +25,7 @@ import (
 func TestVersion1JournalsOpen(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agents.db")
 	copyFile(t, "testdata/v1/agents.db", path)
-	fleet, err := journal.OpenBoltFleet(path)
+	fleet, err := bolt.OpenFleet(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 
 	"github.com/moora-go/moora/automata/agents/reflexor"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
-	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/examples/internal/httprun"
 	"github.com/moora-go/moora/examples/internal/longrun"
 )
@@ -27,7 +27,7 @@ import (
 type longConversation struct {
 	base, token string
 	dir         string
-	store       *journal.BoltStore
+	store       *bolt.Store
 	agent       *reflexor.Agent
 	idle        chan int // the number of user messages, each time the agent is idle
 	stop        func()
@@ -36,7 +36,7 @@ type longConversation struct {
 func startLongConversation(tb testing.TB) *longConversation {
 	tb.Helper()
 	dir := tb.TempDir()
-	store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
+	store, err := bolt.Open(filepath.Join(dir, "agent.db"))
 	if err != nil {
 		tb.Fatal(err)
 	}

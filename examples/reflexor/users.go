@@ -12,7 +12,7 @@ import (
 
 	"github.com/moora-go/moora/automata/agents/reflexor"
 	"github.com/moora-go/moora/automata/httpbridge"
-	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/examples/internal/httprun"
 )
 
@@ -42,7 +42,7 @@ func runUsers(dataDir, addr, token string, cfg reflexor.Config, node int, ports 
 		}
 		defer c.close()
 		fcfg.Fleet, fcfg.Peers = c.fleet, c.fleet
-	} else if fcfg.Fleet, err = journal.OpenBoltFleet(filepath.Join(dataDir, "agents.db")); err != nil {
+	} else if fcfg.Fleet, err = bolt.OpenFleet(filepath.Join(dataDir, "agents.db")); err != nil {
 		return err
 	}
 	f, err := reflexor.NewFleet(fcfg)

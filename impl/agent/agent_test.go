@@ -12,6 +12,7 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/decl"
 	"github.com/moora-go/moora/impl/agent"
 )
@@ -100,7 +101,7 @@ func TestTransitionRoutes(t *testing.T) {
 func TestDurableStarter(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent.db")
 	open := func() (*journal.Machine[decl.AgentState, decl.AgentInput], func()) {
-		store, err := journal.OpenBolt(path)
+		store, err := bolt.Open(path)
 		if err != nil {
 			t.Fatal(err)
 		}

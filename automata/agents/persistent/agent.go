@@ -38,7 +38,7 @@ type Config struct {
 	// Model is the llm: llm.Scripted offline, or a provider such as
 	// automata/llm/openai.
 	Model llm.Model
-	// Store keeps the agent's journal and snapshots: journal.OpenBolt's
+	// Store keeps the agent's journal and snapshots: bolt.Open's
 	// file, or an agent's journal on NATS JetStream. The agent owns it from
 	// New on, and Close closes it (so does New when it fails).
 	Store journal.Store

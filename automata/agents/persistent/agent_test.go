@@ -19,6 +19,7 @@ import (
 	"github.com/moora-go/moora/automata/agents/persistent/decl"
 	"github.com/moora-go/moora/automata/agents/persistent/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/toolkit"
 )
@@ -73,7 +74,7 @@ func newKit(t testing.TB, tools ...toolkit.Tool) *toolkit.Kit {
 // openBolt opens the bbolt journal agent.db in dir.
 func openBolt(t testing.TB, dir string) journal.Store {
 	t.Helper()
-	store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
+	store, err := bolt.Open(filepath.Join(dir, "agent.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

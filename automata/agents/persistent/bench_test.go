@@ -10,7 +10,9 @@ import (
 	"github.com/moora-go/moora/automata/agents/persistent/decl"
 	v1 "github.com/moora-go/moora/automata/agents/persistent/decl/v1"
 	"github.com/moora-go/moora/automata/agents/persistent/impl/agent"
+	"github.com/moora-go/moora/automata/internal/frame"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 // BenchmarkReplayAcrossVersions opens a journal of 100,000 user messages
@@ -28,7 +30,7 @@ func BenchmarkReplayAcrossVersions(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				store, err := journal.OpenBolt(path)
+				store, err := bolt.Open(path)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -53,7 +55,7 @@ func BenchmarkReplayAcrossVersions(b *testing.B) {
 // writeMessages writes a journal of n user messages under the given
 // version of the spec, as that version's agent journals them.
 func writeMessages(b *testing.B, path string, n, version int) {
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -70,8 +72,8 @@ func writeMessages(b *testing.B, path string, n, version int) {
 			b.Fatal(err)
 		}
 		seq := uint64(i)
-		batch = append(batch, journal.Record{Seq: seq, Data: journal.AppendFrame(nil, journal.Frame{
-			Kind: journal.KindInput, Seq: seq, UnixNano: int64(i), Version: uint32(version), Payload: payload})})
+		batch = append(batch, journal.Record{Seq: seq, Data: frame.Append(nil, frame.Frame{
+			Kind: frame.Input, Seq: seq, UnixNano: int64(i), Version: uint32(version), Payload: payload})})
 		if len(batch) == 10_000 || i == n {
 			if err := store.Append(batch); err != nil {
 				b.Fatal(err)

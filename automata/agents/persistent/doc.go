@@ -6,7 +6,7 @@
 // tool calls that were in flight, under the same idempotency keys.
 //
 //	kit, err := toolkit.New(toolkit.Config{}, wordCount) // package automata/toolkit
-//	store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
+//	store, err := bolt.Open(filepath.Join(dir, "agent.db"))
 //	a, err := persistent.New(persistent.Config{
 //		System: "Count words.",
 //		Tools:  kit,

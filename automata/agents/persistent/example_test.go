@@ -12,7 +12,7 @@ import (
 	"strings"
 
 	"github.com/moora-go/moora/automata/agents/persistent"
-	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/toolkit"
 )
@@ -54,7 +54,7 @@ func ExampleNew() {
 		if err != nil {
 			panic(err)
 		}
-		store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
+		store, err := bolt.Open(filepath.Join(dir, "agent.db"))
 		if err != nil {
 			panic(err)
 		}

@@ -11,7 +11,7 @@
 // journal store:
 //
 //	kit, err := toolkit.New(toolkit.Config{}, wordCount) // package automata/toolkit
-//	store, err := journal.OpenBolt(filepath.Join(dir, "support.db"))
+//	store, err := bolt.Open(filepath.Join(dir, "support.db"))
 //	support, err := reflexor.New(reflexor.Config{
 //		System: "You are the support desk of Example Inc.",
 //		Tools:  kit,

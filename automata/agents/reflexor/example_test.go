@@ -14,7 +14,7 @@ import (
 
 	"github.com/moora-go/moora/automata/agents/reflexor"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
-	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/toolkit"
 )
@@ -35,7 +35,7 @@ func ExampleNew() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	store, err := journal.OpenBolt(filepath.Join(dir, "support.db"))
+	store, err := bolt.Open(filepath.Join(dir, "support.db"))
 	if err != nil {
 		panic(err)
 	}

@@ -28,7 +28,7 @@ type FleetConfig struct {
 	// authenticates, and the brain's text streams to the pages.
 	Agent Config
 	// Fleet keeps the conversations' journals, each an agent by id:
-	// journal.OpenBoltFleet's, all in one file. From NewFleet on the
+	// bolt.OpenFleet's, all in one file. From NewFleet on the
 	// Fleet owns it: Close closes it, and so does NewFleet when it fails.
 	Fleet journal.Fleet
 	// Token is the operator's bearer token: the way in (a page opened

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 // TestNewFleetRefusesWhatItDoesNotUse: a fleet's conversations have their
@@ -15,7 +15,7 @@ import (
 // the fleet it was given.
 func TestNewFleetRefusesWhatItDoesNotUse(t *testing.T) {
 	dir := t.TempDir()
-	one, err := journal.OpenBolt(filepath.Join(dir, "one.db"))
+	one, err := bolt.Open(filepath.Join(dir, "one.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestNewFleetRefusesWhatItDoesNotUse(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "agents.db")
-			fleet, err := journal.OpenBoltFleet(path)
+			fleet, err := bolt.OpenFleet(path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -41,7 +41,7 @@ func TestNewFleetRefusesWhatItDoesNotUse(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Fatalf("NewFleet: %v, want an error naming %s", err, c.want)
 			}
-			again, err := journal.OpenBoltFleet(path)
+			again, err := bolt.OpenFleet(path)
 			if err != nil {
 				t.Fatalf("opening the fleet's file again after NewFleet failed: %v", err)
 			}

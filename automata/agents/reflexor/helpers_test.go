@@ -18,7 +18,7 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
-	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/toolkit"
 	"github.com/moora-go/moora/internal/browsertest"
@@ -142,7 +142,7 @@ type host struct {
 // apart, and the test kit) keeps its journal in a new directory.
 func startHost(t testing.TB, delay time.Duration) *host {
 	t.Helper()
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "support.db"))
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "support.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,7 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 	"github.com/moora-go/moora/automata/agents/reflexor/impl/agent"
-	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/llm"
 )
 
@@ -384,7 +384,7 @@ func chatOn(t *testing.T, dir string, compressAfter int, messages ...string) dec
 // chatOnClock is chatOn with now as the server's clock (stamp's).
 func chatOnClock(t *testing.T, dir string, now func() time.Time, compressAfter int, messages ...string) decl.AgentState {
 	t.Helper()
-	store, err := journal.OpenBolt(filepath.Join(dir, "agent.db"))
+	store, err := bolt.Open(filepath.Join(dir, "agent.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -601,7 +601,7 @@ func TestToolCallsEndInAResultOrAnError(t *testing.T) {
 // opened again, and a store closed twice is not the caller's to fear.
 func TestNewClosesTheStoreWhenItFails(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent.db")
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -611,7 +611,7 @@ func TestNewClosesTheStoreWhenItFails(t *testing.T) {
 	if _, _, err := store.Size(); err == nil {
 		t.Error("the store still answers after New failed: it was not closed")
 	}
-	again, err := journal.OpenBolt(path)
+	again, err := bolt.Open(path)
 	if err != nil {
 		t.Fatalf("opening the file again after New failed: %v", err)
 	}

@@ -34,7 +34,7 @@ type Config struct {
 	// Model is the brain: the language model that answers (automata/llm:
 	// llm.Scripted offline, automata/llm/openai for a real one).
 	Model llm.Model
-	// Store keeps the conversation's journal: journal.OpenBolt's, or an
+	// Store keeps the conversation's journal: bolt.Open's, or an
 	// agent's on NATS JetStream. New recovers the conversation from it,
 	// and from then on the agent owns it: Close closes it, and so does New
 	// when it fails. NewFleet refuses it: each conversation has its store

@@ -13,7 +13,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
-	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/toolkit"
 )
@@ -29,7 +29,7 @@ import (
 func TestTraceOfATurnWithATool(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "traced.db"))
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "traced.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/journal/jetstream"
 	"github.com/moora-go/moora/automata/journal/jetstream/embedded"
 )
@@ -57,7 +58,7 @@ func BenchmarkDurableDispatch(b *testing.B) {
 	_, nc := startServer(b, false)
 	for _, producers := range []int{1, 64} {
 		b.Run(fmt.Sprintf("producers=%d", producers), func(b *testing.B) {
-			bolt, err := journal.OpenBolt(filepath.Join(b.TempDir(), "agent.db"))
+			bolt, err := bolt.Open(filepath.Join(b.TempDir(), "agent.db"))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -148,7 +149,7 @@ func fleetRate(b testing.TB, f journal.Fleet, agents, producers, n int) (rate, a
 // each, every one dispatching to its agent's Machine and waiting for the
 // input to be durable; b.N inputs in all, in the same run, on:
 //
-//   - a journal.BoltFleet (one file, whose Appends of many agents share a
+//   - a bolt.Fleet (one file, whose Appends of many agents share a
 //     transaction, one fsync);
 //   - a Fleet on JetStream, an embedded single server (R1) with every
 //     write fsync'd before it is acknowledged (sync_always), the bbolt
@@ -181,7 +182,7 @@ func BenchmarkFleetDurableInputs(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer lnc.Close()
-			bolt, err := journal.OpenBoltFleet(filepath.Join(b.TempDir(), "fleet.db"))
+			bolt, err := bolt.OpenFleet(filepath.Join(b.TempDir(), "fleet.db"))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/automata/internal/frame"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/internal/storetest"
 	"github.com/moora-go/moora/automata/journal/jetstream"
@@ -18,7 +19,7 @@ import (
 )
 
 func inputRecord(seq uint64) []journal.Record {
-	return []journal.Record{{Seq: seq, Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: seq, Payload: []byte(`{}`)})}}
+	return []journal.Record{{Seq: seq, Data: frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: seq, Payload: []byte(`{}`)})}}
 }
 
 // TestClaimFencesTheEarlierOwnerByWriting: a lease alone does not stop an
@@ -321,7 +322,7 @@ func TestQuarantineAfterAnEpochRecord(t *testing.T) {
 	}
 	var recs []journal.Record
 	for seq := uint64(1); seq <= 3; seq++ {
-		recs = append(recs, journal.Record{Seq: seq, Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: seq, Payload: []byte(fmt.Sprintf(`{"text":"n%d"}`, seq))})})
+		recs = append(recs, journal.Record{Seq: seq, Data: frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: seq, Payload: []byte(fmt.Sprintf(`{"text":"n%d"}`, seq))})})
 	}
 	recs[2].Data = recs[2].Data[:len(recs[2].Data)-2] // torn
 	if err := a.Append(recs); err != nil {

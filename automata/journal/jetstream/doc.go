@@ -230,7 +230,7 @@
 // about 50 inputs per fsync, JetStream as one message each.
 //
 // Many agents, each with its own producers (BenchmarkFleetDurableInputs:
-// 1,000 agents; the bbolt side is journal.BoltFleet, one file for all),
+// 1,000 agents; the bbolt side is bolt.Fleet, one file for all),
 // on a server that fsyncs every write and on one that fsyncs every two
 // minutes, nats-server's default, where an acknowledged input survives a
 // crash of the server's process but not of the machine, unless a cluster

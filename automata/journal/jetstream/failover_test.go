@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/frame"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/jetstream"
 	"github.com/nats-io/nats.go"
@@ -665,14 +666,14 @@ func percentiles(ds []time.Duration) (p50, p99 time.Duration) {
 // messageInputs yields the frames of the records a journal message holds
 // (one, a group commit's several, or none for an epoch record), each with
 // its input decoded from JSON; anything else fails t.
-func messageInputs[I any](t testing.TB, msg js.Msg) iter.Seq2[journal.Frame, I] {
-	return func(yield func(journal.Frame, I) bool) {
+func messageInputs[I any](t testing.TB, msg js.Msg) iter.Seq2[frame.Frame, I] {
+	return func(yield func(frame.Frame, I) bool) {
 		records, err := jetstream.MessageRecords(msg.Headers(), msg.Data())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, r := range records {
-			f, err := journal.DecodeFrame(r.Data)
+			f, err := frame.Decode(r.Data)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/internal/backend"
 	"github.com/nats-io/nats.go"
 	js "github.com/nats-io/nats.go/jetstream"
 )
@@ -278,7 +279,7 @@ func (f *Fleet) List(after string, fn func(id string, info journal.AgentInfo) er
 	if err != nil {
 		return err
 	}
-	var passed journal.PassedOver
+	var passed backend.PassedOver
 	for _, id := range ids {
 		var info journal.AgentInfo
 		err := journal.CheckAgentID(id)

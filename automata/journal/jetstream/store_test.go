@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/automata/internal/frame"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/internal/storetest"
 	"github.com/moora-go/moora/automata/journal/jetstream"
@@ -62,7 +63,7 @@ func TestGarbageOnTheSubjectIsCorrupt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if err := s.Append([]journal.Record{{Seq: 1, Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: 1, Payload: []byte(`{}`)})}}); err != nil {
+	if err := s.Append([]journal.Record{{Seq: 1, Data: frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 1, Payload: []byte(`{}`)})}}); err != nil {
 		t.Fatal(err)
 	}
 	// A JetStream publish returns once the stream has stored the message;
@@ -96,7 +97,7 @@ func TestSecondWriterIsFenced(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := func(seq uint64) []journal.Record {
-		return []journal.Record{{Seq: seq, Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: seq, Payload: []byte(`{}`)})}}
+		return []journal.Record{{Seq: seq, Data: frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: seq, Payload: []byte(`{}`)})}}
 	}
 	if err := a.Append(rec(1)); err != nil {
 		t.Fatal(err)

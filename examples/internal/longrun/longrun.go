@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 // Memory is what the process holds at the end of a run, with the agent
@@ -41,7 +41,7 @@ func Measure(tb testing.TB) Memory {
 // agent must have closed.
 func Report(b *testing.B, first, last []time.Duration, startRSS int64, end Memory, journalPath string) {
 	b.Helper()
-	store, err := journal.OpenBolt(journalPath)
+	store, err := bolt.Open(journalPath)
 	if err != nil {
 		b.Fatal(err)
 	}

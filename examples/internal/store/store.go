@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/journal/jetstream/embedded"
 )
 
@@ -20,7 +21,7 @@ import (
 // closed.
 func Open(dataDir, natsURL, agentID string, waiting func(holder string)) (s journal.Store, release func(), err error) {
 	if natsURL == "" {
-		s, err := journal.OpenBolt(filepath.Join(dataDir, "agent.db"))
+		s, err := bolt.Open(filepath.Join(dataDir, "agent.db"))
 		return s, func() {}, err
 	}
 	js, release, err := embedded.OpenAgent(context.Background(), embedded.AgentOptions{

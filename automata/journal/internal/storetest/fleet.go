@@ -252,7 +252,7 @@ func testFleetDamaged(t *testing.T, open FleetOpener) {
 	crashed(t, opener, "bad", 12, 6, func(v []byte) []byte { v[len(v)-4] ^= 0x10; return v })
 	good := mustOpen(t, opener, "good", journal.Options[state, input]{SnapshotEvery: -1})
 	dispatchAll(t, good, notes(0, 9))
-	mustClose(t, good)
+	MustClose(t, good)
 	mustCloseFleet(t, f)
 
 	f = open(t, name)
@@ -269,7 +269,7 @@ func testFleetDamaged(t *testing.T, open FleetOpener) {
 		t.Errorf("the other agent's state = %v, want its 10 inputs", got.Notes)
 	}
 	dispatchAll(t, good, notes(10, 10))
-	mustClose(t, good)
+	MustClose(t, good)
 }
 
 func testFleetReopen(t *testing.T, open FleetOpener) {

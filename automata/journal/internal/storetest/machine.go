@@ -19,36 +19,13 @@ import (
 	"github.com/moora-go/moora/automata/journal"
 )
 
-// The suite's model: a log of notes, and requests that jobs answer.
-type state struct {
-	Notes   []string `json:"notes"`
-	Pending []int    `json:"pending"`
-	Answers []string `json:"answers"`
-}
+// The suite's model, under the short names its tests use.
+type (
+	state = State
+	input = Input
+)
 
-type input struct {
-	Note    string `json:"note,omitempty"`
-	Request int    `json:"request,omitempty"`
-	Answer  int    `json:"answer,omitempty"`
-}
-
-var model = automata.Definition[state, input]{
-	Initial: func() state { return state{} },
-	Transition: func(s state, in input) state {
-		switch {
-		case in.Note != "":
-			s.Notes = automata.Append(s.Notes, in.Note)
-		case in.Request != 0:
-			s.Pending = automata.Append(s.Pending, in.Request)
-		case in.Answer != 0:
-			if i := slices.Index(s.Pending, in.Answer); i >= 0 {
-				s.Pending = slices.Delete(slices.Clone(s.Pending), i, i+1)
-				s.Answers = automata.Append(s.Answers, fmt.Sprintf("answer-%d", in.Answer))
-			}
-		}
-		return s
-	},
-}
+var model = Model
 
 func fold(ins []input) state {
 	s := model.Initial()
@@ -128,7 +105,8 @@ func mustOpen(t testing.TB, open Opener, name string, opts journal.Options[state
 	return m
 }
 
-func mustClose(t testing.TB, m *journal.Machine[state, input]) {
+// MustClose closes m, failing t if Close fails or takes 30 s.
+func MustClose(t testing.TB, m *journal.Machine[State, Input]) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -178,10 +156,10 @@ func testMachineReopen(t *testing.T, open Opener) {
 	m := mustOpen(t, open, name, opts)
 	ins := notes(0, 30)
 	dispatchAll(t, m, ins)
-	mustClose(t, m)
+	MustClose(t, m)
 
 	m = mustOpen(t, open, name, opts)
-	defer mustClose(t, m)
+	defer MustClose(t, m)
 	if got := m.Current(); !reflect.DeepEqual(got, fold(ins)) {
 		t.Fatalf("reopened state = %v, want the fold of the inputs", got.Notes)
 	}
@@ -238,7 +216,7 @@ func testMachineGroups(t *testing.T, open Opener) {
 	if got := len(mustInputs(t, m)); got != producers*each {
 		t.Errorf("journal holds %d inputs, want %d", got, producers*each)
 	}
-	mustClose(t, m)
+	MustClose(t, m)
 	if recs != producers*each {
 		t.Fatalf("%d records appended, want %d", recs, producers*each)
 	}
@@ -292,9 +270,9 @@ func testDamagedLastRecord(t *testing.T, open Opener) {
 	if m.Seq() != 12 {
 		t.Errorf("next input got seq %d, want 12", m.Seq())
 	}
-	mustClose(t, m)
+	MustClose(t, m)
 	m = mustOpen(t, open, name, journal.Options[state, input]{SnapshotEvery: -1})
-	defer mustClose(t, m)
+	defer MustClose(t, m)
 	if got, want := mustInputs(t, m), append(notes(0, 11), notes(100, 101)...); !reflect.DeepEqual(got, want) {
 		t.Fatalf("journal after the repair = %v, want %v", got, want)
 	}
@@ -341,7 +319,7 @@ func testDamagedSnapshotFallsBack(t *testing.T, open Opener) {
 	m := mustOpen(t, open, name, opts)
 	ins := notes(0, 12)
 	dispatchAll(t, m, ins)
-	mustClose(t, m) // snapshots at 5, 10 and 12
+	MustClose(t, m) // snapshots at 5, 10 and 12
 
 	s := open(t, name)
 	damageNewestSnapshot(t, s, 12)
@@ -352,7 +330,7 @@ func testDamagedSnapshotFallsBack(t *testing.T, open Opener) {
 		s.Close()
 		t.Fatalf("Open: %v", err)
 	}
-	defer mustClose(t, m)
+	defer MustClose(t, m)
 	if got := m.Current(); !reflect.DeepEqual(got, fold(ins)) {
 		t.Errorf("state rebuilt from the older snapshot differs: %v", got.Notes)
 	}
@@ -366,7 +344,7 @@ func testDamagedSnapshotWithoutJournal(t *testing.T, open Opener) {
 	opts := journal.Options[state, input]{SnapshotEvery: -1, KeepSnapshots: 1, Compact: true}
 	m := mustOpen(t, open, name, opts)
 	dispatchAll(t, m, notes(0, 12))
-	mustClose(t, m) // one snapshot at 12, the journal before it compacted away
+	MustClose(t, m) // one snapshot at 12, the journal before it compacted away
 
 	s := open(t, name)
 	defer mustCloseStore(t, s)
@@ -406,11 +384,11 @@ func testReplayProperty(t *testing.T, open Opener) {
 		}
 		dispatchAll(t, m, ins)
 		live := m.Current()
-		mustClose(t, m)
+		MustClose(t, m)
 		m = mustOpen(t, open, name, opts)
 		full := fold(mustInputs(t, m))
 		recovered := m.Current()
-		mustClose(t, m)
+		MustClose(t, m)
 		if !reflect.DeepEqual(recovered, full) || !reflect.DeepEqual(live, full) || !reflect.DeepEqual(full, fold(ins)) {
 			t.Fatalf("seed %d (snapshot every %d): recovered, full replay and live state differ", seed, opts.SnapshotEvery)
 		}
@@ -436,10 +414,10 @@ func testJobsRestart(t *testing.T, open Opener) {
 	if k := <-started; k != "req-7" {
 		t.Fatalf("started %q, want req-7", k)
 	}
-	mustClose(t, m) // cancels the job, which never answered
+	MustClose(t, m) // cancels the job, which never answered
 
 	m = mustOpen(t, open, name, journal.Options[state, input]{}, jobs)
-	defer mustClose(t, m)
+	defer MustClose(t, m)
 	select {
 	case k := <-started:
 		if k != "req-7" {

@@ -24,6 +24,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/moora-go/moora/automata/internal/frame"
 	"github.com/moora-go/moora/automata/journal"
 )
 
@@ -79,7 +80,7 @@ func newName(t testing.TB) string {
 // record is the journal record seq holding payload, framed as a Machine
 // frames it.
 func record(seq uint64, payload string) journal.Record {
-	return journal.Record{Seq: seq, Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: seq, UnixNano: int64(seq), Payload: []byte(payload)})}
+	return journal.Record{Seq: seq, Data: frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: seq, UnixNano: int64(seq), Payload: []byte(payload)})}
 }
 
 func records(from, to uint64) []journal.Record {
@@ -91,7 +92,7 @@ func records(from, to uint64) []journal.Record {
 }
 
 func snapshot(seq uint64, payload string) journal.Record {
-	return journal.Record{Seq: seq, Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindSnapshot, Seq: seq, UnixNano: int64(seq), Payload: []byte(payload)})}
+	return journal.Record{Seq: seq, Data: frame.Append(nil, frame.Frame{Kind: frame.Snapshot, Seq: seq, UnixNano: int64(seq), Payload: []byte(payload)})}
 }
 
 // scan returns every journal record from seq on, copied.

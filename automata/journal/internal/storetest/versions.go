@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/frame"
 	"github.com/moora-go/moora/automata/internal/versiontest"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/migrate"
@@ -269,7 +270,7 @@ func testVersionsMigrate(t *testing.T, open Opener) {
 
 	s = open(t, name)
 	for _, r := range scan(t, s, 0) {
-		f, err := journal.DecodeFrame(r.Data)
+		f, err := frame.Decode(r.Data)
 		if err != nil || (f.Version == 2) != (r.Seq > n) {
 			t.Fatalf("record %d is of version %d (%v), want 1 up to %d and 2 after", r.Seq, f.Version, err, n)
 		}
@@ -408,7 +409,7 @@ func testVersionsOlderBinaryAfterANewerOpen(t *testing.T, open Opener) {
 	if got := snapshots(t, s); len(got) != 1 || got[0].Seq != n {
 		t.Fatalf("snapshots %v, want one at %d", seqs(got), n)
 	}
-	f, _ := journal.DecodeFrame(snapshots(t, s)[0].Data)
+	f, _ := frame.Decode(snapshots(t, s)[0].Data)
 	if f.Version != 2 {
 		t.Fatalf("the snapshot at %d is of version %d, want 2", n, f.Version)
 	}
@@ -435,9 +436,9 @@ func testVersionsCorruptUnderItsOwnVersion(t *testing.T, open Opener) {
 	name := newName(t)
 	s := open(t, name)
 	mustAppend(t, s, []journal.Record{
-		{Seq: 1, Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: 1, Payload: []byte(`{"type":"note","note":"fine"}`)})},
-		{Seq: 2, Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: 2, Payload: []byte(`{"type":"note","text":"not of version 1"}`)})},
-		{Seq: 3, Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: 3, Payload: []byte(`{"type":"note","note":"after"}`)})},
+		{Seq: 1, Data: frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 1, Payload: []byte(`{"type":"note","note":"fine"}`)})},
+		{Seq: 2, Data: frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 2, Payload: []byte(`{"type":"note","text":"not of version 1"}`)})},
+		{Seq: 3, Data: frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 3, Payload: []byte(`{"type":"note","note":"after"}`)})},
 	})
 	defer s.Close()
 	_, err := openV2(t, s, journal.Options[stateV2, versioned]{Versions: historyV2(true)})

@@ -8,20 +8,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/automata/internal/frame"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/jetstream"
 	"github.com/moora-go/moora/automata/journal/jetstream/embedded"
 )
 
 func record(seq uint64, payload string) []journal.Record {
-	return []journal.Record{{Seq: seq, Data: journal.AppendFrame(nil, journal.Frame{Kind: journal.KindInput, Seq: seq, Payload: []byte(payload)})}}
+	return []journal.Record{{Seq: seq, Data: frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: seq, Payload: []byte(payload)})}}
 }
 
 func payloads(t *testing.T, s journal.Store) []string {
 	t.Helper()
 	var got []string
 	err := s.Scan(0, func(r journal.Record) error {
-		f, err := journal.DecodeFrame(r.Data)
+		f, err := frame.Decode(r.Data)
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package journal_test
+package bolt_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
+	"github.com/moora-go/moora/automata/journal/internal/storetest"
 )
 
 // BenchmarkFleetDurableInputs: the Machines of a fleet's agents, each with
@@ -21,25 +23,25 @@ import (
 func BenchmarkFleetDurableInputs(b *testing.B) {
 	for _, c := range []struct{ agents, producers int }{{1000, 4}, {1, 4000}} {
 		b.Run(fmt.Sprintf("agents=%d,producers=%d", c.agents, c.producers), func(b *testing.B) {
-			f, err := journal.OpenBoltFleet(filepath.Join(b.TempDir(), "fleet.db"))
+			f, err := bolt.OpenFleet(filepath.Join(b.TempDir(), "fleet.db"))
 			if err != nil {
 				b.Fatal(err)
 			}
-			machines := make([]*journal.Machine[state, input], c.agents)
+			machines := make([]*journal.Machine[storetest.State, storetest.Input], c.agents)
 			for i := range machines {
-				machines[i], err = journal.Open(fleetAgent(b, f, fmt.Sprintf("agent-%04d", i)), model, journal.Options[state, input]{Codec: codec(), SnapshotEvery: -1})
+				machines[i], err = journal.Open(fleetAgent(b, f, fmt.Sprintf("agent-%04d", i)), storetest.Model, journal.Options[storetest.State, storetest.Input]{Codec: journal.JSON[storetest.State, storetest.Input](nil), SnapshotEvery: -1})
 				if err != nil {
 					b.Fatal(err)
 				}
 			}
-			in := input{Note: "a note of a typical length for a chat message"}
+			in := storetest.Input{Note: "a note of a typical length for a chat message"}
 			var next atomic.Int64
 			before := f.Stats()
 			b.ReportAllocs()
 			b.ResetTimer()
 			// Each producer dispatches until b.N inputs are taken, or one
 			// fails.
-			dispatch := func(m *journal.Machine[state, input]) bool {
+			dispatch := func(m *journal.Machine[storetest.State, storetest.Input]) bool {
 				err := m.Dispatch(context.Background(), in)
 				if err != nil {
 					b.Error(err)
@@ -61,7 +63,9 @@ func BenchmarkFleetDurableInputs(b *testing.B) {
 			b.ReportMetric(float64(after.Commits-before.Commits)/float64(b.N), "commits/input")
 			b.ReportMetric(float64(after.Appends-before.Appends)/float64(b.N), "appends/input")
 			for _, m := range machines {
-				mustClose(b, m)
+				if err := m.Close(context.Background()); err != nil {
+					b.Fatal(err)
+				}
 			}
 			closeFleet(b, f)
 		})
@@ -75,7 +79,7 @@ func BenchmarkFleetDurableInputs(b *testing.B) {
 func BenchmarkFleetHeapPerAgent(b *testing.B) {
 	const agents = 10_000
 	path := filepath.Join(b.TempDir(), "fleet.db")
-	f, err := journal.OpenBoltFleet(path)
+	f, err := bolt.OpenFleet(path)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -96,7 +100,7 @@ func BenchmarkFleetHeapPerAgent(b *testing.B) {
 	}
 	for b.Loop() {
 		base := heap()
-		f, err = journal.OpenBoltFleet(path)
+		f, err = bolt.OpenFleet(path)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -1,19 +1,20 @@
-package journal_test
+package bolt_test
 
 import (
 	"path/filepath"
 	"testing"
 
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/journal/internal/storetest"
 )
 
-// TestBoltConformance runs the store conformance suite, which every Store
+// TestStoreConformance runs the store conformance suite, which every Store
 // passes, on the bbolt store.
-func TestBoltConformance(t *testing.T) {
+func TestStoreConformance(t *testing.T) {
 	dir := t.TempDir()
 	storetest.Run(t, func(t testing.TB, name string) journal.Store {
-		s, err := journal.OpenBolt(filepath.Join(dir, name+".db"))
+		s, err := bolt.Open(filepath.Join(dir, name+".db"))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package journal
+package bolt
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"hash/fnv"
 	"math/bits"
 	"os"
+
+	"github.com/moora-go/moora/automata/journal"
 )
 
 // checkBoltFile reads a bbolt file through f, never through a memory map, and
@@ -20,7 +22,7 @@ import (
 //
 // It reports fresh for an empty file, and for one that no transaction ever
 // committed to (bbolt initialised it, and the process stopped before the
-// buckets were created): only then may OpenBolt write to it. Damage is a
+// buckets were created): only then may Open write to it. Damage is a
 // *CorruptError naming the file, the page and its offset, and what was
 // expected; the file is not changed. A file of the other layout (a fleet
 // opened as one store, or the reverse) is a plain error that says so.
@@ -76,7 +78,7 @@ func checkBoltFile(f *os.File, path string, layout *boltLayout, acceptRollback b
 // agents of a fleet that are damaged, by id.
 type boltChecked struct {
 	fresh  bool
-	agents map[string]*CorruptError
+	agents map[string]*journal.CorruptError
 }
 
 // The bbolt file format (v1.5.0). A page starts with a 16-byte header: id
@@ -152,7 +154,7 @@ func (c *boltCheck) readAt(buf []byte, at int64) error {
 
 // damage is a *CorruptError about the file.
 func (c *boltCheck) damage(format string, args ...any) error {
-	return &CorruptError{Err: fmt.Errorf("%s: "+format, append([]any{c.path}, args...)...)}
+	return &journal.CorruptError{Err: fmt.Errorf("%s: "+format, append([]any{c.path}, args...)...)}
 }
 
 // mark records that page id is reached; it reports false if it already was.
@@ -654,9 +656,9 @@ func (c *boltCheck) genericBucket(e boltEntry, name string) error {
 type boltRoot struct {
 	c       *boltCheck
 	entries int
-	store   journalBuckets           // the store's buckets at the root
-	fleet   [5]bool                  // the fleet's buckets: fleetRootBuckets
-	agents  map[string]*CorruptError // a fleet's damaged agents
+	store   journalBuckets                   // the store's buckets at the root
+	fleet   [5]bool                          // the fleet's buckets: fleetRootBuckets
+	agents  map[string]*journal.CorruptError // a fleet's damaged agents
 }
 
 // visit is the leaf function of the root bucket: each entry must be a
@@ -698,7 +700,7 @@ func (r *boltRoot) visit(e boltEntry) error {
 // in r.agents, and the walk goes on.
 func (r *boltRoot) meta(e boltEntry) error {
 	id := string(e.key)
-	if err := CheckAgentID(id); err != nil {
+	if err := journal.CheckAgentID(id); err != nil {
 		r.record(id, e.damage("bucket agents holds a key that is no agent's id: %v", err))
 	}
 	if e.flags&boltBucketEntry != 0 {
@@ -738,12 +740,12 @@ func (r *boltRoot) journal(e boltEntry, i int) error {
 
 // record notes damage (if any) of agent id, unless some is noted already.
 func (r *boltRoot) record(id string, damage error) {
-	var ce *CorruptError
+	var ce *journal.CorruptError
 	if !errors.As(damage, &ce) || r.agents[id] != nil {
 		return
 	}
 	if r.agents == nil {
-		r.agents = map[string]*CorruptError{}
+		r.agents = map[string]*journal.CorruptError{}
 	}
 	r.agents[id] = ce
 }
@@ -755,7 +757,7 @@ func (r *boltRoot) check(m boltMeta) error {
 	c, store, fleet := r.c, r.store.have != [3]bool{}, r.fleet != [5]bool{}
 	if !c.layout.fleet {
 		if fleet && !store {
-			return errors.New("it holds a fleet of agents, not one agent's store: open it with OpenBoltFleet")
+			return errors.New("it holds a fleet of agents, not one agent's store: open it with bolt.OpenFleet")
 		}
 		if r.store.damage != nil {
 			return r.store.damage
@@ -766,7 +768,7 @@ func (r *boltRoot) check(m boltMeta) error {
 		return r.store.checkEnd(c)
 	}
 	if store && !fleet {
-		return errors.New("it holds one agent's store, not a fleet: open it with OpenBolt")
+		return errors.New("it holds one agent's store, not a fleet: open it with bolt.Open")
 	}
 	for i, name := range fleetRootBuckets {
 		if !r.fleet[i] {

@@ -1,4 +1,4 @@
-package journal_test
+package bolt_test
 
 import (
 	"context"
@@ -10,11 +10,12 @@ import (
 	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
 // Many agents in one bbolt file, as the package documentation shows: each
 // created under its id with its owner, opened one Store at a time.
-func ExampleOpenBoltFleet() {
+func ExampleOpenFleet() {
 	dir, err := os.MkdirTemp("", "agents")
 	if err != nil {
 		panic(err)
@@ -22,7 +23,7 @@ func ExampleOpenBoltFleet() {
 	defer os.RemoveAll(dir)
 	opts := journal.Options[decl.AgentState, decl.AgentInput]{Codec: journal.JSON[decl.AgentState](decl.DecodeInput)}
 
-	fleet, err := journal.OpenBoltFleet(filepath.Join(dir, "agents.db"))
+	fleet, err := bolt.OpenFleet(filepath.Join(dir, "agents.db"))
 	if err != nil {
 		panic(err)
 	}

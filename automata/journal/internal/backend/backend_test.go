@@ -1,4 +1,4 @@
-package journal_test
+package backend_test
 
 import (
 	"errors"
@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/internal/backend"
 )
 
 // TestPassedOver: no agent passed over is no error; one is its own
 // *CorruptError; more say how many more, and wrap the first.
 func TestPassedOver(t *testing.T) {
-	var p journal.PassedOver
+	var p backend.PassedOver
 	if err := p.Err(); err != nil {
 		t.Fatalf("nothing passed over: %v", err)
 	}
@@ -27,7 +28,7 @@ func TestPassedOver(t *testing.T) {
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), "agent a: bad meta; and 2 more damaged agents were passed over") {
 		t.Fatalf("three passed over: %v", err)
 	}
-	var q journal.PassedOver
+	var q backend.PassedOver
 	q.Add(errors.New("plain"))
 	if !errors.As(q.Err(), &ce) {
 		t.Fatalf("a plain error passed over is not a *CorruptError: %v", q.Err())

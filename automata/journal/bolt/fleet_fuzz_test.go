@@ -1,4 +1,4 @@
-package journal
+package bolt
 
 import (
 	"bytes"
@@ -7,13 +7,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/moora-go/moora/automata/journal"
 )
 
 // FuzzFleetMeta: decodeAgentMeta never panics; what it refuses is a
 // *CorruptError naming the file and the agent; what it accepts reads back
 // the same once written again.
 func FuzzFleetMeta(f *testing.F) {
-	good, err := encodeAgentMeta(AgentInfo{Owner: "ann", Created: time.Date(2026, 11, 25, 10, 0, 0, 5, time.UTC)})
+	good, err := encodeAgentMeta(journal.AgentInfo{Owner: "ann", Created: time.Date(2026, 11, 25, 10, 0, 0, 5, time.UTC)})
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -37,7 +39,7 @@ func FuzzFleetMeta(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		info, err := decodeAgentMeta("fleet.db", "agent-7", data)
 		if err != nil {
-			var ce *CorruptError
+			var ce *journal.CorruptError
 			if !errors.As(err, &ce) || !strings.Contains(err.Error(), `fleet.db: agent "agent-7": its meta`) {
 				t.Fatalf("decodeAgentMeta(%q) = %v, want a *CorruptError naming the file and the agent", data, err)
 			}
@@ -58,7 +60,7 @@ func FuzzFleetMeta(f *testing.F) {
 // and refuses, saying why, what it never writes.
 func TestFleetMetaStrict(t *testing.T) {
 	created := time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)
-	good, _ := encodeAgentMeta(AgentInfo{Owner: "ann", Created: created})
+	good, _ := encodeAgentMeta(journal.AgentInfo{Owner: "ann", Created: created})
 	if info, err := decodeAgentMeta("f.db", "a", good); err != nil || info.Owner != "ann" || !info.Created.Equal(created) {
 		t.Fatalf("decodeAgentMeta(%s) = %+v, %v", good, info, err)
 	}
@@ -74,7 +76,7 @@ func TestFleetMetaStrict(t *testing.T) {
 		{`{"owner":"ann","created":"2026-13-02T03:04:05Z"}`, "is not an AgentInfo"},
 	} {
 		_, err := decodeAgentMeta("f.db", "a", []byte(c.data))
-		var ce *CorruptError
+		var ce *journal.CorruptError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), `f.db: agent "a"`) {
 			t.Errorf("decodeAgentMeta(%q) = %v, want a *CorruptError naming the agent and saying %q", c.data, err, c.want)
 		}
@@ -84,7 +86,7 @@ func TestFleetMetaStrict(t *testing.T) {
 // FuzzFleetLogEntry: decodeLogEntry never panics; what it refuses is a
 // *CorruptError naming the file; what it accepts is written back as it was.
 func FuzzFleetLogEntry(f *testing.F) {
-	for _, records := range [][]Record{
+	for _, records := range [][]journal.Record{
 		{{Seq: 1, Data: []byte(`{"note":"hi"}`)}},
 		{{Seq: 7, Data: nil}, {Seq: 8, Data: []byte("x")}, {Seq: 9, Data: make([]byte, 300)}},
 	} {
@@ -96,7 +98,7 @@ func FuzzFleetLogEntry(f *testing.F) {
 	f.Fuzz(func(t *testing.T, key, value []byte) {
 		id, records, err := decodeLogEntry("fleet.db", key, value)
 		if err != nil {
-			var ce *CorruptError
+			var ce *journal.CorruptError
 			if !errors.As(err, &ce) || !strings.Contains(err.Error(), "fleet.db: ") {
 				t.Fatalf("decodeLogEntry = %v, want a *CorruptError naming the file", err)
 			}

@@ -1,4 +1,4 @@
-package journal
+package bolt
 
 import (
 	"bytes"
@@ -16,7 +16,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/internal/backend"
+
+	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
 
@@ -42,10 +45,10 @@ func fleetBucket(name []byte) []byte {
 	return nil
 }
 
-// BoltFleet is the embedded Fleet: the journals of many agents in one bbolt
+// Fleet is the embedded Fleet: the journals of many agents in one bbolt
 // file. At its root, bucket agents holds each agent's AgentInfo, as JSON,
 // under its id; buckets agent-inputs, agent-snapshots and agent-quarantine
-// hold, under the agent's id, its journal's three buckets as a BoltStore has
+// hold, under the agent's id, its journal's three buckets as a Store has
 // them at its root; and bucket log holds records on their way to their
 // agent's inputs.
 //
@@ -55,14 +58,14 @@ func fleetBucket(name []byte) []byte {
 // committed in one bbolt transaction, one fsync. Each agent's records are
 // checked on their own inside it: an Append refused (a gap in its seqs)
 // fails alone. PutSnapshot, Prune and Quarantine are transactions of their
-// own, as in a BoltStore, and so are Create and Delete.
+// own, as in a Store, and so are Create and Delete.
 //
 // A commit puts an Append of fewer than 8 KiB of records in the log, one
 // entry an Append (the agent's id, its records, a CRC-32C checksum), the
 // entries packed in the order of commits: putting them in each agent's
 // inputs would write two or three pages an agent (bbolt copies the path from
 // each changed page up to the root), where the log's take a few pages for
-// the whole commit. Once the log holds BoltFleetOptions.LogBytes, its
+// the whole commit. Once the log holds FleetOptions.LogBytes, its
 // records are moved to their agents' inputs, many an agent, in one
 // transaction; an agent's own are moved before its Prune and Quarantine,
 // when the fleet opens (what a crash left) and when it closes. A Scan reads
@@ -71,13 +74,13 @@ func fleetBucket(name []byte) []byte {
 // inputs at once.
 //
 // Damage is confined to the agent it is found in where the file allows it:
-// see OpenBoltFleet.
-type BoltFleet struct {
+// see OpenFleet.
+type Fleet struct {
 	file *boltFile
 
 	mu      sync.Mutex
-	open    map[string]*boltAgent    // the ids in use: a Store open, or nil while one is opened or deleted
-	damaged map[string]*CorruptError // agents found damaged: at open, or by bbolt panicking on their pages
+	open    map[string]*boltAgent            // the ids in use: a Store open, or nil while one is opened or deleted
+	damaged map[string]*journal.CorruptError // agents found damaged: at open, or by bbolt panicking on their pages
 	closed  bool
 
 	// The shared commit: Appends queue, the commit loop takes them all.
@@ -111,23 +114,23 @@ type pendingLog struct {
 	last  uint64
 }
 
-// BoltFleetOptions are the operator's settings for OpenBoltFleetWith;
-// OpenBoltFleet uses the zero value.
-type BoltFleetOptions struct {
-	// AcceptRollback is BoltOptions.AcceptRollback, for the fleet's file: it
+// FleetOptions are the operator's settings for OpenFleetWith;
+// OpenFleet uses the zero value.
+type FleetOptions struct {
+	// AcceptRollback is Options.AcceptRollback, for the fleet's file: it
 	// opens a fleet whose newer meta page may be the damaged one, one
 	// transaction behind, losing that transaction's commits of every agent.
 	AcceptRollback bool
 	// LogBytes is how many bytes the fleet's log holds before its records
-	// are moved to their agents' inputs (see BoltFleet); 0 means 16 MiB.
+	// are moved to their agents' inputs (see Fleet); 0 means 16 MiB.
 	LogBytes int64
 }
 
-// defaultFleetLogBytes is BoltFleetOptions.LogBytes's default.
+// defaultFleetLogBytes is FleetOptions.LogBytes's default.
 const defaultFleetLogBytes = 16 << 20
 
-// BoltFleetStats counts the shared commits of a fleet since it was opened.
-type BoltFleetStats struct {
+// FleetStats counts the shared commits of a fleet since it was opened.
+type FleetStats struct {
 	// Commits is the bbolt transactions that appended inputs: one commit,
 	// and its fsyncs, each.
 	Commits int64
@@ -141,11 +144,11 @@ type BoltFleetStats struct {
 	Moves int64
 }
 
-// OpenBoltFleet opens (creating if needed) the fleet file at path. It fails
+// OpenFleet opens (creating if needed) the fleet file at path. It fails
 // at once if another process has it open.
 //
-// The file is checked before bbolt maps it, as OpenBolt checks a store's,
-// and a BoltStore's file is refused with an error that says so (as OpenBolt
+// The file is checked before bbolt maps it, as Open checks a store's,
+// and a Store's file is refused with an error that says so (as Open
 // refuses a fleet's). What the check finds is handled by where it lies:
 //
 //   - Damage that bbolt does not see, to one agent (its meta does not
@@ -174,24 +177,24 @@ type BoltFleetStats struct {
 //
 // Once open, a fault on the map (the file changed or truncated under the
 // process, a read error of the disk) breaks the whole fleet, as it breaks a
-// BoltStore; bbolt panicking on one agent's pages breaks that agent's Store
+// Store; bbolt panicking on one agent's pages breaks that agent's Store
 // only, and the others go on (the other appends of the commit it was in are
 // committed again without it), except while the whole log is moved, when it
 // breaks the fleet.
-func OpenBoltFleet(path string) (*BoltFleet, error) {
-	return OpenBoltFleetWith(path, BoltFleetOptions{})
+func OpenFleet(path string) (*Fleet, error) {
+	return OpenFleetWith(path, FleetOptions{})
 }
 
-// OpenBoltFleetWith is OpenBoltFleet with options.
-func OpenBoltFleetWith(path string, opts BoltFleetOptions) (*BoltFleet, error) {
+// OpenFleetWith is OpenFleet with options.
+func OpenFleetWith(path string, opts FleetOptions) (*Fleet, error) {
 	file, damaged, err := openBoltFile(path, boltFleetLayout, opts.AcceptRollback)
 	if err != nil {
 		return nil, err
 	}
 	if damaged == nil {
-		damaged = map[string]*CorruptError{}
+		damaged = map[string]*journal.CorruptError{}
 	}
-	f := &BoltFleet{
+	f := &Fleet{
 		file:     file,
 		open:     map[string]*boltAgent{},
 		damaged:  damaged,
@@ -215,15 +218,15 @@ func OpenBoltFleetWith(path string, opts BoltFleetOptions) (*BoltFleet, error) {
 }
 
 // encodeAgentMeta is an AgentInfo as the fleet stores it.
-func encodeAgentMeta(info AgentInfo) ([]byte, error) { return json.Marshal(info) }
+func encodeAgentMeta(info journal.AgentInfo) ([]byte, error) { return json.Marshal(info) }
 
 // decodeAgentMeta reads the meta of agent id, strictly: one JSON object with
 // the fields encodeAgentMeta writes, both present, no other, and nothing
 // after it. Anything else is a *CorruptError naming the file (path), the
 // agent and what is wrong.
-func decodeAgentMeta(path, id string, data []byte) (AgentInfo, error) {
-	fail := func(format string, args ...any) (AgentInfo, error) {
-		return AgentInfo{}, &CorruptError{Err: fmt.Errorf("%s: agent %q: its meta (%d bytes) %s", path, id, len(data), fmt.Sprintf(format, args...))}
+func decodeAgentMeta(path, id string, data []byte) (journal.AgentInfo, error) {
+	fail := func(format string, args ...any) (journal.AgentInfo, error) {
+		return journal.AgentInfo{}, &journal.CorruptError{Err: fmt.Errorf("%s: agent %q: its meta (%d bytes) %s", path, id, len(data), fmt.Sprintf(format, args...))}
 	}
 	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
 		return fail("is not a JSON object")
@@ -246,22 +249,22 @@ func decodeAgentMeta(path, id string, data []byte) (AgentInfo, error) {
 	case m.Created == nil:
 		return fail("has no created time")
 	}
-	return AgentInfo{Owner: *m.Owner, Created: *m.Created}, nil
+	return journal.AgentInfo{Owner: *m.Owner, Created: *m.Created}, nil
 }
 
 // agents returns the fleet's bucket agents in tx, which the open-time check
 // found.
-func (f *BoltFleet) agents(tx *bolt.Tx) (*bolt.Bucket, error) {
+func (f *Fleet) agents(tx *bbolt.Tx) (*bbolt.Bucket, error) {
 	if b := tx.Bucket(bucketAgents); b != nil {
 		return b, nil
 	}
-	return nil, &CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, bucketAgents)}
+	return nil, &journal.CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, bucketAgents)}
 }
 
 // Create adds agent id with empty journal buckets and info, in one
 // transaction.
-func (f *BoltFleet) Create(id string, info AgentInfo) error {
-	if err := CheckAgentID(id); err != nil {
+func (f *Fleet) Create(id string, info journal.AgentInfo) error {
+	if err := journal.CheckAgentID(id); err != nil {
 		return fmt.Errorf("journal: create agent in %s: %w", f.file.path, err)
 	}
 	meta, err := encodeAgentMeta(info)
@@ -269,18 +272,18 @@ func (f *BoltFleet) Create(id string, info AgentInfo) error {
 		return fmt.Errorf("journal: create agent %q in %s: %w", id, f.file.path, err)
 	}
 	err = f.file.guard(nil, "create", nil, func() error {
-		return f.file.db.Update(func(tx *bolt.Tx) error {
+		return f.file.db.Update(func(tx *bbolt.Tx) error {
 			agents, err := f.agents(tx)
 			if err != nil {
 				return err
 			}
 			if k, _ := agents.Cursor().Seek([]byte(id)); string(k) == id {
-				return ErrAgentExists
+				return journal.ErrAgentExists
 			}
 			for _, name := range fleetJournalBuckets {
 				all := tx.Bucket(name)
 				if all == nil {
-					return &CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, name)}
+					return &journal.CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, name)}
 				}
 				_, err := all.CreateBucket([]byte(id))
 				if errors.Is(err, berrors.ErrBucketExists) {
@@ -300,15 +303,15 @@ func (f *BoltFleet) Create(id string, info AgentInfo) error {
 }
 
 func isCorrupt(err error) bool {
-	var ce *CorruptError
+	var ce *journal.CorruptError
 	return errors.As(err, &ce)
 }
 
 // Open returns the Store of agent id. It fails with ErrInUse while the id's
 // Store is open (or the id is being deleted), and with the *CorruptError of
 // an agent found damaged.
-func (f *BoltFleet) Open(id string) (Store, error) {
-	if err := CheckAgentID(id); err != nil {
+func (f *Fleet) Open(id string) (journal.Store, error) {
+	if err := journal.CheckAgentID(id); err != nil {
 		return nil, fmt.Errorf("journal: open agent in %s: %w", f.file.path, err)
 	}
 	if err := f.take(id, "open"); err != nil {
@@ -316,7 +319,7 @@ func (f *BoltFleet) Open(id string) (Store, error) {
 	}
 	a := &boltAgent{boltJournal: boltJournal{file: f.file, scope: &boltScope{id: id}, key: []byte(id)}, fleet: f}
 	err := f.file.guard(nil, "open agent", nil, func() error {
-		return f.file.db.View(func(tx *bolt.Tx) error {
+		return f.file.db.View(func(tx *bbolt.Tx) error {
 			if _, err := f.info(tx, id); err != nil {
 				return err
 			}
@@ -344,14 +347,14 @@ func (f *BoltFleet) Open(id string) (Store, error) {
 }
 
 // take marks id in use for op (open or delete), or says why it cannot be.
-func (f *BoltFleet) take(id, op string) error {
+func (f *Fleet) take(id, op string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch _, inUse := f.open[id]; {
 	case f.closed:
 		return fmt.Errorf("journal: %s agent %q: the fleet %s is closed", op, id, f.file.path)
 	case inUse:
-		return fmt.Errorf("journal: %s agent %q of %s: %w: its Store is open (or it is being opened or deleted); an agent has one Machine at a time", op, id, f.file.path, ErrInUse)
+		return fmt.Errorf("journal: %s agent %q of %s: %w: its Store is open (or it is being opened or deleted); an agent has one Machine at a time", op, id, f.file.path, journal.ErrInUse)
 	case f.damaged[id] != nil && op == "open":
 		return f.damaged[id]
 	}
@@ -361,7 +364,7 @@ func (f *BoltFleet) take(id, op string) error {
 
 // agentError is err of op on agent id, as returned: a *CorruptError as it
 // is, any other error wrapped with where it came from.
-func (f *BoltFleet) agentError(op, id string, err error) error {
+func (f *Fleet) agentError(op, id string, err error) error {
 	if isCorrupt(err) {
 		return err
 	}
@@ -370,44 +373,44 @@ func (f *BoltFleet) agentError(op, id string, err error) error {
 
 // info reads agent id's meta in tx. An id without meta is no agent's,
 // unless a journal bucket is left under it: that is damage.
-func (f *BoltFleet) info(tx *bolt.Tx, id string) (AgentInfo, error) {
+func (f *Fleet) info(tx *bbolt.Tx, id string) (journal.AgentInfo, error) {
 	agents, err := f.agents(tx)
 	if err != nil {
-		return AgentInfo{}, err
+		return journal.AgentInfo{}, err
 	}
 	meta := agents.Get([]byte(id))
 	switch {
 	case meta != nil:
 		return decodeAgentMeta(f.file.path, id, meta)
 	case agents.Bucket([]byte(id)) != nil:
-		return AgentInfo{}, &CorruptError{Err: fmt.Errorf("%s: agent %q: bucket agents holds a bucket under its id, not its meta", f.file.path, id)}
+		return journal.AgentInfo{}, &journal.CorruptError{Err: fmt.Errorf("%s: agent %q: bucket agents holds a bucket under its id, not its meta", f.file.path, id)}
 	}
 	for _, name := range fleetJournalBuckets {
 		if all := tx.Bucket(name); all != nil && all.Bucket([]byte(id)) != nil {
-			return AgentInfo{}, f.orphan(id)
+			return journal.AgentInfo{}, f.orphan(id)
 		}
 	}
-	return AgentInfo{}, ErrNoAgent
+	return journal.AgentInfo{}, journal.ErrNoAgent
 }
 
 // orphan is the damage of an id that has journal buckets but no meta: Delete
 // removes them.
-func (f *BoltFleet) orphan(id string) error {
-	return &CorruptError{Err: fmt.Errorf("%s: agent %q has journal buckets but no meta in bucket agents (its meta was lost; Delete removes the rest)", f.file.path, id)}
+func (f *Fleet) orphan(id string) error {
+	return &journal.CorruptError{Err: fmt.Errorf("%s: agent %q has journal buckets but no meta in bucket agents (its meta was lost; Delete removes the rest)", f.file.path, id)}
 }
 
 // Info returns what Create was given for id. An agent whose meta is damaged
 // is a *CorruptError naming it.
-func (f *BoltFleet) Info(id string) (AgentInfo, error) {
-	var info AgentInfo
+func (f *Fleet) Info(id string) (journal.AgentInfo, error) {
+	var info journal.AgentInfo
 	err := f.file.guard(nil, "info", nil, func() error {
-		return f.file.db.View(func(tx *bolt.Tx) (err error) {
+		return f.file.db.View(func(tx *bbolt.Tx) (err error) {
 			info, err = f.info(tx, id)
 			return err
 		})
 	})
 	if err != nil {
-		return AgentInfo{}, f.agentError("info", id, err)
+		return journal.AgentInfo{}, f.agentError("info", id, err)
 	}
 	return info, nil
 }
@@ -419,24 +422,24 @@ const fleetListPage = 256
 
 // List calls fn with each agent whose id sorts after the given one, in order
 // of id, as Fleet says. An agent whose meta does not read (see
-// OpenBoltFleet) is passed over, and the walk goes on: once it ends, List
+// OpenFleet) is passed over, and the walk goes on: once it ends, List
 // returns the *CorruptError of the first one passed over, which says how
 // many more there were; nil if there was none (or fn's own error). An agent
 // whose journal alone is damaged is listed: its Open says what is wrong.
-func (f *BoltFleet) List(after string, fn func(id string, info AgentInfo) error) error {
+func (f *Fleet) List(after string, fn func(id string, info journal.AgentInfo) error) error {
 	type entry struct {
 		id   string
-		info AgentInfo
+		info journal.AgentInfo
 		err  error
 	}
 	var (
 		page   []entry
-		passed PassedOver
+		passed backend.PassedOver
 	)
 	for {
 		page = page[:0]
 		err := f.file.guard(nil, "list", nil, func() error {
-			return f.file.db.View(func(tx *bolt.Tx) error {
+			return f.file.db.View(func(tx *bbolt.Tx) error {
 				agents, err := f.agents(tx)
 				if err != nil {
 					return err
@@ -448,11 +451,11 @@ func (f *BoltFleet) List(after string, fn func(id string, info AgentInfo) error)
 				}
 				for ; k != nil && len(page) < fleetListPage; k, v = c.Next() {
 					e := entry{id: string(k)}
-					switch err := CheckAgentID(e.id); {
+					switch err := journal.CheckAgentID(e.id); {
 					case err != nil:
-						e.err = &CorruptError{Err: fmt.Errorf("%s: bucket agents holds the key %q, which is no agent's id: %v", f.file.path, e.id, err)}
+						e.err = &journal.CorruptError{Err: fmt.Errorf("%s: bucket agents holds the key %q, which is no agent's id: %v", f.file.path, e.id, err)}
 					case v == nil:
-						e.err = &CorruptError{Err: fmt.Errorf("%s: agent %q: bucket agents holds a bucket under its id, not its meta", f.file.path, e.id)}
+						e.err = &journal.CorruptError{Err: fmt.Errorf("%s: agent %q: bucket agents holds a bucket under its id, not its meta", f.file.path, e.id)}
 					default:
 						e.info, e.err = decodeAgentMeta(f.file.path, e.id, v)
 					}
@@ -472,7 +475,7 @@ func (f *BoltFleet) List(after string, fn func(id string, info AgentInfo) error)
 				continue
 			}
 			if err := fn(e.id, e.info); err != nil {
-				if errors.Is(err, ErrStop) {
+				if errors.Is(err, journal.ErrStop) {
 					return passed.Err()
 				}
 				return err
@@ -486,17 +489,17 @@ func (f *BoltFleet) List(after string, fn func(id string, info AgentInfo) error)
 }
 
 // Delete removes agent id, its journal and its meta, in one transaction. An
-// agent found damaged (see OpenBoltFleet) can be deleted, and so can what is
+// agent found damaged (see OpenFleet) can be deleted, and so can what is
 // left of one whose meta was lost.
-func (f *BoltFleet) Delete(id string) error {
+func (f *Fleet) Delete(id string) error {
 	if id == "" {
-		return fmt.Errorf("journal: delete agent %q of %s: %w", id, f.file.path, ErrNoAgent)
+		return fmt.Errorf("journal: delete agent %q of %s: %w", id, f.file.path, journal.ErrNoAgent)
 	}
 	if err := f.take(id, "delete"); err != nil {
 		return err
 	}
 	err := f.file.guard(nil, "delete", nil, func() error {
-		return f.file.db.Update(func(tx *bolt.Tx) error {
+		return f.file.db.Update(func(tx *bbolt.Tx) error {
 			agents, err := f.agents(tx)
 			if err != nil {
 				return err
@@ -504,7 +507,7 @@ func (f *BoltFleet) Delete(id string) error {
 			found := agents.Get([]byte(id)) != nil || agents.Bucket([]byte(id)) != nil
 			// Damage may have left a bucket where a value should be, or
 			// the reverse: whatever is under id goes.
-			remove := func(b *bolt.Bucket, plain bool) error {
+			remove := func(b *bbolt.Bucket, plain bool) error {
 				del, other := b.Delete, b.DeleteBucket
 				if !plain {
 					del, other = b.DeleteBucket, b.Delete
@@ -534,7 +537,7 @@ func (f *BoltFleet) Delete(id string) error {
 				return err
 			}
 			if !found {
-				return ErrNoAgent
+				return journal.ErrNoAgent
 			}
 			return nil
 		})
@@ -556,10 +559,10 @@ func (f *BoltFleet) Delete(id string) error {
 }
 
 // dropLog deletes the log's entries of agent id in tx.
-func (f *BoltFleet) dropLog(tx *bolt.Tx, id string) error {
+func (f *Fleet) dropLog(tx *bbolt.Tx, id string) error {
 	log := tx.Bucket(bucketLog)
 	if log == nil {
-		return &CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, bucketLog)}
+		return &journal.CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, bucketLog)}
 	}
 	var keys [][]byte
 	c := log.Cursor()
@@ -577,13 +580,13 @@ func (f *BoltFleet) dropLog(tx *bolt.Tx, id string) error {
 }
 
 // Stats returns the counts of the fleet's shared commits.
-func (f *BoltFleet) Stats() BoltFleetStats {
-	return BoltFleetStats{Commits: f.commits.Load(), Appends: f.appends.Load(), Records: f.records.Load(), Moves: f.moves.Load()}
+func (f *Fleet) Stats() FleetStats {
+	return FleetStats{Commits: f.commits.Load(), Appends: f.appends.Load(), Records: f.records.Load(), Moves: f.moves.Load()}
 }
 
 // Close moves what the log holds to its agents, and closes the fleet's
 // file. It fails, leaving the fleet open, while any agent's Store is open.
-func (f *BoltFleet) Close() error {
+func (f *Fleet) Close() error {
 	f.mu.Lock()
 	if f.closed {
 		f.mu.Unlock()
@@ -608,17 +611,17 @@ func (f *BoltFleet) Close() error {
 	return errors.Join(f.move(nil), f.file.db.Close())
 }
 
-var _ Fleet = (*BoltFleet)(nil)
+var _ journal.Fleet = (*Fleet)(nil)
 
-// boltAgent is the Store of one agent of a BoltFleet: the journal in its
+// boltAgent is the Store of one agent of a Fleet: the journal in its
 // bucket, appended to through the shared commit.
 type boltAgent struct {
 	boltJournal
-	fleet *BoltFleet
+	fleet *Fleet
 }
 
-// Append joins the fleet's next commit (see BoltFleet).
-func (a *boltAgent) Append(records []Record) error {
+// Append joins the fleet's next commit (see Fleet).
+func (a *boltAgent) Append(records []journal.Record) error {
 	if err := a.file.usable(a.scope); err != nil {
 		return err
 	}
@@ -629,7 +632,7 @@ func (a *boltAgent) Append(records []Record) error {
 }
 
 // Scan moves the agent's records in the log to its inputs first.
-func (a *boltAgent) Scan(from uint64, fn func(Record) error) error {
+func (a *boltAgent) Scan(from uint64, fn func(journal.Record) error) error {
 	f := a.fleet
 	f.pmu.Lock()
 	var keys []uint64 // the numbers of a's entries in the log
@@ -647,14 +650,14 @@ func (a *boltAgent) Scan(from uint64, fn func(Record) error) error {
 	// log holds an agent's latest records, in order of their numbers.
 	var inFn bool
 	err := a.file.guard(a.scope, "scan", &inFn, func() error {
-		return a.file.db.View(func(tx *bolt.Tx) error {
-			first := func(c *bolt.Cursor) ([]byte, []byte) { return c.Seek(seqKey(from)) }
-			if err := a.walkTx(tx, bucketInputs, first, (*bolt.Cursor).Next, fn, &inFn); err != nil {
+		return a.file.db.View(func(tx *bbolt.Tx) error {
+			first := func(c *bbolt.Cursor) ([]byte, []byte) { return c.Seek(seqKey(from)) }
+			if err := a.walkTx(tx, bucketInputs, first, (*bbolt.Cursor).Next, fn, &inFn); err != nil {
 				return err
 			}
 			log := tx.Bucket(bucketLog)
 			if log == nil {
-				return &CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, bucketLog)}
+				return &journal.CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, bucketLog)}
 			}
 			key := make([]byte, 8+len(a.scope.id))
 			copy(key[8:], a.scope.id)
@@ -683,7 +686,7 @@ func (a *boltAgent) Scan(from uint64, fn func(Record) error) error {
 			return nil
 		})
 	})
-	if errors.Is(err, ErrStop) {
+	if errors.Is(err, journal.ErrStop) {
 		return nil
 	}
 	return err
@@ -724,7 +727,7 @@ func (a *boltAgent) Close() error {
 // fleetAppend is one Append waiting for the shared commit.
 type fleetAppend struct {
 	agent    *boltAgent
-	records  []Record
+	records  []journal.Record
 	err      error
 	done     chan struct{} // one token: err is set
 	logKey   uint64        // its entry in the log, once committed; 0: none, the records went to the agent's inputs
@@ -734,7 +737,7 @@ type fleetAppend struct {
 var fleetAppends = sync.Pool{New: func() any { return &fleetAppend{done: make(chan struct{}, 1)} }}
 
 // append queues the records of a for the next commit, and waits for it.
-func (f *BoltFleet) append(a *boltAgent, records []Record) error {
+func (f *Fleet) append(a *boltAgent, records []journal.Record) error {
 	req := fleetAppends.Get().(*fleetAppend)
 	req.agent, req.records = a, records
 	f.qmu.Lock()
@@ -760,7 +763,7 @@ func (f *BoltFleet) append(a *boltAgent, records []Record) error {
 // add to the queue, so that their Appends join this commit rather than
 // wait for the next: at most maxGather turns of the scheduler, fewer once a
 // turn adds nothing.
-func (f *BoltFleet) gather() {
+func (f *Fleet) gather() {
 	f.qmu.Lock()
 	n := len(f.queue)
 	f.qmu.Unlock()
@@ -786,7 +789,7 @@ const maxKeptArena = 4 << 20
 // it is not empty: the appends that arrive while a commit is in flight make
 // the next one, with no delay added. It ends, the queue drained, when the
 // fleet closes.
-func (f *BoltFleet) commitLoop() {
+func (f *Fleet) commitLoop() {
 	defer close(f.stopped)
 	var batch []*fleetAppend
 	for {
@@ -822,7 +825,7 @@ func (f *BoltFleet) commitLoop() {
 // Append fails with the *CorruptError and the others are committed again,
 // in a new transaction; a fault on the map, or a failed commit, fails them
 // all.
-func (f *BoltFleet) commit(batch []*fleetAppend) {
+func (f *Fleet) commit(batch []*fleetAppend) {
 	for len(batch) > 0 {
 		bad, err := f.commitOnce(batch)
 		if bad < 0 {
@@ -847,7 +850,7 @@ func (f *BoltFleet) commit(batch []*fleetAppend) {
 // on its own inside it, and one refused (a.err) leaves the transaction as it
 // was. bad is the index of the append on whose agent's pages bbolt
 // panicked, or -1; err is that panic's, or the transaction's.
-func (f *BoltFleet) commitOnce(batch []*fleetAppend) (bad int, err error) {
+func (f *Fleet) commitOnce(batch []*fleetAppend) (bad int, err error) {
 	cur := -1
 	if err := f.file.usable(nil); err != nil {
 		return -1, err
@@ -877,10 +880,10 @@ func (f *BoltFleet) commitOnce(batch []*fleetAppend) (bad int, err error) {
 		}
 		f.arena = arena[:0]
 	}()
-	err = f.file.db.Update(func(tx *bolt.Tx) error {
+	err = f.file.db.Update(func(tx *bbolt.Tx) error {
 		log := tx.Bucket(bucketLog)
 		if log == nil {
-			return &CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, bucketLog)}
+			return &journal.CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", f.file.path, bucketLog)}
 		}
 		log.FillPercent = 1 // keys only ever grow: pack pages full
 		for i, a := range batch {
@@ -965,7 +968,7 @@ const fleetDirectBytes = 8 << 10
 // in the log (which must be moved first, to keep the journal's order). The
 // caller has checked that no earlier append of the agent is in the same
 // transaction.
-func (f *BoltFleet) direct(a *fleetAppend) bool {
+func (f *Fleet) direct(a *fleetAppend) bool {
 	n := 0
 	for _, r := range a.records {
 		if n += len(r.Data); n >= fleetDirectBytes {
@@ -982,7 +985,7 @@ func (f *BoltFleet) direct(a *fleetAppend) bool {
 
 // lastSeq returns the seq of the last record of agent a, in the log or in
 // its inputs, if it has one.
-func (f *BoltFleet) lastSeq(tx *bolt.Tx, a *boltAgent) (uint64, bool, error) {
+func (f *Fleet) lastSeq(tx *bbolt.Tx, a *boltAgent) (uint64, bool, error) {
 	f.pmu.Lock()
 	p := f.pending[a.scope.id]
 	f.pmu.Unlock()
@@ -1003,9 +1006,13 @@ func (f *BoltFleet) lastSeq(tx *bolt.Tx, a *boltAgent) (uint64, bool, error) {
 // the number of records (uvarint), then each record: its seq (8 bytes,
 // big-endian), the length of its data (uvarint) and the data.
 
+// castagnoli is the CRC-32C table of the log entries' checksums, as the
+// journal's frames use.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
 // appendLogEntry appends the key of entry num of agent id, then its value,
 // to dst.
-func appendLogEntry(dst []byte, num uint64, id string, records []Record) []byte {
+func appendLogEntry(dst []byte, num uint64, id string, records []journal.Record) []byte {
 	start := len(dst)
 	dst = binary.BigEndian.AppendUint64(dst, num)
 	dst = append(dst, id...)
@@ -1025,13 +1032,13 @@ func appendLogEntry(dst []byte, num uint64, id string, records []Record) []byte 
 // decodeLogEntry reads the log entry of key and value, its records' data
 // copied. Damage is a *CorruptError naming the file (path), the entry and,
 // as far as the key tells it, the agent.
-func decodeLogEntry(path string, key, value []byte) (id string, records []Record, err error) {
+func decodeLogEntry(path string, key, value []byte) (id string, records []journal.Record, err error) {
 	if len(key) <= 8 {
-		return "", nil, &CorruptError{Err: fmt.Errorf("%s: bucket log holds a key of %d bytes (%x), expected an entry's number and an agent's id", path, len(key), key)}
+		return "", nil, &journal.CorruptError{Err: fmt.Errorf("%s: bucket log holds a key of %d bytes (%x), expected an entry's number and an agent's id", path, len(key), key)}
 	}
 	id = string(key[8:])
-	fail := func(format string, args ...any) (string, []Record, error) {
-		return id, nil, &CorruptError{Err: fmt.Errorf("%s: agent %q: log entry %d: %s", path, id, binary.BigEndian.Uint64(key), fmt.Sprintf(format, args...))}
+	fail := func(format string, args ...any) (string, []journal.Record, error) {
+		return id, nil, &journal.CorruptError{Err: fmt.Errorf("%s: agent %q: log entry %d: %s", path, id, binary.BigEndian.Uint64(key), fmt.Sprintf(format, args...))}
 	}
 	if len(value) < 4 {
 		return fail("%d bytes, shorter than its checksum", len(value))
@@ -1046,7 +1053,7 @@ func decodeLogEntry(path string, key, value []byte) (id string, records []Record
 		return fail("a bad count of records")
 	}
 	rest = rest[size:]
-	records = make([]Record, 0, n)
+	records = make([]journal.Record, 0, n)
 	for range n {
 		if len(rest) < 8 {
 			return fail("it ends inside record %d of %d", len(records)+1, n)
@@ -1057,7 +1064,7 @@ func decodeLogEntry(path string, key, value []byte) (id string, records []Record
 			return fail("record %d of %d (seq %d) has a bad length", len(records)+1, n, seq)
 		}
 		data := rest[8+size : 8+size+int(l)]
-		records = append(records, Record{Seq: seq, Data: bytes.Clone(data)})
+		records = append(records, journal.Record{Seq: seq, Data: bytes.Clone(data)})
 		rest = rest[8+size+int(l):]
 	}
 	if len(rest) != 0 {
@@ -1074,7 +1081,7 @@ var errNothingMoved = errors.New("nothing moved")
 // damaged, or whose records do not follow its agent's journal, marks its
 // agent damaged (its Store, if open, refuses every call; Open refuses it),
 // and stays in the log with the agent's later entries; Delete removes them.
-func (f *BoltFleet) move(a *boltAgent) error {
+func (f *Fleet) move(a *boltAgent) error {
 	var (
 		scope *boltScope
 		keys  []uint64 // a's entries; nil: the whole log
@@ -1096,16 +1103,16 @@ func (f *BoltFleet) move(a *boltAgent) error {
 	}
 	var (
 		done     map[string]*moved
-		damaged  map[string]*CorruptError
+		damaged  map[string]*journal.CorruptError
 		movedAny bool
 	)
 	err := f.file.guard(scope, "move", nil, func() error {
-		return f.file.db.Update(func(tx *bolt.Tx) error {
-			done, damaged = map[string]*moved{}, map[string]*CorruptError{}
+		return f.file.db.Update(func(tx *bbolt.Tx) error {
+			done, damaged = map[string]*moved{}, map[string]*journal.CorruptError{}
 			log := tx.Bucket(bucketLog)
 			inputs := tx.Bucket(fleetJournalBuckets[0])
 			if log == nil || inputs == nil {
-				return &CorruptError{Err: fmt.Errorf("%s: bucket %s or %s is missing", f.file.path, bucketLog, fleetJournalBuckets[0])}
+				return &journal.CorruptError{Err: fmt.Errorf("%s: bucket %s or %s is missing", f.file.path, bucketLog, fleetJournalBuckets[0])}
 			}
 			var drop [][]byte
 			entry := func(k, v []byte) error {
@@ -1126,23 +1133,23 @@ func (f *BoltFleet) move(a *boltAgent) error {
 				if damaged[id] != nil {
 					return nil // it stays, after its agent's damage
 				}
-				var home *bolt.Bucket
+				var home *bbolt.Bucket
 				if err == nil {
 					if home = inputs.Bucket([]byte(id)); home == nil {
-						err = &CorruptError{Err: fmt.Errorf("%s: agent %q: log entry %d: the agent has no bucket inputs", f.file.path, id, m.upTo)}
+						err = &journal.CorruptError{Err: fmt.Errorf("%s: agent %q: log entry %d: the agent has no bucket inputs", f.file.path, id, m.upTo)}
 					}
 				}
 				if err == nil {
 					last, ok := lastSeq(home)
 					if err = checkAppend(last, ok, records); err != nil {
-						err = &CorruptError{Err: fmt.Errorf("%s: agent %q: log entry %d does not follow the agent's journal: %w", f.file.path, id, m.upTo, err)}
+						err = &journal.CorruptError{Err: fmt.Errorf("%s: agent %q: log entry %d does not follow the agent's journal: %w", f.file.path, id, m.upTo, err)}
 					}
 				}
 				if err == nil {
 					err = putRecords(home, records)
 					drop = append(drop, bytes.Clone(k))
 				}
-				var ce *CorruptError
+				var ce *journal.CorruptError
 				if errors.As(err, &ce) {
 					damaged[id] = ce
 					return nil

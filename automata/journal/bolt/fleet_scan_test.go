@@ -1,4 +1,4 @@
-package journal_test
+package bolt_test
 
 import (
 	"fmt"
@@ -8,16 +8,17 @@ import (
 	"testing"
 
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 )
 
-// TestBoltFleetScanWhileTheLogMoves: an agent's Scan reads its records where
+// TestFleetScanWhileTheLogMoves: an agent's Scan reads its records where
 // they are, the inputs and the shared log, while its Appends go on and the
 // log is moved under it (a small LogBytes moves it every few commits, other
 // agents' Appends with it): every Scan sees the records 1..n of some n at
 // least as large as the last acknowledged when it started, each once, in
 // order, with the bytes appended.
-func TestBoltFleetScanWhileTheLogMoves(t *testing.T) {
-	f, err := journal.OpenBoltFleetWith(filepath.Join(t.TempDir(), "fleet.db"), journal.BoltFleetOptions{LogBytes: 4 << 10})
+func TestFleetScanWhileTheLogMoves(t *testing.T) {
+	f, err := bolt.OpenFleetWith(filepath.Join(t.TempDir(), "fleet.db"), bolt.FleetOptions{LogBytes: 4 << 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 //go:build !windows && !plan9 && !solaris && !aix && !android
 
-package journal
+package bolt
 
 import (
 	"os"
@@ -12,7 +12,7 @@ import (
 
 // lockBoltFile takes the exclusive lock bbolt takes on its file (the same
 // flock, on the platforms where bbolt uses flock), before bbolt does, so that
-// OpenBolt checks a file no other process is writing. bbolt then locks the
+// Open checks a file no other process is writing. bbolt then locks the
 // same open file again, which succeeds at once; Close unlocks it.
 func lockBoltFile(f *os.File, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)

@@ -1,4 +1,4 @@
-package journal_test
+package bolt_test
 
 import (
 	"bufio"
@@ -22,7 +22,8 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
-	bolt "go.etcd.io/bbolt"
+	"github.com/moora-go/moora/automata/journal/bolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
 // The model of the damage tests: the state is every note, in order, so that
@@ -66,7 +67,7 @@ const dmgInputs = 300
 
 // dmgOpen opens the machine at path as an agent would.
 func dmgOpen(path string) (*journal.Machine[dmgState, dmgInput], error) {
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +191,7 @@ func dmgCases(seed uint64, bases [][]byte, perBase int) []dmgCase {
 }
 
 // dmgOutcome runs one case on a fresh copy of the file at path, and says
-// what became of it: "refused by OpenBolt", "refused by Open", "opened with
+// what became of it: "refused by Open", "refused by Open", "opened with
 // every input", or a failure: "FAIL <kind>: <what>".
 func dmgOutcome(path string, data []byte) string {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
@@ -211,9 +212,9 @@ func dmgOutcome(path string, data []byte) string {
 		}
 		return "refused by " + by
 	}
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
-		return refused("OpenBolt", err)
+		return refused("Open", err)
 	}
 	m, err := journal.Open(store, dmgModel, dmgOptions())
 	if err != nil {
@@ -265,7 +266,7 @@ func TestDamageChild(t *testing.T) {
 
 // TestDamagedStoreIsAnErrorOrIntact damages real stores at random, seeded
 // (JOURNAL_DAMAGE_SEED=<seed> repeats a run), and opens each as an agent
-// would. Every case must end one of two ways: OpenBolt or Open returns a
+// would. Every case must end one of two ways: Open or Open returns a
 // *CorruptError and the file's bytes are unchanged; or Open succeeds with
 // every acknowledged input (Seq and the state are those of all of them).
 // Never a crash, never a silent loss.
@@ -395,7 +396,7 @@ func dmgStore(t *testing.T, path string, n int) []byte {
 	return data
 }
 
-// dmgRefused opens data at path and requires OpenBolt to refuse it with a
+// dmgRefused opens data at path and requires Open to refuse it with a
 // *CorruptError whose text holds each of want, leaving the file's bytes as
 // they were.
 func dmgRefused(t *testing.T, path string, data []byte, want ...string) {
@@ -403,14 +404,14 @@ func dmgRefused(t *testing.T, path string, data []byte, want ...string) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err == nil {
 		store.Close()
-		t.Fatalf("OpenBolt succeeded, want a *CorruptError saying %q", want)
+		t.Fatalf("Open succeeded, want a *CorruptError saying %q", want)
 	}
 	var ce *journal.CorruptError
 	if !errors.As(err, &ce) || ce.Kind != 0 || ce.Seq != 0 {
-		t.Fatalf("OpenBolt = %#v (%v), want a *CorruptError about the store itself", err, err)
+		t.Fatalf("Open = %#v (%v), want a *CorruptError about the store itself", err, err)
 	}
 	for _, w := range want {
 		if !strings.Contains(err.Error(), w) {
@@ -418,22 +419,22 @@ func dmgRefused(t *testing.T, path string, data []byte, want ...string) {
 		}
 	}
 	if after, _ := os.ReadFile(path); !bytes.Equal(after, data) {
-		t.Errorf("the failed OpenBolt changed the file")
+		t.Errorf("the failed Open changed the file")
 	}
 }
 
 // dmgSeq opens data (nil: the file as it is) at path with opts, and returns
 // the machine's Seq.
-func dmgSeq(t *testing.T, path string, data []byte, opts journal.BoltOptions) uint64 {
+func dmgSeq(t *testing.T, path string, data []byte, opts bolt.Options) uint64 {
 	t.Helper()
 	if data != nil {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
 	}
-	store, err := journal.OpenBoltWith(path, opts)
+	store, err := bolt.OpenWith(path, opts)
 	if err != nil {
-		t.Fatalf("OpenBoltWith(%+v): %v", opts, err)
+		t.Fatalf("OpenWith(%+v): %v", opts, err)
 	}
 	m, err := journal.Open(store, dmgModel, dmgOptions())
 	if err != nil {
@@ -447,13 +448,13 @@ func dmgSeq(t *testing.T, path string, data []byte, opts journal.BoltOptions) ui
 	return m.Seq()
 }
 
-// TestBoltRefusesARollbackUnlessAccepted: bbolt keeps two meta pages and
+// TestStoreRefusesARollbackUnlessAccepted: bbolt keeps two meta pages and
 // opens the newer valid one. Damage to the newer one would make it open the
 // store one transaction behind, the last acknowledged input gone, with no
-// word; OpenBolt refuses, and BoltOptions.AcceptRollback is the operator's
+// word; Open refuses, and Options.AcceptRollback is the operator's
 // way through. Damage to the older one is harmless: bbolt rewrites it at the
 // next commit.
-func TestBoltRefusesARollbackUnlessAccepted(t *testing.T) {
+func TestStoreRefusesARollbackUnlessAccepted(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "agent.db")
 	base := dmgStore(t, filepath.Join(dir, "base.db"), 10)
@@ -470,12 +471,12 @@ func TestBoltRefusesARollbackUnlessAccepted(t *testing.T) {
 		data := slices.Clone(base)
 		data[at[newer]+20] ^= 0x40 // in the root bucket's page id
 		dmgRefused(t, path, data, path, fmt.Sprintf("meta page %d", newer), "roll the store back", "AcceptRollback")
-		if seq := dmgSeq(t, path, data, journal.BoltOptions{AcceptRollback: true}); seq != 9 {
+		if seq := dmgSeq(t, path, data, bolt.Options{AcceptRollback: true}); seq != 9 {
 			t.Errorf("with AcceptRollback, Open is at seq %d, want 9: one transaction behind", seq)
 		}
 		// The commits since have rewritten the damaged page: the store
 		// opens as it is now, without the option.
-		if seq := dmgSeq(t, path, nil, journal.BoltOptions{}); seq != 9 {
+		if seq := dmgSeq(t, path, nil, bolt.Options{}); seq != 9 {
 			t.Errorf("reopened at seq %d, want 9", seq)
 		}
 	})
@@ -495,7 +496,7 @@ func TestBoltRefusesARollbackUnlessAccepted(t *testing.T) {
 	t.Run("older damaged", func(t *testing.T) {
 		data := slices.Clone(base)
 		data[at[older]+20] ^= 0x40
-		if seq := dmgSeq(t, path, data, journal.BoltOptions{}); seq != 10 {
+		if seq := dmgSeq(t, path, data, bolt.Options{}); seq != 10 {
 			t.Errorf("Open is at seq %d, want 10", seq)
 		}
 	})
@@ -507,20 +508,20 @@ func TestBoltRefusesARollbackUnlessAccepted(t *testing.T) {
 	})
 }
 
-// TestBoltRollbackBoundary documents what the check cannot tell apart.
+// TestStoreRollbackBoundary documents what the check cannot tell apart.
 //
 // A crash in the middle of writing the newer meta page (a torn sector) means
 // its commit was not acknowledged, and bbolt's rollback is right. If the torn
 // page kept the older bytes where the txid is, it reads as the older copy
 // and the store opens one transaction behind, as it should. If it holds the
 // new txid (here: all but the checksum was written), it is the same file as
-// a meta page damaged after its commit was acknowledged, and OpenBolt
+// a meta page damaged after its commit was acknowledged, and Open
 // refuses both; AcceptRollback opens it.
 //
 // A disk that acknowledges a write and then loses it, leaving the older,
 // valid meta page in place, rolls the store back undetected: both meta pages
 // check out, and nothing in the file records the lost transaction.
-func TestBoltRollbackBoundary(t *testing.T) {
+func TestStoreRollbackBoundary(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "agent.db")
 	// before: 9 inputs acknowledged; after: the 10th committed, but the
@@ -544,7 +545,7 @@ func TestBoltRollbackBoundary(t *testing.T) {
 	t.Run("torn, old txid", func(t *testing.T) {
 		torn := slices.Clone(after)
 		copy(torn[at[newer]+40:at[newer]+64], before[at[newer]+40:]) // pgid, txid, checksum: old
-		if seq := dmgSeq(t, path, torn, journal.BoltOptions{}); seq != 9 {
+		if seq := dmgSeq(t, path, torn, bolt.Options{}); seq != 9 {
 			t.Errorf("Open is at seq %d, want 9: the 10th was never acknowledged", seq)
 		}
 	})
@@ -552,22 +553,22 @@ func TestBoltRollbackBoundary(t *testing.T) {
 		torn := slices.Clone(after)
 		clear(torn[at[newer]+56 : at[newer]+64]) // the checksum never made it
 		dmgRefused(t, path, torn, "roll the store back")
-		if seq := dmgSeq(t, path, torn, journal.BoltOptions{AcceptRollback: true}); seq != 9 {
+		if seq := dmgSeq(t, path, torn, bolt.Options{AcceptRollback: true}); seq != 9 {
 			t.Errorf("with AcceptRollback, Open is at seq %d, want 9", seq)
 		}
 	})
 	t.Run("lost write: undetected", func(t *testing.T) {
 		lost := slices.Clone(after)
 		copy(lost[at[newer]-16:at[newer]+64], before[at[newer]-16:]) // the whole page as it was
-		if seq := dmgSeq(t, path, lost, journal.BoltOptions{}); seq != 9 {
+		if seq := dmgSeq(t, path, lost, bolt.Options{}); seq != 9 {
 			t.Errorf("Open is at seq %d; this boundary is documented as opening at 9", seq)
 		}
 	})
 }
 
-// TestBoltRefusesATruncatedFile: a file shorter than the pages its meta
-// counts would fault when bbolt maps it; OpenBolt reports it first.
-func TestBoltRefusesATruncatedFile(t *testing.T) {
+// TestStoreRefusesATruncatedFile: a file shorter than the pages its meta
+// counts would fault when bbolt maps it; Open reports it first.
+func TestStoreRefusesATruncatedFile(t *testing.T) {
 	dir := t.TempDir()
 	base := dmgStore(t, filepath.Join(dir, "base.db"), 50)
 	at, txid := dmgMeta(base)
@@ -580,14 +581,14 @@ func TestBoltRefusesATruncatedFile(t *testing.T) {
 	path := filepath.Join(dir, "agent.db")
 	dmgRefused(t, path, base[:end-1], "truncated", fmt.Sprintf("the file is %d bytes", end-1))
 	dmgRefused(t, path, base[:os.Getpagesize()+20], "truncated")
-	if seq := dmgSeq(t, path, base[:end], journal.BoltOptions{}); seq != 50 {
+	if seq := dmgSeq(t, path, base[:end], bolt.Options{}); seq != 50 {
 		t.Errorf("cut right after its last page, the store opens at %d, want 50", seq)
 	}
 }
 
-// TestBoltInitialisesOnlyANewFile: OpenBolt creates the buckets of a new
+// TestStoreInitialisesOnlyANewFile: Open creates the buckets of a new
 // store; an existing file without them is damage, and is not written.
-func TestBoltInitialisesOnlyANewFile(t *testing.T) {
+func TestStoreInitialisesOnlyANewFile(t *testing.T) {
 	dir := t.TempDir()
 	for _, c := range []struct {
 		name string
@@ -596,7 +597,7 @@ func TestBoltInitialisesOnlyANewFile(t *testing.T) {
 		{"absent", nil},
 		{"empty", func(path string) { os.WriteFile(path, nil, 0o600) }},
 		{"initialised by bbolt, never committed to", func(path string) {
-			db, err := bolt.Open(path, 0o600, nil)
+			db, err := bbolt.Open(path, 0o600, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -608,7 +609,7 @@ func TestBoltInitialisesOnlyANewFile(t *testing.T) {
 			if c.make != nil {
 				c.make(path)
 			}
-			if seq := dmgSeq(t, path, nil, journal.BoltOptions{}); seq != 0 {
+			if seq := dmgSeq(t, path, nil, bolt.Options{}); seq != 0 {
 				t.Fatalf("a new store at seq %d", seq)
 			}
 			m, err := dmgOpen(path)
@@ -622,11 +623,11 @@ func TestBoltInitialisesOnlyANewFile(t *testing.T) {
 
 	t.Run("another program's bbolt file", func(t *testing.T) {
 		path := filepath.Join(dir, "other.db")
-		db, err := bolt.Open(path, 0o600, nil)
+		db, err := bbolt.Open(path, 0o600, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		db.Update(func(tx *bolt.Tx) error {
+		db.Update(func(tx *bbolt.Tx) error {
 			b, _ := tx.CreateBucket([]byte("settings"))
 			return b.Put([]byte("colour"), []byte("blue"))
 		})
@@ -637,11 +638,11 @@ func TestBoltInitialisesOnlyANewFile(t *testing.T) {
 	t.Run("a store that lost a bucket", func(t *testing.T) {
 		path := filepath.Join(dir, "lost.db")
 		dmgStore(t, path, 5)
-		db, err := bolt.Open(path, 0o600, nil)
+		db, err := bbolt.Open(path, 0o600, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := db.Update(func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("quarantine")) }); err != nil {
+		if err := db.Update(func(tx *bbolt.Tx) error { return tx.DeleteBucket([]byte("quarantine")) }); err != nil {
 			t.Fatal(err)
 		}
 		db.Close()
@@ -650,19 +651,19 @@ func TestBoltInitialisesOnlyANewFile(t *testing.T) {
 	})
 }
 
-// TestBoltRefusesAJournalCutShort: a journal whose last records are gone
+// TestStoreRefusesAJournalCutShort: a journal whose last records are gone
 // (here deleted behind the store's back, as a lost leaf page or a branch
 // pointing at a stale copy would leave it) is told from one that was never
 // longer, by the seq the last append recorded.
-func TestBoltRefusesAJournalCutShort(t *testing.T) {
+func TestStoreRefusesAJournalCutShort(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "agent.db")
 	dmgStore(t, path, 20)
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
+	err = db.Update(func(tx *bbolt.Tx) error {
 		c := tx.Bucket([]byte("inputs")).Cursor()
 		for range 2 {
 			c.Last()
@@ -680,12 +681,12 @@ func TestBoltRefusesAJournalCutShort(t *testing.T) {
 	dmgRefused(t, path, data, "last record is seq 18", "recorded seq 20")
 }
 
-// TestBoltFaultOnTheMapIsAnError: a file truncated under an open store
+// TestStoreFaultOnTheMapIsAnError: a file truncated under an open store
 // faults (SIGBUS) when bbolt reads the lost pages; the store returns a
 // *CorruptError instead, then refuses every call but Close.
-func TestBoltFaultOnTheMapIsAnError(t *testing.T) {
+func TestStoreFaultOnTheMapIsAnError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "agent.db")
-	store, err := journal.OpenBolt(path)
+	store, err := bolt.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -713,10 +714,10 @@ func TestBoltFaultOnTheMapIsAnError(t *testing.T) {
 	}
 }
 
-// TestBoltCallbackPanicIsNotTheStores: a panic in the caller's Scan callback
+// TestStoreCallbackPanicIsNotTheStores: a panic in the caller's Scan callback
 // is the caller's, passed on as it is; the store goes on working.
-func TestBoltCallbackPanicIsNotTheStores(t *testing.T) {
-	store, err := journal.OpenBolt(filepath.Join(t.TempDir(), "agent.db"))
+func TestStoreCallbackPanicIsNotTheStores(t *testing.T) {
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

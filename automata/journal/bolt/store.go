@@ -1,4 +1,4 @@
-package journal
+package bolt
 
 import (
 	"encoding/binary"
@@ -9,7 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
+	"github.com/moora-go/moora/automata/journal"
+
+	bbolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
 
@@ -19,44 +21,40 @@ var (
 	bucketQuarantine = []byte("quarantine")
 )
 
-// BoltStore is the embedded Store: one bbolt file, ACID, no server. Each
+// Store is the embedded Store: one bbolt file, ACID, no server. Each
 // Append is one bbolt transaction, so one fsync commits a whole group of
 // inputs.
 //
-// A damaged file is an error, never a crash: OpenBolt checks the file before
+// A damaged file is an error, never a crash: Open checks the file before
 // bbolt maps it, and every method that reads the map turns a bbolt panic or
 // a fault on the map (the file changed or truncated under it, a read error
 // of the disk) into a *CorruptError, after which the store refuses every
 // call but Close.
-type BoltStore struct {
+type Store struct {
 	file *boltFile
 	j    boltJournal // the root's three buckets
 }
 
-// BoltOptions are the operator's settings for OpenBoltWith; OpenBolt uses
+// Options are the operator's settings for OpenWith; Open uses
 // the zero value.
-type BoltOptions struct {
+type Options struct {
 	// AcceptRollback opens a store one of whose two bbolt meta pages is
 	// damaged when the damaged one may be the newer: bbolt then opens the
 	// store as it was one transaction earlier, and the inputs of the last
-	// commit, which may have been acknowledged, are lost. OpenBolt refuses
+	// commit, which may have been acknowledged, are lost. Open refuses
 	// such a store with a *CorruptError that says so; set AcceptRollback on
 	// purpose, for one open, after reading it. The next commit rewrites the
 	// damaged page.
 	AcceptRollback bool
 }
 
-// ErrInUse is wrapped by the error of OpenBolt on a store that another
-// process (or another OpenBolt of this one) has open.
-var ErrInUse = errors.New("the store is in use")
-
-// boltLockTimeout is how long OpenBolt waits for another process's lock.
+// boltLockTimeout is how long Open waits for another process's lock.
 const boltLockTimeout = 100 * time.Millisecond
 
-// OpenBolt opens (creating if needed) the store file at path. It fails at
+// Open opens (creating if needed) the store file at path. It fails at
 // once, rather than waiting, if another process has the file open.
 //
-// Before bbolt maps the file, OpenBolt reads and checks it, holding bbolt's
+// Before bbolt maps the file, Open reads and checks it, holding bbolt's
 // lock on it: both meta pages (magic, version, checksum), the file's length
 // against the pages the meta says it has (a truncated file is reported, not
 // mapped), and every page of the tree: page ids and types, elements packed
@@ -64,13 +62,13 @@ const boltLockTimeout = 100 * time.Millisecond
 // and the journal as long as the last append left it. Damage is a
 // *CorruptError (Kind 0) naming the file, the page, its offset and what was
 // expected. It reads every live page once, as bbolt's own open does, which
-// about doubles the time OpenBolt takes (for 1,000,000 starter-agent inputs
+// about doubles the time Open takes (for 1,000,000 starter-agent inputs
 // and two snapshots, a 450 MB file: 60 ms more, on top of 65 ms).
 //
 // A damaged meta page that may be the newer one (its txid is not the valid
 // one's less one, or it holds a txid bbolt writes to the other page) would
-// make bbolt open the store one transaction behind, silently; OpenBolt
-// refuses it (see BoltOptions.AcceptRollback). The boundaries of that check:
+// make bbolt open the store one transaction behind, silently; Open
+// refuses it (see Options.AcceptRollback). The boundaries of that check:
 // a meta page torn by a crash in the middle of its write, whose commit was
 // therefore not acknowledged, is refused too when the new txid made it to
 // disk; and a disk that acknowledges a write and then loses it, leaving the
@@ -78,17 +76,17 @@ const boltLockTimeout = 100 * time.Millisecond
 // rolls the store back unseen.
 //
 // Only a new file (absent or empty), or one that bbolt initialised but no
-// transaction committed to, is initialised; an OpenBolt that fails leaves
+// transaction committed to, is initialised; an Open that fails leaves
 // the file's bytes as they were.
-func OpenBolt(path string) (*BoltStore, error) { return OpenBoltWith(path, BoltOptions{}) }
+func Open(path string) (*Store, error) { return OpenWith(path, Options{}) }
 
-// OpenBoltWith is OpenBolt with options.
-func OpenBoltWith(path string, opts BoltOptions) (*BoltStore, error) {
+// OpenWith is Open with options.
+func OpenWith(path string, opts Options) (*Store, error) {
 	file, _, err := openBoltFile(path, boltStoreLayout, opts.AcceptRollback)
 	if err != nil {
 		return nil, err
 	}
-	return &BoltStore{file: file, j: boltJournal{file: file}}, nil
+	return &Store{file: file, j: boltJournal{file: file}}, nil
 }
 
 // boltLayout is what a kind of bbolt file holds at its root, and how the
@@ -102,26 +100,26 @@ type boltLayout struct {
 }
 
 var (
-	boltStoreLayout = &boltLayout{what: "store", open: "OpenBolt",
-		rollback: "OpenBoltWith(path, BoltOptions{AcceptRollback: true})",
+	boltStoreLayout = &boltLayout{what: "store", open: "Open",
+		rollback: "OpenWith(path, Options{AcceptRollback: true})",
 		buckets:  [][]byte{bucketInputs, bucketSnapshots, bucketQuarantine}}
-	boltFleetLayout = &boltLayout{fleet: true, what: "fleet", open: "OpenBoltFleet",
-		rollback: "OpenBoltFleetWith(path, BoltFleetOptions{AcceptRollback: true})",
+	boltFleetLayout = &boltLayout{fleet: true, what: "fleet", open: "OpenFleet",
+		rollback: "OpenFleetWith(path, FleetOptions{AcceptRollback: true})",
 		buckets:  fleetRootBuckets}
 )
 
 // boltFile is an open bbolt file, checked before it was mapped, and the
 // first panic or fault that broke it.
 type boltFile struct {
-	db     *bolt.DB
+	db     *bbolt.DB
 	path   string
-	broken atomic.Pointer[CorruptError] // set once
+	broken atomic.Pointer[journal.CorruptError] // set once
 }
 
 // openBoltFile opens (creating if needed) the bbolt file at path, checked as
-// a file of the given layout, as OpenBolt says. It returns what the check
+// a file of the given layout, as Open says. It returns what the check
 // found wrong with single agents of a fleet, by id.
-func openBoltFile(path string, layout *boltLayout, acceptRollback bool) (*boltFile, map[string]*CorruptError, error) {
+func openBoltFile(path string, layout *boltLayout, acceptRollback bool) (*boltFile, map[string]*journal.CorruptError, error) {
 	var (
 		file    *os.File
 		checked boltChecked
@@ -147,12 +145,12 @@ func openBoltFile(path string, layout *boltLayout, acceptRollback bool) (*boltFi
 	}
 	s := &boltFile{path: path}
 	err := s.guard(nil, "open", nil, func() error {
-		db, err := bolt.Open(path, 0o600, &bolt.Options{
+		db, err := bbolt.Open(path, 0o600, &bbolt.Options{
 			Timeout: boltLockTimeout,
 			// The free list is rebuilt on open instead of written on each
 			// commit: commits are the hot path, opens are rare.
 			NoFreelistSync: true,
-			FreelistType:   bolt.FreelistMapType,
+			FreelistType:   bbolt.FreelistMapType,
 			OpenFile:       openFile,
 		})
 		s.db = db
@@ -164,18 +162,18 @@ func openBoltFile(path string, layout *boltLayout, acceptRollback bool) (*boltFi
 			// (its map, out of reach, stays until the process ends).
 			file.Close()
 		}
-		var ce *CorruptError
+		var ce *journal.CorruptError
 		if errors.As(err, &ce) {
 			return nil, nil, err
 		}
 		if errors.Is(err, berrors.ErrTimeout) {
-			return nil, nil, fmt.Errorf("journal: open %s: %w: another process (or another %s of this one) has the %s open; a %s has one writer at a time", path, ErrInUse, layout.open, layout.what, layout.what)
+			return nil, nil, fmt.Errorf("journal: open %s: %w: another process (or another %s of this one) has the %s open; a %s has one writer at a time", path, journal.ErrInUse, layout.open, layout.what, layout.what)
 		}
 		return nil, nil, fmt.Errorf("journal: open %s: %w", path, err)
 	}
 	if checked.fresh {
 		err = s.guard(nil, "open", nil, func() error {
-			return s.db.Update(func(tx *bolt.Tx) error {
+			return s.db.Update(func(tx *bbolt.Tx) error {
 				for _, name := range layout.buckets {
 					if _, err := tx.CreateBucketIfNotExists(name); err != nil {
 						return err
@@ -197,7 +195,7 @@ func openBoltFile(path string, layout *boltLayout, acceptRollback bool) (*boltFi
 // it was closed.
 type boltScope struct {
 	id     string
-	broken atomic.Pointer[CorruptError] // set once
+	broken atomic.Pointer[journal.CorruptError] // set once
 	closed atomic.Bool
 }
 
@@ -255,7 +253,7 @@ func (s *boltFile) broke(scope *boltScope, op string, v any) error {
 	if scope != nil {
 		in = fmt.Sprintf(" agent %q:", scope.id)
 	}
-	ce := &CorruptError{Err: fmt.Errorf("%s:%s %s: bbolt failed%s: %v (the file is damaged, or was changed or truncated by another process)", s.path, in, op, where, v)}
+	ce := &journal.CorruptError{Err: fmt.Errorf("%s:%s %s: bbolt failed%s: %v (the file is damaged, or was changed or truncated by another process)", s.path, in, op, where, v)}
 	if isFault || scope == nil {
 		s.broken.CompareAndSwap(nil, ce)
 		return s.broken.Load()
@@ -286,9 +284,9 @@ func (s *boltFile) mapOffset(addr uintptr) (where string) {
 func seqKey(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
 
 // boltJournal is one journal in a bbolt file, its three buckets inputs,
-// snapshots and quarantine: at the root (BoltStore), or in the bucket of an
-// agent of a fleet (BoltFleet). It carries out the Store's operations on
-// them; BoltStore and a fleet's agent differ only in how they append.
+// snapshots and quarantine: at the root (Store), or in the bucket of an
+// agent of a fleet (Fleet). It carries out the Store's operations on
+// them; Store and a fleet's agent differ only in how they append.
 type boltJournal struct {
 	file  *boltFile
 	scope *boltScope // the agent; nil: the root's buckets, the whole file's
@@ -305,26 +303,26 @@ func (j *boltJournal) where() string {
 
 // bucket returns the named bucket of the journal in tx (an agent's is in the
 // fleet's bucket of that name's), which the open-time check found.
-func (j *boltJournal) bucket(tx *bolt.Tx, name []byte) (*bolt.Bucket, error) {
-	var b *bolt.Bucket
+func (j *boltJournal) bucket(tx *bbolt.Tx, name []byte) (*bbolt.Bucket, error) {
+	var b *bbolt.Bucket
 	if j.scope == nil {
 		b = tx.Bucket(name)
 	} else if all := tx.Bucket(fleetBucket(name)); all != nil {
 		b = all.Bucket(j.key)
 	}
 	if b == nil {
-		return nil, &CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", j.where(), name)}
+		return nil, &journal.CorruptError{Err: fmt.Errorf("%s: bucket %s is missing", j.where(), name)}
 	}
 	return b, nil
 }
 
 // update runs fn in a write transaction of its own, guarded.
-func (j *boltJournal) update(op string, fn func(*bolt.Tx) error) error {
+func (j *boltJournal) update(op string, fn func(*bbolt.Tx) error) error {
 	return j.file.guard(j.scope, op, nil, func() error { return j.file.db.Update(fn) })
 }
 
 // append stores the records in tx, after checkAppend, with putRecords.
-func (j *boltJournal) append(tx *bolt.Tx, records []Record) error {
+func (j *boltJournal) append(tx *bbolt.Tx, records []journal.Record) error {
 	if len(records) == 0 {
 		return nil
 	}
@@ -341,7 +339,7 @@ func (j *boltJournal) append(tx *bolt.Tx, records []Record) error {
 
 // lastSeq returns the seq of the last record of the inputs bucket b, if it
 // has one.
-func lastSeq(b *bolt.Bucket) (uint64, bool) {
+func lastSeq(b *bbolt.Bucket) (uint64, bool) {
 	last, _ := b.Cursor().Last()
 	if last == nil {
 		return 0, false
@@ -353,7 +351,7 @@ func lastSeq(b *bolt.Bucket) (uint64, bool) {
 // refuses leaves a transaction as it was (a fleet commits the appends of
 // many agents in one, and one agent's refusal fails no other): consecutive
 // seqs following last (any, without one), each value within bbolt's limit.
-func checkAppend(last uint64, ok bool, records []Record) error {
+func checkAppend(last uint64, ok bool, records []journal.Record) error {
 	if want := last + 1; ok && len(records) > 0 && records[0].Seq != want {
 		return fmt.Errorf("journal: append seq %d, expected %d", records[0].Seq, want)
 	}
@@ -361,8 +359,8 @@ func checkAppend(last uint64, ok bool, records []Record) error {
 		if i > 0 && r.Seq != records[i-1].Seq+1 {
 			return fmt.Errorf("journal: append seq %d after %d in one append, expected %d", r.Seq, records[i-1].Seq, records[i-1].Seq+1)
 		}
-		if len(r.Data) > bolt.MaxValueSize {
-			return fmt.Errorf("journal: append seq %d: a record of %d bytes, more than bbolt's limit of %d", r.Seq, len(r.Data), bolt.MaxValueSize)
+		if len(r.Data) > bbolt.MaxValueSize {
+			return fmt.Errorf("journal: append seq %d: a record of %d bytes, more than bbolt's limit of %d", r.Seq, len(r.Data), bbolt.MaxValueSize)
 		}
 	}
 	return nil
@@ -371,7 +369,7 @@ func checkAppend(last uint64, ok bool, records []Record) error {
 // putRecords stores records, checked, in the inputs bucket b, and records
 // the last seq as its sequence, which the open-time check checks the
 // journal's end against.
-func putRecords(b *bolt.Bucket, records []Record) error {
+func putRecords(b *bbolt.Bucket, records []journal.Record) error {
 	b.FillPercent = 1 // keys only ever grow: pack pages full
 	for _, r := range records {
 		if err := b.Put(seqKey(r.Seq), r.Data); err != nil {
@@ -382,27 +380,27 @@ func putRecords(b *bolt.Bucket, records []Record) error {
 }
 
 // Scan is Store.Scan.
-func (j *boltJournal) Scan(from uint64, fn func(Record) error) error {
-	return j.walk("scan", bucketInputs, func(c *bolt.Cursor) ([]byte, []byte) { return c.Seek(seqKey(from)) }, (*bolt.Cursor).Next, fn)
+func (j *boltJournal) Scan(from uint64, fn func(journal.Record) error) error {
+	return j.walk("scan", bucketInputs, func(c *bbolt.Cursor) ([]byte, []byte) { return c.Seek(seqKey(from)) }, (*bbolt.Cursor).Next, fn)
 }
 
 // walk calls fn with the records of bucket from where first puts the cursor,
 // moving it with next, until fn returns an error; ErrStop ends it quietly.
-func (j *boltJournal) walk(op string, bucket []byte, first, next func(*bolt.Cursor) ([]byte, []byte), fn func(Record) error) error {
+func (j *boltJournal) walk(op string, bucket []byte, first, next func(*bbolt.Cursor) ([]byte, []byte), fn func(journal.Record) error) error {
 	var inFn bool
 	err := j.file.guard(j.scope, op, &inFn, func() error {
-		return j.file.db.View(func(tx *bolt.Tx) error {
+		return j.file.db.View(func(tx *bbolt.Tx) error {
 			return j.walkTx(tx, bucket, first, next, fn, &inFn)
 		})
 	})
-	if errors.Is(err, ErrStop) {
+	if errors.Is(err, journal.ErrStop) {
 		return nil
 	}
 	return err
 }
 
 // walkTx is walk's work in tx; *inFn is true while fn runs, for guard.
-func (j *boltJournal) walkTx(tx *bolt.Tx, bucket []byte, first, next func(*bolt.Cursor) ([]byte, []byte), fn func(Record) error, inFn *bool) error {
+func (j *boltJournal) walkTx(tx *bbolt.Tx, bucket []byte, first, next func(*bbolt.Cursor) ([]byte, []byte), fn func(journal.Record) error, inFn *bool) error {
 	b, err := j.bucket(tx, bucket)
 	if err != nil {
 		return err
@@ -410,10 +408,10 @@ func (j *boltJournal) walkTx(tx *bolt.Tx, bucket []byte, first, next func(*bolt.
 	c := b.Cursor()
 	for k, v := first(c); k != nil; k, v = next(c) {
 		if len(k) != 8 {
-			return &CorruptError{Err: fmt.Errorf("%s: bucket %s holds a key of %d bytes (%x), expected 8", j.where(), bucket, len(k), k)}
+			return &journal.CorruptError{Err: fmt.Errorf("%s: bucket %s holds a key of %d bytes (%x), expected 8", j.where(), bucket, len(k), k)}
 		}
 		*inFn = true
-		err := fn(Record{Seq: binary.BigEndian.Uint64(k), Data: v})
+		err := fn(journal.Record{Seq: binary.BigEndian.Uint64(k), Data: v})
 		*inFn = false
 		if err != nil {
 			return err
@@ -423,8 +421,8 @@ func (j *boltJournal) walkTx(tx *bolt.Tx, bucket []byte, first, next func(*bolt.
 }
 
 // PutSnapshot is Store.PutSnapshot.
-func (j *boltJournal) PutSnapshot(r Record) error {
-	return j.update("put snapshot", func(tx *bolt.Tx) error {
+func (j *boltJournal) PutSnapshot(r journal.Record) error {
+	return j.update("put snapshot", func(tx *bbolt.Tx) error {
 		b, err := j.bucket(tx, bucketSnapshots)
 		if err != nil {
 			return err
@@ -434,14 +432,14 @@ func (j *boltJournal) PutSnapshot(r Record) error {
 }
 
 // Snapshots is Store.Snapshots.
-func (j *boltJournal) Snapshots(fn func(Record) error) error {
-	return j.walk("snapshots", bucketSnapshots, (*bolt.Cursor).Last, (*bolt.Cursor).Prev, fn)
+func (j *boltJournal) Snapshots(fn func(journal.Record) error) error {
+	return j.walk("snapshots", bucketSnapshots, (*bbolt.Cursor).Last, (*bbolt.Cursor).Prev, fn)
 }
 
 // Prune deletes as Store says; a journal pruned empty forgets its last seq
 // (sequence 0), as a new one.
 func (j *boltJournal) Prune(snapshotsBefore, inputsBefore uint64) error {
-	return j.update("prune", func(tx *bolt.Tx) error {
+	return j.update("prune", func(tx *bbolt.Tx) error {
 		for _, p := range []struct {
 			bucket []byte
 			before uint64
@@ -469,7 +467,7 @@ func (j *boltJournal) Prune(snapshotsBefore, inputsBefore uint64) error {
 // Quarantine moves the record as Store says; moving the last one moves the
 // journal's recorded end back to the record before it.
 func (j *boltJournal) Quarantine(seq uint64) error {
-	return j.update("quarantine", func(tx *bolt.Tx) error {
+	return j.update("quarantine", func(tx *bbolt.Tx) error {
 		inputs, err := j.bucket(tx, bucketInputs)
 		if err != nil {
 			return err
@@ -504,34 +502,34 @@ func (j *boltJournal) Quarantine(seq uint64) error {
 }
 
 // Append stores the records in one transaction of their own, as Store says.
-func (s *BoltStore) Append(records []Record) error {
-	return s.j.update("append", func(tx *bolt.Tx) error { return s.j.append(tx, records) })
+func (s *Store) Append(records []journal.Record) error {
+	return s.j.update("append", func(tx *bbolt.Tx) error { return s.j.append(tx, records) })
 }
 
-func (s *BoltStore) Scan(from uint64, fn func(Record) error) error { return s.j.Scan(from, fn) }
+func (s *Store) Scan(from uint64, fn func(journal.Record) error) error { return s.j.Scan(from, fn) }
 
-func (s *BoltStore) PutSnapshot(r Record) error { return s.j.PutSnapshot(r) }
+func (s *Store) PutSnapshot(r journal.Record) error { return s.j.PutSnapshot(r) }
 
-func (s *BoltStore) Snapshots(fn func(Record) error) error { return s.j.Snapshots(fn) }
+func (s *Store) Snapshots(fn func(journal.Record) error) error { return s.j.Snapshots(fn) }
 
 // Prune deletes as Store says; a journal pruned empty forgets its last seq
 // (sequence 0), as a new one.
-func (s *BoltStore) Prune(snapshotsBefore, inputsBefore uint64) error {
+func (s *Store) Prune(snapshotsBefore, inputsBefore uint64) error {
 	return s.j.Prune(snapshotsBefore, inputsBefore)
 }
 
 // Quarantine moves the record as Store says; moving the last one moves the
 // journal's recorded end back to the record before it.
-func (s *BoltStore) Quarantine(seq uint64) error { return s.j.Quarantine(seq) }
+func (s *Store) Quarantine(seq uint64) error { return s.j.Quarantine(seq) }
 
 // Close closes the bbolt file.
-func (s *BoltStore) Close() error { return s.file.db.Close() }
+func (s *Store) Close() error { return s.file.db.Close() }
 
 // Size returns the bytes the store's live records take: keys and values of
 // the journal and the snapshots, without bbolt's free pages.
-func (s *BoltStore) Size() (journal, snapshots int64, err error) {
+func (s *Store) Size() (journal, snapshots int64, err error) {
 	err = s.file.guard(nil, "size", nil, func() error {
-		return s.file.db.View(func(tx *bolt.Tx) error {
+		return s.file.db.View(func(tx *bbolt.Tx) error {
 			for _, p := range []struct {
 				bucket []byte
 				n      *int64
@@ -554,4 +552,4 @@ func (s *BoltStore) Size() (journal, snapshots int64, err error) {
 	return journal, snapshots, err
 }
 
-var _ Store = (*BoltStore)(nil)
+var _ journal.Store = (*Store)(nil)

@@ -1,4 +1,4 @@
-package journal_test
+package bolt_test
 
 import (
 	"bytes"
@@ -17,17 +17,18 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/journal/internal/storetest"
-	bolt "go.etcd.io/bbolt"
+	bbolt "go.etcd.io/bbolt"
 )
 
-// TestBoltFleetConformance runs the fleet conformance suite, the store suite
+// TestFleetConformance runs the fleet conformance suite, the store suite
 // on each agent and the rules across agents, on the bbolt fleet: a file per
 // fleet name.
-func TestBoltFleetConformance(t *testing.T) {
+func TestFleetConformance(t *testing.T) {
 	dir := t.TempDir()
 	storetest.RunFleet(t, func(t testing.TB, name string) journal.Fleet {
-		f, err := journal.OpenBoltFleet(filepath.Join(dir, name+".db"))
+		f, err := bolt.OpenFleet(filepath.Join(dir, name+".db"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,16 +36,16 @@ func TestBoltFleetConformance(t *testing.T) {
 	})
 }
 
-func openFleet(t testing.TB, path string) *journal.BoltFleet {
+func openFleet(t testing.TB, path string) *bolt.Fleet {
 	t.Helper()
-	f, err := journal.OpenBoltFleet(path)
+	f, err := bolt.OpenFleet(path)
 	if err != nil {
-		t.Fatalf("OpenBoltFleet: %v", err)
+		t.Fatalf("OpenFleet: %v", err)
 	}
 	return f
 }
 
-func closeFleet(t testing.TB, f *journal.BoltFleet) {
+func closeFleet(t testing.TB, f *bolt.Fleet) {
 	t.Helper()
 	if err := f.Close(); err != nil {
 		t.Fatalf("fleet Close: %v", err)
@@ -52,7 +53,7 @@ func closeFleet(t testing.TB, f *journal.BoltFleet) {
 }
 
 // fleetAgent creates agent id of f and opens its Store.
-func fleetAgent(t testing.TB, f *journal.BoltFleet, id string) journal.Store {
+func fleetAgent(t testing.TB, f *bolt.Fleet, id string) journal.Store {
 	t.Helper()
 	if err := f.Create(id, journal.AgentInfo{Owner: "owner-" + id, Created: time.Unix(1, 0).UTC()}); err != nil {
 		t.Fatalf("Create(%q): %v", id, err)
@@ -82,10 +83,10 @@ func fleetSeqs(t testing.TB, s journal.Store) []uint64 {
 	return seqs
 }
 
-// TestBoltFleetSharesCommits: the Machines of many agents, each with several
+// TestFleetSharesCommits: the Machines of many agents, each with several
 // producers, dispatch at once; their Appends share bbolt transactions, so
 // the fleet commits fewer of them than it has Appends.
-func TestBoltFleetSharesCommits(t *testing.T) {
+func TestFleetSharesCommits(t *testing.T) {
 	const agents, producers, perProducer = 16, 4, 25
 	f := openFleet(t, filepath.Join(t.TempDir(), "fleet.db"))
 	defer closeFleet(t, f)
@@ -136,7 +137,7 @@ func TestBoltFleetSharesCommits(t *testing.T) {
 // enough to grow the file's map, and bbolt grows it only once no read
 // transaction is open, while a Scan of another agent holds one open. The
 // two agents are created here, and closed once the commits go on.
-func holdCommits(t *testing.T, f *journal.BoltFleet) (goOn func(appends int)) {
+func holdCommits(t *testing.T, f *bolt.Fleet) (goOn func(appends int)) {
 	t.Helper()
 	reader, big := fleetAgent(t, f, "reader"), fleetAgent(t, f, "big")
 	if err := reader.Append(fleetRecords(1, 1, 10)); err != nil {
@@ -155,7 +156,7 @@ func holdCommits(t *testing.T, f *journal.BoltFleet) (goOn func(appends int)) {
 		}
 	})
 	<-scanning
-	base, _ := journal.FleetQueue(f)
+	base, _ := bolt.FleetQueue(f)
 	wg.Go(func() {
 		if err := big.Append(fleetRecords(1, 64, 64<<10)); err != nil { // 4 MiB
 			t.Error(err)
@@ -174,22 +175,22 @@ func holdCommits(t *testing.T, f *journal.BoltFleet) (goOn func(appends int)) {
 }
 
 // waitQueue waits until ok holds of the fleet's queue counts.
-func waitQueue(t *testing.T, f *journal.BoltFleet, ok func(enqueued, taken int64) bool) {
+func waitQueue(t *testing.T, f *bolt.Fleet, ok func(enqueued, taken int64) bool) {
 	t.Helper()
 	for deadline := time.Now().Add(time.Minute); ; time.Sleep(time.Millisecond) {
-		if ok(journal.FleetQueue(f)) {
+		if ok(bolt.FleetQueue(f)) {
 			return
 		}
 		if time.Now().After(deadline) {
-			enqueued, taken := journal.FleetQueue(f)
+			enqueued, taken := bolt.FleetQueue(f)
 			t.Fatalf("the fleet's queue is stuck at %d queued, %d taken", enqueued, taken)
 		}
 	}
 }
 
-// TestBoltFleetGapFailsOnlyItsAgent: an Append with a gap in its seqs,
+// TestFleetGapFailsOnlyItsAgent: an Append with a gap in its seqs,
 // committed in the same transaction as other agents' Appends, fails alone.
-func TestBoltFleetGapFailsOnlyItsAgent(t *testing.T) {
+func TestFleetGapFailsOnlyItsAgent(t *testing.T) {
 	f := openFleet(t, filepath.Join(t.TempDir(), "fleet.db"))
 	defer closeFleet(t, f)
 	bad := fleetAgent(t, f, "bad")
@@ -245,11 +246,11 @@ func TestBoltFleetGapFailsOnlyItsAgent(t *testing.T) {
 	}
 }
 
-// TestBoltFleetTwoAppendsOfAnAgentInOneCommit: an agent's small Append (to
+// TestFleetTwoAppendsOfAnAgentInOneCommit: an agent's small Append (to
 // the log) and then its large one (which would go to its inputs at once)
 // in one commit keep the journal's order: the large one follows the small
 // one into the log.
-func TestBoltFleetTwoAppendsOfAnAgentInOneCommit(t *testing.T) {
+func TestFleetTwoAppendsOfAnAgentInOneCommit(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fleet.db")
 	f := openFleet(t, path)
 	s := fleetAgent(t, f, "a")
@@ -260,7 +261,7 @@ func TestBoltFleetTwoAppendsOfAnAgentInOneCommit(t *testing.T) {
 	goOn := holdCommits(t, f)
 	before := f.Stats()
 	var wg sync.WaitGroup
-	queued, _ := journal.FleetQueue(f)
+	queued, _ := bolt.FleetQueue(f)
 	wg.Go(func() {
 		if err := s.Append(fleetRecords(2, 2, 10)); err != nil {
 			t.Error(err)
@@ -295,9 +296,9 @@ func TestBoltFleetTwoAppendsOfAnAgentInOneCommit(t *testing.T) {
 	}
 }
 
-// TestBoltFleetInUse: an agent's Store is one at a time; a fleet closes only
+// TestFleetInUse: an agent's Store is one at a time; a fleet closes only
 // once its agents' Stores are closed; a Store closed refuses every call.
-func TestBoltFleetInUse(t *testing.T) {
+func TestFleetInUse(t *testing.T) {
 	f := openFleet(t, filepath.Join(t.TempDir(), "fleet.db"))
 	s := fleetAgent(t, f, "a")
 	if _, err := f.Open("a"); !errors.Is(err, journal.ErrInUse) {
@@ -326,31 +327,31 @@ func TestBoltFleetInUse(t *testing.T) {
 	}
 }
 
-// TestBoltFleetAndStoreFilesAreNotMixedUp: a fleet's file opened as one
+// TestFleetAndStoreFilesAreNotMixedUp: a fleet's file opened as one
 // store, or a store's as a fleet, is refused with an error that says which
 // it is; it is not damage.
-func TestBoltFleetAndStoreFilesAreNotMixedUp(t *testing.T) {
+func TestFleetAndStoreFilesAreNotMixedUp(t *testing.T) {
 	dir := t.TempDir()
 	fleetPath, storePath := filepath.Join(dir, "fleet.db"), filepath.Join(dir, "store.db")
 	f := openFleet(t, fleetPath)
 	fleetAgent(t, f, "a").Close()
 	closeFleet(t, f)
-	s, err := journal.OpenBolt(storePath)
+	s, err := bolt.Open(storePath)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 
 	var ce *journal.CorruptError
-	if _, err := journal.OpenBolt(fleetPath); err == nil || errors.As(err, &ce) || !strings.Contains(err.Error(), "open it with OpenBoltFleet") {
-		t.Errorf("OpenBolt of a fleet = %v, want an error, not a *CorruptError, saying to open it with OpenBoltFleet", err)
+	if _, err := bolt.Open(fleetPath); err == nil || errors.As(err, &ce) || !strings.Contains(err.Error(), "open it with bolt.OpenFleet") {
+		t.Errorf("Open of a fleet = %v, want an error, not a *CorruptError, saying to open it with OpenFleet", err)
 	}
-	if _, err := journal.OpenBoltFleet(storePath); err == nil || errors.As(err, &ce) || !strings.Contains(err.Error(), "open it with OpenBolt") {
-		t.Errorf("OpenBoltFleet of a store = %v, want an error, not a *CorruptError, saying to open it with OpenBolt", err)
+	if _, err := bolt.OpenFleet(storePath); err == nil || errors.As(err, &ce) || !strings.Contains(err.Error(), "open it with bolt.Open") {
+		t.Errorf("OpenFleet of a store = %v, want an error, not a *CorruptError, saying to open it with Open", err)
 	}
 	// Both still open as what they are.
 	closeFleet(t, openFleet(t, fleetPath))
-	if s, err = journal.OpenBolt(storePath); err != nil {
+	if s, err = bolt.Open(storePath); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -358,9 +359,9 @@ func TestBoltFleetAndStoreFilesAreNotMixedUp(t *testing.T) {
 
 // damageFleet changes the fleet file at path, closed, with bbolt, as a
 // damaged disk or another program would leave it.
-func damageFleet(t *testing.T, path string, change func(tx *bolt.Tx) error) {
+func damageFleet(t *testing.T, path string, change func(tx *bbolt.Tx) error) {
 	t.Helper()
-	db, err := bolt.Open(path, 0o600, nil)
+	db, err := bbolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -371,7 +372,7 @@ func damageFleet(t *testing.T, path string, change func(tx *bolt.Tx) error) {
 }
 
 // agentBucket is the bucket of agent id in the fleet's bucket name.
-func agentBucket(tx *bolt.Tx, name, id string) *bolt.Bucket {
+func agentBucket(tx *bbolt.Tx, name, id string) *bbolt.Bucket {
 	return tx.Bucket([]byte(name)).Bucket([]byte(id))
 }
 
@@ -390,18 +391,18 @@ func newFleetOf(t *testing.T, path string, n uint64, size int, ids ...string) {
 	}
 }
 
-// TestBoltFleetDamagedAgentAlone: damage to one agent that bbolt does not
+// TestFleetDamagedAgentAlone: damage to one agent that bbolt does not
 // see is that agent's alone. The fleet opens; Open of the agent is a
 // *CorruptError naming it, and so is Info when its meta is damaged; List
 // lists the others and then reports it; Delete removes it; the other agents
 // are untouched.
-func TestBoltFleetDamagedAgentAlone(t *testing.T) {
-	setMeta := func(meta string) func(tx *bolt.Tx) error {
-		return func(tx *bolt.Tx) error { return tx.Bucket([]byte("agents")).Put([]byte("A"), []byte(meta)) }
+func TestFleetDamagedAgentAlone(t *testing.T) {
+	setMeta := func(meta string) func(tx *bbolt.Tx) error {
+		return func(tx *bbolt.Tx) error { return tx.Bucket([]byte("agents")).Put([]byte("A"), []byte(meta)) }
 	}
 	for _, c := range []struct {
 		name    string
-		damage  func(tx *bolt.Tx) error
+		damage  func(tx *bbolt.Tx) error
 		want    string // in the error of Open
 		badInfo bool   // Info and List report it
 		listed  bool   // List has it
@@ -409,10 +410,10 @@ func TestBoltFleetDamagedAgentAlone(t *testing.T) {
 		{"meta not JSON", setMeta(`{"owner":"ann","created":"2026-`), "is not an AgentInfo", true, false},
 		{"meta with a field of another type", setMeta(`{"owner":7,"created":"2026-01-01T00:00:00Z"}`), "is not an AgentInfo", true, false},
 		{"meta without its time", setMeta(`{"owner":"ann"}`), "has no created time", true, false},
-		{"meta lost", func(tx *bolt.Tx) error {
+		{"meta lost", func(tx *bbolt.Tx) error {
 			return tx.Bucket([]byte("agents")).Delete([]byte("A"))
 		}, "has journal buckets but no meta", true, false},
-		{"a bucket for the meta", func(tx *bolt.Tx) error {
+		{"a bucket for the meta", func(tx *bbolt.Tx) error {
 			agents := tx.Bucket([]byte("agents"))
 			if err := agents.Delete([]byte("A")); err != nil {
 				return err
@@ -420,18 +421,18 @@ func TestBoltFleetDamagedAgentAlone(t *testing.T) {
 			_, err := agents.CreateBucket([]byte("A"))
 			return err
 		}, "holds a bucket under its id, not its meta", true, false},
-		{"journal cut short", func(tx *bolt.Tx) error {
+		{"journal cut short", func(tx *bbolt.Tx) error {
 			c := agentBucket(tx, "agent-inputs", "A").Cursor()
 			c.Last()
 			return c.Delete()
 		}, "last record is seq 19", false, true},
-		{"snapshots bucket lost", func(tx *bolt.Tx) error {
+		{"snapshots bucket lost", func(tx *bbolt.Tx) error {
 			return tx.Bucket([]byte("agent-snapshots")).DeleteBucket([]byte("A"))
 		}, "bucket snapshots is missing", false, true},
-		{"a key of another length", func(tx *bolt.Tx) error {
+		{"a key of another length", func(tx *bbolt.Tx) error {
 			return agentBucket(tx, "agent-inputs", "A").Put([]byte("short"), []byte("x"))
 		}, "a key of 5 bytes, expected 8", false, true},
-		{"a bucket among the records", func(tx *bolt.Tx) error {
+		{"a bucket among the records", func(tx *bbolt.Tx) error {
 			_, err := agentBucket(tx, "agent-quarantine", "A").CreateBucket([]byte("0123456789abcdef"))
 			return err
 		}, "a bucket inside bucket quarantine", false, true},
@@ -496,19 +497,19 @@ func TestBoltFleetDamagedAgentAlone(t *testing.T) {
 	}
 }
 
-// TestBoltFleetDamagedPagesNameTheAgent: damage to the pages in one agent's
+// TestFleetDamagedPagesNameTheAgent: damage to the pages in one agent's
 // part of the file refuses the whole fleet (bbolt's own open would trip on
 // it), with a *CorruptError that names the agent, and leaves the file as it
 // was.
-func TestBoltFleetDamagedPagesNameTheAgent(t *testing.T) {
+func TestFleetDamagedPagesNameTheAgent(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "fleet.db")
 	newFleetOf(t, path, 200, 100, "A", "B") // 20 KB a journal: pages of its own
 	var root uint64
-	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true})
+	db, err := bbolt.Open(path, 0o600, &bbolt.Options{ReadOnly: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	db.View(func(tx *bolt.Tx) error {
+	db.View(func(tx *bbolt.Tx) error {
 		root = uint64(agentBucket(tx, "agent-inputs", "B").RootPage())
 		return nil
 	})
@@ -525,22 +526,22 @@ func TestBoltFleetDamagedPagesNameTheAgent(t *testing.T) {
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err = journal.OpenBoltFleet(path)
+	_, err = bolt.OpenFleet(path)
 	var ce *journal.CorruptError
 	if !errors.As(err, &ce) || !strings.Contains(err.Error(), `bucket inputs of agent "B"`) || !strings.Contains(err.Error(), fmt.Sprintf("page %d", root)) {
-		t.Fatalf("OpenBoltFleet = %v, want a *CorruptError naming page %d of agent B's inputs", err, root)
+		t.Fatalf("OpenFleet = %v, want a *CorruptError naming page %d of agent B's inputs", err, root)
 	}
 	if after, _ := os.ReadFile(path); string(after) != string(data) {
-		t.Error("the failed OpenBoltFleet changed the file")
+		t.Error("the failed OpenFleet changed the file")
 	}
 }
 
-// TestBoltFleetLogMovedEveryCommit runs the fleet conformance suite with a
+// TestFleetLogMovedEveryCommit runs the fleet conformance suite with a
 // log that is moved to the agents after every commit.
-func TestBoltFleetLogMovedEveryCommit(t *testing.T) {
+func TestFleetLogMovedEveryCommit(t *testing.T) {
 	dir := t.TempDir()
 	storetest.RunFleet(t, func(t testing.TB, name string) journal.Fleet {
-		f, err := journal.OpenBoltFleetWith(filepath.Join(dir, name+".db"), journal.BoltFleetOptions{LogBytes: 1})
+		f, err := bolt.OpenFleetWith(filepath.Join(dir, name+".db"), bolt.FleetOptions{LogBytes: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -587,9 +588,9 @@ func logged(t *testing.T) string {
 	return crashCopy(t, path)
 }
 
-// TestBoltFleetLogAfterACrash: what a crash left in the log is in its
+// TestFleetLogAfterACrash: what a crash left in the log is in its
 // agents' journals when the fleet opens again.
-func TestBoltFleetLogAfterACrash(t *testing.T) {
+func TestFleetLogAfterACrash(t *testing.T) {
 	f := openFleet(t, logged(t))
 	defer closeFleet(t, f)
 	for _, id := range []string{"a", "b"} {
@@ -607,12 +608,12 @@ func TestBoltFleetLogAfterACrash(t *testing.T) {
 	}
 }
 
-// TestBoltFleetDamagedLogEntry: a log entry that does not check out is its
+// TestFleetDamagedLogEntry: a log entry that does not check out is its
 // agent's damage alone: the other agent's entries are moved and it opens;
 // the damaged agent is refused, naming the entry, until Delete removes it.
-func TestBoltFleetDamagedLogEntry(t *testing.T) {
+func TestFleetDamagedLogEntry(t *testing.T) {
 	path := logged(t)
-	damageFleet(t, path, func(tx *bolt.Tx) error {
+	damageFleet(t, path, func(tx *bbolt.Tx) error {
 		log := tx.Bucket([]byte("log"))
 		c := log.Cursor()
 		for k, v := c.First(); k != nil; k, v = c.Next() {
@@ -720,14 +721,14 @@ func fleetDmgOutcome(path string, data []byte) string {
 		return "FAIL setup: " + err.Error()
 	}
 	var ce *journal.CorruptError
-	f, err := journal.OpenBoltFleet(path)
+	f, err := bolt.OpenFleet(path)
 	if err != nil {
 		after, _ := os.ReadFile(path)
 		switch {
 		case !errors.As(err, &ce):
-			return "FAIL not-corrupt-error: OpenBoltFleet: " + err.Error()
+			return "FAIL not-corrupt-error: OpenFleet: " + err.Error()
 		case !bytes.Equal(after, data):
-			return "FAIL changed-the-file: OpenBoltFleet failed but wrote"
+			return "FAIL changed-the-file: OpenFleet failed but wrote"
 		}
 		return "fleet refused"
 	}
