@@ -8,7 +8,7 @@ import (
 	"sync"
 
 	"github.com/moora-go/moora/automata"
-	"github.com/moora-go/moora/automata/httpbridge"
+	"github.com/moora-go/moora/automata/internal/byid"
 	"github.com/moora-go/moora/automata/internal/wire"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/registry"
@@ -64,8 +64,7 @@ func NewFleet[S, I any](cfg FleetConfig[S, I]) (*Fleet[S, I], error) {
 	if cfg.Panel.AgentID != "" {
 		return nil, errors.New("devpanel: FleetConfig.Panel.AgentID must be empty: each agent's panel has its own (Fleet.OpenAgent)")
 	}
-	cfg.Panel.Auth = func(*http.Request) error { return nil }
-	if _, err := New(cfg.Panel); err != nil { // the checks of one panel
+	if _, err := newPanel(cfg.Panel); err != nil { // the checks of one panel
 		return nil, err
 	}
 	page, err := fs.Sub(webFiles, "web")
@@ -104,7 +103,11 @@ func (f *Fleet[S, I]) OpenAgent(id string, store journal.Store, opts journal.Opt
 func (f *Fleet[S, I]) open(id string, store journal.Store, opts journal.Options[S, I], options ...automata.Option[S, I]) (*journal.Machine[S, I], error) {
 	cfg := f.cfg.Panel
 	cfg.AgentID = id
-	m, p, err := Open(store, cfg, opts, options...)
+	p, err := newPanel(cfg) // no Auth: the fleet's front identifies
+	if err != nil {
+		return nil, errors.Join(err, store.Close())
+	}
+	m, p, err := attach(store, p, cfg, opts, options...)
 	if err != nil {
 		return nil, err
 	}
@@ -127,7 +130,7 @@ func (f *Fleet[S, I]) open(id string, store journal.Store, opts journal.Options[
 // Handler serves the fleet's pages and routes for the agents of reg:
 //
 //	GET /                     the list of agents the caller may see
-//	GET /agents               the same as JSON (httpbridge.ServeAgentList)
+//	GET /agents               the same as JSON (as httpbridge's Fleet lists them)
 //	/agents/{id}/...          the agent's panel (its page, its API)
 func (f *Fleet[S, I]) Handler(reg *registry.Registry[S, I]) http.Handler {
 	mux := http.NewServeMux()
@@ -140,7 +143,7 @@ func (f *Fleet[S, I]) Handler(reg *registry.Registry[S, I]) http.Handler {
 		if !ok {
 			return
 		}
-		httpbridge.ServeAgentList(w, r, reg, who)
+		byid.List(w, r, reg, who)
 	})
 	mux.HandleFunc("/agents/{id}/{rest...}", func(w http.ResponseWriter, r *http.Request) {
 		f.agent(w, r, reg)
@@ -178,7 +181,7 @@ func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registr
 		return
 	}
 	id := r.PathValue("id")
-	if _, ok := httpbridge.ServeOwned(w, reg, who, id); !ok {
+	if _, ok := byid.Owned(w, reg, who, id); !ok {
 		return
 	}
 	if !who.Operator && !f.cfg.OpenToOwners {
@@ -190,7 +193,7 @@ func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registr
 		http.ServeFileFS(w, r, f.page, "index.html")
 		return
 	}
-	a, release, ok := httpbridge.ServeActive(w, r, reg, who, id)
+	a, release, ok := byid.Active(w, r, reg, who, id)
 	if !ok {
 		return
 	}
@@ -204,5 +207,5 @@ func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registr
 	}
 	r2 := r.Clone(r.Context())
 	r2.URL.Path, r2.URL.RawPath = "/"+rest, ""
-	p.ServeHTTP(w, r2)
+	p.serveAPI(w, r2)
 }

@@ -25,6 +25,12 @@ func Open[S, I any](store journal.Store, cfg Config[S, I], opts journal.Options[
 	if err != nil {
 		return nil, nil, errors.Join(err, store.Close())
 	}
+	return attach(store, p, cfg, opts, options...)
+}
+
+// attach opens the agent in store with the panel's options and attaches
+// the panel p, made of cfg: Open once the panel is made.
+func attach[S, I any](store journal.Store, p *Panel[S, I], cfg Config[S, I], opts journal.Options[S, I], options ...automata.Option[S, I]) (*journal.Machine[S, I], *Panel[S, I], error) {
 	options = append(options[:len(options):len(options)], p.Options())
 	m, err := journal.Open(store, cfg.Definition, opts, options...)
 	if err != nil {

@@ -195,13 +195,20 @@ const beforeAttach = ^uint64(0)
 // Attach gives it the agent, whose options (Options) must include the
 // panel's.
 func New[S, I any](cfg Config[S, I]) (*Panel[S, I], error) {
+	if cfg.Auth == nil {
+		return nil, errors.New("devpanel: Config.Auth is required (httpbridge.Bearer, or the program's own)")
+	}
+	return newPanel(cfg)
+}
+
+// newPanel is New without its front's Auth: a Fleet's panel is reached only
+// through serveAPI, behind the Fleet's own front.
+func newPanel[S, I any](cfg Config[S, I]) (*Panel[S, I], error) {
 	switch {
 	case cfg.Definition.Initial == nil || cfg.Definition.Transition == nil:
 		return nil, errors.New("devpanel: Config.Definition is required")
 	case cfg.Decode == nil:
 		return nil, errors.New("devpanel: Config.Decode is required")
-	case cfg.Auth == nil:
-		return nil, errors.New("devpanel: Config.Auth is required (httpbridge.Bearer, or the program's own)")
 	}
 	var schema struct {
 		Inputs map[string]json.RawMessage `json:"inputs"`
@@ -587,7 +594,7 @@ func (p *Panel[S, I]) Close() {
 }
 
 // ServeHTTP serves the panel's page and API; see the package
-// documentation.
+// documentation. The page's files are open; the API is behind Config.Auth.
 func (p *Panel[S, I]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case "/", "/index.html", "/app.js", "/form.js", "/style.css":
@@ -603,6 +610,12 @@ func (p *Panel[S, I]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		wire.WriteError(w, http.StatusUnauthorized, "%v", err)
 		return
 	}
+	p.serveAPI(w, r)
+}
+
+// serveAPI serves the panel's API to a request its front let through: the
+// panel's Auth, or a Fleet's identity and ownership checks.
+func (p *Panel[S, I]) serveAPI(w http.ResponseWriter, r *http.Request) {
 	route := r.Method + " " + r.URL.Path
 	switch route {
 	case "GET /health":

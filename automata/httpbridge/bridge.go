@@ -233,16 +233,31 @@ var clientFS embed.FS
 // New starts serving agent. It subscribes to the agent at once; call Close
 // when done.
 func New[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, I, V], error) {
-	if cfg.Decode == nil || cfg.View == nil {
-		return nil, errors.New("httpbridge: Config.Decode and Config.View are required")
-	}
 	if cfg.Auth == nil {
 		return nil, errors.New("httpbridge: Config.Auth is required (Bearer(token), AllowAll on a trusted network, or a hook of your own)")
 	}
-	for _, o := range cfg.AllowOrigins {
+	return newBridge(agent, cfg)
+}
+
+// checkOrigins says whether every entry of Config.AllowOrigins is an
+// origin.
+func checkOrigins(allow []string) error {
+	for _, o := range allow {
 		if o == "*" || !strings.Contains(o, "://") || strings.HasSuffix(o, "/") {
-			return nil, fmt.Errorf("httpbridge: Config.AllowOrigins: %q is not scheme://host[:port]", o)
+			return fmt.Errorf("httpbridge: Config.AllowOrigins: %q is not scheme://host[:port]", o)
 		}
+	}
+	return nil
+}
+
+// newBridge is New without its front's Auth: a Fleet's bridge is reached
+// only through serveAgent, behind the Fleet's own front.
+func newBridge[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, I, V], error) {
+	if cfg.Decode == nil || cfg.View == nil {
+		return nil, errors.New("httpbridge: Config.Decode and Config.View are required")
+	}
+	if err := checkOrigins(cfg.AllowOrigins); err != nil {
+		return nil, err
 	}
 	actors, err := newClientActors(cfg.ClientActors)
 	if err != nil {
@@ -448,17 +463,16 @@ func (b *Bridge[S, I, V]) Close() {
 	b.hub.joining.Wait() // each sees closing, and sends its close event
 }
 
-// ServeHTTP serves the bridge's routes: see the package documentation.
+// ServeHTTP serves the bridge's routes: see the package documentation. It
+// is the bridge's front: the CORS allow-list and preflight, the Auth hook
+// (or a query token) and the bound on the body, applied once, before the
+// agent's routes.
 func (b *Bridge[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if b.tel != nil && r.Method == http.MethodPost && r.URL.Path == "/inputs" {
-		b.tel.serveInput(w, r, b.serve)
-		return
-	}
-	b.serve(w, r)
+	b.traced(w, r, b.front)
 }
 
-// serve is ServeHTTP without the span and the measure of a POST /inputs.
-func (b *Bridge[S, I, V]) serve(w http.ResponseWriter, r *http.Request) {
+// front is ServeHTTP without the span and the measure of a POST /inputs.
+func (b *Bridge[S, I, V]) front(w http.ResponseWriter, r *http.Request) {
 	if !checkOrigin(w, r, b.cfg.AllowOrigins, b.cors) {
 		return
 	}
@@ -469,7 +483,33 @@ func (b *Bridge[S, I, V]) serve(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/client.js" && !b.authorize(w, r) {
 		return
 	}
+	limitBody(w, r, b.cfg.MaxBody)
 	b.mux.ServeHTTP(w, r)
+}
+
+// serveAgent serves the agent's routes to a request that the Fleet's front
+// has let through (origin, identity, ownership, the body's bound): the same
+// routes as ServeHTTP, with none of its checks made again.
+func (b *Bridge[S, I, V]) serveAgent(w http.ResponseWriter, r *http.Request) {
+	b.traced(w, r, b.mux.ServeHTTP)
+}
+
+// traced serves r with next, inside the span and the measure of a POST
+// /inputs when the bridge has telemetry.
+func (b *Bridge[S, I, V]) traced(w http.ResponseWriter, r *http.Request, next http.HandlerFunc) {
+	if b.tel != nil && r.Method == http.MethodPost && r.URL.Path == "/inputs" {
+		b.tel.serveInput(w, r, next)
+		return
+	}
+	next(w, r)
+}
+
+// limitBody bounds the body of r to max bytes: a read beyond fails with an
+// *http.MaxBytesError, which the route that reads it answers with 413.
+func limitBody(w http.ResponseWriter, r *http.Request, max int64) {
+	if r.Body != nil && r.Body != http.NoBody {
+		r.Body = http.MaxBytesReader(unwrapRecorder(w), r.Body, max)
+	}
 }
 
 // checkOrigin enforces the CORS allow-list. A request without Origin (not
@@ -490,7 +530,7 @@ func checkOrigin(w http.ResponseWriter, r *http.Request, allow []string, allowHe
 		return true
 	}
 	if !slices.Contains(allow, origin) {
-		wire.WriteError(w, http.StatusForbidden, "origin %q is not allowed (Config.AllowOrigins)", truncate(origin, 100))
+		wire.WriteError(w, http.StatusForbidden, "origin %q is not allowed (Config.AllowOrigins)", wire.Truncate(origin, 100))
 		return false
 	}
 	h := w.Header()
@@ -550,14 +590,14 @@ type postResult struct {
 func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			wire.WriteError(w, http.StatusUnsupportedMediaType, "content type %q: want application/json", truncate(ct, 100))
+			wire.WriteError(w, http.StatusUnsupportedMediaType, "content type %q: want application/json", wire.Truncate(ct, 100))
 			return
 		}
 	} else {
 		wire.WriteError(w, http.StatusUnsupportedMediaType, "missing Content-Type: want application/json")
 		return
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(unwrapRecorder(w), r.Body, b.cfg.MaxBody))
+	body, err := io.ReadAll(r.Body) // bounded by the front (Config.MaxBody)
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
@@ -724,7 +764,7 @@ func (a clientActors) check(in any) error {
 		return fmt.Errorf(`input %s names no actor (its type %T has no method InputActor() string); clients of this bridge may dispatch only the inputs of %s (Config.ClientActors), or any input when that is ["*"]`, inputName(in), in, a)
 	}
 	if actor := named.InputActor(); !slices.Contains(a.names, actor) {
-		return fmt.Errorf("input %s is an input of actor %q; clients of this bridge may dispatch only the inputs of %s (Config.ClientActors)", inputName(in), truncate(actor, 100), a)
+		return fmt.Errorf("input %s is an input of actor %q; clients of this bridge may dispatch only the inputs of %s (Config.ClientActors)", inputName(in), wire.Truncate(actor, 100), a)
 	}
 	return nil
 }
@@ -745,7 +785,7 @@ func (a clientActors) String() string {
 // type when it has none.
 func inputName(in any) string {
 	if t, ok := in.(interface{ InputType() string }); ok {
-		return fmt.Sprintf("%q", truncate(t.InputType(), 100))
+		return fmt.Sprintf("%q", wire.Truncate(t.InputType(), 100))
 	}
 	return fmt.Sprintf("%T", in)
 }

@@ -295,6 +295,40 @@
 // (POST /sessions) and keeps it, so that two browsers opened with the same
 // URL are two people; examples/reflexor's -users does exactly that.
 //
+// # One front, and an input's path
+//
+// Each concern of HTTP is applied once, by the handler the program mounts:
+// a Bridge's ServeHTTP for one agent, a Fleet's for agents by id. That
+// front checks the origin against the allow-list and answers a preflight,
+// authenticates (a Bridge: Config.Auth or a query token; a Fleet:
+// FleetConfig.Identify, then the owner of the agent a route names) and
+// bounds the body (Config.MaxBody). Behind it the agent's routes are the
+// same code for one agent and for an agent by id, and check none of it
+// again: a Fleet's bridges have no Auth hook of their own.
+//
+// An input POSTed to /agents/{id}/inputs takes these hops before its answer:
+//
+//  1. the Fleet's front: origin, body bound, identity, ownership
+//     (FleetConfig.Identify, the registry's Owned), then the agent activated
+//     or found active (registry.Get; with Peers, the request is sent to the
+//     process that has it, whose own front takes it as its first hop);
+//  2. the agent's bridge: Config.Decode (the JSON Schema of the inputs),
+//     the client's actors, the input's id against the window of recent ids
+//     (a duplicate is answered here, with the seq it had);
+//  3. journal.Machine.DispatchSeq, which hands the input to the automata
+//     machine's queue and waits: the machine admits it (admission steps,
+//     such as the server's timestamp), the journal's committer encodes it,
+//     decodes it back (what is journaled must read back the same), appends
+//     it with the inputs queued beside it in one Store.Append (one fsync for
+//     the group), and only then is the transition applied;
+//  4. the bridge waits until it has observed the state after the input's seq
+//     (the delta its state streams send), so that a client reading the
+//     stream next finds it, and answers {"seq": n}.
+//
+// An error before step 3 is the client's (400, 403, 413, 415); an error from
+// step 3 means the input is not in the journal (422, or 503 when the agent
+// is closed or did not take the input in time).
+//
 // # Many hosts
 //
 // A registry whose fleet several processes share (automata/journal/

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/moora-go/moora/automata/internal/wire"
 )
 
 // eventID is the id of a state event: a sequence number, and for an agent
@@ -65,12 +67,12 @@ func parseEventID(s string) (eventID, error) {
 // stream's text, in decimal.
 func parseOffset(s string) (int, error) {
 	if s == "" || len(s) > 12 {
-		return 0, fmt.Errorf("stream offset %q: want 1 to 12 decimal digits", truncate(s, 40))
+		return 0, fmt.Errorf("stream offset %q: want 1 to 12 decimal digits", wire.Truncate(s, 40))
 	}
 	n := 0
 	for _, c := range []byte(s) {
 		if c < '0' || c > '9' {
-			return 0, fmt.Errorf("stream offset %q: not decimal digits", truncate(s, 40))
+			return 0, fmt.Errorf("stream offset %q: not decimal digits", wire.Truncate(s, 40))
 		}
 		n = n*10 + int(c-'0')
 	}
@@ -78,11 +80,4 @@ func parseOffset(s string) (int, error) {
 		return 0, fmt.Errorf("stream offset %q: leading zero", s)
 	}
 	return n, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

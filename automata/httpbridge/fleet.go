@@ -5,12 +5,12 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/moora-go/moora/automata/internal/byid"
 	"github.com/moora-go/moora/automata/internal/wire"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/registry"
@@ -145,6 +145,9 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 	if _, err := newClientActors(cfg.Bridge.ClientActors); err != nil {
 		return nil, err
 	}
+	if err := checkOrigins(cfg.Bridge.AllowOrigins); err != nil {
+		return nil, err
+	}
 	setDefault(&cfg.MaxAgentsPerOwner, 1000)
 	setDefault(&cfg.MaxStreams, 10_000)
 	setDefault(&cfg.MaxStreamsPerIdentity, 100)
@@ -155,7 +158,6 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	cfg.Bridge.Auth = AllowAll
 	f := &Fleet[S, I, V]{cfg: cfg, transport: peerTransport(cfg.RouteTimeout, cfg.MaxPeerConns), cors: corsAllowHeaders(cfg.Bridge.TracerProvider, cfg.Bridge.Propagator), bridges: map[*registry.Agent[S, I]]*fleetBridge[S, I, V]{}, owners: map[string]*ownerLock{}, byIdentity: map[string]int{}}
 	f.mux = http.NewServeMux()
 	f.mux.HandleFunc("POST /agents", f.create)
@@ -170,7 +172,11 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 }
 
 // ServeHTTP serves the fleet's routes, to the origins a Bridge allows
-// (FleetConfig.Bridge.AllowOrigins).
+// (FleetConfig.Bridge.AllowOrigins). It is the fleet's front, which every
+// request crosses once: the CORS allow-list and preflight, and the bound on
+// the body (FleetConfig.Bridge.MaxBody); each route then identifies the
+// caller (FleetConfig.Identify) and checks that it may see the agent it
+// names, before the agent's bridge serves it (see Bridge.serveAgent).
 func (f *Fleet[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !checkOrigin(w, r, f.cfg.Bridge.AllowOrigins, f.cors) {
 		return
@@ -184,6 +190,7 @@ func (f *Fleet[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.ServeFileFS(w, r, clientFS, "client.js")
 		return
 	}
+	limitBody(w, r, f.cfg.Bridge.MaxBody)
 	f.mux.ServeHTTP(w, r)
 }
 
@@ -215,86 +222,6 @@ func (f *Fleet[S, I, V]) identify(w http.ResponseWriter, r *http.Request) (Ident
 	return id, true
 }
 
-// agentInfo is an agent as the fleet's routes describe it.
-type agentInfo struct {
-	ID      string    `json:"id"`
-	Owner   string    `json:"owner"`
-	Created time.Time `json:"created"`
-}
-
-// ServeOwned returns the info of agent id of reg if who may see it;
-// otherwise it answers the request itself: 404, word for word as for an
-// agent that does not exist, for another identity's. The devpanel's fleet
-// checks with it too.
-func ServeOwned[S, I any](w http.ResponseWriter, reg *registry.Registry[S, I], who Identity, id string) (journal.AgentInfo, bool) {
-	info, err := reg.Owned(who, id)
-	switch {
-	case errors.Is(err, journal.ErrNoAgent):
-		wire.WriteError(w, http.StatusNotFound, "no agent %q", truncate(id, 100))
-		return info, false
-	case errors.Is(err, journal.ErrUnavailable):
-		w.Header().Set("Retry-After", "1")
-		wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: %v", truncate(id, 100), err)
-		return info, false
-	case err != nil:
-		wire.WriteError(w, http.StatusInternalServerError, "agent %q: %v", truncate(id, 100), err)
-		return info, false
-	}
-	return info, true
-}
-
-// ServeActive activates agent id of reg for a request of who's that
-// ServeOwned let through, and returns it with its lease; otherwise it
-// answers the request itself: 404 for an agent deleted since, or whose id
-// was given to another identity's agent since (the owner is checked again
-// on the activation got); 503 with Retry-After when MaxActive agents are
-// all in use; nothing to a client that left meanwhile.
-func ServeActive[S, I any](w http.ResponseWriter, r *http.Request, reg *registry.Registry[S, I], who Identity, id string) (a *registry.Agent[S, I], release func(), ok bool) {
-	a, release, err := reg.Get(r.Context(), id)
-	return serveGot(w, r, a, release, err, who, id)
-}
-
-// serveGot is ServeActive once the registry's Get has answered.
-func serveGot[S, I any](w http.ResponseWriter, r *http.Request, a *registry.Agent[S, I], release func(), err error, who Identity, id string) (*registry.Agent[S, I], func(), bool) {
-	switch {
-	case err == nil:
-	case errors.Is(err, journal.ErrNoAgent):
-		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
-		return nil, nil, false
-	case errors.Is(err, registry.ErrTooManyActive):
-		w.Header().Set("Retry-After", "1")
-		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
-		return nil, nil, false
-	case errors.Is(err, registry.ErrClosed):
-		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
-		return nil, nil, false
-	case errors.Is(err, journal.ErrInUse), errors.Is(err, journal.ErrUnavailable):
-		// Another process has it (a fleet shared across processes
-		// without FleetConfig.Peers), or it is being deleted; or the
-		// journal's server cannot answer now.
-		w.Header().Set("Retry-After", "1")
-		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
-		return nil, nil, false
-	case r.Context().Err() != nil:
-		return nil, nil, false
-	default:
-		wire.WriteError(w, http.StatusInternalServerError, "%v", err)
-		return nil, nil, false
-	}
-	if !who.May(a.Info()) {
-		// The agent was deleted and its id given to someone else's since
-		// ServeOwned: this activation is of that one.
-		release()
-		wire.WriteError(w, http.StatusNotFound, "no agent %q", id)
-		return nil, nil, false
-	}
-	if r.Context().Err() != nil {
-		release() // the client left while the agent was activated
-		return nil, nil, false
-	}
-	return a, release, true
-}
-
 // ownedRequest identifies the caller of a request for agent {id} and checks
 // that it may see the agent, answering the request itself when not.
 func (f *Fleet[S, I, V]) ownedRequest(w http.ResponseWriter, r *http.Request) (who Identity, id string, info journal.AgentInfo, ok bool) {
@@ -302,7 +229,7 @@ func (f *Fleet[S, I, V]) ownedRequest(w http.ResponseWriter, r *http.Request) (w
 		return who, "", info, false
 	}
 	id = r.PathValue("id")
-	info, ok = ServeOwned(w, f.cfg.Registry, who, id)
+	info, ok = byid.Owned(w, f.cfg.Registry, who, id)
 	return who, id, info, ok
 }
 
@@ -363,50 +290,13 @@ func (f *Fleet[S, I, V]) create(w http.ResponseWriter, r *http.Request) {
 	// Relative to the request's /agents, so that it holds under a prefix
 	// the fleet is mounted at (http.StripPrefix).
 	w.Header().Set("Location", "agents/"+id)
-	wire.WriteJSON(w, http.StatusCreated, agentInfo{id, info.Owner, info.Created})
+	wire.WriteJSON(w, http.StatusCreated, byid.Info{ID: id, Owner: info.Owner, Created: info.Created})
 }
 
 func (f *Fleet[S, I, V]) list(w http.ResponseWriter, r *http.Request) {
 	if who, ok := f.identify(w, r); ok {
-		ServeAgentList(w, r, f.cfg.Registry, who)
+		byid.List(w, r, f.cfg.Registry, who)
 	}
-}
-
-// maxListLimit bounds one page of GET /agents.
-const maxListLimit = 1000
-
-// ServeAgentList answers GET /agents for who: one page of the agents of reg
-// that who may see, in order of id, as {"agents": [{"id", "owner",
-// "created"}], "next": id}, after the query's "after" id, at most its
-// "limit" (default 100, at most 1,000); "next", if present, is the "after"
-// of the next page. The devpanel's fleet answers with it too.
-func ServeAgentList[S, I any](w http.ResponseWriter, r *http.Request, reg *registry.Registry[S, I], who Identity) {
-	limit := 100
-	if s := r.URL.Query().Get("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > maxListLimit {
-			wire.WriteError(w, http.StatusBadRequest, "limit %q: want 1 to %d", truncate(s, 20), maxListLimit)
-			return
-		}
-		limit = n
-	}
-	page := struct {
-		Agents []agentInfo `json:"agents"`
-		Next   string      `json:"next,omitempty"`
-	}{Agents: []agentInfo{}}
-	err := reg.ListOwned(who, r.URL.Query().Get("after"), func(id string, info journal.AgentInfo) error {
-		if len(page.Agents) == limit {
-			page.Next = page.Agents[limit-1].ID
-			return journal.ErrStop
-		}
-		page.Agents = append(page.Agents, agentInfo{id, info.Owner, info.Created})
-		return nil
-	})
-	if err != nil {
-		wire.WriteError(w, http.StatusInternalServerError, "listing agents: %v", err)
-		return
-	}
-	wire.WriteJSON(w, http.StatusOK, page)
 }
 
 func (f *Fleet[S, I, V]) info(w http.ResponseWriter, r *http.Request) {
@@ -414,7 +304,7 @@ func (f *Fleet[S, I, V]) info(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	wire.WriteJSON(w, http.StatusOK, agentInfo{id, info.Owner, info.Created})
+	wire.WriteJSON(w, http.StatusOK, byid.Info{ID: id, Owner: info.Owner, Created: info.Created})
 }
 
 func (f *Fleet[S, I, V]) delete(w http.ResponseWriter, r *http.Request) {
@@ -531,7 +421,7 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 	}
 	r2 := r.Clone(ctx)
 	r2.URL.Path, r2.URL.RawPath = rest, ""
-	b.ServeHTTP(w, r2)
+	b.serveAgent(w, r2)
 }
 
 // admitStream takes a place for a stream of who among the fleet's and the
@@ -589,7 +479,7 @@ func (f *Fleet[S, I, V]) bridgeOf(a *registry.Agent[S, I]) (*Bridge[S, I, V], er
 	if f.cfg.Streams != nil {
 		cfg.Streams = f.cfg.Streams(a.ID())
 	}
-	fb.b, fb.err = New(a.Machine(), cfg)
+	fb.b, fb.err = newBridge(a.Machine(), cfg)
 	close(fb.ready)
 	if fb.err != nil {
 		f.mu.Lock()

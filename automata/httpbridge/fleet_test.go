@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/byid"
 	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
 	"github.com/moora-go/moora/automata/journal"
@@ -174,7 +175,7 @@ func (f *fleetFixture) person() string {
 func (f *fleetFixture) create(token string) string {
 	f.t.Helper()
 	status, body := f.do("POST", "/agents", token, nil)
-	var a agentInfo
+	var a byid.Info
 	if json.Unmarshal(body, &a); status != http.StatusCreated || a.ID == "" {
 		f.t.Fatalf("POST /agents: %d %s", status, body)
 	}
@@ -184,7 +185,7 @@ func (f *fleetFixture) create(token string) string {
 func (f *fleetFixture) ids(token string) []string {
 	f.t.Helper()
 	status, body := f.do("GET", "/agents", token, nil)
-	var page struct{ Agents []agentInfo }
+	var page struct{ Agents []byid.Info }
 	if json.Unmarshal(body, &page); status != http.StatusOK {
 		f.t.Fatalf("GET /agents: %d %s", status, body)
 	}
@@ -407,7 +408,7 @@ func TestFleetBounds(t *testing.T) {
 	}
 	status, body := f.do("GET", "/agents?limit=2", ann, nil)
 	var page struct {
-		Agents []agentInfo
+		Agents []byid.Info
 		Next   string
 	}
 	json.Unmarshal(body, &page)

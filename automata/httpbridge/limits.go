@@ -33,7 +33,7 @@ func (l *streamLimits) admit(client string) (free func(), err error) {
 		return nil, &limitError{fmt.Sprintf("%d streams are open, the most this server serves (Config.MaxStreams): try again later", l.open)}
 	}
 	if l.byClient[client] >= l.perClient {
-		return nil, &limitError{fmt.Sprintf("%d streams are open from %s, the most one client may hold (Config.MaxStreamsPerClient)", l.byClient[client], truncate(client, 100))}
+		return nil, &limitError{fmt.Sprintf("%d streams are open from %s, the most one client may hold (Config.MaxStreamsPerClient)", l.byClient[client], wire.Truncate(client, 100))}
 	}
 	l.open++
 	l.byClient[client]++

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/moora-go/moora/automata/internal/byid"
 	"github.com/moora-go/moora/automata/internal/wire"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/registry"
@@ -66,7 +67,7 @@ const (
 	routeAgain                      // locate the agent again, or activate it here
 )
 
-// serveActive is ServeActive, routing the request to the process that has
+// serveActive is byid.Active, routing the request to the process that has
 // the agent active when it is not this one (FleetConfig.Peers): it
 // returns ok false once the request is answered, here or by the peer.
 //
@@ -75,14 +76,14 @@ const (
 // come.
 func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who Identity, id string, deadline time.Time) (a *registry.Agent[S, I], release func(), ok bool) {
 	if f.cfg.Peers == nil {
-		return ServeActive(w, r, f.cfg.Registry, who, id)
+		return byid.Active(w, r, f.cfg.Registry, who, id)
 	}
 	ctx, cancel := context.WithDeadline(r.Context(), deadline)
 	defer cancel()
 	var body []byte // read once, sent again on each attempt
 	if r.Body != nil && r.Body != http.NoBody {
 		var err error
-		if body, err = io.ReadAll(http.MaxBytesReader(w, r.Body, f.cfg.Bridge.MaxBody)); err != nil {
+		if body, err = io.ReadAll(r.Body); err != nil { // bounded by the front (ServeHTTP)
 			var tooBig *http.MaxBytesError
 			if errors.As(err, &tooBig) {
 				wire.WriteError(w, http.StatusRequestEntityTooLarge, "the input is over %d bytes (Config.MaxBody)", tooBig.Limit)
@@ -142,7 +143,7 @@ func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who
 		if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
 			err = fmt.Errorf("%w (after %v of looking for the process that has it: %v)", err, f.cfg.RouteTimeout, last)
 		}
-		return serveGot(w, r, a, release, err, who, id)
+		return byid.Got(w, r, a, release, err, who, id)
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/moora-go/moora/automata/internal/wire"
 )
 
 // Streams holds the token streams of an agent: named texts that effects and
@@ -245,7 +247,7 @@ func checkStreamName(name string) error {
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '_' || c == '~' || c == ':' || c == '-') {
-			return fmt.Errorf("httpbridge: stream name %q: byte %d is not one of A-Z a-z 0-9 . _ ~ : -", truncate(name, 40), i)
+			return fmt.Errorf("httpbridge: stream name %q: byte %d is not one of A-Z a-z 0-9 . _ ~ : -", wire.Truncate(name, 40), i)
 		}
 	}
 	return nil

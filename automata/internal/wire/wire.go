@@ -42,3 +42,12 @@ func AppendEvent(dst []byte, id, event string, data []byte) []byte {
 	dst = append(dst, data...)
 	return append(dst, "\n\n"...)
 }
+
+// Truncate returns s cut to n bytes, with an ellipsis when it was longer:
+// for echoing what a client sent in an error message.
+func Truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
