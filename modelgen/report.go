@@ -43,8 +43,9 @@ const (
 
 // A Report is what a run of Load, Graph, Generate, Check or Init found and
 // did, for a command to print as text or JSON. Every path in it is the
-// spec's directory joined with the path relative to it, as a person
-// running the command in the working directory reads it. Each function
+// spec's directory (for Init, the agent's) joined with the path relative
+// to it, as a person running the command in the working directory reads
+// it. Each function
 // fills the fields it names; the others stay empty.
 //
 // A run that fails returns its report and an error, the sentence that says
@@ -56,8 +57,8 @@ type Report struct {
 	Spec string
 	// Status is one of the Status constants.
 	Status string
-	// Diagnostics are the problems of the spec (or of its history), or,
-	// when it is valid, its modelling warnings (errors with Strict).
+	// Diagnostics are the problems of the spec, or, when it is valid, its
+	// modelling warnings (errors with Strict).
 	Diagnostics []Diagnostic
 	// History (Generate, Check) are the problems of the spec's history
 	// file, when it is invalid.
