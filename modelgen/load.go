@@ -19,8 +19,9 @@ import (
 // DefaultSpecFile is the spec file agentgen reads when given none.
 const DefaultSpecFile = "agent.yaml"
 
-// GraphFormats are the formats of Graph.
-var GraphFormats = graph.Formats
+// GraphFormats are the formats of Graph: mermaid (a flowchart) and dot
+// (Graphviz).
+var GraphFormats = slices.Clone(graph.Formats)
 
 // Schema returns the JSON Schema of the spec format, for editors
 // ("# yaml-language-server: $schema=...") and for agentgen schema. The
@@ -53,7 +54,7 @@ func Load(file string, opts Options) (*Report, error) {
 // (mermaid or dot).
 func Graph(file string, opts Options) (*Report, error) {
 	r := &Report{Spec: file}
-	if !slices.Contains(GraphFormats, opts.Format) {
+	if !slices.Contains(graph.Formats, opts.Format) {
 		r.Status = StatusInvalid
 		return r, fmt.Errorf("unknown graph format %q (want mermaid or dot)", opts.Format)
 	}

@@ -32,7 +32,7 @@ const header = gen.Header
 
 // PrunedDir is where Generate with Options.Prune moves orphans, relative to
 // the spec's directory; the go command ignores it.
-const PrunedDir = model.PrunedDir
+const PrunedDir = "impl/_pruned"
 
 // declGen generates the decl/ package: the Go declarations of the model.
 var declGen gen.Generator = decl.Generator
