@@ -93,7 +93,7 @@ func largeSpec() []byte {
 }
 
 func TestLargeSpec(t *testing.T) {
-	m, err := LoadBytes("large.yaml", largeSpec())
+	m, err := loadBytes("large.yaml", largeSpec())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +104,7 @@ func TestLargeSpec(t *testing.T) {
 	if len(m.Actors) < 50 || props < 500 || len(m.Inputs) < 200 {
 		t.Fatalf("large spec has %d actors, %d observation properties, %d inputs; want at least 50, 500, 200", len(m.Actors), props, len(m.Inputs))
 	}
-	if _, err := Generate(m); err != nil {
+	if _, err := generateModel(m); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -134,11 +134,11 @@ func BenchmarkGenerate(b *testing.B) {
 			var gen, fmtOnly time.Duration
 			for b.Loop() {
 				start := time.Now()
-				m, err := LoadBytes("agent.yaml", spec)
+				m, err := loadBytes("agent.yaml", spec)
 				if err != nil {
 					b.Fatal(err)
 				}
-				out, err := Generate(m)
+				out, err := generateModel(m)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -168,11 +168,11 @@ func BenchmarkGenerate(b *testing.B) {
 func BenchmarkFormatSource(b *testing.B) {
 	specs := benchSpecs(b)
 	for _, name := range []string{"small", "large"} {
-		m, err := LoadBytes("agent.yaml", specs[name])
+		m, err := loadBytes("agent.yaml", specs[name])
 		if err != nil {
 			b.Fatal(err)
 		}
-		out, err := Generate(m)
+		out, err := generateModel(m)
 		if err != nil {
 			b.Fatal(err)
 		}

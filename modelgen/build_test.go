@@ -10,7 +10,7 @@ import (
 
 // buildOnly runs the model checks on a spec without validating it against
 // the spec schema first, to reach the checks that stand behind it.
-func buildOnly(t *testing.T, name, src string) (*Model, error) {
+func buildOnly(t *testing.T, name, src string) (*model.Model, error) {
 	t.Helper()
 	root, err := spec.Parse(name, []byte(src))
 	if err != nil {
@@ -80,11 +80,11 @@ func TestGenerateByteOrderMarkInValues(t *testing.T) {
      "text": {"type": "string", "pattern": "^\ufeff"},
      "kind": {"const": "\ufeff"}},
    "required": ["kind"]}}}}`
-	m, err := LoadBytes("agent.json", []byte(spec))
+	m, err := loadBytes("agent.json", []byte(spec))
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := Generate(m, Decl, Impl(nil))
+	out, err := generateModel(m, declGen, implGen(nil))
 	if err != nil {
 		t.Fatalf("generating: %v", err)
 	}

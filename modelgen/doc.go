@@ -2,7 +2,32 @@
 // and generates its Go code: the declarations (the decl/ package), and the
 // glue of impl/ with stubs for the code written by hand. The agentgen
 // command (github.com/moora-go/moora/cmd/agentgen) is a thin shell around
-// it.
+// it: each of its commands calls one function of this package and prints
+// the Report it returns.
+//
+// # The API
+//
+// Each function runs the whole pipeline for one task on a spec file (or a
+// directory, for Init), and returns a Report of what it found and did:
+//
+//	Load      read, validate and derive the model; count it (agentgen validate)
+//	Graph     Load, then draw the actor graph (agentgen graph)
+//	Generate  write decl/, the glue of impl/, missing stubs and the history
+//	          beside the spec; with Options.Prune, move orphans (agentgen generate)
+//	Check     what Generate would change, what impl/ holds that the build
+//	          fails on, the changes of data shapes and the migrations still
+//	          to write; it writes nothing (agentgen check)
+//	Init      a new agent that runs: the starter, or the agent of a spec of
+//	          one's own, with a go.mod when there is none (agentgen init)
+//	Schema    the JSON Schema of the spec format (agentgen schema)
+//
+// Options carry what the flags of the commands say (Strict, Amend, Prune,
+// Against, TypeCheck, Format), InitOptions those of init. A Report is plain
+// data: its Status (StatusUpToDate, StatusDrift, StatusInvalid,
+// StatusError), the Diagnostics of the spec, the files written or
+// differing, the changes of data shapes, the findings in impl/ and the
+// migrations to write, each with its position. A run that fails returns its
+// Report too, and an error that says why in one sentence.
 //
 // # The model
 //
@@ -29,31 +54,45 @@
 //
 // # Stages
 //
-// Load and LoadBytes run the stages that turn a file into a Model, each
-// handing plain data to the next:
+// Every function first loads the spec, in stages that turn a file into a
+// model, each handing plain data to the next:
 //
 //  1. parse: YAML (with github.com/goccy/go-yaml) or JSON (*.json, with
 //     encoding/json's tokenizer) into a tree that keeps the line and column
 //     of every key and value; syntax errors, duplicate and empty keys are
 //     errors at their line and column;
-//  2. validate: the tree against the spec's JSON Schema (SpecSchema,
+//  2. validate: the tree against the spec's JSON Schema (Schema,
 //     produced from the Spec types with invopop/jsonschema) with
 //     santhosh-tekuri/jsonschema/v5; every leaf error is reported, at the
 //     position of the offending key or value, with a "did you mean" for
 //     misspelled keys. A schema's validity does not depend on where it
 //     is, so each distinct schema is validated once and its errors are
 //     reported wherever it occurs;
-//  3. check and derive: the spec types into the Model: types resolved,
+//  3. check and derive: the spec types into the model: types resolved,
 //     model rules checked, StateOf/ContextOf/AgentState derived, every Go
 //     identifier chosen and checked for clashes, the JSON Schema of the
 //     inputs compiled as generated code compiles it, and the methodology's
 //     lint run.
 //
-// Generate then runs Generators on the Model (by default Decl; agentgen
-// runs Decl and Impl) and returns the files in memory; Write puts them on
-// disk and Compare diffs them with the disk. The Model is the only input of
-// a printer; Impl also takes what ScanImpl found of the hand-written code,
-// so that it creates stubs only for functions that are nowhere yet.
+// Generate and Check then go on with the same stages:
+//
+//  4. history: read the spec's history file and plan its versions (a new
+//     one when the data shapes changed); a spec without one is refused when
+//     a renamed spec's history is beside it, or when decl/version.go says
+//     decl/ was generated from a later version than 1;
+//  5. scan: read the hand-written code of impl/ with go/parser, and the
+//     migrations impl/migrations declares;
+//  6. generate: run the printers on the model (decl/, the glue and missing
+//     stubs of impl/, the history and the packages of earlier versions) into
+//     files in memory, gofmt'ed and byte-identical across runs;
+//  7. Generate writes them (all or nothing) and, with Prune, moves the
+//     orphans; Check compares them with the disk, scans the migrations and,
+//     when the files are up to date, type-checks decl/ and impl/ with the
+//     go command.
+//
+// The model is the only input of a printer; the impl/ printer also takes
+// what the scan found of the hand-written code, so that it creates stubs
+// only for functions that are nowhere yet.
 //
 // Each stage is a package under modelgen/internal, and this package is the
 // entry point that runs them in order:
@@ -63,11 +102,15 @@
 //	model      Spec -> Model, the IR: stage 3, every Go identifier a printer
 //	           prints (StateOfX, ContextOfX, InputFromX, ...) chosen once,
 //	           and the checks that need Go names.
+//	versions   the history file and the plan of versions (stage 4).
+//	evolve     the changes of data shapes between two specs.
+//	implscan   the hand-written code of impl/, read with go/parser (stage 5).
 //	gen        File, Output, Generator; the printers below it print a Model
 //	           and build no names: gen/decl, gen/impl (glue and stubs),
-//	           gen/graph.
-//	implscan   the hand-written code of impl/, read with go/parser.
-//	sync       Plan, Write (all or nothing), Compare, Prune.
+//	           gen/migrations (history, earlier versions, migration stubs),
+//	           gen/graph (stage 6).
+//	sync       Plan, Write (all or nothing), Compare, Prune (stage 7).
+//	typecheck  decl/ and impl/ type-checked with the go command (stage 7).
 //	names      the case conversions and did-you-mean suggestions.
 //
 // # Spec format (version 1)
@@ -103,8 +146,8 @@
 // (golang.org/x/mod/module.CheckImportPath): a spec in a directory named
 // "My Agent", "Café" or "a@b" is an error, as its generated code could not
 // be built there.
-// Loading needs no package path; Generate does, and fails with ErrNoPackage
-// when there is none.
+// Loading needs no package path; Generate and Check do, and fail when there
+// is none.
 //
 // Editors that speak the YAML language server protocol check and complete a
 // spec that starts with
@@ -113,8 +156,8 @@
 //
 // with the spec format's JSON Schema saved beside it: agentgen init writes
 // both, and agentgen schema > agent.schema.json saves the schema for a spec
-// of your own. (The schema's $id, SpecSchemaURL, names where this
-// repository keeps it, for when the module is published.)
+// of your own. (The schema's $id names where this repository keeps it,
+// modelgen/agent.schema.json, for when the module is published.)
 //
 // # Supported JSON Schema and the type mapping
 //
@@ -252,7 +295,7 @@
 // limit). A file too large is an error at its first line, any other spec
 // beyond a limit an error at the value that crosses it; in YAML the limits
 // are checked on the lexer's tokens, before the parser sees them. A spec
-// gets at most MaxDiagnostics (100) diagnostics, the last saying when there
+// gets at most 100 diagnostics, the last saying when there
 // are more. The worst spec within these limits (49,990 values, each of the
 // wrong type) takes agentgen validate 0.4 s and 94 MB.
 //
@@ -337,7 +380,7 @@
 // Only the input schemas are enforced at run time; state is what pure
 // transitions made of validated inputs.
 //
-// Package impl/agent, generated by Impl beside decl/, puts the agent
+// Package impl/agent, generated beside decl/, puts the agent
 // together. Its files carry the header too:
 //
 //	agent/initial.go      Initial(): AgentState from each actor's initial state
@@ -366,37 +409,40 @@
 //
 // # Hand-written code
 //
-// ImplFuncs lists the functions a person writes: per actor, its initial
-// state in impl/initials/<actor>.go, and per input, its transition in
-// impl/transitions/<actor>_<input>.go; ImplFunc.Signature says how each is
-// declared. (Spec names are kebab-case, so the underscore separates actor
-// and input; an input named test or like a GOOS or GOARCH gets _input
-// added, so that the go command builds the file everywhere.) Impl creates
-// a stub for each that is missing, from the text/template sources of
-// package github.com/moora-go/moora/templates (see StubData): a stub
-// compiles, panics "not implemented: <actor>/<input>" (or "not implemented:
-// initial state of <actor>"), and is never written again. ScanImpl reads
-// impl/ with go/parser only, never type-checking it, and reports orphans,
-// wrong signatures, unparsable files and stubs still panicking, each with
-// its position; Prune moves the orphans to impl/_pruned, which the go
-// command ignores, but never a file that declares something the rest of its
-// package uses. Starter returns the files of a new agent, the starter's
-// code written out instead of stubs (agentgen init).
+// A person writes these functions: per actor, its initial state in
+// impl/initials/<actor>.go, and per input, its transition in
+// impl/transitions/<actor>_<input>.go; a finding of kind signature says
+// how one declared otherwise must be declared. (Spec names are kebab-case,
+// so the underscore separates actor and input; an input named test or like
+// a GOOS or GOARCH gets _input added, so that the go command builds the
+// file everywhere.) Generate
+// creates a stub for each that is missing, from the text/template sources
+// of package github.com/moora-go/moora/templates: a stub compiles, panics
+// "not implemented: <actor>/<input>" (or "not implemented: initial state
+// of <actor>"), and is never written again. The scan of impl/ reads it with
+// go/parser only, never type-checking it (Check type-checks with the go
+// command, as a separate stage), and reports orphans, wrong signatures,
+// unparsable files and stubs still panicking, each with its position (the
+// Findings of a Report); Options.Prune moves the orphans to impl/_pruned
+// (PrunedDir), which the go command ignores, but never a file that
+// declares something the rest of its package uses. Init writes a new
+// agent: the starter, its code written out instead of stubs, or the agent
+// of a spec of one's own, with a stub for every function.
 //
 // # Versions and migrations
 //
 // A durable agent's journal holds inputs and states in the shapes of the
 // spec that wrote them, so the spec's data shapes are versioned. The
-// history file beside the spec (HistoryFile: agent.history.json beside
+// history file beside the spec (agent.history.json beside
 // agent.yaml) holds every version's spec, oldest first, numbered from 1, as
 // indented JSON, one value a line, so that a new version is a diff of added
 // lines; it is owned by agentgen (its first member, "//", is the generated
-// header). ReadHistory reads it and PlanVersions compares its newest version
-// with the spec: when their data shapes differ, the spec is a new version
-// (or, with amend, replaces the newest). CompareShapes classifies each
-// difference (a ShapeChange: the input or the state, a JSON Pointer inside
-// it, what changed, the old and new shape, and where in the spec), as
-// breaking for replay or compatible:
+// header). Generate and Check read it and compare its newest version with
+// the spec: when their data shapes differ, the spec is a new version (or,
+// with Options.Amend, replaces the newest). Each difference is classified
+// (a ShapeChange: the input or the state, a JSON Pointer inside it, what
+// changed, the old and new shape, and where in the spec) as breaking for
+// replay or compatible:
 //
 //	compatible   new optional property, new input type, input moved to another
 //	             actor, property no longer required, nullable now, integer to
@@ -413,7 +459,7 @@
 // replaced). The state's validation keywords are not enforced at run time,
 // and their changes are not reported.
 //
-// Versions generates what a plan needs: the history file; for each step with
+// Generate writes what a new version needs: the history file; for each step with
 // a breaking change, the older version's declarations as package vN in
 // decl/vN (the newer one's too, or, while it is the spec's version, decl/vN
 // with type aliases of decl, so that a migration written against it keeps
@@ -427,22 +473,21 @@
 // The state's migration is required for a breaking change of the state,
 // and optional for a compatible one (a new actor or observation), where the
 // journal replays over an older snapshot instead; when impl/migrations
-// declares it (DeclaredMigrations), it is used, which a compacted journal
-// needs. ScanMigrations reports each migration still missing or a stub.
+// declares it, it is used, which a compacted journal needs. The Migrations
+// of a Report are those still missing or stubs.
 //
 // # Files on disk
 //
-// A File is either owned (it carries the header; rewritten when its bytes
-// change, deleted when no longer generated) or not (created once when
-// missing and then left alone: a stub for hand-written code). Write changes
-// only files whose bytes differ, deletes owned .go files directly in a
-// generator's directories (decl, impl/agent, impl/initials,
+// A generated file is either owned (it carries the header; rewritten when
+// its bytes change, deleted when no longer generated) or not (created once
+// when missing and then left alone: a stub for hand-written code). Generate
+// changes only files whose bytes differ, deletes owned .go files directly
+// in a generator's directories (decl, impl/agent, impl/initials,
 // impl/transitions; never in their subdirectories) that it no longer
-// produces, and makes all changes or none.
-// Compare reports modified (with a unified diff), missing and extra files.
-// A file at the path of an owned file that does not carry the header was
-// written by a person: Plan, Write and Compare fail with ErrNotGenerated
-// rather than overwrite it.
+// produces, and makes all changes or none. Check reports modified (with a
+// unified diff), missing and extra files. A file at the path of an owned
+// file that does not carry the header was written by a person: Generate
+// and Check fail rather than overwrite it.
 //
 // # Performance
 //
@@ -478,7 +523,7 @@
 // the large spec took 1.79 to 1.94 times formatting against 1.91 to 2.03.
 // The target needs the second core, and so the pipeline keeps two places
 // where independent work runs side by side: the model checks beside schema
-// validation in LoadBytes, and the files of decl/ rendered and formatted
+// validation in the loader, and the files of decl/ rendered and formatted
 // concurrently. Built without them and run alternately with the pipeline
 // as it is, the large spec took 2.5 to 2.7 times formatting with both
 // cores, against 1.8 to 2.0 with them; on one core (-cpu 1) it takes about
@@ -489,7 +534,7 @@
 // template) weigh more against its short output: it generates in about 3
 // times formatting.
 // Schema validation is done once per distinct schema (see "Stages"), and
-// Load compiles the input schemas once per distinct input schema,
+// The loader compiles the input schemas once per distinct input schema,
 // concurrently: the large spec's 250 inputs have 5 distinct schemas.
 //
 // # What it is not

@@ -3,6 +3,7 @@ package modelgen_test
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/moora-go/moora/modelgen"
@@ -24,65 +25,93 @@ inputs:
     answer: {type: object, properties: {reply: {type: string}}, required: [reply]}
 `
 
-// Load a spec, look at the derived model and generate decl/.
-func Example() {
-	m, err := modelgen.LoadBytes("agent.yaml", []byte(chat))
+// writeSpec writes the chat spec into a new directory and returns its
+// file, and a function that removes the directory.
+func writeSpec(spec string) (string, func()) {
+	dir, err := os.MkdirTemp("", "example")
 	if err != nil {
-		fmt.Println(err)
-		return
+		panic(err)
 	}
-	for _, a := range m.Actors {
-		fmt.Printf("%s: state %v, context %v\n", a.GoName, names(a.State), names(a.Context))
+	file := filepath.Join(dir, modelgen.DefaultSpecFile)
+	if err := os.WriteFile(file, []byte(spec), 0o644); err != nil {
+		panic(err)
 	}
-	out, err := modelgen.Generate(m)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, f := range out.Files {
-		fmt.Println(f.Path)
-	}
-	// Output:
-	// User: state [prompt], context [reply]
-	// Llm: state [reply], context [prompt reply]
-	// decl/actors.go
-	// decl/agent.go
-	// decl/contexts.go
-	// decl/helpers.go
-	// decl/inputs.go
-	// decl/inputschema.go
-	// decl/observations.go
-	// decl/states.go
+	return file, func() { os.RemoveAll(dir) }
 }
 
-func names(fs []*modelgen.Field) []string {
-	var out []string
-	for _, f := range fs {
-		out = append(out, f.Name)
+// Generate the code of a spec, then check that it is up to date.
+func Example() {
+	file, cleanup := writeSpec(chat)
+	defer cleanup()
+	dir := filepath.Dir(file)
+
+	r, err := modelgen.Generate(file, modelgen.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
 	}
-	return out
+	fmt.Println(r.Status, "version", r.Version)
+	for _, f := range r.Written {
+		if rel, _ := filepath.Rel(dir, f.Path); strings.HasPrefix(rel, "impl") {
+			fmt.Println(f.Kind, filepath.ToSlash(rel))
+		}
+	}
+
+	r, err = modelgen.Check(file, modelgen.Options{})
+	fmt.Println(r.Status, err, r.TypeCheck)
+	// Output:
+	// up-to-date version 1
+	// created impl/agent/create.go
+	// created impl/agent/effect.go
+	// created impl/agent/initial.go
+	// created impl/agent/transition.go
+	// created impl/agent/versions.go
+	// created impl/initials/initials.gen.go
+	// created impl/initials/llm.go
+	// created impl/initials/user.go
+	// created impl/transitions/llm_answer.go
+	// created impl/transitions/transitions.gen.go
+	// created impl/transitions/user_ask.go
+	// up-to-date <nil> skipped: --typecheck=false
+}
+
+// Load a spec and count what its model has.
+func ExampleLoad() {
+	file, cleanup := writeSpec(chat)
+	defer cleanup()
+	r, err := modelgen.Load(file, modelgen.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(r.Actors, "actors,", r.Observations, "observations,", r.Inputs, "inputs")
+	// Output:
+	// 2 actors, 3 observations, 2 inputs
 }
 
 // The problems of a spec are reported with their positions.
-func ExampleDiagnostics() {
-	spec := strings.Replace(chat, "prompt: {type: string}}\n    llm", "prompt: {type: strin}}\n    llm", 1)
-	_, err := modelgen.LoadBytes("agent.yaml", []byte(spec))
-	for _, d := range modelgen.AsDiagnostics(err) {
-		fmt.Println(d)
+func ExampleDiagnostic() {
+	file, cleanup := writeSpec(strings.Replace(chat, "prompt: {type: string}}\n    llm", "prompt: {type: strin}}\n    llm", 1))
+	defer cleanup()
+	r, err := modelgen.Load(file, modelgen.Options{})
+	fmt.Println(r.Status, strings.TrimPrefix(err.Error(), filepath.Dir(file)+string(filepath.Separator)))
+	for _, d := range r.Diagnostics {
+		fmt.Printf("%d:%d: %s: %s; %s\n", d.Line, d.Col, d.Element, d.Message, d.Hint)
 	}
 	// Output:
-	// agent.yaml:8:27: observations.llm.user.prompt.type: unknown type "strin"; did you mean "string"?
+	// invalid agent.yaml is invalid: 1 error
+	// 8:27: observations.llm.user.prompt.type: unknown type "strin"; did you mean "string"?
 }
 
-func ExampleWriteGraph() {
-	m, err := modelgen.LoadBytes("agent.yaml", []byte(chat))
+func ExampleGraph() {
+	file, cleanup := writeSpec(chat)
+	defer cleanup()
+	r, err := modelgen.Graph(file, modelgen.Options{Format: "mermaid"})
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	if err := modelgen.WriteGraph(os.Stdout, m, "mermaid"); err != nil {
-		fmt.Println(err)
-	}
+	os.Stdout.Write(r.Graph)
 	// Output:
 	// flowchart LR
 	//   actor_user["<b>user</b><br/>state: prompt<br/>context: reply"]
@@ -90,89 +119,4 @@ func ExampleWriteGraph() {
 	//   actor_user -->|"reply"| actor_llm
 	//   actor_llm -->|"prompt"| actor_user
 	//   actor_llm -->|"reply"| actor_llm
-}
-
-// The functions written by hand in impl/, where agentgen creates their stubs
-// and how they must be declared.
-func ExampleImplFuncs() {
-	m, err := modelgen.LoadBytes("agent.yaml", []byte(chat))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, fn := range modelgen.ImplFuncs(m) {
-		fmt.Printf("%s\n\t%s\n", fn.Path, fn.Signature())
-	}
-	// Output:
-	// impl/initials/user.go
-	// 	func User() decl.StateOfUser
-	// impl/transitions/user_ask.go
-	// 	func Ask(state decl.StateOfUser, input decl.Ask) decl.StateOfUser
-	// impl/initials/llm.go
-	// 	func Llm() decl.StateOfLlm
-	// impl/transitions/llm_answer.go
-	// 	func Answer(state decl.StateOfLlm, input decl.Answer) decl.StateOfLlm
-}
-
-// Generate decl/ and impl/ for a tree that has some hand-written code, and
-// see what the scan of it reports.
-func ExampleScanImpl() {
-	m, err := modelgen.LoadBytes("agent.yaml", []byte(chat))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	dir, err := os.MkdirTemp("", "example")
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	defer os.RemoveAll(dir)
-	// The user's transition, written by hand, and one of an input since removed.
-	os.MkdirAll(dir+"/impl/transitions", 0o755)
-	os.WriteFile(dir+"/impl/transitions/user_ask.go", []byte(`package transitions
-
-import "example.com/chat/decl"
-
-func Ask(state decl.StateOfUser, input decl.Ask) decl.StateOfUser {
-	state.Prompt = input.Prompt
-	return state
-}
-`), 0o644)
-	os.WriteFile(dir+"/impl/transitions/user_shout.go", []byte(`package transitions
-
-import "example.com/chat/decl"
-
-func Shout(state decl.StateOfUser, input decl.Shout) decl.StateOfUser { return state }
-`), 0o644)
-
-	scan, err := modelgen.ScanImpl(dir, m)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, f := range scan.Findings {
-		fmt.Println(f.Kind, f.Path, f.Line)
-	}
-	out, err := modelgen.Generate(m, modelgen.Decl, modelgen.Impl(scan))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	for _, f := range out.Files {
-		if strings.HasPrefix(f.Path, "impl/") {
-			fmt.Println(f.Path, f.Owned)
-		}
-	}
-	// Output:
-	// orphan impl/transitions/user_shout.go 5
-	// impl/agent/create.go true
-	// impl/agent/effect.go true
-	// impl/agent/initial.go true
-	// impl/agent/transition.go true
-	// impl/initials/initials.gen.go true
-	// impl/initials/llm.go false
-	// impl/initials/user.go false
-	// impl/transitions/llm_answer.go false
-	// impl/transitions/transitions.gen.go true
 }

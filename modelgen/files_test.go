@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/moora-go/moora/modelgen/internal/gen"
+	"github.com/moora-go/moora/modelgen/internal/model"
 )
 
 func TestFormatErrorShowsNumberedSource(t *testing.T) {
@@ -23,14 +24,14 @@ func TestFormatErrorShowsNumberedSource(t *testing.T) {
 }
 
 func TestGenerateNeedsAPackagePath(t *testing.T) {
-	m, err := LoadBytes("agent.yaml", []byte("version: 1\nactors: [a]\nobservations: {a: {a: {n: {type: integer}}}}\ninputs: {a: {inc: {type: object}}}\n"))
+	m, err := loadBytes("agent.yaml", []byte("version: 1\nactors: [a]\nobservations: {a: {a: {n: {type: integer}}}}\ninputs: {a: {inc: {type: object}}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.PackageNote = "there is no go.mod in /nowhere or above"
-	_, err = Generate(m)
-	if !errors.Is(err, ErrNoPackage) {
-		t.Fatalf("Generate without a package path: %v, want ErrNoPackage", err)
+	_, err = generateModel(m)
+	if !errors.Is(err, model.ErrNoPackage) {
+		t.Fatalf("Generate without a package path: %v, want model.ErrNoPackage", err)
 	}
 	const want = "no Go package path for the spec: there is no go.mod in /nowhere or above; add a package key with the import path of the spec's directory, or put the spec inside a Go module"
 	if err.Error() != want {
@@ -81,11 +82,11 @@ func TestDerivedPackageInvalid(t *testing.T) {
 				"go.mod":                           "module example.com/app\n",
 				"agents/" + tc.dir + "/agent.yaml": "version: 1\nactors: [user]\n",
 			})
-			m, err := Load(spec)
+			m, err := loadFile(spec)
 			if err == nil {
 				t.Fatalf("loaded, with package %q", m.Package)
 			}
-			ds := AsDiagnostics(err)
+			ds := asDiagnostics(err)
 			if len(ds) != 1 {
 				t.Fatalf("want one diagnostic, got %v", err)
 			}

@@ -85,9 +85,9 @@ func FuzzLoadSpec(f *testing.F) {
 			name = "agent.json"
 		}
 		checkValidateInPieces(t, name, data)
-		m, err := LoadBytes(name, data)
+		m, err := loadBytes(name, data)
 		if err != nil {
-			ds := AsDiagnostics(err)
+			ds := asDiagnostics(err)
 			if len(ds) == 0 {
 				t.Fatalf("error without diagnostics: %v", err)
 			}
@@ -111,7 +111,7 @@ func FuzzLoadSpec(f *testing.F) {
 		if m.Package == "" {
 			m.Package = "example.com/fuzz"
 		}
-		if _, err := Generate(m, Decl, Impl(nil)); err != nil {
+		if _, err := generateModel(m, declGen, implGen(nil)); err != nil {
 			t.Fatalf("a valid spec failed to generate: %v\n%s", err, data)
 		}
 	})
@@ -125,7 +125,7 @@ func TestSmallSpecsAreValid(t *testing.T) {
 		if strings.HasPrefix(s, "{") {
 			name = "agent.json"
 		}
-		if _, err := LoadBytes(name, []byte(s)); err != nil {
+		if _, err := loadBytes(name, []byte(s)); err != nil {
 			t.Errorf("%v\n%s", err, s)
 		}
 		if len(s) > fuzzGenerateLimit {

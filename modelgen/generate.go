@@ -1,223 +1,239 @@
 package modelgen
 
 import (
-	"bufio"
-	"context"
-	"io"
-	"os"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
 	"path/filepath"
-	"strings"
+	"slices"
+	"strconv"
 
 	"github.com/moora-go/moora/modelgen/internal/gen"
-	"github.com/moora-go/moora/modelgen/internal/gen/decl"
-	"github.com/moora-go/moora/modelgen/internal/gen/graph"
-	"github.com/moora-go/moora/modelgen/internal/gen/impl"
+	"github.com/moora-go/moora/modelgen/internal/gen/migrations"
 	"github.com/moora-go/moora/modelgen/internal/implscan"
-	gensync "github.com/moora-go/moora/modelgen/internal/sync"
-	"github.com/moora-go/moora/modelgen/internal/typecheck"
+	"github.com/moora-go/moora/modelgen/internal/model"
+	"github.com/moora-go/moora/modelgen/internal/versions"
 )
 
-// Header is the first line of every file agentgen owns. It matches Go's
-// convention for generated files (^// Code generated .* DO NOT EDIT\.$).
-const Header = gen.Header
-
-// The printers' output, from package gen.
-type (
-	// File is one generated file.
-	File = gen.File
-	// A Generator produces one set of files from a model. Generate runs a
-	// list of them; each owns the directories it names.
-	Generator = gen.Generator
-	// Output is the result of running generators: the files and the
-	// directories whose owned files they manage.
-	Output = gen.Output
-	// StubData is what the stub templates (templates/stub/*.go.tmpl)
-	// receive.
-	StubData = impl.StubData
-)
-
-// Decl generates the decl/ package: the Go declarations of the model.
-var Decl Generator = decl.Generator
-
-// Impl returns the generator of impl/: the glue of impl/agent,
-// impl/initials/initials.gen.go and impl/transitions/transitions.gen.go,
-// and a stub for each hand-written function (ImplFuncs) that scan did not
-// find. A nil scan finds nothing: every stub is generated. No stubs are
-// generated for a package scan could not parse, because a function hidden
-// behind the syntax error would be defined twice.
-func Impl(scan *ImplScan) Generator { return impl.New(scan) }
-
-// Generate runs the generators (by default Decl) on a model, one after the
-// other. Generated code is gofmt'ed and byte-identical across runs. It
-// fails with ErrNoPackage when the model has no package path.
-func Generate(m *Model, gens ...Generator) (*Output, error) {
-	if len(gens) == 0 {
-		gens = []Generator{Decl}
+// Generate loads the spec file and writes beside it what it makes: decl/,
+// the glue of impl/, a stub for each hand-written function and migration
+// that is missing, and the spec's history with a new version when its data
+// shapes changed (with Options.Amend, the newest version replaced). With
+// Options.Prune it then moves the orphans of impl/ into PrunedDir.
+//
+// The report lists the files written, the orphans moved, the new version
+// and its changes of data shapes, and what the scans of impl/ and of the
+// migrations found. Hand-written files are never overwritten. A run that
+// wrote the files but found code in impl/ the build will fail on fails all
+// the same, with StatusDrift, so that go generate stops there.
+func Generate(file string, opts Options) (*Report, error) {
+	r := &Report{Spec: file}
+	m, err := load(r, file, opts.Strict)
+	if err != nil {
+		return r, err
 	}
-	return gen.Generate(m, gens...)
+	dir := filepath.Dir(file)
+	g, err := generateAll(r, m, file, opts.Amend)
+	if err != nil {
+		return r, err
+	}
+	changes, err := writeFiles(dir, g.out)
+	if err != nil {
+		r.Status = StatusError
+		return r, fmt.Errorf("writing the generated files (nothing was changed): %w", err)
+	}
+	for _, c := range changes {
+		r.Written = append(r.Written, FileChange{Path: filepath.Join(dir, filepath.FromSlash(c.Path)), Kind: c.Kind.String()})
+	}
+	pruned := make(map[string]bool)
+	if opts.Prune {
+		if err := prune(r, dir, g.scan, pruned); errors.Is(err, errKept) {
+			return r, nil
+		} else if err != nil {
+			return r, err
+		}
+	}
+	plan := g.plan
+	r.Version, r.NewVersion, r.Amended = plan.Current, plan.New && len(plan.Pending) > 0, plan.Amended
+	for _, c := range plan.Pending {
+		r.Changes = append(r.Changes, shapeChange(plan.Pos(nil, c), c))
+	}
+	if r.NewVersion {
+		step := plan.Steps[len(plan.Steps)-1]
+		r.MigrationsDir = filepath.Join(dir, filepath.FromSlash(migrations.Dir))
+		if step.NeedsCode() {
+			r.MigrationsFile = filepath.Join(r.MigrationsDir, fmt.Sprintf("v%d_to_v%d.go", plan.Current-1, plan.Current))
+		}
+		r.SnapshotNote = step.StateChanged && !step.State
+	}
+	problems := 0
+	for _, f := range g.scan.Findings {
+		if pruned[f.Path] {
+			continue
+		}
+		r.Findings = append(r.Findings, finding(dir, f, false))
+		if !f.Warning() {
+			problems++
+		}
+	}
+	if err := scanMigrations(r, dir, plan); err != nil {
+		return r, err
+	}
+	if problems > 0 {
+		hint := "fix them"
+		if slices.ContainsFunc(g.scan.Findings, func(f *implscan.Finding) bool { return !pruned[f.Path] && f.Kind == implscan.Orphan }) {
+			hint = "fix them, or move the orphans with agentgen generate --prune"
+		}
+		r.Status = StatusDrift
+		return r, fmt.Errorf("the generated files are written, but %s in impl/ will stop the build: %s", plural(problems, "problem"), hint)
+	}
+	r.Status = StatusUpToDate
+	return r, nil
 }
 
-// Stub renders the stub of a hand-written function from its template.
-func Stub(m *Model, fn *ImplFunc) ([]byte, error) { return impl.Stub(m, fn) }
+// prune moves the orphans of scan, and records in r and in pruned what it
+// moved and what it left in place. Orphans left in place fail the run,
+// with StatusDrift and a nil error: the report says it all.
+func prune(r *Report, dir string, scan *implscan.ImplScan, pruned map[string]bool) error {
+	moves, err := pruneFiles(dir, scan)
+	if err != nil {
+		r.Status = StatusError
+		return fmt.Errorf("moving the orphans (the generated files were written, no orphan was moved): %w", err)
+	}
+	for _, mv := range moves {
+		pruned[mv.From] = true
+		r.Moved = append(r.Moved, Move{From: filepath.Join(dir, filepath.FromSlash(mv.From)), To: filepath.Join(dir, filepath.FromSlash(mv.To))})
+	}
+	if len(scan.Kept) == 0 {
+		return nil
+	}
+	for _, from := range slices.Sorted(maps.Keys(scan.Kept)) {
+		pruned[from] = true
+		r.Moved = append(r.Moved, Move{From: filepath.Join(dir, filepath.FromSlash(from)), Reason: scan.Kept[from]})
+	}
+	for _, f := range scan.Findings {
+		if !pruned[f.Path] {
+			r.Findings = append(r.Findings, finding(dir, f, false))
+		}
+	}
+	r.Status = StatusDrift
+	return errKept
+}
 
-// GraphFormats are the formats WriteGraph writes.
-var GraphFormats = graph.Formats
+// errKept stops Generate after prune left orphans in place.
+var errKept = errors.New("orphans left in place")
 
-// WriteGraph writes the actor graph of m: one node per actor, labelled with
-// its state and context, and one edge per observation, labelled with the
-// observed properties; format is mermaid or dot.
-func WriteGraph(w io.Writer, m *Model, format string) error { return graph.Write(w, m, format) }
+// scanMigrations puts into r the migrations of the plan that are missing
+// or still stubs.
+func scanMigrations(r *Report, dir string, plan *versions.Plan) error {
+	migrs, err := migrations.Scan(dir, plan)
+	if err != nil {
+		r.Status = StatusError
+		return err
+	}
+	for _, f := range migrs {
+		r.Migrations = append(r.Migrations, Finding{Path: filepath.Join(dir, filepath.FromSlash(f.Path)), Line: f.Line, Col: f.Col, Kind: "migration", Message: f.Message})
+	}
+	return nil
+}
 
-// What ScanImpl finds in the hand-written code, from package implscan.
-type (
-	// ImplScan is what ScanImpl found in impl/.
-	ImplScan = implscan.ImplScan
-	// Finding is one thing ScanImpl reports about the hand-written code.
-	Finding = implscan.Finding
-	// FindingKind says what ScanImpl found.
-	FindingKind = implscan.FindingKind
-)
+// generatedFiles is what Generate writes and Check compares: the files in
+// memory, and what they were made from.
+type generatedFiles struct {
+	out  *gen.Output
+	scan *implscan.ImplScan
+	plan *versions.Plan
+}
 
-// The kinds of findings. All but NotImplemented are errors: agentgen check
-// fails on them.
-const (
-	Orphan         = implscan.Orphan
-	WrongSignature = implscan.WrongSignature
-	Unparsable     = implscan.Unparsable
-	NotImplemented = implscan.NotImplemented
-	BuildError     = implscan.BuildError
-)
+// generateAll reads the spec's history, scans impl/, and generates decl/,
+// impl/ and the history in memory. The problems of an invalid history go
+// into r.History.
+func generateAll(r *Report, m *model.Model, file string, amend bool) (*generatedFiles, error) {
+	g, err := generateFiles(m, file, amend)
+	if err != nil {
+		r.Status = StatusError
+		if ds := asDiagnostics(err); ds != nil {
+			r.Status, r.History = StatusInvalid, diagnostics(ds, false)
+		}
+	}
+	return g, err
+}
 
-// TypeCheck is what TypeCheckImpl found, from package typecheck.
-type TypeCheck = typecheck.Result
+func generateFiles(m *model.Model, file string, amend bool) (*generatedFiles, error) {
+	dir := filepath.Dir(file)
+	hist, err := versions.Read(historyFile(file))
+	if err != nil {
+		return nil, err
+	}
+	if len(hist.Versions) == 0 {
+		if err := lostHistory(file); err != nil {
+			return nil, err
+		}
+	}
+	plan, err := planVersions(hist, m, amend)
+	if err != nil {
+		return nil, err
+	}
+	scan, err := scanImpl(dir, m)
+	if err != nil {
+		return nil, err
+	}
+	declared, err := migrations.Declared(dir)
+	if err != nil {
+		return nil, err
+	}
+	out, err := generateModel(m, declGen, implGen(scan), versionsGen(plan, filepath.Base(historyFile(file)), declared))
+	if err != nil {
+		return nil, err
+	}
+	return &generatedFiles{out: out, scan: scan, plan: plan}, nil
+}
 
-// MaxTypeErrors is the most errors TypeCheckImpl reports.
-const MaxTypeErrors = typecheck.MaxErrors
+// lostHistory says why a spec without a history file is not a new spec,
+// when it can tell: another spec's history beside it (the spec was
+// renamed), or a decl/ generated from a later version than 1 (the history
+// was deleted). Starting again at version 1 would read the journals of
+// those versions as version 1.
+func lostHistory(file string) error {
+	dir := filepath.Dir(file)
+	others, _ := filepath.Glob(filepath.Join(dir, "*.history.json"))
+	if len(others) > 0 {
+		return fmt.Errorf("%s has no history %s, but %s is here: if the spec was renamed, rename its history too, or its journals will be read as version 1 of a new history", file, filepath.Base(historyFile(file)), others[0])
+	}
+	if v := declVersion(dir); v > 1 {
+		return fmt.Errorf("%s has no history %s, but decl/ was generated from version %d of the spec: restore the history (from version control), or the journals of versions 1 to %d will be read as version 1 of a new history", file, filepath.Base(historyFile(file)), v, v)
+	}
+	return nil
+}
 
-// TypeCheckImpl type-checks the packages of decl/ and impl/ under dir, the
-// spec's directory, as they are on disk, with the go command
-// (golang.org/x/tools/go/packages): the code go build would refuse there,
-// as findings of kind BuildError at file:line:col, with the paths relative
-// to dir. An error on a name of package decl that is not there (a field, a
-// type) says which change of the spec removed it when the plan's history
-// tells: "state.Acks undefined (type decl.StateOfDesk has no field or
-// method Acks): version 2 of the spec removed state property acks and
-// added acknowledgements". Errors in the files of scan's orphans, wrong
-// signatures and unparsable files are left out, and while there are any,
-// so are errors in the generated files (the glue that calls a function
-// declared wrongly): they follow from those findings.
-//
-// Without a go command on PATH, or outside a Go module, it type-checks
-// nothing and says why in TypeCheck.Skipped. A module it cannot load (a
-// dependency missing from the module cache with GOPROXY=off, a go.sum
-// without an entry) is a finding without a position, as go build fails on
-// it too.
-func TypeCheckImpl(ctx context.Context, dir string, scan *ImplScan, plan *VersionPlan) (*TypeCheck, error) {
-	reported := make(map[string]bool)
-	if scan != nil {
-		for _, f := range scan.Findings {
-			if f.Kind == Orphan || f.Kind == WrongSignature || f.Kind == Unparsable {
-				reported[f.Path] = true
+// declVersion is the SpecVersion constant of the decl/ generated under
+// dir, or 0 when there is none, it does not parse, or it is not an
+// integer.
+func declVersion(dir string) int {
+	f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, "decl", "version.go"), nil, parser.SkipObjectResolution)
+	if err != nil {
+		return 0
+	}
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.CONST {
+			continue
+		}
+		for _, s := range gd.Specs {
+			vs := s.(*ast.ValueSpec)
+			for i, name := range vs.Names {
+				if name.Name != "SpecVersion" || i >= len(vs.Values) {
+					continue
+				}
+				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.INT {
+					v, _ := strconv.Atoi(lit.Value)
+					return v
+				}
 			}
 		}
 	}
-	skip := func(path string) bool {
-		return reported[path] || len(reported) > 0 && generated(filepath.Join(dir, filepath.FromSlash(path)))
-	}
-	return typecheck.Check(ctx, dir, skip, plan)
+	return 0
 }
-
-// generated says whether a file starts with Header: agentgen's.
-func generated(file string) bool {
-	f, err := os.Open(file)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	line, _ := bufio.NewReader(f).ReadString('\n')
-	return strings.TrimSpace(line) == Header
-}
-
-// ScanImpl reads the hand-written code under dir/impl (dir is the spec's
-// directory) with go/parser only, without type checking, so that code that
-// does not compile, or does not parse, never stops generation. It looks at
-// the non-test .go files of impl/initials and impl/transitions that do not
-// carry the generated header and that the go command builds on this system
-// (build constraints and _GOOS/_GOARCH file names are honoured as go build
-// honours them, with no extra tags: a file behind //go:build ignore
-// declares nothing), and finds:
-//
-//   - the hand-written functions of the model (ImplFuncs), in whichever file
-//     of their package they are; a function declared other than as
-//     ImplFunc.Signature says is WrongSignature, at its position. A stub's
-//     file that exists without its function is WrongSignature too, at the
-//     function that is there instead (an input renamed in the spec and in
-//     the file name, but not yet in the code), at its build constraint when
-//     the go command does not build it, or else at the package clause;
-//   - orphans: files that declare none of the model's functions but an
-//     initial state or a transition for an actor or input the model no
-//     longer has: an exported func() decl.StateOfX or func(decl.StateOfX,
-//     decl.T) decl.StateOfX where decl declares no StateOfX or T, such as
-//     the transition of an input since removed or renamed, reported at that
-//     function. A helper that takes or returns a state of the model is no
-//     orphan. An orphan file that declares a name the other files of its
-//     package (tests included) use is in Kept;
-//   - stubs whose body still panics "not implemented" (NotImplemented,
-//     a warning);
-//   - files that do not parse (Unparsable); their package gets no new stubs
-//     until they do.
-//
-// A missing impl/ is not an error: everything is to be created.
-//
-// Like Generate, it fails with ErrNoPackage when the model has no package
-// path.
-func ScanImpl(dir string, m *Model) (*ImplScan, error) { return implscan.Scan(dir, m) }
-
-// Files on disk, from package sync.
-type (
-	// Change is one file Write creates, rewrites or deletes.
-	Change = gensync.Change
-	// ChangeKind says what Write did to a file.
-	ChangeKind = gensync.ChangeKind
-	// Drift is one difference Compare found between the output and disk.
-	Drift = gensync.Drift
-	// DriftKind says how a file differs.
-	DriftKind = gensync.DriftKind
-	// Move is one file Prune moved.
-	Move = gensync.Move
-)
-
-// The changes Write makes.
-const (
-	Created = gensync.Created
-	Updated = gensync.Updated
-	Deleted = gensync.Deleted
-)
-
-// The kinds of drift Compare reports.
-const (
-	Modified = gensync.Modified // the bytes differ
-	Missing  = gensync.Missing  // the file is not on disk
-	Extra    = gensync.Extra    // an owned file on disk is no longer generated
-)
-
-// ErrNotGenerated is returned by Plan, Write and Compare when a file at
-// the path of an owned file does not carry the header: a person wrote it.
-var ErrNotGenerated = gensync.ErrNotGenerated
-
-// Plan returns the changes Write would make under dir, the spec's
-// directory, without making them.
-func Plan(dir string, out *Output) ([]Change, error) { return gensync.Plan(dir, out) }
-
-// Write makes the files under dir match the output and returns the changes
-// it made: all of them or none.
-func Write(dir string, out *Output) ([]Change, error) { return gensync.Write(dir, out) }
-
-// Compare reports how the files under dir differ from the output:
-// modified (with a unified diff), missing and extra files.
-func Compare(dir string, out *Output) ([]Drift, error) { return gensync.Compare(dir, out) }
-
-// Prune moves the orphan files of a scan, but those in ImplScan.Kept, out
-// of their packages into impl/_pruned/<package>/ under dir, all of them or
-// none, and returns the moves sorted by source.
-func Prune(dir string, scan *ImplScan) ([]Move, error) { return gensync.Prune(dir, scan) }

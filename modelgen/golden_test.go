@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/moora-go/moora/modelgen/internal/gen"
+	"github.com/moora-go/moora/modelgen/internal/model"
+	"github.com/moora-go/moora/modelgen/internal/versions"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 )
 
@@ -40,13 +43,13 @@ func goldenCases(t *testing.T) map[string]string {
 }
 
 // firstVersion generates the history of a spec that has one version.
-func firstVersion(t testing.TB, m *Model) Generator {
+func firstVersion(t testing.TB, m *model.Model) gen.Generator {
 	t.Helper()
-	plan, err := PlanVersions(&History{}, m, false)
+	plan, err := planVersions(&versions.History{}, m, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return Versions(plan, HistoryFile(filepath.Base(m.File)), nil)
+	return versionsGen(plan, historyFile(filepath.Base(m.File)), nil)
 }
 
 // TestGolden generates each golden case and compares the output with the
@@ -55,15 +58,15 @@ func firstVersion(t testing.TB, m *Model) Generator {
 func TestGolden(t *testing.T) {
 	for name, spec := range goldenCases(t) {
 		t.Run(name, func(t *testing.T) {
-			m, err := Load(spec)
+			m, err := loadFile(spec)
 			if err != nil {
 				t.Fatalf("loading: %v", err)
 			}
-			out, err := Generate(m, Decl, Impl(nil), firstVersion(t, m))
+			out, err := generateModel(m, declGen, implGen(nil), firstVersion(t, m))
 			if err != nil {
 				t.Fatalf("generating: %v", err)
 			}
-			again, err := Generate(mustLoad(t, spec), Decl, Impl(nil), firstVersion(t, mustLoad(t, spec)))
+			again, err := generateModel(mustLoad(t, spec), declGen, implGen(nil), firstVersion(t, mustLoad(t, spec)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,11 +86,11 @@ func TestGolden(t *testing.T) {
 						}
 					}
 				}
-				if _, err := Write(dir, out); err != nil {
+				if _, err := writeFiles(dir, out); err != nil {
 					t.Fatal(err)
 				}
 			}
-			drift, err := Compare(dir, out)
+			drift, err := compareFiles(dir, out)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -117,9 +120,9 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func mustLoad(t *testing.T, spec string) *Model {
+func mustLoad(t *testing.T, spec string) *model.Model {
 	t.Helper()
-	m, err := Load(spec)
+	m, err := loadFile(spec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +197,7 @@ func TestGoldenCompiles(t *testing.T) {
 // context only) in decl.JobFns, handed to agent.Create with agent.WithJobs,
 // and a durable agent built from agent.WithEffects and agent.WithJobs, as
 // impl/agent's package doc shows.
-func usesSource(m *Model) []byte {
+func usesSource(m *model.Model) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, `package uses
 

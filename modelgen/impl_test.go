@@ -50,9 +50,9 @@ func TestTransitionFile(t *testing.T) {
 }
 
 // starterModel is the starter spec with a package path.
-func starterModel(t *testing.T, spec string) *Model {
+func starterModel(t *testing.T, spec string) *model.Model {
 	t.Helper()
-	m, err := LoadBytes("agent.yaml", []byte(spec))
+	m, err := loadBytes("agent.yaml", []byte(spec))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +93,11 @@ inputs:
 // no temporary file.
 func TestGenerateIsAtomic(t *testing.T) {
 	base := t.TempDir()
-	out1, err := Generate(starterModel(t, atomicV1), Decl, Impl(nil))
+	out1, err := generateModel(starterModel(t, atomicV1), declGen, implGen(nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Write(base, out1); err != nil {
+	if _, err := writeFiles(base, out1); err != nil {
 		t.Fatal(err)
 	}
 	body := "package transitions\n\nimport \"example.com/atomic/decl\"\n\nfunc Increment(state decl.StateOfUser, input decl.Increment) decl.StateOfUser {\n\tstate.Count++\n\treturn state\n}\n"
@@ -105,11 +105,11 @@ func TestGenerateIsAtomic(t *testing.T) {
 	before := tree(t, base)
 
 	m2 := starterModel(t, atomicV2)
-	scan, err := ScanImpl(base, m2)
+	scan, err := scanImpl(base, m2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	out2, err := Generate(m2, Decl, Impl(scan))
+	out2, err := generateModel(m2, declGen, implGen(scan))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestGenerateIsAtomic(t *testing.T) {
 			}
 			return os.Rename(from, to)
 		}
-		_, err := Write(dir, out2)
+		_, err := writeFiles(dir, out2)
 		gensync.Rename = os.Rename
 		if calls < failAt {
 			if err != nil {
@@ -145,7 +145,7 @@ func TestGenerateIsAtomic(t *testing.T) {
 			return
 		}
 		if err == nil {
-			t.Fatalf("failing rename %d: Write succeeded", failAt)
+			t.Fatalf("failing rename %d: writeFiles succeeded", failAt)
 		}
 		got := tree(t, dir)
 		if !maps.Equal(got, before) {
@@ -178,7 +178,7 @@ func TestPruneIsAllOrNothing(t *testing.T) {
 		"impl/initials/gone.go":          "package initials\n\nimport \"example.com/atomic/decl\"\n\nfunc Gone() decl.StateOfGone { return decl.StateOfGone{} }\n",
 	})
 	before := tree(t, dir)
-	scan, err := ScanImpl(dir, m)
+	scan, err := scanImpl(dir, m)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestPruneIsAllOrNothing(t *testing.T) {
 		}
 		return os.Rename(from, to)
 	}
-	_, err = Prune(dir, scan)
+	_, err = pruneFiles(dir, scan)
 	gensync.Rename = os.Rename
 	if err == nil {
 		t.Fatal("Prune succeeded")
@@ -204,7 +204,7 @@ func TestPruneIsAllOrNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, PrunedDir)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("%s is still there", PrunedDir)
 	}
-	moves, err := Prune(dir, scan)
+	moves, err := pruneFiles(dir, scan)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,8 +216,8 @@ func TestPruneIsAllOrNothing(t *testing.T) {
 func TestPlanNeverOverwritesHandWrittenFiles(t *testing.T) {
 	dir := t.TempDir()
 	writeTree(t, dir, map[string]string{"decl/a.go": "package decl\n\n// mine\n"})
-	if _, err := Write(dir, testOutput()); !errors.Is(err, ErrNotGenerated) {
-		t.Fatalf("Write over a hand-written file: %v, want ErrNotGenerated", err)
+	if _, err := writeFiles(dir, testOutput()); !errors.Is(err, gensync.ErrNotGenerated) {
+		t.Fatalf("Write over a hand-written file: %v, want gensync.ErrNotGenerated", err)
 	}
 	if got := tree(t, dir); len(got) != 1 || got["decl/a.go"] != "package decl\n\n// mine\n" {
 		t.Errorf("tree = %v", got)
@@ -286,7 +286,7 @@ func TestScanImpl(t *testing.T) {
 		{
 			name: "generated files and ignored files are not read",
 			files: map[string]string{
-				"impl/initials/x.gen.go":  Header + "\n\npackage initials\n\n" + declImport + "func Old() decl.StateOfOld { return decl.StateOfOld{} }\n",
+				"impl/initials/x.gen.go":  header + "\n\npackage initials\n\n" + declImport + "func Old() decl.StateOfOld { return decl.StateOfOld{} }\n",
 				"impl/initials/_old.go":   "package initials\n\n" + declImport + "func Old() decl.StateOfOld { return decl.StateOfOld{} }\n",
 				"impl/initials/.old.go":   "not Go",
 				"impl/initials/notes.txt": "func User",
@@ -313,7 +313,7 @@ func TestScanImpl(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			writeTree(t, dir, tc.files)
-			scan, err := ScanImpl(dir, m)
+			scan, err := scanImpl(dir, m)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -41,11 +41,11 @@ func TestInvalidSpecs(t *testing.T) {
 			if spec == nil || want == nil {
 				t.Fatalf("%s needs an agent.yaml or agent.json and a want file", file)
 			}
-			_, err = LoadBytes(spec.Name, spec.Data)
+			_, err = loadBytes(spec.Name, spec.Data)
 			if err == nil {
 				t.Fatalf("%s loaded without error", spec.Name)
 			}
-			if AsDiagnostics(err) == nil {
+			if asDiagnostics(err) == nil {
 				t.Fatalf("error is not a list of diagnostics: %v", err)
 			}
 			got := err.Error() + "\n"

@@ -37,7 +37,7 @@ func TestNestingLimit(t *testing.T) {
 			// The root object is level 0, the value of "actors" level 1.
 			nested := strings.Repeat("[", tc.depth) + strings.Repeat("]", tc.depth)
 			doc := `{"version": 1, "actors": ` + nested + `}`
-			_, err := LoadBytes(tc.file, []byte(doc))
+			_, err := loadBytes(tc.file, []byte(doc))
 			if err == nil {
 				t.Fatal("loaded without error")
 			}
@@ -72,7 +72,7 @@ func TestEncoding(t *testing.T) {
 		{"json with a bad byte after a BOM", "agent.json", bom + "{\"version\": 1, \"actors\": [\"\xc3\"]}", "agent.json:1:28: the spec is not valid UTF-8: byte 0xc3"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			m, err := LoadBytes(tc.file, []byte(tc.spec))
+			m, err := loadBytes(tc.file, []byte(tc.spec))
 			if tc.want == "" {
 				if err != nil {
 					t.Fatalf("got error %v", err)
@@ -100,7 +100,7 @@ func TestAliasLimit(t *testing.T) {
 	for i := 1; i <= 6; i++ {
 		fmt.Fprintf(&b, "x%d: &x%d [*x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d, *x%[3]d]\n", i, i, i-1)
 	}
-	_, err := LoadBytes("agent.yaml", []byte(b.String()))
+	_, err := loadBytes("agent.yaml", []byte(b.String()))
 	want := fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", spec.MaxNodes)
 	if err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("got %v, want %q", err, want)
@@ -114,7 +114,7 @@ func TestAliasLimit(t *testing.T) {
 func TestDeepYAMLIsRefusedBeforeParsing(t *testing.T) {
 	const n = 100_000
 	doc := "version: 1\nactors: [" + strings.Repeat("[", n) + strings.Repeat("]", n) + "]\n"
-	_, err := LoadBytes("agent.yaml", []byte(doc))
+	_, err := loadBytes("agent.yaml", []byte(doc))
 	// The top-level mapping is level 0, the value of actors level 1.
 	want := fmt.Sprintf("agent.yaml:2:%d: values nested deeper than %d levels", len("actors: ")+spec.MaxDepth+1, spec.MaxDepth)
 	if err == nil || !strings.Contains(err.Error(), want) {
@@ -151,11 +151,11 @@ inputs:
     %[4]s: {type: object, properties: {%[3]s: {type: integer}}}
 `, name("a", n), name("T", n), name("p", n), name("i", n))
 	}
-	if _, err := LoadBytes("agent.yaml", []byte(specOf(spec.MaxNameLength))); err != nil {
+	if _, err := loadBytes("agent.yaml", []byte(specOf(spec.MaxNameLength))); err != nil {
 		t.Fatalf("names of %d characters: %v", spec.MaxNameLength, err)
 	}
 	n := spec.MaxNameLength + 1
-	_, err = LoadBytes("agent.yaml", []byte(specOf(n)))
+	_, err = loadBytes("agent.yaml", []byte(specOf(n)))
 	tooLong := fmt.Sprintf("is %d characters long, longer than the %d a name may be", n, spec.MaxNameLength)
 	for _, where := range []string{
 		"agent.yaml:2:16: actors[1]: name",
@@ -177,7 +177,7 @@ inputs:
 	}
 
 	// JSON, and a name far too long: the message abbreviates it.
-	_, err = LoadBytes("agent.json", []byte(`{"version": 1,
+	_, err = loadBytes("agent.json", []byte(`{"version": 1,
 "actors": ["user", "`+name("a", 5000)+`"]}`))
 	want := `agent.json:2:20: actors[1]: name "` + name("a", spec.MaxNameLength/2) + `…" is 5000 characters long, longer than the 64 a name may be`
 	if err == nil || !strings.HasPrefix(err.Error(), want) {
@@ -206,12 +206,12 @@ func TestSpecSize(t *testing.T) {
 		padded := func(n int) []byte { // the spec, padded to n bytes
 			return []byte(tc.spec + strings.Repeat(tc.pad, n-len(tc.spec)-1) + "\n")
 		}
-		if _, err := LoadBytes(tc.file, padded(spec.MaxBytes)); err != nil {
+		if _, err := loadBytes(tc.file, padded(spec.MaxBytes)); err != nil {
 			t.Errorf("%s of %d bytes: %v", tc.file, spec.MaxBytes, err)
 		}
 		want := fmt.Sprintf("%s:1:1: the spec has more than %d bytes (256 KiB), the most a spec may have", tc.file, spec.MaxBytes)
 		for _, n := range []int{spec.MaxBytes + 1, 50 << 20} {
-			if _, err := LoadBytes(tc.file, padded(n)); err == nil || err.Error() != want {
+			if _, err := loadBytes(tc.file, padded(n)); err == nil || err.Error() != want {
 				t.Errorf("%s of %d bytes: got %v, want %q", tc.file, n, err, want)
 			}
 		}
@@ -224,7 +224,7 @@ func TestSpecSize(t *testing.T) {
 	if err := os.Truncate(file, 1<<30); err != nil { // sparse: no disk is used
 		t.Fatal(err)
 	}
-	_, err = Load(file)
+	_, err = loadFile(file)
 	if want := file + ":1:1: the spec has more than"; err == nil || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("Load of a 1 GiB file: got %v, want %q...", err, want)
 	}
@@ -276,7 +276,7 @@ func TestYAMLLimitsBeforeParsing(t *testing.T) {
 			if len(tc.doc) > spec.MaxBytes {
 				t.Fatalf("the document has %d bytes, more than spec.MaxBytes", len(tc.doc))
 			}
-			_, err := LoadBytes("agent.yaml", []byte(tc.doc))
+			_, err := loadBytes("agent.yaml", []byte(tc.doc))
 			got := fmt.Sprint(err)
 			if tc.want == "" {
 				for _, limit := range []string{"nested deeper", "block mapping of more", "more than 50000 values"} {
@@ -332,7 +332,7 @@ func TestSpecBombsInBoundedMemory(t *testing.T) {
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			_, err := LoadBytes(tc.file, []byte(tc.spec))
+			_, err := loadBytes(tc.file, []byte(tc.spec))
 			runtime.ReadMemStats(&after)
 			allocated := after.TotalAlloc - before.TotalAlloc
 			t.Logf("%d bytes: %d MiB allocated: %.120v", len(tc.spec), allocated>>20, err)
@@ -358,15 +358,15 @@ func longMapping(n int) string {
 // TestDiagnosticsAreBounded: a spec with more problems than
 // MaxDiagnostics gets the first ones and one that says there are more.
 func TestDiagnosticsAreBounded(t *testing.T) {
-	_, err := LoadBytes("agent.yaml", []byte("version: 1\nactors: ["+strings.Repeat("[], ", 1000)+"[]]\n"))
-	var ds Diagnostics
+	_, err := loadBytes("agent.yaml", []byte("version: 1\nactors: ["+strings.Repeat("[], ", 1000)+"[]]\n"))
+	var ds spec.Diagnostics
 	if !errors.As(err, &ds) {
-		t.Fatalf("got %v, want Diagnostics", err)
+		t.Fatalf("got %v, want spec.Diagnostics", err)
 	}
-	if len(ds) != MaxDiagnostics+1 {
-		t.Fatalf("%d diagnostics, want %d", len(ds), MaxDiagnostics+1)
+	if len(ds) != spec.MaxDiagnostics+1 {
+		t.Fatalf("%d diagnostics, want %d", len(ds), spec.MaxDiagnostics+1)
 	}
-	if last := ds[len(ds)-1].Message; last != fmt.Sprintf("more than %d problems; the first %d are above", MaxDiagnostics, MaxDiagnostics) {
+	if last := ds[len(ds)-1].Message; last != fmt.Sprintf("more than %d problems; the first %d are above", spec.MaxDiagnostics, spec.MaxDiagnostics) {
 		t.Errorf("the last diagnostic says %q", last)
 	}
 }

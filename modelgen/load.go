@@ -1,13 +1,16 @@
 package modelgen
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"path"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 
+	"github.com/moora-go/moora/modelgen/internal/gen/graph"
 	"github.com/moora-go/moora/modelgen/internal/model"
 	"github.com/moora-go/moora/modelgen/internal/spec"
 	"golang.org/x/mod/modfile"
@@ -16,19 +19,106 @@ import (
 // DefaultSpecFile is the spec file agentgen reads when given none.
 const DefaultSpecFile = "agent.yaml"
 
-// Load reads, validates and derives the model of the spec file at path. When
+// GraphFormats are the formats of Graph: mermaid (a flowchart) and dot
+// (Graphviz).
+var GraphFormats = slices.Clone(graph.Formats)
+
+// Schema returns the JSON Schema of the spec format, for editors
+// ("# yaml-language-server: $schema=...") and for agentgen schema. The
+// committed copy is modelgen/agent.schema.json in the repository.
+func Schema() []byte { return spec.FormatSchema() }
+
+// Load reads and validates the spec file and derives its model; the report
+// counts its actors, observations, inputs and data types, and carries its
+// warnings. An invalid spec (with Options.Strict, one with warnings) fails
+// with StatusInvalid and its Diagnostics.
+func Load(file string, opts Options) (*Report, error) {
+	r := &Report{Spec: file}
+	m, err := load(r, file, opts.Strict)
+	if err != nil {
+		return r, err
+	}
+	for _, t := range m.Types {
+		if t.Input == nil {
+			r.DataTypes++
+		}
+	}
+	r.Actors, r.Observations, r.Inputs = len(m.Actors), len(m.Observations), len(m.Inputs)
+	r.Status = StatusUpToDate
+	return r, nil
+}
+
+// Graph is Load, and then the actor graph of the model in the report: one
+// node per actor, labelled with its state and context, and one edge per
+// observation, labelled with the observed properties, in Options.Format
+// (mermaid or dot).
+func Graph(file string, opts Options) (*Report, error) {
+	r := &Report{Spec: file}
+	if !slices.Contains(graph.Formats, opts.Format) {
+		r.Status = StatusInvalid
+		return r, fmt.Errorf("unknown graph format %q (want mermaid or dot)", opts.Format)
+	}
+	m, err := load(r, file, false)
+	if err != nil {
+		return r, err
+	}
+	var b bytes.Buffer
+	if err := graph.Write(&b, m, opts.Format); err != nil {
+		r.Status = StatusError
+		return r, err
+	}
+	r.Graph, r.Status = b.Bytes(), StatusUpToDate
+	return r, nil
+}
+
+// load is the first stage of every command: it loads the spec file and
+// puts its diagnostics (or, when it is valid, its warnings) into r. It
+// fails when the spec is invalid, or has warnings and strict is set; the
+// status is then StatusInvalid, or StatusError when the file could not be
+// read.
+func load(r *Report, file string, strict bool) (*model.Model, error) {
+	m, err := loadFile(file)
+	if err != nil {
+		ds := asDiagnostics(err)
+		if ds == nil {
+			r.Status = StatusError
+			return nil, err
+		}
+		r.Status, r.Diagnostics = StatusInvalid, diagnostics(ds, false)
+		return nil, fmt.Errorf("%s is invalid: %s", file, count(ds))
+	}
+	if strict && len(m.Warnings) > 0 {
+		r.Status, r.Diagnostics = StatusInvalid, diagnostics(m.Warnings, true)
+		return nil, fmt.Errorf("%s is invalid with --strict: %s", file, count(asErrors(m.Warnings)))
+	}
+	r.Diagnostics = diagnostics(m.Warnings, false)
+	return m, nil
+}
+
+// asErrors returns the warnings as errors, which Strict makes them.
+func asErrors(ds spec.Diagnostics) spec.Diagnostics {
+	out := make(spec.Diagnostics, len(ds))
+	for i, d := range ds {
+		e := *d
+		e.Severity = spec.Error
+		out[i] = &e
+	}
+	return out
+}
+
+// loadFile reads, validates and derives the model of the spec file at path. When
 // the spec has no package key, Load derives the package path from the
 // nearest enclosing go.mod; if there is none, Model.Package stays empty and
 // Model.PackageNote says why.
 //
 // An invalid spec yields Diagnostics: every problem found, each with its
 // position. Other failures (the file cannot be read) are plain errors.
-func Load(file string) (*Model, error) {
-	data, err := ReadSpec(file)
+func loadFile(file string) (*model.Model, error) {
+	data, err := readSpec(file)
 	if err != nil {
 		return nil, err
 	}
-	m, err := LoadBytes(file, data)
+	m, err := loadBytes(file, data)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +126,7 @@ func Load(file string) (*Model, error) {
 		m.Package, m.PackageNote = packageFromGoMod(filepath.Dir(file))
 		if m.Package != "" {
 			if reason := model.ImportPathError(m.Package); reason != "" {
-				return nil, Diagnostics{{Pos: Pos{File: file, Line: 1, Col: 1},
+				return nil, spec.Diagnostics{{Pos: spec.Pos{File: file, Line: 1, Col: 1},
 					Message: fmt.Sprintf("the import path of the spec's directory, %s (%s), is not a valid Go import path: %s", m.Package, m.PackageNote, reason),
 					Hint:    "rename the directory, as the go command cannot build a package there"}}
 			}
@@ -45,37 +135,28 @@ func Load(file string) (*Model, error) {
 	return m, nil
 }
 
-// MaxSpecBytes is the most bytes a spec file may have: a larger one is an
-// error before it is parsed.
-const MaxSpecBytes = spec.MaxBytes
-
-// MaxDiagnostics is how many diagnostics a spec gets at most: one with
-// more problems gets the first MaxDiagnostics and a last one saying there
-// are more.
-const MaxDiagnostics = spec.MaxDiagnostics
-
-// ReadSpec reads a spec file, or no more of it than shows that it has more
-// than MaxSpecBytes, which LoadBytes then reports.
-func ReadSpec(file string) ([]byte, error) {
+// readSpec reads a spec file, or no more of it than shows that it has more
+// than spec.MaxBytes, which loadBytes then reports.
+func readSpec(file string) ([]byte, error) {
 	f, err := os.Open(file)
 	if err != nil {
 		return nil, fmt.Errorf("reading spec: %w", err)
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, spec.MaxBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading spec: %w", err)
 	}
 	return data, nil
 }
 
-// LoadBytes is Load on the contents of a spec file; name is used in
+// loadBytes is loadFile on the contents of a spec file; name is used in
 // positions and picks the syntax (JSON for *.json, YAML otherwise). It never
 // looks at the file system, so Model.Package is only what the spec says.
-func LoadBytes(name string, data []byte) (*Model, error) {
+func loadBytes(name string, data []byte) (*model.Model, error) {
 	root, err := spec.Parse(name, data)
 	if err != nil {
-		return nil, asDiagnostics(err)
+		return nil, diagnosticsError(err)
 	}
 	src := spec.NewSource(name, root)
 	// Validation and the model checks both only read the document, so the
@@ -83,7 +164,7 @@ func LoadBytes(name string, data []byte) (*Model, error) {
 	// document is valid. (On an invalid document they may fail in any way;
 	// a panic on a valid one is a bug and is raised here.)
 	type result struct {
-		m     *Model
+		m     *model.Model
 		err   error
 		panic string // the panic value and its stack
 	}
@@ -98,7 +179,7 @@ func LoadBytes(name string, data []byte) (*Model, error) {
 		}()
 		sp, err := spec.Decode(root)
 		if err != nil {
-			r.err = Diagnostics{{Pos: Pos{File: name, Line: 1, Col: 1}, Message: fmt.Sprintf("cannot decode the spec: %v", err)}}
+			r.err = spec.Diagnostics{{Pos: spec.Pos{File: name, Line: 1, Col: 1}, Message: fmt.Sprintf("cannot decode the spec: %v", err)}}
 			return
 		}
 		r.m, r.err = model.Build(src, sp)
@@ -117,12 +198,18 @@ func LoadBytes(name string, data []byte) (*Model, error) {
 	return r.m, r.err
 }
 
-func asDiagnostics(err error) error {
-	if ds := AsDiagnostics(err); ds != nil {
+// diagnosticsError returns the diagnostics err carries, or else err.
+func diagnosticsError(err error) error {
+	if ds := asDiagnostics(err); ds != nil {
 		return ds
 	}
 	return err
 }
+
+// asDiagnostics returns the diagnostics carried by err: a Diagnostics list
+// or a single *Diagnostic, possibly wrapped. It returns nil for other
+// errors.
+func asDiagnostics(err error) spec.Diagnostics { return spec.AsDiagnostics(err) }
 
 // packageFromGoMod derives the import path of dir from the nearest enclosing
 // go.mod. It returns "" and the reason when there is none.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/moora-go/moora/modelgen/internal/model"
 	"math"
 	"regexp/syntax"
 	"slices"
@@ -20,7 +21,7 @@ import (
 // property is present and nothing is null. The instances are a generator's
 // reading of the schema, not of the Go types, so that a mismatch between
 // the two fails the round trip (usesRoundTripSource).
-func inputInstances(t *testing.T, m *Model) map[string]string {
+func inputInstances(t *testing.T, m *model.Model) map[string]string {
 	t.Helper()
 	var doc map[string]any
 	dec := json.NewDecoder(bytes.NewReader(m.InputSchema))
@@ -341,7 +342,7 @@ func (g *instanceGen) number(s map[string]any, integer bool) json.Number {
 // each of the instances with DecodeInput, encodes the input with
 // json.Marshal and decodes that again: every step must succeed, and the two
 // inputs be equal.
-func usesRoundTripSource(m *Model, instances map[string]string) []byte {
+func usesRoundTripSource(m *model.Model, instances map[string]string) []byte {
 	var b strings.Builder
 	fmt.Fprintf(&b, `package uses
 

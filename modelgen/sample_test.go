@@ -14,17 +14,17 @@ func TestSampleIsCurrent(t *testing.T) {
 	if want := "github.com/moora-go/moora/modelgen/internal/sample"; m.Package != want {
 		t.Errorf("package path = %q, want %q (%s)", m.Package, want, m.PackageNote)
 	}
-	out, err := Generate(m)
+	out, err := generateModel(m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Dir(spec)
 	if *update {
-		if _, err := Write(dir, out); err != nil {
+		if _, err := writeFiles(dir, out); err != nil {
 			t.Fatal(err)
 		}
 	}
-	drift, err := Compare(dir, out)
+	drift, err := compareFiles(dir, out)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func specComments(t *testing.T) func(reflect.Type, string) string {
 		}
 	}
 	return func(t reflect.Type, field string) string {
-		if t.PkgPath() != reflect.TypeFor[Spec]().PkgPath() {
+		if t.PkgPath() != reflect.TypeFor[spec.Spec]().PkgPath() {
 			return ""
 		}
 		if field == "" {
@@ -89,7 +89,7 @@ func TestSpecSchemaIsCurrent(t *testing.T) {
 	if !bytes.Equal(committed, fresh) {
 		t.Errorf("agent.schema.json is stale; run go test ./modelgen -run TestSpecSchemaIsCurrent -update")
 	}
-	if !bytes.Equal(SpecSchema(), committed) {
+	if !bytes.Equal(Schema(), committed) {
 		t.Errorf("SpecSchema() differs from agent.schema.json: internal/spec/agent.schema.json is not a copy of it; run go test ./modelgen -run TestSpecSchemaIsCurrent -update")
 	}
 }

@@ -8,50 +8,51 @@ import (
 
 	"github.com/moora-go/moora/modelgen/internal/gen"
 	"github.com/moora-go/moora/modelgen/internal/model"
+	"github.com/moora-go/moora/modelgen/internal/versions"
 )
 
-// StarterSchemaFile is the copy of the spec schema Starter writes beside the
-// spec when StarterOptions.SchemaRef is empty.
-const StarterSchemaFile = "agent.schema.json"
+// starterSchemaFile is the copy of the spec schema starter writes beside the
+// spec when starterOptions.SchemaRef is empty.
+const starterSchemaFile = "agent.schema.json"
 
-// StarterOptions configure Starter.
-type StarterOptions struct {
+// starterOptions configure starter.
+type starterOptions struct {
 	// Package is the Go import path of the new agent's directory.
 	Package string
 	// SchemaRef is where the spec's "# yaml-language-server: $schema=" line
-	// points. When empty, Starter writes the spec schema to
+	// points. When empty, starter writes the spec schema to
 	// agent.schema.json beside the spec and points there, which works
 	// offline.
 	SchemaRef string
 }
 
-// StarterData is what the starter templates (templates/starter/...)
+// starterData is what the starter templates (templates/starter/...)
 // receive.
-type StarterData struct {
+type starterData struct {
 	Package   string // import path of the agent's directory
 	Command   string // the last element of Package, naming the command main.go builds
 	SchemaRef string // the target of the spec's $schema line
 }
 
-// Starter returns the files of a new, ready-to-run agent, as agentgen init
+// starter returns the files of a new, ready-to-run agent, as agentgen init
 // writes them: the starter spec (a user and an llm that chat), its decl/
 // and impl/ glue as Generate makes them, the starter's initial states and
 // transitions written out (not stubs), and a main.go that runs the agent as
 // a terminal chat. No file is owned but the generated ones. It needs no
 // go.mod: the files are in memory.
-func Starter(opts StarterOptions) (*Output, error) {
+func starter(opts starterOptions) (*gen.Output, error) {
 	if msg := model.CheckImportPath(opts.Package); msg != "" {
 		return nil, errors.New(msg)
 	}
-	data := StarterData{Package: opts.Package, Command: path.Base(opts.Package), SchemaRef: opts.SchemaRef}
+	data := starterData{Package: opts.Package, Command: path.Base(opts.Package), SchemaRef: opts.SchemaRef}
 	if data.SchemaRef == "" {
-		data.SchemaRef = "./" + StarterSchemaFile
+		data.SchemaRef = "./" + starterSchemaFile
 	}
 	spec, err := gen.RenderTemplate("starter/agent.yaml.tmpl", DefaultSpecFile, data)
 	if err != nil {
 		return nil, err
 	}
-	m, err := LoadBytes(DefaultSpecFile, spec)
+	m, err := loadBytes(DefaultSpecFile, spec)
 	if err != nil {
 		return nil, fmt.Errorf("the starter spec: %w", err)
 	}
@@ -77,16 +78,16 @@ func Starter(opts StarterOptions) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Files = append(out.Files, File{Path: DefaultSpecFile, Data: spec}, File{Path: "main.go", Data: main})
+	out.Files = append(out.Files, gen.File{Path: DefaultSpecFile, Data: spec}, gen.File{Path: "main.go", Data: main})
 	if opts.SchemaRef == "" {
-		out.Files = append(out.Files, File{Path: StarterSchemaFile, Data: SpecSchema()})
+		out.Files = append(out.Files, gen.File{Path: starterSchemaFile, Data: Schema()})
 	}
 	gen.SortFiles(out.Files)
 	return out, nil
 }
 
-// FromSpecOptions configure FromSpec.
-type FromSpecOptions struct {
+// fromSpecOptions configure fromSpec.
+type fromSpecOptions struct {
 	// Package is the Go import path of the new agent's directory; a
 	// package key in the spec must agree with it.
 	Package string
@@ -95,9 +96,9 @@ type FromSpecOptions struct {
 	Spec     []byte
 }
 
-// NewAgentData is what the template of a new agent's main.go
+// newAgentData is what the template of a new agent's main.go
 // (templates/new/main.go.tmpl) receives.
-type NewAgentData struct {
+type newAgentData struct {
 	Package     string // import path of the agent's directory
 	Command     string // the last element of Package, naming the command main.go builds
 	FirstInput  string // the type of the spec's first input, for the examples in main.go's doc
@@ -107,7 +108,7 @@ type NewAgentData struct {
 	Actors []string
 }
 
-// FromSpec returns the files of a new agent made from a spec of one's own,
+// fromSpec returns the files of a new agent made from a spec of one's own,
 // as agentgen init --spec writes them: the spec as agent.yaml, its decl/
 // and impl/ glue as Generate makes them, a stub for the initial state of
 // every actor and the transition of every input (each panics "not
@@ -117,16 +118,16 @@ type NewAgentData struct {
 // allowed the inputs of every actor of the spec), stamping the time of
 // arrival on the inputs that have a timestamp. No file is owned but
 // the generated ones. An invalid spec is a Diagnostics error.
-func FromSpec(opts FromSpecOptions) (*Output, error) {
+func fromSpec(opts fromSpecOptions) (*gen.Output, error) {
 	if msg := model.CheckImportPath(opts.Package); msg != "" {
 		return nil, errors.New(msg)
 	}
 	// Diagnostics name the file as given; the generated code, the spec's
 	// new name.
-	if _, err := LoadBytes(opts.SpecFile, opts.Spec); err != nil {
+	if _, err := loadBytes(opts.SpecFile, opts.Spec); err != nil {
 		return nil, err
 	}
-	m, err := LoadBytes(DefaultSpecFile, opts.Spec)
+	m, err := loadBytes(DefaultSpecFile, opts.Spec)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +138,7 @@ func FromSpec(opts FromSpecOptions) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	data := NewAgentData{Package: opts.Package, Command: path.Base(opts.Package)}
+	data := newAgentData{Package: opts.Package, Command: path.Base(opts.Package)}
 	for _, a := range m.Actors {
 		data.Actors = append(data.Actors, a.Name)
 	}
@@ -151,7 +152,7 @@ func FromSpec(opts FromSpecOptions) (*Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	out.Files = append(out.Files, File{Path: DefaultSpecFile, Data: opts.Spec}, File{Path: "main.go", Data: main})
+	out.Files = append(out.Files, gen.File{Path: DefaultSpecFile, Data: opts.Spec}, gen.File{Path: "main.go", Data: main})
 	gen.SortFiles(out.Files)
 	return out, nil
 }
@@ -159,11 +160,11 @@ func FromSpec(opts FromSpecOptions) (*Output, error) {
 // generateNew generates the files of a new agent of model m in package pkg:
 // decl/, impl/ with a stub for every hand-written function, and the history
 // of its spec at version 1.
-func generateNew(m *Model, pkg string) (*Output, error) {
+func generateNew(m *model.Model, pkg string) (*gen.Output, error) {
 	m.Package = pkg
-	plan, err := PlanVersions(&History{}, m, false)
+	plan, err := planVersions(&versions.History{}, m, false)
 	if err != nil {
 		return nil, err
 	}
-	return Generate(m, Decl, Impl(nil), Versions(plan, HistoryFile(DefaultSpecFile), nil))
+	return generateModel(m, declGen, implGen(nil), versionsGen(plan, historyFile(DefaultSpecFile), nil))
 }

@@ -2,6 +2,9 @@ package modelgen
 
 import (
 	"bytes"
+	"github.com/moora-go/moora/modelgen/internal/gen"
+	"github.com/moora-go/moora/modelgen/internal/gen/graph"
+	"github.com/moora-go/moora/modelgen/internal/model"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,12 +19,12 @@ const rootSchemaRef = "modelgen/agent.schema.json"
 // module's path, main.go aside: the starter is the agent the repository
 // ships, and a test drives it (impl/agent). -update rewrites it.
 func TestRootAgentIsStarter(t *testing.T) {
-	out, err := Starter(StarterOptions{Package: "github.com/moora-go/moora", SchemaRef: rootSchemaRef})
+	out, err := starter(starterOptions{Package: "github.com/moora-go/moora", SchemaRef: rootSchemaRef})
 	if err != nil {
 		t.Fatal(err)
 	}
 	root := ".."
-	var files []File
+	var files []gen.File
 	for _, f := range out.Files {
 		if f.Path == "main.go" {
 			continue
@@ -36,17 +39,17 @@ func TestRootAgentIsStarter(t *testing.T) {
 			t.Errorf("%s differs from the starter agentgen init writes (go test ./modelgen -run TestRootAgentIsStarter -update rewrites it)", p)
 			continue
 		}
-		if err := os.Remove(p); err != nil { // Write never replaces hand-written files
+		if err := os.Remove(p); err != nil { // writeFiles never replaces hand-written files
 			t.Fatal(err)
 		}
 	}
 	out.Files = files
 	if *update {
-		if _, err := Write(root, out); err != nil {
+		if _, err := writeFiles(root, out); err != nil {
 			t.Fatal(err)
 		}
 	}
-	drift, err := Compare(root, out)
+	drift, err := compareFiles(root, out)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,11 +62,11 @@ func TestRootAgentIsStarter(t *testing.T) {
 // points at the schema written beside it, and the hand-written files hold
 // code, not stubs.
 func TestStarter(t *testing.T) {
-	out, err := Starter(StarterOptions{Package: "example.com/hello"})
+	out, err := starter(starterOptions{Package: "example.com/hello"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	files := make(map[string]File)
+	files := make(map[string]gen.File)
 	for _, f := range out.Files {
 		files[f.Path] = f
 	}
@@ -74,7 +77,7 @@ func TestStarter(t *testing.T) {
 	if strings.Contains(spec, "\npackage:") {
 		t.Error("agent.yaml has a package key; the path comes from go.mod")
 	}
-	if !bytes.Equal(files[StarterSchemaFile].Data, SpecSchema()) {
+	if !bytes.Equal(files[starterSchemaFile].Data, Schema()) {
 		t.Error("agent.schema.json is not the spec schema")
 	}
 	main := string(files["main.go"].Data)
@@ -83,12 +86,12 @@ func TestStarter(t *testing.T) {
 			t.Errorf("main.go lacks %q", want)
 		}
 	}
-	m, err := LoadBytes(DefaultSpecFile, files[DefaultSpecFile].Data)
+	m, err := loadBytes(DefaultSpecFile, files[DefaultSpecFile].Data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	m.Package = "example.com/hello"
-	for _, fn := range ImplFuncs(m) {
+	for _, fn := range model.ImplFuncs(m) {
 		f, ok := files[fn.Path]
 		if !ok {
 			t.Errorf("no %s", fn.Path)
@@ -98,7 +101,7 @@ func TestStarter(t *testing.T) {
 			t.Errorf("%s is a stub or generated, not the starter's code:\n%s", fn.Path, f.Data)
 		}
 	}
-	if _, err := Starter(StarterOptions{Package: "example.com/a b"}); err == nil {
+	if _, err := starter(starterOptions{Package: "example.com/a b"}); err == nil {
 		t.Error("Starter accepted a package path with a space")
 	}
 }
@@ -107,8 +110,8 @@ func TestStarter(t *testing.T) {
 // what agentgen graph draws for agent.yaml. -update rewrites it.
 func TestReadmeGraph(t *testing.T) {
 	m := mustLoad(t, filepath.Join("..", DefaultSpecFile))
-	var graph strings.Builder
-	if err := WriteGraph(&graph, m, "mermaid"); err != nil {
+	var drawn strings.Builder
+	if err := graph.Write(&drawn, m, "mermaid"); err != nil {
 		t.Fatal(err)
 	}
 	readme := filepath.Join("..", "README.md")
@@ -128,7 +131,7 @@ func TestReadmeGraph(t *testing.T) {
 		t.Fatal("README.md: the mermaid block does not end")
 	}
 	var want strings.Builder
-	for line := range strings.Lines(graph.String()) {
+	for line := range strings.Lines(drawn.String()) {
 		want.WriteString(indent + line)
 	}
 	if got := text[start : start+end]; got != want.String() {

@@ -13,7 +13,7 @@ import (
 	gensync "github.com/moora-go/moora/modelgen/internal/sync"
 )
 
-const owned = Header + "\n\npackage decl\n"
+const owned = header + "\n\npackage decl\n"
 
 // tree reads every regular file under dir into a map by slash path.
 func tree(t *testing.T, dir string) map[string]string {
@@ -47,10 +47,10 @@ func writeTree(t *testing.T, dir string, files map[string]string) {
 	}
 }
 
-func testOutput() *Output {
-	return &Output{
+func testOutput() *gen.Output {
+	return &gen.Output{
 		Dirs: []string{"decl"},
-		Files: []File{
+		Files: []gen.File{
 			{Path: "decl/a.go", Data: []byte(owned + "// a v2\n"), Owned: true},
 			{Path: "decl/b.go", Data: []byte(owned + "// b\n"), Owned: true},
 			{Path: "decl/new.go", Data: []byte(owned + "// new\n"), Owned: true},
@@ -66,22 +66,22 @@ func TestPlanAndWrite(t *testing.T) {
 		"decl/b.go":     owned + "// b\n",
 		"decl/gone.go":  owned + "// no longer generated\n",
 		"decl/mine.go":  "package decl\n\n// hand-written\n",
-		"decl/notes.md": Header + "\n",
+		"decl/notes.md": header + "\n",
 		"impl/stub.go":  "package impl\n\n// edited by hand\n",
 	})
-	want := []Change{
-		{Path: "decl/a.go", Kind: Updated},
-		{Path: "decl/gone.go", Kind: Deleted},
-		{Path: "decl/new.go", Kind: Created},
+	want := []gensync.Change{
+		{Path: "decl/a.go", Kind: gensync.Updated},
+		{Path: "decl/gone.go", Kind: gensync.Deleted},
+		{Path: "decl/new.go", Kind: gensync.Created},
 	}
-	changes, err := Plan(dir, testOutput())
+	changes, err := planFiles(dir, testOutput())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(changes, want) {
 		t.Fatalf("Plan = %v, want %v", changes, want)
 	}
-	changes, err = Write(dir, testOutput())
+	changes, err = writeFiles(dir, testOutput())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestPlanAndWrite(t *testing.T) {
 		"decl/b.go":     owned + "// b\n",
 		"decl/new.go":   owned + "// new\n",
 		"decl/mine.go":  "package decl\n\n// hand-written\n",
-		"decl/notes.md": Header + "\n", // not a Go file: never deleted
+		"decl/notes.md": header + "\n", // not a Go file: never deleted
 		"impl/stub.go":  "package impl\n\n// edited by hand\n",
 	}
 	for p, data := range wantTree {
@@ -113,12 +113,12 @@ func TestPlanAndWrite(t *testing.T) {
 		t.Errorf("new file mode %v, want 0644", info.Mode().Perm())
 	}
 	// Nothing left to do.
-	if changes, err := Write(dir, testOutput()); err != nil || len(changes) != 0 {
-		t.Errorf("second Write = %v, %v; want no changes", changes, err)
+	if changes, err := writeFiles(dir, testOutput()); err != nil || len(changes) != 0 {
+		t.Errorf("second writeFiles = %v, %v; want no changes", changes, err)
 	}
-	drift, err := Compare(dir, testOutput())
+	drift, err := compareFiles(dir, testOutput())
 	if err != nil || len(drift) != 0 {
-		t.Errorf("Compare after Write = %v, %v; want no drift", drift, err)
+		t.Errorf("Compare after writeFiles = %v, %v; want no drift", drift, err)
 	}
 }
 
@@ -130,44 +130,44 @@ func TestWriteLeavesSubdirectories(t *testing.T) {
 	dir := t.TempDir()
 	kept := map[string]string{
 		"decl/testdata/fixture.go": owned + "// a fixture\n",
-		"decl/sub/sub.go":          Header + "\n\npackage sub\n",
-		"impl/agent/more/more.go":  Header + "\n\npackage more\n",
+		"decl/sub/sub.go":          header + "\n\npackage sub\n",
+		"impl/agent/more/more.go":  header + "\n\npackage more\n",
 	}
 	writeTree(t, dir, kept)
 	writeTree(t, dir, map[string]string{"decl/gone.go": owned})
 	out := testOutput()
 	out.Dirs = append(out.Dirs, "impl/agent")
-	drift, err := Compare(dir, out)
+	drift, err := compareFiles(dir, out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, d := range drift {
-		if d.Kind == Extra && d.Path != "decl/gone.go" {
+		if d.Kind == gensync.Extra && d.Path != "decl/gone.go" {
 			t.Errorf("Compare reports %s as extra", d.Path)
 		}
 	}
-	changes, err := Write(dir, out)
+	changes, err := writeFiles(dir, out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(changes, Change{Path: "decl/gone.go", Kind: Deleted}) {
+	if !slices.Contains(changes, gensync.Change{Path: "decl/gone.go", Kind: gensync.Deleted}) {
 		t.Errorf("Write = %v; want decl/gone.go deleted", changes)
 	}
 	got := tree(t, dir)
 	for p, data := range kept {
 		if got[p] != data {
-			t.Errorf("%s = %q after Write, want it left alone", p, got[p])
+			t.Errorf("%s = %q after writeFiles, want it left alone", p, got[p])
 		}
 	}
 }
 
 func TestWriteCreatesDirectories(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := Write(dir, testOutput()); err != nil {
+	if _, err := writeFiles(dir, testOutput()); err != nil {
 		t.Fatal(err)
 	}
 	if got := tree(t, dir); len(got) != 4 {
-		t.Errorf("tree after Write into an empty directory: %v", got)
+		t.Errorf("tree after writeFiles into an empty directory: %v", got)
 	}
 }
 
@@ -192,7 +192,7 @@ func TestWriteIsAllOrNothing(t *testing.T) {
 			}
 			return os.Rename(from, to)
 		}
-		_, err := Write(dir, testOutput())
+		_, err := writeFiles(dir, testOutput())
 		gensync.Rename = os.Rename
 		if calls < failAt {
 			if err != nil {
@@ -204,7 +204,7 @@ func TestWriteIsAllOrNothing(t *testing.T) {
 			return
 		}
 		if err == nil || !strings.Contains(err.Error(), "injected failure") {
-			t.Fatalf("failing rename %d: Write error = %v", failAt, err)
+			t.Fatalf("failing rename %d: writeFiles error = %v", failAt, err)
 		}
 		got := tree(t, dir)
 		if len(got) != len(before) {
@@ -216,7 +216,7 @@ func TestWriteIsAllOrNothing(t *testing.T) {
 			}
 		}
 		if _, err := os.Stat(filepath.Join(dir, "impl")); !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("failing rename %d: the impl directory Write created is still there", failAt)
+			t.Errorf("failing rename %d: the impl directory writeFiles created is still there", failAt)
 		}
 	}
 }
@@ -238,7 +238,7 @@ func TestCompare(t *testing.T) {
 		"decl/gone.go": owned,
 		"impl/stub.go": "package impl\n\n// edited\n",
 	})
-	drift, err := Compare(dir, testOutput())
+	drift, err := compareFiles(dir, testOutput())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,11 +262,11 @@ func TestIsOwned(t *testing.T) {
 		data string
 		want bool
 	}{
-		{"header", Header + "\n\npackage decl\n", true},
-		{"header with CRLF", Header + "\r\n", true},
-		{"header only", Header, true},
+		{"header", header + "\n\npackage decl\n", true},
+		{"header with CRLF", header + "\r\n", true},
+		{"header only", header, true},
 		{"another generator", "// Code generated by stringer. DO NOT EDIT.\n", false},
-		{"header later in the file", "package decl\n" + Header + "\n", false},
+		{"header later in the file", "package decl\n" + header + "\n", false},
 		{"empty", "", false},
 	}
 	for _, tc := range tests {

@@ -165,8 +165,8 @@ func TestYAMLSyntaxErrors(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := LoadBytes("agent.yaml", []byte(tc.spec))
-			ds := AsDiagnostics(err)
+			_, err := loadBytes("agent.yaml", []byte(tc.spec))
+			ds := asDiagnostics(err)
 			if len(ds) != 1 {
 				t.Fatalf("want one diagnostic, got %v", err)
 			}

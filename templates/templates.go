@@ -14,9 +14,9 @@
 //	                           agent made from a spec of one's own
 //
 // Package modelgen executes them with text/template and gofmt's the result:
-// the stubs receive a modelgen.StubData, the starter a modelgen.StarterData,
-// a new agent's main.go a modelgen.NewAgentData,
-// and both may call comment, which turns a text into a "//" comment wrapped
+// the stubs receive the StubData of modelgen/internal/gen/impl, the starter
+// modelgen's starterData, a new agent's main.go its newAgentData (their
+// fields are documented where they are declared), and all may call comment, which turns a text into a "//" comment wrapped
 // at 80 columns. A missing key is an error. Generated code, the code that
 // carries agentgen's "DO NOT EDIT" header, is not made from templates but
 // printed with jennifer.

@@ -1,30 +1,19 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
-	"os/exec"
-	"path"
 	"path/filepath"
-	"runtime"
-	"runtime/debug"
-	"slices"
 	"strings"
 
 	"github.com/moora-go/moora/modelgen"
 	"github.com/spf13/cobra"
-	"golang.org/x/mod/modfile"
 )
 
 // toolkitModule is the module agentgen and the runtime belong to.
 const toolkitModule = "github.com/moora-go/moora"
 
 func newInitCommand() *cobra.Command {
-	var module, toolkit, specFile string
+	var opts modelgen.InitOptions
 	cmd := &cobra.Command{
 		Use:   "init [DIR] [--spec FILE] [--module PATH] [--toolkit DIR]",
 		Short: "Create a ready-to-run agent in DIR (default: the current directory): the starter, or one of your own spec (--spec)",
@@ -34,347 +23,42 @@ func newInitCommand() *cobra.Command {
 			if len(args) == 1 {
 				dir = args[0]
 			}
-			return initAgent(cmd.OutOrStdout(), cmd.ErrOrStderr(), dir, specFile, module, toolkit)
+			stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+			r, err := modelgen.Init(dir, opts)
+			printDiagnostics(stderr, r.Diagnostics)
+			printWritten(stdout, r.Written)
+			switch {
+			case r.ToolkitSource != "":
+				fmt.Fprintf(stdout, "%s: %s is not published; a replace directive builds against its source in %s\n",
+					filepath.Join(dir, "go.mod"), toolkitModule, r.ToolkitSource)
+			case r.NoRequire != "":
+				fmt.Fprintf(stderr, "agentgen: note: %s does not require %s; add it (go get %s, or a replace directive to a clone of it) and run go mod tidy\n",
+					r.NoRequire, toolkitModule, toolkitModule)
+			}
+			switch {
+			case r.Status == modelgen.StatusInvalid:
+				return fail(exitBroken, err)
+			case err != nil:
+				return fail(exitFailed, err)
+			}
+			cd := ""
+			if filepath.Clean(dir) != "." {
+				cd = "cd " + shellQuote(dir) + " && "
+			}
+			if r.Stubs > 0 {
+				fmt.Fprintf(stdout, "write the bodies of the %d stubs in impl/initials and impl/transitions (agentgen check lists them), then run it: %sgo run .\n", r.Stubs, cd)
+			} else {
+				fmt.Fprintf(stdout, "run it: %sgo run .\n", cd)
+			}
+			return nil
 		},
 	}
-	cmd.Flags().StringVar(&specFile, "spec", "", "make the agent of this spec (it becomes DIR/agent.yaml) instead of the starter: stubs for every initial state and transition, and a main.go that serves it, durable, over HTTP")
+	cmd.Flags().StringVar(&opts.Spec, "spec", "", "make the agent of this spec (it becomes DIR/agent.yaml) instead of the starter: stubs for every initial state and transition, and a main.go that serves it, durable, over HTTP")
 	_ = cmd.MarkFlagFilename("spec", "yaml", "yml", "json")
-	cmd.Flags().StringVar(&module, "module", "", "the module path of the go.mod init writes when DIR is in no module (default: DIR's name)")
-	cmd.Flags().StringVar(&toolkit, "toolkit", "", "the source directory of "+toolkitModule+" to build against (default: the one agentgen was built from)")
+	cmd.Flags().StringVar(&opts.Module, "module", "", "the module path of the go.mod init writes when DIR is in no module (default: DIR's name)")
+	cmd.Flags().StringVar(&opts.Toolkit, "toolkit", "", "the source directory of "+toolkitModule+" to build against (default: the one agentgen was built from)")
 	_ = cmd.MarkFlagDirname("toolkit")
 	return cmd
-}
-
-// initAgent writes a new agent into dir: the starter, or the agent of
-// specFile when it is not "".
-func initAgent(stdout, stderr io.Writer, dir, specFile, module, toolkitDir string) error {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return fail(exitFailed, err)
-	}
-	var specData []byte
-	if specFile != "" {
-		if specData, err = modelgen.ReadSpec(specFile); err != nil {
-			return fail(exitFailed, fmt.Errorf("--spec: %w", err))
-		}
-	}
-	for _, name := range []string{modelgen.DefaultSpecFile, "main.go", "decl", "impl"} {
-		p := filepath.Join(dir, name)
-		if info, err := os.Lstat(p); err == nil {
-			if name == modelgen.DefaultSpecFile && specFile != "" {
-				if given, err := os.Stat(specFile); err == nil && os.SameFile(info, given) {
-					continue // the spec is already where it goes
-				}
-			}
-			if name == modelgen.DefaultSpecFile {
-				return fail(exitFailed, fmt.Errorf("%s exists: init never overwrites a spec; edit it and run agentgen generate", p))
-			}
-			return fail(exitFailed, fmt.Errorf("%s exists: init creates a new agent and overwrites nothing; use an empty directory", p))
-		}
-	}
-	modRoot, modPath, err := enclosingModule(abs)
-	if err != nil {
-		return fail(exitFailed, err)
-	}
-	var pkg string
-	if modRoot == "" {
-		if module == "" {
-			module = defaultModule(abs)
-		}
-		pkg = module
-	} else {
-		if module != "" {
-			return fail(exitBroken, fmt.Errorf("--module: %s is inside the module %s (%s), which gives the agent its package path", dir, modPath, filepath.Join(modRoot, "go.mod")))
-		}
-		rel, err := filepath.Rel(modRoot, abs)
-		if err != nil {
-			return fail(exitFailed, err)
-		}
-		pkg = path.Join(modPath, filepath.ToSlash(rel))
-	}
-	var out *modelgen.Output
-	if specFile == "" {
-		if out, err = modelgen.Starter(modelgen.StarterOptions{Package: pkg}); err != nil {
-			return fail(exitFailed, fmt.Errorf("--module: %w", err))
-		}
-	} else {
-		out, err = modelgen.FromSpec(modelgen.FromSpecOptions{Package: pkg, SpecFile: specFile, Spec: specData})
-		if ds := modelgen.AsDiagnostics(err); ds != nil {
-			printDiagnostics(stderr, ds)
-			return fail(exitBroken, fmt.Errorf("%s is invalid: %s; nothing was written", specFile, count(ds)))
-		}
-		if err != nil {
-			return fail(exitFailed, err)
-		}
-	}
-	var tk *toolkit
-	if modRoot == "" {
-		if tk, err = findToolkit(toolkitDir); err != nil {
-			return fail(exitFailed, err)
-		}
-		gomod, gosum := tk.goMod(module)
-		out.Files = append(out.Files, modelgen.File{Path: "go.mod", Data: gomod}, modelgen.File{Path: "go.sum", Data: gosum})
-	}
-	changes, err := modelgen.Write(dir, out)
-	if err != nil {
-		return fail(exitFailed, fmt.Errorf("writing the agent (nothing was changed): %w", err))
-	}
-	for _, c := range changes {
-		fmt.Fprintf(stdout, "%s %s\n", c.Kind, filepath.Join(dir, filepath.FromSlash(c.Path)))
-	}
-	stubs := 0
-	for _, f := range out.Files {
-		if !f.Owned && f.Path != "main.go" && f.Path != modelgen.DefaultSpecFile && bytes.Contains(f.Data, []byte(`panic("not implemented`)) {
-			stubs++
-		}
-	}
-	switch {
-	case tk != nil && tk.dir != "":
-		fmt.Fprintf(stdout, "%s: %s is not published; a replace directive builds against its source in %s\n",
-			filepath.Join(dir, "go.mod"), toolkitModule, tk.dir)
-	case tk == nil && modPath != toolkitModule && !requires(filepath.Join(modRoot, "go.mod"), toolkitModule):
-		fmt.Fprintf(stderr, "agentgen: note: %s does not require %s; add it (go get %s, or a replace directive to a clone of it) and run go mod tidy\n",
-			filepath.Join(modRoot, "go.mod"), toolkitModule, toolkitModule)
-	}
-	if tk != nil {
-		if err := tidy(abs); err != nil {
-			return fail(exitFailed, fmt.Errorf("the agent is written, but go mod tidy failed in %s: %w", dir, err))
-		}
-		if err := keepSums(filepath.Join(abs, "go.sum"), tk.sum); err != nil {
-			return fail(exitFailed, err)
-		}
-	}
-	cd := ""
-	if filepath.Clean(dir) != "." {
-		cd = "cd " + shellQuote(dir) + " && "
-	}
-	if stubs > 0 {
-		fmt.Fprintf(stdout, "write the bodies of the %d stubs in impl/initials and impl/transitions (agentgen check lists them), then run it: %sgo run .\n", stubs, cd)
-	} else {
-		fmt.Fprintf(stdout, "run it: %sgo run .\n", cd)
-	}
-	return nil
-}
-
-// enclosingModule returns the root directory and module path of the go.mod
-// nearest above dir, or "" when there is none.
-func enclosingModule(dir string) (root, module string, err error) {
-	for d := dir; ; d = filepath.Dir(d) {
-		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
-		if err == nil {
-			mod := modulePath(data)
-			if mod == "" {
-				return "", "", fmt.Errorf("%s has no module directive", filepath.Join(d, "go.mod"))
-			}
-			return d, mod, nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", "", err
-		}
-		if filepath.Dir(d) == d {
-			return "", "", nil
-		}
-	}
-}
-
-// modulePath returns the module path of a go.mod file, or "".
-func modulePath(gomod []byte) string { return modfile.ModulePath(gomod) }
-
-// requires says whether a go.mod mentions a module in a require or replace.
-func requires(gomod, module string) bool {
-	data, err := os.ReadFile(gomod)
-	if err != nil {
-		return false
-	}
-	f, err := modfile.ParseLax(gomod, data, nil)
-	if err != nil {
-		return false
-	}
-	for _, r := range f.Require {
-		if r.Mod.Path == module {
-			return true
-		}
-	}
-	for _, r := range f.Replace {
-		if r.Old.Path == module {
-			return true
-		}
-	}
-	return false
-}
-
-// defaultModule derives a module path from a directory name: the name with
-// every character a module path cannot hold replaced by a dash.
-func defaultModule(dir string) string {
-	name := strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || strings.ContainsRune("-._~", r) {
-			return r
-		}
-		if r >= 'A' && r <= 'Z' {
-			return r - 'A' + 'a'
-		}
-		return '-'
-	}, filepath.Base(dir))
-	name = strings.Trim(name, "-.")
-	if name == "" {
-		return "agent"
-	}
-	return name
-}
-
-// toolkit is where a new module gets github.com/moora-go/moora from.
-type toolkit struct {
-	dir     string // its source, for a replace directive; "" when version is published
-	version string // the version to require
-	goLine  string // the go directive of its go.mod
-	sum     []byte // its go.sum
-}
-
-// findToolkit locates the moora-go source to build a new agent against:
-// dir when given, else the source agentgen was built from (the paths the
-// compiler recorded, unless it was built with -trimpath), else the module
-// of the working directory if that is moora-go. Without one, an agentgen
-// built as a published release requires that release.
-func findToolkit(dir string) (*toolkit, error) {
-	if dir != "" {
-		tk, err := toolkitAt(dir)
-		if err != nil {
-			return nil, fmt.Errorf("--toolkit: %w", err)
-		}
-		return tk, nil
-	}
-	if _, file, _, ok := runtime.Caller(0); ok && filepath.IsAbs(file) {
-		if tk, err := toolkitAt(filepath.Join(filepath.Dir(file), "..", "..")); err == nil {
-			return tk, nil
-		}
-	}
-	if wd, err := os.Getwd(); err == nil {
-		if root, mod, err := enclosingModule(wd); err == nil && mod == toolkitModule {
-			if tk, err := toolkitAt(root); err == nil {
-				return tk, nil
-			}
-		}
-	}
-	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Path == toolkitModule && isRelease(info.Main.Version) {
-		return &toolkit{version: info.Main.Version, goLine: "go " + goVersion()}, nil
-	}
-	return nil, fmt.Errorf("cannot find the source of %s, which the new agent builds against: it is not published, and this agentgen was built without the paths of its source (-trimpath?); pass --toolkit with the directory of a clone of it", toolkitModule)
-}
-
-// toolkitAt reads the moora-go module at dir.
-func toolkitAt(dir string) (*toolkit, error) {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil, err
-	}
-	gomod, err := os.ReadFile(filepath.Join(abs, "go.mod"))
-	if err != nil {
-		return nil, fmt.Errorf("%s is not the source of %s: %w", dir, toolkitModule, err)
-	}
-	if mod := modulePath(gomod); mod != toolkitModule {
-		return nil, fmt.Errorf("%s is the module %q, not %s", dir, mod, toolkitModule)
-	}
-	sum, err := os.ReadFile(filepath.Join(abs, "go.sum"))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	tk := &toolkit{dir: abs, version: "v0.0.0-00010101000000-000000000000", goLine: "go " + goVersion(), sum: sum}
-	for line := range strings.Lines(string(gomod)) {
-		if f := strings.Fields(line); len(f) == 2 && f[0] == "go" {
-			tk.goLine = "go " + f[1]
-		}
-	}
-	return tk, nil
-}
-
-// goMod returns the go.mod and go.sum of a new module that requires the
-// toolkit. The go.sum is the toolkit's, so that go mod tidy finds every
-// checksum it needs without asking the checksum database.
-func (tk *toolkit) goMod(module string) (gomod, gosum []byte) {
-	var b bytes.Buffer
-	fmt.Fprintf(&b, "module %s\n\n%s\n\nrequire %s %s\n", module, tk.goLine, toolkitModule, tk.version)
-	if tk.dir != "" {
-		fmt.Fprintf(&b, "\n// %s is not published: build against its source.\nreplace %s => %s\n", toolkitModule, toolkitModule, tk.dir)
-	}
-	return b.Bytes(), tk.sum
-}
-
-// buildsWith are the packages of the toolkit a new agent's go.mod is ready
-// for, whether its code imports them yet or not: a durable agent served
-// over HTTP then builds without a go mod tidy, and without the network.
-var buildsWith = []string{toolkitModule + "/automata/journal", toolkitModule + "/automata/journal/bolt", toolkitModule + "/automata/httpbridge"}
-
-// tidy runs go mod tidy in dir, as if package main imported buildsWith too:
-// first with GOPROXY=off, which works offline when the module cache has the
-// toolkit's dependencies (it does on the machine agentgen was built on),
-// then as the environment says.
-func tidy(dir string) error {
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		return fmt.Errorf("no go command: %w", err)
-	}
-	imports, err := os.CreateTemp(dir, "agentgen-tidy-*.go")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(imports.Name())
-	src := "package main\n\nimport (\n"
-	for _, p := range buildsWith {
-		src += "\t_ \"" + p + "\"\n"
-	}
-	if _, err := io.WriteString(imports, src+")\n"); err != nil {
-		imports.Close()
-		return err
-	}
-	if err := imports.Close(); err != nil {
-		return err
-	}
-	var out []byte
-	for _, env := range [][]string{{"GOPROXY=off", "GOFLAGS=-mod=mod"}, nil} {
-		cmd := exec.Command(goTool, "mod", "tidy")
-		cmd.Dir = dir
-		cmd.Env = append(os.Environ(), env...)
-		if out, err = cmd.CombinedOutput(); err == nil {
-			return nil
-		}
-	}
-	return fmt.Errorf("%w\n%s", err, bytes.TrimSpace(out))
-}
-
-// keepSums adds to the go.sum that go mod tidy left the toolkit's checksums
-// it dropped, those of the packages the starter does not import (bbolt, for
-// automata/journal/bolt): importing one later then needs a go mod tidy that
-// works offline, not the checksum database.
-func keepSums(file string, toolkit []byte) error {
-	have, err := os.ReadFile(file)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	lines := strings.Split(strings.TrimSpace(string(have)), "\n")
-	for l := range strings.Lines(string(toolkit)) {
-		if l = strings.TrimSpace(l); l != "" && !slices.Contains(lines, l) {
-			lines = append(lines, l)
-		}
-	}
-	lines = slices.DeleteFunc(lines, func(l string) bool { return l == "" })
-	slices.Sort(lines)
-	return os.WriteFile(file, []byte(strings.Join(lines, "\n")+"\n"), 0o644)
-}
-
-// isRelease says whether a module version is a tagged release, which the
-// module proxy can serve: not (devel), a pseudo-version or a dirty build.
-func isRelease(v string) bool {
-	return strings.HasPrefix(v, "v") && !strings.ContainsAny(v, "-+")
-}
-
-// goVersion is the language version of the running Go toolchain: 1.26.
-func goVersion() string {
-	v := strings.TrimPrefix(runtime.Version(), "go")
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) >= 2 {
-		return parts[0] + "." + parts[1]
-	}
-	return v
 }
 
 // shellQuote quotes s for a POSIX shell when it holds anything but the

@@ -43,7 +43,7 @@ func TestLongName(t *testing.T) {
 	}
 }
 
-// TestOversizedSpec: a spec file of more than modelgen.MaxSpecBytes is an
+// TestOversizedSpec: a spec file of more than the most a spec may have (256 KiB) is an
 // error that names the limit, at the file's first line, from every command
 // that reads a spec, --against included; agentgen reads no more of it than
 // the limit (the file here is a sparse 50 MB).

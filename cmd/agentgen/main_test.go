@@ -145,8 +145,8 @@ func TestSchemaCommand(t *testing.T) {
 	if code := run([]string{"schema"}, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.Bytes())
 	}
-	if !bytes.Equal(stdout.Bytes(), modelgen.SpecSchema()) {
-		t.Error("agentgen schema differs from modelgen.SpecSchema()")
+	if !bytes.Equal(stdout.Bytes(), modelgen.Schema()) {
+		t.Error("agentgen schema differs from modelgen.Schema()")
 	}
 }
 

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/moora-go/moora/modelgen"
 	"github.com/moora-go/moora/modelgen/internal/evolve"
 	"github.com/moora-go/moora/modelgen/internal/spec"
+	"github.com/moora-go/moora/modelgen/internal/spectest"
 )
 
 // head starts every spec of the tests.
@@ -18,9 +18,7 @@ const head = "version: 1\nactors: [user, llm]\n"
 func load(t *testing.T, file, body string) *spec.Spec {
 	t.Helper()
 	data := []byte(head + body)
-	if _, err := modelgen.LoadBytes(file, data); err != nil {
-		t.Fatalf("%s is not a valid spec: %v", file, err)
-	}
+	spectest.Build(t, file, string(data)) // fails the test on an invalid spec
 	root, err := spec.Parse(file, data)
 	if err != nil {
 		t.Fatal(err)

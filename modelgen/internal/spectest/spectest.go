@@ -1,6 +1,6 @@
-// Package spectest is what the tests of the version history and of the
-// migrations generator share: a spec to start from, edits of it, and the
-// model modelgen's LoadBytes makes of a spec.
+// Package spectest is what the tests of the version history, of the
+// migrations generator and of the classification of changes share: a spec
+// to start from, edits of it, and the model the loader makes of a spec.
 package spectest
 
 import (
@@ -56,7 +56,8 @@ func Edit(t testing.TB, text string, pairs ...string) string {
 }
 
 // Build returns the model of the spec text, named name, as modelgen's
-// LoadBytes makes it: parse, validate, decode, build; in Package.
+// loader makes it: parse, validate, decode, build; in Package. It fails the
+// test when the spec is not valid.
 func Build(t testing.TB, name, text string) *model.Model {
 	t.Helper()
 	root, err := spec.Parse(name, []byte(text))
