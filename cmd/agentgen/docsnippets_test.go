@@ -17,6 +17,7 @@ import (
 var docSnippets = []string{
 	"README.md",
 	"automata/journal/doc.go",
+	"automata/journal/bolt/doc.go",
 	"automata/httpbridge/doc.go",
 	"automata/devpanel/doc.go",
 	"automata/registry/doc.go",
