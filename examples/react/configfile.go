@@ -40,8 +40,9 @@ import (
 //
 //  1. the bytes: at most MaxConfigBytes, UTF-8;
 //  2. the YAML (github.com/goccy/go-yaml, which keeps the position of
-//     every token): its tokens are checked against limits that keep the
-//     parser fast before it sees them, then the syntax tree becomes a tree
+//     every token, read with internal/yamlpos as the spec reader reads
+//     it): its tokens are checked against limits that keep the parser
+//     fast before it sees them, then the syntax tree becomes a tree
 //     of configNode, JSON's values with their positions (duplicate keys,
 //     tags other than YAML's own and merge keys refused, aliases expanded);
 //  3. the schema (ConfigSchema, derived from configFile): every leaf of the
