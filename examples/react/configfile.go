@@ -27,12 +27,12 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
-	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
 	invopop "github.com/invopop/jsonschema"
 	"github.com/santhosh-tekuri/jsonschema/v5"
 
 	"github.com/moora-go/moora/examples/react/decl"
+	"github.com/moora-go/moora/internal/yamlpos"
 )
 
 // The configuration file (react.yaml, documented in the file itself) is
@@ -40,8 +40,9 @@ import (
 //
 //  1. the bytes: at most MaxConfigBytes, UTF-8;
 //  2. the YAML (github.com/goccy/go-yaml, which keeps the position of
-//     every token): its tokens are checked against limits that keep the
-//     parser fast before it sees them, then the syntax tree becomes a tree
+//     every token, read with internal/yamlpos as the spec reader reads
+//     it): its tokens are checked against limits that keep the parser
+//     fast before it sees them, then the syntax tree becomes a tree
 //     of configNode, JSON's values with their positions (duplicate keys,
 //     tags other than YAML's own and merge keys refused, aliases expanded);
 //  3. the schema (ConfigSchema, derived from configFile): every leaf of the
@@ -538,15 +539,7 @@ func readConfigYAML(data []byte) (root *configNode, problem *configProblem) {
 		return nil, &configProblem{line, col, fmt.Sprintf("the file goes on past %d bytes (1 MiB), the most a configuration may have", MaxConfigBytes)}
 	}
 	if !utf8.Valid(data) {
-		i := 0
-		for i < len(data) {
-			r, size := utf8.DecodeRune(data[i:])
-			if r == utf8.RuneError && size <= 1 {
-				break
-			}
-			i += size
-		}
-		line, col := positionOf(data, i)
+		line, col := positionOf(data, yamlpos.InvalidUTF8(data))
 		return nil, &configProblem{line, col, "not UTF-8 text: a configuration is a YAML file in UTF-8"}
 	}
 	// A byte order mark is not YAML's to read (nor an editor's to show).
@@ -554,20 +547,10 @@ func readConfigYAML(data []byte) (root *configNode, problem *configProblem) {
 	if p := checkConfigTokens(tokens); p != nil {
 		return nil, p
 	}
-	f, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
+	bodies, err := yamlpos.Parse(tokens)
 	if err != nil {
 		p := yamlConfigError(data, err)
 		return nil, &p
-	}
-	var bodies []ast.Node
-	for _, doc := range f.Docs {
-		if doc == nil || doc.Body == nil {
-			continue
-		}
-		if _, comment := doc.Body.(*ast.CommentGroupNode); comment {
-			continue
-		}
-		bodies = append(bodies, doc.Body)
 	}
 	switch len(bodies) {
 	case 0:
@@ -602,217 +585,60 @@ func configLines(data []byte) []string { return lineBreak.Split(string(data), -1
 // checkConfigTokens checks the YAML tokens of a file against the limits
 // of maxConfigDepth, maxConfigValues (a lower bound of the values: each
 // ":", "-" and "," is one) and maxConfigBlockEntries, in time linear in
-// the tokens, and says where the first is crossed.
-//
-// A block collection is open from its first key or "-" until a key or "-"
-// at a smaller column, or a key at the same column as the "-"s of a
-// sequence (a sequence may be written at the column of the key that holds
-// it). Its depth is the number of collections open around it, flow
-// collections included.
+// the tokens (yamlpos.CheckTokens), and says where the first is crossed.
 func checkConfigTokens(tokens token.Tokens) *configProblem {
-	type block struct {
-		col     int
-		seq     bool
-		entries int
-	}
-	var blocks []block
-	flow := 0
-	values := 1
-	at := func(tk *token.Token, msg string) *configProblem {
-		return &configProblem{max(tk.Position.Line, 1), max(tk.Position.Column, 1), msg}
-	}
-	tooDeep := fmt.Sprintf("values nested deeper than %d levels", maxConfigDepth)
-	// open records a key (seq false) or a "-" (seq true) at tk, outside
-	// flow collections.
-	open := func(tk *token.Token, seq bool) *configProblem {
-		col := tk.Position.Column
-		for len(blocks) > 0 {
-			top := blocks[len(blocks)-1]
-			if top.col < col || (top.col == col && (top.seq == seq || seq)) {
-				break
-			}
-			blocks = blocks[:len(blocks)-1]
-		}
-		if n := len(blocks); n > 0 && blocks[n-1].col == col && blocks[n-1].seq == seq {
-			blocks[n-1].entries++
-			if !seq && blocks[n-1].entries > maxConfigBlockEntries {
-				return at(tk, fmt.Sprintf("a mapping of more than %d entries", maxConfigBlockEntries))
-			}
-			return nil
-		}
-		if len(blocks)+flow >= maxConfigDepth {
-			return at(tk, tooDeep)
-		}
-		blocks = append(blocks, block{col: col, seq: seq, entries: 1})
+	// A collection at level maxConfigDepth is one too deep: at most
+	// maxConfigDepth-1 may be open around one.
+	tk, crossed := yamlpos.CheckTokens(tokens, yamlpos.Limits{
+		Depth: maxConfigDepth - 1, Values: maxConfigValues, BlockEntries: maxConfigBlockEntries, CommaIsValue: true,
+	})
+	if tk == nil {
 		return nil
 	}
-	for i, tk := range tokens {
-		if tk.Position == nil {
-			continue
-		}
-		var p *configProblem
-		switch tk.Type {
-		case token.DocumentHeaderType, token.DocumentEndType:
-			blocks, flow = blocks[:0], 0
-		case token.SequenceStartType, token.MappingStartType:
-			if len(blocks)+flow >= maxConfigDepth {
-				p = at(tk, tooDeep)
-			}
-			flow++
-		case token.SequenceEndType, token.MappingEndType:
-			flow = max(flow-1, 0)
-		case token.CollectEntryType:
-			values++
-		case token.SequenceEntryType:
-			values++
-			if flow == 0 {
-				p = open(tk, true)
-			}
-		case token.MappingKeyType:
-			if flow == 0 {
-				p = open(tk, false)
-			}
-		case token.MappingValueType:
-			values++
-			if flow > 0 {
-				break
-			}
-			// The key is the first token of the line after a "-", "?"
-			// or ":" (an anchor or a tag comes before its text).
-			j := i - 1
-			for j >= 0 && tokens[j].Position != nil && tokens[j].Position.Line == tk.Position.Line &&
-				tokens[j].Type != token.SequenceEntryType && tokens[j].Type != token.MappingKeyType && tokens[j].Type != token.MappingValueType {
-				j--
-			}
-			explicit := j >= 0 && tokens[j].Type == token.MappingKeyType && tokens[j].Position != nil && tokens[j].Position.Line == tk.Position.Line
-			if j+1 < i && !explicit && tokens[j+1].Position != nil {
-				p = open(tokens[j+1], false)
-			}
-		}
-		if p == nil && values > maxConfigValues {
-			p = at(tk, fmt.Sprintf("more than %d values", maxConfigValues))
-		}
-		if p != nil {
-			return p
-		}
+	p := &configProblem{max(tk.Position.Line, 1), max(tk.Position.Column, 1), ""}
+	switch crossed {
+	case yamlpos.TooDeep:
+		p.msg = fmt.Sprintf("values nested deeper than %d levels", maxConfigDepth)
+	case yamlpos.TooManyEntries:
+		p.msg = fmt.Sprintf("a mapping of more than %d entries", maxConfigBlockEntries)
+	default:
+		p.msg = fmt.Sprintf("more than %d values", maxConfigValues)
 	}
-	return nil
+	return p
 }
 
 // yamlConfigError is where a syntax error of the YAML parser is, and what
 // it is.
 func yamlConfigError(data []byte, err error) configProblem {
-	var ye interface {
-		GetToken() *token.Token
-		GetMessage() string
-	}
-	if !errors.As(err, &ye) || ye.GetToken() == nil || ye.GetToken().Position == nil {
+	tk, msg, ok := yamlpos.SyntaxError(err)
+	if !ok {
 		return configProblem{1, 1, "not valid YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
-	pos := ye.GetToken().Position
+	pos := tk.Position
 	// Keep the position inside the file.
 	lines := len(configLines(data))
-	p := configProblem{min(max(pos.Line, 1), lines), max(pos.Column, 1), "not valid YAML: " + ye.GetMessage()}
+	p := configProblem{min(max(pos.Line, 1), lines), max(pos.Column, 1), "not valid YAML: " + msg}
 	// A flow collection left open runs into the lines after it: the
 	// parser says so where it gives up, point at the bracket.
 	for _, b := range []struct{ open, close string }{{"[", "]"}, {"{", "}"}} {
-		if !strings.Contains(ye.GetMessage(), "'"+b.close+"'") {
+		if !strings.Contains(msg, "'"+b.close+"'") {
 			continue
 		}
-		if line, col, ok := unclosedBracket(data, p.line, p.col, b.open[0]); ok && line < p.line {
+		if line, col, ok := yamlpos.Unclosed(configLines(data), p.line, p.col, b.open[0]); ok && line < p.line {
 			return configProblem{line, col, fmt.Sprintf("not valid YAML: this %s is not closed (with %s) before line %d", b.open, b.close, p.line)}
 		}
 	}
 	return p
 }
 
-// unclosedBracket finds the innermost bracket open (a [ or a {) left open
-// before line:col of data, outside quotes and comments, and says where it
-// is.
-func unclosedBracket(data []byte, line, col int, open byte) (int, int, bool) {
-	type at struct {
-		c         rune
-		line, col int
-	}
-	var stack []at
-	for n, text := range configLines(data) {
-		if n+1 > line {
-			break
-		}
-		var quote rune
-		c := 0
-	scan:
-		for i, r := range text {
-			c++
-			if n+1 == line && c >= col {
-				break
-			}
-			switch {
-			case quote != 0:
-				if r == quote {
-					quote = 0
-				}
-			case r == '"' || r == '\'':
-				quote = r
-			case r == '#' && (i == 0 || text[i-1] == ' ' || text[i-1] == '\t'):
-				break scan
-			case r == '[' || r == '{':
-				stack = append(stack, at{r, n + 1, c})
-			case (r == ']' || r == '}') && len(stack) > 0:
-				stack = stack[:len(stack)-1]
-			}
-		}
-	}
-	for i := len(stack) - 1; i >= 0; i-- {
-		if stack[i].c == rune(open) {
-			return stack[i].line, stack[i].col, true
-		}
-	}
-	return 0, 0, false
-}
-
-// yamlPosition is the line and column where a YAML node starts: for a
-// block mapping its first key, for anything else its first token;
-// (line, col) for a node without one.
+// yamlPosition is the line and column where a YAML node starts
+// (yamlpos.Position); (line, col) for a node without a token.
 func yamlPosition(n ast.Node, line, col int) (int, int) {
-	if n == nil {
+	l, c, ok := yamlpos.Position(n)
+	if !ok {
 		return line, col
 	}
-	if m, ok := n.(*ast.MappingNode); ok && !m.IsFlowStyle && len(m.Values) > 0 {
-		n = m.Values[0].Key
-	}
-	if mv, ok := n.(*ast.MappingValueNode); ok {
-		n = mv.Key
-	}
-	if noNode(n) {
-		return line, col
-	}
-	tk := n.GetToken()
-	if tk == nil || tk.Position == nil {
-		return line, col
-	}
-	return max(tk.Position.Line, 1), max(tk.Position.Column, 1)
-}
-
-// tokenText is the text of n's token, "" if it has none.
-func tokenText(n ast.Node) string {
-	if noNode(n) {
-		return ""
-	}
-	if tk := n.GetToken(); tk != nil {
-		return tk.Value
-	}
-	return ""
-}
-
-// noNode says whether n is no node: nil, or a nil pointer (the parser
-// leaves some out that way).
-func noNode(n ast.Node) bool {
-	if n == nil {
-		return true
-	}
-	v := reflect.ValueOf(n)
-	return v.Kind() == reflect.Pointer && v.IsNil()
+	return max(l, 1), max(c, 1)
 }
 
 // yamlConfigReader makes a YAML syntax tree a tree of configNode.
@@ -839,7 +665,7 @@ func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) 
 	if depth > maxConfigDepth {
 		return nil, problem("values nested deeper than %d levels", maxConfigDepth)
 	}
-	if noNode(y) {
+	if yamlpos.IsNone(y) {
 		return &configNode{kind: configNull, line: line, col: col}, nil
 	}
 	scalar := func(kind configKind, text string) (*configNode, *configProblem) {
@@ -847,13 +673,13 @@ func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) 
 	}
 	switch y := y.(type) {
 	case *ast.AnchorNode:
-		name := tokenText(y.Name)
+		name := yamlpos.TokenText(y.Name)
 		c.anchors[name] = y.Value
 		c.expanding[name] = true
 		defer delete(c.expanding, name)
 		return c.read(y.Value, where, line, col, depth)
 	case *ast.AliasNode:
-		name := tokenText(y.Value)
+		name := yamlpos.TokenText(y.Value)
 		target, ok := c.anchors[name]
 		if !ok {
 			return nil, problem("the alias *%s names no anchor (&%s) before it", name, name)
@@ -894,10 +720,10 @@ func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) 
 		switch tag {
 		case "!!str":
 			text := ""
-			if !noNode(y.Value) {
+			if !yamlpos.IsNone(y.Value) {
 				if _, null := y.Value.(*ast.NullNode); !null {
 					var ok bool
-					if text, ok = yamlScalarText(y.Value); !ok {
+					if text, ok = yamlpos.ScalarText(y.Value); !ok {
 						return nil, problem("!!str on a value that is not a scalar")
 					}
 				}
@@ -927,14 +753,14 @@ func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) 
 		case uint64:
 			return scalar(configNumber, strconv.FormatUint(v, 10))
 		}
-		return nil, problem("the number %s is too large", tokenText(y))
+		return nil, problem("the number %s is too large", yamlpos.TokenText(y))
 	case *ast.FloatNode:
 		if math.IsInf(y.Value, 0) || math.IsNaN(y.Value) {
-			return nil, problem("the number %s is not one JSON can hold", tokenText(y))
+			return nil, problem("the number %s is not one JSON can hold", yamlpos.TokenText(y))
 		}
 		return scalar(configNumber, strconv.FormatFloat(y.Value, 'g', -1, 64))
 	case *ast.InfinityNode, *ast.NanNode:
-		return nil, problem("the number %s is not one JSON can hold", tokenText(y))
+		return nil, problem("the number %s is not one JSON can hold", yamlpos.TokenText(y))
 	}
 	return nil, problem("a YAML %s, which a configuration does not have", strings.ToLower(y.Type().String()))
 }
@@ -958,32 +784,32 @@ func (c *yamlConfigReader) mapping(entries []*ast.MappingValueNode, where string
 		if mk, ok := k.(*ast.MappingKeyNode); ok {
 			k = mk.Value
 		}
-		for hops := 0; !noNode(k); hops++ {
+		for hops := 0; !yamlpos.IsNone(k); hops++ {
 			if hops > maxConfigDepth {
 				return nil, problem(kline, kcol, "a key of aliases that name each other")
 			}
 			if a, ok := k.(*ast.AnchorNode); ok {
-				c.anchors[tokenText(a.Name)] = a.Value
+				c.anchors[yamlpos.TokenText(a.Name)] = a.Value
 				k = a.Value
 				continue
 			}
 			if a, ok := k.(*ast.AliasNode); ok {
-				target, found := c.anchors[tokenText(a.Value)]
+				target, found := c.anchors[yamlpos.TokenText(a.Value)]
 				if !found {
-					return nil, problem(kline, kcol, fmt.Sprintf("the alias *%s names no anchor (&%[1]s) before it", tokenText(a.Value)))
+					return nil, problem(kline, kcol, fmt.Sprintf("the alias *%s names no anchor (&%[1]s) before it", yamlpos.TokenText(a.Value)))
 				}
 				k = target
 				continue
 			}
 			break
 		}
-		if noNode(k) {
+		if yamlpos.IsNone(k) {
 			return nil, problem(kline, kcol, "a key without text")
 		}
 		if k.Type() == ast.MergeKeyType {
 			return nil, problem(kline, kcol, "a YAML merge key (<<), which a configuration does not have: write the keys")
 		}
-		key, ok := yamlScalarText(k)
+		key, ok := yamlpos.ScalarText(k)
 		if !ok {
 			return nil, problem(kline, kcol, "a key that is not a scalar")
 		}
@@ -1006,29 +832,6 @@ func (c *yamlConfigReader) mapping(entries []*ast.MappingValueNode, where string
 		n.vals = append(n.vals, v)
 	}
 	return n, nil
-}
-
-// yamlScalarText is the text of a scalar as a key: a string's value, the
-// text of a number, a boolean or null as written.
-func yamlScalarText(n ast.Node) (string, bool) {
-	switch n := n.(type) {
-	case *ast.StringNode:
-		return n.Value, true
-	case *ast.LiteralNode:
-		if n.Value == nil {
-			return "", true
-		}
-		return n.Value.Value, true
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.NullNode, *ast.InfinityNode, *ast.NanNode:
-		if tk := n.GetToken(); tk != nil {
-			return tk.Value, true
-		}
-	case *ast.TagNode:
-		if !noNode(n.Value) {
-			return yamlScalarText(n.Value)
-		}
-	}
-	return "", false
 }
 
 // validateConfig validates root against ConfigSchema and says where each

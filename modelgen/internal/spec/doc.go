@@ -7,7 +7,10 @@
 //     duplicate and empty keys, and documents deeper than MaxDepth or
 //     larger than MaxNodes values are Diagnostics at their position, as is
 //     a YAML block mapping of more than MaxBlockEntries; a document of more
-//     than MaxBytes is one at its first line, before it is parsed;
+//     than MaxBytes is one at its first line, before it is parsed (the
+//     steps of reading YAML that the ReAct example's configuration reader
+//     takes too, the token limits, positions and syntax errors, are
+//     package internal/yamlpos);
 //   - Validate checks the tree against the JSON Schema of the spec format
 //     (FormatSchema, reflected from the Spec types by ReflectSchema) and
 //     reports every leaf error at the offending key or value;

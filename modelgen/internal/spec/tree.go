@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/moora-go/moora/internal/yamlpos"
 )
 
 // Pos is a position in a spec file. Line and Col are 1-based; Col counts
@@ -284,7 +286,7 @@ func Parse(file string, data []byte) (*Node, error) {
 	}
 	data = bytes.TrimPrefix(data, UTF8BOM)
 	if !utf8.Valid(data) {
-		off := invalidUTF8(data)
+		off := yamlpos.InvalidUTF8(data)
 		return nil, &Diagnostic{Pos: newLineIndex(file, data).pos(off),
 			Message: fmt.Sprintf("the spec is not valid UTF-8: byte %#x", data[off]), Hint: "save the file as UTF-8"}
 	}
@@ -316,7 +318,7 @@ func TooLarge(file string) *Diagnostic {
 func ParseJSON(file string, data []byte, maxNodes int) (*Node, error) {
 	data = bytes.TrimPrefix(data, UTF8BOM)
 	if !utf8.Valid(data) {
-		off := invalidUTF8(data)
+		off := yamlpos.InvalidUTF8(data)
 		return nil, &Diagnostic{Pos: newLineIndex(file, data).pos(off), Message: fmt.Sprintf("not valid UTF-8: byte %#x", data[off])}
 	}
 	root, err := parseJSONMax(file, data, maxNodes)
@@ -332,19 +334,6 @@ func ParseJSON(file string, data []byte, maxNodes int) (*Node, error) {
 // UTF8BOM is the UTF-8 byte order mark, which a spec may start with in
 // either syntax.
 var UTF8BOM = []byte("\ufeff")
-
-// invalidUTF8 returns the offset of the first byte of data that is not
-// part of a UTF-8 encoded character.
-func invalidUTF8(data []byte) int {
-	for off := 0; off < len(data); {
-		r, size := utf8.DecodeRune(data[off:])
-		if r == utf8.RuneError && size <= 1 {
-			return off
-		}
-		off += size
-	}
-	return len(data)
-}
 
 // emptyKeys reports every empty key of the document, except inside the
 // value of an empty key.

@@ -1,7 +1,6 @@
 package spec
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -10,8 +9,9 @@ import (
 
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
-	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/moora-go/moora/internal/yamlpos"
 )
 
 // parseYAML parses a YAML spec with github.com/goccy/go-yaml, which keeps the
@@ -29,19 +29,9 @@ func parseYAML(file string, data []byte) (*Node, error) {
 	if err := checkTokens(file, tokens); err != nil {
 		return nil, err
 	}
-	f, err := parser.Parse(tokens, 0, parser.AllowDuplicateMapKey())
+	bodies, err := yamlpos.Parse(tokens)
 	if err != nil {
 		return nil, yamlSyntaxError(file, data, err)
-	}
-	var bodies []ast.Node
-	for _, doc := range f.Docs {
-		if doc == nil || doc.Body == nil {
-			continue
-		}
-		if _, comment := doc.Body.(*ast.CommentGroupNode); comment {
-			continue
-		}
-		bodies = append(bodies, doc.Body)
 	}
 	switch len(bodies) {
 	case 0:
@@ -60,135 +50,39 @@ func parseYAML(file string, data []byte) (*Node, error) {
 // mapping ({...}) and JSON have no such limit.
 const MaxBlockEntries = 1000
 
-// A blockCollection is a block mapping or sequence that is open at a
-// token: where its keys or its "-" are, and how many entries it has so far.
-type blockCollection struct {
-	col     int
-	seq     bool
-	entries int
-}
-
 // checkTokens checks the limits on a YAML document's tokens, before the
-// parser sees them: the nesting of its collections, flow and block, at
-// most MaxDepth; a lower bound on its values (each ":", each "-", each ","
-// in a flow sequence is one), at most MaxNodes; the entries of a block
-// mapping, at most MaxBlockEntries. Each error is at the token that
-// crosses the limit. The conversion of the parsed document checks the
-// values and the nesting exactly.
-//
-// A block collection is open from its first key or "-" until a key or "-"
-// at a smaller column, or at the same column for a sequence whose "-"s are
-// at the column of the key that holds it. Its level is the number of
-// collections open around it; a flow collection's is that of the block
-// collections and the flow collections around it.
+// parser sees them (yamlpos.CheckTokens): the nesting of its collections,
+// flow and block, at most MaxDepth; a lower bound on its values (each
+// ":", each "-", each "," in a flow sequence is one), at most MaxNodes;
+// the entries of a block mapping, at most MaxBlockEntries. Each error is
+// at the token that crosses the limit. The conversion of the parsed
+// document checks the values and the nesting exactly.
 func checkTokens(file string, tokens token.Tokens) error {
-	var block []blockCollection
-	var flow []token.Type // the open flow collections: SequenceStartType or MappingStartType
-	values := 1           // the document
-	at := func(tk *token.Token, msg string) *Diagnostic {
-		return &Diagnostic{Pos: Pos{File: file, Line: tk.Position.Line, Col: tk.Position.Column}, Message: msg}
-	}
-	tooDeep := func(tk *token.Token, level int) error {
-		if level > MaxDepth {
-			return at(tk, fmt.Sprintf("values nested deeper than %d levels", MaxDepth))
-		}
+	tk, crossed := yamlpos.CheckTokens(tokens, yamlpos.Limits{Depth: MaxDepth, Values: MaxNodes, BlockEntries: MaxBlockEntries})
+	if tk == nil {
 		return nil
 	}
-	// open records a block entry that starts at tk: a key (seq false) or
-	// a "-".
-	open := func(tk *token.Token, seq bool) error {
-		col := tk.Position.Column
-		for len(block) > 0 {
-			top := block[len(block)-1]
-			if top.col < col || (top.col == col && (top.seq == seq || seq)) {
-				break
-			}
-			block = block[:len(block)-1]
-		}
-		if n := len(block); n > 0 && block[n-1].col == col && block[n-1].seq == seq {
-			block[n-1].entries++
-			if !seq && block[n-1].entries > MaxBlockEntries {
-				d := at(tk, fmt.Sprintf("a block mapping of more than %d entries", MaxBlockEntries))
-				d.Hint = "write it as a flow mapping, {key: value, ...}, or the spec in JSON"
-				return d
-			}
-			return nil
-		}
-		if err := tooDeep(tk, len(block)); err != nil {
-			return err
-		}
-		block = append(block, blockCollection{col: col, seq: seq, entries: 1})
-		return nil
+	d := &Diagnostic{Pos: Pos{File: file, Line: tk.Position.Line, Col: tk.Position.Column}}
+	switch crossed {
+	case yamlpos.TooDeep:
+		d.Message = fmt.Sprintf("values nested deeper than %d levels", MaxDepth)
+	case yamlpos.TooManyEntries:
+		d.Message = fmt.Sprintf("a block mapping of more than %d entries", MaxBlockEntries)
+		d.Hint = "write it as a flow mapping, {key: value, ...}, or the spec in JSON"
+	default:
+		d.Message = fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", MaxNodes)
 	}
-	for i, tk := range tokens {
-		if tk.Position == nil {
-			continue
-		}
-		var err error
-		switch tk.Type {
-		case token.DocumentHeaderType, token.DocumentEndType:
-			block, flow = block[:0], flow[:0]
-		case token.SequenceStartType, token.MappingStartType:
-			err = tooDeep(tk, len(block)+len(flow))
-			flow = append(flow, tk.Type)
-		case token.SequenceEndType, token.MappingEndType:
-			if len(flow) > 0 {
-				flow = flow[:len(flow)-1]
-			}
-		case token.CollectEntryType:
-			if len(flow) > 0 && flow[len(flow)-1] == token.SequenceStartType {
-				values++
-			}
-		case token.SequenceEntryType:
-			values++
-			if len(flow) == 0 {
-				err = open(tk, true)
-			}
-		case token.MappingKeyType:
-			if len(flow) == 0 {
-				err = open(tk, false)
-			}
-		case token.MappingValueType:
-			values++
-			if len(flow) > 0 {
-				break
-			}
-			// The key starts at the first token of its line after a "-",
-			// a "?" or a ":": anchors and tags come before its text.
-			j := i - 1
-			for j >= 0 && tokens[j].Position != nil && tokens[j].Position.Line == tk.Position.Line &&
-				tokens[j].Type != token.SequenceEntryType && tokens[j].Type != token.MappingKeyType && tokens[j].Type != token.MappingValueType {
-				j--
-			}
-			explicit := j >= 0 && tokens[j].Type == token.MappingKeyType && tokens[j].Position.Line == tk.Position.Line
-			if j+1 < i && !explicit { // not the ":" of a "?" key, nor one that starts its line
-				err = open(tokens[j+1], false)
-			}
-		}
-		if err != nil {
-			return err
-		}
-		if values > MaxNodes {
-			return at(tk, fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", MaxNodes))
-		}
-	}
-	return nil
+	return d
 }
 
 // yamlPos is the position of a node: for a block mapping the position of
 // its first key, for everything else that of its first token.
 func yamlPos(file string, n ast.Node) Pos {
-	if m, ok := n.(*ast.MappingNode); ok && !m.IsFlowStyle && len(m.Values) > 0 {
-		n = m.Values[0].Key
-	}
-	if mv, ok := n.(*ast.MappingValueNode); ok {
-		n = mv.Key
-	}
-	tk := n.GetToken()
-	if tk == nil || tk.Position == nil {
+	line, col, ok := yamlpos.Position(n)
+	if !ok {
 		return Pos{File: file, Line: 1, Col: 1}
 	}
-	return Pos{File: file, Line: tk.Position.Line, Col: tk.Position.Column}
+	return Pos{File: file, Line: line, Col: col}
 }
 
 type yamlConverter struct {
@@ -283,7 +177,7 @@ func (c *yamlConverter) mapping(y *ast.MappingNode, pos Pos, depth int) (*Node, 
 		if k.Type() == ast.MergeKeyType {
 			return nil, &Diagnostic{Pos: kpos, Message: "YAML merge keys (<<) are not supported; repeat the keys or use $defs and $ref"}
 		}
-		key, ok := scalarText(k)
+		key, ok := yamlpos.ScalarText(k)
 		if !ok {
 			return nil, &Diagnostic{Pos: kpos, Message: "mapping keys must be strings"}
 		}
@@ -322,7 +216,7 @@ func (c *yamlConverter) keyWithoutValue(y *ast.MappingNode, i int, key string, k
 	if i > 0 {
 		prev := y.Values[i-1]
 		if text, ok := prev.Value.(*ast.StringNode); ok && prev.Value.GetToken().Type == token.StringType {
-			if pk, ok := scalarText(prev.Key); ok {
+			if pk, ok := yamlpos.ScalarText(prev.Key); ok {
 				d.Hint = fmt.Sprintf("a comma inside {…} ends a value, so %s: %s, %s was read as two entries; quote the value: %s: %q",
 					pk, text.Value, key, pk, text.Value+", "+key)
 			}
@@ -332,22 +226,6 @@ func (c *yamlConverter) keyWithoutValue(y *ast.MappingNode, i int, key string, k
 		d.Hint = "write " + key + ": value, or quote the text if the comma before it is part of a value"
 	}
 	return d
-}
-
-// scalarText is the text of a scalar node as a key: the value of a string,
-// the literal text of a number, a boolean or null.
-func scalarText(n ast.Node) (string, bool) {
-	switch n := n.(type) {
-	case *ast.StringNode:
-		return n.Value, true
-	case *ast.LiteralNode:
-		return n.Value.Value, true
-	case *ast.IntegerNode, *ast.FloatNode, *ast.BoolNode, *ast.NullNode, *ast.InfinityNode, *ast.NanNode:
-		return n.GetToken().Value, true
-	case *ast.TagNode:
-		return scalarText(n.Value)
-	}
-	return "", false
 }
 
 func (c *yamlConverter) scalar(y ast.Node, pos Pos) (*Node, error) {
@@ -396,7 +274,7 @@ func (c *yamlConverter) tagged(y *ast.TagNode, pos Pos, depth int) (*Node, error
 	tag := y.Start.Value
 	switch tag {
 	case "!!str", "!!timestamp":
-		if text, ok := scalarText(y.Value); ok {
+		if text, ok := yamlpos.ScalarText(y.Value); ok {
 			if _, null := y.Value.(*ast.NullNode); null && y.Value.GetToken().Value == "" {
 				text = ""
 			}
@@ -422,14 +300,10 @@ func (c *yamlConverter) tagged(y *ast.TagNode, pos Pos, depth int) (*Node, error
 // yamlSyntaxError turns a syntax error of the YAML parser into a
 // diagnostic at its token, with a hint for the usual slips.
 func yamlSyntaxError(file string, data []byte, err error) error {
-	var ye interface {
-		GetToken() *token.Token
-		GetMessage() string
-	}
-	if !errors.As(err, &ye) || ye.GetToken() == nil || ye.GetToken().Position == nil {
+	tk, msg, ok := yamlpos.SyntaxError(err)
+	if !ok {
 		return &Diagnostic{Pos: Pos{File: file, Line: 1, Col: 1}, Message: strings.TrimPrefix(err.Error(), "yaml: ")}
 	}
-	tk := ye.GetToken()
 	lines := strings.Split(string(data), "\n")
 	line := func(n int) string {
 		if n < 1 || n > len(lines) {
@@ -440,7 +314,7 @@ func yamlSyntaxError(file string, data []byte, err error) error {
 	// The position of the token, kept inside the document.
 	pos := Pos{File: file, Line: min(max(tk.Position.Line, 1), len(lines))}
 	pos.Col = min(max(tk.Position.Column, 1), len([]rune(line(pos.Line)))+1)
-	d := &Diagnostic{Pos: pos, Message: ye.GetMessage()}
+	d := &Diagnostic{Pos: pos, Message: msg}
 	before := []rune(line(pos.Line))[:pos.Col-1] // the text of the line before the token
 	switch msg := d.Message; {
 	case strings.Contains(msg, "'\t'"):
@@ -479,7 +353,7 @@ func yamlSyntaxError(file string, data []byte, err error) error {
 		if strings.Contains(msg, "'}'") {
 			open = '{'
 		}
-		if l, col, ok := unclosed(lines, d.Pos.Line, d.Pos.Col, open); ok && l < d.Pos.Line {
+		if l, col, ok := yamlpos.Unclosed(lines, d.Pos.Line, d.Pos.Col, open); ok && l < d.Pos.Line {
 			d.Message = fmt.Sprintf("this %c is not closed before line %d", open, d.Pos.Line)
 			d.Pos.Line, d.Pos.Col = l, col
 			d.Hint = fmt.Sprintf("close it with %c, or separate the items with ,", map[byte]byte{'[': ']', '{': '}'}[open])
@@ -550,44 +424,4 @@ func spaces(n int) string {
 		return "1 space"
 	}
 	return fmt.Sprintf("%d spaces", n)
-}
-
-// unclosed finds the innermost bracket open left open before line:col,
-// skipping quoted text and comments; it returns its line and column.
-func unclosed(lines []string, line, col int, open byte) (int, int, bool) {
-	type at struct {
-		c         byte
-		line, col int
-	}
-	var stack []at
-	for n := 1; n <= line && n <= len(lines); n++ {
-		runes := []rune(lines[n-1])
-		var quote rune
-	scan:
-		for i, r := range runes {
-			if n == line && i+1 >= col {
-				break
-			}
-			switch {
-			case quote != 0:
-				if r == quote {
-					quote = 0
-				}
-			case r == '"' || r == '\'':
-				quote = r
-			case r == '#' && (i == 0 || runes[i-1] == ' '):
-				break scan
-			case r == '[' || r == '{':
-				stack = append(stack, at{byte(r), n, i + 1})
-			case (r == ']' || r == '}') && len(stack) > 0:
-				stack = stack[:len(stack)-1]
-			}
-		}
-	}
-	for i := len(stack) - 1; i >= 0; i-- {
-		if stack[i].c == open {
-			return stack[i].line, stack[i].col, true
-		}
-	}
-	return 0, 0, false
 }
