@@ -7,13 +7,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -59,35 +57,7 @@ func answering(delay time.Duration, started func(key string)) func(state) map[st
 	}
 }
 
-func fold(inputs []input) state {
-	s := model.Initial()
-	for _, in := range inputs {
-		s = model.Transition(s, in)
-	}
-	return s
-}
-
 func codec() journal.Codec[state, input] { return journal.JSON[state, input](nil) }
-
-// logBuffer collects slog output for assertions.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuffer) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
 func openAt(t testing.TB, path string, opts journal.Options[state, input], options ...automata.Option[state, input]) (*journal.Machine[state, input], error) {
 	t.Helper()
@@ -114,24 +84,15 @@ func mustOpen(t testing.TB, path string, opts journal.Options[state, input], opt
 	return m
 }
 
-var mustClose = storetest.MustClose
+// The helpers shared with the conformance suite.
+var (
+	fold        = storetest.Fold
+	notes       = storetest.Notes
+	dispatchAll = storetest.DispatchAll
+	mustClose   = storetest.MustClose
+)
 
-func dispatchAll(t testing.TB, m *journal.Machine[state, input], inputs []input) {
-	t.Helper()
-	for _, in := range inputs {
-		if err := m.Dispatch(context.Background(), in); err != nil {
-			t.Fatalf("Dispatch(%+v): %v", in, err)
-		}
-	}
-}
-
-func notes(from, to int) []input {
-	var ins []input
-	for i := from; i < to; i++ {
-		ins = append(ins, input{Note: fmt.Sprintf("note-%04d", i)})
-	}
-	return ins
-}
+type logBuffer = storetest.LogBuffer
 
 // countingStore counts the Appends (each one fsync in bbolt).
 type countingStore struct {
@@ -217,7 +178,7 @@ func TestDamagedLastRecordIsCorruptUnlessRepaired(t *testing.T) {
 	}
 
 	var logs logBuffer
-	m, err = openAt(t, path, journal.Options[state, input]{SnapshotEvery: -1, Logger: logs.logger(), QuarantineCorruptTail: true})
+	m, err = openAt(t, path, journal.Options[state, input]{SnapshotEvery: -1, Logger: logs.Logger(), QuarantineCorruptTail: true})
 	if err != nil {
 		t.Fatalf("Open with QuarantineCorruptTail: %v", err)
 	}
@@ -330,7 +291,7 @@ func TestDamagedSnapshotFallsBackToAnOlderOne(t *testing.T) {
 	flipBit(t, path, "snapshots", 12, 30) // in the snapshot's payload
 
 	var logs logBuffer
-	opts.Logger = logs.logger()
+	opts.Logger = logs.Logger()
 	m, err := openAt(t, path, opts)
 	if err != nil {
 		t.Fatalf("Open: %v", err)

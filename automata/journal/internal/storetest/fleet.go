@@ -251,7 +251,7 @@ func testFleetDamaged(t *testing.T, open FleetOpener) {
 	opener := func(t testing.TB, id string) journal.Store { return openAgent(t, f, id) }
 	crashed(t, opener, "bad", 12, 6, func(v []byte) []byte { v[len(v)-4] ^= 0x10; return v })
 	good := mustOpen(t, opener, "good", journal.Options[state, input]{SnapshotEvery: -1})
-	dispatchAll(t, good, notes(0, 9))
+	DispatchAll(t, good, Notes(0, 9))
 	MustClose(t, good)
 	mustCloseFleet(t, f)
 
@@ -265,10 +265,10 @@ func testFleetDamaged(t *testing.T, open FleetOpener) {
 	}
 	mustCloseStore(t, s)
 	good = mustOpen(t, opener, "good", journal.Options[state, input]{SnapshotEvery: -1})
-	if got, want := good.Current(), fold(notes(0, 9)); !reflect.DeepEqual(got, want) {
+	if got, want := good.Current(), Fold(Notes(0, 9)); !reflect.DeepEqual(got, want) {
 		t.Errorf("the other agent's state = %v, want its 10 inputs", got.Notes)
 	}
-	dispatchAll(t, good, notes(10, 10))
+	DispatchAll(t, good, Notes(10, 10))
 	MustClose(t, good)
 }
 

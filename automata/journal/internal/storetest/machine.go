@@ -27,7 +27,8 @@ type (
 
 var model = Model
 
-func fold(ins []input) state {
+// Fold is the state of the test model after ins.
+func Fold(ins []Input) State {
 	s := model.Initial()
 	for _, in := range ins {
 		s = model.Transition(s, in)
@@ -35,7 +36,9 @@ func fold(ins []input) state {
 	return s
 }
 
-func notes(from, to int) []input {
+// Notes are the inputs of notes from to to-1, numbered as a Machine's
+// records are in the suite.
+func Notes(from, to int) []Input {
 	var ins []input
 	for i := from; i < to; i++ {
 		ins = append(ins, input{Note: fmt.Sprintf("note-%04d", i)})
@@ -43,7 +46,7 @@ func notes(from, to int) []input {
 	return ins
 }
 
-// noteRecords are the journal records of notes(from-1, to), as a Machine
+// noteRecords are the journal records of Notes(from-1, to), as a Machine
 // writes them.
 func noteRecords(from, to uint64) []journal.Record {
 	var rs []journal.Record
@@ -53,23 +56,26 @@ func noteRecords(from, to uint64) []journal.Record {
 	return rs
 }
 
-// logBuffer collects slog output.
-type logBuffer struct {
+// LogBuffer collects slog output, for assertions on what was logged.
+type LogBuffer struct {
 	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
-func (l *logBuffer) Write(p []byte) (int, error) {
+func (l *LogBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.Write(p)
 }
 
-func (l *logBuffer) String() string {
+func (l *LogBuffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.buf.String()
 }
+
+// Logger returns a logger writing text into l.
+func (l *LogBuffer) Logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
 
 // countingStore counts Appends and the records they carry.
 type countingStore struct {
@@ -115,7 +121,8 @@ func MustClose(t testing.TB, m *journal.Machine[State, Input]) {
 	}
 }
 
-func dispatchAll(t testing.TB, m *journal.Machine[state, input], ins []input) {
+// DispatchAll dispatches ins to m, failing t on the first error.
+func DispatchAll(t testing.TB, m *journal.Machine[State, Input], ins []Input) {
 	t.Helper()
 	for _, in := range ins {
 		if err := m.Dispatch(context.Background(), in); err != nil {
@@ -154,13 +161,13 @@ func testMachineReopen(t *testing.T, open Opener) {
 	name := newName(t)
 	opts := journal.Options[state, input]{SnapshotEvery: 7}
 	m := mustOpen(t, open, name, opts)
-	ins := notes(0, 30)
-	dispatchAll(t, m, ins)
+	ins := Notes(0, 30)
+	DispatchAll(t, m, ins)
 	MustClose(t, m)
 
 	m = mustOpen(t, open, name, opts)
 	defer MustClose(t, m)
-	if got := m.Current(); !reflect.DeepEqual(got, fold(ins)) {
+	if got := m.Current(); !reflect.DeepEqual(got, Fold(ins)) {
 		t.Fatalf("reopened state = %v, want the fold of the inputs", got.Notes)
 	}
 	if m.Seq() != 30 {
@@ -183,11 +190,11 @@ func testMachineReopen(t *testing.T, open Opener) {
 		if err != nil {
 			t.Fatalf("StateAt(%d): %v", seq, err)
 		}
-		if want := fold(ins[:seq]); !reflect.DeepEqual(got, want) {
+		if want := Fold(ins[:seq]); !reflect.DeepEqual(got, want) {
 			t.Errorf("StateAt(%d) = %v, want %v", seq, got.Notes, want.Notes)
 		}
 	}
-	dispatchAll(t, m, notes(30, 31))
+	DispatchAll(t, m, Notes(30, 31))
 	if m.Seq() != 31 {
 		t.Errorf("Seq() after one more input = %d, want 31", m.Seq())
 	}
@@ -225,7 +232,7 @@ func testMachineGroups(t *testing.T, open Opener) {
 	}
 }
 
-// crashed fills the store called name with the records of notes(0, n) and
+// crashed fills the store called name with the records of Notes(0, n) and
 // no snapshot, as a process that died after acknowledging them leaves it,
 // with change applied to the record at seq.
 func crashed(t testing.TB, open Opener, name string, n, seq uint64, change func([]byte) []byte) {
@@ -253,27 +260,27 @@ func testDamagedLastRecord(t *testing.T, open Opener) {
 	}
 	mustCloseStore(t, s)
 
-	var logs logBuffer
+	var logs LogBuffer
 	s = open(t, name)
 	m, err := openMachine(t, s, journal.Options[state, input]{SnapshotEvery: -1, QuarantineCorruptTail: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		s.Close()
 		t.Fatalf("Open with QuarantineCorruptTail: %v", err)
 	}
-	if got, want := m.Current(), fold(notes(0, 11)); !reflect.DeepEqual(got, want) {
+	if got, want := m.Current(), Fold(Notes(0, 11)); !reflect.DeepEqual(got, want) {
 		t.Errorf("state = %v, want the first 11 inputs", got.Notes)
 	}
 	if !strings.Contains(logs.String(), "quarantine") || !strings.Contains(logs.String(), "seq=12") {
 		t.Errorf("no warning naming seq 12:\n%s", logs.String())
 	}
-	dispatchAll(t, m, notes(100, 101))
+	DispatchAll(t, m, Notes(100, 101))
 	if m.Seq() != 12 {
 		t.Errorf("next input got seq %d, want 12", m.Seq())
 	}
 	MustClose(t, m)
 	m = mustOpen(t, open, name, journal.Options[state, input]{SnapshotEvery: -1})
 	defer MustClose(t, m)
-	if got, want := mustInputs(t, m), append(notes(0, 11), notes(100, 101)...); !reflect.DeepEqual(got, want) {
+	if got, want := mustInputs(t, m), append(Notes(0, 11), Notes(100, 101)...); !reflect.DeepEqual(got, want) {
 		t.Fatalf("journal after the repair = %v, want %v", got, want)
 	}
 }
@@ -317,13 +324,13 @@ func testDamagedSnapshotFallsBack(t *testing.T, open Opener) {
 	name := newName(t)
 	opts := journal.Options[state, input]{SnapshotEvery: 5, KeepSnapshots: 3}
 	m := mustOpen(t, open, name, opts)
-	ins := notes(0, 12)
-	dispatchAll(t, m, ins)
+	ins := Notes(0, 12)
+	DispatchAll(t, m, ins)
 	MustClose(t, m) // snapshots at 5, 10 and 12
 
 	s := open(t, name)
 	damageNewestSnapshot(t, s, 12)
-	var logs logBuffer
+	var logs LogBuffer
 	opts.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	m, err := openMachine(t, s, opts)
 	if err != nil {
@@ -331,7 +338,7 @@ func testDamagedSnapshotFallsBack(t *testing.T, open Opener) {
 		t.Fatalf("Open: %v", err)
 	}
 	defer MustClose(t, m)
-	if got := m.Current(); !reflect.DeepEqual(got, fold(ins)) {
+	if got := m.Current(); !reflect.DeepEqual(got, Fold(ins)) {
 		t.Errorf("state rebuilt from the older snapshot differs: %v", got.Notes)
 	}
 	if !strings.Contains(logs.String(), "damaged snapshot") || !strings.Contains(logs.String(), "seq=12") {
@@ -343,7 +350,7 @@ func testDamagedSnapshotWithoutJournal(t *testing.T, open Opener) {
 	name := newName(t)
 	opts := journal.Options[state, input]{SnapshotEvery: -1, KeepSnapshots: 1, Compact: true}
 	m := mustOpen(t, open, name, opts)
-	dispatchAll(t, m, notes(0, 12))
+	DispatchAll(t, m, Notes(0, 12))
 	MustClose(t, m) // one snapshot at 12, the journal before it compacted away
 
 	s := open(t, name)
@@ -382,14 +389,14 @@ func testReplayProperty(t *testing.T, open Opener) {
 			}
 			ins = append(ins, in)
 		}
-		dispatchAll(t, m, ins)
+		DispatchAll(t, m, ins)
 		live := m.Current()
 		MustClose(t, m)
 		m = mustOpen(t, open, name, opts)
-		full := fold(mustInputs(t, m))
+		full := Fold(mustInputs(t, m))
 		recovered := m.Current()
 		MustClose(t, m)
-		if !reflect.DeepEqual(recovered, full) || !reflect.DeepEqual(live, full) || !reflect.DeepEqual(full, fold(ins)) {
+		if !reflect.DeepEqual(recovered, full) || !reflect.DeepEqual(live, full) || !reflect.DeepEqual(full, Fold(ins)) {
 			t.Fatalf("seed %d (snapshot every %d): recovered, full replay and live state differ", seed, opts.SnapshotEvery)
 		}
 	}
@@ -410,7 +417,7 @@ func testJobsRestart(t *testing.T, open Opener) {
 		return jobs
 	})
 	m := mustOpen(t, open, name, journal.Options[state, input]{}, jobs)
-	dispatchAll(t, m, []input{{Request: 7}})
+	DispatchAll(t, m, []input{{Request: 7}})
 	if k := <-started; k != "req-7" {
 		t.Fatalf("started %q, want req-7", k)
 	}

@@ -230,7 +230,7 @@ func testVersionsMigrate(t *testing.T, open Opener) {
 	}
 	mustCloseStore(t, s)
 
-	var log logBuffer
+	var log LogBuffer
 	opts := journal.Options[stateV2, versioned]{Versions: historyV2(true), SnapshotEvery: -1, SkipCloseSnapshot: true,
 		Logger: slog.New(slog.NewTextHandler(&log, nil))}
 	m, err := openV2(t, open(t, name), opts)
@@ -307,7 +307,7 @@ func testVersionsReplayOverAStaleSnapshot(t *testing.T, open Opener) {
 	name := newName(t)
 	const n = 12
 	writeV1(t, open, name, n)
-	var log logBuffer
+	var log LogBuffer
 	opts := journal.Options[stateV2, versioned]{Versions: historyV2(false), SnapshotEvery: -1, SkipCloseSnapshot: true,
 		Logger: slog.New(slog.NewTextHandler(&log, nil))}
 	m, err := openV2(t, open(t, name), opts)
@@ -413,7 +413,7 @@ func testVersionsOlderBinaryAfterANewerOpen(t *testing.T, open Opener) {
 	if f.Version != 2 {
 		t.Fatalf("the snapshot at %d is of version %d, want 2", n, f.Version)
 	}
-	var log logBuffer
+	var log LogBuffer
 	m1, err = openV1(t, s, journal.Options[stateV1, versioned]{Logger: slog.New(slog.NewTextHandler(&log, nil))})
 	if err != nil {
 		s.Close()
