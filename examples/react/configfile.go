@@ -426,22 +426,10 @@ func WatchConfig(ctx context.Context, path string, every time.Duration, tools []
 	}
 }
 
-// A configKind is the kind of a value of a configuration: one of JSON's.
-type configKind uint8
-
-const (
-	configNull configKind = iota
-	configBool
-	configNumber
-	configString
-	configArray
-	configObject
-)
-
 // configNode is a value of a configuration file, as JSON, with its
 // position. An object keeps its keys in the file's order.
 type configNode struct {
-	kind        configKind
+	kind        yamlpos.Kind
 	line, col   int    // where the value starts
 	kline, kcol int    // where its key is, in the object that holds it; 0 if none
 	text        string // a string; a number in JSON's syntax; "true" or "false"
@@ -452,7 +440,7 @@ type configNode struct {
 
 // get is the value of key in an object, or nil.
 func (n *configNode) get(key string) *configNode {
-	if n == nil || n.kind != configObject {
+	if n == nil || n.kind != yamlpos.Object {
 		return nil
 	}
 	if i := slices.Index(n.keys, key); i >= 0 {
@@ -474,19 +462,19 @@ func (n *configNode) at(usingKey bool, msg string) configProblem {
 // validator takes it.
 func (n *configNode) value() any {
 	switch n.kind {
-	case configBool:
+	case yamlpos.Bool:
 		return n.text == "true"
-	case configNumber:
+	case yamlpos.Number:
 		return json.Number(n.text)
-	case configString:
+	case yamlpos.String:
 		return n.text
-	case configArray:
+	case yamlpos.Array:
 		a := make([]any, len(n.items))
 		for i, it := range n.items {
 			a[i] = it.value()
 		}
 		return a
-	case configObject:
+	case yamlpos.Object:
 		m := make(map[string]any, len(n.keys))
 		for i, k := range n.keys {
 			m[k] = n.vals[i].value()
@@ -505,15 +493,15 @@ func (n *configNode) appendJSON(b []byte) []byte {
 // describe says what n is, for a message: a scalar with its value.
 func (n *configNode) describe() string {
 	switch n.kind {
-	case configNull:
+	case yamlpos.Null:
 		return "nothing (null)"
-	case configBool:
+	case yamlpos.Bool:
 		return "a boolean (" + n.text + ")"
-	case configNumber:
+	case yamlpos.Number:
 		return "a number (" + n.text + ")"
-	case configString:
+	case yamlpos.String:
 		return "a string (" + configClip(strconv.Quote(n.text), 40) + ")"
-	case configArray:
+	case yamlpos.Array:
 		return "a sequence"
 	}
 	return "a mapping"
@@ -666,9 +654,9 @@ func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) 
 		return nil, problem("values nested deeper than %d levels", maxConfigDepth)
 	}
 	if yamlpos.IsNone(y) {
-		return &configNode{kind: configNull, line: line, col: col}, nil
+		return &configNode{kind: yamlpos.Null, line: line, col: col}, nil
 	}
-	scalar := func(kind configKind, text string) (*configNode, *configProblem) {
+	scalar := func(kind yamlpos.Kind, text string) (*configNode, *configProblem) {
 		return &configNode{kind: kind, line: line, col: col, text: text}, nil
 	}
 	switch y := y.(type) {
@@ -698,7 +686,7 @@ func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) 
 		alias.line, alias.col = line, col
 		return &alias, nil
 	case *ast.SequenceNode:
-		n := &configNode{kind: configArray, line: line, col: col}
+		n := &configNode{kind: yamlpos.Array, line: line, col: col}
 		for i, it := range y.Values {
 			v, p := c.read(it, configPath(where, true, strconv.Itoa(i)), line, col, depth+1)
 			if p != nil {
@@ -728,7 +716,7 @@ func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) 
 					}
 				}
 			}
-			return scalar(configString, text)
+			return scalar(yamlpos.String, text)
 		case "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
 			// The value is of the type the tag says, or the schema
 			// says it is not what it should be.
@@ -736,29 +724,29 @@ func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) 
 		}
 		return nil, problem("the YAML tag %s: a configuration has only YAML's own (!!str, !!int, ...)", tag)
 	case *ast.NullNode:
-		return scalar(configNull, "")
+		return scalar(yamlpos.Null, "")
 	case *ast.BoolNode:
-		return scalar(configBool, strconv.FormatBool(y.Value))
+		return scalar(yamlpos.Bool, strconv.FormatBool(y.Value))
 	case *ast.StringNode:
-		return scalar(configString, y.Value)
+		return scalar(yamlpos.String, y.Value)
 	case *ast.LiteralNode:
 		if y.Value == nil {
-			return scalar(configString, "")
+			return scalar(yamlpos.String, "")
 		}
-		return scalar(configString, y.Value.Value)
+		return scalar(yamlpos.String, y.Value.Value)
 	case *ast.IntegerNode:
 		switch v := y.Value.(type) {
 		case int64:
-			return scalar(configNumber, strconv.FormatInt(v, 10))
+			return scalar(yamlpos.Number, strconv.FormatInt(v, 10))
 		case uint64:
-			return scalar(configNumber, strconv.FormatUint(v, 10))
+			return scalar(yamlpos.Number, strconv.FormatUint(v, 10))
 		}
 		return nil, problem("the number %s is too large", yamlpos.TokenText(y))
 	case *ast.FloatNode:
 		if math.IsInf(y.Value, 0) || math.IsNaN(y.Value) {
 			return nil, problem("the number %s is not one JSON can hold", yamlpos.TokenText(y))
 		}
-		return scalar(configNumber, strconv.FormatFloat(y.Value, 'g', -1, 64))
+		return scalar(yamlpos.Number, strconv.FormatFloat(y.Value, 'g', -1, 64))
 	case *ast.InfinityNode, *ast.NanNode:
 		return nil, problem("the number %s is not one JSON can hold", yamlpos.TokenText(y))
 	}
@@ -767,7 +755,7 @@ func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) 
 
 // mapping reads the entries of a mapping at line:col.
 func (c *yamlConfigReader) mapping(entries []*ast.MappingValueNode, where string, line, col, depth int) (*configNode, *configProblem) {
-	n := &configNode{kind: configObject, line: line, col: col}
+	n := &configNode{kind: yamlpos.Object, line: line, col: col}
 	index := make(map[string]int, len(entries)) // of each key in n.keys
 	problem := func(line, col int, msg string) *configProblem {
 		if where != "" {
@@ -875,7 +863,7 @@ func schemaProblems(root *configNode, raw map[string]any, e *jsonschema.Validati
 	n, where := root, ""
 	for _, tok := range instPath {
 		where = configWhere(where, n, tok)
-		if n.kind == configArray {
+		if n.kind == yamlpos.Array {
 			i, err := strconv.Atoi(tok)
 			if err != nil || i < 0 || i >= len(n.items) {
 				return []configProblem{{n.line, n.col, where + ": " + e.Message}}
@@ -1009,7 +997,7 @@ var configName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 // configWhere is the path of the value at tok in n, whose path is where:
 // guards.maxDepth, strategies[1], tools["a b"].
 func configWhere(where string, n *configNode, tok string) string {
-	return configPath(where, n.kind == configArray, tok)
+	return configPath(where, n.kind == yamlpos.Array, tok)
 }
 
 // configPath is the path of the value at tok in the value whose path is
@@ -1073,7 +1061,7 @@ func editDistance(a, b string) int {
 // at their keys. A name the schema refuses is left to it.
 func checkConfigTools(root *configNode, tools []string) []configProblem {
 	n := root.get("tools")
-	if n == nil || n.kind != configObject {
+	if n == nil || n.kind != yamlpos.Object {
 		return nil
 	}
 	known := slices.Sorted(slices.Values(tools))
@@ -1102,7 +1090,7 @@ var toolName = regexp.MustCompile(toolNamePattern)
 // (with missingkey=error). A problem is at the prompt's key.
 func checkConfigPrompts(root *configNode) []configProblem {
 	n := root.get("prompts")
-	if n == nil || n.kind != configObject {
+	if n == nil || n.kind != yamlpos.Object {
 		return nil
 	}
 	samples := PromptSamples()
@@ -1110,7 +1098,7 @@ func checkConfigPrompts(root *configNode) []configProblem {
 	for i, name := range n.keys {
 		v := n.vals[i]
 		data, ok := samples[name]
-		if !ok || v.kind != configString || utf8.RuneCountInString(v.text) > 10000 {
+		if !ok || v.kind != yamlpos.String || utf8.RuneCountInString(v.text) > 10000 {
 			continue // the schema's to report
 		}
 		if msg := checkPrompt(name, v.text, data); msg != "" {

@@ -16,7 +16,8 @@
 //     Unclosed the bracket a flow collection left open started at;
 //   - Position says where a node starts, ScalarText what a scalar key
 //     says, IsNone whether a node the parser left out is there at all;
-//   - InvalidUTF8 finds the first byte that is not UTF-8.
+//   - InvalidUTF8 finds the first byte that is not UTF-8;
+//   - Kind names the kinds of JSON's values both trees hold.
 //
 // Positions are the parser's: lines and columns from 1, columns in
 // characters. The package says where and what; the words of a diagnostic

@@ -38,21 +38,18 @@ const (
 	MaxNodes = 50_000    // values, after YAML alias expansion
 )
 
-// NodeKind is the kind of a value: one of JSON's.
-type NodeKind uint8
+// NodeKind is the kind of a value: one of JSON's (yamlpos.Kind, which
+// the ReAct example's configuration reader shares).
+type NodeKind = yamlpos.Kind
 
 const (
-	NullNode NodeKind = iota
-	BoolNode
-	NumberNode
-	StringNode
-	ArrayNode
-	ObjectNode
+	NullNode   = yamlpos.Null
+	BoolNode   = yamlpos.Bool
+	NumberNode = yamlpos.Number
+	StringNode = yamlpos.String
+	ArrayNode  = yamlpos.Array
+	ObjectNode = yamlpos.Object
 )
-
-var kindNames = [...]string{"null", "boolean", "number", "string", "array", "object"}
-
-func (k NodeKind) String() string { return kindNames[k] }
 
 // A Node is one value of the spec document with its source position. Objects
 // keep their keys in source order.
