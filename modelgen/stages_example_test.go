@@ -2,10 +2,11 @@ package modelgen
 
 import (
 	"fmt"
-	"github.com/moora-go/moora/modelgen/internal/gen/graph"
-	"github.com/moora-go/moora/modelgen/internal/model"
 	"os"
 	"strings"
+
+	"github.com/moora-go/moora/modelgen/internal/gen/graph"
+	"github.com/moora-go/moora/modelgen/internal/model"
 )
 
 const chatSpec = `version: 1
