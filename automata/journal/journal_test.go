@@ -63,7 +63,7 @@ func openAt(t testing.TB, path string, opts journal.Options[state, input], optio
 	t.Helper()
 	store, err := bolt.Open(path)
 	if err != nil {
-		t.Fatalf("OpenBolt: %v", err)
+		t.Fatalf("bolt.Open: %v", err)
 	}
 	if opts.Codec == nil {
 		opts.Codec = codec()

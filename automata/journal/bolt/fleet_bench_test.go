@@ -63,9 +63,7 @@ func BenchmarkFleetDurableInputs(b *testing.B) {
 			b.ReportMetric(float64(after.Commits-before.Commits)/float64(b.N), "commits/input")
 			b.ReportMetric(float64(after.Appends-before.Appends)/float64(b.N), "appends/input")
 			for _, m := range machines {
-				if err := m.Close(context.Background()); err != nil {
-					b.Fatal(err)
-				}
+				mustClose(b, m)
 			}
 			closeFleet(b, f)
 		})
