@@ -664,6 +664,12 @@ func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 		case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
 			status = http.StatusServiceUnavailable
 			err = errors.New("the agent did not take the input up in time; it was not applied")
+		case errors.Is(err, journal.ErrInUse), errors.Is(err, journal.ErrUnavailable):
+			// Its journal is another process's now (a fenced store), or
+			// its server did not answer: sent again, it finds the agent
+			// where it is (an input with an id is applied once).
+			status = http.StatusServiceUnavailable
+			w.Header().Set("Retry-After", "1")
 		}
 		wire.WriteError(w, status, "input not applied: %v", err)
 		return

@@ -43,8 +43,13 @@
 // durable agent, once it is on disk — as {"seq": n}: the input's sequence
 // number in the journal (the state stream's event id of the state after
 // it), which the state stream reaches before the answer is sent. An input the agent rejects gets 422 with the
-// admission step's error; a closed agent 503, a failed one 500. Nothing is
-// journaled unless the answer is 200.
+// admission step's error; a closed agent 503, a failed one 500; an agent
+// whose journal another process took meanwhile (journal.ErrInUse: a
+// JetStream store fenced), or whose journal's server did not answer
+// (journal.ErrUnavailable), 503 with Retry-After, for the client to send it
+// again. Nothing is journaled unless the answer is 200, with one exception:
+// an append whose server did not answer in time (that 503) may have landed;
+// sent again with its id, the input is applied once.
 //
 // Retries are idempotent within a window: with Config.InputID, the id inside
 // the input (a message's id, chosen by the client) is the key; without it,
@@ -327,7 +332,8 @@
 //
 // An error before step 3 is the client's (400, 403, 413, 415); an error from
 // step 3 means the input is not in the journal (422, or 503 when the agent
-// is closed or did not take the input in time).
+// is closed, did not take the input in time, or its journal is another
+// process's now).
 //
 // # Many hosts
 //

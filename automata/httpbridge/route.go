@@ -105,7 +105,7 @@ func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who
 		if ctx.Err() != nil {
 			if r.Context().Err() == nil {
 				w.Header().Set("Retry-After", "1")
-				wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: no process could serve it within %v (FleetConfig.RouteTimeout): %v", id, f.cfg.RouteTimeout, last)
+				wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: no process could serve it within %v (FleetConfig.RouteTimeout)%s", id, f.cfg.RouteTimeout, lastly(last))
 			}
 			return nil, nil, false
 		}
@@ -141,10 +141,21 @@ func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who
 			continue
 		}
 		if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
-			err = fmt.Errorf("%w (after %v of looking for the process that has it: %v)", err, f.cfg.RouteTimeout, last)
+			// Its time ran out while it was being activated here.
+			w.Header().Set("Retry-After", "1")
+			wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: no process could serve it within %v (FleetConfig.RouteTimeout): activating it here: %v%s", id, f.cfg.RouteTimeout, err, lastly(last))
+			return nil, nil, false
 		}
 		return byid.Got(w, r, a, release, err, who, id)
 	}
+}
+
+// lastly says what the last attempt to find the agent saw, if anything.
+func lastly(last error) string {
+	if last == nil {
+		return ""
+	}
+	return fmt.Sprintf(" (last seen: %v)", last)
 }
 
 // sleep waits *backoff, or until ctx ends, and doubles *backoff up to half

@@ -53,5 +53,7 @@ var (
 
 // ErrInUse is wrapped by the error of opening a Store that is open already:
 // by another process (a bbolt file is locked) or in this one (a Fleet's agent
-// whose Store is open).
+// whose Store is open); and by the error of a write to a Store that another
+// process has taken over since it was opened (a JetStream store fenced).
+// An HTTP front answers 503 with Retry-After.
 var ErrInUse = errors.New("the store is in use")

@@ -143,19 +143,25 @@ func (h *peerHost) close() error {
 // post sends a note to agent id through the front at base, and returns the
 // status and the answer's body.
 func post(client *http.Client, base, id, text string) (int, string, error) {
+	code, _, body, err := postWithHeader(client, base, id, text)
+	return code, body, err
+}
+
+// postWithHeader is post, with the answer's header too.
+func postWithHeader(client *http.Client, base, id, text string) (int, http.Header, string, error) {
 	req, err := http.NewRequest(http.MethodPost, base+"/agents/"+id+"/inputs", strings.NewReader(fmt.Sprintf(`{"text":%q}`, text)))
 	if err != nil {
-		return 0, "", err
+		return 0, nil, "", err
 	}
 	req.Header.Set("Authorization", "Bearer "+peerToken)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := client.Do(req)
 	if err != nil {
-		return 0, "", err
+		return 0, nil, "", err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	return resp.StatusCode, string(body), nil
+	return resp.StatusCode, resp.Header, string(body), nil
 }
 
 // follower follows agent id's state stream, applying each delta's JSON

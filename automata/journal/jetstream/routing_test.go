@@ -2,6 +2,7 @@ package jetstream_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata"
+	"github.com/moora-go/moora/automata/internal/frame"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/jetstream"
 	"github.com/moora-go/moora/automata/registry"
@@ -436,5 +438,58 @@ func TestAdvertiseRefusesBadURLs(t *testing.T) {
 	}
 	if err := f.Advertise("http://127.0.0.1:8081/api"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestFencedOwnerAnswers503: an input that reaches an owner whose journal
+// another process took meanwhile (its store fenced at the append) is
+// answered 503 with Retry-After, not applied, for the client to send it
+// again: not 422, which would tell it the input itself was at fault.
+func TestFencedOwnerAnswers503(t *testing.T) {
+	_, nc := startServer(t, false)
+	// A long TTL: the owner renews its lease seldom, so that it learns of
+	// the theft from its append, not from a renewal.
+	cfg := jetstream.Config{TTL: 30 * time.Second, Timeout: 5 * time.Second}
+	a, err := startPeerHost(nc, cfg, "host-a", quietLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.close() })
+	a.reg.Create("agent-1", "")
+	mustPost(t, a.url, "agent-1", "first")
+	thief := openFleet(t, nc, cfg, "thief")
+	ctx := context.Background()
+	if err := thief.Evict(ctx, "agent-1", "host-a"); err != nil {
+		t.Fatal(err)
+	}
+	s, err := thief.Open("agent-1")
+	if err != nil {
+		t.Fatalf("the thief's claim: %v", err)
+	}
+	defer s.Close()
+	code, h, body, err := postWithHeader(http.DefaultClient, a.url, "agent-1", "second")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != http.StatusServiceUnavailable || h.Get("Retry-After") == "" || !strings.Contains(body, "fenced") {
+		t.Errorf("an input to the fenced owner: %d (Retry-After %q) %s, want 503 with Retry-After naming the fence", code, h.Get("Retry-After"), body)
+	}
+	var texts []string
+	if err := s.Scan(1, func(r journal.Record) error {
+		f, err := frame.Decode(r.Data)
+		if err != nil {
+			return err
+		}
+		var n pnote
+		if err := json.Unmarshal(f.Payload, &n); err != nil {
+			return err
+		}
+		texts = append(texts, n.Text)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(texts) != 1 || texts[0] != "first" {
+		t.Errorf("the journal holds %q, want only the first note", texts)
 	}
 }

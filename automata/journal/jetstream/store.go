@@ -95,7 +95,9 @@ const (
 // ErrFenced is wrapped by the error of every write of a store that another
 // owner has fenced (its append was refused because the journal moved on
 // without it) or whose lease ran out. The store refuses every later write;
-// its owner must drop the agent.
+// its owner must drop the agent. The error wraps journal.ErrInUse too: the
+// journal is, or may be, another process's now, and a write sent again
+// finds that process (an HTTP front answers 503 with Retry-After).
 var ErrFenced = errors.New("fenced")
 
 var agentID = regexp.MustCompile(`^[A-Za-z0-9_-]{1,128}$`)
@@ -393,7 +395,7 @@ func (s *Store) fence(err error) error {
 	s.fmu.Lock()
 	defer s.fmu.Unlock()
 	if s.fenceErr == nil {
-		s.fenceErr = fmt.Errorf("jetstream: agent %s: %w: %w", s.agent, ErrFenced, err)
+		s.fenceErr = fmt.Errorf("jetstream: agent %s: %w (%w): %w", s.agent, ErrFenced, journal.ErrInUse, err)
 		close(s.fenced)
 	}
 	return s.fenceErr
