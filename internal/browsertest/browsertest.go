@@ -40,22 +40,36 @@ func New(t *testing.T, width, height int) context.Context {
 		chromedp.DisableGPU,
 		chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck,
-		chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("disable-background-networking", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-quic", true),
 		chromedp.WindowSize(width, height),
 	}
-	actx, cancel := chromedp.NewExecAllocator(context.Background(), opts...)
-	t.Cleanup(cancel)
-	ctx, cancel := chromedp.NewContext(actx)
-	t.Cleanup(cancel)
-	if err := chromedp.Do(ctx); err != nil { // no timeout: it binds the browser's life
-		t.Fatalf("starting chromium: %v", err)
+	// A browser that crashes as it starts (seen on a loaded machine: its
+	// crash handler's report, no page yet) is started again, up to
+	// startAttempts times: the tests are of the pages, not of Chromium.
+	var err error
+	for attempt := 1; attempt <= startAttempts; attempt++ {
+		profile := chromedp.UserDataDir(t.TempDir()) // a fresh one each time
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), append(opts, profile)...)
+		ctx, cancel := chromedp.NewContext(actx)
+		if err = chromedp.Do(ctx); err == nil { // no timeout: it binds the browser's life
+			t.Cleanup(cancelAlloc)
+			t.Cleanup(cancel)
+			return ctx
+		}
+		cancel()
+		cancelAlloc()
+		t.Logf("starting chromium (attempt %d of %d): %v", attempt, startAttempts, err)
 	}
-	return ctx
+	t.Fatalf("starting chromium: %v", err)
+	return nil
 }
+
+// startAttempts is how often New starts a browser that crashes as it
+// starts.
+const startAttempts = 3
 
 // Screenshot saves the page as name.png in the directory named by the
 // environment variable dirEnv when it is set (to look at it), else in the
