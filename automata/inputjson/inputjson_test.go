@@ -139,6 +139,16 @@ func TestDecodeErrors(t *testing.T) {
 			`decoding input: at /text: not valid UTF-8: byte 0xff`},
 		{"a key that is not UTF-8", "{\"type\":\"ping\",\"count\":1,\"x\xc3\":1}",
 			`decoding input: at the top level: not valid UTF-8: byte 0xc3`},
+		{"half a surrogate pair", `{"type":"note","text":"\ud800x@y.z"}`,
+			`decoding input: at /text: \ud800 is half of a UTF-16 surrogate pair, no character on its own`},
+		{"a low half alone", `{"type":"note","text":"a@b.c\uDC00"}`,
+			`decoding input: at /text: \uDC00 is half of a UTF-16 surrogate pair, no character on its own`},
+		{"a high half at the end", `{"type":"note","text":"a@b.c\ud83d"}`,
+			`decoding input: at /text: \ud83d is half of a UTF-16 surrogate pair, no character on its own`},
+		{"two high halves", `{"type":"note","text":"a@b.c\ud83d\ud83d\ude00"}`,
+			`decoding input: at /text: \ud83d is half of a UTF-16 surrogate pair, no character on its own`},
+		{"half a pair in a key", `{"type":"ping","count":1,"\udfff":1}`,
+			`decoding input: at the top level: \udfff is half of a UTF-16 surrogate pair, no character on its own`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -9,8 +9,9 @@ import (
 )
 
 // checkSyntax reports what encoding/json reads from valid JSON without a
-// word: a key written twice in one object (it keeps the last), and bytes
-// that are not UTF-8 (it replaces them with U+FFFD). data must be one valid
+// word: a key written twice in one object (it keeps the last), bytes that
+// are not UTF-8 and escapes of half a UTF-16 surrogate pair ("\ud800"
+// alone; it replaces both with U+FFFD). data must be one valid
 // JSON value. The error names where, as a JSON Pointer. One pass over the
 // bytes; an object's keys are compared with the others of that object only.
 func checkSyntax(data []byte) error {
@@ -64,6 +65,9 @@ func (s *syntaxScanner) text(ptr string, raw []byte, escaped bool) (string, erro
 	}
 	if !escaped {
 		return string(raw), nil
+	}
+	if esc, ok := loneSurrogate(raw); !ok {
+		return "", fmt.Errorf("%s: %s is half of a UTF-16 surrogate pair, no character on its own", where(ptr), esc)
 	}
 	var v string
 	if err := json.Unmarshal(append(append([]byte{'"'}, raw...), '"'), &v); err != nil {
@@ -158,4 +162,36 @@ func where(ptr string) string {
 		return "at the top level"
 	}
 	return "at " + ptr
+}
+
+// loneSurrogate reads the escapes of a string's raw bytes (valid JSON) and
+// returns the first \u escape of half a UTF-16 surrogate pair that is not
+// in a pair (a high half right before a low half), and ok false; ok true if
+// there is none.
+func loneSurrogate(raw []byte) (esc string, ok bool) {
+	pending := "" // a high half waiting for its low half
+	for i := 0; i < len(raw); i++ {
+		r := rune(-1) // the \u escape at i, if one
+		if raw[i] == '\\' {
+			i++
+			if i+4 < len(raw) && raw[i] == 'u' {
+				v, err := strconv.ParseUint(string(raw[i+1:i+5]), 16, 32)
+				if err != nil {
+					return "", true // not JSON: its parser says so
+				}
+				r, i = rune(v), i+4
+			}
+		}
+		switch {
+		case r >= 0xdc00 && r < 0xe000 && pending != "":
+			pending = ""
+		case pending != "":
+			return pending, false
+		case r >= 0xd800 && r < 0xdc00:
+			pending = string(raw[i-5 : i+1])
+		case r >= 0xdc00 && r < 0xe000:
+			return string(raw[i-5 : i+1]), false
+		}
+	}
+	return pending, pending == ""
 }
