@@ -239,6 +239,7 @@ func TestBadInput(t *testing.T) {
 		{name: "missing property", body: `{"type":"send-user-message","id":"u1"}`, status: 400, message: "missing properties: 'content', 'timestamp'"},
 		{name: "a key written twice", body: `{"type":"send-user-message","id":"u1","content":"a","content":"b","timestamp":0}`, status: 400, message: `the key "content" is written twice`},
 		{name: "not UTF-8", body: "{\"type\":\"send-user-message\",\"id\":\"u1\",\"content\":\"a\xff\",\"timestamp\":0}", status: 400, message: "at /content: not valid UTF-8: byte 0xff"},
+		{name: "half a surrogate pair", body: `{"type":"send-user-message","id":"u1","content":"\ud800x","timestamp":0}`, status: 400, message: `at /content: \ud800 is half of a UTF-16 surrogate pair`},
 		{name: "missing token", body: valid, noAuth: true, status: 401, message: "missing Authorization header"},
 		{name: "wrong token", body: valid, header: map[string]string{"Authorization": "Bearer nope"}, status: 401, message: "wrong bearer token"},
 		{name: "disallowed origin", body: valid, header: map[string]string{"Origin": "https://evil.example"}, status: 403, message: `origin "https://evil.example" is not allowed`},
