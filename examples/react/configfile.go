@@ -316,13 +316,22 @@ func LoadConfig(path string, tools []string) (decl.Config, error) {
 }
 
 // readConfigFile reads the file at path, up to one byte more than
-// MaxConfigBytes (enough for ParseConfig to refuse it).
+// MaxConfigBytes (enough for ParseConfig to refuse it). It refuses what is
+// not a regular file (a FIFO, a device, a directory), which it opens
+// without waiting for a writer.
 func readConfigFile(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, fmt.Errorf("reading the configuration: %w", err)
 	}
 	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("reading the configuration: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("reading the configuration: %s is not a regular file (its mode is %v): a configuration is a file", path, fi.Mode().Type())
+	}
 	data, err := io.ReadAll(io.LimitReader(f, MaxConfigBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("reading the configuration: %w", err)
@@ -339,81 +348,53 @@ func readConfigFile(path string) ([]byte, error) {
 // is a new version: a caller that loaded it already (LoadConfig) is
 // called again with the same Digest.
 //
-// A version is the file's bytes: the same bytes are never applied (or
-// refused) twice in a row, whatever happens to the file in between. The
-// file is read once its size or modification time has changed and then
-// held for one interval (so that a write in progress is not read half
-// done), and at every look while its modification time is within a few
-// seconds of the last read (a file system's clock may be too coarse to
-// tell two writes apart). apply and refuse are called from WatchConfig's
-// goroutine, one at a time.
+// A version is the file's bytes: each look reads the file (at most
+// MaxConfigBytes and one byte), and a version is taken up once two looks
+// in a row have read the same bytes (so that a write in progress is not
+// read half done). So any change is seen, whatever its size and times
+// (a file swapped for one of the same size and modification time, as cp -p
+// or rsync -t leave it, or a symbolic link pointed elsewhere), and the
+// same bytes are never applied (or refused) twice in a row, whatever
+// happens to the file in between. apply and refuse are called from
+// WatchConfig's goroutine, one at a time.
 func WatchConfig(ctx context.Context, path string, every time.Duration, tools []string, apply func(decl.Config), refuse func(error)) {
 	if every <= 0 {
 		every = time.Second
 	}
-	type stat struct {
-		size int64
-		mod  time.Time
-	}
-	same := func(a, b stat) bool { return a.size == b.size && a.mod.Equal(b.mod) }
-	// Between two looks:
-	//   - read is what stat said of the file when it was last read (valid
-	//     when seen: the file was there at the last look, and read), and
-	//     racy whether its modification time was then too close to the
-	//     time of the read to be sure a later write would change it;
-	//   - pending is what stat said at the last look, when it differed
-	//     from read: the file is read when the next look sees the same;
-	//   - digest is the SHA-256 of the bytes last applied or refused (""
-	//     before any), and failure the message of the last error refused
-	//     for not reading the file ("" since the last read that worked).
-	var (
-		seen          bool
-		read, pending stat
-		racy          bool
-		digest        string
-		failure       string
-	)
-	fail := func(err error) {
-		seen = false
-		if err.Error() != failure {
-			failure = err.Error()
-			refuse(err)
-		}
-	}
+	// Between two looks: digest is the SHA-256 of the bytes last applied
+	// or refused ("" before any); pending that of the bytes the last look
+	// read, when they differed from those ("" if not); failure the message
+	// of the last error refused for not reading the file ("" since the
+	// last read that worked).
+	var digest, pending, failure string
 	look := func() {
-		fi, err := os.Stat(path)
-		if err != nil {
-			fail(fmt.Errorf("reading the configuration: %w", err))
-			return
-		}
-		now := stat{fi.Size(), fi.ModTime()}
-		switch {
-		case seen && same(now, read):
-			if !racy {
-				return
-			}
-		case !same(now, pending):
-			pending = now
-			return
-		}
-		at := time.Now()
 		data, err := readConfigFile(path)
 		if err != nil {
-			fail(err)
+			pending = ""
+			if err.Error() != failure {
+				failure = err.Error()
+				refuse(err)
+			}
 			return
 		}
-		seen, read, failure = true, now, ""
-		racy = at.Sub(now.mod) < 2*time.Second
+		failure = ""
 		sum := sha256.Sum256(data)
-		if d := hex.EncodeToString(sum[:]); d != digest {
-			digest = d
-			cfg, err := ParseConfig(path, data, tools)
-			if err != nil {
-				refuse(err)
-				return
-			}
-			apply(cfg)
+		switch d := hex.EncodeToString(sum[:]); d {
+		case digest:
+			pending = ""
+			return
+		case pending:
+			digest, pending = d, ""
+		default:
+			pending = d // read again at the next look
+			return
 		}
+		cfg, err := ParseConfig(path, data, tools)
+		if err != nil {
+			refuse(err)
+			return
+		}
+		apply(cfg)
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()

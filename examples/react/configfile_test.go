@@ -504,6 +504,47 @@ func TestWatchConfigSameSizeAndTime(t *testing.T) {
 	}
 }
 
+// TestWatchConfigSwapOfTheSameSizeAndTime: a file swapped for another of
+// the same size and modification time, long past (cp -p, rsync -t, a
+// symbolic link pointed elsewhere), is seen.
+func TestWatchConfigSwapOfTheSameSizeAndTime(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "react.yaml")
+	long := time.Now().Add(-24 * time.Hour)
+	writeWhole(t, path, testConfig, long)
+	applied := make(chan decl.Config, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go WatchConfig(ctx, path, 10*time.Millisecond, demoToolNames(), func(c decl.Config) { applied <- c }, func(err error) { t.Error(err) })
+	next := func() decl.Config {
+		t.Helper()
+		select {
+		case c := <-applied:
+			return c
+		case <-time.After(10 * time.Second):
+			t.Fatal("nothing applied after 10 s")
+		}
+		return decl.Config{}
+	}
+	next()
+	writeWhole(t, path, edit(t, "maxIterations: 12", "maxIterations: 21"), long)
+	if c := next(); c.Guards.MaxIterations != 21 {
+		t.Errorf("applied maxIterations %d, want 21", c.Guards.MaxIterations)
+	}
+	// A symbolic link to a file of the same size and time, swapped in.
+	other := filepath.Join(dir, "other.yaml")
+	writeWhole(t, other, edit(t, "maxIterations: 12", "maxIterations: 31"), long)
+	if err := os.Symlink(other, path+".link"); err != nil {
+		t.Skipf("no symbolic links here: %v", err)
+	}
+	if err := os.Rename(path+".link", path); err != nil {
+		t.Fatal(err)
+	}
+	if c := next(); c.Guards.MaxIterations != 31 {
+		t.Errorf("applied maxIterations %d, want 31", c.Guards.MaxIterations)
+	}
+}
+
 // writeWhole writes text to the file at path, modified at mtime, by
 // renaming a file it writes beside it.
 func writeWhole(t *testing.T, path, text string, mtime time.Time) {
