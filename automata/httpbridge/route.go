@@ -186,8 +186,10 @@ func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *ht
 	switch {
 	case r.Header.Get(routedHeader) != "":
 		// Routed here by a peer that thought this process had it: let
-		// that peer look again, rather than route on.
-		wire.WriteError(w, http.StatusMisdirectedRequest, "agent %q is not active here (it is %s's now)", id, owner)
+		// that peer look again, rather than route on. The header may be
+		// a client's own: the answer does not name the process that has
+		// the agent.
+		wire.WriteError(w, http.StatusMisdirectedRequest, "agent %q is not active here", id)
 		return routeServed
 	case base == "":
 		// Its holder serves nowhere now: wait for its lease to be
