@@ -135,7 +135,7 @@ func (f *Fleet[S, I]) open(id string, store journal.Store, opts journal.Options[
 func (f *Fleet[S, I]) Handler(reg *registry.Registry[S, I]) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "no-cache")
+		pageHeaders(w)
 		http.ServeFileFS(w, r, fleetFiles, "fleetweb/index.html")
 	})
 	mux.HandleFunc("GET /agents", func(w http.ResponseWriter, r *http.Request) {
@@ -172,7 +172,7 @@ func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registr
 	rest := r.PathValue("rest")
 	switch rest {
 	case "app.js", "form.js", "style.css": // the same for every agent; no data
-		w.Header().Set("Cache-Control", "no-cache")
+		pageHeaders(w)
 		http.ServeFileFS(w, r, f.page, rest)
 		return
 	}
@@ -189,7 +189,7 @@ func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registr
 		return
 	}
 	if rest == "" || rest == "index.html" {
-		w.Header().Set("Cache-Control", "no-cache")
+		pageHeaders(w)
 		http.ServeFileFS(w, r, f.page, "index.html")
 		return
 	}

@@ -201,3 +201,29 @@ func TestFleetPanelIsTheOperatorsByDefault(t *testing.T) {
 		t.Fatalf("ann's agent after her refused hold: %d %s, want not held", status, body)
 	}
 }
+
+// TestPagesSendNoReferrer: every page of the panels, and their files, says
+// Referrer-Policy: no-referrer, so that a page opened with ?token= in its
+// URL sends it to no other site; the API's answers are not pages.
+func TestPagesSendNoReferrer(t *testing.T) {
+	srv, annID, _, annTok, _ := fleetPanel(t, true)
+	one := newFixture(t)
+	pages := []string{
+		srv.URL + "/",
+		srv.URL + "/agents/" + annID + "/?token=" + annTok,
+		srv.URL + "/agents/" + annID + "/app.js",
+		one.srv.URL + "/",
+		one.srv.URL + "/index.html",
+		one.srv.URL + "/app.js",
+	}
+	for _, u := range pages {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK || resp.Header.Get("Referrer-Policy") != "no-referrer" {
+			t.Errorf("GET %s: %s, Referrer-Policy %q; want 200 and no-referrer", u, resp.Status, resp.Header.Get("Referrer-Policy"))
+		}
+	}
+}

@@ -602,7 +602,7 @@ func (p *Panel[S, I]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			wire.WriteError(w, http.StatusMethodNotAllowed, "%s %s: use GET", r.Method, r.URL.Path)
 			return
 		}
-		w.Header().Set("Cache-Control", "no-cache")
+		pageHeaders(w)
 		http.FileServerFS(p.page).ServeHTTP(w, r)
 		return
 	}
@@ -732,4 +732,12 @@ func (p *Panel[S, I]) postInput(w http.ResponseWriter, r *http.Request) {
 type stepAnswer struct {
 	holdState
 	Step stepResult `json:"step"`
+}
+
+// pageHeaders are the headers of the panel's pages and their files: checked
+// again at each load (no-cache), and no Referer from them (no-referrer): a
+// page opened with ?token= in its URL does not send it to another site.
+func pageHeaders(w http.ResponseWriter) {
+	w.Header().Set("Cache-Control", "no-cache")
+	w.Header().Set("Referrer-Policy", "no-referrer")
 }
