@@ -657,7 +657,10 @@ func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 		var failed *automata.FailError
 		switch {
 		case errors.Is(err, automata.ErrClosed):
+			// Closed as the input came (deactivated, or its journal lost
+			// to another process): sent again, it finds the agent again.
 			status = http.StatusServiceUnavailable
+			w.Header().Set("Retry-After", "1")
 		case errors.As(err, &failed):
 			status = http.StatusInternalServerError
 			err = errors.New("the agent has failed")

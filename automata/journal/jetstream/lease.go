@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/moora-go/moora/automata/journal"
 	"strconv"
 	"sync"
 	"time"
@@ -344,7 +345,10 @@ func (s *Store) writeEpoch(ctx context.Context, epoch uint64, owner string) erro
 	defer s.mu.Unlock()
 	for {
 		if err := s.lease.check(); err != nil {
-			return fmt.Errorf("jetstream: claiming %s: %w", s.agent, err)
+			// This process was too slow to use the lease it took (starved
+			// of CPU, or its renewals answered late): the claim may succeed
+			// if made again.
+			return fmt.Errorf("jetstream: claiming %s: %w (%w)", s.agent, err, journal.ErrUnavailable)
 		}
 		if err := s.loadLast(ctx); err != nil {
 			return err
