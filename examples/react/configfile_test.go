@@ -476,47 +476,49 @@ func TestWatchConfig(t *testing.T) {
 	}
 }
 
-// TestWatchConfigSameSizeAndTime: a write that changes neither the
-// file's size nor its modification time is seen too (a coarse clock).
+// TestWatchConfigSameSizeAndTime: a write that changes neither the file's
+// size nor its modification time is seen, whether that time is now (a
+// coarse clock) or long past (a file swapped in by cp -p or rsync -t); so
+// is a symbolic link swapped in, to a file of the same size and time.
 func TestWatchConfigSameSizeAndTime(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "react.yaml")
-	now := time.Now()
-	writeWhole(t, path, testConfig, now)
-	applied := make(chan decl.Config, 10)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go WatchConfig(ctx, path, 10*time.Millisecond, demoToolNames(), func(c decl.Config) { applied <- c }, func(err error) { t.Error(err) })
-	next := func() decl.Config {
-		t.Helper()
-		select {
-		case c := <-applied:
-			return c
-		case <-time.After(10 * time.Second):
-			t.Fatal("nothing applied after 10 s")
-		}
-		return decl.Config{}
-	}
-	next()
-	writeWhole(t, path, edit(t, "maxIterations: 12", "maxIterations: 21"), now)
-	if c := next(); c.Guards.MaxIterations != 21 {
-		t.Errorf("applied maxIterations %d, want 21", c.Guards.MaxIterations)
+	for _, tc := range []struct {
+		name  string
+		mtime time.Time
+	}{{"now", time.Now()}, {"long past", time.Now().Add(-24 * time.Hour)}} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "react.yaml")
+			writeWhole(t, path, testConfig, tc.mtime)
+			next := watchApplied(t, path)
+			next()
+			writeWhole(t, path, edit(t, "maxIterations: 12", "maxIterations: 21"), tc.mtime)
+			if c := next(); c.Guards.MaxIterations != 21 {
+				t.Errorf("applied maxIterations %d, want 21", c.Guards.MaxIterations)
+			}
+			other := filepath.Join(dir, "other.yaml")
+			writeWhole(t, other, edit(t, "maxIterations: 12", "maxIterations: 31"), tc.mtime)
+			if err := os.Symlink(other, path+".link"); err != nil {
+				t.Skipf("no symbolic links here: %v", err)
+			}
+			if err := os.Rename(path+".link", path); err != nil {
+				t.Fatal(err)
+			}
+			if c := next(); c.Guards.MaxIterations != 31 {
+				t.Errorf("applied maxIterations %d, want 31", c.Guards.MaxIterations)
+			}
+		})
 	}
 }
 
-// TestWatchConfigSwapOfTheSameSizeAndTime: a file swapped for another of
-// the same size and modification time, long past (cp -p, rsync -t, a
-// symbolic link pointed elsewhere), is seen.
-func TestWatchConfigSwapOfTheSameSizeAndTime(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "react.yaml")
-	long := time.Now().Add(-24 * time.Hour)
-	writeWhole(t, path, testConfig, long)
+// watchApplied watches the configuration at path until the test ends,
+// failing it on a refusal, and returns what waits for the next version
+// applied.
+func watchApplied(t *testing.T, path string) (next func() decl.Config) {
 	applied := make(chan decl.Config, 10)
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	t.Cleanup(cancel)
 	go WatchConfig(ctx, path, 10*time.Millisecond, demoToolNames(), func(c decl.Config) { applied <- c }, func(err error) { t.Error(err) })
-	next := func() decl.Config {
+	return func() decl.Config {
 		t.Helper()
 		select {
 		case c := <-applied:
@@ -525,23 +527,6 @@ func TestWatchConfigSwapOfTheSameSizeAndTime(t *testing.T) {
 			t.Fatal("nothing applied after 10 s")
 		}
 		return decl.Config{}
-	}
-	next()
-	writeWhole(t, path, edit(t, "maxIterations: 12", "maxIterations: 21"), long)
-	if c := next(); c.Guards.MaxIterations != 21 {
-		t.Errorf("applied maxIterations %d, want 21", c.Guards.MaxIterations)
-	}
-	// A symbolic link to a file of the same size and time, swapped in.
-	other := filepath.Join(dir, "other.yaml")
-	writeWhole(t, other, edit(t, "maxIterations: 12", "maxIterations: 31"), long)
-	if err := os.Symlink(other, path+".link"); err != nil {
-		t.Skipf("no symbolic links here: %v", err)
-	}
-	if err := os.Rename(path+".link", path); err != nil {
-		t.Fatal(err)
-	}
-	if c := next(); c.Guards.MaxIterations != 31 {
-		t.Errorf("applied maxIterations %d, want 31", c.Guards.MaxIterations)
 	}
 }
 
