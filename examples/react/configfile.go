@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"net/url"
 	"os"
 	"reflect"
@@ -42,9 +41,12 @@ import (
 //  2. the YAML (github.com/goccy/go-yaml, which keeps the position of
 //     every token, read with internal/yamlpos as the spec reader reads
 //     it): its tokens are checked against limits that keep the parser
-//     fast before it sees them, then the syntax tree becomes a tree
-//     of configNode, JSON's values with their positions (duplicate keys,
-//     tags other than YAML's own and merge keys refused, aliases expanded);
+//     fast before it sees them, then yamlpos.Convert makes the syntax
+//     tree a tree of yamlpos.Node, JSON's values with their positions
+//     (duplicate keys, tags other than YAML's own and merge keys refused,
+//     aliases expanded), with this file's policy (configYAMLOptions) and
+//     in its words (convertProblem: each message after the path of the
+//     value at fault, such as tools.search.timeoutMs);
 //  3. the schema (ConfigSchema, derived from configFile): every leaf of the
 //     violation at the position of the value at fault;
 //  4. what a schema cannot say: the tools are the toolkit's, the prompt
@@ -274,7 +276,7 @@ func parseConfig(name string, data []byte, tools []string, defaultPrompts map[st
 		return decl.Config{}, err
 	}
 	var f configFile
-	if err := json.Unmarshal(root.appendJSON(nil), &f); err != nil {
+	if err := json.Unmarshal(configJSON(root), &f); err != nil {
 		// The schema admits nothing that configFile does not hold.
 		return decl.Config{}, configErrors(name, []configProblem{{1, 1, fmt.Sprintf("valid, but cannot be decoded: %v", err)}})
 	}
@@ -407,81 +409,32 @@ func WatchConfig(ctx context.Context, path string, every time.Duration, tools []
 	}
 }
 
-// configNode is a value of a configuration file, as JSON, with its
-// position. An object keeps its keys in the file's order.
-type configNode struct {
-	kind        yamlpos.Kind
-	line, col   int    // where the value starts
-	kline, kcol int    // where its key is, in the object that holds it; 0 if none
-	text        string // a string; a number in JSON's syntax; "true" or "false"
-	items       []*configNode
-	keys        []string
-	vals        []*configNode
+// configAt is the position of n to report a problem of the value at: its
+// key's if it has one and usingKey, else its own.
+func configAt(n *yamlpos.Node, usingKey bool, msg string) configProblem {
+	if usingKey && n.KeyLine > 0 {
+		return configProblem{n.KeyLine, n.KeyCol, msg}
+	}
+	return configProblem{n.Line, n.Col, msg}
 }
 
-// get is the value of key in an object, or nil.
-func (n *configNode) get(key string) *configNode {
-	if n == nil || n.kind != yamlpos.Object {
-		return nil
-	}
-	if i := slices.Index(n.keys, key); i >= 0 {
-		return n.vals[i]
-	}
-	return nil
-}
-
-// at is the position of n to report a problem of the value at: its key's
-// if it has one and usingKey, else its own.
-func (n *configNode) at(usingKey bool, msg string) configProblem {
-	if usingKey && n.kline > 0 {
-		return configProblem{n.kline, n.kcol, msg}
-	}
-	return configProblem{n.line, n.col, msg}
-}
-
-// value is n as encoding/json decodes JSON with UseNumber, as the schema
-// validator takes it.
-func (n *configNode) value() any {
-	switch n.kind {
-	case yamlpos.Bool:
-		return n.text == "true"
-	case yamlpos.Number:
-		return json.Number(n.text)
-	case yamlpos.String:
-		return n.text
-	case yamlpos.Array:
-		a := make([]any, len(n.items))
-		for i, it := range n.items {
-			a[i] = it.value()
-		}
-		return a
-	case yamlpos.Object:
-		m := make(map[string]any, len(n.keys))
-		for i, k := range n.keys {
-			m[k] = n.vals[i].value()
-		}
-		return m
-	}
-	return nil
-}
-
-// appendJSON appends n as JSON.
-func (n *configNode) appendJSON(b []byte) []byte {
-	v, _ := json.Marshal(n.value()) // of the kinds above, which do not fail
-	return append(b, v...)
+// configJSON is n as JSON, the keys of objects sorted.
+func configJSON(n *yamlpos.Node) []byte {
+	v, _ := json.Marshal(n.Value()) // of JSON's values, which do not fail
+	return v
 }
 
 // describe says what n is, for a message: a scalar with its value.
-func (n *configNode) describe() string {
-	switch n.kind {
+func describe(n *yamlpos.Node) string {
+	switch n.Kind {
 	case yamlpos.Null:
 		return "nothing (null)"
 	case yamlpos.Bool:
-		return "a boolean (" + n.text + ")"
+		return "a boolean (" + n.Text + ")"
 	case yamlpos.Number:
-		return "a number (" + n.text + ")"
+		return "a number (" + n.Text + ")"
 	case yamlpos.String:
-		return "a string (" + configClip(strconv.Quote(n.text), 40) + ")"
+		return "a string (" + configClip(strconv.Quote(n.Text), 40) + ")"
 	case yamlpos.Array:
 		return "a sequence"
 	}
@@ -500,9 +453,9 @@ func configClip(s string, n int) string {
 	return s[:i] + "…"
 }
 
-// readConfigYAML reads data as YAML into a tree of configNode, or says
+// readConfigYAML reads data as YAML into a tree of yamlpos.Node, or says
 // where it cannot.
-func readConfigYAML(data []byte) (root *configNode, problem *configProblem) {
+func readConfigYAML(data []byte) (root *yamlpos.Node, problem *configProblem) {
 	if len(data) > MaxConfigBytes {
 		line, col := positionOf(data, MaxConfigBytes)
 		return nil, &configProblem{line, col, fmt.Sprintf("the file goes on past %d bytes (1 MiB), the most a configuration may have", MaxConfigBytes)}
@@ -529,11 +482,9 @@ func readConfigYAML(data []byte) (root *configNode, problem *configProblem) {
 		line, col := yamlPosition(bodies[1], 1, 1)
 		return nil, &configProblem{line, col, "a second YAML document: a configuration is one"}
 	}
-	c := &yamlConfigReader{anchors: map[string]ast.Node{}, expanding: map[string]bool{}}
-	line, col := yamlPosition(bodies[0], 1, 1)
-	root, p := c.read(bodies[0], "", line, col, 0)
-	if p != nil {
-		return nil, p
+	root, cerr := yamlpos.Convert(bodies[0], configYAMLOptions)
+	if cerr != nil {
+		return nil, convertProblem(cerr)
 	}
 	return root, nil
 }
@@ -610,210 +561,82 @@ func yamlPosition(n ast.Node, line, col int) (int, int) {
 	return max(l, 1), max(c, 1)
 }
 
-// yamlConfigReader makes a YAML syntax tree a tree of configNode.
-type yamlConfigReader struct {
-	anchors   map[string]ast.Node
-	expanding map[string]bool // the anchors whose values are being read
-	values    int
+// configYAMLOptions are the configuration's policy for yamlpos.Convert:
+// positions as the parser says (a value without one at its parent's), a
+// null at its key, an alias's value at the alias and no alias inside its
+// own anchor's value, numbers formatted by strconv, YAML's own tags read
+// loosely (the schema says what a value should be), and {a, b: 1} read as
+// YAML reads it, {a: null, b: 1}.
+var configYAMLOptions = yamlpos.ConvertOptions{
+	MaxValues: maxConfigValues, MaxDepth: maxConfigDepth, MaxKeyHops: maxConfigDepth,
+	AliasAtAlias: true, RefuseAliasInAnchor: true, NullAtKey: true, Tags: yamlpos.LooseTags,
 }
 
-// read reads y, at depth in the tree; (line, col) is where it is if it
-// has no token of its own (an empty value: null).
-func (c *yamlConfigReader) read(y ast.Node, where string, line, col, depth int) (*configNode, *configProblem) {
-	line, col = yamlPosition(y, line, col)
-	problem := func(format string, args ...any) *configProblem {
-		msg := fmt.Sprintf(format, args...)
-		if where != "" {
-			msg = where + ": " + msg
+// convertProblem is the problem of what yamlpos.Convert refused, in the
+// words of a configuration, after the path of the value (or of the key)
+// at fault.
+func convertProblem(e *yamlpos.ConvertError) *configProblem {
+	where := ""
+	for _, s := range e.Path {
+		tok := s.Key
+		if s.Item {
+			tok = strconv.Itoa(s.Index)
 		}
-		return &configProblem{line, col, msg}
+		where = configPath(where, s.Item, tok)
 	}
-	if c.values++; c.values > maxConfigValues {
-		return nil, problem("more than %d values (with the aliases expanded)", maxConfigValues)
+	var msg string
+	switch e.Fault {
+	case yamlpos.Crossed:
+		if e.Limit == yamlpos.TooDeep {
+			msg = fmt.Sprintf("values nested deeper than %d levels", maxConfigDepth)
+		} else {
+			msg = fmt.Sprintf("more than %d values (with the aliases expanded)", maxConfigValues)
+		}
+	case yamlpos.UnknownAlias:
+		msg = fmt.Sprintf("the alias *%s names no anchor (&%[1]s) before it", e.Name)
+	case yamlpos.AliasInAnchor:
+		msg = fmt.Sprintf("the alias *%s is inside the value of its anchor (&%[1]s)", e.Name)
+	case yamlpos.KeyAliasLoop:
+		msg = "a key of aliases that name each other"
+	case yamlpos.KeyWithoutText:
+		msg = "a key without text"
+	case yamlpos.MergeKey:
+		msg = "a YAML merge key (<<), which a configuration does not have: write the keys"
+	case yamlpos.KeyNotScalar:
+		msg = "a key that is not a scalar"
+	case yamlpos.DuplicateKey:
+		where = configPath(where, false, e.Name)
+		msg = fmt.Sprintf("a duplicate key (first at line %d)", e.FirstLine)
+	case yamlpos.TagOnNonScalar:
+		msg = e.Name + " on a value that is not a scalar"
+	case yamlpos.UnsupportedTag:
+		msg = fmt.Sprintf("the YAML tag %s: a configuration has only YAML's own (!!str, !!int, ...)", e.Name)
+	case yamlpos.NumberTooLarge:
+		msg = fmt.Sprintf("the number %s is too large", e.Name)
+	case yamlpos.NumberNotJSON:
+		msg = fmt.Sprintf("the number %s is not one JSON can hold", e.Name)
+	case yamlpos.UnsupportedNode:
+		msg = fmt.Sprintf("a YAML %s, which a configuration does not have", e.Name)
+	default: // KeyWithoutValue and TooCloseToZero, which the options leave out
+		msg = e.Error()
 	}
-	if depth > maxConfigDepth {
-		return nil, problem("values nested deeper than %d levels", maxConfigDepth)
+	if where != "" {
+		msg = where + ": " + msg
 	}
-	if yamlpos.IsNone(y) {
-		return &configNode{kind: yamlpos.Null, line: line, col: col}, nil
-	}
-	scalar := func(kind yamlpos.Kind, text string) (*configNode, *configProblem) {
-		return &configNode{kind: kind, line: line, col: col, text: text}, nil
-	}
-	switch y := y.(type) {
-	case *ast.AnchorNode:
-		name := yamlpos.TokenText(y.Name)
-		c.anchors[name] = y.Value
-		c.expanding[name] = true
-		defer delete(c.expanding, name)
-		return c.read(y.Value, where, line, col, depth)
-	case *ast.AliasNode:
-		name := yamlpos.TokenText(y.Value)
-		target, ok := c.anchors[name]
-		if !ok {
-			return nil, problem("the alias *%s names no anchor (&%s) before it", name, name)
-		}
-		if c.expanding[name] {
-			return nil, problem("the alias *%s is inside the value of its anchor (&%s)", name, name)
-		}
-		c.expanding[name] = true
-		defer delete(c.expanding, name)
-		n, p := c.read(target, where, line, col, depth+1)
-		if p != nil {
-			return nil, p
-		}
-		// Report a problem of the value where the alias is.
-		alias := *n
-		alias.line, alias.col = line, col
-		return &alias, nil
-	case *ast.SequenceNode:
-		n := &configNode{kind: yamlpos.Array, line: line, col: col}
-		for i, it := range y.Values {
-			v, p := c.read(it, configPath(where, true, strconv.Itoa(i)), line, col, depth+1)
-			if p != nil {
-				return nil, p
-			}
-			n.items = append(n.items, v)
-		}
-		return n, nil
-	case *ast.MappingNode:
-		return c.mapping(y.Values, where, line, col, depth)
-	case *ast.MappingValueNode:
-		// A mapping of one entry in a sequence: "- key: value".
-		return c.mapping([]*ast.MappingValueNode{y}, where, line, col, depth)
-	case *ast.TagNode:
-		tag := ""
-		if y.Start != nil {
-			tag = y.Start.Value
-		}
-		switch tag {
-		case "!!str":
-			text := ""
-			if !yamlpos.IsNone(y.Value) {
-				if _, null := y.Value.(*ast.NullNode); !null {
-					var ok bool
-					if text, ok = yamlpos.ScalarText(y.Value); !ok {
-						return nil, problem("!!str on a value that is not a scalar")
-					}
-				}
-			}
-			return scalar(yamlpos.String, text)
-		case "!!int", "!!float", "!!bool", "!!null", "!!map", "!!seq":
-			// The value is of the type the tag says, or the schema
-			// says it is not what it should be.
-			return c.read(y.Value, where, line, col, depth)
-		}
-		return nil, problem("the YAML tag %s: a configuration has only YAML's own (!!str, !!int, ...)", tag)
-	case *ast.NullNode:
-		return scalar(yamlpos.Null, "")
-	case *ast.BoolNode:
-		return scalar(yamlpos.Bool, strconv.FormatBool(y.Value))
-	case *ast.StringNode:
-		return scalar(yamlpos.String, y.Value)
-	case *ast.LiteralNode:
-		if y.Value == nil {
-			return scalar(yamlpos.String, "")
-		}
-		return scalar(yamlpos.String, y.Value.Value)
-	case *ast.IntegerNode:
-		switch v := y.Value.(type) {
-		case int64:
-			return scalar(yamlpos.Number, strconv.FormatInt(v, 10))
-		case uint64:
-			return scalar(yamlpos.Number, strconv.FormatUint(v, 10))
-		}
-		return nil, problem("the number %s is too large", yamlpos.TokenText(y))
-	case *ast.FloatNode:
-		if math.IsInf(y.Value, 0) || math.IsNaN(y.Value) {
-			return nil, problem("the number %s is not one JSON can hold", yamlpos.TokenText(y))
-		}
-		return scalar(yamlpos.Number, strconv.FormatFloat(y.Value, 'g', -1, 64))
-	case *ast.InfinityNode, *ast.NanNode:
-		return nil, problem("the number %s is not one JSON can hold", yamlpos.TokenText(y))
-	}
-	return nil, problem("a YAML %s, which a configuration does not have", strings.ToLower(y.Type().String()))
-}
-
-// mapping reads the entries of a mapping at line:col.
-func (c *yamlConfigReader) mapping(entries []*ast.MappingValueNode, where string, line, col, depth int) (*configNode, *configProblem) {
-	n := &configNode{kind: yamlpos.Object, line: line, col: col}
-	index := make(map[string]int, len(entries)) // of each key in n.keys
-	problem := func(line, col int, msg string) *configProblem {
-		if where != "" {
-			msg = where + ": " + msg
-		}
-		return &configProblem{line, col, msg}
-	}
-	for _, mv := range entries {
-		if mv == nil {
-			continue
-		}
-		var k ast.Node = mv.Key
-		kline, kcol := yamlPosition(k, line, col)
-		if mk, ok := k.(*ast.MappingKeyNode); ok {
-			k = mk.Value
-		}
-		for hops := 0; !yamlpos.IsNone(k); hops++ {
-			if hops > maxConfigDepth {
-				return nil, problem(kline, kcol, "a key of aliases that name each other")
-			}
-			if a, ok := k.(*ast.AnchorNode); ok {
-				c.anchors[yamlpos.TokenText(a.Name)] = a.Value
-				k = a.Value
-				continue
-			}
-			if a, ok := k.(*ast.AliasNode); ok {
-				target, found := c.anchors[yamlpos.TokenText(a.Value)]
-				if !found {
-					return nil, problem(kline, kcol, fmt.Sprintf("the alias *%s names no anchor (&%[1]s) before it", yamlpos.TokenText(a.Value)))
-				}
-				k = target
-				continue
-			}
-			break
-		}
-		if yamlpos.IsNone(k) {
-			return nil, problem(kline, kcol, "a key without text")
-		}
-		if k.Type() == ast.MergeKeyType {
-			return nil, problem(kline, kcol, "a YAML merge key (<<), which a configuration does not have: write the keys")
-		}
-		key, ok := yamlpos.ScalarText(k)
-		if !ok {
-			return nil, problem(kline, kcol, "a key that is not a scalar")
-		}
-		at := configPath(where, false, key)
-		if i, dup := index[key]; dup {
-			return nil, &configProblem{kline, kcol, fmt.Sprintf("%s: a duplicate key (first at line %d)", at, n.vals[i].kline)}
-		}
-		index[key] = len(n.keys)
-		v, p := c.read(mv.Value, at, kline, kcol, depth+1)
-		if p != nil {
-			return nil, p
-		}
-		v.kline, v.kcol = kline, kcol
-		if _, null := mv.Value.(*ast.NullNode); null {
-			// Written or not (key:), the parser puts it after the
-			// colon: the key is where to look.
-			v.line, v.col = kline, kcol
-		}
-		n.keys = append(n.keys, key)
-		n.vals = append(n.vals, v)
-	}
-	return n, nil
+	return &configProblem{e.Line, e.Col, msg}
 }
 
 // validateConfig validates root against ConfigSchema and says where each
 // leaf of the violation is, and what it is.
-func validateConfig(root *configNode) []configProblem {
+func validateConfig(root *yamlpos.Node) []configProblem {
 	schema, raw := compiledConfigSchema()
-	err := schema.Validate(root.value())
+	err := schema.Validate(root.Value())
 	if err == nil {
 		return nil
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return []configProblem{{root.line, root.col, "validating: " + err.Error()}}
+		return []configProblem{{root.Line, root.Col, "validating: " + err.Error()}}
 	}
 	var problems []configProblem
 	var walk func(*jsonschema.ValidationError)
@@ -833,7 +656,7 @@ func validateConfig(root *configNode) []configProblem {
 // where its value is in root, and what is wrong, in the words of the
 // file (a mapping, not an object). raw is the schema, to find what its
 // keyword asks.
-func schemaProblems(root *configNode, raw map[string]any, e *jsonschema.ValidationError) []configProblem {
+func schemaProblems(root *yamlpos.Node, raw map[string]any, e *jsonschema.ValidationError) []configProblem {
 	keywordPath := configPointer(e.AbsoluteKeywordLocation[strings.IndexByte(e.AbsoluteKeywordLocation, '#')+1:])
 	keyword := ""
 	if len(keywordPath) > 0 {
@@ -844,17 +667,17 @@ func schemaProblems(root *configNode, raw map[string]any, e *jsonschema.Validati
 	n, where := root, ""
 	for _, tok := range instPath {
 		where = configWhere(where, n, tok)
-		if n.kind == yamlpos.Array {
+		if n.Kind == yamlpos.Array {
 			i, err := strconv.Atoi(tok)
-			if err != nil || i < 0 || i >= len(n.items) {
-				return []configProblem{{n.line, n.col, where + ": " + e.Message}}
+			if err != nil || i < 0 || i >= len(n.Items) {
+				return []configProblem{{n.Line, n.Col, where + ": " + e.Message}}
 			}
-			n = n.items[i]
+			n = n.Items[i]
 			continue
 		}
-		next := n.get(tok)
+		next := n.Get(tok)
 		if next == nil {
-			return []configProblem{{n.line, n.col, where + ": " + e.Message}}
+			return []configProblem{{n.Line, n.Col, where + ": " + e.Message}}
 		}
 		n = next
 	}
@@ -869,7 +692,7 @@ func schemaProblems(root *configNode, raw map[string]any, e *jsonschema.Validati
 		props, _ := parentSchema["properties"].(map[string]any)
 		known := slices.Sorted(maps.Keys(props))
 		var problems []configProblem
-		for i, k := range n.keys {
+		for i, k := range n.Keys {
 			if _, ok := props[k]; ok {
 				continue
 			}
@@ -877,15 +700,15 @@ func schemaProblems(root *configNode, raw map[string]any, e *jsonschema.Validati
 			if s := closestKey(k, known); s != "" {
 				msg = fmt.Sprintf("%s: an unknown key (did you mean %s?); %s has %s", configWhere(where, n, k), s, label(where), strings.Join(known, ", "))
 			}
-			problems = append(problems, n.vals[i].at(true, msg))
+			problems = append(problems, configAt(n.Vals[i], true, msg))
 		}
 		return problems
 	case "required":
 		req, _ := parentSchema["required"].([]any)
 		var problems []configProblem
 		for _, r := range req {
-			if name, ok := r.(string); ok && n.get(name) == nil {
-				problems = append(problems, n.at(true, configWhere(where, n, name)+": missing; it is required"))
+			if name, ok := r.(string); ok && n.Get(name) == nil {
+				problems = append(problems, configAt(n, true, configWhere(where, n, name)+": missing; it is required"))
 			}
 		}
 		return problems
@@ -896,17 +719,17 @@ func schemaProblems(root *configNode, raw map[string]any, e *jsonschema.Validati
 				values = append(values, fmt.Sprint(v))
 			}
 		}
-		return []configProblem{n.at(false, fmt.Sprintf("%s: %s is not one of %s", label(where), n.describe(), strings.Join(values, ", ")))}
+		return []configProblem{configAt(n, false, fmt.Sprintf("%s: %s is not one of %s", label(where), describe(n), strings.Join(values, ", ")))}
 	case "type":
 		want, _ := parentSchema["type"].(string)
-		return []configProblem{n.at(false, fmt.Sprintf("%s: %s, where %s is expected", label(where), n.describe(), configTypeName(want)))}
+		return []configProblem{configAt(n, false, fmt.Sprintf("%s: %s, where %s is expected", label(where), describe(n), configTypeName(want)))}
 	case "uniqueItems":
 		var problems []configProblem
 		first := map[string]int{} // by the item as JSON
-		for j, it := range n.items {
-			text := string(it.appendJSON(nil))
+		for j, it := range n.Items {
+			text := string(configJSON(it))
 			if i, ok := first[text]; ok {
-				problems = append(problems, it.at(false, fmt.Sprintf("%s[%d]: %s again (first as %s[%d]); each may appear once", where, j, it.describe(), where, i)))
+				problems = append(problems, configAt(it, false, fmt.Sprintf("%s[%d]: %s again (first as %s[%d]); each may appear once", where, j, describe(it), where, i)))
 				continue
 			}
 			first[text] = j
@@ -915,13 +738,13 @@ func schemaProblems(root *configNode, raw map[string]any, e *jsonschema.Validati
 			return problems
 		}
 	case "maxProperties":
-		return []configProblem{n.at(true, fmt.Sprintf("%s: %d entries, more than the %v allowed", label(where), len(n.keys), parentSchema["maxProperties"]))}
+		return []configProblem{configAt(n, true, fmt.Sprintf("%s: %d entries, more than the %v allowed", label(where), len(n.Keys), parentSchema["maxProperties"]))}
 	case "pattern":
 		if slices.Contains(keywordPath, "propertyNames") {
-			return []configProblem{n.at(true, fmt.Sprintf("%s: the name %s is not one of 1 to 64 letters, digits, _ and -", label(where), configClip(strconv.Quote(instPath[len(instPath)-1]), 64)))}
+			return []configProblem{configAt(n, true, fmt.Sprintf("%s: the name %s is not one of 1 to 64 letters, digits, _ and -", label(where), configClip(strconv.Quote(instPath[len(instPath)-1]), 64)))}
 		}
 	}
-	return []configProblem{n.at(false, label(where)+": "+e.Message)}
+	return []configProblem{configAt(n, false, label(where)+": "+e.Message)}
 }
 
 // configTypeName is a JSON Schema type in the words of a YAML file.
@@ -977,8 +800,8 @@ var configName = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 
 // configWhere is the path of the value at tok in n, whose path is where:
 // guards.maxDepth, strategies[1], tools["a b"].
-func configWhere(where string, n *configNode, tok string) string {
-	return configPath(where, n.kind == yamlpos.Array, tok)
+func configWhere(where string, n *yamlpos.Node, tok string) string {
+	return configPath(where, n.Kind == yamlpos.Array, tok)
 }
 
 // configPath is the path of the value at tok in the value whose path is
@@ -1040,15 +863,15 @@ func editDistance(a, b string) int {
 
 // checkConfigTools says which of the tools of root are not among tools,
 // at their keys. A name the schema refuses is left to it.
-func checkConfigTools(root *configNode, tools []string) []configProblem {
-	n := root.get("tools")
-	if n == nil || n.kind != yamlpos.Object {
+func checkConfigTools(root *yamlpos.Node, tools []string) []configProblem {
+	n := root.Get("tools")
+	if n == nil || n.Kind != yamlpos.Object {
 		return nil
 	}
 	known := slices.Sorted(slices.Values(tools))
 	known = slices.Compact(known)
 	var problems []configProblem
-	for i, name := range n.keys {
+	for i, name := range n.Keys {
 		if slices.Contains(known, name) || !toolName.MatchString(name) {
 			continue
 		}
@@ -1056,7 +879,7 @@ func checkConfigTools(root *configNode, tools []string) []configProblem {
 		if len(known) > 0 {
 			list = "it has " + strings.Join(known, ", ")
 		}
-		problems = append(problems, n.vals[i].at(true, fmt.Sprintf("%s: not a tool of the toolkit; %s", configWhere("tools", n, name), list)))
+		problems = append(problems, configAt(n.Vals[i], true, fmt.Sprintf("%s: not a tool of the toolkit; %s", configWhere("tools", n, name), list)))
 	}
 	return problems
 }
@@ -1069,21 +892,21 @@ var toolName = regexp.MustCompile(toolNamePattern)
 // checkConfigPrompts checks each prompt template of root that is a
 // string the schema admits: it parses, and runs on its PromptSamples data
 // (with missingkey=error). A problem is at the prompt's key.
-func checkConfigPrompts(root *configNode) []configProblem {
-	n := root.get("prompts")
-	if n == nil || n.kind != yamlpos.Object {
+func checkConfigPrompts(root *yamlpos.Node) []configProblem {
+	n := root.Get("prompts")
+	if n == nil || n.Kind != yamlpos.Object {
 		return nil
 	}
 	samples := PromptSamples()
 	var problems []configProblem
-	for i, name := range n.keys {
-		v := n.vals[i]
+	for i, name := range n.Keys {
+		v := n.Vals[i]
 		data, ok := samples[name]
-		if !ok || v.kind != yamlpos.String || utf8.RuneCountInString(v.text) > 10000 {
+		if !ok || v.Kind != yamlpos.String || utf8.RuneCountInString(v.Text) > 10000 {
 			continue // the schema's to report
 		}
-		if msg := checkPrompt(name, v.text, data); msg != "" {
-			problems = append(problems, v.at(true, "prompts."+name+": "+msg))
+		if msg := checkPrompt(name, v.Text, data); msg != "" {
+			problems = append(problems, configAt(v, true, "prompts."+name+": "+msg))
 		}
 	}
 	return problems

@@ -2,8 +2,9 @@
 // the spec reader (modelgen/internal/spec) and the configuration reader of
 // the ReAct example. Both read a document with github.com/goccy/go-yaml,
 // which keeps the line and column of every token, syntax errors included,
-// and turn its syntax tree into their own tree of JSON's values, each
-// with its messages; this package holds the steps below that:
+// and turn its syntax tree into one tree of JSON's values with their
+// positions, each reader with its own policy and its own messages; this
+// package holds the steps that do it:
 //
 //   - CheckTokens checks a document's lexer tokens against Limits (the
 //     nesting of its collections, a lower bound on its values, the
@@ -14,10 +15,20 @@
 //     have one;
 //   - SyntaxError finds the token and the message of a syntax error, and
 //     Unclosed the bracket a flow collection left open started at;
-//   - Position says where a node starts, ScalarText what a scalar key
-//     says, IsNone whether a node the parser left out is there at all;
-//   - InvalidUTF8 finds the first byte that is not UTF-8;
-//   - Kind names the kinds of JSON's values both trees hold.
+//   - Convert turns a body into a tree of Node (Kind, position, the
+//     position of its key, text, items, keys and values), with aliases
+//     expanded, tags resolved and what JSON cannot hold refused, as its
+//     ConvertOptions say (the readers' policies differ: where an alias's
+//     value or a null is, how numbers are written, which tags and keys
+//     are taken); what it refuses is a ConvertError, a Fault with its
+//     position, the names it needs and the path to it, which each reader
+//     words as it will;
+//   - Position says where a node starts (PositionIn, kept inside the
+//     document), ScalarText what a scalar key says, IsNone whether a node
+//     the parser left out is there at all;
+//   - InvalidUTF8 finds the first byte that is not UTF-8, JSONInteger says
+//     whether a number is written as a JSON integer;
+//   - Kind names the kinds of JSON's values the tree holds.
 //
 // Positions are the parser's: lines and columns from 1, columns in
 // characters. The package says where and what; the words of a diagnostic

@@ -378,8 +378,6 @@ type lineIndex struct {
 	starts []int
 
 	lastLine, lastOff, lastCol int // the last position computed; lastOff -1: none
-
-	runes map[int]int // the characters of the lines clamp measured, by 0-based line
 }
 
 func newLineIndex(file string, data []byte) *lineIndex {
@@ -413,54 +411,6 @@ func (li *lineIndex) pos(off int) Pos {
 	return Pos{File: li.file, Line: line + 1, Col: col}
 }
 
-// clamp keeps a position the YAML parser reported inside the document: an
-// implicit null after "key:" at the end of a line is placed just after
-// the colon.
-func (li *lineIndex) clamp(p Pos) Pos {
-	p.Line = min(max(p.Line, 1), len(li.starts))
-	p.Col = min(max(p.Col, 1), li.lineRunes(p.Line-1)+1)
-	return p
-}
-
-// lineRunes returns the number of characters of a line (0-based), counted
-// once: the values of a flow collection on one long line are many.
-func (li *lineIndex) lineRunes(line int) int {
-	if n, ok := li.runes[line]; ok {
-		return n
-	}
-	end := len(li.data)
-	if line+1 < len(li.starts) {
-		end = li.starts[line+1] - 1
-	}
-	n := utf8.RuneCount(li.data[li.starts[line]:end])
-	if li.runes == nil {
-		li.runes = make(map[int]int)
-	}
-	li.runes[line] = n
-	return n
-}
-
-// after returns the position of the first character after the one at
-// line:col (1-based, col in characters) that is not a space or a line
-// break.
-func (li *lineIndex) after(line, col int) Pos {
-	if line < 1 || line > len(li.starts) {
-		return li.pos(len(li.data))
-	}
-	off := li.starts[line-1]
-	for i := 1; i < col && off < len(li.data); i++ {
-		_, size := utf8.DecodeRune(li.data[off:])
-		off += size
-	}
-	if off < len(li.data) {
-		off++ // the character at line:col
-	}
-	for off < len(li.data) && (li.data[off] == ' ' || li.data[off] == '\n' || li.data[off] == '\r') {
-		off++
-	}
-	return li.pos(off)
-}
-
 // canonicalNumber writes an integral number without fraction or exponent
 // (1.0 and 1e2 become 1 and 100), so that it decodes into a Go integer.
 func canonicalNumber(lit string) string {
@@ -476,19 +426,7 @@ func canonicalNumber(lit string) string {
 
 // JSONInteger says whether s is an integer written the way JSON writes it
 // (no sign but -, no leading zeros) that fits an int64.
-func JSONInteger(s string) bool {
-	digits := strings.TrimPrefix(s, "-")
-	if digits == "" || (digits[0] == '0' && len(digits) > 1) {
-		return false
-	}
-	for i := 0; i < len(digits); i++ {
-		if digits[i] < '0' || digits[i] > '9' {
-			return false
-		}
-	}
-	_, err := strconv.ParseInt(s, 10, 64)
-	return err == nil
-}
+func JSONInteger(s string) bool { return yamlpos.JSONInteger(s) }
 
 // File is the name of the spec file, as positions give it.
 func (s *Source) File() string { return s.file }

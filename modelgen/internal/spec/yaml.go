@@ -2,22 +2,20 @@ package spec
 
 import (
 	"fmt"
-	"math"
-	"slices"
-	"strconv"
 	"strings"
 
-	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/token"
 
 	"github.com/moora-go/moora/internal/yamlpos"
 )
 
-// parseYAML parses a YAML spec with github.com/goccy/go-yaml, which keeps the
-// line and column of every token, syntax errors included, and converts its
-// syntax tree into the spec's tree: aliases expanded (within maxNodes),
-// tags resolved, and everything JSON cannot hold rejected at its position.
+// parseYAML parses a YAML spec with github.com/goccy/go-yaml, which keeps
+// the line and column of every token, syntax errors included, and converts
+// its syntax tree into the spec's tree with yamlpos.Convert: aliases
+// expanded (within MaxNodes values and MaxDepth levels), tags resolved, and
+// everything JSON cannot hold rejected at its position (yamlDiagnostic
+// says how).
 func parseYAML(file string, data []byte) (*Node, error) {
 	// The parser's time and memory grow much faster than the input on some
 	// documents (100,000 nested [ took over 20 s and 7 GB, 100,000 nested
@@ -38,10 +36,102 @@ func parseYAML(file string, data []byte) (*Node, error) {
 		return nil, &Diagnostic{Pos: Pos{File: file, Line: 1, Col: 1}, Message: "empty spec"}
 	case 1:
 	default:
-		return nil, &Diagnostic{Pos: newLineIndex(file, data).clamp(yamlPos(file, bodies[1])), Message: "more than one YAML document; a spec is a single document"}
+		line, col := yamlpos.PositionIn(bodies[1], data)
+		return nil, &Diagnostic{Pos: Pos{File: file, Line: line, Col: col}, Message: "more than one YAML document; a spec is a single document"}
 	}
-	c := &yamlConverter{file: file, li: newLineIndex(file, data), anchors: make(map[string]ast.Node)}
-	return c.convert(bodies[0], 0)
+	root, cerr := yamlpos.Convert(bodies[0], yamlSpecOptions(data))
+	if cerr != nil {
+		return nil, yamlDiagnostic(file, cerr)
+	}
+	return specNode(file, root), nil
+}
+
+// yamlSpecOptions are the spec's policy for yamlpos.Convert: positions
+// kept inside the document (an implicit null after "key:" at the end of
+// a line just after the colon), an item of a block sequence continued on
+// later lines starting after its "-", an alias's value where its anchor's
+// is, a number written as a JSON integer kept as written and one too
+// close to 0 for a float64 refused, tags checked against their values,
+// and a key without a value in {…} refused (no key of a spec is null).
+func yamlSpecOptions(data []byte) yamlpos.ConvertOptions {
+	return yamlpos.ConvertOptions{
+		MaxValues: MaxNodes, MaxDepth: MaxDepth, Text: data,
+		ItemAfterDash: true, ExactNumbers: true, Tags: yamlpos.CheckedTags, RefuseKeyWithoutValue: true,
+	}
+}
+
+// specNode is the spec's tree of the tree yamlpos.Convert made of file.
+func specNode(file string, y *yamlpos.Node) *Node {
+	n := &Node{kind: y.Kind, pos: Pos{File: file, Line: y.Line, Col: y.Col}, str: y.Text}
+	switch y.Kind {
+	case ArrayNode:
+		n.items = make([]*Node, len(y.Items))
+		for i, it := range y.Items {
+			n.items[i] = specNode(file, it)
+		}
+	case ObjectNode:
+		n.keys = y.Keys
+		n.keyPos = make([]Pos, len(y.Vals))
+		n.vals = make([]*Node, len(y.Vals))
+		for i, v := range y.Vals {
+			n.keyPos[i] = Pos{File: file, Line: v.KeyLine, Col: v.KeyCol}
+			n.vals[i] = specNode(file, v)
+		}
+	}
+	return n
+}
+
+// yamlDiagnostic is the diagnostic of what yamlpos.Convert refused.
+func yamlDiagnostic(file string, e *yamlpos.ConvertError) *Diagnostic {
+	d := &Diagnostic{Pos: Pos{File: file, Line: e.Line, Col: e.Col}}
+	switch e.Fault {
+	case yamlpos.Crossed:
+		if e.Limit == yamlpos.TooDeep {
+			d.Message = fmt.Sprintf("values nested deeper than %d levels", MaxDepth)
+		} else {
+			d.Message = fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", MaxNodes)
+		}
+	case yamlpos.UnknownAlias:
+		d.Message = fmt.Sprintf("unknown YAML alias *%s", e.Name)
+		if !e.InKey {
+			d.Hint = "an alias refers to an anchor (&" + e.Name + ") defined before it"
+		}
+	case yamlpos.MergeKey:
+		d.Message = "YAML merge keys (<<) are not supported; repeat the keys or use $defs and $ref"
+	case yamlpos.KeyNotScalar, yamlpos.KeyWithoutText:
+		d.Message = "mapping keys must be strings"
+	case yamlpos.KeyWithoutValue:
+		// YAML reads {a, b: 1} as {a: null, b: 1}, but no key of a spec
+		// is null, and the usual cause is a comma in an unquoted value:
+		// {description: Hello, world} is {description: Hello, world: null}.
+		key := e.Name
+		d.Message = fmt.Sprintf("%q has no value: a key in {…} is followed by a colon", key)
+		if e.HasPrev {
+			d.Hint = fmt.Sprintf("a comma inside {…} ends a value, so %s: %s, %s was read as two entries; quote the value: %s: %q",
+				e.PrevKey, e.PrevText, key, e.PrevKey, e.PrevText+", "+key)
+		} else {
+			d.Hint = "write " + key + ": value, or quote the text if the comma before it is part of a value"
+		}
+	case yamlpos.DuplicateKey:
+		d.Message = fmt.Sprintf("duplicate key %q (first at %d:%d)", e.Name, e.FirstLine, e.FirstCol)
+	case yamlpos.TagOnNonScalar:
+		d.Message = fmt.Sprintf("%s on a value that is not a scalar", e.Name)
+	case yamlpos.UnsupportedTag:
+		d.Message = fmt.Sprintf("unsupported YAML tag %s", e.Name)
+	case yamlpos.TagMismatch:
+		d.Message = fmt.Sprintf("value tagged %s is a %s", e.Name, e.Got)
+	case yamlpos.NumberTooLarge:
+		d.Message = fmt.Sprintf("invalid number %q", e.Name)
+	case yamlpos.NumberNotJSON:
+		d.Message = fmt.Sprintf("number %s cannot be represented in JSON", e.Name)
+	case yamlpos.TooCloseToZero:
+		d.Message = fmt.Sprintf("number %s is too close to 0 for a float64, which reads it as 0", e.Name)
+	case yamlpos.UnsupportedNode:
+		d.Message = fmt.Sprintf("unsupported YAML %s", e.Name)
+	default: // KeyAliasLoop and AliasInAnchor, which the spec's options leave out
+		d.Message = e.Error()
+	}
+	return d
 }
 
 // MaxBlockEntries is the most entries a block mapping of a YAML spec may
@@ -73,228 +163,6 @@ func checkTokens(file string, tokens token.Tokens) error {
 		d.Message = fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", MaxNodes)
 	}
 	return d
-}
-
-// yamlPos is the position of a node: for a block mapping the position of
-// its first key, for everything else that of its first token.
-func yamlPos(file string, n ast.Node) Pos {
-	line, col, ok := yamlpos.Position(n)
-	if !ok {
-		return Pos{File: file, Line: 1, Col: 1}
-	}
-	return Pos{File: file, Line: line, Col: col}
-}
-
-type yamlConverter struct {
-	file    string
-	li      *lineIndex
-	nodes   int
-	anchors map[string]ast.Node
-}
-
-func (c *yamlConverter) convert(y ast.Node, depth int) (*Node, error) {
-	pos := c.li.clamp(yamlPos(c.file, y))
-	if c.nodes++; c.nodes > MaxNodes {
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("spec has more than %d values (after expanding YAML aliases)", MaxNodes)}
-	}
-	if depth > MaxDepth {
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("values nested deeper than %d levels", MaxDepth)}
-	}
-	switch y := y.(type) {
-	case *ast.AnchorNode:
-		c.anchors[y.Name.GetToken().Value] = y.Value
-		return c.convert(y.Value, depth)
-	case *ast.AliasNode:
-		name := y.Value.GetToken().Value
-		target, ok := c.anchors[name]
-		if !ok {
-			return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("unknown YAML alias *%s", name), Hint: "an alias refers to an anchor (&" + name + ") defined before it"}
-		}
-		return c.convert(target, depth+1)
-	case *ast.SequenceNode:
-		n := &Node{kind: ArrayNode, pos: pos, items: make([]*Node, 0, len(y.Values))}
-		for i, it := range y.Values {
-			v, err := c.convert(it, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			if v.kind == StringNode && !y.IsFlowStyle && i < len(y.Entries) && y.Entries[i].Start != nil {
-				// The parser places a plain scalar that continues on the
-				// next lines, as an item of a block sequence, at its last
-				// line: it starts after its "-".
-				if start := c.li.after(y.Entries[i].Start.Position.Line, y.Entries[i].Start.Position.Column); start.Line < v.pos.Line {
-					v.pos = start
-				}
-			}
-			n.items = append(n.items, v)
-		}
-		return n, nil
-	case *ast.MappingNode:
-		return c.mapping(y, pos, depth)
-	case *ast.MappingValueNode:
-		// A mapping of one entry, in a sequence: "- key: value".
-		return c.mapping(&ast.MappingNode{Values: []*ast.MappingValueNode{y}}, pos, depth)
-	case *ast.TagNode:
-		return c.tagged(y, pos, depth)
-	}
-	return c.scalar(y, pos)
-}
-
-func (c *yamlConverter) mapping(y *ast.MappingNode, pos Pos, depth int) (*Node, error) {
-	n := &Node{kind: ObjectNode, pos: pos,
-		keys:   make([]string, 0, len(y.Values)),
-		keyPos: make([]Pos, 0, len(y.Values)),
-		vals:   make([]*Node, 0, len(y.Values)),
-	}
-	// Duplicate keys: a scan of the keys so far in a small mapping (most
-	// are), a map in a large one.
-	var seen map[string]int
-	if len(y.Values) > 16 {
-		seen = make(map[string]int, len(y.Values))
-	}
-	for i, mv := range y.Values {
-		var k ast.Node = mv.Key
-		kpos := c.li.clamp(yamlPos(c.file, k))
-		if mk, ok := k.(*ast.MappingKeyNode); ok {
-			k = mk.Value
-		}
-		for {
-			if a, ok := k.(*ast.AnchorNode); ok {
-				c.anchors[a.Name.GetToken().Value] = a.Value
-				k = a.Value
-				continue
-			}
-			if a, ok := k.(*ast.AliasNode); ok {
-				target, found := c.anchors[a.Value.GetToken().Value]
-				if !found {
-					return nil, &Diagnostic{Pos: kpos, Message: fmt.Sprintf("unknown YAML alias *%s", a.Value.GetToken().Value)}
-				}
-				k = target
-				continue
-			}
-			break
-		}
-		if k.Type() == ast.MergeKeyType {
-			return nil, &Diagnostic{Pos: kpos, Message: "YAML merge keys (<<) are not supported; repeat the keys or use $defs and $ref"}
-		}
-		key, ok := yamlpos.ScalarText(k)
-		if !ok {
-			return nil, &Diagnostic{Pos: kpos, Message: "mapping keys must be strings"}
-		}
-		if mv.Start == nil || mv.Start.Type != token.MappingValueType {
-			return nil, c.keyWithoutValue(y, i, key, kpos)
-		}
-		first, dup := -1, false
-		if seen != nil {
-			first, dup = seen[key]
-			seen[key] = len(n.keys)
-		} else {
-			first = slices.Index(n.keys, key)
-			dup = first >= 0
-		}
-		if dup {
-			at := n.keyPos[first]
-			return nil, &Diagnostic{Pos: kpos, Message: fmt.Sprintf("duplicate key %q (first at %d:%d)", key, at.Line, at.Col)}
-		}
-		val, err := c.convert(mv.Value, depth+1)
-		if err != nil {
-			return nil, err
-		}
-		n.keys = append(n.keys, key)
-		n.keyPos = append(n.keyPos, kpos)
-		n.vals = append(n.vals, val)
-	}
-	return n, nil
-}
-
-// keyWithoutValue reports the i-th entry of a flow mapping, written without
-// a colon. YAML reads {a, b: 1} as {a: null, b: 1}, but no key of a spec is
-// null, and the usual cause is a comma in an unquoted value: {description:
-// Hello, world} is {description: Hello, world: null}.
-func (c *yamlConverter) keyWithoutValue(y *ast.MappingNode, i int, key string, kpos Pos) error {
-	d := &Diagnostic{Pos: kpos, Message: fmt.Sprintf("%q has no value: a key in {…} is followed by a colon", key)}
-	if i > 0 {
-		prev := y.Values[i-1]
-		if text, ok := prev.Value.(*ast.StringNode); ok && prev.Value.GetToken().Type == token.StringType {
-			if pk, ok := yamlpos.ScalarText(prev.Key); ok {
-				d.Hint = fmt.Sprintf("a comma inside {…} ends a value, so %s: %s, %s was read as two entries; quote the value: %s: %q",
-					pk, text.Value, key, pk, text.Value+", "+key)
-			}
-		}
-	}
-	if d.Hint == "" {
-		d.Hint = "write " + key + ": value, or quote the text if the comma before it is part of a value"
-	}
-	return d
-}
-
-func (c *yamlConverter) scalar(y ast.Node, pos Pos) (*Node, error) {
-	switch y := y.(type) {
-	case nil:
-		return &Node{kind: NullNode, pos: pos}, nil
-	case *ast.NullNode:
-		return &Node{kind: NullNode, pos: pos}, nil
-	case *ast.BoolNode:
-		return &Node{kind: BoolNode, pos: pos, str: strconv.FormatBool(y.Value)}, nil
-	case *ast.StringNode:
-		return &Node{kind: StringNode, pos: pos, str: y.Value}, nil
-	case *ast.LiteralNode:
-		return &Node{kind: StringNode, pos: pos, str: y.Value.Value}, nil
-	case *ast.IntegerNode:
-		lit := y.Token.Value
-		if JSONInteger(lit) {
-			return &Node{kind: NumberNode, pos: pos, str: lit}, nil
-		}
-		switch v := y.Value.(type) {
-		case int64:
-			return &Node{kind: NumberNode, pos: pos, str: strconv.FormatInt(v, 10)}, nil
-		case uint64:
-			return &Node{kind: NumberNode, pos: pos, str: strconv.FormatUint(v, 10)}, nil
-		}
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("invalid number %q", lit)}
-	case *ast.FloatNode:
-		if JSONInteger(y.Token.Value) {
-			return &Node{kind: NumberNode, pos: pos, str: y.Token.Value}, nil
-		}
-		if math.IsInf(y.Value, 0) || math.IsNaN(y.Value) {
-			return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("number %s cannot be represented in JSON", y.Token.Value)}
-		}
-		if mant, _, _ := strings.Cut(strings.ToLower(y.Token.Value), "e"); y.Value == 0 && strings.ContainsAny(mant, "123456789") {
-			return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("number %s is too close to 0 for a float64, which reads it as 0", y.Token.Value)}
-		}
-		return &Node{kind: NumberNode, pos: pos, str: strconv.FormatFloat(y.Value, 'g', -1, 64)}, nil
-	case *ast.InfinityNode, *ast.NanNode:
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("number %s cannot be represented in JSON", y.GetToken().Value)}
-	}
-	return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("unsupported YAML %s", strings.ToLower(y.Type().String()))}
-}
-
-// tagged resolves the standard tags; any other tag is an error.
-func (c *yamlConverter) tagged(y *ast.TagNode, pos Pos, depth int) (*Node, error) {
-	tag := y.Start.Value
-	switch tag {
-	case "!!str", "!!timestamp":
-		if text, ok := yamlpos.ScalarText(y.Value); ok {
-			if _, null := y.Value.(*ast.NullNode); null && y.Value.GetToken().Value == "" {
-				text = ""
-			}
-			return &Node{kind: StringNode, pos: pos, str: text}, nil
-		}
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("%s on a value that is not a scalar", tag)}
-	}
-	n, err := c.convert(y.Value, depth)
-	if err != nil {
-		return nil, err
-	}
-	want := map[string]NodeKind{"!!int": NumberNode, "!!float": NumberNode, "!!bool": BoolNode, "!!null": NullNode, "!!map": ObjectNode, "!!seq": ArrayNode}
-	kind, ok := want[tag]
-	if !ok {
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("unsupported YAML tag %s", tag)}
-	}
-	if n.kind != kind {
-		return nil, &Diagnostic{Pos: pos, Message: fmt.Sprintf("value tagged %s is a %s", tag, n.kind)}
-	}
-	return n, nil
 }
 
 // yamlSyntaxError turns a syntax error of the YAML parser into a
