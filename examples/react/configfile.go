@@ -50,7 +50,8 @@ import (
 //  3. the schema (ConfigSchema, derived from configFile): every leaf of the
 //     violation at the position of the value at fault;
 //  4. what a schema cannot say: the tools are the toolkit's, the prompt
-//     templates parse and run on their PromptSamples;
+//     templates parse and run, within the bounds of a rendering, on their
+//     PromptSamples with the toolkit's tools;
 //  5. the tree, valid, decoded into configFile and made a decl.Config.
 
 // MaxConfigBytes is the size of the largest configuration file: 1 MiB.
@@ -65,7 +66,6 @@ const (
 	maxConfigDepth        = 32     // nesting of mappings and sequences
 	maxConfigValues       = 10_000 // values, aliases expanded
 	maxConfigBlockEntries = 1000   // entries of one block mapping
-	maxPromptOutput       = 1 << 20
 )
 
 // configFile is the shape of the configuration file, from which its JSON
@@ -271,7 +271,7 @@ func parseConfig(name string, data []byte, tools []string, defaultPrompts map[st
 	}
 	problems := validateConfig(root)
 	problems = append(problems, checkConfigTools(root, tools)...)
-	problems = append(problems, checkConfigPrompts(root)...)
+	problems = append(problems, checkConfigPrompts(root, tools)...)
 	if err := configErrors(name, problems); err != nil {
 		return decl.Config{}, err
 	}
@@ -891,13 +891,15 @@ var toolName = regexp.MustCompile(toolNamePattern)
 
 // checkConfigPrompts checks each prompt template of root that is a
 // string the schema admits: it parses, and runs on its PromptSamples data
-// (with missingkey=error). A problem is at the prompt's key.
-func checkConfigPrompts(root *yamlpos.Node) []configProblem {
+// with tools, the toolkit's tools (a run's plan prompt is given those the
+// configuration enables), with missingkey=error and within the bounds of a
+// rendering. A problem is at the prompt's key.
+func checkConfigPrompts(root *yamlpos.Node, tools []string) []configProblem {
 	n := root.Get("prompts")
 	if n == nil || n.Kind != yamlpos.Object {
 		return nil
 	}
-	samples := PromptSamples()
+	samples := PromptSamples(sampleTools(tools))
 	var problems []configProblem
 	for i, name := range n.Keys {
 		v := n.Vals[i]
@@ -910,20 +912,6 @@ func checkConfigPrompts(root *yamlpos.Node) []configProblem {
 		}
 	}
 	return problems
-}
-
-// errPromptTooLong stops a template that writes too much.
-var errPromptTooLong = fmt.Errorf("the template writes more than %d bytes", maxPromptOutput)
-
-// promptWriter counts what a template writes, and stops it past
-// maxPromptOutput bytes.
-type promptWriter struct{ n int }
-
-func (w *promptWriter) Write(p []byte) (int, error) {
-	if w.n += len(p); w.n > maxPromptOutput {
-		return 0, errPromptTooLong
-	}
-	return len(p), nil
 }
 
 // templateLocation matches the start of text/template's errors:
@@ -945,9 +933,9 @@ func checkPrompt(name, text string, data any) string {
 	} else if why != "" {
 		return why
 	}
-	if err := t.Execute(&promptWriter{}, data); err != nil {
-		if errors.Is(err, errPromptTooLong) {
-			return "on sample data, " + errPromptTooLong.Error()
+	if err := runPrompt(t, io.Discard, data); err != nil {
+		if bound := promptBound(err); bound != nil {
+			return "on sample data, " + bound.Error()
 		}
 		return fmt.Sprintf("the template fails on sample data: %s (its data has %s)", templateMessage(err), fieldList(data))
 	}

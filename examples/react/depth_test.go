@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/toolkit"
 	"github.com/moora-go/moora/examples/react/decl"
 )
@@ -352,6 +355,59 @@ func TestPromptsAreBounded(t *testing.T) {
 	}
 	if got := render(decl.Config{}, PromptAnswer, AnswerPrompt{Task: "t", Done: true, Result: "r"}); got != "t: r" {
 		t.Errorf("without a configuration, the built-in template: %q", got)
+	}
+}
+
+// TestPromptsAreBoundedInSteps: ranges nested over the data's own field,
+// which write nothing (so maxPromptBytes would never stop them), render as
+// their error once they have done maxPromptSteps of work, rather than run
+// 6^14 times; templates within the bound render as ever.
+func TestPromptsAreBoundedInSteps(t *testing.T) {
+	tools := sampleTools(demoToolNames())
+	if len(tools) != 6 {
+		t.Fatalf("%d demo tools", len(tools))
+	}
+	nested := func(n int, body string) string {
+		return strings.Repeat("{{range .Tools}}{{with $}}", n) + body + strings.Repeat("{{end}}{{end}}", n)
+	}
+	cfg := builtinConfig()
+	cfg.Prompts = map[string]string{PromptPlan: nested(14, "")}
+	got := render(cfg, PromptPlan, PlanPrompt{Tools: tools})
+	if got != "prompt plan: "+errPromptTooCostly.Error() {
+		t.Errorf("fourteen nested ranges rendered %.200q", got)
+	}
+	cfg.Prompts[PromptPlan] = nested(3, "{{len .Tools}}") // 6^3 ranges of 6
+	if got := render(cfg, PromptPlan, PlanPrompt{Tools: tools}); got != strings.Repeat("6", 216) {
+		t.Errorf("three nested ranges rendered %.200q", got)
+	}
+	cfg.Prompts[PromptPlan] = `{{range .Tools}}{{range .Parameters}}{{with $}}{{range .Tools}}{{range .Parameters}}{{end}}{{end}}{{end}}{{end}}{{end}}`
+	if got := render(cfg, PromptPlan, PlanPrompt{Tools: []llm.Tool{{Parameters: json.RawMessage(strings.Repeat(" ", 1000))}}}); !strings.Contains(got, "steps of work") {
+		t.Errorf("a range over bytes within a range over bytes, 1000×1000, rendered %.200q", got)
+	}
+	if got := render(builtinConfig(), PromptPlan, PlanPrompt{Tools: tools, MaySplit: true}); !strings.Contains(got, "- wait: ") {
+		t.Errorf("the built-in plan template rendered %.300q", got)
+	}
+}
+
+// TestSpinningTemplateInForce: a configuration whose plan template would
+// spin, put in force without the load check (as an agent-configure input
+// from elsewhere may be), costs each plan its bounded rendering and
+// nothing more: the runs, one turn between them, plan and finish, and
+// give the turn back.
+func TestSpinningTemplateInForce(t *testing.T) {
+	cfg := builtinConfig()
+	cfg.Prompts = maps.Clone(cfg.Prompts)
+	cfg.Prompts[PromptPlan] = strings.Repeat("{{range .Tools}}{{with $}}", 14) + strings.Repeat("{{end}}{{end}}", 14)
+	cfg.Digest = "spinning"
+	rs := testRunsWith(t, testWork(t, nil), 1, func() decl.Config { return cfg })
+	for _, id := range []string{"one", "two"} {
+		r, _ := runTask(t, rs, decl.UserRunTask{RunID: id, Goal: "compute 6*7"})
+		if r.Outcome != decl.RunRecordOutcomeFinished || !strings.Contains(r.Answer, "compute 6*7: 42") {
+			t.Errorf("run %s: %+v", id, r)
+		}
+	}
+	if n := rs.turns.inUse(); n != 0 {
+		t.Errorf("%d turns in use once both runs are over", n)
 	}
 }
 

@@ -9,10 +9,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"os"
 	"os/exec"
 	"slices"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -263,7 +266,16 @@ var seedEvents = []string{"user.input", "tool.request", "tool.result", "agent.tr
 // post posts body to path from a client that may go away (cancel ctx),
 // and sends its answer, or its error, on the channel returned.
 func (s *service) post(ctx context.Context, path, body string) <-chan map[string]any {
+	out, _ := s.postTraced(ctx, path, body)
+	return out
+}
+
+// postTraced is post, and closes sent once the request is written.
+func (s *service) postTraced(ctx context.Context, path, body string) (answer <-chan map[string]any, sent <-chan struct{}) {
 	out := make(chan map[string]any, 1)
+	written := make(chan struct{})
+	var once sync.Once
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: func(httptrace.WroteRequestInfo) { once.Do(func() { close(written) }) }})
 	req, _ := http.NewRequestWithContext(ctx, "POST", "http://"+s.addr+path, strings.NewReader(body))
 	req.Header.Set("Authorization", "Bearer "+s.token)
 	go func() {
@@ -277,7 +289,7 @@ func (s *service) post(ctx context.Context, path, body string) <-chan map[string
 		json.NewDecoder(resp.Body).Decode(&r)
 		out <- r
 	}()
-	return out
+	return out, written
 }
 
 func waiting(st map[string]any) bool { return st["phase"] == "waiting" }
@@ -288,10 +300,6 @@ func waiting(st map[string]any) bool { return st["phase"] == "waiting" }
 // id that is no agent id, each run's event stream, the devpanel fleet that
 // lists the runs, CORS, and bad requests refused with a message that says
 // what is wrong.
-// TestServiceOverHTTP: the seed's bridge as a process: health, a task run
-// to its result, a question answered, tasks serialised, a client that goes
-// away losing nothing, CORS, and bad requests refused with a message that
-// says what is wrong.
 func TestServiceOverHTTP(t *testing.T) {
 	s := startService(t, "-allow-origin", "http://devpanel.example")
 	if code, answer := s.do("GET", "/health", "", nil); code != 200 || answer["status"] != "ok" {
@@ -497,6 +505,74 @@ func TestServiceRunsTakeTurns(t *testing.T) {
 	}
 	if e["startedAt"].(float64) < d["endedAt"].(float64) {
 		t.Errorf("runs overlap: %s ran %v to %v, %s from %v", d["runId"], d["startedAt"], d["endedAt"], e["runId"], e["startedAt"])
+	}
+}
+
+// TestSIGTERMStopsTheService: SIGTERM, with a run in a tool call, another
+// waiting for its turn, a client waiting for each, and a run's event
+// stream open, stops the process cleanly (exit status 0), each client told
+// to come back (503) and the stream ended; started again on its data, the
+// runs go on and finish.
+func TestSIGTERMStopsTheService(t *testing.T) {
+	data := t.TempDir()
+	s := startService(t, "-max-runs", "1", "-data", data)
+	async := map[string]string{"Authorization": "Bearer " + s.token, "Prefer": "respond-async"}
+	if code, res := s.do("POST", "/run", `{"runId":"a","goal":"wait 5000 ms"}`, async); code != 202 {
+		t.Fatalf("POST /run a = %d %v", code, res)
+	}
+	s.waitState("a", "a's tool call", func(st map[string]any) bool { return st["phase"] == "act" })
+	if code, res := s.do("POST", "/run", `{"runId":"b","goal":"compute 2+3"}`, async); code != 202 {
+		t.Fatalf("POST /run b = %d %v", code, res)
+	}
+	if _, st := s.do("GET", "/runs/b", "", s.authed()); st["status"] != "queued" {
+		t.Fatalf("run b is %v while a runs", st)
+	}
+	var clients []<-chan map[string]any
+	for _, body := range []string{`{"runId":"a","goal":"wait 5000 ms"}`, `{"runId":"b","goal":"compute 2+3"}`} {
+		answer, sent := s.postTraced(context.Background(), "/run", body)
+		<-sent
+		clients = append(clients, answer)
+	}
+	req, _ := http.NewRequest("GET", "http://"+s.addr+"/events?runId=a", nil)
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != 200 {
+		t.Fatalf("GET /events: %v %v", resp, err)
+	}
+	streamEnded := make(chan error, 1)
+	go func() {
+		_, err := io.Copy(io.Discard, resp.Body)
+		streamEnded <- err
+	}()
+
+	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- s.cmd.Wait() }()
+	select {
+	case err := <-exited:
+		if err != nil {
+			t.Errorf("the process ended with %v after SIGTERM", err)
+		}
+	case <-time.After(hangGuard):
+		t.Fatal("the process goes on after SIGTERM")
+	}
+	for i, c := range clients {
+		if answer := <-c; !strings.Contains(fmt.Sprint(answer["error"]), "shutting down") {
+			t.Errorf("client %d was answered %v", i, answer)
+		}
+	}
+	if err := <-streamEnded; err != nil && !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Errorf("the event stream ended with %v", err)
+	}
+
+	s = startService(t, "-max-runs", "1", "-data", data)
+	for id, answer := range map[string]string{"a": "wait 5000 ms: waited 5000 ms", "b": "compute 2+3: 5"} {
+		code, res := s.do("POST", "/run", `{"runId":"`+id+`","goal":"-"}`, s.authed())
+		if code != 200 || res["status"] != "finished" || res["answer"] != answer {
+			t.Errorf("run %s once started again: %d %v", id, code, res)
+		}
 	}
 }
 

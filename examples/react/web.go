@@ -13,8 +13,10 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/devpanel"
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
@@ -41,9 +43,11 @@ type server struct {
 	// configs, if set, is the configuration of the runs, which GET /config
 	// shows.
 	configs *configs
-	// closing is closed when the server shuts down: the runs waited for
-	// are answered then, and go on when the command starts again.
-	closing chan struct{}
+	// closing is closed when the server shuts down (shutDown), before
+	// the runs are closed: the runs waited for are answered then, and go on
+	// when the command starts again.
+	closing  chan struct{}
+	shutDown func()
 }
 
 // maxBody bounds a posted task or reply.
@@ -52,6 +56,7 @@ const maxBody = 64 << 10
 func newServer(rs *runs, auth func(*http.Request) error, origins []string) *server {
 	mux := http.NewServeMux()
 	s := &server{runs: rs, auth: auth, origins: origins, mux: mux, closing: make(chan struct{})}
+	s.shutDown = sync.OnceFunc(func() { close(s.closing) })
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -68,7 +73,7 @@ func newServer(rs *runs, auth func(*http.Request) error, origins []string) *serv
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       time.Minute,
 	}
-	s.http.RegisterOnShutdown(func() { close(s.closing) })
+	s.http.RegisterOnShutdown(s.shutDown)
 	return s
 }
 
@@ -108,6 +113,7 @@ func openServer(rc runsConfig, token string, origins []string) (*server, error) 
 	// Shutdown does not end event streams: closing the runs does (each
 	// panel closes with its agent).
 	s.http.RegisterOnShutdown(func() {
+		s.shutDown() // first: a request that meets the runs closed is told why
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if err := rs.close(ctx); err != nil {
@@ -206,7 +212,7 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	ctx := context.WithoutCancel(r.Context())
 	a, release, err := s.runs.open(ctx, runID)
 	if err != nil {
-		agentError(w, err)
+		s.agentError(w, err)
 		return
 	}
 	defer release()
@@ -228,7 +234,7 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 	defer unsubscribe()
 	seq, err := m.DispatchSeq(ctx, in)
 	if err != nil {
-		dispatchError(w, err)
+		s.dispatchError(w, err)
 		return
 	}
 	if rec, ok := runRecord(m.Current(), runID); ok {
@@ -259,9 +265,12 @@ func (s *server) run(w http.ResponseWriter, r *http.Request) {
 }
 
 // agentError answers an error of getting a run's agent: 404 when there is
-// none, 503 (with Retry-After when too many agents are in use) otherwise.
-func agentError(w http.ResponseWriter, err error) {
+// none, 503 (with Retry-After when too many agents are in use, or the
+// server is shutting down) otherwise.
+func (s *server) agentError(w http.ResponseWriter, err error) {
 	switch {
+	case s.closed(err):
+		s.shuttingDown(w, "ask again once it is back")
 	case errors.Is(err, journal.ErrNoAgent):
 		writeJSON(w, http.StatusNotFound, map[string]string{"error": err.Error()})
 	case errors.Is(err, registry.ErrTooManyActive):
@@ -274,12 +283,34 @@ func agentError(w http.ResponseWriter, err error) {
 
 // dispatchError answers an input that was not journaled: 409 for another
 // run's input (oneRun), else 503.
-func dispatchError(w http.ResponseWriter, err error) {
+func (s *server) dispatchError(w http.ResponseWriter, err error) {
+	if s.closed(err) {
+		s.shuttingDown(w, "the input is not journaled: send it again once the server is back")
+		return
+	}
 	if errors.Is(err, errOtherRun) {
 		writeJSON(w, http.StatusConflict, map[string]string{"error": err.Error()})
 		return
 	}
 	writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
+}
+
+// closed reports whether err is that of the runs, or a run's agent,
+// closed as the server shuts down.
+func (s *server) closed(err error) bool {
+	select {
+	case <-s.closing:
+		return errors.Is(err, registry.ErrClosed) || errors.Is(err, automata.ErrClosed)
+	default:
+		return false
+	}
+}
+
+// shuttingDown answers 503, with Retry-After, that the server is shutting
+// down, and what the client is to do.
+func (s *server) shuttingDown(w http.ResponseWriter, then string) {
+	w.Header().Set("Retry-After", "1")
+	writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "the server is shutting down; " + then})
 }
 
 // preferAsync reports whether the request prefers an answer at once
@@ -352,7 +383,7 @@ func (s *server) reply(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		agentError(w, err)
+		s.agentError(w, err)
 		return
 	}
 	defer release()
@@ -375,7 +406,7 @@ func decode(typ string, body map[string]any) (decl.AgentInput, error) {
 func (s *server) dispatch(ctx context.Context, w http.ResponseWriter, a *Agent, in decl.AgentInput, runID string) {
 	seq, err := a.Machine().DispatchSeq(ctx, in)
 	if err != nil {
-		dispatchError(w, err)
+		s.dispatchError(w, err)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{"runId": runID, "agent": a.ID(), "seq": seq})
@@ -395,7 +426,7 @@ func (s *server) runStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		agentError(w, err)
+		s.agentError(w, err)
 		return
 	}
 	defer release()
