@@ -43,8 +43,11 @@
 //
 // # Routes
 //
-// The page (GET /, /app.js, /form.js, /style.css) needs no auth; it reads
-// the token from its URL (?token=...) and sends it as a bearer token.
+// The page (GET /, /app.js, /form.js, /token.js, /style.css) needs no auth:
+// it holds no data. It takes the token from its address, #token=... (a
+// fragment, which no request carries) or ?token=..., keeps it for the tab
+// (sessionStorage) and takes it out of the address at once
+// (history.replaceState), and sends it as a bearer token.
 // Everything else goes through Config.Auth (401 with its error):
 //
 //	GET  /health   {"status":"ok"}
@@ -233,8 +236,10 @@
 // An agent adds views of its own with ES modules (Config.Extensions, URLs
 // the program serves): each exports mount(element, panel), where panel
 // offers onState(fn) (fn(state, seq) on connect and after every input),
-// onEvent(fn) (fn(event, data) for every stream event), state() and
-// api(path, options) (an authorized fetch of the panel's routes).
+// onEvent(fn) (fn(event, data) for every stream event), state(),
+// api(path, options) (an authorized fetch of the panel's routes) and
+// token() (the bearer token the page sends, for the program's own routes;
+// the page has taken it out of its address before an extension loads).
 // examples/react's status, task tree and tool monitor are one.
 //
 // # What it is not

@@ -26,8 +26,9 @@ type FleetConfig[S, I any] struct {
 	Panel Config[S, I]
 	// Identify says who a request comes from (its error is the 401
 	// message), as in httpbridge.FleetConfig: httpbridge.Identities, or
-	// the program's own. A page's token arrives in the Authorization
-	// header, or in the query (?token=) when the page itself is opened.
+	// the program's own. The pages are open (they hold no data); their
+	// requests carry the token in the Authorization header, never in the
+	// address.
 	Identify func(r *http.Request) (registry.Identity, error)
 	// OpenToOwners lets an agent's owner open its panel, and not only an
 	// operator. A panel dispatches the inputs of every actor and holds
@@ -129,14 +130,22 @@ func (f *Fleet[S, I]) open(id string, store journal.Store, opts journal.Options[
 
 // Handler serves the fleet's pages and routes for the agents of reg:
 //
-//	GET /                     the list of agents the caller may see
+//	GET /                     the list of agents the caller may see (the page)
 //	GET /agents               the same as JSON (as httpbridge's Fleet lists them)
 //	/agents/{id}/...          the agent's panel (its page, its API)
+//
+// The pages, and their files, are open and the same for any agent id: they
+// hold no data. Every other route identifies the caller (FleetConfig.Identify,
+// from the Authorization header) and answers 404 for an agent it may not see.
 func (f *Fleet[S, I]) Handler(reg *registry.Registry[S, I]) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		pageHeaders(w)
 		http.ServeFileFS(w, r, fleetFiles, "fleetweb/index.html")
+	})
+	mux.HandleFunc("GET /token.js", func(w http.ResponseWriter, r *http.Request) {
+		pageHeaders(w)
+		http.ServeFileFS(w, r, f.page, "token.js")
 	})
 	mux.HandleFunc("GET /agents", func(w http.ResponseWriter, r *http.Request) {
 		who, ok := f.identify(w, r)
@@ -151,13 +160,8 @@ func (f *Fleet[S, I]) Handler(reg *registry.Registry[S, I]) http.Handler {
 	return mux
 }
 
-// identify answers 401 unless the request says who it comes from; the
-// token may be in the query, as the panel's page has it.
+// identify answers 401 unless the request says who it comes from.
 func (f *Fleet[S, I]) identify(w http.ResponseWriter, r *http.Request) (registry.Identity, bool) {
-	if tok := r.URL.Query().Get("token"); tok != "" && r.Header.Get("Authorization") == "" {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+tok)
-	}
 	who, err := f.cfg.Identify(r)
 	if err != nil {
 		wire.WriteError(w, http.StatusUnauthorized, "unauthorized: %v", err)
@@ -171,8 +175,18 @@ func (f *Fleet[S, I]) identify(w http.ResponseWriter, r *http.Request) (registry
 func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registry.Registry[S, I]) {
 	rest := r.PathValue("rest")
 	switch rest {
-	case "app.js", "form.js", "style.css": // the same for every agent; no data
+	case "", "index.html", "app.js", "form.js", "token.js", "style.css":
+		// The same for every agent and every caller: no data, and no
+		// answer that says whether the agent exists. Its requests are
+		// checked.
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			wire.WriteError(w, http.StatusMethodNotAllowed, "%s %s: use GET", r.Method, r.URL.Path)
+			return
+		}
 		pageHeaders(w)
+		if rest == "" {
+			rest = "index.html"
+		}
 		http.ServeFileFS(w, r, f.page, rest)
 		return
 	}
@@ -186,11 +200,6 @@ func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registr
 	}
 	if !who.Operator && !f.cfg.OpenToOwners {
 		wire.WriteError(w, http.StatusForbidden, "the devpanel is the operator's: it dispatches any actor's inputs (FleetConfig.OpenToOwners)")
-		return
-	}
-	if rest == "" || rest == "index.html" {
-		pageHeaders(w)
-		http.ServeFileFS(w, r, f.page, "index.html")
 		return
 	}
 	a, release, ok := byid.Active(w, r, reg, who, id)

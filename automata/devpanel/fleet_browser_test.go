@@ -1,6 +1,7 @@
 package devpanel_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -8,7 +9,10 @@ import (
 
 // TestBrowserFleetList drives the fleet's list page in headless Chromium:
 // a person sees only their own agent, the operator both, and the link of
-// an agent opens its panel, live, showing the input its owner sent.
+// an agent opens its panel, live, showing the input its owner sent. The
+// token is in no address once a page has loaded (it passes from the list
+// to a panel as a fragment, which no request carries), and a panel opened
+// again in the tab without it still works.
 func TestBrowserFleetList(t *testing.T) {
 	srv, annID, bobID, annTok, _ := fleetPanel(t, true)
 	get(t, srv, "POST", "/agents/"+annID+"/inputs", annTok, false, `{"type":"send-user-message","id":"m1","content":"hello panel","timestamp":1}`)
@@ -25,6 +29,7 @@ func TestBrowserFleetList(t *testing.T) {
 	if err != nil || len(seen) != 1 || seen[0] != annID {
 		t.Fatalf("ann's list shows %v (%v), want only %s", seen, err, annID)
 	}
+	noTokenInAddress(t, ctx, srv.URL+"/")
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(srv.URL+"/?token="+operator),
 		poll(`document.querySelectorAll('#agents tr').length === 2`),
@@ -41,6 +46,9 @@ func TestBrowserFleetList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if want := srv.URL + "/agents/" + annID + "/#token=" + operator; href != want {
+		t.Errorf("the link to ann's panel is %s, want %s", href, want)
+	}
 	err = chromedp.Do(ctx,
 		chromedp.Navigate(href), // where the link goes, as a click would
 		poll(`document.getElementById('conn') && document.getElementById('conn').textContent === 'live'`),
@@ -49,5 +57,24 @@ func TestBrowserFleetList(t *testing.T) {
 	if err != nil {
 		t.Fatalf("opening ann's panel from the list: %v", err)
 	}
+	noTokenInAddress(t, ctx, srv.URL+"/agents/"+annID+"/")
 	screenshot(t, ctx, "fleet-panel")
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/agents/"+annID+"/"), // as a reload, or a bookmark, would
+		poll(`document.getElementById('conn') && document.getElementById('conn').textContent === 'live'`),
+		poll(`document.getElementById('rows').textContent.includes('send-user-message')`),
+	)
+	if err != nil {
+		t.Fatalf("ann's panel opened again without the token in its address: %v", err)
+	}
+}
+
+// noTokenInAddress fails t unless the page's address is want: its token
+// taken out (replaced in the tab's history, not added to it).
+func noTokenInAddress(t *testing.T, ctx context.Context, want string) {
+	t.Helper()
+	got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`))
+	if err != nil || got != want {
+		t.Errorf("the page's address is %q (%v), want %q", got, err, want)
+	}
 }

@@ -120,8 +120,6 @@ func TestFleetPanelOwnersOnly(t *testing.T) {
 		inQuery      bool
 		body         string
 	}{
-		{"GET", "/agents/%s/", true, ""},
-		{"GET", "/agents/%s/index.html", true, ""},
 		{"GET", "/agents/%s/schema", false, ""},
 		{"GET", "/agents/%s/state?seq=0", false, ""},
 		{"GET", "/agents/%s/hold", false, ""},
@@ -180,7 +178,6 @@ func TestFleetPanelIsTheOperatorsByDefault(t *testing.T) {
 		inQuery      bool
 		body         string
 	}{
-		{"GET", "/agents/%s/", true, ""},
 		{"GET", "/agents/%s/state?seq=0", false, ""},
 		{"POST", "/agents/%s/hold", false, ""},
 		{"POST", "/agents/%s/inputs", false, forged},
@@ -202,19 +199,49 @@ func TestFleetPanelIsTheOperatorsByDefault(t *testing.T) {
 	}
 }
 
+// TestFleetPagesAreOpen: the pages of a fleet's panels, and their files,
+// are the same for every agent id and every caller, with a token or
+// without: they hold no data, and say nothing of whether the agent exists.
+// The API takes the token from the Authorization header only: one in the
+// address is refused, as it would be in the server's logs and the
+// browser's history.
+func TestFleetPagesAreOpen(t *testing.T) {
+	srv, annID, _, annTok, _ := fleetPanel(t, true)
+	for _, file := range []string{"", "index.html", "app.js", "form.js", "token.js", "style.css"} {
+		_, want := get(t, srv, "GET", "/agents/"+annID+"/"+file, annTok, false, "")
+		for _, path := range []string{"/agents/" + annID + "/" + file, "/agents/no-such-agent/" + file} {
+			status, body := get(t, srv, "GET", path, "", false, "")
+			if status != http.StatusOK || body != want || want == "" {
+				t.Errorf("GET %s without a token: %d, %d bytes; want 200 and the %d bytes the owner gets", path, status, len(body), len(want))
+			}
+		}
+	}
+	if status, _ := get(t, srv, "POST", "/agents/"+annID+"/", annTok, false, "{}"); status != http.StatusMethodNotAllowed {
+		t.Errorf("POST to the page: %d, want 405", status)
+	}
+	for _, path := range []string{"/agents", "/agents/" + annID + "/state"} {
+		if status, body := get(t, srv, "GET", path, annTok, true, ""); status != http.StatusUnauthorized {
+			t.Errorf("GET %s?token=: %d %s, want 401", path, status, body)
+		}
+	}
+}
+
 // TestPagesSendNoReferrer: every page of the panels, and their files, says
 // Referrer-Policy: no-referrer, so that a page opened with ?token= in its
-// URL sends it to no other site; the API's answers are not pages.
+// address sends it to no other site; the API's answers are not pages.
 func TestPagesSendNoReferrer(t *testing.T) {
-	srv, annID, _, annTok, _ := fleetPanel(t, true)
+	srv, annID, _, _, _ := fleetPanel(t, true)
 	one := newFixture(t)
 	pages := []string{
 		srv.URL + "/",
-		srv.URL + "/agents/" + annID + "/?token=" + annTok,
+		srv.URL + "/token.js",
+		srv.URL + "/agents/" + annID + "/",
+		srv.URL + "/agents/" + annID + "/token.js",
 		srv.URL + "/agents/" + annID + "/app.js",
 		one.srv.URL + "/",
 		one.srv.URL + "/index.html",
 		one.srv.URL + "/app.js",
+		one.srv.URL + "/token.js",
 	}
 	for _, u := range pages {
 		resp, err := http.Get(u)

@@ -597,7 +597,7 @@ func (p *Panel[S, I]) Close() {
 // documentation. The page's files are open; the API is behind Config.Auth.
 func (p *Panel[S, I]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
-	case "/", "/index.html", "/app.js", "/form.js", "/style.css":
+	case "/", "/index.html", "/app.js", "/form.js", "/token.js", "/style.css":
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			wire.WriteError(w, http.StatusMethodNotAllowed, "%s %s: use GET", r.Method, r.URL.Path)
 			return
@@ -736,7 +736,8 @@ type stepAnswer struct {
 
 // pageHeaders are the headers of the panel's pages and their files: checked
 // again at each load (no-cache), and no Referer from them (no-referrer): a
-// page opened with ?token= in its URL does not send it to another site.
+// page opened with ?token= in its address sends it to no other site, in
+// the moment before the page takes it out (token.js).
 func pageHeaders(w http.ResponseWriter) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.Header().Set("Referrer-Policy", "no-referrer")

@@ -2,9 +2,10 @@
 // with each input's state diff and trace, time travel, the input form, the job
 // monitor and the hold. No build step: plain ES modules.
 import { build } from './form.js';
+import { pageToken } from './token.js';
 
 const $ = (id) => document.getElementById(id);
-const token = new URLSearchParams(location.search).get('token') || '';
+const token = pageToken();
 const base = location.pathname.replace(/\/(index\.html)?$/, '');
 
 async function api(path, opts = {}) {
@@ -34,6 +35,7 @@ export const panel = {
   onEvent(fn) { listeners.event.push(fn); },
   state: () => state,
   api,
+  token: () => token,
 };
 
 function notifyState() { for (const fn of listeners.state) fn(state, stateSeq); }

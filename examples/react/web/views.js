@@ -5,8 +5,11 @@
 // the task tree at every level with each task's latest observation, and the
 // tool monitor. The panel is the devpanel
 // fleet's /agents/{agent}/; its root, two levels up, lists the runs.
-const token = new URLSearchParams(location.search).get('token') || '';
-const query = '?token=' + encodeURIComponent(token);
+// The panel's token (panel.token(), set by mount): sent with each request,
+// and passed to the panels this one links to in a fragment, which no
+// request carries.
+let token = '';
+const fragment = () => '#token=' + encodeURIComponent(token);
 
 function h(tag, attrs = {}, ...children) {
   const el = document.createElement(tag);
@@ -32,6 +35,7 @@ async function post(path, body) {
 }
 
 export function mount(el, panel) {
+  token = panel.token();
   const style = h('style');
   style.textContent = `
     .react { display: grid; grid-template-columns: 1.1fr 1fr 1.6fr; gap: 1em; }
@@ -63,7 +67,7 @@ export function mount(el, panel) {
   const runBtn = h('button', { id: 'react-run-task', type: 'submit' }, 'Run');
   const form = h('form', { id: 'react-task' }, goal, runBtn);
   const msg = h('div', { id: 'react-msg' });
-  const runs = h('a', { id: 'react-runs', href: '../../' + query }, 'all runs');
+  const runs = h('a', { id: 'react-runs', href: '../../' + fragment() }, 'all runs');
   const tree = h('ul', { id: 'react-tree', class: 'tree' });
   const tools = h('tbody', { id: 'react-tools' });
   const status = h('div', {}, h('h2', {}, 'ReAct ', h('small', {}, '(', runs, ')')), phase, run, iteration, alerts, recoveries, question, answer, form, msg, config);
@@ -85,7 +89,7 @@ export function mount(el, panel) {
         // A new task is a run of its own: open its panel.
         const r = await post('/run', { goal: text });
         msg.textContent = `started ${r.runId}`;
-        location.assign(`../${encodeURIComponent(r.agent)}/${query}`);
+        location.assign(`../${encodeURIComponent(r.agent)}/${fragment()}`);
         return;
       }
       goal.value = '';
