@@ -21,13 +21,17 @@ import (
 // as a real process on loopback. Screenshots go to $REACT_ARTIFACTS when
 // set (look at them), else to the test's temporary directory.
 
-// open opens the page at path (with the token) and, for a run's panel,
-// waits until its stream is live.
+// open opens the page at path with the token in a fragment, as the
+// command prints its addresses, and, for a run's panel, waits until its
+// stream is live; the page has taken the token out of its address.
 func open(t *testing.T, ctx context.Context, s *service, path string) {
 	t.Helper()
-	browsertest.Do(t, ctx, "opening "+path, chromedp.Navigate(fmt.Sprintf("http://%s%s?token=%s", s.addr, path, s.token)))
+	browsertest.Do(t, ctx, "opening "+path, chromedp.Navigate(fmt.Sprintf("http://%s%s#token=%s", s.addr, path, s.token)))
 	if strings.HasPrefix(path, "/devpanel/agents/") {
 		live(t, ctx)
+	}
+	if href := browsertest.Eval[string](t, ctx, "reading the address", `location.href`); strings.Contains(href, "token") {
+		t.Errorf("the page's address still has the token: %s", href)
 	}
 }
 

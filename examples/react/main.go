@@ -283,8 +283,8 @@ func serve(cfg config, fleet *bolt.Fleet, work Work, configs *configs, stdout io
 	if err != nil {
 		return errors.Join(err, srv.runs.close(context.Background()), fleet.Close())
 	}
-	fmt.Fprintf(stdout, "ReAct: http://%s/?token=%s\n", l.Addr(), cfg.token)
-	fmt.Fprintf(stdout, "runs:  http://%s/devpanel/?token=%s\n", l.Addr(), cfg.token)
+	fmt.Fprintf(stdout, "ReAct: http://%s/#token=%s\n", l.Addr(), cfg.token)
+	fmt.Fprintf(stdout, "runs:  http://%s/devpanel/#token=%s\n", l.Addr(), cfg.token)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	srv.configs = configs
