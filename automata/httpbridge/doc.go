@@ -265,6 +265,11 @@
 //	POST   /sessions                   (with FleetConfig.Sessions) the operator (its bearer token) obtains a new identity: {"token", "identity"}; 403 to anyone else
 //	GET    /client.js                  the client module; connect("/agents/" + id, {token})
 //
+// A Bridge's GET /token is no route of a Fleet (404): its query tokens are
+// signed with a key of the bridge's own, which no other activation, and no
+// other process, could check; every route of a Fleet takes the caller from
+// FleetConfig.Identify (a cookie, for a page that must use EventSource).
+//
 // Every request says who it comes from (FleetConfig.Identify; Identities
 // takes the operator's bearer token and the tokens Sessions issued). Every
 // agent has an owner, the identity that created it; a caller sees and

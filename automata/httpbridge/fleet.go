@@ -353,6 +353,13 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rest := "/" + r.PathValue("rest")
+	if rest == "/token" {
+		// A Bridge's query tokens are signed with a key of its own, which
+		// lives as long as it: no other activation, and no other process,
+		// could check one.
+		wire.WriteError(w, http.StatusNotFound, "a fleet issues no query tokens: every route takes the caller's identity from FleetConfig.Identify (client.js sends the Authorization header; a page that must use EventSource can identify by a cookie in its own Identify)")
+		return
+	}
 	stream := r.Method == http.MethodGet && (rest == "/state" || strings.HasPrefix(rest, "/streams/"))
 	endStream := func() {}
 	if stream {

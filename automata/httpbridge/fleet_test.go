@@ -317,6 +317,24 @@ func TestFleetRefusesAnotherActorsInput(t *testing.T) {
 	}
 }
 
+// TestFleetServesNoQueryTokens: a Bridge's query tokens (GET /token, then
+// ?access_token=) are no route of a Fleet, whose one way in is
+// FleetConfig.Identify: /agents/{id}/token answers 404 saying so, rather
+// than a token every other route would refuse, and ?access_token= is no
+// identity.
+func TestFleetServesNoQueryTokens(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	ann := f.person()
+	a := f.create(ann)
+	status, body := f.do("GET", "/agents/"+a+"/token", ann, nil)
+	if status != http.StatusNotFound || !strings.Contains(string(body), "FleetConfig.Identify") {
+		t.Errorf("GET /agents/{id}/token: %d %s, want 404 naming FleetConfig.Identify", status, body)
+	}
+	if status, body := f.do("GET", "/agents/"+a+"/state?access_token=x", "", nil); status != http.StatusUnauthorized {
+		t.Errorf("GET /agents/{id}/state?access_token=: %d %s, want 401", status, body)
+	}
+}
+
 // TestFleetStreamHoldsAgentAndResumes: a followed agent is not deactivated
 // however long it idles; once nobody follows it, it is, and a client that
 // comes back with its last event id resumes from the journal without loss.
