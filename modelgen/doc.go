@@ -263,12 +263,19 @@
 //     range without an int64 in it (minimum 1.2 with maximum 1.8; minimum
 //     1e19), no more required properties than maxProperties, no
 //     minProperties above the properties additionalProperties: false
-//     allows, no empty enum, and no enum value that its own minLength,
-//     maxLength or pattern rules out. Numbers are compared exactly as
-//     written. Each is an error, not a warning, at the keyword written
-//     later of the two that contradict each other (or at the enum value):
-//     generated code would reject every value, so that an input could
-//     never be dispatched, and the fix is always in the spec;
+//     allows, no range without a multiple of multipleOf (multipleOf 10
+//     with minimum 1 and maximum 9), no minItems with uniqueItems above
+//     the number of values the items allow (3 booleans), no empty enum, no
+//     enum value that its own minLength, maxLength or pattern rules out,
+//     and no pattern that matches no string, or none that minLength,
+//     maxLength or format allows (pattern '^a$' with maxLength 0; format
+//     date with pattern '^x$'). Numbers are compared exactly as written; a
+//     pattern is analysed only as far as that is certain, and what the
+//     analysis cannot tell is accepted. Each is an error, not a warning,
+//     at the keyword written last of those that contradict each other (or
+//     at the enum value): generated code would reject every value, so
+//     that an input could never be dispatched, and the fix is always in
+//     the spec;
 //   - an input is an object, never nullable (a $ref input names an object
 //     type), and does not declare the property "type";
 //   - no two spec elements map to the same Go identifier (userId and
