@@ -100,7 +100,6 @@ func TestHostileFleetClientGoneDuringActivation(t *testing.T) {
 	for _, route := range []struct{ method, path string }{
 		{"GET", "/state"},
 		{"GET", "/streams/reply-x"},
-		{"GET", "/token"},
 		{"GET", "/nothing"},
 	} {
 		id := f.create(ann)
