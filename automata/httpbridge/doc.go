@@ -350,9 +350,13 @@
 //   - A request for an agent that another process has active is proxied to
 //     it (httputil.ReverseProxy, streams included: a stream's events pass as
 //     they come, each write bounded by Bridge.WriteTimeout), marked with a
-//     Moora-Routed header; a process that receives a routed request for an
+//     Moora-Routed header, signed with the secret the peers share
+//     (Peers.Secret: HMAC-SHA256 of the sender and the time, good for five
+//     minutes either way); a process that receives a routed request for an
 //     agent it does not have answers 421, and the sender locates the agent
-//     again rather than the receiver routing it on.
+//     again rather than the receiver routing it on. A Moora-Routed header
+//     no peer signed (a client's) is stripped at the front: the request is
+//     routed as any other.
 //   - A process whose address refuses connections, and that has not said
 //     it is leaving, is dead: the agent is taken from it (Peers.Evict) and
 //     activated here. One that advertises no address, or is leaving, is

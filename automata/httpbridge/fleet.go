@@ -142,6 +142,9 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 	case cfg.Bridge.Decode == nil || cfg.Bridge.View == nil:
 		return nil, errors.New("httpbridge: FleetConfig.Bridge.Decode and View are required")
 	}
+	if cfg.Peers != nil && len(cfg.Peers.Secret()) < 16 {
+		return nil, errors.New("httpbridge: FleetConfig.Peers.Secret must be at least 16 bytes: it signs the requests routed between peers")
+	}
 	if _, err := newClientActors(cfg.Bridge.ClientActors); err != nil {
 		return nil, err
 	}
@@ -191,7 +194,7 @@ func (f *Fleet[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	limitBody(w, r, f.cfg.Bridge.MaxBody)
-	f.mux.ServeHTTP(w, r)
+	f.mux.ServeHTTP(w, f.stripForgedRouted(r))
 }
 
 // Close ends the streams of every agent's bridge. The registry stays the

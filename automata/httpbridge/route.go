@@ -3,6 +3,9 @@ package httpbridge
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +14,8 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -35,13 +40,70 @@ type Peers interface {
 	// Evict takes agent id from owner, known dead (its URL refuses
 	// connections), so that this process may activate it at once.
 	Evict(ctx context.Context, id, owner string) error
+	// Secret is a key every process shares and no client knows: it
+	// signs the routed header, so that a client cannot pass for a peer.
+	// At least 16 bytes.
+	Secret() []byte
 }
 
 // routedHeader marks a request one Fleet routed to another: the receiver
 // serves it if it has the agent active, or can activate it, and otherwise
 // answers 421 for the sender to locate the agent again, rather than route
-// it on.
+// it on. Its value is signed with the peers' secret (routedValue); the
+// front strips one that is not (a client's), so that a client's request is
+// routed as any other.
 const routedHeader = "Moora-Routed"
+
+// routedSkew is how far from the receiver's clock a routed header's time
+// may be.
+const routedSkew = 5 * time.Minute
+
+// routedValue is the routed header of a request that owner routes at now:
+// owner, the time, and their HMAC-SHA256 under secret, dot-separated.
+func routedValue(secret []byte, owner string, now time.Time) string {
+	owner64 := base64.RawURLEncoding.EncodeToString([]byte(owner))
+	at := strconv.FormatInt(now.Unix(), 10)
+	return owner64 + "." + at + "." + routedMAC(secret, owner64, at)
+}
+
+func routedMAC(secret []byte, owner64, at string) string {
+	mac := hmac.New(sha256.New, secret)
+	io.WriteString(mac, "moora-routed\n"+owner64+"\n"+at)
+	return base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
+}
+
+// routedByPeer reports whether value is a routed header a peer signed,
+// within routedSkew of now.
+func routedByPeer(secret []byte, value string, now time.Time) bool {
+	if len(secret) < 16 || len(value) > 512 {
+		return false
+	}
+	owner64, rest, ok := strings.Cut(value, ".")
+	at, mac, ok2 := strings.Cut(rest, ".")
+	if !ok || !ok2 {
+		return false
+	}
+	t, err := strconv.ParseInt(at, 10, 64)
+	if err != nil || t < now.Add(-routedSkew).Unix() || t > now.Add(routedSkew).Unix() {
+		return false
+	}
+	return hmac.Equal([]byte(mac), []byte(routedMAC(secret, owner64, at)))
+}
+
+// stripForgedRouted returns r without its routed header unless a peer
+// signed it.
+func (f *Fleet[S, I, V]) stripForgedRouted(r *http.Request) *http.Request {
+	v := r.Header.Get(routedHeader)
+	if v == "" {
+		return r
+	}
+	if f.cfg.Peers != nil && routedByPeer(f.cfg.Peers.Secret(), v, time.Now()) {
+		return r
+	}
+	r = r.Clone(r.Context())
+	r.Header.Del(routedHeader)
+	return r
+}
 
 var (
 	// errMisdirected: the peer routed to does not have the agent (it
@@ -185,10 +247,9 @@ func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *ht
 	peers := f.cfg.Peers
 	switch {
 	case r.Header.Get(routedHeader) != "":
-		// Routed here by a peer that thought this process had it: let
-		// that peer look again, rather than route on. The header may be
-		// a client's own: the answer does not name the process that has
-		// the agent.
+		// Routed here by a peer that thought this process had it (the
+		// front strips a header no peer signed): let that peer look
+		// again, rather than route on.
 		wire.WriteError(w, http.StatusMisdirectedRequest, "agent %q is not active here", id)
 		return routeServed
 	case base == "":
@@ -214,7 +275,7 @@ func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *ht
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
-			pr.Out.Header.Set(routedHeader, peers.Owner())
+			pr.Out.Header.Set(routedHeader, routedValue(peers.Secret(), peers.Owner(), time.Now()))
 			// Checked here (FleetConfig.Bridge.AllowOrigins): the peer
 			// would compare it with its own address.
 			pr.Out.Header.Del("Origin")

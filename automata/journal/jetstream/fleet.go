@@ -3,6 +3,7 @@ package jetstream
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,6 +40,7 @@ type Fleet struct {
 
 	hostsMu sync.Mutex
 	hostsKV js.KeyValue // the bucket Config.Hosts, once used
+	secret  []byte      // Secret
 	advert  advert      // what Advertise advertises
 
 	mu     sync.Mutex        // guards busy and closed
@@ -92,8 +94,45 @@ func OpenFleet(ctx context.Context, nc *nats.Conn, cfg Config, owner string) (*F
 	if _, err := f.hosts(ctx); err != nil { // for Advertise and Locate
 		return nil, err
 	}
+	if f.secret, err = fleetSecret(ctx, meta); err != nil {
+		return nil, fmt.Errorf("jetstream: key-value bucket %s: the fleet's secret: %w", cfg.Fleet, err)
+	}
 	return f, nil
 }
+
+// secretKey is the key of the fleet's secret in the bucket Config.Fleet:
+// with a dot, which no agent id has (journal.CheckAgentID), so it is no
+// agent's key, and List passes it over.
+const secretKey = "moora.secret"
+
+// fleetSecret returns the fleet's secret: 32 random bytes, made by the
+// first process that opens the fleet (a key created only if absent) and
+// read by every other.
+func fleetSecret(ctx context.Context, meta js.KeyValue) ([]byte, error) {
+	secret := make([]byte, 32)
+	rand.Read(secret)
+	_, err := meta.Create(ctx, secretKey, secret)
+	if err == nil {
+		return secret, nil
+	}
+	if !errors.Is(err, js.ErrKeyExists) {
+		return nil, err
+	}
+	e, err := meta.Get(ctx, secretKey)
+	if err != nil {
+		return nil, err
+	}
+	if len(e.Value()) != 32 {
+		return nil, &journal.CorruptError{Err: fmt.Errorf("the key %s holds %d bytes, not 32", secretKey, len(e.Value()))}
+	}
+	return e.Value(), nil
+}
+
+// Secret returns a key that every process of the fleet shares, and no
+// client of theirs knows (it is kept in the bucket Config.Fleet): an HTTP
+// front signs with it the requests it routes to another process
+// (automata/httpbridge's Peers), so that a client cannot pass for a peer.
+func (f *Fleet) Secret() []byte { return slices.Clone(f.secret) }
 
 func (f *Fleet) ctx() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), f.cfg.Timeout)
@@ -325,7 +364,7 @@ func (f *Fleet) ids(after string) ([]string, error) {
 	}
 	var ids []string
 	for subj := range info.State.Subjects {
-		if id, ok := strings.CutPrefix(subj, prefix); ok && id > after {
+		if id, ok := strings.CutPrefix(subj, prefix); ok && id > after && id != secretKey {
 			ids = append(ids, id)
 		}
 	}

@@ -1,12 +1,17 @@
 package jetstream_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -89,31 +94,62 @@ func TestRoutedToTheOwner(t *testing.T) {
 	}
 }
 
-// TestRoutedRequestToANonOwnerIs421: a request a peer routed to a process
-// that does not have the agent is answered 421, for the peer to look again,
-// not routed on; the answer does not say which process has it.
+// TestRoutedRequestToANonOwnerIs421: a request a peer routed (its header
+// signed with the fleet's secret) to a process that does not have the
+// agent is answered 421, for the peer to look again, not routed on; the
+// answer does not say which process has it. A routed header no peer signed
+// (a client's) is stripped: the request is routed to the owner and served.
 func TestRoutedRequestToANonOwnerIs421(t *testing.T) {
 	hs := startPeers(t, "host-a", "host-b")
 	a, b := hs[0], hs[1]
 	a.reg.Create("agent-1", "")
 	mustPost(t, a.url, "agent-1", "first")
-	req, _ := http.NewRequest(http.MethodPost, b.url+"/agents/agent-1/inputs", strings.NewReader(`{"text":"x"}`))
-	req.Header.Set("Authorization", "Bearer "+peerToken)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Moora-Routed", "host-c")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	if !bytes.Equal(a.fleet.Secret(), b.fleet.Secret()) || len(a.fleet.Secret()) != 32 {
+		t.Fatalf("the hosts' secrets differ, or are not 32 bytes: %x, %x", a.fleet.Secret(), b.fleet.Secret())
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusMisdirectedRequest {
-		t.Errorf("a routed request to a non-owner: %s, want 421", resp.Status)
+	routed := func(value string) (int, string) {
+		req, _ := http.NewRequest(http.MethodPost, b.url+"/agents/agent-1/inputs", strings.NewReader(`{"text":"x"}`))
+		req.Header.Set("Authorization", "Bearer "+peerToken)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Moora-Routed", value)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode, string(body)
 	}
-	// The header may be forged by a client: the answer names no process.
-	if strings.Contains(string(body), "host-a") {
+	code, body := routed(signedRouted(b.fleet.Secret(), "host-c", time.Now()))
+	if code != http.StatusMisdirectedRequest {
+		t.Errorf("a routed request to a non-owner: %d %s, want 421", code, body)
+	}
+	if strings.Contains(body, "host-a") {
 		t.Errorf("the 421 names the owner: %s", body)
 	}
+	for _, forged := range []string{
+		"host-c",
+		signedRouted([]byte("not the fleet's secret, 32 bytes"), "host-c", time.Now()),
+		signedRouted(b.fleet.Secret(), "host-c", time.Now().Add(-time.Hour)),
+	} {
+		if code, body := routed(forged); code != http.StatusOK {
+			t.Errorf("a client's Moora-Routed %q: %d %s, want the input served by the owner", forged, code, body)
+		}
+	}
+	if st := b.reg.Stats(); st.Activations != 0 {
+		t.Errorf("b activated %d agents; the agent is a's", st.Activations)
+	}
+}
+
+// signedRouted is a Moora-Routed header as a peer signs it: the sender's
+// id (base64url) and the time (Unix seconds), and their HMAC-SHA256 under
+// the fleet's secret.
+func signedRouted(secret []byte, owner string, at time.Time) string {
+	owner64 := base64.RawURLEncoding.EncodeToString([]byte(owner))
+	unix := strconv.FormatInt(at.Unix(), 10)
+	mac := hmac.New(sha256.New, secret)
+	io.WriteString(mac, "moora-routed\n"+owner64+"\n"+unix)
+	return owner64 + "." + unix + "." + base64.RawURLEncoding.EncodeToString(mac.Sum(nil))
 }
 
 // TestLeavingOwnerIsWaitedFor: an owner that said it is leaving, and no
