@@ -376,11 +376,16 @@
 //   - While the journal's server cannot answer (journal.ErrUnavailable: a
 //     cluster electing a leader) the activation is tried again.
 //
-// Each of these waits at most FleetConfig.RouteTimeout (default 30 s), all
-// of a request's attempts together, until the answer's headers come; then
-// 503 with Retry-After, or 504 for a request a peer took and did not answer
-// in time and that may not be sent again (it may or may not have been
-// applied). The processes must share the identities: the same
+// All of a request's attempts together wait until the answer's headers
+// come for at most FleetConfig.RouteTimeout (default 30 s) without a sign
+// of progress: each time the request finds the process that has the agent
+// still holding its lease (alive, renewing it; checked every half second
+// while a peer has the request), the deadline moves on to RouteTimeout from
+// then, never past FleetConfig.MaxRouteWait from the start (default four
+// RouteTimeouts). A fleet under load so waits for a slow owner rather than
+// gives up on it. Then 503 with Retry-After, or 504 for a request a peer
+// took and did not answer in time and that may not be sent again (it may
+// or may not have been applied). The processes must share the identities: the same
 // Identify, and for Sessions the same key. They trust each other: a
 // request is forwarded with its Authorization header to the URL a peer
 // advertises, so whoever may write the advertisements (the JetStream

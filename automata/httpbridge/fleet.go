@@ -61,12 +61,20 @@ type FleetConfig[S, I, V any] struct {
 	// one, with the registry over it.
 	Peers Peers
 	// RouteTimeout bounds how long a request for an agent active in
-	// another process spends finding it: locating it, reaching its
-	// process, waiting for a dead one's agent to be free, until the
-	// answer's headers come (a stream then lasts as long as it is
-	// followed). 503 with Retry-After beyond (504 when the peer took the
-	// request and it may not be sent again). Default 30 seconds.
+	// another process spends finding it without a sign of progress:
+	// locating it, reaching its process, waiting for a dead one's agent
+	// to be free, until the answer's headers come (a stream then lasts as
+	// long as it is followed). Each time the request finds the process
+	// that has the agent still holding its lease (alive: it renews it),
+	// its deadline moves on to RouteTimeout from then, up to
+	// MaxRouteWait from its start. 503 with Retry-After beyond (504 when
+	// the peer took the request and it may not be sent again). Default 30
+	// seconds.
 	RouteTimeout time.Duration
+	// MaxRouteWait bounds how long a request waits for an agent active in
+	// another process however alive that process shows itself. Default
+	// four RouteTimeouts.
+	MaxRouteWait time.Duration
 	// MaxPeerConns bounds the connections open to each peer at once
 	// (streams routed there hold one each). Default 10,000.
 	MaxPeerConns int
@@ -155,13 +163,15 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 	setDefault(&cfg.MaxStreams, 10_000)
 	setDefault(&cfg.MaxStreamsPerIdentity, 100)
 	setDefault(&cfg.RouteTimeout, 30*time.Second)
+	setDefault(&cfg.MaxRouteWait, 4*cfg.RouteTimeout)
+	cfg.MaxRouteWait = max(cfg.MaxRouteWait, cfg.RouteTimeout)
 	setDefault(&cfg.MaxPeerConns, 10_000)
 	setDefault(&cfg.Bridge.MaxBody, 64<<10)
 	setDefault(&cfg.Bridge.WriteTimeout, 10*time.Second)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
-	f := &Fleet[S, I, V]{cfg: cfg, transport: peerTransport(cfg.RouteTimeout, cfg.MaxPeerConns), cors: corsAllowHeaders(cfg.Bridge.TracerProvider, cfg.Bridge.Propagator), bridges: map[*registry.Agent[S, I]]*fleetBridge[S, I, V]{}, owners: map[string]*ownerLock{}, byIdentity: map[string]int{}}
+	f := &Fleet[S, I, V]{cfg: cfg, transport: peerTransport(cfg.MaxRouteWait, cfg.MaxPeerConns), cors: corsAllowHeaders(cfg.Bridge.TracerProvider, cfg.Bridge.Propagator), bridges: map[*registry.Agent[S, I]]*fleetBridge[S, I, V]{}, owners: map[string]*ownerLock{}, byIdentity: map[string]int{}}
 	f.mux = http.NewServeMux()
 	f.mux.HandleFunc("POST /agents", f.create)
 	f.mux.HandleFunc("GET /agents", f.list)
@@ -324,7 +334,7 @@ func (f *Fleet[S, I, V]) delete(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		for err != nil && errors.Is(err, journal.ErrInUse) && ctx.Err() == nil {
 			owner, base, leaving, lerr := f.cfg.Peers.Locate(ctx, id)
-			if lerr == nil && owner != "" && owner != f.cfg.Peers.Owner() && f.route(ctx, w, r, id, false, owner, base, leaving) == routeServed {
+			if lerr == nil && owner != "" && owner != f.cfg.Peers.Owner() && f.route(ctx, w, r, id, false, owner, base, leaving, nil) == routeServed {
 				return
 			}
 			select {
@@ -381,9 +391,10 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 	var a *registry.Agent[S, I]
 	var release func()
 	var b *Bridge[S, I, V]
-	deadline := time.Now().Add(f.cfg.RouteTimeout) // for all the attempts
+	wait := newRouteWait(r.Context(), f.cfg.RouteTimeout, f.cfg.MaxRouteWait) // for all the attempts
+	defer wait.stop()
 	for attempt := 1; ; attempt++ {
-		if a, release, ok = f.serveActive(w, r, who, id, deadline); !ok {
+		if a, release, ok = f.serveActive(w, r, who, id, wait); !ok {
 			return
 		}
 		var err error

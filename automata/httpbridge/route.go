@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -133,15 +134,13 @@ const (
 // the agent active when it is not this one (FleetConfig.Peers): it
 // returns ok false once the request is answered, here or by the peer.
 //
-// The request gets until deadline (its start and FleetConfig.RouteTimeout)
-// to be served, here or by the peer: answered, or the answer's headers
-// come.
-func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who Identity, id string, deadline time.Time) (a *registry.Agent[S, I], release func(), ok bool) {
+// The request gets until wait's deadline to be served, here or by the
+// peer: answered, or the answer's headers come.
+func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who Identity, id string, wait *routeWait) (a *registry.Agent[S, I], release func(), ok bool) {
 	if f.cfg.Peers == nil {
 		return byid.Active(w, r, f.cfg.Registry, who, id)
 	}
-	ctx, cancel := context.WithDeadline(r.Context(), deadline)
-	defer cancel()
+	ctx := wait.ctx
 	var body []byte // read once, sent again on each attempt
 	if r.Body != nil && r.Body != http.NoBody {
 		var err error
@@ -167,7 +166,7 @@ func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who
 		if ctx.Err() != nil {
 			if r.Context().Err() == nil {
 				w.Header().Set("Retry-After", "1")
-				wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: no process could serve it within %v (FleetConfig.RouteTimeout)%s", id, f.cfg.RouteTimeout, lastly(last))
+				wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: no process could serve it in %s%s", id, wait.waited(), lastly(last))
 			}
 			return nil, nil, false
 		}
@@ -183,8 +182,9 @@ func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who
 				continue
 			}
 			if owner != "" && owner != f.cfg.Peers.Owner() {
+				wait.progress() // it holds the lease: it is alive
 				last = fmt.Errorf("it is active in %s", owner)
-				if f.route(ctx, w, r, id, resend, owner, base, leaving) == routeServed {
+				if f.route(ctx, w, r, id, resend, owner, base, leaving, wait.progress) == routeServed {
 					return nil, nil, false
 				}
 				sleep(ctx, &backoff)
@@ -205,7 +205,7 @@ func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who
 		if err != nil && ctx.Err() != nil && r.Context().Err() == nil {
 			// Its time ran out while it was being activated here.
 			w.Header().Set("Retry-After", "1")
-			wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: no process could serve it within %v (FleetConfig.RouteTimeout): activating it here: %v%s", id, f.cfg.RouteTimeout, err, lastly(last))
+			wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: no process could serve it in %s: activating it here: %v%s", id, wait.waited(), err, lastly(last))
 			return nil, nil, false
 		}
 		return byid.Got(w, r, a, release, err, who, id)
@@ -232,6 +232,65 @@ func sleep(ctx context.Context, backoff *time.Duration) {
 	*backoff = min(*backoff*2, 500*time.Millisecond)
 }
 
+// routeWait is the time a request for an agent has to be served, here or
+// by the process that has the agent: FleetConfig.RouteTimeout from its
+// start, moved on to RouteTimeout from each sign that the process that has
+// the agent is alive (it holds the agent's lease, which it renews: a
+// process paused or dead for longer than the lease's TTL holds none), and
+// never past MaxRouteWait from its start. A fleet under load (the CPU
+// oversubscribed, the journal's server slow) so waits for an owner that is
+// slow rather than gives up on it, and a stuck one is given up on in the
+// end. Its context ends at the deadline.
+type routeWait struct {
+	ctx      context.Context
+	cancel   context.CancelFunc
+	start    time.Time
+	step     time.Duration // RouteTimeout
+	max      time.Duration // MaxRouteWait
+	mu       sync.Mutex
+	deadline time.Time
+	timer    *time.Timer
+}
+
+func newRouteWait(parent context.Context, step, max time.Duration) *routeWait {
+	w := &routeWait{start: time.Now(), step: step, max: max}
+	w.ctx, w.cancel = context.WithCancel(parent)
+	w.deadline = w.start.Add(min(step, max))
+	w.timer = time.AfterFunc(w.deadline.Sub(w.start), w.cancel)
+	return w
+}
+
+// progress moves the deadline on: to RouteTimeout from now, within
+// MaxRouteWait of the start.
+func (w *routeWait) progress() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.ctx.Err() != nil {
+		return
+	}
+	d := time.Now().Add(w.step)
+	if limit := w.start.Add(w.max); d.After(limit) {
+		d = limit
+	}
+	if d.After(w.deadline) {
+		w.deadline = d
+		w.timer.Reset(time.Until(d))
+	}
+}
+
+// stop ends the wait.
+func (w *routeWait) stop() {
+	w.timer.Stop()
+	w.cancel()
+}
+
+// waited is how long the request has waited, for the answer that it
+// waited too long.
+func (w *routeWait) waited() string {
+	return fmt.Sprintf("%v (FleetConfig.RouteTimeout %v, moved on while the process that has it held it, up to MaxRouteWait %v)",
+		time.Since(w.start).Round(time.Millisecond), w.step, w.max)
+}
+
 // route makes one attempt at serving r by owner, the process that holds
 // agent id, serving at base, leaving or not (Peers.Locate): it proxies the
 // request there; or, when that process is dead, evicts it, for the caller
@@ -242,8 +301,9 @@ func sleep(ctx context.Context, backoff *time.Duration) {
 // its answer is lost; any other is answered 502, its outcome unknown.
 //
 // ctx bounds the wait for the peer's answer (its headers), not the answer
-// itself: a stream lasts as long as it is followed.
-func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *http.Request, id string, resend bool, owner, base string, leaving bool) routeOutcome {
+// itself: a stream lasts as long as it is followed. progress, if not nil,
+// is called at each check that finds owner still holding the agent.
+func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *http.Request, id string, resend bool, owner, base string, leaving bool, progress func()) routeOutcome {
 	peers := f.cfg.Peers
 	switch {
 	case r.Header.Get(routedHeader) != "":
@@ -271,7 +331,7 @@ func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *ht
 	pctx, abandon := context.WithCancelCause(r.Context())
 	defer abandon(nil)
 	answered := make(chan struct{})
-	go f.watchOwner(pctx, ctx.Done(), abandon, answered, id, owner)
+	go f.watchOwner(pctx, ctx.Done(), abandon, answered, id, owner, progress)
 	proxy := &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(target)
@@ -342,7 +402,7 @@ func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *ht
 		return routeServed
 	case errors.Is(context.Cause(pctx), errRouteTimeout):
 		w.Header().Set("Retry-After", "1")
-		wire.WriteError(w, http.StatusGatewayTimeout, "agent %q: the process that has it (%s) did not answer within %v (FleetConfig.RouteTimeout), and the request may or may not have been applied", id, owner, f.cfg.RouteTimeout)
+		wire.WriteError(w, http.StatusGatewayTimeout, "agent %q: the process that has it (%s) did not answer in time (FleetConfig.RouteTimeout, MaxRouteWait), and the request may or may not have been applied", id, owner)
 		return routeServed
 	}
 	// Sent, and no answer: the peer may have applied it. Say so rather
@@ -352,8 +412,9 @@ func (f *Fleet[S, I, V]) route(ctx context.Context, w http.ResponseWriter, r *ht
 }
 
 // peerTransport is the Fleet's client to its peers: each wait for an
-// answer's headers bounded by timeout, and the connections to one peer by
-// maxConns.
+// answer's headers bounded by timeout (MaxRouteWait: a routeWait ends it
+// sooner unless the peer shows it is alive), and the connections to one
+// peer by maxConns.
 func peerTransport(timeout time.Duration, maxConns int) *http.Transport {
 	return &http.Transport{
 		Proxy:                 nil, // peers are reached directly
@@ -370,7 +431,9 @@ func peerTransport(timeout time.Duration, maxConns int) *http.Transport {
 // (answered is closed).
 //
 // It also abandons it, with errRouteTimeout, when deadline is closed first.
-func (f *Fleet[S, I, V]) watchOwner(ctx context.Context, deadline <-chan struct{}, abandon context.CancelCauseFunc, answered <-chan struct{}, id, owner string) {
+// Each check that finds owner still holding the agent calls progress, if
+// not nil.
+func (f *Fleet[S, I, V]) watchOwner(ctx context.Context, deadline <-chan struct{}, abandon context.CancelCauseFunc, answered <-chan struct{}, id, owner string, progress func()) {
 	t := time.NewTicker(ownerCheckEvery)
 	defer t.Stop()
 	gone := 0 // checks in a row that found no holder
@@ -393,7 +456,13 @@ func (f *Fleet[S, I, V]) watchOwner(ctx context.Context, deadline <-chan struct{
 		now, _, _, err := f.cfg.Peers.Locate(lctx, id)
 		cancel()
 		switch {
-		case err != nil || now == owner:
+		case err == nil && now == owner:
+			gone = 0
+			if progress != nil {
+				progress()
+			}
+			continue
+		case err != nil:
 			gone = 0
 			continue
 		case now == "":

@@ -430,6 +430,51 @@ func TestHungOwnerIsBounded(t *testing.T) {
 	}
 }
 
+// TestSlowOwnerIsWaitedFor: an owner that takes longer than the
+// RouteTimeout to answer, while it holds the agent's lease (alive,
+// renewing), is waited for, up to MaxRouteWait: the input routed to it is
+// applied there and answered 200, not given up on with 503.
+func TestSlowOwnerIsWaitedFor(t *testing.T) {
+	peerRouteTimeout = time.Second // MaxRouteWait: 4 s
+	defer func() { peerRouteTimeout = 0 }()
+	_, nc := startServer(t, false)
+	slow := func(c *registry.Config[pstate, pnote]) {
+		c.Open = func(id string, s journal.Store) (*journal.Machine[pstate, pnote], error) {
+			return journal.Open(s, pmodel, journal.Options[pstate, pnote]{Codec: journal.JSON[pstate, pnote](nil), Logger: c.Logger},
+				automata.WithAdmission(func(_ pstate, in pnote) (pnote, error) {
+					if in.Text == "slow" {
+						time.Sleep(2500 * time.Millisecond) // 2.5 RouteTimeouts
+					}
+					in.By = "host-a"
+					return in, nil
+				}))
+		}
+	}
+	a, err := startPeerHost(nc, peerConfig(), "host-a", quietLog(t), slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.close() })
+	b, err := startPeerHost(nc, peerConfig(), "host-b", quietLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.close() })
+	a.reg.Create("agent-1", "")
+	mustPost(t, a.url, "agent-1", "first")
+	if body := mustPost(t, b.url, "agent-1", "slow"); !strings.Contains(body, `"seq":2`) {
+		t.Errorf("the slow input through b: %s, want seq 2", body)
+	}
+	ag, release, err := a.reg.Get(context.Background(), "agent-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	if notes := ag.Machine().Current().Notes; len(notes) != 2 || notes[1] != (pnote{Text: "slow", By: "host-a"}) {
+		t.Errorf("a's notes: %+v, want the slow one applied once, by a", notes)
+	}
+}
+
 // TestRoutedBodyIsBounded: a request routed to a peer is read once, to be
 // sent again where safe, and no more of it than the bridge takes
 // (Bridge.MaxBody, 64 KiB by default): a larger one is refused 413 where
