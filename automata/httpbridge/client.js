@@ -134,8 +134,10 @@ export function connect(base, options = {}) {
       });
     },
     // follow reads a token stream; fn(text, done) gets the text so far
-    // after each chunk, and done = true with the whole text at the end.
-    // It resumes by offset after an error. It returns a function that stops.
+    // after each chunk, and done = true with the whole text at the end; a
+    // stream that failed ends with fn(text, true, reason), reason being
+    // why (the stream's error event). It resumes by offset after a
+    // connection error. It returns a function that stops.
     follow(name, fn) {
       const ctl = new AbortController();
       let text = "";
@@ -158,6 +160,9 @@ export function connect(base, options = {}) {
                 text = data;
                 ended = true;
                 fn(text, true);
+              } else if (ev.event === "error") {
+                ended = true;
+                fn(text, true, data);
               }
             }, ctl.signal);
             if (ended) return;

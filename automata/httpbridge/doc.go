@@ -123,7 +123,11 @@
 //
 // GET /streams/{name} — a token stream (see Streams): the text written so far
 // as one "chunk" event, then each new chunk, then an "end" event with the
-// whole text, after which the response ends. A chunk's id is the byte offset
+// whole text, after which the response ends; or, when the stream failed
+// (Streams.Fail: the LLM's call did), an "error" event whose data is the
+// reason, a JSON string, instead of the end event. (A page that reads it
+// with EventSource tells it from a connection error by its data, which a
+// connection error has none of.) A chunk's id is the byte offset
 // of its end; Last-Event-ID resumes from such an offset. A stream that nobody
 // has written to yet is waited for, so a page may follow a reply before the
 // job that writes it has started. Names are 1 to 128 of A-Z a-z 0-9 . _ ~ : -.
@@ -142,7 +146,8 @@
 // checks each delta's base against its seq and reconnects from its last id on
 // a gap or any error; post(input) posts an input; until(seq) waits for the
 // state to include it; follow(name, fn) follows a token stream, resuming by
-// offset; onState(fn) hands the view to the page.
+// offset, fn(text, done) after each chunk and at the end, fn(text, true,
+// reason) when it failed; onState(fn) hands the view to the page.
 //
 // # Guards
 //

@@ -261,7 +261,8 @@ func (b *Bridge[S, I, V]) catchUp(from, seq uint64, view V) []byte {
 }
 
 // getStream serves a token stream: the text so far, the chunks as they
-// come, then the end event with the whole text.
+// come, then the end event with the whole text, or the error event with
+// why it failed.
 func (b *Bridge[S, I, V]) getStream(w http.ResponseWriter, r *http.Request) {
 	if b.cfg.Streams == nil {
 		wire.WriteError(w, http.StatusNotFound, "this bridge serves no token streams (Config.Streams)")
@@ -319,6 +320,11 @@ func (b *Bridge[S, I, V]) getStream(w http.ResponseWriter, r *http.Request) {
 			continue
 		}
 		if ended {
+			if failure := streams.failure(st); failure != "" {
+				data, _ := json.Marshal(failure)
+				out.write(1, wire.AppendEvent(nil, strconv.Itoa(offset), "error", data))
+				return
+			}
 			data, _ := json.Marshal(string(streams.whole(st)))
 			out.write(1, wire.AppendEvent(nil, strconv.Itoa(offset), "end", data))
 			return

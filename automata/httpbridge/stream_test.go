@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -194,6 +195,61 @@ func TestStreamLateJoinAndResume(t *testing.T) {
 	streams.mu.Unlock()
 	if kept {
 		t.Fatal("an ended stream is still held after Keep")
+	}
+}
+
+// TestStreamFail: a stream that fails ends with an error event carrying the
+// reason, not an end event, for a reader that follows it, one that joins
+// later and one that resumes; a stream that nobody wrote to fails the same
+// way, and a failed stream takes no more text.
+func TestStreamFail(t *testing.T) {
+	streams := NewStreams(StreamOptions{})
+	f := newFixture(t, func(c *Config[state, input, view]) { c.Streams = streams })
+	c := newClient(f.srv.URL, testToken)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	read := func(name, last string) []string {
+		t.Helper()
+		req, _ := c.request(ctx, "GET", "/streams/"+name, nil)
+		if last != "" {
+			req.Header.Set("Last-Event-ID", last)
+		}
+		res, err := c.hc.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var events []string
+		readEvents(res.Body, func(ev event) bool { events = append(events, ev.name+" "+ev.id+" "+string(ev.data)); return true })
+		return events
+	}
+	streams.Write("s1", "partial")
+	following := make(chan []string, 1)
+	go func() { following <- read("s1", "") }()
+	if err := streams.Fail("s1", `model: response too large "4 MiB"`); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{`chunk 7 "partial"`, `error 7 "model: response too large \"4 MiB\""`}
+	if got := <-following; !reflect.DeepEqual(got, want) {
+		t.Fatalf("follower: %q, want %q", got, want)
+	}
+	if got := read("s1", ""); !reflect.DeepEqual(got, want) {
+		t.Fatalf("late joiner: %q, want %q", got, want)
+	}
+	if got, want := read("s1", "7"), []string{`error 7 "model: response too large \"4 MiB\""`}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("resumed: %q, want %q", got, want)
+	}
+	if err := streams.Write("s1", "more"); !errors.Is(err, ErrStreamEnded) {
+		t.Fatalf("Write after Fail: %v, want ErrStreamEnded", err)
+	}
+	if err := streams.End("s1"); !errors.Is(err, ErrStreamEnded) {
+		t.Fatalf("End after Fail: %v, want ErrStreamEnded", err)
+	}
+	if err := streams.Fail("s2", "HTTP 500"); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := read("s2", ""), []string{`error 0 "HTTP 500"`}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("unwritten stream: %q, want %q", got, want)
 	}
 }
 

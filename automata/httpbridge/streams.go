@@ -17,7 +17,8 @@ import (
 // of its Config at GET /streams/{name}.
 //
 // A stream exists from its first Write, or from the first reader that asks
-// for it (a browser may ask before the job has started); it ends with End.
+// for it (a browser may ask before the job has started); it ends with End,
+// or with Fail when what writes it failed (the LLM's call did).
 // A stream that ended, or that a reader opened and nobody wrote to, is freed
 // after StreamOptions.Keep; one that ended is freed sooner when a Write
 // needs its room under StreamOptions.MaxTotalBytes. Its methods are safe for concurrent use.
@@ -59,6 +60,7 @@ var ErrStreamEnded = errors.New("httpbridge: the stream has ended")
 type stream struct {
 	text    []byte
 	ended   bool
+	failure string    // why it failed, if it ended with Fail
 	written bool      // a Write or End happened
 	expires time.Time // when it may be freed: after End, or unwritten
 	readers int
@@ -118,6 +120,23 @@ func (s *Streams) Write(name, chunk string) error {
 // End ends the named stream: its readers get the end event with the whole
 // text, and it is freed after StreamOptions.Keep.
 func (s *Streams) End(name string) error {
+	return s.end(name, "")
+}
+
+// Fail ends the named stream as failed, for reason (what a person reads:
+// the LLM's call failed, and why): its readers get the error event with the
+// reason instead of the end event, and it is freed after
+// StreamOptions.Keep. A stream that nobody wrote to can fail, as one
+// that is full can: a reader waiting for it learns that no text comes.
+func (s *Streams) Fail(name, reason string) error {
+	if reason == "" {
+		reason = "failed"
+	}
+	return s.end(name, reason)
+}
+
+// end ends the named stream, as failed for failure if it is not "".
+func (s *Streams) end(name, failure string) error {
 	if err := checkStreamName(name); err != nil {
 		return err
 	}
@@ -131,7 +150,7 @@ func (s *Streams) End(name string) error {
 	if st.ended {
 		return fmt.Errorf("%w: %q", ErrStreamEnded, name)
 	}
-	st.written, st.ended = true, true
+	st.written, st.ended, st.failure = true, true, failure
 	st.expires = now.Add(s.opts.Keep)
 	close(st.changed)
 	st.changed = make(chan struct{})
@@ -207,6 +226,14 @@ func (s *Streams) read(st *stream, offset int) (text []byte, ended bool, changed
 		return nil, false, nil, false
 	}
 	return st.text[offset:len(st.text):len(st.text)], st.ended, st.changed, true
+}
+
+// failure returns why the stream failed, "" if it did not (or has not
+// ended).
+func (s *Streams) failure(st *stream) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return st.failure
 }
 
 // open registers a reader of the named stream, creating it if needed.
