@@ -13,7 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/automata/llm/openai"
 	"github.com/moora-go/moora/internal/browsertest"
+	"github.com/moora-go/moora/internal/fakemodel"
 
 	"github.com/chromedp/chromedp"
 )
@@ -246,4 +248,38 @@ func TestBrowserServerKilledMidToolCallCompletesAfterRestart(t *testing.T) {
 		t.Fatalf("after the restart the conversation is:\n%s\nwant the message, one reply, one tool call and its report, once each", got)
 	}
 	browsertest.Screenshot(t, ctx, "REFLEXOR_ARTIFACTS", "after-restart")
+}
+
+// TestBrowserShowsAFailedReplyAndGoesOn: with -model, the brain is a model
+// server that streams text without end, until the provider's byte limit
+// ends the call. The page shows the reply as failed, and why, and the
+// next message is answered.
+func TestBrowserShowsAFailedReplyAndGoesOn(t *testing.T) {
+	fake := fakemodel.Start(t)
+	t.Setenv(openai.EnvBaseURL, fake.URL)
+	t.Setenv(openai.EnvAPIKey, "sk-test")
+	s := startService(t, "-model", "fake")
+	ctx := browsertest.New(t, 900, 700)
+	browsertest.Do(t, ctx, "opening the page", opened(s.url()))
+	send(t, ctx, fakemodel.Endless)
+	browsertest.WaitText(t, ctx, ".msg.brain.streaming", "and so on and so on")
+	browsertest.WaitText(t, ctx, ".msg.brain.failed", "No reply: the model failed.")
+	browsertest.WaitText(t, ctx, ".msg.brain.failed .reason", "response too large")
+	browsertest.Screenshot(t, ctx, "REFLEXOR_ARTIFACTS", "failed-reply")
+
+	send(t, ctx, "hello after the failure")
+	want := fakemodel.Reply("hello after the failure")
+	browsertest.WaitText(t, ctx, ".msg.brain:not(.streaming):not(.failed)", want)
+	lines := conversation(t, ctx)
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "msg user: endless") || !strings.HasPrefix(lines[1], "msg brain failed: No reply") ||
+		lines[2] != "msg user: hello after the failure" || lines[3] != "msg brain: "+want {
+		t.Fatalf("the conversation is:\n%s\nwant the message, its failed reply, the next message and its reply", strings.Join(lines, "\n"))
+	}
+	// A reload shows the failure from the state.
+	browsertest.Do(t, ctx, "reloading", chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".status.connected")))
+	browsertest.WaitText(t, ctx, ".msg.brain:not(.streaming):not(.failed)", want)
+	if again := conversation(t, ctx); strings.Join(again, "\n") != strings.Join(lines, "\n") {
+		t.Fatalf("after a reload the page shows\n%s\nbefore it\n%s", strings.Join(again, "\n"), strings.Join(lines, "\n"))
+	}
+	browsertest.Screenshot(t, ctx, "REFLEXOR_ARTIFACTS", "after-failed-reply")
 }

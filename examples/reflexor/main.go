@@ -28,7 +28,10 @@
 // calls the tools and compresses the history after -compress-after
 // messages; with OPENAI_MODEL (or -model) and OPENAI_API_KEY, and
 // OPENAI_BASE_URL for any OpenAI-compatible server, it is that model
-// (package automata/llm/openai).
+// (package automata/llm/openai). A call of it that fails (its byte limit,
+// an HTTP error, a timeout, a dropped connection, its content filter) is a
+// failed reply that the page shows with the reason (the terminal prints
+// it), and a warning on stderr; the next message is answered.
 //
 // With -users it serves many people instead, each with conversations of
 // their own, every conversation an agent by id in one bbolt file
@@ -296,8 +299,10 @@ func chat(store journal.Store, cfg reflexor.Config, stdin io.Reader, stdout io.W
 			return errors.Join(err, a.Close(ctx))
 		}
 	}
-	// Stdin is done: finish the work the state calls for, then stop. A job
-	// that failed is not retried until the state changes: stop then too.
+	// Stdin is done: finish the work the state calls for, then stop. (A
+	// failed call of the model is a failed reply, printed as it comes; a
+	// job that failed otherwise is not retried until the state changes:
+	// stop then too.)
 	for !reflexor.Idle(m.Current()) {
 		select {
 		case <-idle:
@@ -337,6 +342,15 @@ func (t *terminal) End(id, content string) {
 	}
 }
 
+func (t *terminal) Fail(id, reason string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.open == id {
+		fmt.Fprintln(t.w)
+		t.open = ""
+	}
+}
+
 func (t *terminal) print(s decl.AgentState) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -354,7 +368,10 @@ func (t *terminal) print(s decl.AgentState) {
 		line(m.ID, "you: %s", m.Content)
 	}
 	for _, m := range s.AssistantMessages {
-		if !m.Streaming {
+		switch {
+		case m.Error != nil:
+			line("failed "+m.ID, "  [no reply: the model failed: %s]", *m.Error)
+		case !m.Streaming:
 			line(m.ID, "brain: %s", m.Content)
 		}
 	}

@@ -49,8 +49,9 @@
 //     page speaks for the user only, and the brain's and the toolkit's
 //     inputs are refused with 403), GET agent/state streams what the user sees
 //     of the state (decl.ContextOfUser) over server-sent events, GET
-//     agent/streams/{message id} a reply's text as the brain writes it,
-//     and agent/client.js is the client module the page uses. Every
+//     agent/streams/{message id} a reply's text as the brain writes it
+//     (ending with an "error" event, its data the reason, when the
+//     brain's call of the model failed), and agent/client.js is the client module the page uses. Every
 //     agent/ route but client.js asks for Config.Token as the bearer
 //     token; the page's own files are static and served to anyone (put
 //     the handler behind the host's authentication to hide them).
@@ -76,6 +77,22 @@
 // Agent.Machine is the machine itself, for a program that talks to the
 // agent without a page (a terminal: Dispatch a decl.UserSendMessage,
 // Subscribe to the state, wait until Idle).
+//
+// # When the model fails
+//
+// A call of the model that fails — a limit of the provider (the byte limit
+// of a reply that does not end, a timeout), an HTTP error, a connection
+// that broke, a reply the provider's content filter withheld — is a
+// failed reply, not a reply that streams for ever: the reply's token
+// stream ends with an "error" event, the message in the state is no
+// longer streaming and has an Error, the reason (input
+// brain-send-message-fail), Config.Logger gets a warning with the error,
+// and the page shows the reply as failed, and why. The brain has answered
+// that message: the call is not made again, not even after a restart, and
+// the user's next message is answered as any other (the model is not sent
+// the failed reply). A call that the agent's Close cuts short is not a
+// failure: the reply is asked for again when the conversation is opened
+// again.
 //
 // # Many people
 //

@@ -54,3 +54,4 @@ type discardStreams struct{}
 
 func (discardStreams) Chunk(string, string) {}
 func (discardStreams) End(string, string)   {}
+func (discardStreams) Fail(string, string)  {}

@@ -142,6 +142,13 @@ type host struct {
 // apart, and the test kit) keeps its journal in a new directory.
 func startHost(t testing.TB, delay time.Duration) *host {
 	t.Helper()
+	return startHostOf(t, Config{Model: testBrain(delay)})
+}
+
+// startHostOf starts a host whose Reflexor is cfg's Model and Logger, with
+// the test kit, its journal in a new directory.
+func startHostOf(t testing.TB, cfg Config) *host {
+	t.Helper()
 	store, err := bolt.Open(filepath.Join(t.TempDir(), "support.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -151,7 +158,8 @@ func startHost(t testing.TB, delay time.Duration) *host {
 	h.agent, err = New(Config{
 		System: "You are the support desk.",
 		Tools:  testKit(t),
-		Model:  testBrain(delay),
+		Model:  cfg.Model,
+		Logger: cfg.Logger,
 		Store:  store,
 		Token:  h.token,
 		Options: []automata.Option[decl.AgentState, decl.AgentInput]{

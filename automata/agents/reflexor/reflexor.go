@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"time"
 
@@ -67,6 +68,10 @@ type Config struct {
 	// streams, besides the page: a terminal shows it so. NewFleet does
 	// not use it.
 	Streams Streams
+	// Logger gets a warning for each call of the brain's model that
+	// failed, with its error, as the user gets the failed reply (default
+	// slog.Default()).
+	Logger *slog.Logger
 	// Options are more options of the machine, after the agent's own
 	// (its admission step and its jobs): automata.WithEvents to watch
 	// it, automata.WithPurityCheck in tests.
@@ -121,6 +126,7 @@ func (cfg Config) work(streams Streams) work {
 		tools:         cfg.Tools,
 		compressAfter: max(cfg.CompressAfter, 0),
 		streams:       streams,
+		logger:        cfg.Logger,
 	}
 }
 

@@ -53,6 +53,13 @@ func (b bridgeStreams) End(id, content string) {
 	}
 }
 
+func (b bridgeStreams) Fail(id, reason string) {
+	b.s.Fail(id, reason)
+	if b.also != nil {
+		b.also.Fail(id, reason)
+	}
+}
+
 // bridgeConfig is the bridge of a conversation, but for its Auth and
 // Streams.
 func bridgeConfig() httpbridge.Config[decl.AgentState, decl.AgentInput, decl.ContextOfUser] {

@@ -4,10 +4,13 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
@@ -16,12 +19,15 @@ import (
 )
 
 // Streams receives the text of the brain's messages as it streams: the
-// chunks of a message, in order, then its whole content when it completes.
-// The text never enters the state until then; Streams is how a page sees it
-// grow (the HTTP bridge's token streams), or a terminal.
+// chunks of a message, in order, then its whole content when it completes,
+// or why it failed when the brain's call of the model failed (then Fail
+// may come without a chunk before it: the call failed before the reply
+// began). The text never enters the state until then; Streams is how a page
+// sees it grow (the HTTP bridge's token streams), or a terminal.
 type Streams interface {
 	Chunk(messageID, text string)
 	End(messageID, content string)
+	Fail(messageID, reason string)
 }
 
 // work is the injected side of the agent: the brain's model, its system
@@ -35,6 +41,8 @@ type work struct {
 	compressAfter int
 	// streams receives streamed text; nil discards it.
 	streams Streams
+	// logger logs the brain's failed calls; nil: slog.Default().
+	logger *slog.Logger
 }
 
 // The brain's own tools, which are not the toolkit's: they become the
@@ -147,7 +155,68 @@ func (w work) request(call decl.ToolCallRecord) automata.Job[decl.AgentInput] {
 // m-{cut}, loads old tool calls back when the model asks for them, and hands
 // in the tool calls and the message. Its inputs carry calledBrainAt = cut;
 // their timestamps are stamped by the server's admission step.
+//
+// A call of the model that fails (a limit of the provider, an HTTP error,
+// a timeout, a broken connection, a reply the provider's content filter
+// withheld) ends the ask: it is logged, the message's stream ends with the
+// reason, and brain-send-message-fail makes m-{cut} a failed reply in the
+// state, so that the user sees why and the next message is answered. An
+// ask cut short by its context (the agent closing) reports nothing: the
+// state still calls for it, and a restarted agent asks again.
 func (w work) ask(c decl.ContextOfBrain, cut int64) automata.Job[decl.AgentInput] {
+	answer := w.answer(c, cut)
+	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
+		err := answer(ctx, dispatch)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+		id := messageID(cut)
+		why := reason(err)
+		w.log().LogAttrs(ctx, slog.LevelWarn, "reflexor: the brain's call of the model failed",
+			slog.String("moora.job.key", automata.JobKey(ctx)), slog.String("reflexor.message.id", id), slog.String("error", err.Error()))
+		if w.streams != nil {
+			w.streams.Fail(id, why)
+		}
+		dispatch(decl.BrainSendMessageFail{CalledBrainAt: cut, MessageID: id, Error: why})
+		return nil
+	}
+}
+
+func (w work) log() *slog.Logger {
+	if w.logger != nil {
+		return w.logger
+	}
+	return slog.Default()
+}
+
+// messageID is the id of the message of the ask for the signals up to cut.
+func messageID(cut int64) string { return "m-" + strconv.FormatInt(cut, 10) }
+
+// maxReason bounds the reason a failed message keeps, in characters (the
+// spec's maxLength is 2,000).
+const maxReason = 1000
+
+// reason is what a failed message says of err: its message, on one line,
+// cut to maxReason characters.
+func reason(err error) string {
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(err.Error(), "\uFFFD")), " ")
+	if utf8.RuneCountInString(s) > maxReason {
+		s = string([]rune(s)[:maxReason-1]) + "…"
+	}
+	if s == "" {
+		s = "failed"
+	}
+	return s
+}
+
+// errContentFilter is the error of a reply that the provider's content
+// filter withheld.
+var errContentFilter = errors.New("the provider's content filter withheld the reply")
+
+// answer is ask's work: it returns the error of a call of the model that
+// failed, having dispatched nothing but what came before the failure
+// (a compression, loaded tool calls, the message's start).
+func (w work) answer(c decl.ContextOfBrain, cut int64) automata.Job[decl.AgentInput] {
 	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
 		key := automata.JobKey(ctx)
 		if w.compressAfter > 0 {
@@ -161,6 +230,9 @@ func (w work) ask(c decl.ContextOfBrain, cut int64) automata.Job[decl.AgentInput
 				req.RequiredTool = CompressTool
 				req.IdempotencyKey = key + "-compress"
 				resp, err := w.model.Complete(ctx, req, nil)
+				if err == nil && resp.FinishReason == llm.FinishContentFilter {
+					err = errContentFilter
+				}
 				if err != nil {
 					return fmt.Errorf("compressing the history: %w", err)
 				}
@@ -174,7 +246,7 @@ func (w work) ask(c decl.ContextOfBrain, cut int64) automata.Job[decl.AgentInput
 				c.ContextSummary, c.SummaryCutAt = args.Summary, at // this ask's own view
 			}
 		}
-		id := "m-" + strconv.FormatInt(cut, 10)
+		id := messageID(cut)
 		started := false
 		onChunk := func(text string) {
 			if !started {
@@ -193,6 +265,9 @@ func (w work) ask(c decl.ContextOfBrain, cut int64) automata.Job[decl.AgentInput
 				req.IdempotencyKey += "-" + strconv.Itoa(round)
 			}
 			resp, err := w.model.Complete(ctx, req, onChunk)
+			if err == nil && resp.FinishReason == llm.FinishContentFilter {
+				err = errContentFilter
+			}
 			if err != nil {
 				return fmt.Errorf("asking the brain: %w", err)
 			}
@@ -256,7 +331,7 @@ func compressionCut(c decl.ContextOfBrain, cut int64, after int) (int64, bool) {
 		newestUser = times[len(times)-1]
 	}
 	for _, m := range c.AssistantMessages {
-		if m.Timestamp > c.SummaryCutAt && m.Timestamp <= cut && !m.Streaming {
+		if m.Timestamp > c.SummaryCutAt && m.Timestamp <= cut && !m.Streaming && m.Error == nil {
 			times = append(times, m.Timestamp)
 		}
 	}
@@ -290,7 +365,7 @@ func (w work) conversation(c decl.ContextOfBrain, cut int64) llm.Request {
 		}
 	}
 	for _, m := range c.AssistantMessages {
-		if m.Timestamp > c.SummaryCutAt && m.Timestamp <= cut && !m.Streaming && m.Content != "" {
+		if m.Timestamp > c.SummaryCutAt && m.Timestamp <= cut && !m.Streaming && m.Error == nil && m.Content != "" {
 			items = append(items, item{at: m.Timestamp, msg: llm.Message{Role: llm.RoleAssistant, Content: m.Content}})
 		}
 	}

@@ -14,8 +14,8 @@ type InputFromUser interface {
 }
 
 // InputFromBrain is an input dispatched by actor brain: BrainCallTools,
-// BrainCompressHistory, BrainLoadToolCall, BrainSendMessageComplete and
-// BrainSendMessageStart.
+// BrainCompressHistory, BrainLoadToolCall, BrainSendMessageComplete,
+// BrainSendMessageFail and BrainSendMessageStart.
 type InputFromBrain interface {
 	AgentInput
 	isInputFromBrain()
@@ -214,6 +214,42 @@ func (in BrainSendMessageComplete) WithTimestamp(ts int64) AgentInput {
 func (BrainSendMessageComplete) isAgentInput()     {}
 func (BrainSendMessageComplete) isInputFromBrain() {}
 
+// The brain's call of the model failed: the message ends as a failed reply (started or not), and the brain has answered the signals up to calledBrainAt, so that the conversation goes on: the next signal is answered.
+type BrainSendMessageFail struct {
+	Timestamp     int64  `json:"timestamp"`
+	CalledBrainAt int64  `json:"calledBrainAt"`
+	MessageID     string `json:"messageId"`
+	Error         string `json:"error"`
+}
+
+// MarshalJSON encodes BrainSendMessageFail with its "type" discriminator.
+func (v BrainSendMessageFail) MarshalJSON() ([]byte, error) {
+	type plain BrainSendMessageFail
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"brain-send-message-fail", plain(v)})
+}
+
+// InputType returns "brain-send-message-fail", the input's type discriminator.
+func (BrainSendMessageFail) InputType() string {
+	return "brain-send-message-fail"
+}
+
+// InputActor returns "brain", the actor that dispatches the input.
+func (BrainSendMessageFail) InputActor() string {
+	return "brain"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in BrainSendMessageFail) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
+func (BrainSendMessageFail) isAgentInput()     {}
+func (BrainSendMessageFail) isInputFromBrain() {}
+
 // The brain starts a message, whose text streams until it completes.
 type BrainSendMessageStart struct {
 	Timestamp     int64  `json:"timestamp"`
@@ -341,6 +377,7 @@ var (
 	_ InputFromBrain   = BrainCompressHistory{}
 	_ InputFromBrain   = BrainLoadToolCall{}
 	_ InputFromBrain   = BrainSendMessageComplete{}
+	_ InputFromBrain   = BrainSendMessageFail{}
 	_ InputFromBrain   = BrainSendMessageStart{}
 	_ InputFromToolkit = ToolkitError{}
 	_ InputFromToolkit = ToolkitRespond{}
@@ -353,6 +390,7 @@ var inputDecoder = inputjson.NewDecoder(inputSchemaJSON, map[string]func([]byte)
 	"brain-compress-history":      unmarshalInput[BrainCompressHistory],
 	"brain-load-tool-call":        unmarshalInput[BrainLoadToolCall],
 	"brain-send-message-complete": unmarshalInput[BrainSendMessageComplete],
+	"brain-send-message-fail":     unmarshalInput[BrainSendMessageFail],
 	"brain-send-message-start":    unmarshalInput[BrainSendMessageStart],
 	"toolkit-error":               unmarshalInput[ToolkitError],
 	"toolkit-respond":             unmarshalInput[ToolkitRespond],

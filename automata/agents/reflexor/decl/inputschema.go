@@ -130,6 +130,35 @@ const inputSchemaJSON = `{
       ],
       "type": "object"
     },
+    "brain-send-message-fail": {
+      "properties": {
+        "type": {
+          "const": "brain-send-message-fail"
+        },
+        "timestamp": {
+          "type": "integer"
+        },
+        "calledBrainAt": {
+          "type": "integer"
+        },
+        "messageId": {
+          "type": "string"
+        },
+        "error": {
+          "maxLength": 2000,
+          "minLength": 1,
+          "type": "string"
+        }
+      },
+      "required": [
+        "type",
+        "timestamp",
+        "calledBrainAt",
+        "messageId",
+        "error"
+      ],
+      "type": "object"
+    },
     "brain-send-message-start": {
       "properties": {
         "type": {

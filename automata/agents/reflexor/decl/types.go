@@ -2,11 +2,13 @@
 
 package decl
 
-// A message of the brain. Its text streams while streaming is true and is written here whole when it completes.
+// A message of the brain. Its text streams while streaming is true and is written here whole when it completes; or it failed, and error says why.
 type AssistantMessage struct {
 	ID        string `json:"id"`
 	Content   string `json:"content"`
 	Streaming bool   `json:"streaming"`
+	// Why the brain's call of the model failed (a limit, an HTTP error, a timeout, the provider's content filter): set, the message is a failed reply, with no content, and streaming is false.
+	Error *string `json:"error,omitempty"`
 	// When the brain started it, in Unix milliseconds.
 	Timestamp int64 `json:"timestamp"`
 	// The calledBrainAt of the ask that wrote it.

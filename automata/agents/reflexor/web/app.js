@@ -64,17 +64,37 @@ function items(view) {
   return out;
 }
 
-// follow shows a streaming message's text as it arrives, once.
+// follow shows a streaming message's text as it arrives, once; a stream
+// that ends with an error shows the failure at once (the state says so
+// too, when it comes).
 function follow(id) {
   if (streams.has(id)) return streams.get(id);
   const s = { text: "" };
-  s.stop = agent.follow(id, (text) => {
+  s.stop = agent.follow(id, (text, done, failure) => {
     s.text = text;
     const el = conversation.querySelector(`[data-id="${CSS.escape(id)}"]`);
-    if (el && el.classList.contains("streaming")) el.textContent = text;
+    if (!el || !el.classList.contains("streaming")) return;
+    if (failure !== undefined) failed(el, failure);
+    else el.textContent = text;
   });
   streams.set(id, s);
   return s;
+}
+
+// failed shows el as a reply that failed, and why: the brain's call of the
+// model did not give an answer. The conversation goes on: the next message
+// is answered.
+function failed(el, reason) {
+  el.classList.remove("streaming");
+  el.classList.add("failed");
+  const head = document.createElement("strong");
+  head.textContent = "No reply: the model failed.";
+  const why = document.createElement("span");
+  why.className = "reason";
+  why.textContent = reason;
+  const hint = document.createElement("small");
+  hint.textContent = "Send a message to try again.";
+  el.replaceChildren(head, why, hint);
 }
 
 function render(view) {
@@ -93,7 +113,8 @@ function render(view) {
         el.classList.add("streaming");
         el.textContent = follow(it.m.id).text;
       } else {
-        el.textContent = it.m.content;
+        if (it.m.error !== undefined) failed(el, it.m.error);
+        else el.textContent = it.m.content;
         const s = streams.get(it.m.id);
         if (s) {
           s.stop();

@@ -2,14 +2,32 @@
 
 package agent
 
-import "github.com/moora-go/moora/automata/migrate"
+import (
+	"github.com/moora-go/moora/automata/agents/reflexor/decl/v1"
+	"github.com/moora-go/moora/automata/agents/reflexor/impl/migrations"
+	"github.com/moora-go/moora/automata/migrate"
+)
 
 // Versions is the version history of the agent's spec, for
-// journal.Options.Versions: the spec has one version, 1, and records are
-// written under it.
+// journal.Options.Versions: records are written under version 2, and the
+// records of earlier versions are brought up to it, as the journal reads them,
+// by the migrations of package migrations.
 func Versions() *migrate.History {
 	return &migrate.History{
-		Current: 1,
-		Steps:   []migrate.Step{},
+		Current: 2,
+		Steps: []migrate.Step{
+			// 1 to 2
+			{
+				State: &migrate.State{
+					Migrate: func(old any) any {
+						return migrations.AgentStateFromV1(*old.(*v1.AgentState))
+					},
+					New: func() any {
+						return new(v1.AgentState)
+					},
+				},
+				StateChanged: true,
+			},
+		},
 	}
 }

@@ -39,6 +39,8 @@ func Brain(state decl.StateOfBrain, input decl.InputFromBrain) decl.StateOfBrain
 		return BrainLoadToolCall(state, input)
 	case decl.BrainSendMessageComplete:
 		return BrainSendMessageComplete(state, input)
+	case decl.BrainSendMessageFail:
+		return BrainSendMessageFail(state, input)
 	case decl.BrainSendMessageStart:
 		return BrainSendMessageStart(state, input)
 	}
@@ -66,6 +68,7 @@ var (
 	_ func(decl.StateOfBrain, decl.BrainCompressHistory) decl.StateOfBrain     = BrainCompressHistory
 	_ func(decl.StateOfBrain, decl.BrainLoadToolCall) decl.StateOfBrain        = BrainLoadToolCall
 	_ func(decl.StateOfBrain, decl.BrainSendMessageComplete) decl.StateOfBrain = BrainSendMessageComplete
+	_ func(decl.StateOfBrain, decl.BrainSendMessageFail) decl.StateOfBrain     = BrainSendMessageFail
 	_ func(decl.StateOfBrain, decl.BrainSendMessageStart) decl.StateOfBrain    = BrainSendMessageStart
 	_ decl.TransitionFnOfBrain                                                 = Brain
 	_ func(decl.StateOfToolkit, decl.ToolkitError) decl.StateOfToolkit         = ToolkitError
