@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,8 +10,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
-	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/llm/openai"
 )
 
@@ -50,9 +49,10 @@ func TestOnTheModelTheEnvironmentNames(t *testing.T) {
 	}
 }
 
-// A model that refuses the key stops the run with the llm job's error, and
-// the conversation waits in the journal: the next run makes the call again.
-func TestAWrongKeyStopsTheRun(t *testing.T) {
+// A model that refuses the key: the failed reply is printed as it happens,
+// while stdin is still open, and the conversation goes on; the next run,
+// with a good key, answers the next message.
+func TestAWrongKeyIsShownAtOnce(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusUnauthorized)
@@ -63,23 +63,64 @@ func TestAWrongKeyStopsTheRun(t *testing.T) {
 	t.Setenv(openai.EnvBaseURL, srv.URL+"/v1")
 	t.Setenv(openai.EnvAPIKey, "sk-wrong")
 	dir := t.TempDir()
-	var out bytes.Buffer
-	err := run([]string{"-data", dir}, strings.NewReader("hello there\n"), &out)
-	if err == nil || !strings.HasPrefix(err.Error(), "llm/llm-user-") ||
-		!strings.HasSuffix(err.Error(), " failed: llm: openai: unauthorized (HTTP 401): Incorrect API key provided: sk-wrong.") {
-		t.Fatalf("run: %v, want the llm job's unauthorized error", err)
-	}
-	if !errors.Is(err, llm.ErrUnauthorized) {
-		t.Errorf("errors.Is(%v, llm.ErrUnauthorized) = false", err)
+	stdin, typing := io.Pipe()
+	var out lockedBuffer
+	done := make(chan error, 1)
+	go func() { done <- run([]string{"-data", dir}, stdin, &out) }()
+	go io.WriteString(typing, "hello there\n") // a run that fails to start reads nothing: the wait says so
+	failure := "  [no reply: the llm failed: llm: openai: unauthorized (HTTP 401): Incorrect API key provided: sk-wrong.]"
+	waitOutput(t, &out, failure)
+	typing.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run: %v\n%s", err, out.String())
+		}
+	case <-time.After(time.Minute): // a hang guard
+		t.Fatalf("run did not return once stdin closed:\n%s", out.String())
 	}
 
 	good, _ := newChatServer(t)
 	t.Setenv(openai.EnvBaseURL, good.URL+"/v1")
-	out.Reset()
-	if err := run([]string{"-data", dir}, strings.NewReader(""), &out); err != nil {
-		t.Fatalf("second run: %v\n%s", err, out.String())
+	var again bytes.Buffer
+	if err := run([]string{"-data", dir}, strings.NewReader("hello again\n"), &again); err != nil {
+		t.Fatalf("second run: %v\n%s", err, again.String())
 	}
-	assertInOrder(t, out.String(), []string{"you: hello there", "[resuming llm/llm-user-", "assistant: Counting.", "assistant: It has 2 words."})
+	if strings.Contains(again.String(), "[resuming") {
+		t.Errorf("the second run resumed a call:\n%s", again.String())
+	}
+	assertInOrder(t, again.String(), []string{"you: hello there", failure, "you: hello again", "assistant: Counting.", "assistant: It has 2 words."})
+}
+
+// waitOutput waits until out holds want.
+func waitOutput(t *testing.T, out *lockedBuffer, want string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute) // a hang guard
+	for !strings.Contains(out.String(), want) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the terminal never showed %q:\n%s", want, out.String())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that the command writes while the test
+// reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 type chatRequest struct {

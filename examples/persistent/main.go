@@ -24,7 +24,10 @@
 //
 // The llm call's idempotency key (its Idempotency-Key header) is the job's
 // key, the same after a restart. A call that fails (a wrong key, no server,
-// a rate limit) stops the run with the error; the next run makes it again.
+// a rate limit, a limit of the provider, a timeout) is printed as it
+// happens, as a reply that failed, with the reason; it is in the journal,
+// and the next message is answered as any other. A call that a crash cut
+// short is made again by the next run.
 // Each call is sent the newest part of the conversation, from a user
 // message on, that takes up to -prompt-bytes (128 KiB by default: see
 // persistent.Prompt), so that what a message costs follows the message, not the
@@ -154,9 +157,10 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err := chat(ctx, a, stdin); err != nil {
 		return errors.Join(err, a.Close(ctx))
 	}
-	// Stdin is done: finish the work the state calls for, then stop. A job
-	// that failed is not tried again until the state changes, so Wait
-	// returns its error; the next run starts it again.
+	// Stdin is done: finish the work the state calls for, then stop. (A
+	// failed call of the llm is a failed reply, printed as it came; a job
+	// that failed otherwise is not tried again until the state changes, so
+	// Wait returns its error, and the next run starts it again.)
 	return errors.Join(a.Wait(ctx), a.Close(ctx))
 }
 
@@ -219,6 +223,10 @@ func (p *printer) print(s decl.AgentState) {
 		case "user":
 			fmt.Fprintf(p.w, "you: %s\n", m.Content)
 		case "assistant":
+			if m.Error != "" {
+				fmt.Fprintf(p.w, "  [no reply: the llm failed: %s]\n", m.Error)
+				continue
+			}
 			fmt.Fprintf(p.w, "assistant: %s\n", m.Content)
 			for _, c := range m.ToolCalls {
 				fmt.Fprintf(p.w, "  [calls %s(%s)]\n", c.Name, c.Input)

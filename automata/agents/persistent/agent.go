@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"sync"
@@ -52,6 +53,10 @@ type Config struct {
 	// (httpbridge.AllowAll), for a loopback address or behind a proxy
 	// that authenticates.
 	Token string
+	// Logger gets a warning for each call of the llm that failed, with its
+	// error, as the conversation gets the failed reply (default
+	// slog.Default()).
+	Logger *slog.Logger
 	// Options are given to the agent's machine after its own (the
 	// admission step, the jobs, the events Resumed and Wait follow):
 	// automata.WithEvents to watch it, automata.WithJobGate to hold its
@@ -122,6 +127,7 @@ func New(cfg Config) (a *Agent, err error) {
 			tools:       kit.LLMTools(),
 			now:         cfg.Now,
 			promptBytes: cfg.PromptBytes,
+			logger:      cfg.Logger,
 		},
 		failed:  map[string]error{},
 		changed: make(chan struct{}),
@@ -236,9 +242,10 @@ func (a *Agent) Send(ctx context.Context, channel, text string) error {
 }
 
 // Wait waits until the agent is Idle, everything it was sent answered, and
-// returns nil then. It returns the error of a job that failed (an llm that
-// refused the call, say), which is not tried again until the state changes
-// or the agent is opened again, or ctx's error when ctx ends first.
+// returns nil then: a call of the llm that failed is answered too, with a
+// failed reply (decl.AssistantMessage's Error). It returns the error of a
+// job that failed otherwise, which is not tried again until the state
+// changes or the agent is opened again, or ctx's error when ctx ends first.
 func (a *Agent) Wait(ctx context.Context) error {
 	for {
 		// changed is taken before the state is read: a state applied

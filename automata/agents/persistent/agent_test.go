@@ -1,10 +1,11 @@
 package persistent
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -21,7 +22,9 @@ import (
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/llm"
+	"github.com/moora-go/moora/automata/llm/openai"
 	"github.com/moora-go/moora/automata/toolkit"
+	"github.com/moora-go/moora/internal/fakemodel"
 )
 
 // wordCountArgs are the word-count tool's arguments.
@@ -318,39 +321,128 @@ func TestParallelToolCallsRunAtOnce(t *testing.T) {
 	}
 }
 
-// TestAFailedCallIsMadeAgainByTheNextRun: an llm that fails makes Wait
-// return its job's error; the conversation waits in the journal, and the
-// next New on it makes the call again (Resumed) and answers.
-func TestAFailedCallIsMadeAgainByTheNextRun(t *testing.T) {
-	dir := t.TempDir()
-	refusing := llm.Scripted{Reply: func(llm.Request) (llm.Response, error) {
-		return llm.Response{}, fmt.Errorf("no model today: %w", llm.ErrUnauthorized)
-	}}
-	a, err := New(Config{Model: refusing, Store: openBolt(t, dir)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Send(context.Background(), "terminal", "hello there"); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
-	defer cancel()
-	err = a.Wait(ctx)
-	if err == nil || !strings.HasPrefix(err.Error(), "llm/llm-user-") || !errors.Is(err, llm.ErrUnauthorized) {
-		t.Fatalf("Wait: %v, want the llm job's error", err)
-	}
-	if err := a.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+// TestAFailedCallIsAFailedReply: the llm is the OpenAI provider over HTTP,
+// talking to a fake model on loopback that fails in each way a real one
+// does. The failed call is a failed reply in the state, at once, with the
+// reason, and logged; Wait returns, the agent idle; the next message is
+// answered, and the llm is not sent the failed reply. The next run does not
+// make the failed call again.
+func TestAFailedCallIsAFailedReply(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		message string // what the user says, which makes the fake fail
+		says    string // in the reason
+		config  openai.Config
+	}{
+		{"byte limit", fakemodel.Endless, "response too large", openai.Config{MaxResponseBytes: 64 << 10}},
+		{"HTTP 500", fakemodel.Status, "HTTP 500", openai.Config{}},
+		// The wait for the first byte is bounded by 2 s: the fake
+		// answers the next message at once.
+		{"timeout", fakemodel.Hang, "MaxFirstByteWait", openai.Config{MaxFirstByteWait: 2 * time.Second}},
+		{"content filter", fakemodel.Filter, "content filter", openai.Config{}},
+		{"connection dropped", fakemodel.Drop, "malformed stream", openai.Config{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fake := fakemodel.Start(t)
+			cfg := tc.config
+			cfg.BaseURL, cfg.APIKey, cfg.Model = fake.URL, "sk-test", "fake"
+			model, err := openai.New(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var logs lockedBuffer
+			dir := t.TempDir()
+			a, err := New(Config{Model: model, Store: openBolt(t, dir), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := a.Send(context.Background(), "terminal", tc.message); err != nil {
+				t.Fatal(err)
+			}
+			wait(t, a)
+			s := a.State()
+			if len(s.AssistantMessages) != 1 || s.AssistantMessages[0].Error == nil {
+				t.Fatalf("assistant messages %+v, want one failed reply", s.AssistantMessages)
+			}
+			failed := s.AssistantMessages[0]
+			reason := *failed.Error
+			t.Logf("the reply failed: %s", reason)
+			if !strings.Contains(reason, tc.says) || failed.Content != "" || len(failed.ToolCalls) != 0 {
+				t.Errorf("the failed reply %+v, want no content and a reason that says %q", failed, tc.says)
+			}
+			if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), tc.says) {
+				t.Errorf("the log does not warn of the failure:\n%s", logs.String())
+			}
 
-	b := newAgent(t, Config{Store: openBolt(t, dir)})
-	if r := b.Resumed(); len(r) != 1 || !strings.HasPrefix(r[0], "llm/llm-user-") {
-		t.Errorf("resumed %q, want the llm call", r)
+			if err := a.Send(context.Background(), "terminal", "hello again"); err != nil {
+				t.Fatal(err)
+			}
+			wait(t, a)
+			s = a.State()
+			if len(s.AssistantMessages) != 2 || s.AssistantMessages[1].Content != fakemodel.Reply("hello again") || s.AssistantMessages[1].Error != nil {
+				t.Fatalf("assistant messages %+v, want the failed reply and %q", s.AssistantMessages, fakemodel.Reply("hello again"))
+			}
+			calls := fake.Requests()
+			if err := a.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+
+			b := newAgent(t, Config{Model: model, Store: openBolt(t, dir)})
+			wait(t, b)
+			if r := b.Resumed(); len(r) != 0 {
+				t.Errorf("the next run resumed %q, want nothing", r)
+			}
+			if got := b.State().AssistantMessages; len(got) != 2 || got[0].Error == nil || *got[0].Error != reason {
+				t.Errorf("after a restart the assistant messages are %+v, want the failed reply and the answer", got)
+			}
+			if fake.Requests() != calls {
+				t.Errorf("the next run called the model %d more times, want none", fake.Requests()-calls)
+			}
+		})
 	}
-	wait(t, b)
-	if got := b.State().AssistantMessages; len(got) != 2 || got[1].Content != "Your message has 2 words." {
-		t.Errorf("assistant messages %+v, want the count of hello there", got)
+}
+
+// TestTheLLMIsNotSentAFailedReply: the conversation after a failed reply is
+// the messages that were written.
+func TestTheLLMIsNotSentAFailedReply(t *testing.T) {
+	failure := "llm: openai: HTTP 500"
+	s := decl.AgentState{
+		UserMessages: []decl.UserMessage{{ID: "u1", Content: "one", Timestamp: 10}, {ID: "u2", Content: "two", Timestamp: 12}},
+		AssistantMessages: []decl.AssistantMessage{
+			{ID: "a1", Timestamp: 11, Error: &failure},
+		},
+		LastSentToLlmAt: 10,
 	}
+	w := work{now: time.Now}
+	req := w.request("", Prompt(s.ContextOfLlm(), 12, DefaultPromptBytes))
+	if err := req.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range req.Messages {
+		got = append(got, string(m.Role)+" "+m.Content)
+	}
+	if want := []string{"user one", "user two"}; !slices.Equal(got, want) {
+		t.Fatalf("the llm is sent %q, want %q", got, want)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer that a logger writes while a test reads it.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // A user message typed while a tool ran is newer than the call and older

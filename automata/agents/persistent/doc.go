@@ -49,8 +49,13 @@
 //     when a user or tool message is newer than lastSentToLLMAt, with the job's
 //     key as the request's idempotency key. The results go after the message
 //     that asked for them, in the order of its calls, whatever order they
-//     came in. A call that fails (a wrong key, no server) is the job's
-//     error: Wait returns it, and the next New makes the call again.
+//     came in. A call that fails (a wrong key, no server, a limit of the
+//     provider, an HTTP error, a timeout, a reply the provider's content
+//     filter withheld) is logged (Config.Logger) and answered with a
+//     failed reply: an assistant message whose Error says why, with no
+//     content, which the llm is not sent. The user sees it at once, and
+//     the next message is answered as any other. A call that a crash or
+//     Close cuts short is made again by the next New.
 //
 // When neither is called for, the agent is Idle: it has answered everything.
 //
@@ -66,10 +71,11 @@
 //
 // # Versions of the spec
 //
-// The spec is at version 2 (agent.history.json): version 2 added the
+// The spec is at version 3 (agent.history.json): version 2 added the
 // required property channel to UserMessage (where it was typed: terminal,
-// or api), and impl/migrations brings the records of version 1 up to it as
-// a journal is opened. testdata/v1 holds a journal written before versions
+// or api), version 3 the optional property error to AssistantMessage (a
+// failed reply), and impl/migrations brings the records of earlier
+// versions up to it as a journal is opened. testdata/v1 holds a journal written before versions
 // existed, cut by kill -9 during a tool call; the tests open it, and the
 // conversation goes on.
 //

@@ -13,10 +13,11 @@ import (
 
 // TestJournalOfVersion1GoesOn opens testdata/v1/agent.db — written before
 // records carried a spec version, by the agent of version 1, and cut by
-// kill -9 during a tool call — under version 2, which added the required
-// property channel to UserMessage. The snapshot and the inputs after it
+// kill -9 during a tool call — under the current version: version 2 added
+// the required property channel to UserMessage, version 3 the optional
+// property error to AssistantMessage. The snapshot and the inputs after it
 // are migrated (impl/migrations), the tool call in flight is resumed, and
-// the conversation goes on, its new records of version 2.
+// the conversation goes on, its new records of the current version.
 func TestJournalOfVersion1GoesOn(t *testing.T) {
 	dir := t.TempDir()
 	v1, err := os.ReadFile(filepath.Join("testdata", "v1", "agent.db"))
@@ -54,7 +55,7 @@ func TestJournalOfVersion1GoesOn(t *testing.T) {
 		"assistant: Let me count the words of that.",
 		"tool: 4", // the call that kill -9 cut, resumed
 		"assistant: Your message has 4 words.",
-		"user: and these words", // version 2
+		"user: and these words", // the current version
 		"assistant: Let me count the words of that.",
 		"tool: 3",
 		"assistant: Your message has 3 words.",
@@ -85,7 +86,7 @@ func TestJournalOfVersion1GoesOn(t *testing.T) {
 			t.Errorf("input %d: channel %q, want the migration's terminal", e.Seq, in.Message.Channel)
 		}
 	}
-	if versions[1] == 0 || versions[2] == 0 || len(versions) != 2 {
-		t.Fatalf("inputs by version: %v, want those of version 1 and then of version 2", versions)
+	if versions[1] == 0 || versions[decl.SpecVersion] == 0 || len(versions) != 2 {
+		t.Fatalf("inputs by version: %v, want those of version 1 and then of version %d", versions, decl.SpecVersion)
 	}
 }

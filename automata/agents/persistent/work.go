@@ -4,10 +4,14 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/agents/persistent/decl"
@@ -23,6 +27,9 @@ type Message struct {
 	Timestamp int64
 	ToolCalls []decl.ToolCall // assistant messages
 	CallID    string          // tool messages
+	// Error is why the call of the llm failed, for an assistant message
+	// that is a failed reply (its Content is empty); "" for the others.
+	Error string
 }
 
 // work is the injected side of the agent: the llm, the tools and a clock.
@@ -32,6 +39,8 @@ type work struct {
 	tools       []llm.Tool // kit.LLMTools(), what every request offers
 	now         func() time.Time
 	promptBytes int // see Prompt
+	// logger logs the failed calls of the llm; nil: slog.Default().
+	logger *slog.Logger
 }
 
 // DefaultPromptBytes is how much of the conversation the llm is sent by
@@ -239,6 +248,9 @@ func (w work) request(system string, conv []Message) llm.Request {
 		case "user":
 			req.Messages = append(req.Messages, llm.Message{Role: llm.RoleUser, Content: m.Content})
 		case "assistant":
+			if m.Error != "" {
+				continue // a failed reply: the llm wrote nothing
+			}
 			msg := llm.Message{Role: llm.RoleAssistant, Content: m.Content}
 			for _, c := range m.ToolCalls {
 				msg.ToolCalls = append(msg.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Name, Arguments: json.RawMessage(c.Input)})
@@ -276,7 +288,11 @@ func userMessage(m decl.UserMessage) Message {
 }
 
 func assistantMessage(m decl.AssistantMessage) Message {
-	return Message{Role: "assistant", ID: m.ID, Content: m.Content, Timestamp: m.Timestamp, ToolCalls: m.ToolCalls}
+	msg := Message{Role: "assistant", ID: m.ID, Content: m.Content, Timestamp: m.Timestamp, ToolCalls: m.ToolCalls}
+	if m.Error != nil {
+		msg.Error = *m.Error
+	}
+	return msg
 }
 
 func toolMessage(m decl.ToolMessage) Message {
@@ -284,16 +300,36 @@ func toolMessage(m decl.ToolMessage) Message {
 }
 
 // llmJob calls the llm with the conversation of c up to upTo (Prompt),
-// under the job's key as the idempotency key, and hands in its reply. A
-// failed call is the job's error (an EffectFailed event); the state still
-// calls for the call, which the next run of the agent makes again.
+// under the job's key as the idempotency key, and hands in its reply.
+//
+// A call that fails (a wrong key, no server, a limit of the provider, an
+// HTTP error, a timeout, a broken connection, a reply the provider's
+// content filter withheld) is logged and handed in as the reply too: a
+// failed one, whose Error says why, with no content. The llm has answered
+// up to upTo, and the user sees the failure at once; the next message is
+// answered as any other. A call cut short by its context (the agent
+// closing) hands in nothing: the state still calls for it, and the next
+// run of the agent makes it again.
 func (w work) llmJob(key string, c decl.ContextOfLlm, upTo int64) automata.Job[decl.AgentInput] {
 	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
 		call := w.request(c.SystemPrompt, Prompt(c, upTo, w.promptBytes))
 		call.IdempotencyKey = automata.JobKey(ctx)
 		resp, err := w.model.Complete(ctx, call, nil)
-		if err != nil {
+		if err == nil && resp.FinishReason == llm.FinishContentFilter {
+			err = errContentFilter
+		}
+		if err != nil && ctx.Err() != nil {
 			return fmt.Errorf("llm: %w", err)
+		}
+		if err != nil {
+			why := reason(fmt.Errorf("llm: %w", err))
+			w.log().LogAttrs(ctx, slog.LevelWarn, "persistent: the call of the llm failed",
+				slog.String("moora.job.key", call.IdempotencyKey), slog.String("error", err.Error()))
+			dispatch(decl.SendAssistantMessage{
+				Message:      decl.AssistantMessage{ID: "assistant-" + key, Timestamp: w.after(upTo), Error: &why},
+				AnsweredUpTo: upTo,
+			})
+			return nil
 		}
 		var calls []decl.ToolCall
 		for _, c := range resp.ToolCalls {
@@ -310,6 +346,30 @@ func (w work) llmJob(key string, c decl.ContextOfLlm, upTo int64) automata.Job[d
 		})
 		return nil
 	}
+}
+
+// errContentFilter is the error of a reply that the provider's content
+// filter withheld.
+var errContentFilter = errors.New("the provider's content filter withheld the reply")
+
+// maxReason bounds what a failed reply says of its error, in characters.
+const maxReason = 1000
+
+// reason is what a failed reply says of err: its message, on one line, cut
+// to maxReason characters.
+func reason(err error) string {
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(err.Error(), "\uFFFD")), " ")
+	if utf8.RuneCountInString(s) > maxReason {
+		s = string([]rune(s)[:maxReason-1]) + "…"
+	}
+	return s
+}
+
+func (w work) log() *slog.Logger {
+	if w.logger != nil {
+		return w.logger
+	}
+	return slog.Default()
 }
 
 // toolJob runs call, of the assistant message msg, with the kit, under the

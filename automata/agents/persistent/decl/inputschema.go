@@ -23,6 +23,9 @@ const inputSchemaJSON = `{
             "$ref": "#/$defs/ToolCall"
           },
           "type": "array"
+        },
+        "error": {
+          "type": "string"
         }
       },
       "required": [

@@ -2,13 +2,15 @@
 
 package decl
 
-// A reply of the llm, which may ask for tool calls.
+// A reply of the llm, which may ask for tool calls; or, with error, a call of the llm that failed.
 type AssistantMessage struct {
 	ID      string `json:"id"`
 	Content string `json:"content"`
 	// Unix milliseconds.
 	Timestamp int64      `json:"timestamp"`
 	ToolCalls []ToolCall `json:"toolCalls,omitzero"`
+	// Why the call of the llm failed (a limit, an HTTP error, a timeout, the provider's content filter): set, the message is a failed reply, with no content and no tool calls, and the llm is not sent it.
+	Error *string `json:"error,omitempty"`
 }
 
 // A tool call the llm asks for.

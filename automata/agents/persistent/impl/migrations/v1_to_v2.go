@@ -6,6 +6,10 @@
 // Version 2 added the required property channel to UserMessage: where the
 // user typed the message. Every message of version 1 was typed at the
 // terminal, the only place the agent read them from.
+//
+// Version 3 added the optional property error to AssistantMessage: why a
+// call of the llm failed. No message of version 2 has one: a failed call
+// wrote none, and the next run made it again.
 package migrations
 
 import (
