@@ -33,15 +33,16 @@ func TestModelFailureIsAFailedReply(t *testing.T) {
 		name    string
 		message string // what the user says, which makes the fake fail
 		says    string // in the reason
+		logs    string // in the logged error
 		config  openai.Config
 	}{
-		{"byte limit", fakemodel.Endless, "response too large", openai.Config{}},
-		{"HTTP 500", fakemodel.Status, "HTTP 500", openai.Config{}},
+		{"byte limit", fakemodel.Endless, "response too large", "Config.MaxResponseBytes", openai.Config{}},
+		{"HTTP 500", fakemodel.Status, "HTTP 500", "HTTP 500", openai.Config{}},
 		// The wait for the first byte is bounded by 2 s: the fake
 		// answers the next message at once.
-		{"timeout", fakemodel.Hang, "MaxFirstByteWait", openai.Config{MaxFirstByteWait: 2 * time.Second}},
-		{"content filter", fakemodel.Filter, "content filter", openai.Config{}},
-		{"connection dropped", fakemodel.Drop, "malformed stream", openai.Config{}},
+		{"timeout", fakemodel.Hang, "stream stalled", "Config.MaxFirstByteWait", openai.Config{MaxFirstByteWait: 2 * time.Second}},
+		{"content filter", fakemodel.Filter, "content filter", "content filter", openai.Config{}},
+		{"connection dropped", fakemodel.Drop, "malformed stream", "malformed stream", openai.Config{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fake := fakemodel.Start(t)
@@ -68,6 +69,10 @@ func TestModelFailureIsAFailedReply(t *testing.T) {
 			if !strings.Contains(reason, tc.says) {
 				t.Errorf("the reply failed with %q, want it to say %q", reason, tc.says)
 			}
+			// Whoever reads the page does not learn where the model is.
+			if host := strings.TrimPrefix(fake.URL, "http://"); strings.Contains(reason, host[:strings.IndexByte(host, ':')]) {
+				t.Errorf("the reply's reason %q names the model's host (%s)", reason, fake.URL)
+			}
 			if s.CalledBrainAt != s.UserMessages[0].Timestamp {
 				t.Errorf("calledBrainAt = %d, want the message answered (%d)", s.CalledBrainAt, s.UserMessages[0].Timestamp)
 			}
@@ -89,12 +94,12 @@ func TestModelFailureIsAFailedReply(t *testing.T) {
 			for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 				var rec map[string]any
 				if json.Unmarshal([]byte(line), &rec) == nil && rec["level"] == "WARN" &&
-					strings.Contains(fmt.Sprint(rec["error"]), tc.says) && rec["reflexor.message.id"] == failed.ID {
+					strings.Contains(fmt.Sprint(rec["error"]), tc.logs) && rec["reflexor.message.id"] == failed.ID {
 					logged = true
 				}
 			}
 			if !logged {
-				t.Errorf("no warning that names %s and says %q in the log:\n%s", failed.ID, tc.says, logs.String())
+				t.Errorf("no warning that names %s and says %q in the log:\n%s", failed.ID, tc.logs, logs.String())
 			}
 
 			// The conversation goes on.

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
@@ -192,22 +191,46 @@ func (w work) log() *slog.Logger {
 // messageID is the id of the message of the ask for the signals up to cut.
 func messageID(cut int64) string { return "m-" + strconv.FormatInt(cut, 10) }
 
-// maxReason bounds the reason a failed message keeps, in characters (the
-// spec's maxLength is 2,000).
-const maxReason = 1000
-
-// reason is what a failed message says of err: its message, on one line,
-// cut to maxReason characters.
+// reason is what a failed reply says of err, for whoever reads the
+// conversation: the kind of failure (llm's error kinds, the HTTP status, the
+// content filter), never the provider's address or the server's own words,
+// which may name an internal host or part of a key. The log has the whole
+// error.
 func reason(err error) string {
-	s := strings.Join(strings.Fields(strings.ToValidUTF8(err.Error(), "\uFFFD")), " ")
-	if utf8.RuneCountInString(s) > maxReason {
-		s = string([]rune(s)[:maxReason-1]) + "…"
+	var what string
+	switch {
+	case errors.Is(err, errContentFilter):
+		what = errContentFilter.Error()
+	case errors.Is(err, llm.ErrResponseTooLarge):
+		what = "the reply passed the provider's size limit (response too large)"
+	case errors.Is(err, llm.ErrResponseTimeout):
+		what = "the reply passed the provider's time limit (response took too long)"
+	case errors.Is(err, llm.ErrStreamStalled):
+		what = "the model stopped sending (stream stalled)"
+	case errors.Is(err, llm.ErrMalformedStream):
+		what = "the reply was cut off or garbled (malformed stream)"
+	case errors.Is(err, llm.ErrRateLimited):
+		what = "the model's server is rate limiting calls (rate limited); try again later"
+	case errors.Is(err, llm.ErrContextLength):
+		what = "the conversation is too long for the model (context length exceeded)"
+	case errors.Is(err, llm.ErrUnreachable):
+		what = "the model's server could not be reached (server unreachable)"
+	case errors.Is(err, llm.ErrUnauthorized), errors.Is(err, llm.ErrMissingKey):
+		what = "the model's server refused the agent's key (unauthorized)"
+	default:
+		what = "the call of the model failed"
+		if e, ok := errors.AsType[*llm.Error](err); ok && e.StatusCode != 0 {
+			what += fmt.Sprintf(" (HTTP %d)", e.StatusCode)
+		}
 	}
-	if s == "" {
-		s = "failed"
+	if errors.Is(err, errCompressing) {
+		what += ", compressing the history"
 	}
-	return s
+	return what
 }
+
+// errCompressing marks a failure of the call that compresses the history.
+var errCompressing = errors.New("compressing the history")
 
 // errContentFilter is the error of a reply that the provider's content
 // filter withheld.
@@ -234,7 +257,7 @@ func (w work) answer(c decl.ContextOfBrain, cut int64) automata.Job[decl.AgentIn
 					err = errContentFilter
 				}
 				if err != nil {
-					return fmt.Errorf("compressing the history: %w", err)
+					return fmt.Errorf("%w: %w", errCompressing, err)
 				}
 				var args struct {
 					Summary string `json:"summary"`
