@@ -28,7 +28,7 @@ func TestTerminalShowsAFailedReplyAndGoesOn(t *testing.T) {
 	// Written from goroutines: a command that fails to start reads
 	// nothing, and the wait below says so.
 	go io.WriteString(typing, fakemodel.Status+"\n")
-	waitOutput(t, &out, "  [no reply: the model failed: asking the brain: openai: HTTP 500: The server had an error")
+	waitOutput(t, &out, "  [no reply: the model failed: the call of the model failed (HTTP 500)]")
 	go io.WriteString(typing, "hello again\n")
 	waitOutput(t, &out, "brain: "+fakemodel.Reply("hello again"))
 	typing.Close()
