@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/internal/testbuf"
 	"go.opentelemetry.io/otel/codes"
 
 	"github.com/moora-go/moora/automata"
@@ -40,7 +41,7 @@ func eventually(t *testing.T, what string, ok func() bool) {
 // jobDone, which logs, then runs only when some later input or Close comes:
 // an idle agent's failed job is never logged.
 func TestHostileJobFailureLoggedWithoutEvents(t *testing.T) {
-	var buf syncBuffer
+	var buf testbuf.Buffer
 	release := make(chan struct{})
 	returned := make(chan struct{})
 	m := automata.NewMoore(chatDef, func(s chat) chat { return s },

@@ -1,17 +1,16 @@
 package automata_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/internal/testbuf"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -379,7 +378,7 @@ func count(rm metricdata.ResourceMetrics, name string) uint64 {
 // failed job as structured records, with the machine's attributes (the
 // agent's id) and the trace and span ids of their spans.
 func TestLoggerSaysWhatWentWrong(t *testing.T) {
-	var buf syncBuffer
+	var buf testbuf.Buffer
 	log := slog.New(slog.NewJSONHandler(&buf, nil))
 	r := newRecorded(t, func(int) automata.Job[chatInput] {
 		return func(context.Context, automata.Dispatch[chatInput]) error { return errors.New("the model is down") }
@@ -425,22 +424,4 @@ func TestLoggerSaysWhatWentWrong(t *testing.T) {
 			}
 		}
 	}
-}
-
-// syncBuffer is a bytes.Buffer safe for the machine's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

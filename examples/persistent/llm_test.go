@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata/llm/openai"
+	"github.com/moora-go/moora/internal/testbuf"
 )
 
 // With OPENAI_MODEL set, the agent talks to the model the environment names,
@@ -64,12 +65,12 @@ func TestAWrongKeyIsShownAtOnce(t *testing.T) {
 	t.Setenv(openai.EnvAPIKey, "sk-wrong")
 	dir := t.TempDir()
 	stdin, typing := io.Pipe()
-	var out lockedBuffer
+	var out testbuf.Buffer
 	done := make(chan error, 1)
 	go func() { done <- run([]string{"-data", dir}, stdin, &out) }()
 	go io.WriteString(typing, "hello there\n") // a run that fails to start reads nothing: the wait says so
 	failure := "  [no reply: the llm failed: llm: openai: unauthorized (HTTP 401): Incorrect API key provided: sk-wrong.]"
-	waitOutput(t, &out, failure)
+	out.Wait(t, failure, time.Minute) // a hang guard
 	typing.Close()
 	select {
 	case err := <-done:
@@ -90,37 +91,6 @@ func TestAWrongKeyIsShownAtOnce(t *testing.T) {
 		t.Errorf("the second run resumed a call:\n%s", again.String())
 	}
 	assertInOrder(t, again.String(), []string{"you: hello there", failure, "you: hello again", "assistant: Counting.", "assistant: It has 2 words."})
-}
-
-// waitOutput waits until out holds want.
-func waitOutput(t *testing.T, out *lockedBuffer, want string) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute) // a hang guard
-	for !strings.Contains(out.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the terminal never showed %q:\n%s", want, out.String())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// lockedBuffer is a bytes.Buffer that the command writes while the test
-// reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 type chatRequest struct {

@@ -35,7 +35,10 @@ func TestThreeProcessesShareTheConversations(t *testing.T) {
 		t.Skip("three processes and a three-node cluster")
 	}
 	dir := t.TempDir()
-	base := 20000 + rand.IntN(20000)
+	// The cluster's ports, base+1..3 and base+11..13, below the
+	// ephemeral range (32768 on Linux), where the loopback connections
+	// of the tests that run beside this one take theirs.
+	base := 20000 + rand.IntN(12000)
 	procs := make([]*clusterProc, 3)
 	for i := range procs {
 		l, err := net.Listen("tcp", "127.0.0.1:0")

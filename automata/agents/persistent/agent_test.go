@@ -1,7 +1,6 @@
 package persistent
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -25,6 +24,7 @@ import (
 	"github.com/moora-go/moora/automata/llm/openai"
 	"github.com/moora-go/moora/automata/toolkit"
 	"github.com/moora-go/moora/internal/fakemodel"
+	"github.com/moora-go/moora/internal/testbuf"
 )
 
 // wordCountArgs are the word-count tool's arguments.
@@ -350,7 +350,7 @@ func TestAFailedCallIsAFailedReply(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var logs lockedBuffer
+			var logs testbuf.Buffer
 			dir := t.TempDir()
 			a, err := New(Config{Model: model, Store: openBolt(t, dir), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			if err != nil {
@@ -425,24 +425,6 @@ func TestTheLLMIsNotSentAFailedReply(t *testing.T) {
 	if want := []string{"user one", "user two"}; !slices.Equal(got, want) {
 		t.Fatalf("the llm is sent %q, want %q", got, want)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that a logger writes while a test reads it.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // A user message typed while a tool ran is newer than the call and older

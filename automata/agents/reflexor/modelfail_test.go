@@ -2,7 +2,6 @@ package reflexor
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/llm/openai"
 	"github.com/moora-go/moora/internal/fakemodel"
+	"github.com/moora-go/moora/internal/testbuf"
 )
 
 // TestModelFailureIsAFailedReply: the brain is the OpenAI provider over
@@ -52,7 +51,7 @@ func TestModelFailureIsAFailedReply(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var logs syncBuffer
+			var logs testbuf.Buffer
 			h := startHostOf(t, Config{Model: model, Logger: slog.New(slog.NewJSONHandler(&logs, nil))})
 
 			h.say(t, 1, tc.message)
@@ -173,24 +172,6 @@ func (h *host) stream(t testing.TB, id string) []sseEvent {
 		t.Fatalf("reading the stream of %s: %v", id, err)
 	}
 	return events
-}
-
-// syncBuffer is a bytes.Buffer that a logger and a test share.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // TestJournalOfVersion1GoesOn opens testdata/v1/agent.db, written under
