@@ -195,7 +195,12 @@
 // change the Go types; generated code checks them when it decodes an input
 // (see DecodeInput below). A pattern must be a Go regular expression; a
 // format must be one the validator knows (date-time, email, uri, uuid, ...).
-// additionalProperties: false is carried into that validation too.
+// additionalProperties: false is carried into that validation too, and
+// without it an input's objects are closed all the same: a property that
+// the schema does not declare is refused with its location ("/bogus: a
+// property the spec does not declare"; an HTTP bridge answers 400), not
+// dropped; additionalProperties: true opens an input or an object of one
+// (what it holds beyond its properties is then dropped as it decodes).
 // readOnly: true, allowed only on a top-level property of an input
 // (inputs.<actor>.<input>.properties.<name>, not one an allOf member
 // declares too), marks one the server assigns in the agent's admission step

@@ -15,8 +15,16 @@
 // Go type, on a property that encoding/json would match in another case, on
 // what encoding/json reads without a word (a key written twice in one
 // object, of which it keeps the last; bytes that are not UTF-8, which it
-// replaces with U+FFFD), and on an input over its Limits. An integer may be
-// written as JSON Schema allows, 1.0 and 1e3 too.
+// replaces with U+FFFD), on a property the schema does not declare, and on
+// an input over its Limits. An integer may be written as JSON Schema allows,
+// 1.0 and 1e3 too.
+//
+// An object of an input holds only the properties its schema declares
+// (its own, those of its allOf members, of the oneOf variant it is, of the
+// $defs type it refers to): the Go type has no field for another, which
+// would be dropped without a word. A schema opts out with
+// additionalProperties: true (and a map, additionalProperties with a
+// schema, takes any key). See closeObjects.
 //
 // A property the server assigns (a timestamp, stamped by the agent's
 // admission step) is marked "readOnly": true in the schema. Decode requires
@@ -85,6 +93,7 @@ package inputjson
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -109,7 +118,7 @@ type Decoder[T any] struct {
 	decoders map[string]func([]byte) (T, error)
 	typeList string // the input types, quoted and sorted, for error messages
 	schema   string // the JSON Schema document of the inputs
-	schemas  func() (map[string]*jsonschema.Schema, error)
+	schemas  func() (map[string]*typeSchema, error)
 	limits   Limits
 	// For a decoder of what clients send (ForClients): the readOnly
 	// properties of each input type, which its schemas do not require.
@@ -130,15 +139,44 @@ func NewDecoder[T any](schema string, decoders map[string]func([]byte) (T, error
 		quoted = append(quoted, strconv.Quote(typ))
 	}
 	d := &Decoder[T]{decoders: maps.Clone(decoders), typeList: names(quoted), schema: schema}
-	d.schemas = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
+	d.schemas = sync.OnceValues(func() (map[string]*typeSchema, error) {
 		return compile(schema, slices.Collect(maps.Keys(d.decoders)))
 	})
 	return d
 }
 
+// typeSchema is the schema of one input type, compiled twice: open, as the
+// spec wrote it, and closed to the properties it does not declare (see
+// closeObjects).
+type typeSchema struct {
+	open, closed *jsonschema.Schema
+}
+
 // compile compiles the schema of each of the input types types in the
+// schema document doc, open and closed.
+func compile(doc string, types []string) (map[string]*typeSchema, error) {
+	closedDoc, err := closeObjects(doc)
+	if err != nil {
+		return nil, err
+	}
+	open, err := compileDoc(doc, types)
+	if err != nil {
+		return nil, err
+	}
+	closed, err := compileDoc(closedDoc, types)
+	if err != nil {
+		return nil, err
+	}
+	schemas := make(map[string]*typeSchema, len(types))
+	for _, typ := range types {
+		schemas[typ] = &typeSchema{open: open[typ], closed: closed[typ]}
+	}
+	return schemas, nil
+}
+
+// compileDoc compiles the schema of each of the input types types in the
 // schema document doc.
-func compile(doc string, types []string) (map[string]*jsonschema.Schema, error) {
+func compileDoc(doc string, types []string) (map[string]*jsonschema.Schema, error) {
 	c := jsonschema.NewCompiler()
 	c.Draft = jsonschema.Draft2020
 	c.AssertFormat = true
@@ -173,7 +211,7 @@ func (d *Decoder[T]) ForClients() *Decoder[T] {
 	c := *d
 	c.client = true
 	c.readOnly = sync.OnceValues(func() (map[string][]string, error) { return readOnlyProperties(d.schema) })
-	c.schemas = sync.OnceValues(func() (map[string]*jsonschema.Schema, error) {
+	c.schemas = sync.OnceValues(func() (map[string]*typeSchema, error) {
 		full, err := d.schemas()
 		if err != nil {
 			return nil, err
@@ -330,8 +368,17 @@ func (d *Decoder[T]) Decode(data []byte) (T, error) {
 	if err != nil {
 		return zero, fmt.Errorf("decoding input: %w", err)
 	}
-	if err := schemas[typ].Validate(doc); err != nil {
-		return zero, inputError(typ, err)
+	// Validated closed; where that fails, validated open, whose errors
+	// come first: a property that fails its schema is not counted as
+	// declared by the closed one (draft 2020-12 keeps no annotation of a
+	// failed schema), which would report it, and every property of the
+	// objects around it, undeclared too.
+	var undeclared error
+	if err := schemas[typ].closed.Validate(doc); err != nil {
+		if err := schemas[typ].open.Validate(doc); err != nil {
+			return zero, inputError(typ, err)
+		}
+		undeclared = err
 	}
 	// encoding/json decodes into an int64 only a number written as an
 	// integer; JSON Schema also reads 1.0 and 1e3 as integers.
@@ -347,6 +394,11 @@ func (d *Decoder[T]) Decode(data []byte) (T, error) {
 	}
 	if err := checkDecoded(in, doc, assigned); err != nil {
 		return zero, fmt.Errorf("decoding input %q: %w", typ, err)
+	}
+	if undeclared != nil {
+		// After checkDecoded, which names a key written in another case
+		// than the property's (an undeclared key too) as such.
+		return zero, undeclaredError(typ, undeclared)
 	}
 	return in, nil
 }
@@ -539,6 +591,46 @@ func caseVariant(m map[string]any, k string) string {
 
 // inputError reports every leaf of a schema violation, sorted, with its
 // location in the input.
+// undeclaredError is the error of an input that is valid but for
+// properties its schema does not declare, err being the closed schema's.
+func undeclaredError(typ string, err error) error {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return fmt.Errorf("decoding input %q: %w", typ, err)
+	}
+	type leaf struct{ loc, problem string }
+	var leaves []leaf
+	var walk func(*jsonschema.ValidationError)
+	walk = func(e *jsonschema.ValidationError) {
+		if len(e.Causes) == 0 {
+			problem := e.Message
+			if strings.HasSuffix(e.KeywordLocation, "/"+undeclaredKeyword) {
+				problem = "a property the spec does not declare"
+			}
+			leaves = append(leaves, leaf{cmp.Or(e.InstanceLocation, "/"), problem})
+		}
+		for _, c := range e.Causes {
+			walk(c)
+		}
+	}
+	walk(ve)
+	// A closed object with an undeclared property deeper inside fails
+	// as a whole, and draft 2020-12 then counts none of its properties as
+	// declared in the object around it: report the deepest only.
+	var problems []string
+	for _, l := range leaves {
+		parent := l.loc[:strings.LastIndexByte(l.loc, '/')+1]
+		deeper := slices.ContainsFunc(leaves, func(o leaf) bool {
+			return strings.HasPrefix(o.loc, parent) && strings.Count(o.loc, "/") > strings.Count(l.loc, "/")
+		})
+		if !deeper {
+			problems = append(problems, l.loc+": "+l.problem)
+		}
+	}
+	slices.Sort(problems)
+	return fmt.Errorf("decoding input %q: %s", typ, strings.Join(slices.Compact(problems), "; "))
+}
+
 func inputError(typ string, err error) error {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {

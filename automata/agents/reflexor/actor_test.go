@@ -82,3 +82,28 @@ func TestPagePlaysTheUser(t *testing.T) {
 		t.Errorf("tool results %+v, want the calculator's %+v alone", got, s.ToolResults)
 	}
 }
+
+// TestUndeclaredPropertyIs400: a message posted with a property the spec
+// does not declare (a misspelt one, one of a newer version of the spec) is
+// refused with 400 naming it, not applied without it; nothing reaches the
+// journal.
+func TestUndeclaredPropertyIs400(t *testing.T) {
+	c := startHost(t, 0)
+	m := c.agent.Machine()
+	seq := m.Seq()
+	for body, where := range map[string]string{
+		`{"type":"user-send-message","messageId":"u-1","content":"hi","bogus":1}`:      "/bogus",
+		`{"type":"user-send-message","messageId":"u-1","content":"hi","contnet":"hi"}`: "/contnet",
+	} {
+		code, text := c.post(t, body)
+		var answer struct{ Error string }
+		json.Unmarshal([]byte(text), &answer)
+		want := where + ": a property the spec does not declare"
+		if code != http.StatusBadRequest || !strings.Contains(answer.Error, want) {
+			t.Errorf("POST %s = %d %s, want 400 saying %q", body, code, text, want)
+		}
+	}
+	if got := m.Seq(); got != seq {
+		t.Errorf("the journal went from %d to %d inputs: a refused input reached the agent", seq, got)
+	}
+}

@@ -2,6 +2,7 @@ package sample_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -55,6 +56,9 @@ func FuzzDecodeInput(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Marshal(%#v): %v", in, err)
 		}
+		if where, dropped := droppedKey(unmarshalAny(t, data), unmarshalAny(t, out), ""); dropped {
+			t.Fatalf("DecodeInput accepted %s and dropped it\ninput: %s\nmarshalled: %s", where, data, out)
+		}
 		again, err := decl.DecodeInput(out)
 		if err != nil {
 			t.Fatalf("DecodeInput(Marshal(input)) failed: %v\ninput: %s\nmarshalled: %s", err, data, out)
@@ -107,4 +111,40 @@ func checkClient(t *testing.T, data []byte) {
 	if !reflect.DeepEqual(client, full) {
 		t.Fatalf("%q: DecodeClientInput made %#v, DecodeInput %#v (but for the timestamp)", data, client, full)
 	}
+}
+
+func unmarshalAny(t *testing.T, data []byte) any {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		t.Fatalf("%v: %s", err, data)
+	}
+	return v
+}
+
+// droppedKey returns where a key of in, with a value other than null, is
+// missing from out, the same input decoded and encoded again: a property
+// that decoding dropped without a word.
+func droppedKey(in, out any, at string) (string, bool) {
+	switch in := in.(type) {
+	case map[string]any:
+		o, _ := out.(map[string]any)
+		for k, v := range in {
+			ov, ok := o[k]
+			if !ok && v != nil {
+				return at + "/" + k, true
+			}
+			if where, dropped := droppedKey(v, ov, at+"/"+k); dropped {
+				return where, true
+			}
+		}
+	case []any:
+		o, _ := out.([]any)
+		for i := range min(len(in), len(o)) {
+			if where, dropped := droppedKey(in[i], o[i], fmt.Sprintf("%s/%d", at, i)); dropped {
+				return where, true
+			}
+		}
+	}
+	return "", false
 }
