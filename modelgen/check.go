@@ -161,6 +161,7 @@ func (c *checker) typeCheck() error {
 		c.r.Findings = append(c.r.Findings, finding(c.dir, f, true))
 	}
 	c.r.MoreBuildErrors = c.types.More
+	c.r.TypeChecked = c.types.Importers
 	return nil
 }
 
@@ -199,12 +200,27 @@ func (c *checker) problems() []string {
 		problems = append(problems, plural(n, "file")+" in impl/ that "+map[bool]string{true: "does", false: "do"}[n == 1]+" not parse")
 	}
 	if n := len(c.types.Findings) + c.types.More; n > 0 {
-		problems = append(problems, plural(n, "build error")+" in decl/ and impl/")
+		problems = append(problems, plural(n, "build error")+" in "+TypeCheckedCode(c.types.Importers))
 	}
 	if c.types.Skipped != "" && len(c.drifts) == 0 && c.opts.TypeCheck && c.opts.Strict {
 		problems = append(problems, "decl/ and impl/ not type-checked (--strict): "+c.types.Skipped)
 	}
 	return problems
+}
+
+// TypeCheckedCode names the code a type check covers, for a message: decl/
+// and impl/, and the packages that import decl (Report.TypeChecked).
+func TypeCheckedCode(importers []string) string {
+	switch len(importers) {
+	case 0:
+		return "decl/ and impl/"
+	case 1:
+		return "decl/, impl/ and the package that imports decl (" + importers[0] + ")"
+	}
+	if len(importers) > 3 {
+		return fmt.Sprintf("decl/, impl/ and the %d packages that import decl (%s, …)", len(importers), strings.Join(importers[:3], ", "))
+	}
+	return fmt.Sprintf("decl/, impl/ and the %d packages that import decl (%s)", len(importers), strings.Join(importers, ", "))
 }
 
 // driftProblems says how many generated files are not up to date and how

@@ -87,8 +87,10 @@
 //     files in memory, gofmt'ed and byte-identical across runs;
 //  7. Generate writes them (all or nothing) and, with Prune, moves the
 //     orphans; Check compares them with the disk, scans the migrations and,
-//     when the files are up to date, type-checks decl/ and impl/ with the
-//     go command.
+//     when the files are up to date, type-checks decl/ and impl/, and
+//     every package of the module that imports decl (the program that
+//     injects the effects and jobs), tests included, with the go command
+//     (Report.TypeChecked lists those).
 //
 // The model is the only input of a printer; the impl/ printer also takes
 // what the scan found of the hand-written code, so that it creates stubs
@@ -110,7 +112,8 @@
 //	           gen/migrations (history, earlier versions, migration stubs),
 //	           gen/graph (stage 6).
 //	sync       Plan, Write (all or nothing), Compare, Prune (stage 7).
-//	typecheck  decl/ and impl/ type-checked with the go command (stage 7).
+//	typecheck  decl/, impl/ and the packages that import decl type-checked
+//	           with the go command (stage 7).
 //	names      the case conversions and did-you-mean suggestions.
 //
 // # Spec format (version 1)

@@ -100,6 +100,11 @@ type Report struct {
 	// MoreBuildErrors is how many build errors were left out.
 	TypeCheck       string
 	MoreBuildErrors int
+	// TypeChecked (Check) are the directories of the packages of the
+	// module, besides decl/ and impl/, that import decl and were
+	// type-checked with them (the program that injects the effects,
+	// tests included), relative to the spec's: "." for its own.
+	TypeChecked []string
 
 	// Init: the stubs left to write; ToolkitSource is the source directory
 	// of the toolkit a replace directive of the new go.mod builds against;

@@ -94,6 +94,6 @@ func printCheck(stdout, stderr io.Writer, r *modelgen.Report, opts modelgen.Opti
 	case skipped:
 		fmt.Fprintf(stdout, "%s: generated files are up to date\n", r.Spec)
 	default:
-		fmt.Fprintf(stdout, "%s: generated files are up to date; decl/ and impl/ type-check\n", r.Spec)
+		fmt.Fprintf(stdout, "%s: generated files are up to date; %s type-check\n", r.Spec, modelgen.TypeCheckedCode(r.TypeChecked))
 	}
 }

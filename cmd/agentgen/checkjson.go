@@ -18,6 +18,7 @@ type checkReport struct {
 	Changes     []jsonShape      `json:"changes"`
 	Migrations  []implFinding    `json:"migrations"`
 	TypeCheck   string           `json:"typeCheck,omitempty"`
+	TypeChecked []string         `json:"typeChecked,omitempty"`
 	Diagnostics []jsonDiagnostic `json:"diagnostics"`
 	Error       string           `json:"error,omitempty"`
 }
@@ -65,7 +66,7 @@ type jsonDiagnostic struct {
 // check's exit status, having said everything.
 func printCheckJSON(w io.Writer, r *modelgen.Report, err error) error {
 	out := checkReport{
-		Spec: r.Spec, Status: r.Status, TypeCheck: r.TypeCheck,
+		Spec: r.Spec, Status: r.Status, TypeCheck: r.TypeCheck, TypeChecked: r.TypeChecked,
 		Files: []checkFile{}, Impl: []implFinding{}, Changes: []jsonShape{}, Migrations: []implFinding{},
 	}
 	if err != nil {

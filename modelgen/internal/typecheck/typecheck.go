@@ -1,14 +1,19 @@
-// Package typecheck type-checks an agent's decl/ and impl/ packages with the
-// go command (through golang.org/x/tools/go/packages): what go build would
-// refuse in them, each at its file:line:col, explained by the change of the
-// spec that caused it where it can tell.
+// Package typecheck type-checks an agent's decl/ and impl/ packages, and
+// every package of the module that imports decl (the program that injects
+// the effects and jobs, tests included), with the go command (through
+// golang.org/x/tools/go/packages): what go build or go vet would refuse in
+// them, each at its file:line:col, explained by the change of the spec that
+// caused it where it can tell.
 package typecheck
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -49,10 +54,16 @@ type Result struct {
 	// Skipped says why the packages were not type-checked ("" when they
 	// were): there is no go command, or no go.mod.
 	Skipped string
+	// Importers are the directories of the packages of the module,
+	// besides decl/ and impl/, that import decl (or a package that does;
+	// or whose tests do), type-checked with them, tests included:
+	// relative to the spec's directory, "." for the directory itself.
+	Importers []string
 }
 
 // Check type-checks the packages of decl/ and impl/ under dir, the spec's
-// directory, as they are on disk. skip says which files (relative to dir)
+// directory, and those of its module that import decl (Result.Importers),
+// with their tests, as they are on disk. skip says which files (relative to dir)
 // to leave the errors of unreported: those that follow from what a scan
 // of impl/ already reported. plan, when
 // not nil, explains an undefined name by the change of the spec that
@@ -75,28 +86,38 @@ func Check(ctx context.Context, dir string, skip func(path string) bool, plan *v
 	if gomod == "" || gomod == os.DevNull {
 		return &Result{Skipped: abs + " is in no Go module (no go.mod here or above)"}, nil
 	}
+	importers, err := declImporters(ctx, goTool, abs, filepath.Dir(gomod))
+	if err != nil {
+		return nil, err
+	}
+	patterns := slices.Clone(Patterns)
+	r := &Result{}
+	for _, imp := range importers {
+		patterns = append(patterns, imp.path)
+		r.Importers = append(r.Importers, imp.dir)
+	}
 	cfg := &packages.Config{
 		Context: ctx,
 		Mode:    packages.NeedName | packages.NeedFiles | packages.NeedSyntax | packages.NeedTypes | packages.NeedImports,
 		Dir:     abs,
+		Tests:   true,
 	}
-	pkgs, err := packages.Load(cfg, Patterns...)
+	pkgs, err := packages.Load(cfg, patterns...)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("type-checking %s: the go command took longer than %v", dir, Timeout)
 		}
 		return nil, fmt.Errorf("type-checking %s: %w", dir, err)
 	}
-	r := &Result{}
 	if len(pkgs) == 0 {
 		// go/packages loads nothing, and says nothing, when the go command
 		// refuses the module itself: "updates to go.mod needed", a go.sum
 		// without an entry. Its message is the finding.
-		cmd := exec.CommandContext(ctx, goTool, append([]string{"list"}, Patterns...)...)
+		cmd := exec.CommandContext(ctx, goTool, append([]string{"list"}, patterns...)...)
 		cmd.Dir = abs
 		out, err := cmd.CombinedOutput()
 		if err == nil {
-			return nil, fmt.Errorf("type-checking %s: the go command lists %s, but go/packages loads none of them", dir, strings.Join(Patterns, " "))
+			return nil, fmt.Errorf("type-checking %s: the go command lists %s, but go/packages loads none of them", dir, strings.Join(patterns, " "))
 		}
 		r.Findings = append(r.Findings, &implscan.Finding{Kind: implscan.BuildError, Message: strings.TrimSpace(string(out))})
 		return r, nil
@@ -160,6 +181,82 @@ func Check(ctx context.Context, dir string, skip func(path string) bool, plan *v
 		}
 	}
 	return r, nil
+}
+
+// importer is a package of the module, outside decl/ and impl/, that
+// imports decl.
+type importer struct {
+	path string // its import path
+	dir  string // its directory, relative to the spec's
+}
+
+// listed is what declImporters reads of go list.
+type listed struct {
+	ImportPath, Dir                 string
+	Deps, TestImports, XTestImports []string
+}
+
+// declImporters lists the packages of the module whose root is modRoot,
+// outside decl/ and impl/ under dir (the spec's directory), that import
+// dir's decl, directly or through another package, or whose tests do: go
+// list reads their imports without type-checking anything. None when dir
+// has no decl package yet.
+func declImporters(ctx context.Context, goTool, dir, modRoot string) ([]importer, error) {
+	cmd := exec.CommandContext(ctx, goTool, "list", "-e", "-json=ImportPath,Dir,Deps,TestImports,XTestImports", "./...")
+	cmd.Dir = modRoot
+	out, err := cmd.Output()
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			// The module itself is refused (go.mod needs updates):
+			// the type check reports it.
+			return nil, nil
+		}
+		return nil, fmt.Errorf("listing the packages of %s: %w", modRoot, err)
+	}
+	var pkgs []listed
+	for dec := json.NewDecoder(bytes.NewReader(out)); ; {
+		var p listed
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, fmt.Errorf("listing the packages of %s: %w", modRoot, err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	declDir := filepath.Join(dir, "decl")
+	var declPath string
+	for _, p := range pkgs {
+		if p.Dir == declDir {
+			declPath = p.ImportPath
+		}
+	}
+	if declPath == "" {
+		return nil, nil
+	}
+	uses := make(map[string]bool) // the packages whose build imports decl
+	for _, p := range pkgs {
+		if slices.Contains(p.Deps, declPath) {
+			uses[p.ImportPath] = true
+		}
+	}
+	var found []importer
+	for _, p := range pkgs {
+		tests := slices.Concat(p.TestImports, p.XTestImports)
+		if !uses[p.ImportPath] && !slices.ContainsFunc(tests, func(path string) bool { return path == declPath || uses[path] }) {
+			continue
+		}
+		rel, err := filepath.Rel(dir, p.Dir)
+		if err != nil {
+			return nil, err
+		}
+		rel = filepath.ToSlash(rel)
+		if rel == "decl" || rel == "impl" || strings.HasPrefix(rel, "decl/") || strings.HasPrefix(rel, "impl/") {
+			continue // Patterns has them
+		}
+		found = append(found, importer{path: p.ImportPath, dir: rel})
+	}
+	return found, nil
 }
 
 // goEnv returns one variable of go env, run in dir.
