@@ -142,8 +142,9 @@
 // An input's id is its journal sequence number; the events after it (job
 // started, held, completed, failed, cancelled, with durations; input-held,
 // input-dropped and released, with the input's type; "lifecycle" events: an
-// input rejected, the agent failed, hold, step (with what it applied) and
-// release)
+// input rejected, the agent failed, hold, step (with what it applied),
+// release, and waiting, when what waits at the hold changed, each of the
+// last four with the hold as it is then)
 // are numbered after it, 42.1, 42.2, .... The diff is a JSON Patch (RFC 6902)
 // of the whole state, computed by folding the journal with
 // Config.Definition; "started" and "cancelled" compare Config.Jobs before

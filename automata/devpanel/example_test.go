@@ -77,5 +77,5 @@ func ExampleOpen() {
 	srv.Shutdown(ctx)
 	// Output:
 	// 200 {"seq":1}
-	// 200 {"jobs":[],"seq":1,"state":{"assiMessages":null,"userMessages":[{"id":"u1","content":"hello","timestamp":1}]}}
+	// 200 {"jobs":[],"seq":1,"state":{"assiMessages":[],"userMessages":[{"id":"u1","content":"hello","timestamp":1}]}}
 }

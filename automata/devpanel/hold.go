@@ -86,13 +86,16 @@ func (p *Panel[S, I]) gate(ctx context.Context) error {
 	w := &waiter{heldItem: heldItem{Key: automata.JobKey(ctx), Kind: "job"}, release: make(chan struct{})}
 	p.waiting = append(p.waiting, w)
 	p.queueLocked("job", jobEvent{Key: w.Key, Kind: "held", At: time.Now().UnixMilli()})
+	p.controlledLocked("waiting")
 	p.mu.Unlock()
 	select {
 	case <-w.release:
 		return nil
 	case <-ctx.Done():
 		p.mu.Lock()
-		p.unwaitLocked(w)
+		if p.unwaitLocked(w) {
+			p.controlledLocked("waiting")
+		}
 		p.mu.Unlock()
 		return ctx.Err()
 	}
@@ -121,6 +124,7 @@ func (p *Panel[S, I]) route(ctx context.Context, in I, deliver func(I) <-chan er
 	w := &waiter{heldItem: heldItem{Key: key, Kind: "input", Type: inputType(in), Input: data}, release: make(chan struct{})}
 	p.waiting = append(p.waiting, w)
 	p.queueLocked("job", jobEvent{Key: key, Kind: "input-held", Type: w.Type, At: time.Now().UnixMilli()})
+	p.controlledLocked("waiting")
 	p.mu.Unlock()
 	select {
 	case <-w.release:
@@ -134,6 +138,7 @@ func (p *Panel[S, I]) route(ctx context.Context, in I, deliver func(I) <-chan er
 		dropped := p.unwaitLocked(w)
 		if dropped {
 			p.queueLocked("job", jobEvent{Key: key, Kind: "input-dropped", Type: w.Type, At: time.Now().UnixMilli()})
+			p.controlledLocked("waiting")
 		}
 		st := w.step
 		p.mu.Unlock()

@@ -99,5 +99,5 @@ func ExampleNew() {
 	// Output:
 	// POST /inputs: 200 {"seq":1}
 	// event: snapshot
-	// data: {"seq":1,"view":{"assiMessages":null,"userMessages":[{"id":"u1","content":"hello","timestamp":1}]}}
+	// data: {"seq":1,"view":{"assiMessages":[],"userMessages":[{"id":"u1","content":"hello","timestamp":1}]}}
 }

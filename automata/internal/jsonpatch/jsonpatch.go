@@ -60,6 +60,32 @@ type differ struct {
 
 var marshalerType = reflect.TypeFor[json.Marshaler]()
 
+// emptyOnNil is implemented by the state types agentgen generates: their
+// MarshalJSON is encoding/json's but for the slices and maps it names (by
+// their JSON names), which it writes as empty when nil. The differ walks
+// such a type as any struct, reading those fields' nil as empty, instead of
+// comparing it whole by its JSON: a state's delta costs what changed, not
+// the size of the state.
+type emptyOnNil interface{ JSONEmptyOnNil() []string }
+
+var emptyOnNilType = reflect.TypeFor[emptyOnNil]()
+
+// emptyCache maps a type that implements emptyOnNil to its names, escaped
+// for a JSON Pointer as structFields has them.
+var emptyCache sync.Map // reflect.Type -> []string
+
+func emptyFields(v reflect.Value) []string {
+	if names, ok := emptyCache.Load(v.Type()); ok {
+		return names.([]string)
+	}
+	names := slices.Clone(v.Interface().(emptyOnNil).JSONEmptyOnNil())
+	for i, name := range names {
+		names[i] = escapePointer(name)
+	}
+	emptyCache.Store(v.Type(), names)
+	return names
+}
+
 func (d *differ) add(kind, path string, v reflect.Value) error {
 	var raw json.RawMessage
 	if kind != "remove" {
@@ -99,17 +125,20 @@ func (d *differ) replaceIfChanged(path string, o, n reflect.Value) error {
 
 func (d *differ) value(path string, o, n reflect.Value) error {
 	t := o.Type()
+	if t.Kind() == reflect.Struct && t.Implements(emptyOnNilType) {
+		return d.structValue(path, o, n, emptyFields(o))
+	}
 	if t.Implements(marshalerType) || reflect.PointerTo(t).Implements(marshalerType) {
 		return d.replaceIfChanged(path, o, n)
 	}
 	switch t.Kind() {
 	case reflect.Struct:
-		return d.structValue(path, o, n)
+		return d.structValue(path, o, n, nil)
 	case reflect.Slice:
 		if t.Elem().Kind() == reflect.Uint8 { // []byte is a base64 string
 			return d.replaceIfChanged(path, o, n)
 		}
-		return d.slice(path, o, n)
+		return d.slice(path, o, n, d.nilAsEmpty)
 	case reflect.Array:
 		for i := range o.Len() {
 			if err := d.value(path+"/"+strconv.Itoa(i), o.Index(i), n.Index(i)); err != nil {
@@ -118,7 +147,7 @@ func (d *differ) value(path string, o, n reflect.Value) error {
 		}
 		return nil
 	case reflect.Map:
-		return d.mapValue(path, o, n)
+		return d.mapValue(path, o, n, d.nilAsEmpty)
 	case reflect.Pointer:
 		if o.IsNil() || n.IsNil() {
 			if o.IsNil() != n.IsNil() {
@@ -191,21 +220,36 @@ func structFields(t reflect.Type) ([]field, bool) {
 	return fs, fs != nil
 }
 
-func (d *differ) structValue(path string, o, n reflect.Value) error {
+// structValue diffs a struct field by field; the fields named empty (by
+// their escaped JSON names) are slices or maps whose nil is written as
+// empty (emptyOnNil).
+func (d *differ) structValue(path string, o, n reflect.Value, empty []string) error {
 	fs, ok := structFields(o.Type())
 	if !ok {
 		return d.replaceIfChanged(path, o, n)
 	}
 	for _, f := range fs {
-		if err := d.value(path+"/"+f.name, o.Field(f.index), n.Field(f.index)); err != nil {
+		p, of, nf := path+"/"+f.name, o.Field(f.index), n.Field(f.index)
+		var err error
+		switch k := of.Kind(); {
+		case k == reflect.Slice && of.Type().Elem().Kind() != reflect.Uint8 && slices.Contains(empty, f.name):
+			err = d.slice(p, of, nf, true)
+		case k == reflect.Map && slices.Contains(empty, f.name):
+			err = d.mapValue(p, of, nf, true)
+		default:
+			err = d.value(p, of, nf)
+		}
+		if err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (d *differ) slice(path string, o, n reflect.Value) error {
-	if o.IsNil() != n.IsNil() && !d.nilAsEmpty { // null and [] differ in JSON
+// slice diffs two slices; nilAsEmpty says that a nil one is read as empty,
+// not as null.
+func (d *differ) slice(path string, o, n reflect.Value, nilAsEmpty bool) error {
+	if o.IsNil() != n.IsNil() && !nilAsEmpty { // null and [] differ in JSON
 		return d.add("replace", path, n)
 	}
 	ol, nl := o.Len(), n.Len()
@@ -230,8 +274,8 @@ func (d *differ) slice(path string, o, n reflect.Value) error {
 	return nil
 }
 
-func (d *differ) mapValue(path string, o, n reflect.Value) error {
-	if o.IsNil() != n.IsNil() && !d.nilAsEmpty {
+func (d *differ) mapValue(path string, o, n reflect.Value, nilAsEmpty bool) error {
+	if o.IsNil() != n.IsNil() && !nilAsEmpty {
 		return d.add("replace", path, n)
 	}
 	if o.Pointer() == n.Pointer() && o.IsNil() == n.IsNil() {

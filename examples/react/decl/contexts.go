@@ -2,6 +2,8 @@
 
 package decl
 
+import "encoding/json"
+
 // ContextOfUser is the context of actor user: the union of its observations
 // (UserObUser, UserObAgent and UserObToolkit). Its effect and jobs functions
 // see only this.
@@ -44,6 +46,41 @@ type ContextOfUser struct {
 	//
 	// Owned by actor user.
 	UserUpdatedAt int64 `json:"userUpdatedAt"`
+}
+
+// MarshalJSON encodes ContextOfUser with its nil slices and maps as empty, as
+// a state always has them.
+func (v ContextOfUser) MarshalJSON() ([]byte, error) {
+	type plain ContextOfUser
+	if v.Alerts == nil {
+		v.Alerts = []Alert{}
+	}
+	if v.Calls == nil {
+		v.Calls = []ToolCall{}
+	}
+	if v.Observations == nil {
+		v.Observations = []Observation{}
+	}
+	if v.Replies == nil {
+		v.Replies = []Reply{}
+	}
+	if v.Requests == nil {
+		v.Requests = []TaskRequest{}
+	}
+	if v.Runs == nil {
+		v.Runs = []RunRecord{}
+	}
+	if v.Tasks == nil {
+		v.Tasks = []TaskNode{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfUser field by field.
+func (ContextOfUser) JSONEmptyOnNil() []string {
+	return []string{"alerts", "calls", "observations", "replies", "requests", "runs", "tasks"}
 }
 
 // ContextOfAgent is the context of actor agent: the union of its observations
@@ -126,6 +163,50 @@ type ContextOfAgent struct {
 	Transitions []PhaseChange `json:"transitions"`
 }
 
+// MarshalJSON encodes ContextOfAgent with its nil slices and maps as empty, as
+// a state always has them.
+func (v ContextOfAgent) MarshalJSON() ([]byte, error) {
+	type plain ContextOfAgent
+	if v.Alerts == nil {
+		v.Alerts = []Alert{}
+	}
+	if v.Calls == nil {
+		v.Calls = []ToolCall{}
+	}
+	if v.Observations == nil {
+		v.Observations = []Observation{}
+	}
+	if v.Recoveries == nil {
+		v.Recoveries = []Recovery{}
+	}
+	if v.Replies == nil {
+		v.Replies = []Reply{}
+	}
+	if v.Requests == nil {
+		v.Requests = []TaskRequest{}
+	}
+	if v.Runs == nil {
+		v.Runs = []RunRecord{}
+	}
+	if v.Steps == nil {
+		v.Steps = []PlanStep{}
+	}
+	if v.Tasks == nil {
+		v.Tasks = []TaskNode{}
+	}
+	if v.Transitions == nil {
+		v.Transitions = []PhaseChange{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfAgent field by field.
+func (ContextOfAgent) JSONEmptyOnNil() []string {
+	return []string{"alerts", "calls", "observations", "recoveries", "replies", "requests", "runs", "steps", "tasks", "transitions"}
+}
+
 // ContextOfToolkit is the context of actor toolkit: the union of its
 // observations (ToolkitObAgent and ToolkitObToolkit). Its effect and jobs
 // functions see only this.
@@ -140,4 +221,24 @@ type ContextOfToolkit struct {
 	//
 	// Owned by actor toolkit.
 	ToolkitUpdatedAt int64 `json:"toolkitUpdatedAt"`
+}
+
+// MarshalJSON encodes ContextOfToolkit with its nil slices and maps as empty,
+// as a state always has them.
+func (v ContextOfToolkit) MarshalJSON() ([]byte, error) {
+	type plain ContextOfToolkit
+	if v.Calls == nil {
+		v.Calls = []ToolCall{}
+	}
+	if v.Observations == nil {
+		v.Observations = []Observation{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfToolkit field by field.
+func (ContextOfToolkit) JSONEmptyOnNil() []string {
+	return []string{"calls", "observations"}
 }

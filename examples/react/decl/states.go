@@ -2,6 +2,8 @@
 
 package decl
 
+import "encoding/json"
+
 // StateOfUser is the state of actor user: the union of the observations of it
 // (UserObUser and AgentObUser).
 type StateOfUser struct {
@@ -9,6 +11,26 @@ type StateOfUser struct {
 	Requests []TaskRequest `json:"requests"`
 	// The timestamp of the newest input of the user applied.
 	UserUpdatedAt int64 `json:"userUpdatedAt"`
+}
+
+// MarshalJSON encodes StateOfUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v StateOfUser) MarshalJSON() ([]byte, error) {
+	type plain StateOfUser
+	if v.Replies == nil {
+		v.Replies = []Reply{}
+	}
+	if v.Requests == nil {
+		v.Requests = []TaskRequest{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfUser field by field.
+func (StateOfUser) JSONEmptyOnNil() []string {
+	return []string{"replies", "requests"}
 }
 
 // StateOfAgent is the state of actor agent: the union of the observations of
@@ -50,10 +72,62 @@ type StateOfAgent struct {
 	Transitions []PhaseChange `json:"transitions"`
 }
 
+// MarshalJSON encodes StateOfAgent with its nil slices and maps as empty, as a
+// state always has them.
+func (v StateOfAgent) MarshalJSON() ([]byte, error) {
+	type plain StateOfAgent
+	if v.Alerts == nil {
+		v.Alerts = []Alert{}
+	}
+	if v.Calls == nil {
+		v.Calls = []ToolCall{}
+	}
+	if v.Recoveries == nil {
+		v.Recoveries = []Recovery{}
+	}
+	if v.Runs == nil {
+		v.Runs = []RunRecord{}
+	}
+	if v.Steps == nil {
+		v.Steps = []PlanStep{}
+	}
+	if v.Tasks == nil {
+		v.Tasks = []TaskNode{}
+	}
+	if v.Transitions == nil {
+		v.Transitions = []PhaseChange{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfAgent field by field.
+func (StateOfAgent) JSONEmptyOnNil() []string {
+	return []string{"alerts", "calls", "recoveries", "runs", "steps", "tasks", "transitions"}
+}
+
 // StateOfToolkit is the state of actor toolkit: the union of the observations
 // of it (UserObToolkit, AgentObToolkit and ToolkitObToolkit).
 type StateOfToolkit struct {
 	Observations []Observation `json:"observations"`
 	// The timestamp of the newest input of the toolkit applied.
 	ToolkitUpdatedAt int64 `json:"toolkitUpdatedAt"`
+}
+
+// MarshalJSON encodes StateOfToolkit with its nil slices and maps as empty, as
+// a state always has them.
+func (v StateOfToolkit) MarshalJSON() ([]byte, error) {
+	type plain StateOfToolkit
+	if v.Observations == nil {
+		v.Observations = []Observation{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfToolkit field by field.
+func (StateOfToolkit) JSONEmptyOnNil() []string {
+	return []string{"observations"}
 }

@@ -251,9 +251,12 @@ func TestAgentState(t *testing.T) {
 }
 
 // TestStateJSON checks that an AgentState survives a JSON round trip,
-// sealed interfaces included: the durable form of a snapshot.
+// sealed interfaces included: the durable form of a snapshot. Its nil lists
+// and maps encode as empty, as a state always has them, and come back so.
 func TestStateJSON(t *testing.T) {
 	s := decl.AgentState{
+		AssiMessages: []decl.Message{},
+		Usage:        map[string]decl.Usage{},
 		UserMessages: []decl.Message{{ID: "1", Role: decl.RoleUser, Tags: []string{"x"}}},
 		PendingCalls: map[string]decl.ToolCall{
 			"a": decl.ToolCallSearch{Query: "q"},
@@ -272,6 +275,11 @@ func TestStateJSON(t *testing.T) {
 	}
 	if !reflect.DeepEqual(s, back) {
 		t.Errorf("round trip changed the state\nbefore: %#v\nafter:  %#v\njson: %s", s, back, data)
+	}
+	nils := s
+	nils.AssiMessages, nils.Usage = nil, nil
+	if again, err := json.Marshal(nils); err != nil || string(again) != string(data) {
+		t.Errorf("with nil lists and maps the state encodes as\n%s (%v), want as with empty ones\n%s", again, err, data)
 	}
 }
 

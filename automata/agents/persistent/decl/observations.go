@@ -2,11 +2,30 @@
 
 package decl
 
+import "encoding/json"
+
 // UserObUser is what actor user observes of actor user: a slice of the state
 // of user.
 type UserObUser struct {
 	SystemPrompt string        `json:"systemPrompt"`
 	UserMessages []UserMessage `json:"userMessages"`
+}
+
+// MarshalJSON encodes UserObUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v UserObUser) MarshalJSON() ([]byte, error) {
+	type plain UserObUser
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObUser field by field.
+func (UserObUser) JSONEmptyOnNil() []string {
+	return []string{"userMessages"}
 }
 
 // UserObLlm is what actor user observes of actor llm: a slice of the state of
@@ -15,10 +34,44 @@ type UserObLlm struct {
 	AssistantMessages []AssistantMessage `json:"assistantMessages"`
 }
 
+// MarshalJSON encodes UserObLlm with its nil slices and maps as empty, as a
+// state always has them.
+func (v UserObLlm) MarshalJSON() ([]byte, error) {
+	type plain UserObLlm
+	if v.AssistantMessages == nil {
+		v.AssistantMessages = []AssistantMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObLlm field by field.
+func (UserObLlm) JSONEmptyOnNil() []string {
+	return []string{"assistantMessages"}
+}
+
 // UserObToolkit is what actor user observes of actor toolkit: a slice of the
 // state of toolkit.
 type UserObToolkit struct {
 	ToolMessages []ToolMessage `json:"toolMessages"`
+}
+
+// MarshalJSON encodes UserObToolkit with its nil slices and maps as empty, as
+// a state always has them.
+func (v UserObToolkit) MarshalJSON() ([]byte, error) {
+	type plain UserObToolkit
+	if v.ToolMessages == nil {
+		v.ToolMessages = []ToolMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObToolkit field by field.
+func (UserObToolkit) JSONEmptyOnNil() []string {
+	return []string{"toolMessages"}
 }
 
 // LlmObUser is what actor llm observes of actor user: a slice of the state of
@@ -26,6 +79,23 @@ type UserObToolkit struct {
 type LlmObUser struct {
 	SystemPrompt string        `json:"systemPrompt"`
 	UserMessages []UserMessage `json:"userMessages"`
+}
+
+// MarshalJSON encodes LlmObUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v LlmObUser) MarshalJSON() ([]byte, error) {
+	type plain LlmObUser
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk LlmObUser field by field.
+func (LlmObUser) JSONEmptyOnNil() []string {
+	return []string{"userMessages"}
 }
 
 // LlmObLlm is what actor llm observes of actor llm: a slice of the state of
@@ -36,10 +106,44 @@ type LlmObLlm struct {
 	LastSentToLlmAt int64 `json:"lastSentToLLMAt"`
 }
 
+// MarshalJSON encodes LlmObLlm with its nil slices and maps as empty, as a
+// state always has them.
+func (v LlmObLlm) MarshalJSON() ([]byte, error) {
+	type plain LlmObLlm
+	if v.AssistantMessages == nil {
+		v.AssistantMessages = []AssistantMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk LlmObLlm field by field.
+func (LlmObLlm) JSONEmptyOnNil() []string {
+	return []string{"assistantMessages"}
+}
+
 // LlmObToolkit is what actor llm observes of actor toolkit: a slice of the
 // state of toolkit.
 type LlmObToolkit struct {
 	ToolMessages []ToolMessage `json:"toolMessages"`
+}
+
+// MarshalJSON encodes LlmObToolkit with its nil slices and maps as empty, as a
+// state always has them.
+func (v LlmObToolkit) MarshalJSON() ([]byte, error) {
+	type plain LlmObToolkit
+	if v.ToolMessages == nil {
+		v.ToolMessages = []ToolMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk LlmObToolkit field by field.
+func (LlmObToolkit) JSONEmptyOnNil() []string {
+	return []string{"toolMessages"}
 }
 
 // ToolkitObLlm is what actor toolkit observes of actor llm: a slice of the
@@ -48,8 +152,42 @@ type ToolkitObLlm struct {
 	AssistantMessages []AssistantMessage `json:"assistantMessages"`
 }
 
+// MarshalJSON encodes ToolkitObLlm with its nil slices and maps as empty, as a
+// state always has them.
+func (v ToolkitObLlm) MarshalJSON() ([]byte, error) {
+	type plain ToolkitObLlm
+	if v.AssistantMessages == nil {
+		v.AssistantMessages = []AssistantMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ToolkitObLlm field by field.
+func (ToolkitObLlm) JSONEmptyOnNil() []string {
+	return []string{"assistantMessages"}
+}
+
 // ToolkitObToolkit is what actor toolkit observes of actor toolkit: a slice of
 // the state of toolkit.
 type ToolkitObToolkit struct {
 	ToolMessages []ToolMessage `json:"toolMessages"`
+}
+
+// MarshalJSON encodes ToolkitObToolkit with its nil slices and maps as empty,
+// as a state always has them.
+func (v ToolkitObToolkit) MarshalJSON() ([]byte, error) {
+	type plain ToolkitObToolkit
+	if v.ToolMessages == nil {
+		v.ToolMessages = []ToolMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ToolkitObToolkit field by field.
+func (ToolkitObToolkit) JSONEmptyOnNil() []string {
+	return []string{"toolMessages"}
 }

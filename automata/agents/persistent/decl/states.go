@@ -2,11 +2,30 @@
 
 package decl
 
+import "encoding/json"
+
 // StateOfUser is the state of actor user: the union of the observations of it
 // (UserObUser and LlmObUser).
 type StateOfUser struct {
 	SystemPrompt string        `json:"systemPrompt"`
 	UserMessages []UserMessage `json:"userMessages"`
+}
+
+// MarshalJSON encodes StateOfUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v StateOfUser) MarshalJSON() ([]byte, error) {
+	type plain StateOfUser
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfUser field by field.
+func (StateOfUser) JSONEmptyOnNil() []string {
+	return []string{"userMessages"}
 }
 
 // StateOfLlm is the state of actor llm: the union of the observations of it
@@ -17,8 +36,42 @@ type StateOfLlm struct {
 	LastSentToLlmAt int64 `json:"lastSentToLLMAt"`
 }
 
+// MarshalJSON encodes StateOfLlm with its nil slices and maps as empty, as a
+// state always has them.
+func (v StateOfLlm) MarshalJSON() ([]byte, error) {
+	type plain StateOfLlm
+	if v.AssistantMessages == nil {
+		v.AssistantMessages = []AssistantMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfLlm field by field.
+func (StateOfLlm) JSONEmptyOnNil() []string {
+	return []string{"assistantMessages"}
+}
+
 // StateOfToolkit is the state of actor toolkit: the union of the observations
 // of it (UserObToolkit, LlmObToolkit and ToolkitObToolkit).
 type StateOfToolkit struct {
 	ToolMessages []ToolMessage `json:"toolMessages"`
+}
+
+// MarshalJSON encodes StateOfToolkit with its nil slices and maps as empty, as
+// a state always has them.
+func (v StateOfToolkit) MarshalJSON() ([]byte, error) {
+	type plain StateOfToolkit
+	if v.ToolMessages == nil {
+		v.ToolMessages = []ToolMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfToolkit field by field.
+func (StateOfToolkit) JSONEmptyOnNil() []string {
+	return []string{"toolMessages"}
 }

@@ -2,6 +2,8 @@
 
 package decl
 
+import "encoding/json"
+
 // ContextOfUser is the context of actor user: the union of its observations
 // (UserObUser, UserObBrain and UserObToolkit). Its effect and jobs functions
 // see only this.
@@ -22,6 +24,32 @@ type ContextOfUser struct {
 	//
 	// Owned by actor user.
 	UserUpdatedAt int64 `json:"userUpdatedAt"`
+}
+
+// MarshalJSON encodes ContextOfUser with its nil slices and maps as empty, as
+// a state always has them.
+func (v ContextOfUser) MarshalJSON() ([]byte, error) {
+	type plain ContextOfUser
+	if v.AssistantMessages == nil {
+		v.AssistantMessages = []AssistantMessage{}
+	}
+	if v.ToolCalls == nil {
+		v.ToolCalls = []ToolCallRecord{}
+	}
+	if v.ToolResults == nil {
+		v.ToolResults = []ToolResult{}
+	}
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfUser field by field.
+func (ContextOfUser) JSONEmptyOnNil() []string {
+	return []string{"assistantMessages", "toolCalls", "toolResults", "userMessages"}
 }
 
 // ContextOfBrain is the context of actor brain: the union of its observations
@@ -54,6 +82,32 @@ type ContextOfBrain struct {
 	UserMessages []UserMessage `json:"userMessages"`
 }
 
+// MarshalJSON encodes ContextOfBrain with its nil slices and maps as empty, as
+// a state always has them.
+func (v ContextOfBrain) MarshalJSON() ([]byte, error) {
+	type plain ContextOfBrain
+	if v.AssistantMessages == nil {
+		v.AssistantMessages = []AssistantMessage{}
+	}
+	if v.ToolCalls == nil {
+		v.ToolCalls = []ToolCallRecord{}
+	}
+	if v.ToolResults == nil {
+		v.ToolResults = []ToolResult{}
+	}
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfBrain field by field.
+func (ContextOfBrain) JSONEmptyOnNil() []string {
+	return []string{"assistantMessages", "toolCalls", "toolResults", "userMessages"}
+}
+
 // ContextOfToolkit is the context of actor toolkit: the union of its
 // observations (ToolkitObBrain and ToolkitObToolkit). Its effect and jobs
 // functions see only this.
@@ -66,4 +120,24 @@ type ContextOfToolkit struct {
 	//
 	// Owned by actor toolkit.
 	ToolkitUpdatedAt int64 `json:"toolkitUpdatedAt"`
+}
+
+// MarshalJSON encodes ContextOfToolkit with its nil slices and maps as empty,
+// as a state always has them.
+func (v ContextOfToolkit) MarshalJSON() ([]byte, error) {
+	type plain ContextOfToolkit
+	if v.ToolCalls == nil {
+		v.ToolCalls = []ToolCallRecord{}
+	}
+	if v.ToolResults == nil {
+		v.ToolResults = []ToolResult{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfToolkit field by field.
+func (ContextOfToolkit) JSONEmptyOnNil() []string {
+	return []string{"toolCalls", "toolResults"}
 }

@@ -2,6 +2,8 @@
 
 package v1
 
+import "encoding/json"
+
 // UserObUser is what actor user observes of actor user: a slice of the state
 // of user.
 type UserObUser struct {
@@ -9,6 +11,26 @@ type UserObUser struct {
 	Replies  []Reply       `json:"replies"`
 	// The timestamp of the newest input of the user applied.
 	UserUpdatedAt int64 `json:"userUpdatedAt"`
+}
+
+// MarshalJSON encodes UserObUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v UserObUser) MarshalJSON() ([]byte, error) {
+	type plain UserObUser
+	if v.Requests == nil {
+		v.Requests = []TaskRequest{}
+	}
+	if v.Replies == nil {
+		v.Replies = []Reply{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObUser field by field.
+func (UserObUser) JSONEmptyOnNil() []string {
+	return []string{"requests", "replies"}
 }
 
 // UserObAgent is what actor user observes of actor agent: a slice of the state
@@ -30,10 +52,53 @@ type UserObAgent struct {
 	Runs     []RunRecord `json:"runs"`
 }
 
+// MarshalJSON encodes UserObAgent with its nil slices and maps as empty, as a
+// state always has them.
+func (v UserObAgent) MarshalJSON() ([]byte, error) {
+	type plain UserObAgent
+	if v.Tasks == nil {
+		v.Tasks = []TaskNode{}
+	}
+	if v.Calls == nil {
+		v.Calls = []ToolCall{}
+	}
+	if v.Alerts == nil {
+		v.Alerts = []Alert{}
+	}
+	if v.Runs == nil {
+		v.Runs = []RunRecord{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObAgent field by field.
+func (UserObAgent) JSONEmptyOnNil() []string {
+	return []string{"tasks", "calls", "alerts", "runs"}
+}
+
 // UserObToolkit is what actor user observes of actor toolkit: a slice of the
 // state of toolkit.
 type UserObToolkit struct {
 	Observations []Observation `json:"observations"`
+}
+
+// MarshalJSON encodes UserObToolkit with its nil slices and maps as empty, as
+// a state always has them.
+func (v UserObToolkit) MarshalJSON() ([]byte, error) {
+	type plain UserObToolkit
+	if v.Observations == nil {
+		v.Observations = []Observation{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObToolkit field by field.
+func (UserObToolkit) JSONEmptyOnNil() []string {
+	return []string{"observations"}
 }
 
 // AgentObUser is what actor agent observes of actor user: a slice of the state
@@ -41,6 +106,26 @@ type UserObToolkit struct {
 type AgentObUser struct {
 	Requests []TaskRequest `json:"requests"`
 	Replies  []Reply       `json:"replies"`
+}
+
+// MarshalJSON encodes AgentObUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v AgentObUser) MarshalJSON() ([]byte, error) {
+	type plain AgentObUser
+	if v.Requests == nil {
+		v.Requests = []TaskRequest{}
+	}
+	if v.Replies == nil {
+		v.Replies = []Reply{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk AgentObUser field by field.
+func (AgentObUser) JSONEmptyOnNil() []string {
+	return []string{"requests", "replies"}
 }
 
 // AgentObAgent is what actor agent observes of actor agent: a slice of the
@@ -75,10 +160,59 @@ type AgentObAgent struct {
 	AgentUpdatedAt int64 `json:"agentUpdatedAt"`
 }
 
+// MarshalJSON encodes AgentObAgent with its nil slices and maps as empty, as a
+// state always has them.
+func (v AgentObAgent) MarshalJSON() ([]byte, error) {
+	type plain AgentObAgent
+	if v.Tasks == nil {
+		v.Tasks = []TaskNode{}
+	}
+	if v.Steps == nil {
+		v.Steps = []PlanStep{}
+	}
+	if v.Calls == nil {
+		v.Calls = []ToolCall{}
+	}
+	if v.Alerts == nil {
+		v.Alerts = []Alert{}
+	}
+	if v.Transitions == nil {
+		v.Transitions = []PhaseChange{}
+	}
+	if v.Runs == nil {
+		v.Runs = []RunRecord{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk AgentObAgent field by field.
+func (AgentObAgent) JSONEmptyOnNil() []string {
+	return []string{"tasks", "steps", "calls", "alerts", "transitions", "runs"}
+}
+
 // AgentObToolkit is what actor agent observes of actor toolkit: a slice of the
 // state of toolkit.
 type AgentObToolkit struct {
 	Observations []Observation `json:"observations"`
+}
+
+// MarshalJSON encodes AgentObToolkit with its nil slices and maps as empty, as
+// a state always has them.
+func (v AgentObToolkit) MarshalJSON() ([]byte, error) {
+	type plain AgentObToolkit
+	if v.Observations == nil {
+		v.Observations = []Observation{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk AgentObToolkit field by field.
+func (AgentObToolkit) JSONEmptyOnNil() []string {
+	return []string{"observations"}
 }
 
 // ToolkitObAgent is what actor toolkit observes of actor agent: a slice of the
@@ -88,10 +222,44 @@ type ToolkitObAgent struct {
 	Calls []ToolCall `json:"calls"`
 }
 
+// MarshalJSON encodes ToolkitObAgent with its nil slices and maps as empty, as
+// a state always has them.
+func (v ToolkitObAgent) MarshalJSON() ([]byte, error) {
+	type plain ToolkitObAgent
+	if v.Calls == nil {
+		v.Calls = []ToolCall{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ToolkitObAgent field by field.
+func (ToolkitObAgent) JSONEmptyOnNil() []string {
+	return []string{"calls"}
+}
+
 // ToolkitObToolkit is what actor toolkit observes of actor toolkit: a slice of
 // the state of toolkit.
 type ToolkitObToolkit struct {
 	Observations []Observation `json:"observations"`
 	// The timestamp of the newest input of the toolkit applied.
 	ToolkitUpdatedAt int64 `json:"toolkitUpdatedAt"`
+}
+
+// MarshalJSON encodes ToolkitObToolkit with its nil slices and maps as empty,
+// as a state always has them.
+func (v ToolkitObToolkit) MarshalJSON() ([]byte, error) {
+	type plain ToolkitObToolkit
+	if v.Observations == nil {
+		v.Observations = []Observation{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ToolkitObToolkit field by field.
+func (ToolkitObToolkit) JSONEmptyOnNil() []string {
+	return []string{"observations"}
 }

@@ -319,9 +319,43 @@ func (e *declEmitter) decoder(t *model.Type) *jen.Statement {
 
 // structType emits a struct type of fields, with an UnmarshalJSON when it
 // holds sealed interfaces.
+//
+// Its fields are a state's (an observation, a state, a context): always
+// present, so a nil slice or map that is not nullable encodes as empty, as
+// the initial state has it, whether it was made by a transition, a
+// migration or a snapshot's decoding (gob keeps no empty slice); the JSON
+// that a bridge, a panel or the journal writes of a state is then the same
+// before and after a restart.
 func (e *declEmitter) structType(f *jen.File, goName string, fs []*model.Field, extraDoc func(*model.Field) string) {
 	f.Type().Id(goName).Struct(fields(fs, extraDoc)...)
 	f.Line()
+	var empty []*model.Field
+	for _, fd := range fs {
+		if !fd.Nullable && fd.Type.IsCollection() {
+			empty = append(empty, fd)
+		}
+	}
+	if len(empty) > 0 {
+		body := []jen.Code{jen.Type().Id("plain").Id(goName)}
+		for _, fd := range empty {
+			body = append(body, jen.If(jen.Id("v").Dot(fd.GoName).Op("==").Nil()).Block(
+				jen.Id("v").Dot(fd.GoName).Op("=").Add(goType(fd.Type)).Values(),
+			))
+		}
+		body = append(body, jen.Return(jen.Qual(gen.JSONPath, "Marshal").Call(jen.Id("plain").Call(jen.Id("v")))))
+		gen.Comment(f, "MarshalJSON encodes "+goName+" with its nil slices and maps as empty, as a state always has them.")
+		f.Func().Params(jen.Id("v").Id(goName)).Id("MarshalJSON").Params().Params(jen.Index().Byte(), jen.Error()).Block(body...)
+		f.Line()
+		var names []jen.Code
+		for _, fd := range empty {
+			names = append(names, jen.Lit(fd.Name))
+		}
+		gen.Comment(f, "JSONEmptyOnNil names the properties that MarshalJSON writes as empty when nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas), which then walk "+goName+" field by field.")
+		f.Func().Params(jen.Id(goName)).Id("JSONEmptyOnNil").Params().Index().String().Block(
+			jen.Return(jen.Index().String().Values(names...)),
+		)
+		f.Line()
+	}
 	if slices.ContainsFunc(fs, func(fd *model.Field) bool { return fd.Type.NeedsDecoder() }) {
 		e.unmarshalStruct(f, goName, fs)
 	}

@@ -32,6 +32,35 @@ type AgentState struct {
 	UserMessages []Message `json:"userMessages"`
 }
 
+// MarshalJSON encodes AgentState with its nil slices and maps as empty, as a
+// state always has them.
+func (v AgentState) MarshalJSON() ([]byte, error) {
+	type plain AgentState
+	if v.AssiMessages == nil {
+		v.AssiMessages = []Message{}
+	}
+	if v.PendingCalls == nil {
+		v.PendingCalls = map[string]ToolCall{}
+	}
+	if v.Results == nil {
+		v.Results = map[string]*string{}
+	}
+	if v.Usage == nil {
+		v.Usage = map[string]Usage{}
+	}
+	if v.UserMessages == nil {
+		v.UserMessages = []Message{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk AgentState field by field.
+func (AgentState) JSONEmptyOnNil() []string {
+	return []string{"assiMessages", "pendingCalls", "results", "usage", "userMessages"}
+}
+
 // UnmarshalJSON decodes AgentState, including the sealed interfaces it holds.
 func (v *AgentState) UnmarshalJSON(data []byte) error {
 	type plain AgentState

@@ -19,6 +19,26 @@ type ContextOfUser struct {
 	UserMessages []Message `json:"userMessages"`
 }
 
+// MarshalJSON encodes ContextOfUser with its nil slices and maps as empty, as
+// a state always has them.
+func (v ContextOfUser) MarshalJSON() ([]byte, error) {
+	type plain ContextOfUser
+	if v.AssiMessages == nil {
+		v.AssiMessages = []Message{}
+	}
+	if v.UserMessages == nil {
+		v.UserMessages = []Message{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfUser field by field.
+func (ContextOfUser) JSONEmptyOnNil() []string {
+	return []string{"assiMessages", "userMessages"}
+}
+
 // ContextOfLlm is the context of actor llm: the union of its observations
 // (LlmObUser, LlmObLlm and LlmObToolkit). Its effect and jobs functions see
 // only this.
@@ -33,6 +53,35 @@ type ContextOfLlm struct {
 	Usage map[string]Usage `json:"usage"`
 	// Owned by actor user.
 	UserMessages []Message `json:"userMessages"`
+}
+
+// MarshalJSON encodes ContextOfLlm with its nil slices and maps as empty, as a
+// state always has them.
+func (v ContextOfLlm) MarshalJSON() ([]byte, error) {
+	type plain ContextOfLlm
+	if v.AssiMessages == nil {
+		v.AssiMessages = []Message{}
+	}
+	if v.PendingCalls == nil {
+		v.PendingCalls = map[string]ToolCall{}
+	}
+	if v.Results == nil {
+		v.Results = map[string]*string{}
+	}
+	if v.Usage == nil {
+		v.Usage = map[string]Usage{}
+	}
+	if v.UserMessages == nil {
+		v.UserMessages = []Message{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfLlm field by field.
+func (ContextOfLlm) JSONEmptyOnNil() []string {
+	return []string{"assiMessages", "pendingCalls", "results", "usage", "userMessages"}
 }
 
 // UnmarshalJSON decodes ContextOfLlm, including the sealed interfaces it
@@ -60,6 +109,23 @@ func (v *ContextOfLlm) UnmarshalJSON(data []byte) error {
 type ContextOfToolkit struct {
 	// Owned by actor toolkit.
 	PendingCalls map[string]ToolCall `json:"pendingCalls"`
+}
+
+// MarshalJSON encodes ContextOfToolkit with its nil slices and maps as empty,
+// as a state always has them.
+func (v ContextOfToolkit) MarshalJSON() ([]byte, error) {
+	type plain ContextOfToolkit
+	if v.PendingCalls == nil {
+		v.PendingCalls = map[string]ToolCall{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfToolkit field by field.
+func (ContextOfToolkit) JSONEmptyOnNil() []string {
+	return []string{"pendingCalls"}
 }
 
 // UnmarshalJSON decodes ContextOfToolkit, including the sealed interfaces it

@@ -14,6 +14,23 @@ type UserObUser struct {
 	UserMessages []Message `json:"userMessages"`
 }
 
+// MarshalJSON encodes UserObUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v UserObUser) MarshalJSON() ([]byte, error) {
+	type plain UserObUser
+	if v.UserMessages == nil {
+		v.UserMessages = []Message{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObUser field by field.
+func (UserObUser) JSONEmptyOnNil() []string {
+	return []string{"userMessages"}
+}
+
 // UserObLlm is what actor user observes of actor llm: a slice of the state of
 // llm.
 type UserObLlm struct {
@@ -21,10 +38,44 @@ type UserObLlm struct {
 	Thinking     bool      `json:"thinking"`
 }
 
+// MarshalJSON encodes UserObLlm with its nil slices and maps as empty, as a
+// state always has them.
+func (v UserObLlm) MarshalJSON() ([]byte, error) {
+	type plain UserObLlm
+	if v.AssiMessages == nil {
+		v.AssiMessages = []Message{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObLlm field by field.
+func (UserObLlm) JSONEmptyOnNil() []string {
+	return []string{"assiMessages"}
+}
+
 // LlmObUser is what actor llm observes of actor user: a slice of the state of
 // user.
 type LlmObUser struct {
 	UserMessages []Message `json:"userMessages"`
+}
+
+// MarshalJSON encodes LlmObUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v LlmObUser) MarshalJSON() ([]byte, error) {
+	type plain LlmObUser
+	if v.UserMessages == nil {
+		v.UserMessages = []Message{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk LlmObUser field by field.
+func (LlmObUser) JSONEmptyOnNil() []string {
+	return []string{"userMessages"}
 }
 
 // LlmObLlm is what actor llm observes of actor llm: a slice of the state of
@@ -34,11 +85,51 @@ type LlmObLlm struct {
 	Usage        map[string]Usage `json:"usage"`
 }
 
+// MarshalJSON encodes LlmObLlm with its nil slices and maps as empty, as a
+// state always has them.
+func (v LlmObLlm) MarshalJSON() ([]byte, error) {
+	type plain LlmObLlm
+	if v.AssiMessages == nil {
+		v.AssiMessages = []Message{}
+	}
+	if v.Usage == nil {
+		v.Usage = map[string]Usage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk LlmObLlm field by field.
+func (LlmObLlm) JSONEmptyOnNil() []string {
+	return []string{"assiMessages", "usage"}
+}
+
 // LlmObToolkit is what actor llm observes of actor toolkit: a slice of the
 // state of toolkit.
 type LlmObToolkit struct {
 	PendingCalls map[string]ToolCall `json:"pendingCalls"`
 	Results      map[string]*string  `json:"results"`
+}
+
+// MarshalJSON encodes LlmObToolkit with its nil slices and maps as empty, as a
+// state always has them.
+func (v LlmObToolkit) MarshalJSON() ([]byte, error) {
+	type plain LlmObToolkit
+	if v.PendingCalls == nil {
+		v.PendingCalls = map[string]ToolCall{}
+	}
+	if v.Results == nil {
+		v.Results = map[string]*string{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk LlmObToolkit field by field.
+func (LlmObToolkit) JSONEmptyOnNil() []string {
+	return []string{"pendingCalls", "results"}
 }
 
 // UnmarshalJSON decodes LlmObToolkit, including the sealed interfaces it
@@ -64,6 +155,23 @@ func (v *LlmObToolkit) UnmarshalJSON(data []byte) error {
 // the state of toolkit.
 type ToolkitObToolkit struct {
 	PendingCalls map[string]ToolCall `json:"pendingCalls"`
+}
+
+// MarshalJSON encodes ToolkitObToolkit with its nil slices and maps as empty,
+// as a state always has them.
+func (v ToolkitObToolkit) MarshalJSON() ([]byte, error) {
+	type plain ToolkitObToolkit
+	if v.PendingCalls == nil {
+		v.PendingCalls = map[string]ToolCall{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ToolkitObToolkit field by field.
+func (ToolkitObToolkit) JSONEmptyOnNil() []string {
+	return []string{"pendingCalls"}
 }
 
 // UnmarshalJSON decodes ToolkitObToolkit, including the sealed interfaces it

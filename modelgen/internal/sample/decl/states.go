@@ -14,6 +14,23 @@ type StateOfUser struct {
 	UserMessages []Message `json:"userMessages"`
 }
 
+// MarshalJSON encodes StateOfUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v StateOfUser) MarshalJSON() ([]byte, error) {
+	type plain StateOfUser
+	if v.UserMessages == nil {
+		v.UserMessages = []Message{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfUser field by field.
+func (StateOfUser) JSONEmptyOnNil() []string {
+	return []string{"userMessages"}
+}
+
 // StateOfLlm is the state of actor llm: the union of the observations of it
 // (UserObLlm and LlmObLlm).
 type StateOfLlm struct {
@@ -22,11 +39,51 @@ type StateOfLlm struct {
 	Usage        map[string]Usage `json:"usage"`
 }
 
+// MarshalJSON encodes StateOfLlm with its nil slices and maps as empty, as a
+// state always has them.
+func (v StateOfLlm) MarshalJSON() ([]byte, error) {
+	type plain StateOfLlm
+	if v.AssiMessages == nil {
+		v.AssiMessages = []Message{}
+	}
+	if v.Usage == nil {
+		v.Usage = map[string]Usage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfLlm field by field.
+func (StateOfLlm) JSONEmptyOnNil() []string {
+	return []string{"assiMessages", "usage"}
+}
+
 // StateOfToolkit is the state of actor toolkit: the union of the observations
 // of it (LlmObToolkit and ToolkitObToolkit).
 type StateOfToolkit struct {
 	PendingCalls map[string]ToolCall `json:"pendingCalls"`
 	Results      map[string]*string  `json:"results"`
+}
+
+// MarshalJSON encodes StateOfToolkit with its nil slices and maps as empty, as
+// a state always has them.
+func (v StateOfToolkit) MarshalJSON() ([]byte, error) {
+	type plain StateOfToolkit
+	if v.PendingCalls == nil {
+		v.PendingCalls = map[string]ToolCall{}
+	}
+	if v.Results == nil {
+		v.Results = map[string]*string{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfToolkit field by field.
+func (StateOfToolkit) JSONEmptyOnNil() []string {
+	return []string{"pendingCalls", "results"}
 }
 
 // UnmarshalJSON decodes StateOfToolkit, including the sealed interfaces it

@@ -2,6 +2,8 @@
 
 package decl
 
+import "encoding/json"
+
 // ContextOfUser is the context of actor user: the union of its observations
 // (UserObTool). Its effect and jobs functions see only this.
 type ContextOfUser struct {
@@ -9,6 +11,26 @@ type ContextOfUser struct {
 	Results map[string]ResultsValue `json:"results"`
 	// Owned by actor tool.
 	Tools map[string]Tool `json:"tools"`
+}
+
+// MarshalJSON encodes ContextOfUser with its nil slices and maps as empty, as
+// a state always has them.
+func (v ContextOfUser) MarshalJSON() ([]byte, error) {
+	type plain ContextOfUser
+	if v.Results == nil {
+		v.Results = map[string]ResultsValue{}
+	}
+	if v.Tools == nil {
+		v.Tools = map[string]Tool{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfUser field by field.
+func (ContextOfUser) JSONEmptyOnNil() []string {
+	return []string{"results", "tools"}
 }
 
 // ContextOfTool is the context of actor tool: the union of its observations
@@ -20,4 +42,27 @@ type ContextOfTool struct {
 	Nested map[string]map[string]float64 `json:"nested"`
 	// Owned by actor user.
 	Settings map[string]*string `json:"settings"`
+}
+
+// MarshalJSON encodes ContextOfTool with its nil slices and maps as empty, as
+// a state always has them.
+func (v ContextOfTool) MarshalJSON() ([]byte, error) {
+	type plain ContextOfTool
+	if v.Groups == nil {
+		v.Groups = map[string][]string{}
+	}
+	if v.Nested == nil {
+		v.Nested = map[string]map[string]float64{}
+	}
+	if v.Settings == nil {
+		v.Settings = map[string]*string{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfTool field by field.
+func (ContextOfTool) JSONEmptyOnNil() []string {
+	return []string{"groups", "nested", "settings"}
 }

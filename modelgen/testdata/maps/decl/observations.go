@@ -2,11 +2,33 @@
 
 package decl
 
+import "encoding/json"
+
 // UserObTool is what actor user observes of actor tool: a slice of the state
 // of tool.
 type UserObTool struct {
 	Tools   map[string]Tool         `json:"tools"`
 	Results map[string]ResultsValue `json:"results"`
+}
+
+// MarshalJSON encodes UserObTool with its nil slices and maps as empty, as a
+// state always has them.
+func (v UserObTool) MarshalJSON() ([]byte, error) {
+	type plain UserObTool
+	if v.Tools == nil {
+		v.Tools = map[string]Tool{}
+	}
+	if v.Results == nil {
+		v.Results = map[string]ResultsValue{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObTool field by field.
+func (UserObTool) JSONEmptyOnNil() []string {
+	return []string{"tools", "results"}
 }
 
 // ToolObUser is what actor tool observes of actor user: a slice of the state
@@ -15,6 +37,29 @@ type ToolObUser struct {
 	Settings map[string]*string            `json:"settings"`
 	Groups   map[string][]string           `json:"groups"`
 	Nested   map[string]map[string]float64 `json:"nested"`
+}
+
+// MarshalJSON encodes ToolObUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v ToolObUser) MarshalJSON() ([]byte, error) {
+	type plain ToolObUser
+	if v.Settings == nil {
+		v.Settings = map[string]*string{}
+	}
+	if v.Groups == nil {
+		v.Groups = map[string][]string{}
+	}
+	if v.Nested == nil {
+		v.Nested = map[string]map[string]float64{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ToolObUser field by field.
+func (ToolObUser) JSONEmptyOnNil() []string {
+	return []string{"settings", "groups", "nested"}
 }
 
 // ResultsValue is the type of

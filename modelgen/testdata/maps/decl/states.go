@@ -2,6 +2,8 @@
 
 package decl
 
+import "encoding/json"
+
 // StateOfUser is the state of actor user: the union of the observations of it
 // (ToolObUser).
 type StateOfUser struct {
@@ -10,9 +12,52 @@ type StateOfUser struct {
 	Settings map[string]*string            `json:"settings"`
 }
 
+// MarshalJSON encodes StateOfUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v StateOfUser) MarshalJSON() ([]byte, error) {
+	type plain StateOfUser
+	if v.Groups == nil {
+		v.Groups = map[string][]string{}
+	}
+	if v.Nested == nil {
+		v.Nested = map[string]map[string]float64{}
+	}
+	if v.Settings == nil {
+		v.Settings = map[string]*string{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfUser field by field.
+func (StateOfUser) JSONEmptyOnNil() []string {
+	return []string{"groups", "nested", "settings"}
+}
+
 // StateOfTool is the state of actor tool: the union of the observations of it
 // (UserObTool).
 type StateOfTool struct {
 	Results map[string]ResultsValue `json:"results"`
 	Tools   map[string]Tool         `json:"tools"`
+}
+
+// MarshalJSON encodes StateOfTool with its nil slices and maps as empty, as a
+// state always has them.
+func (v StateOfTool) MarshalJSON() ([]byte, error) {
+	type plain StateOfTool
+	if v.Results == nil {
+		v.Results = map[string]ResultsValue{}
+	}
+	if v.Tools == nil {
+		v.Tools = map[string]Tool{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfTool field by field.
+func (StateOfTool) JSONEmptyOnNil() []string {
+	return []string{"results", "tools"}
 }

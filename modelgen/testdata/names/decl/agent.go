@@ -26,6 +26,23 @@ type AgentState struct {
 	Strings []String `json:"strings"`
 }
 
+// MarshalJSON encodes AgentState with its nil slices and maps as empty, as a
+// state always has them.
+func (v AgentState) MarshalJSON() ([]byte, error) {
+	type plain AgentState
+	if v.Strings == nil {
+		v.Strings = []String{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk AgentState field by field.
+func (AgentState) JSONEmptyOnNil() []string {
+	return []string{"strings"}
+}
+
 // UnmarshalJSON decodes AgentState, including the sealed interfaces it holds.
 func (v *AgentState) UnmarshalJSON(data []byte) error {
 	type plain AgentState

@@ -25,6 +25,23 @@ type ContextOfGoTo struct {
 	Strings []String `json:"strings"`
 }
 
+// MarshalJSON encodes ContextOfGoTo with its nil slices and maps as empty, as
+// a state always has them.
+func (v ContextOfGoTo) MarshalJSON() ([]byte, error) {
+	type plain ContextOfGoTo
+	if v.Strings == nil {
+		v.Strings = []String{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfGoTo field by field.
+func (ContextOfGoTo) JSONEmptyOnNil() []string {
+	return []string{"strings"}
+}
+
 // UnmarshalJSON decodes ContextOfGoTo, including the sealed interfaces it
 // holds.
 func (v *ContextOfGoTo) UnmarshalJSON(data []byte) error {

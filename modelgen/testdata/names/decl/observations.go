@@ -21,6 +21,23 @@ type GoToObUser struct {
 	Bytes   InputAs  `json:"bytes"`
 }
 
+// MarshalJSON encodes GoToObUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v GoToObUser) MarshalJSON() ([]byte, error) {
+	type plain GoToObUser
+	if v.Strings == nil {
+		v.Strings = []String{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk GoToObUser field by field.
+func (GoToObUser) JSONEmptyOnNil() []string {
+	return []string{"strings"}
+}
+
 // UnmarshalJSON decodes GoToObUser, including the sealed interfaces it holds.
 func (v *GoToObUser) UnmarshalJSON(data []byte) error {
 	type plain GoToObUser

@@ -14,6 +14,23 @@ type StateOfUser struct {
 	Strings []String `json:"strings"`
 }
 
+// MarshalJSON encodes StateOfUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v StateOfUser) MarshalJSON() ([]byte, error) {
+	type plain StateOfUser
+	if v.Strings == nil {
+		v.Strings = []String{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfUser field by field.
+func (StateOfUser) JSONEmptyOnNil() []string {
+	return []string{"strings"}
+}
+
 // UnmarshalJSON decodes StateOfUser, including the sealed interfaces it holds.
 func (v *StateOfUser) UnmarshalJSON(data []byte) error {
 	type plain StateOfUser

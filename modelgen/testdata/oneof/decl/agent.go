@@ -22,6 +22,23 @@ type AgentState struct {
 	Selection Selection `json:"selection"`
 }
 
+// MarshalJSON encodes AgentState with its nil slices and maps as empty, as a
+// state always has them.
+func (v AgentState) MarshalJSON() ([]byte, error) {
+	type plain AgentState
+	if v.Layers == nil {
+		v.Layers = []Layer{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk AgentState field by field.
+func (AgentState) JSONEmptyOnNil() []string {
+	return []string{"layers"}
+}
+
 // UnmarshalJSON decodes AgentState, including the sealed interfaces it holds.
 func (v *AgentState) UnmarshalJSON(data []byte) error {
 	type plain AgentState

@@ -14,6 +14,23 @@ type ContextOfUser struct {
 	Layers []Layer `json:"layers"`
 }
 
+// MarshalJSON encodes ContextOfUser with its nil slices and maps as empty, as
+// a state always has them.
+func (v ContextOfUser) MarshalJSON() ([]byte, error) {
+	type plain ContextOfUser
+	if v.Layers == nil {
+		v.Layers = []Layer{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfUser field by field.
+func (ContextOfUser) JSONEmptyOnNil() []string {
+	return []string{"layers"}
+}
+
 // ContextOfCanvas is the context of actor canvas: the union of its
 // observations (CanvasObUser). Its effect and jobs functions see only this.
 type ContextOfCanvas struct {

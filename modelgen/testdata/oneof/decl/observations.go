@@ -14,6 +14,23 @@ type UserObCanvas struct {
 	Layers []Layer `json:"layers"`
 }
 
+// MarshalJSON encodes UserObCanvas with its nil slices and maps as empty, as a
+// state always has them.
+func (v UserObCanvas) MarshalJSON() ([]byte, error) {
+	type plain UserObCanvas
+	if v.Layers == nil {
+		v.Layers = []Layer{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObCanvas field by field.
+func (UserObCanvas) JSONEmptyOnNil() []string {
+	return []string{"layers"}
+}
+
 // CanvasObUser is what actor canvas observes of actor user: a slice of the
 // state of user.
 type CanvasObUser struct {

@@ -36,3 +36,20 @@ func (v *StateOfUser) UnmarshalJSON(data []byte) error {
 type StateOfCanvas struct {
 	Layers []Layer `json:"layers"`
 }
+
+// MarshalJSON encodes StateOfCanvas with its nil slices and maps as empty, as
+// a state always has them.
+func (v StateOfCanvas) MarshalJSON() ([]byte, error) {
+	type plain StateOfCanvas
+	if v.Layers == nil {
+		v.Layers = []Layer{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfCanvas field by field.
+func (StateOfCanvas) JSONEmptyOnNil() []string {
+	return []string{"layers"}
+}

@@ -2,6 +2,8 @@
 
 package decl
 
+import "encoding/json"
+
 // ContextOfUser is the context of actor user: the union of its observations
 // (UserObUser and UserObLlm). Its effect and jobs functions see only this.
 type ContextOfUser struct {
@@ -11,6 +13,26 @@ type ContextOfUser struct {
 	UserMessages []UserMessage `json:"userMessages"`
 }
 
+// MarshalJSON encodes ContextOfUser with its nil slices and maps as empty, as
+// a state always has them.
+func (v ContextOfUser) MarshalJSON() ([]byte, error) {
+	type plain ContextOfUser
+	if v.AssiMessages == nil {
+		v.AssiMessages = []AssiMessage{}
+	}
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfUser field by field.
+func (ContextOfUser) JSONEmptyOnNil() []string {
+	return []string{"assiMessages", "userMessages"}
+}
+
 // ContextOfLlm is the context of actor llm: the union of its observations
 // (LlmObUser and LlmObLlm). Its effect and jobs functions see only this.
 type ContextOfLlm struct {
@@ -18,4 +40,24 @@ type ContextOfLlm struct {
 	AssiMessages []AssiMessage `json:"assiMessages"`
 	// Owned by actor user.
 	UserMessages []UserMessage `json:"userMessages"`
+}
+
+// MarshalJSON encodes ContextOfLlm with its nil slices and maps as empty, as a
+// state always has them.
+func (v ContextOfLlm) MarshalJSON() ([]byte, error) {
+	type plain ContextOfLlm
+	if v.AssiMessages == nil {
+		v.AssiMessages = []AssiMessage{}
+	}
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfLlm field by field.
+func (ContextOfLlm) JSONEmptyOnNil() []string {
+	return []string{"assiMessages", "userMessages"}
 }

@@ -2,10 +2,29 @@
 
 package decl
 
+import "encoding/json"
+
 // UserObUser is what actor user observes of actor user: a slice of the state
 // of user.
 type UserObUser struct {
 	UserMessages []UserMessage `json:"userMessages"`
+}
+
+// MarshalJSON encodes UserObUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v UserObUser) MarshalJSON() ([]byte, error) {
+	type plain UserObUser
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObUser field by field.
+func (UserObUser) JSONEmptyOnNil() []string {
+	return []string{"userMessages"}
 }
 
 // UserObLlm is what actor user observes of actor llm: a slice of the state of
@@ -14,14 +33,65 @@ type UserObLlm struct {
 	AssiMessages []AssiMessage `json:"assiMessages"`
 }
 
+// MarshalJSON encodes UserObLlm with its nil slices and maps as empty, as a
+// state always has them.
+func (v UserObLlm) MarshalJSON() ([]byte, error) {
+	type plain UserObLlm
+	if v.AssiMessages == nil {
+		v.AssiMessages = []AssiMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObLlm field by field.
+func (UserObLlm) JSONEmptyOnNil() []string {
+	return []string{"assiMessages"}
+}
+
 // LlmObUser is what actor llm observes of actor user: a slice of the state of
 // user.
 type LlmObUser struct {
 	UserMessages []UserMessage `json:"userMessages"`
 }
 
+// MarshalJSON encodes LlmObUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v LlmObUser) MarshalJSON() ([]byte, error) {
+	type plain LlmObUser
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk LlmObUser field by field.
+func (LlmObUser) JSONEmptyOnNil() []string {
+	return []string{"userMessages"}
+}
+
 // LlmObLlm is what actor llm observes of actor llm: a slice of the state of
 // llm.
 type LlmObLlm struct {
 	AssiMessages []AssiMessage `json:"assiMessages"`
+}
+
+// MarshalJSON encodes LlmObLlm with its nil slices and maps as empty, as a
+// state always has them.
+func (v LlmObLlm) MarshalJSON() ([]byte, error) {
+	type plain LlmObLlm
+	if v.AssiMessages == nil {
+		v.AssiMessages = []AssiMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk LlmObLlm field by field.
+func (LlmObLlm) JSONEmptyOnNil() []string {
+	return []string{"assiMessages"}
 }

@@ -2,14 +2,50 @@
 
 package decl
 
+import "encoding/json"
+
 // StateOfUser is the state of actor user: the union of the observations of it
 // (UserObUser and LlmObUser).
 type StateOfUser struct {
 	UserMessages []UserMessage `json:"userMessages"`
 }
 
+// MarshalJSON encodes StateOfUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v StateOfUser) MarshalJSON() ([]byte, error) {
+	type plain StateOfUser
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfUser field by field.
+func (StateOfUser) JSONEmptyOnNil() []string {
+	return []string{"userMessages"}
+}
+
 // StateOfLlm is the state of actor llm: the union of the observations of it
 // (UserObLlm and LlmObLlm).
 type StateOfLlm struct {
 	AssiMessages []AssiMessage `json:"assiMessages"`
+}
+
+// MarshalJSON encodes StateOfLlm with its nil slices and maps as empty, as a
+// state always has them.
+func (v StateOfLlm) MarshalJSON() ([]byte, error) {
+	type plain StateOfLlm
+	if v.AssiMessages == nil {
+		v.AssiMessages = []AssiMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfLlm field by field.
+func (StateOfLlm) JSONEmptyOnNil() []string {
+	return []string{"assiMessages"}
 }

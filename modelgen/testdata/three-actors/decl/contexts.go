@@ -2,6 +2,8 @@
 
 package decl
 
+import "encoding/json"
+
 // ContextOfUser is the context of actor user: the union of its observations
 // (UserObLlm and UserObTaskManager). Its effect and jobs functions see only
 // this.
@@ -10,6 +12,23 @@ type ContextOfUser struct {
 	Tasks []Task `json:"tasks"`
 	// Owned by actor llm.
 	Thinking bool `json:"thinking"`
+}
+
+// MarshalJSON encodes ContextOfUser with its nil slices and maps as empty, as
+// a state always has them.
+func (v ContextOfUser) MarshalJSON() ([]byte, error) {
+	type plain ContextOfUser
+	if v.Tasks == nil {
+		v.Tasks = []Task{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfUser field by field.
+func (ContextOfUser) JSONEmptyOnNil() []string {
+	return []string{"tasks"}
 }
 
 // ContextOfLlm is the context of actor llm: the union of its observations
@@ -22,6 +41,23 @@ type ContextOfLlm struct {
 	//
 	// Owned by actor task-manager.
 	Tasks []Task `json:"tasks"`
+}
+
+// MarshalJSON encodes ContextOfLlm with its nil slices and maps as empty, as a
+// state always has them.
+func (v ContextOfLlm) MarshalJSON() ([]byte, error) {
+	type plain ContextOfLlm
+	if v.Tasks == nil {
+		v.Tasks = []Task{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfLlm field by field.
+func (ContextOfLlm) JSONEmptyOnNil() []string {
+	return []string{"tasks"}
 }
 
 // ContextOfTaskManager is the context of actor task-manager: the union of its

@@ -2,6 +2,8 @@
 
 package decl
 
+import "encoding/json"
+
 // UserObLlm is what actor user observes of actor llm: a slice of the state of
 // llm.
 type UserObLlm struct {
@@ -12,6 +14,23 @@ type UserObLlm struct {
 // of the state of task-manager.
 type UserObTaskManager struct {
 	Tasks []Task `json:"tasks"`
+}
+
+// MarshalJSON encodes UserObTaskManager with its nil slices and maps as empty,
+// as a state always has them.
+func (v UserObTaskManager) MarshalJSON() ([]byte, error) {
+	type plain UserObTaskManager
+	if v.Tasks == nil {
+		v.Tasks = []Task{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObTaskManager field by field.
+func (UserObTaskManager) JSONEmptyOnNil() []string {
+	return []string{"tasks"}
 }
 
 // LlmObUser is what actor llm observes of actor user: a slice of the state of
@@ -25,6 +44,23 @@ type LlmObUser struct {
 type LlmObTaskManager struct {
 	// All tasks, in creation order.
 	Tasks []Task `json:"tasks"`
+}
+
+// MarshalJSON encodes LlmObTaskManager with its nil slices and maps as empty,
+// as a state always has them.
+func (v LlmObTaskManager) MarshalJSON() ([]byte, error) {
+	type plain LlmObTaskManager
+	if v.Tasks == nil {
+		v.Tasks = []Task{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk LlmObTaskManager field by field.
+func (LlmObTaskManager) JSONEmptyOnNil() []string {
+	return []string{"tasks"}
 }
 
 // TaskManagerObLlm is what actor task-manager observes of actor llm: a slice

@@ -2,6 +2,8 @@
 
 package decl
 
+import "encoding/json"
+
 // StateOfUser is the state of actor user: the union of the observations of it
 // (LlmObUser).
 type StateOfUser struct {
@@ -18,4 +20,21 @@ type StateOfLlm struct {
 // observations of it (UserObTaskManager and LlmObTaskManager).
 type StateOfTaskManager struct {
 	Tasks []Task `json:"tasks"`
+}
+
+// MarshalJSON encodes StateOfTaskManager with its nil slices and maps as
+// empty, as a state always has them.
+func (v StateOfTaskManager) MarshalJSON() ([]byte, error) {
+	type plain StateOfTaskManager
+	if v.Tasks == nil {
+		v.Tasks = []Task{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfTaskManager field by field.
+func (StateOfTaskManager) JSONEmptyOnNil() []string {
+	return []string{"tasks"}
 }

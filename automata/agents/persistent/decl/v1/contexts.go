@@ -2,6 +2,8 @@
 
 package v1
 
+import "encoding/json"
+
 // ContextOfUser is the context of actor user: the union of its observations
 // (UserObUser, UserObLlm and UserObToolkit). Its effect and jobs functions see
 // only this.
@@ -14,6 +16,29 @@ type ContextOfUser struct {
 	ToolMessages []ToolMessage `json:"toolMessages"`
 	// Owned by actor user.
 	UserMessages []UserMessage `json:"userMessages"`
+}
+
+// MarshalJSON encodes ContextOfUser with its nil slices and maps as empty, as
+// a state always has them.
+func (v ContextOfUser) MarshalJSON() ([]byte, error) {
+	type plain ContextOfUser
+	if v.AssistantMessages == nil {
+		v.AssistantMessages = []AssistantMessage{}
+	}
+	if v.ToolMessages == nil {
+		v.ToolMessages = []ToolMessage{}
+	}
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfUser field by field.
+func (ContextOfUser) JSONEmptyOnNil() []string {
+	return []string{"assistantMessages", "toolMessages", "userMessages"}
 }
 
 // ContextOfLlm is the context of actor llm: the union of its observations
@@ -34,6 +59,29 @@ type ContextOfLlm struct {
 	UserMessages []UserMessage `json:"userMessages"`
 }
 
+// MarshalJSON encodes ContextOfLlm with its nil slices and maps as empty, as a
+// state always has them.
+func (v ContextOfLlm) MarshalJSON() ([]byte, error) {
+	type plain ContextOfLlm
+	if v.AssistantMessages == nil {
+		v.AssistantMessages = []AssistantMessage{}
+	}
+	if v.ToolMessages == nil {
+		v.ToolMessages = []ToolMessage{}
+	}
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfLlm field by field.
+func (ContextOfLlm) JSONEmptyOnNil() []string {
+	return []string{"assistantMessages", "toolMessages", "userMessages"}
+}
+
 // ContextOfToolkit is the context of actor toolkit: the union of its
 // observations (ToolkitObLlm and ToolkitObToolkit). Its effect and jobs
 // functions see only this.
@@ -42,4 +90,24 @@ type ContextOfToolkit struct {
 	AssistantMessages []AssistantMessage `json:"assistantMessages"`
 	// Owned by actor toolkit.
 	ToolMessages []ToolMessage `json:"toolMessages"`
+}
+
+// MarshalJSON encodes ContextOfToolkit with its nil slices and maps as empty,
+// as a state always has them.
+func (v ContextOfToolkit) MarshalJSON() ([]byte, error) {
+	type plain ContextOfToolkit
+	if v.AssistantMessages == nil {
+		v.AssistantMessages = []AssistantMessage{}
+	}
+	if v.ToolMessages == nil {
+		v.ToolMessages = []ToolMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfToolkit field by field.
+func (ContextOfToolkit) JSONEmptyOnNil() []string {
+	return []string{"assistantMessages", "toolMessages"}
 }

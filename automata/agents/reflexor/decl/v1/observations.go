@@ -2,12 +2,31 @@
 
 package v1
 
+import "encoding/json"
+
 // UserObUser is what actor user observes of actor user: a slice of the state
 // of user.
 type UserObUser struct {
 	UserMessages []UserMessage `json:"userMessages"`
 	// The timestamp of the newest input of the user applied.
 	UserUpdatedAt int64 `json:"userUpdatedAt"`
+}
+
+// MarshalJSON encodes UserObUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v UserObUser) MarshalJSON() ([]byte, error) {
+	type plain UserObUser
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObUser field by field.
+func (UserObUser) JSONEmptyOnNil() []string {
+	return []string{"userMessages"}
 }
 
 // UserObBrain is what actor user observes of actor brain: a slice of the state
@@ -19,16 +38,70 @@ type UserObBrain struct {
 	SummaryCutAt int64 `json:"summaryCutAt"`
 }
 
+// MarshalJSON encodes UserObBrain with its nil slices and maps as empty, as a
+// state always has them.
+func (v UserObBrain) MarshalJSON() ([]byte, error) {
+	type plain UserObBrain
+	if v.AssistantMessages == nil {
+		v.AssistantMessages = []AssistantMessage{}
+	}
+	if v.ToolCalls == nil {
+		v.ToolCalls = []ToolCallRecord{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObBrain field by field.
+func (UserObBrain) JSONEmptyOnNil() []string {
+	return []string{"assistantMessages", "toolCalls"}
+}
+
 // UserObToolkit is what actor user observes of actor toolkit: a slice of the
 // state of toolkit.
 type UserObToolkit struct {
 	ToolResults []ToolResult `json:"toolResults"`
 }
 
+// MarshalJSON encodes UserObToolkit with its nil slices and maps as empty, as
+// a state always has them.
+func (v UserObToolkit) MarshalJSON() ([]byte, error) {
+	type plain UserObToolkit
+	if v.ToolResults == nil {
+		v.ToolResults = []ToolResult{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObToolkit field by field.
+func (UserObToolkit) JSONEmptyOnNil() []string {
+	return []string{"toolResults"}
+}
+
 // BrainObUser is what actor brain observes of actor user: a slice of the state
 // of user.
 type BrainObUser struct {
 	UserMessages []UserMessage `json:"userMessages"`
+}
+
+// MarshalJSON encodes BrainObUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v BrainObUser) MarshalJSON() ([]byte, error) {
+	type plain BrainObUser
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk BrainObUser field by field.
+func (BrainObUser) JSONEmptyOnNil() []string {
+	return []string{"userMessages"}
 }
 
 // BrainObBrain is what actor brain observes of actor brain: a slice of the
@@ -46,10 +119,47 @@ type BrainObBrain struct {
 	BrainUpdatedAt int64 `json:"brainUpdatedAt"`
 }
 
+// MarshalJSON encodes BrainObBrain with its nil slices and maps as empty, as a
+// state always has them.
+func (v BrainObBrain) MarshalJSON() ([]byte, error) {
+	type plain BrainObBrain
+	if v.AssistantMessages == nil {
+		v.AssistantMessages = []AssistantMessage{}
+	}
+	if v.ToolCalls == nil {
+		v.ToolCalls = []ToolCallRecord{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk BrainObBrain field by field.
+func (BrainObBrain) JSONEmptyOnNil() []string {
+	return []string{"assistantMessages", "toolCalls"}
+}
+
 // BrainObToolkit is what actor brain observes of actor toolkit: a slice of the
 // state of toolkit.
 type BrainObToolkit struct {
 	ToolResults []ToolResult `json:"toolResults"`
+}
+
+// MarshalJSON encodes BrainObToolkit with its nil slices and maps as empty, as
+// a state always has them.
+func (v BrainObToolkit) MarshalJSON() ([]byte, error) {
+	type plain BrainObToolkit
+	if v.ToolResults == nil {
+		v.ToolResults = []ToolResult{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk BrainObToolkit field by field.
+func (BrainObToolkit) JSONEmptyOnNil() []string {
+	return []string{"toolResults"}
 }
 
 // ToolkitObBrain is what actor toolkit observes of actor brain: a slice of the
@@ -58,10 +168,44 @@ type ToolkitObBrain struct {
 	ToolCalls []ToolCallRecord `json:"toolCalls"`
 }
 
+// MarshalJSON encodes ToolkitObBrain with its nil slices and maps as empty, as
+// a state always has them.
+func (v ToolkitObBrain) MarshalJSON() ([]byte, error) {
+	type plain ToolkitObBrain
+	if v.ToolCalls == nil {
+		v.ToolCalls = []ToolCallRecord{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ToolkitObBrain field by field.
+func (ToolkitObBrain) JSONEmptyOnNil() []string {
+	return []string{"toolCalls"}
+}
+
 // ToolkitObToolkit is what actor toolkit observes of actor toolkit: a slice of
 // the state of toolkit.
 type ToolkitObToolkit struct {
 	ToolResults []ToolResult `json:"toolResults"`
 	// The timestamp of the newest input of the toolkit applied.
 	ToolkitUpdatedAt int64 `json:"toolkitUpdatedAt"`
+}
+
+// MarshalJSON encodes ToolkitObToolkit with its nil slices and maps as empty,
+// as a state always has them.
+func (v ToolkitObToolkit) MarshalJSON() ([]byte, error) {
+	type plain ToolkitObToolkit
+	if v.ToolResults == nil {
+		v.ToolResults = []ToolResult{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ToolkitObToolkit field by field.
+func (ToolkitObToolkit) JSONEmptyOnNil() []string {
+	return []string{"toolResults"}
 }

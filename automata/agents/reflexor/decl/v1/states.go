@@ -2,12 +2,31 @@
 
 package v1
 
+import "encoding/json"
+
 // StateOfUser is the state of actor user: the union of the observations of it
 // (UserObUser and BrainObUser).
 type StateOfUser struct {
 	UserMessages []UserMessage `json:"userMessages"`
 	// The timestamp of the newest input of the user applied.
 	UserUpdatedAt int64 `json:"userUpdatedAt"`
+}
+
+// MarshalJSON encodes StateOfUser with its nil slices and maps as empty, as a
+// state always has them.
+func (v StateOfUser) MarshalJSON() ([]byte, error) {
+	type plain StateOfUser
+	if v.UserMessages == nil {
+		v.UserMessages = []UserMessage{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfUser field by field.
+func (StateOfUser) JSONEmptyOnNil() []string {
+	return []string{"userMessages"}
 }
 
 // StateOfBrain is the state of actor brain: the union of the observations of
@@ -25,10 +44,47 @@ type StateOfBrain struct {
 	ToolCalls    []ToolCallRecord `json:"toolCalls"`
 }
 
+// MarshalJSON encodes StateOfBrain with its nil slices and maps as empty, as a
+// state always has them.
+func (v StateOfBrain) MarshalJSON() ([]byte, error) {
+	type plain StateOfBrain
+	if v.AssistantMessages == nil {
+		v.AssistantMessages = []AssistantMessage{}
+	}
+	if v.ToolCalls == nil {
+		v.ToolCalls = []ToolCallRecord{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfBrain field by field.
+func (StateOfBrain) JSONEmptyOnNil() []string {
+	return []string{"assistantMessages", "toolCalls"}
+}
+
 // StateOfToolkit is the state of actor toolkit: the union of the observations
 // of it (UserObToolkit, BrainObToolkit and ToolkitObToolkit).
 type StateOfToolkit struct {
 	ToolResults []ToolResult `json:"toolResults"`
 	// The timestamp of the newest input of the toolkit applied.
 	ToolkitUpdatedAt int64 `json:"toolkitUpdatedAt"`
+}
+
+// MarshalJSON encodes StateOfToolkit with its nil slices and maps as empty, as
+// a state always has them.
+func (v StateOfToolkit) MarshalJSON() ([]byte, error) {
+	type plain StateOfToolkit
+	if v.ToolResults == nil {
+		v.ToolResults = []ToolResult{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfToolkit field by field.
+func (StateOfToolkit) JSONEmptyOnNil() []string {
+	return []string{"toolResults"}
 }
