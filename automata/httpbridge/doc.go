@@ -261,6 +261,7 @@
 // one conversation per agent, to many people at once:
 //
 //	POST   /agents                     create an agent owned by the caller: 201 {"id", "owner", "created"}
+//	PUT    /agents/{id}                create the agent of that id for the caller (201, as POST), or answer it if it exists (200, the same body)
 //	GET    /agents                     the caller's agents, a page at a time (?after=id&limit=n, at most 1,000)
 //	GET    /agents/{id}                one agent's id, owner and creation time
 //	DELETE /agents/{id}                delete it, journal and all: 204; its streams end
@@ -269,6 +270,17 @@
 //	GET    /agents/{id}/streams/{name}
 //	POST   /sessions                   (with FleetConfig.Sessions) the operator (its bearer token) obtains a new identity: {"token", "identity"}; 403 to anyone else
 //	GET    /client.js                  the client module; connect("/agents/" + id, {token})
+//
+// PUT /agents/{id} is for a client that names its agents, one per
+// expense report, ticket or thread: it may send it again, after an answer
+// it lost or on a page that opens the thread, and gets the same agent, 200
+// with the body of the 201 that created it. An id journal.CheckAgentID
+// refuses is 400, the message naming the byte and its position. The ids of
+// a fleet are one space for all identities: an id another identity's agent
+// has is 404, word for word as its GET answers, which tells the caller no
+// more than that the id is not free (a program that wants a space of ids
+// per identity puts the identity in the id). Of the PUTs of one id sent at once, to one process or to several
+// over one fleet, one creates the agent (201) and the others answer it.
 //
 // A Bridge's GET /token is no route of a Fleet (404): its query tokens are
 // signed with a key of the bridge's own, which no other activation, and no
@@ -299,7 +311,8 @@
 // MaxStreamsPerClient within them (503 with Retry-After beyond);
 // FleetConfig.MaxAgentsPerOwner (default 1,000) agents per identity (429,
 // counted and created one at a time per owner, so it holds under concurrent
-// POSTs; an identity without a name creates none: 403);
+// POSTs and PUTs; a PUT of an agent that exists is answered at the bound;
+// an identity without a name creates none: 403);
 // the registry's MaxActive agents active at once (503 with Retry-After when
 // all are in use). Listing and the count of an owner's agents walk the
 // fleet's metadata: their cost follows the number of agents in the fleet.

@@ -38,11 +38,12 @@ type FleetConfig[S, I, V any] struct {
 	Streams func(id string) *Streams
 
 	// MaxAgentsPerOwner bounds the agents one identity may own; POST
-	// /agents beyond it is refused with 429. Default 1,000; the operator
-	// has no bound. An owner's POSTs to this Fleet count and create one at
-	// a time, so the bound holds under concurrent requests (agents created
-	// by other means, such as another Fleet over the same registry, count
-	// but are not held to it).
+	// /agents, or PUT /agents/{id} of a new id, beyond it is refused with
+	// 429. Default 1,000; the operator has no bound. An owner's POSTs and
+	// PUTs to this Fleet count and create one at a time, so the bound
+	// holds under concurrent requests (agents created by other means,
+	// such as another Fleet over the same registry, count but are not
+	// held to it).
 	MaxAgentsPerOwner int
 	// MaxStreams bounds the state and token streams open at once across
 	// all agents (each agent's bridge has its own Bridge.MaxStreams
@@ -101,7 +102,8 @@ type Fleet[S, I, V any] struct {
 	byIdentity map[string]int
 }
 
-// ownerLock serializes one owner's POST /agents: count, then create.
+// ownerLock serializes one owner's creations (POST /agents, PUT
+// /agents/{id}): count, then create.
 type ownerLock struct {
 	mu    sync.Mutex
 	users int // requests holding or waiting for mu; under Fleet.mu
@@ -176,6 +178,7 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 	f.mux.HandleFunc("POST /agents", f.create)
 	f.mux.HandleFunc("GET /agents", f.list)
 	f.mux.HandleFunc("GET /agents/{id}", f.info)
+	f.mux.HandleFunc("PUT /agents/{id}", f.put)
 	f.mux.HandleFunc("DELETE /agents/{id}", f.delete)
 	f.mux.HandleFunc("/agents/{id}/{rest...}", f.agent)
 	if cfg.Sessions != nil {
@@ -263,47 +266,134 @@ func (f *Fleet[S, I, V]) session(w http.ResponseWriter, r *http.Request) {
 }
 
 func (f *Fleet[S, I, V]) create(w http.ResponseWriter, r *http.Request) {
-	who, ok := f.identify(w, r)
+	who, ok := f.identifyOwner(w, r)
 	if !ok {
-		return
-	}
-	if !who.Operator && who.Name == "" {
-		// Its agents would be no one's it could see, held to no bound.
-		wire.WriteError(w, http.StatusForbidden, "an identity without a name owns no agents (FleetConfig.Identify)")
 		return
 	}
 	if !who.Operator {
 		// One count and create at a time per owner, so that concurrent
 		// requests do not all count below the bound and all create.
 		defer f.lockOwner(who.Name)()
-		n := 0
-		err := f.cfg.Registry.ListOwned(who, "", func(string, journal.AgentInfo) error {
-			n++
-			return nil
-		})
-		if err != nil {
-			wire.WriteError(w, http.StatusInternalServerError, "counting your agents: %v", err)
-			return
-		}
-		if n >= f.cfg.MaxAgentsPerOwner {
-			wire.WriteError(w, http.StatusTooManyRequests, "you own %d agents, the limit (FleetConfig.MaxAgentsPerOwner); delete one first", n)
+		if !f.belowLimit(w, who) {
 			return
 		}
 	}
 	id, err := f.cfg.Registry.Create("", who.Name)
 	if err != nil {
-		wire.WriteError(w, http.StatusInternalServerError, "%v", err)
+		writeFleetError(w, err)
 		return
 	}
+	// Relative to the request's /agents, so that it holds under a prefix
+	// the fleet is mounted at (http.StripPrefix).
+	f.created(w, id, "agents/"+id)
+}
+
+// put serves PUT /agents/{id}: it creates agent id for the caller, as POST
+// /agents does with an id of the fleet's choosing, or answers it (200, the
+// same body) if it exists and the caller may see it, so that a client that
+// names its agents (one per ticket, per thread) may send it again after a
+// lost answer. Another identity's agent is 404, word for word as GET
+// /agents/{id} answers it.
+func (f *Fleet[S, I, V]) put(w http.ResponseWriter, r *http.Request) {
+	who, ok := f.identifyOwner(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	if err := journal.CheckAgentID(id); err != nil {
+		wire.WriteError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	if !who.Operator {
+		// As in create; it also makes one owner's concurrent PUTs of one
+		// id answer one 201 and then 200s, each after the one before.
+		defer f.lockOwner(who.Name)()
+	}
+	// An agent that exists is answered before the bound is counted: one
+	// sent again by an owner at MaxAgentsPerOwner is 200, not 429.
+	switch _, err := f.cfg.Registry.Info(id); {
+	case err == nil:
+		f.existing(w, who, id)
+		return
+	case !errors.Is(err, journal.ErrNoAgent):
+		writeFleetError(w, err)
+		return
+	}
+	if !who.Operator && !f.belowLimit(w, who) {
+		return
+	}
+	// Create, not the look above, decides who creates it: another owner,
+	// another Fleet or another process may have created it since.
+	if _, err := f.cfg.Registry.Create(id, who.Name); errors.Is(err, journal.ErrAgentExists) {
+		f.existing(w, who, id)
+		return
+	} else if err != nil {
+		writeFleetError(w, err)
+		return
+	}
+	// Relative to the request's /agents/{id}: the agent's own address.
+	f.created(w, id, id)
+}
+
+// identifyOwner identifies the caller of a request that creates an agent,
+// answering 403 for an identity without a name.
+func (f *Fleet[S, I, V]) identifyOwner(w http.ResponseWriter, r *http.Request) (Identity, bool) {
+	who, ok := f.identify(w, r)
+	if ok && !who.Operator && who.Name == "" {
+		// Its agents would be no one's it could see, held to no bound.
+		wire.WriteError(w, http.StatusForbidden, "an identity without a name owns no agents (FleetConfig.Identify)")
+		return who, false
+	}
+	return who, ok
+}
+
+// belowLimit counts who's agents, and answers 429 unless it may create one
+// more (FleetConfig.MaxAgentsPerOwner). The caller holds who's lockOwner.
+func (f *Fleet[S, I, V]) belowLimit(w http.ResponseWriter, who Identity) bool {
+	n := 0
+	err := f.cfg.Registry.ListOwned(who, "", func(string, journal.AgentInfo) error {
+		n++
+		return nil
+	})
+	if err != nil {
+		wire.WriteError(w, http.StatusInternalServerError, "counting your agents: %v", err)
+		return false
+	}
+	if n >= f.cfg.MaxAgentsPerOwner {
+		wire.WriteError(w, http.StatusTooManyRequests, "you own %d agents, the limit (FleetConfig.MaxAgentsPerOwner); delete one first", n)
+		return false
+	}
+	return true
+}
+
+// created answers 201 for agent id, just created, at location.
+func (f *Fleet[S, I, V]) created(w http.ResponseWriter, id, location string) {
 	info, err := f.cfg.Registry.Info(id)
 	if err != nil {
 		wire.WriteError(w, http.StatusInternalServerError, "%v", err)
 		return
 	}
-	// Relative to the request's /agents, so that it holds under a prefix
-	// the fleet is mounted at (http.StripPrefix).
-	w.Header().Set("Location", "agents/"+id)
+	w.Header().Set("Location", location)
 	wire.WriteJSON(w, http.StatusCreated, byid.Info{ID: id, Owner: info.Owner, Created: info.Created})
+}
+
+// existing answers a PUT of agent id, which exists: 200 as GET
+// /agents/{id} if who may see it, the 404 of one that does not exist if not.
+func (f *Fleet[S, I, V]) existing(w http.ResponseWriter, who Identity, id string) {
+	if info, ok := byid.Owned(w, f.cfg.Registry, who, id); ok {
+		wire.WriteJSON(w, http.StatusOK, byid.Info{ID: id, Owner: info.Owner, Created: info.Created})
+	}
+}
+
+// writeFleetError answers a request the registry's fleet failed: 503 with
+// Retry-After while its server cannot answer, 500 otherwise.
+func writeFleetError(w http.ResponseWriter, err error) {
+	if errors.Is(err, journal.ErrUnavailable) {
+		w.Header().Set("Retry-After", "1")
+		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
+		return
+	}
+	wire.WriteError(w, http.StatusInternalServerError, "%v", err)
 }
 
 func (f *Fleet[S, I, V]) list(w http.ResponseWriter, r *http.Request) {

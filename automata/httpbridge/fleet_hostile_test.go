@@ -388,9 +388,12 @@ func TestHostileFleetNamelessIdentityOwnsNothing(t *testing.T) {
 			return Identity{}, nil
 		}
 	})
-	for range 5 {
-		if status, body := f.do("POST", "/agents", "anyone", nil); status < 400 {
-			t.Errorf("POST /agents without a name: %d %s", status, body)
+	for i := range 5 {
+		if status, body := f.do("POST", "/agents", "anyone", nil); status != http.StatusForbidden {
+			t.Errorf("POST /agents without a name: %d %s, want 403", status, body)
+		}
+		if status, body := f.do("PUT", fmt.Sprintf("/agents/mine-%d", i), "anyone", nil); status != http.StatusForbidden {
+			t.Errorf("PUT /agents/mine-%d without a name: %d %s, want 403", i, status, body)
 		}
 	}
 	if got := f.ids(operatorToken); len(got) != 0 {
@@ -400,32 +403,43 @@ func TestHostileFleetNamelessIdentityOwnsNothing(t *testing.T) {
 
 // TestHostileFleetLocationUnderAPrefix: the Location of a created agent
 // resolves to its route when the fleet is mounted under a prefix, as
-// automata/agents/reflexor mounts it under /api/.
+// automata/agents/reflexor mounts it under /api/: created by POST /agents
+// and by PUT /agents/{id}.
 func TestHostileFleetLocationUnderAPrefix(t *testing.T) {
 	f := newFleetFixture(t, nil)
 	mux := http.NewServeMux()
 	mux.Handle("/api/", http.StripPrefix("/api", f.fleet))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
-	req, _ := http.NewRequest("POST", srv.URL+"/api/agents", nil)
-	req.Header.Set("Authorization", "Bearer "+operatorToken)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	loc, err := res.Location()
-	if err != nil || res.StatusCode != http.StatusCreated {
-		t.Fatalf("POST /api/agents: %d, Location %v", res.StatusCode, err)
-	}
-	req, _ = http.NewRequest("GET", loc.String(), nil)
-	req.Header.Set("Authorization", "Bearer "+operatorToken)
-	if res, err = http.DefaultClient.Do(req); err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET the Location %s: %d", loc, res.StatusCode)
+	for _, create := range []struct{ method, path string }{
+		{"POST", "/api/agents"},
+		{"PUT", "/api/agents/by-name"},
+	} {
+		req, _ := http.NewRequest(create.method, srv.URL+create.path, nil)
+		req.Header.Set("Authorization", "Bearer "+operatorToken)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var a struct{ ID string }
+		json.NewDecoder(res.Body).Decode(&a)
+		res.Body.Close()
+		loc, err := res.Location()
+		if err != nil || res.StatusCode != http.StatusCreated {
+			t.Fatalf("%s %s: %d, Location %v", create.method, create.path, res.StatusCode, err)
+		}
+		if want := srv.URL + "/api/agents/" + a.ID; loc.String() != want {
+			t.Errorf("%s %s: Location resolves to %s, want %s", create.method, create.path, loc, want)
+		}
+		req, _ = http.NewRequest("GET", loc.String(), nil)
+		req.Header.Set("Authorization", "Bearer "+operatorToken)
+		if res, err = http.DefaultClient.Do(req); err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Fatalf("GET the Location %s: %d", loc, res.StatusCode)
+		}
 	}
 }
 

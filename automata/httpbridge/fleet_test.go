@@ -566,3 +566,181 @@ func TestFleetStreamsPerIdentity(t *testing.T) {
 		t.Fatalf("bob's stream while ann is at her limit: %d %s", status, body)
 	}
 }
+
+// put sends PUT /agents/{id} as token's identity, and returns the status,
+// the body and the Location resolved against the request's address ("" for
+// none). id is put in the path as given: a test escapes what it must.
+func (f *fleetFixture) put(id, token string) (int, []byte, string) {
+	f.t.Helper()
+	req, err := http.NewRequest("PUT", f.srv.URL+"/agents/"+id, nil)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	loc := ""
+	if u, err := res.Location(); err == nil {
+		loc = u.String()
+	}
+	return res.StatusCode, body, loc
+}
+
+// TestFleetPutCreatesByID: PUT /agents/{id} creates the agent of that id
+// for the caller (201, its Location, the body of POST /agents); sent again
+// it answers the same agent, 200 with the same body, and creates nothing;
+// the operator's PUT of it answers it too, as ann's.
+func TestFleetPutCreatesByID(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	ann := f.person()
+	status, first, loc := f.put("report-19", ann)
+	var a byid.Info
+	if json.Unmarshal(first, &a); status != http.StatusCreated || a.ID != "report-19" || a.Owner != sessionName(t, ann) || a.Created.IsZero() {
+		t.Fatalf("PUT /agents/report-19: %d %s, want 201 with the id, ann as owner and the time", status, first)
+	}
+	if want := f.srv.URL + "/agents/report-19"; loc != want {
+		t.Errorf("Location resolves to %q, want %q", loc, want)
+	}
+	if status, got := f.do("GET", "/agents/report-19", ann, nil); status != http.StatusOK || !bytes.Equal(got, first) {
+		t.Errorf("GET /agents/report-19: %d %s; want 200 and the body of the PUT: %s", status, got, first)
+	}
+	for range 2 {
+		if status, again, loc := f.put("report-19", ann); status != http.StatusOK || !bytes.Equal(again, first) || loc != "" {
+			t.Errorf("PUT /agents/report-19 again: %d %s, Location %q; want 200 and the body of the first: %s", status, again, loc, first)
+		}
+	}
+	if status, got, _ := f.put("report-19", operatorToken); status != http.StatusOK || !bytes.Equal(got, first) {
+		t.Errorf("the operator's PUT of ann's agent: %d %s; want 200 and ann's agent: %s", status, got, first)
+	}
+	if got := f.ids(operatorToken); !reflect.DeepEqual(got, []string{"report-19"}) {
+		t.Fatalf("the fleet has %v, want only report-19", got)
+	}
+	if status, body := f.do("POST", "/agents/report-19/inputs", ann, userMessage("m1", "hello")); status != http.StatusOK {
+		t.Fatalf("posting to the agent PUT created: %d %s", status, body)
+	}
+}
+
+// TestFleetPutOfAnothersAgentIs404: bob's PUT of the id of ann's agent is
+// 404, word for word as his GET of it (and of an agent that does not
+// exist); ann's agent stays hers, and bob owns nothing.
+func TestFleetPutOfAnothersAgentIs404(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	ann, bob := f.person(), f.person()
+	if status, body, _ := f.put("ticket-7", ann); status != http.StatusCreated {
+		t.Fatalf("ann's PUT: %d %s", status, body)
+	}
+	status, put, loc := f.put("ticket-7", bob)
+	_, get := f.do("GET", "/agents/ticket-7", bob, nil)
+	_, none := f.do("GET", "/agents/ticket-8", bob, nil)
+	if status != http.StatusNotFound || !bytes.Equal(put, get) || !bytes.Equal(bytes.ReplaceAll(put, []byte("ticket-7"), []byte("ticket-8")), none) || loc != "" {
+		t.Errorf("bob's PUT of ann's ticket-7: %d %s, Location %q; want 404 as his GET of it, %s, and of none, %s", status, put, loc, get, none)
+	}
+	if info, err := f.reg.Info("ticket-7"); err != nil || info.Owner != sessionName(t, ann) {
+		t.Errorf("ticket-7 after bob's PUT: %+v %v, want ann's", info, err)
+	}
+	if got := f.ids(bob); len(got) != 0 {
+		t.Errorf("bob owns %v, want nothing", got)
+	}
+}
+
+// TestFleetPutRefusesAnInvalidID: an id journal.CheckAgentID refuses is
+// 400, and the message names the byte and its position; nothing is
+// created.
+func TestFleetPutRefusesAnInvalidID(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	ann := f.person()
+	for _, tc := range []struct {
+		name, path, want string
+	}{
+		{"space", "report%2019", `"report 19" has ' ' at byte 6`},
+		{"dot", "report.19", `"report.19" has '.' at byte 6`},
+		{"slash, escaped", "a%2Fb", `"a/b" has '/' at byte 1`},
+		{"not ASCII", "r%C3%A9sum%C3%A9", `"résumé" has 'Ã' at byte 1`},
+		{"NUL", "x%00", `"x\x00" has '\x00' at byte 1`},
+		{"too long", strings.Repeat("a", 65), "65 bytes, the limit is 64"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body, _ := f.put(tc.path, ann)
+			if status != http.StatusBadRequest {
+				t.Fatalf("PUT /agents/%s: %d %s, want 400", tc.path, status, body)
+			}
+			if msg := errorOf(t, body); !strings.Contains(msg, tc.want) {
+				t.Errorf("PUT /agents/%s: the message %q does not say %s", tc.path, msg, tc.want)
+			}
+		})
+	}
+	if got := f.ids(operatorToken); len(got) != 0 {
+		t.Fatalf("invalid ids created %v", got)
+	}
+}
+
+// TestFleetConcurrentPutsCreateOneAgent: many PUTs of one id at once create
+// one agent: one 201, the others 200, every body the same agent. Ann's go
+// one at a time (her creations are serialized); the operator's, which are
+// not, meet at the registry's Create.
+func TestFleetConcurrentPutsCreateOneAgent(t *testing.T) {
+	f := newFleetFixture(t, nil)
+	ann := f.person()
+	for _, who := range []struct{ name, token, id string }{
+		{"ann", ann, "thread-1"},
+		{"the operator", operatorToken, "thread-2"},
+	} {
+		var mu sync.Mutex
+		statuses := map[int]int{}
+		bodies := map[string]bool{}
+		var wg sync.WaitGroup
+		for range 16 {
+			wg.Go(func() {
+				status, body, _ := f.put(who.id, who.token)
+				var a byid.Info
+				json.Unmarshal(body, &a)
+				mu.Lock()
+				defer mu.Unlock()
+				statuses[status]++
+				bodies[fmt.Sprintf("%s %s %s", a.ID, a.Owner, a.Created)] = true
+			})
+		}
+		wg.Wait()
+		if statuses[http.StatusCreated] != 1 || statuses[http.StatusOK] != 15 || len(bodies) != 1 {
+			t.Errorf("16 concurrent PUTs of %s by %s: statuses %v, bodies %v; want one 201, 15 200, one agent", who.id, who.name, statuses, bodies)
+		}
+	}
+	if got := f.ids(operatorToken); !reflect.DeepEqual(got, []string{"thread-1", "thread-2"}) {
+		t.Fatalf("the fleet has %v, want thread-1 and thread-2", got)
+	}
+}
+
+// TestFleetPutBound: PUT of a new id counts toward MaxAgentsPerOwner as
+// POST /agents does (429 beyond it); PUT of an agent the owner has is
+// answered at the bound.
+func TestFleetPutBound(t *testing.T) {
+	f := newFleetFixture(t, func(c *FleetConfig[state, input, view]) { c.MaxAgentsPerOwner = 2 })
+	ann := f.person()
+	for _, id := range []string{"a", "b"} {
+		if status, body, _ := f.put(id, ann); status != http.StatusCreated {
+			t.Fatalf("PUT /agents/%s: %d %s", id, status, body)
+		}
+	}
+	if status, body, _ := f.put("c", ann); status != http.StatusTooManyRequests || !strings.Contains(errorOf(t, body), "MaxAgentsPerOwner") {
+		t.Errorf("a third agent by PUT: %d %s, want 429 naming the limit", status, body)
+	}
+	if status, body := f.do("POST", "/agents", ann, nil); status != http.StatusTooManyRequests {
+		t.Errorf("a third agent by POST: %d %s, want 429", status, body)
+	}
+	if status, body, _ := f.put("a", ann); status != http.StatusOK {
+		t.Errorf("PUT of ann's agent a at her bound: %d %s, want 200", status, body)
+	}
+	if status, body := f.do("DELETE", "/agents/a", ann, nil); status != http.StatusNoContent {
+		t.Fatalf("DELETE /agents/a: %d %s", status, body)
+	}
+	if status, body, _ := f.put("c", ann); status != http.StatusCreated {
+		t.Errorf("PUT /agents/c once a is deleted: %d %s, want 201", status, body)
+	}
+	if got := f.ids(ann); !reflect.DeepEqual(got, []string{"b", "c"}) {
+		t.Fatalf("ann owns %v, want b and c", got)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -138,6 +139,72 @@ func TestRoutedRequestToANonOwnerIs421(t *testing.T) {
 	}
 	if st := b.reg.Stats(); st.Activations != 0 {
 		t.Errorf("b activated %d agents; the agent is a's", st.Activations)
+	}
+}
+
+// putAgent sends PUT /agents/{id} through the front at base, and returns
+// the status and the agent the answer names.
+func putAgent(t *testing.T, base, id string) (int, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPut, base+"/agents/"+id, nil)
+	req.Header.Set("Authorization", "Bearer "+peerToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Error(err)
+		return 0, ""
+	}
+	defer resp.Body.Close()
+	var a struct {
+		ID, Owner string
+		Created   time.Time
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(body, &a); err != nil || a.ID == "" {
+		return resp.StatusCode, string(body)
+	}
+	return resp.StatusCode, fmt.Sprintf("%s of %s, created %s", a.ID, a.Owner, a.Created.Format(time.RFC3339Nano))
+}
+
+// TestPutOnTwoHostsCreatesOne: PUTs of one id sent at once to two hosts
+// create one agent: one answers 201, the other 200, both naming the same
+// agent (the hosts' fleet decides, as no lock is shared between them). Once the agent is active on one host, a PUT on the other answers
+// it without activating it there.
+func TestPutOnTwoHostsCreatesOne(t *testing.T) {
+	hs := startPeers(t, "host-a", "host-b")
+	a, b := hs[0], hs[1]
+	for i := range 16 {
+		id := fmt.Sprintf("report-%d", i)
+		var codes [2]int
+		var agents [2]string
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for j, h := range hs {
+			wg.Go(func() {
+				<-start
+				codes[j], agents[j] = putAgent(t, h.url, id)
+			})
+		}
+		close(start)
+		wg.Wait()
+		created := codes[0] == http.StatusCreated && codes[1] == http.StatusOK || codes[0] == http.StatusOK && codes[1] == http.StatusCreated
+		if !created || agents[0] != agents[1] || !strings.HasPrefix(agents[0], id+" of operator,") {
+			t.Errorf("PUT /agents/%s on both hosts at once: a %d %s; b %d %s; want one 201 and one 200 naming the same agent, the operator's", id, codes[0], agents[0], codes[1], agents[1])
+		}
+	}
+	var ids []string
+	if err := a.reg.List("", func(id string, _ journal.AgentInfo) error {
+		ids = append(ids, id)
+		return nil
+	}); err != nil || len(ids) != 16 {
+		t.Fatalf("the fleet has %v %v, want report-0 to report-15", ids, err)
+	}
+	mustPost(t, a.url, "report-0", "first") // activates it on a
+	_, onA := putAgent(t, a.url, "report-0")
+	if code, onB := putAgent(t, b.url, "report-0"); code != http.StatusOK || onB != onA {
+		t.Errorf("PUT /agents/report-0 on b while a has it: %d %s, want 200 and %s", code, onB, onA)
+	}
+	if st := b.reg.Stats(); st.Activations != 0 {
+		t.Errorf("b activated %d agents; a has the agent", st.Activations)
 	}
 }
 
