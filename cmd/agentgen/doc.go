@@ -109,8 +109,12 @@
 // runs go mod tidy, first with GOPROXY=off, which succeeds offline when the
 // module cache holds the toolkit's dependencies (it does where agentgen was
 // built), then with the environment's proxy. go.mod is tidied as if the
-// agent imported automata/journal and automata/httpbridge too, so that it
-// builds durable and served (bbolt) without another go mod tidy. When DIR is inside a module,
+// agent imported every public package of the runtime too (automata,
+// automata/journal/..., automata/httpbridge, automata/devpanel,
+// automata/llm/openai, ...), so that code importing any of them builds
+// offline, without another go mod tidy (which would look up, on the
+// network, the modules that only the tests of some dependencies import).
+// When DIR is inside a module,
 // the agent is a package of it: no go.mod is written, and init says so if
 // that module does not require github.com/moora-go/moora.
 //
