@@ -43,7 +43,9 @@ type InitOptions struct {
 // agent.yaml, main.go, decl and impl: the starter, or the agent of
 // InitOptions.Spec. When dir is in no Go module, it also writes a go.mod
 // that requires the toolkit (with a replace directive to its source when
-// it is not published) and tidies it. The report lists the files written
+// it is not published) and tidies it as if the agent imported every public
+// package of the runtime: code that imports any of them later builds
+// offline, with no go mod tidy. The report lists the files written
 // and the stubs left to write.
 //
 // An invalid spec fails with StatusInvalid and its Diagnostics, and so
@@ -315,14 +317,35 @@ func (tk *toolkit) goMod(module string) (gomod, gosum []byte) {
 }
 
 // buildsWith are the packages of the toolkit a new agent's go.mod is ready
-// for, whether its code imports them yet or not: a durable agent served
-// over HTTP then builds without a go mod tidy, and without the network.
-var buildsWith = []string{toolkitModule + "/automata/journal", toolkitModule + "/automata/journal/bolt", toolkitModule + "/automata/httpbridge"}
+// for, whether its code imports them yet or not: every public package of
+// the runtime but the agents under automata/agents, which need nothing
+// more (TestInitBuildsWithEveryPublicPackage keeps the list whole). Code
+// that imports any of them then builds without a go mod tidy, and without
+// the network.
+var buildsWith = []string{
+	toolkitModule + "/automata",
+	toolkitModule + "/automata/devpanel",
+	toolkitModule + "/automata/httpbridge",
+	toolkitModule + "/automata/inputjson",
+	toolkitModule + "/automata/journal",
+	toolkitModule + "/automata/journal/bolt",
+	toolkitModule + "/automata/journal/jetstream",
+	toolkitModule + "/automata/journal/jetstream/embedded",
+	toolkitModule + "/automata/llm",
+	toolkitModule + "/automata/llm/openai",
+	toolkitModule + "/automata/migrate",
+	toolkitModule + "/automata/registry",
+	toolkitModule + "/automata/toolkit",
+}
 
-// tidy runs go mod tidy in dir, as if its package main imported buildsWith too:
-// first with GOPROXY=off, which works offline when the module cache has the
-// toolkit's dependencies (it does on the machine agentgen was built on),
-// then as the environment says.
+// tidy runs go mod tidy in dir, as if its package main imported buildsWith
+// too. First offline: GOPROXY=off, with -e, since go mod tidy also loads
+// the tests of the packages it finds, and the modules that only the tests
+// of a dependency import (go.uber.org/goleak, for OpenTelemetry's) are
+// seldom in the module cache; the result stands if buildsWith then loads
+// offline, which it does where the module cache has the toolkit's
+// dependencies (on the machine agentgen was built on). Otherwise it runs
+// go mod tidy again as the environment says.
 func tidy(dir string) error {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
@@ -344,16 +367,23 @@ func tidy(dir string) error {
 	if err := imports.Close(); err != nil {
 		return err
 	}
-	var out []byte
-	for _, env := range [][]string{{"GOPROXY=off", "GOFLAGS=-mod=mod"}, nil} {
-		cmd := exec.Command(goTool, "mod", "tidy")
+	goCmd := func(env []string, args ...string) ([]byte, error) {
+		cmd := exec.Command(goTool, args...)
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), env...)
-		if out, err = cmd.CombinedOutput(); err == nil {
+		return cmd.CombinedOutput()
+	}
+	offline := []string{"GOPROXY=off", "GOFLAGS=-mod=mod"}
+	if _, err := goCmd(offline, "mod", "tidy", "-e"); err == nil {
+		if _, err := goCmd([]string{"GOPROXY=off", "GOFLAGS=-mod=readonly"}, append([]string{"list", "-deps", "-f", "{{if .Error}}{{.Error}}{{end}}"}, buildsWith...)...); err == nil {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w\n%s", err, bytes.TrimSpace(out))
+	out, err := goCmd(nil, "mod", "tidy")
+	if err != nil {
+		return fmt.Errorf("%w\n%s", err, bytes.TrimSpace(out))
+	}
+	return nil
 }
 
 // keepSums adds to the go.sum that go mod tidy left the toolkit's checksums

@@ -103,9 +103,10 @@ type newAgentData struct {
 	Command     string // the last element of Package, naming the command main.go builds
 	FirstInput  string // the type of the spec's first input, for the examples in main.go's doc
 	Timestamped bool   // whether decl declares Timestamped: some input has a timestamp the server stamps
-	// Actors are the spec names of the actors, in the order of the spec:
-	// the actors whose inputs the bridge lets clients POST, to start with.
-	Actors []string
+	// FirstActor is the spec name of the spec's first actor: the one whose
+	// inputs the bridge lets clients POST, unless -client-actors says
+	// otherwise.
+	FirstActor string
 }
 
 // fromSpec returns the files of a new agent made from a spec of one's own,
@@ -115,8 +116,9 @@ type newAgentData struct {
 // implemented" until its body is written), the history of the spec at
 // version 1, and a main.go that runs the agent durable, on a journal in a
 // directory, and serves it over HTTP (automata/httpbridge, its clients
-// allowed the inputs of every actor of the spec), stamping the time of
-// arrival on the inputs that have a timestamp. No file is owned but
+// allowed the inputs of the spec's first actor unless -client-actors names
+// others; a bearer token required on any address but loopback), stamping
+// the time of arrival on the inputs that have a timestamp. No file is owned but
 // the generated ones. An invalid spec is a Diagnostics error.
 func fromSpec(opts fromSpecOptions) (*gen.Output, error) {
 	if msg := model.CheckImportPath(opts.Package); msg != "" {
@@ -139,9 +141,7 @@ func fromSpec(opts fromSpecOptions) (*gen.Output, error) {
 		return nil, err
 	}
 	data := newAgentData{Package: opts.Package, Command: path.Base(opts.Package)}
-	for _, a := range m.Actors {
-		data.Actors = append(data.Actors, a.Name)
-	}
+	data.FirstActor = m.Actors[0].Name
 	for _, in := range m.Inputs {
 		if data.FirstInput == "" {
 			data.FirstInput = in.Name

@@ -90,13 +90,16 @@
 // and every input's transition (each panics "not implemented" until you
 // write its body; check lists them), and main.go runs the agent durable and
 // served over HTTP: its journal in -data (default data; a bbolt file,
-// automata/journal), automata/httpbridge on -addr (default localhost:8080;
-// -token requires a bearer token), inputs decoded with
-// decl.DecodeClientInput (the properties the spec marks readOnly may be
-// absent), those of every actor of the spec allowed (httpbridge's
-// Config.ClientActors names them all: narrow it to the actor a page plays)
-// and an admission step that stamps the time of arrival on every
-// input with a timestamp. main.go is yours from then on: inject the
+// automata/journal), automata/httpbridge on -addr (default localhost:8080),
+// inputs decoded with decl.DecodeClientInput (the properties the spec marks
+// readOnly may be absent), only those of the spec's first actor allowed
+// from clients (httpbridge's Config.ClientActors; -client-actors names
+// others, comma-separated, or "*" for any input: another actor's input is
+// refused with 403), and an admission step that stamps the time of arrival
+// on every input with a timestamp. On a loopback address it needs no
+// token; on any other (-addr :8080, say) it refuses to start unless -token
+// or the AGENT_TOKEN environment variable gives the bearer token every
+// request must then carry. main.go is yours from then on: inject the
 // actors' effects and jobs where it opens the agent. The README's "Your
 // first agent" walks through it. An invalid spec writes nothing and exits 2.
 //
@@ -109,8 +112,12 @@
 // runs go mod tidy, first with GOPROXY=off, which succeeds offline when the
 // module cache holds the toolkit's dependencies (it does where agentgen was
 // built), then with the environment's proxy. go.mod is tidied as if the
-// agent imported automata/journal and automata/httpbridge too, so that it
-// builds durable and served (bbolt) without another go mod tidy. When DIR is inside a module,
+// agent imported every public package of the runtime too (automata,
+// automata/journal/..., automata/httpbridge, automata/devpanel,
+// automata/llm/openai, ...), so that code importing any of them builds
+// offline, without another go mod tidy (which would look up, on the
+// network, the modules that only the tests of some dependencies import).
+// When DIR is inside a module,
 // the agent is a package of it: no go.mod is written, and init says so if
 // that module does not require github.com/moora-go/moora.
 //
