@@ -196,6 +196,13 @@ func (c *checker) problems() []string {
 			problems = append(problems, fmt.Sprintf(`%d stubs still panic "not implemented"; write their bodies (--strict)`, n))
 		}
 	}
+	if n := kinds[implscan.UnreadProperty]; n > 0 && c.opts.Strict {
+		if n == 1 {
+			problems = append(problems, "1 input property that its transition never reads (--strict)")
+		} else {
+			problems = append(problems, fmt.Sprintf("%d input properties that their transitions never read (--strict)", n))
+		}
+	}
 	if n := kinds[implscan.Unparsable]; n > 0 {
 		problems = append(problems, plural(n, "file")+" in impl/ that "+map[bool]string{true: "does", false: "do"}[n == 1]+" not parse")
 	}

@@ -499,7 +499,13 @@
 //   - a file that does not parse; its package gets no new stubs until it
 //     does, since a function behind the syntax error would be declared
 //     twice;
-//   - a stub that still panics "not implemented", as a warning.
+//   - a stub that still panics "not implemented", as a warning;
+//   - a property of an input that the input's transition never reads (no
+//     input.Field names it, and the transition does not pass its input on
+//     whole), as a warning at the transition with the property's place in
+//     the spec: what is sent for it is validated and journaled, and never
+//     reaches the state (a new required property the transition ignores is
+//     stored as its zero value in the journal and nowhere else).
 //
 // # Versions and migrations
 //

@@ -330,3 +330,64 @@ func TestScanImpl(t *testing.T) {
 		})
 	}
 }
+
+const claimsSpec = `version: 1
+actors: [user]
+observations:
+  user:
+    user: {total: {type: integer}}
+inputs:
+  user:
+    add-claim:
+      type: object
+      properties:
+        id: {type: string}
+        amount: {type: integer}
+        costCenter: {type: string}
+      required: [id, amount, costCenter]
+`
+
+// TestUnreadInputProperty: the scan warns, at the transition and with the
+// property's place in the spec, of each property of an input its transition
+// never reads (a new property the transition ignores is journaled and
+// dropped); a transition that uses its input whole reads all of it, and a
+// stub is only a stub.
+func TestUnreadInputProperty(t *testing.T) {
+	const head = "package transitions\n\n" + "import \"example.com/atomic/decl\"\n\n"
+	m := starterModel(t, claimsSpec)
+	for _, tc := range []struct {
+		name, body string
+		want       []string
+	}{
+		{"one property ignored", "func AddClaim(state decl.StateOfUser, input decl.AddClaim) decl.StateOfUser {\n\tif input.ID != \"\" {\n\t\tstate.Total += input.Amount\n\t}\n\treturn state\n}\n",
+			[]string{"impl/transitions/user_add-claim.go:5:6: warning: property costCenter of input add-claim (agent.yaml:13:21) is never read by func AddClaim: what is sent for it is journaled but never reaches the state; read it (input.CostCenter), or remove it from the spec"}},
+		{"all read", "func AddClaim(state decl.StateOfUser, input decl.AddClaim) decl.StateOfUser {\n\tstate.Total += input.Amount + int64(len(input.ID+input.CostCenter))\n\treturn state\n}\n", nil},
+		{"passed on whole", "func AddClaim(state decl.StateOfUser, input decl.AddClaim) decl.StateOfUser {\n\treturn add(state, input)\n}\n\nfunc add(s decl.StateOfUser, in decl.AddClaim) decl.StateOfUser { return s }\n", nil},
+		{"no name for it", "func AddClaim(state decl.StateOfUser, _ decl.AddClaim) decl.StateOfUser {\n\treturn state\n}\n", []string{
+			"impl/transitions/user_add-claim.go:5:6: warning: property id of input add-claim (agent.yaml:11:13) is never read by func AddClaim: what is sent for it is journaled but never reaches the state; read it (input.ID), or remove it from the spec",
+			"impl/transitions/user_add-claim.go:5:6: warning: property amount of input add-claim (agent.yaml:12:17) is never read by func AddClaim: what is sent for it is journaled but never reaches the state; read it (input.Amount), or remove it from the spec",
+			"impl/transitions/user_add-claim.go:5:6: warning: property costCenter of input add-claim (agent.yaml:13:21) is never read by func AddClaim: what is sent for it is journaled but never reaches the state; read it (input.CostCenter), or remove it from the spec",
+		}},
+		{"a stub", "func AddClaim(state decl.StateOfUser, input decl.AddClaim) decl.StateOfUser {\n\tpanic(\"not implemented: user/add-claim\")\n}\n",
+			[]string{`impl/transitions/user_add-claim.go:6:2: warning: func AddClaim is still a stub: it panics "not implemented: user/add-claim"; write its body`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeTree(t, dir, map[string]string{
+				"impl/initials/user.go":              "package initials\n\nimport \"example.com/atomic/decl\"\n\nfunc User() decl.StateOfUser { return decl.StateOfUser{} }\n",
+				"impl/transitions/user_add-claim.go": head + tc.body,
+			})
+			scan, err := scanImpl(dir, m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, f := range scan.Findings {
+				got = append(got, f.String())
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+		})
+	}
+}

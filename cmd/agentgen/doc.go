@@ -178,8 +178,11 @@
 // migrations of impl/migrations that are missing or still stubs (errors,
 // whatever --strict says: a journal of the earlier version would not open),
 // on stdout; stubs of initial states and transitions still panicking "not
-// implemented" are warnings, on stderr, and with --strict errors, on
-// stdout. The history file's diff is not printed ("modified
+// implemented", and input properties that their transitions never read,
+//
+//	impl/transitions/customer_open-ticket.go:10:6: warning: property priority of input open-ticket (agent.yaml:19:72) is never read by func OpenTicket: ...
+//
+// are warnings, on stderr, and with --strict errors, on stdout. The history file's diff is not printed ("modified
 // agent.history.json"): the changes of shapes say what it is.
 //
 // When the generated files are up to date, check then type-checks decl/ and
@@ -212,7 +215,7 @@
 // says which are missing), and a breaking one fails when it does not: a
 // journal of that spec could not be read. Exit status: 0 when everything is up to date
 // (warnings may be printed), 1 when something is not (with --strict, a stub
-// still panicking is not), 2 when the spec is invalid (or has warnings and
+// still panicking or an input property never read is not), 2 when the spec is invalid (or has warnings and
 // --strict is given) or another error stops the check. Continuous integration runs it for
 // every spec.
 //
@@ -257,8 +260,8 @@
 // the scan of impl/, sorted by path and position, with kind "orphan",
 // "signature", "syntax", "build" (severity "error"; a build error without
 // a position, such as the go command's refusal of go.mod, has path "" and
-// line 0) or "not-implemented" (severity "warning", or "error" with
-// --strict). typeCheck is "done", or "skipped: " and why; it is absent when
+// line 0) or "not-implemented" and "unread" (severity "warning", or
+// "error" with --strict). typeCheck is "done", or "skipped: " and why; it is absent when
 // the check stopped before it (an invalid spec). Paths are slash-separated and relative to the working
 // directory. diagnostics holds the errors of an invalid spec and the
 // warnings of a valid one; element and hint may be absent. error is absent

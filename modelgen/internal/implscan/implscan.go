@@ -43,10 +43,14 @@ const (
 	// a module it cannot load), found by type-checking the packages
 	// (agentgen check), not by Scan.
 	BuildError
+	// UnreadProperty: a property of an input that the input's transition
+	// never reads, so that what is sent for it is journaled and never
+	// reaches the state. A warning (an error with --strict).
+	UnreadProperty
 )
 
 func (k FindingKind) String() string {
-	return [...]string{"orphan", "signature", "syntax", "not-implemented", "build"}[k]
+	return [...]string{"orphan", "signature", "syntax", "not-implemented", "build", "unread"}[k]
 }
 
 // Finding is one thing ScanImpl reports about the hand-written code of
@@ -63,7 +67,7 @@ type Finding struct {
 }
 
 // Warning says whether the finding is only a warning.
-func (f *Finding) Warning() bool { return f.Kind == NotImplemented }
+func (f *Finding) Warning() bool { return f.Kind == NotImplemented || f.Kind == UnreadProperty }
 
 // String formats the finding as "path:line:col: [warning: ]message".
 func (f *Finding) String() string {
@@ -329,6 +333,15 @@ func (scan *ImplScan) match(fset *token.FileSet, m *model.Model, pkgDir string, 
 			}
 			if call, lit := stubPanic(d.fd); call != nil {
 				add(NotImplemented, d.file.path, call.Pos(), fn, fmt.Sprintf("func %s is still a stub: it panics %s; write its body", fn.Name, lit.Value))
+				continue
+			}
+			for _, f := range unread(d.fd, fn.Input) {
+				where := ""
+				if m.Src != nil && f.Ptr != "" {
+					where = " (" + m.Src.ValuePos(f.Ptr).String() + ")"
+				}
+				add(UnreadProperty, d.file.path, d.fd.Name.Pos(), fn, fmt.Sprintf("property %s of input %s%s is never read by func %s: what is sent for it is journaled but never reaches the state; read it (input.%s), or remove it from the spec",
+					f.Name, fn.Input.Name, where, fn.Name, f.GoName))
 			}
 			continue
 		}
@@ -528,6 +541,52 @@ func signatureMatches(fd *ast.FuncDecl, decl string, fn *model.ImplFunc) bool {
 	}
 	results, ok := types(fd.Type.Results)
 	return ok && slices.Equal(results, []string{state})
+}
+
+// unread returns the properties of in that the transition fd never reads:
+// no selector input.Field names them. A transition that uses its input
+// otherwise (passes it on, copies it, switches on it) is taken to read
+// every property. A transition without a name for its input reads none.
+func unread(fd *ast.FuncDecl, in *model.Input) []*model.Field {
+	if in == nil || fd.Body == nil || fd.Type.Params == nil {
+		return nil
+	}
+	var names []*ast.Ident
+	for _, p := range fd.Type.Params.List {
+		names = append(names, p.Names...)
+	}
+	if len(names) != 2 {
+		return nil // unnamed parameters: nothing to go by
+	}
+	input := names[1].Name
+	read := make(map[string]bool)
+	whole := false
+	if input != "_" {
+		ast.Inspect(fd.Body, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.SelectorExpr:
+				if id, ok := n.X.(*ast.Ident); ok && id.Name == input {
+					read[n.Sel.Name] = true
+					return false
+				}
+			case *ast.Ident:
+				if n.Name == input {
+					whole = true
+				}
+			}
+			return !whole
+		})
+	}
+	if whole {
+		return nil
+	}
+	var fs []*model.Field
+	for _, f := range in.Decl.Fields {
+		if !read[f.GoName] {
+			fs = append(fs, f)
+		}
+	}
+	return fs
 }
 
 // stubPanic returns the first panic("not implemented...") call in the body
