@@ -505,7 +505,9 @@
 //     whole), as a warning at the transition with the property's place in
 //     the spec: what is sent for it is validated and journaled, and never
 //     reaches the state (a new required property the transition ignores is
-//     stored as its zero value in the journal and nowhere else).
+//     stored as its zero value in the journal and nowhere else). A
+//     property kept for the journal only is said so in the transition:
+//     _ = input.Field.
 //
 // # Versions and migrations
 //

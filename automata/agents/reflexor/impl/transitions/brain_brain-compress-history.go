@@ -10,6 +10,7 @@ import "github.com/moora-go/moora/automata/agents/reflexor/decl"
 // that compressed the history goes on to answer the signals it was asked
 // for, and records that when it answers.
 func BrainCompressHistory(state decl.StateOfBrain, input decl.BrainCompressHistory) decl.StateOfBrain {
+	_ = input.CalledBrainAt // for the journal only: which ask it was
 	if stale(input.Timestamp, state.BrainUpdatedAt) {
 		return state
 	}

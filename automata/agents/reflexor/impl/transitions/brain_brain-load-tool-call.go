@@ -11,6 +11,7 @@ import (
 // nothing. Like compression, it leaves calledBrainAt alone: the ask that
 // loaded it goes on.
 func BrainLoadToolCall(state decl.StateOfBrain, input decl.BrainLoadToolCall) decl.StateOfBrain {
+	_ = input.CalledBrainAt // for the journal only: which ask it was
 	if stale(input.Timestamp, state.BrainUpdatedAt) {
 		return state
 	}
