@@ -527,12 +527,15 @@
 //	compatible   new optional property, new input type, input moved to another
 //	             actor, property no longer required, nullable now, integer to
 //	             number, enum value or oneOf variant added, constraint removed
-//	             or loosened; for the state, a new state property
+//	             or loosened; for the state, a new state property, and a new
+//	             optional property inside one (which an old snapshot decodes
+//	             through as it is)
 //	breaking     new required property, removed property or input type,
 //	             property now required, type changed, no longer nullable, enum
 //	             value or oneOf variant removed, constraint added or tightened,
 //	             const changed, additionalProperties: false added; for the
-//	             state, a removed state property and any change inside one
+//	             state, a removed state property and any other change inside
+//	             one
 //
 // Descriptions, defaults and the names of $defs types are not data shapes:
 // changing them makes no new version (the newest version's text is
@@ -553,7 +556,11 @@
 // The state's migration is required for a breaking change of the state,
 // and optional for a compatible one (a new actor or observation), where the
 // journal replays over an older snapshot instead; when impl/migrations
-// declares it, it is used, which a compacted journal needs. The Migrations
+// declares it, it is used, which a compacted journal needs. A step whose
+// state changed only by new optional properties inside state properties
+// needs neither: no old value has them, so impl/agent/versions.go decodes a
+// snapshot of the older version into the newer version's state as it is
+// (absent, nil), which a compacted journal opens from too. The Migrations
 // of a Report are those still missing or stubs.
 //
 // A spec without its history file is version 1 of a new history, unless

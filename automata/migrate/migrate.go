@@ -25,7 +25,10 @@
 // enum or constraint) is read by the next version as it is. A step whose
 // state changed compatibly (a new actor or observation) has no state
 // migration: a snapshot of the older version cannot be decoded into the new
-// state, and the journal replays the inputs over it instead.
+// state, and the journal replays the inputs over it instead. A step whose
+// state only gained optional properties inside its properties has a State
+// that agentgen generates: it decodes the snapshot into the next version's
+// state as it is (New returns a pointer to that type, Migrate the value).
 package migrate
 
 import (

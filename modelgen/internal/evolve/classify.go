@@ -57,6 +57,13 @@ type Change struct {
 	// <target>/<property>", observers and targets in name order), a removed
 	// one at "/observations" (or "" when there are none).
 	Ptr string
+	// Decodes says, of a compatible change of the state, that a snapshot
+	// of the old version decodes as it is into the new version's type, to
+	// the same value: a new optional property inside a state property,
+	// which no old value has (its Go field is a pointer or a slice, absent
+	// as nil). A step whose state changes are all such needs neither a
+	// migration nor a replay.
+	Decodes bool
 }
 
 // Compare returns the changes from old to new, in a deterministic order:
@@ -325,9 +332,12 @@ func (c *comparer) objects(path string, o, n *spec.Schema, nptr string) {
 		if np.required {
 			c.report(true, ppath, "new required property", nil, np.schema, np.ptr)
 		} else {
-			// A snapshot decoded into the new shape would hold a zero value
-			// where the new shape expects one.
-			c.report(c.state, ppath, "new optional property", nil, np.schema, np.ptr)
+			// No old value has it: an old input is a valid new one, and an
+			// old snapshot decodes into the new shape as it is (absent).
+			c.report(false, ppath, "new optional property", nil, np.schema, np.ptr)
+			if c.state {
+				c.changes[len(c.changes)-1].Decodes = true
+			}
 		}
 	}
 }

@@ -148,7 +148,7 @@ inputs:
 `,
 			want: []evolve.Change{
 				{Breaking: false, Input: "plant", Path: "/tree/label", What: "new optional property", Ptr: "/$defs/Tree/properties/label"},
-				{Breaking: true, Input: "", Path: "/forest/[]/label", What: "new optional property", Ptr: "/$defs/Tree/properties/label"},
+				{Breaking: false, Input: "", Path: "/forest/[]/label", What: "new optional property", Ptr: "/$defs/Tree/properties/label", Decodes: true},
 			},
 		},
 		{
@@ -210,7 +210,7 @@ inputs:
 			want: []evolve.Change{
 				{Breaking: false, Input: "send", Path: "/message/note", What: "new optional property", Ptr: "/$defs/Msg/properties/note"},
 				{Breaking: true, Input: "send", Path: "/message/text", What: "removed property", Ptr: "/$defs/Msg/properties"},
-				{Breaking: true, Input: "", Path: "/messages/[]/note", What: "new optional property", Ptr: "/$defs/Msg/properties/note"},
+				{Breaking: false, Input: "", Path: "/messages/[]/note", What: "new optional property", Ptr: "/$defs/Msg/properties/note", Decodes: true},
 				{Breaking: true, Input: "", Path: "/messages/[]/text", What: "removed property", Ptr: "/$defs/Msg/properties"},
 			},
 		},

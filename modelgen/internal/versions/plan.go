@@ -43,8 +43,14 @@ type Step struct {
 	// breaking way.
 	State bool
 	// StateChanged says that the state's shape changed: without a
-	// migration, a snapshot of version From is replayed over.
+	// migration, a snapshot of version From is replayed over, unless
+	// StateDecodes.
 	StateChanged bool
+	// StateDecodes says that the state changed, compatibly, only in ways
+	// a snapshot of version From decodes through as it is
+	// (evolve.Change.Decodes): it is decoded into version From+1's state,
+	// with no migration to write and no replay.
+	StateDecodes bool
 	// Old and New are the models of versions From and From+1, set when
 	// the step needs a migration or the state changed (a state migration
 	// is then optional); New is Plan.Model when From+1 is the spec's
@@ -118,15 +124,18 @@ func (p *Plan) step(from, to *Version) (*Step, error) {
 	}
 	s := &Step{From: from.Number, Changes: evolve.Compare(a, b), Src: to.Src}
 	breaking := make(map[string]bool)
+	decodes := true
 	for _, c := range s.Changes {
 		switch {
 		case c.Input == "":
 			s.StateChanged = true
 			s.State = s.State || c.Breaking
+			decodes = decodes && c.Decodes
 		case c.Breaking:
 			breaking[c.Input] = true
 		}
 	}
+	s.StateDecodes = s.StateChanged && !s.State && decodes
 	if !s.NeedsCode() && !s.StateChanged && len(breaking) == 0 {
 		return s, nil
 	}

@@ -46,6 +46,13 @@ func (g generator) migratesState(s *versions.Step) bool {
 	return s.State || (s.StateChanged && g.declared[stateFunc(s)])
 }
 
+// decodesState says whether a snapshot of step s's first version is
+// decoded as it is into the next version's state: its state changed only
+// so (versions.Step.StateDecodes), and no migration is written for it.
+func (g generator) decodesState(s *versions.Step) bool {
+	return s.StateDecodes && !g.migratesState(s)
+}
+
 // hasCode says whether step s runs migrations.
 func (g generator) hasCode(s *versions.Step) bool { return len(s.Inputs) > 0 || g.migratesState(s) }
 
@@ -75,10 +82,12 @@ func versionPkg(v int) string { return "v" + strconv.Itoa(v) }
 func (g generator) packages() map[int]*model.Model {
 	pkgs := make(map[int]*model.Model)
 	for _, s := range g.plan.Steps {
-		if !g.hasCode(s) {
+		if !g.hasCode(s) && !g.decodesState(s) {
 			continue
 		}
-		pkgs[s.From] = s.Old
+		if g.hasCode(s) {
+			pkgs[s.From] = s.Old
+		}
 		if s.From+1 == g.plan.Current {
 			pkgs[s.From+1] = nil
 		} else {
@@ -259,6 +268,15 @@ func (g generator) glue(m *model.Model) ([]byte, error) {
 		}
 		if s.StateChanged {
 			d[jen.Id("StateChanged")] = jen.True()
+		}
+		if g.decodesState(s) {
+			// The snapshot is decoded into the next version's state.
+			to := g.versionPath(m, s.From+1)
+			f.ImportName(to, versionPkg(s.From+1))
+			d[jen.Id("State")] = jen.Op("&").Qual(MigratePath, "State").Values(jen.Dict{
+				jen.Id("New"):     jen.Func().Params().Any().Block(jen.Return(jen.New(jen.Qual(to, "AgentState")))),
+				jen.Id("Migrate"): jen.Func().Params(jen.Id("old").Any()).Any().Block(jen.Return(jen.Op("*").Id("old").Assert(jen.Op("*").Qual(to, "AgentState")))),
+			})
 		}
 		if g.migratesState(s) {
 			d[jen.Id("State")] = jen.Op("&").Qual(MigratePath, "State").Values(jen.Dict{

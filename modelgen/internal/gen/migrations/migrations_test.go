@@ -905,3 +905,43 @@ func TestFuncsOrder(t *testing.T) {
 		t.Errorf("Funcs = %v, want %v", got, want)
 	}
 }
+
+// TestGenerateStateDecodes: a new optional property inside a state property
+// is a compatible change that an old snapshot decodes through as it is: no
+// stub, no package of version 1, and the glue decodes a snapshot of version
+// 1 into version 2's state, with no migration to write and no replay; a
+// written migration is used instead.
+func TestGenerateStateDecodes(t *testing.T) {
+	v1 := spectest.Edit(t, spectest.Base,
+		"  user:\n    user: {draft: {type: string}}\n  llm:", "  user:\n    user: {draft: {type: string}, notes: {type: array, items: {type: object, properties: {text: {type: string}}, required: [text]}}}\n  llm:")
+	v2 := spectest.Edit(t, v1, "properties: {text: {type: string}}, required: [text]", "properties: {text: {type: string}, pinned: {type: boolean}}, required: [text]")
+	p := planOf(t, v1, v2)
+	if p.Current != 2 || len(p.Steps) != 1 {
+		t.Fatalf("Current %d, %d steps", p.Current, len(p.Steps))
+	}
+	s := p.Steps[0]
+	if s.State || !s.StateChanged || !s.StateDecodes || s.NeedsCode() {
+		t.Fatalf("the step is not the one tested: %+v", s)
+	}
+	if fs := migrations.Funcs(p); len(fs) != 0 {
+		t.Errorf("Funcs = %+v, want none", fs)
+	}
+	files := generate(t, p, nil)
+	glue := files["impl/agent/versions.go"].Data
+	contains(t, "versions.go", glue, "re:Current: +2,", "re:StateChanged: +true",
+		"return new(v2.AgentState)", "return *old.(*v2.AgentState)")
+	lacks(t, "versions.go", glue, "AgentStateFromV1", "decl/v1\"")
+	if _, ok := files["impl/migrations/v1_to_v2.go"]; ok {
+		t.Error("a stub is generated for a state that decodes as it is")
+	}
+	if got := under(files, "decl/v1"); len(got) > 0 {
+		t.Errorf("decl/v1 is generated: %v", got)
+	}
+	if _, ok := files["decl/v2/current.go"]; !ok {
+		t.Error("decl/v2/current.go, which the glue decodes into, is not generated")
+	}
+	// Written anyway, the migration is the one used.
+	glue = generate(t, p, map[string]bool{"AgentStateFromV1": true})["impl/agent/versions.go"].Data
+	contains(t, "versions.go", glue, "migrations.AgentStateFromV1(")
+	lacks(t, "versions.go", glue, "return new(v2.AgentState)")
+}
