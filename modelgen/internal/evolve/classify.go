@@ -61,7 +61,7 @@ type Change struct {
 	// of the old version decodes as it is into the new version's type, to
 	// the same value: a new optional property inside a state property,
 	// which no old value has (its Go field is a pointer or a slice, absent
-	// as nil). A step whose state changes are all such needs neither a
+	// as nil), or a value added to an enum (its Go type stays). A step whose state changes are all such needs neither a
 	// migration nor a replay.
 	Decodes bool
 }
@@ -278,6 +278,8 @@ func (c *comparer) values(path string, o, n *spec.Schema, nptr string) {
 		for _, v := range n.Enum {
 			if !slices.Contains(o.Enum, v) {
 				c.report(false, path, "enum value added: "+v, o, n, nptr)
+				// The Go type is the same; no old value is the new one.
+				c.changes[len(c.changes)-1].Decodes = c.state
 			}
 		}
 	case len(n.Enum) > 0:

@@ -503,7 +503,7 @@ observations:
 				{Breaking: true, Input: "set-status", Path: "/status", What: "enum value removed: doing", Old: `{"type":"string","enum":["todo","doing","done"]}`, New: `{"type":"string","enum":["todo","done","blocked"]}`, Ptr: "/$defs/Status"},
 				{Breaking: false, Input: "set-status", Path: "/status", What: "enum value added: blocked", Old: `{"type":"string","enum":["todo","doing","done"]}`, New: `{"type":"string","enum":["todo","done","blocked"]}`, Ptr: "/$defs/Status"},
 				{Breaking: true, Input: "", Path: "/status", What: "enum value removed: doing", Old: `{"type":"string","enum":["todo","doing","done"]}`, New: `{"type":"string","enum":["todo","done","blocked"]}`, Ptr: "/$defs/Status"},
-				{Breaking: false, Input: "", Path: "/status", What: "enum value added: blocked", Old: `{"type":"string","enum":["todo","doing","done"]}`, New: `{"type":"string","enum":["todo","done","blocked"]}`, Ptr: "/$defs/Status"},
+				{Breaking: false, Input: "", Path: "/status", What: "enum value added: blocked", Old: `{"type":"string","enum":["todo","doing","done"]}`, New: `{"type":"string","enum":["todo","done","blocked"]}`, Ptr: "/$defs/Status", Decodes: true},
 			},
 		},
 		{
