@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -58,7 +59,7 @@ func scriptParams(t *testing.T) testscript.Params {
 	}
 	return testscript.Params{
 		RequireExplicitExec: true,
-		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exitcode": cmdExitCode, "buildable": cmdBuildable},
+		Cmds:                map[string]func(*testscript.TestScript, bool, []string){"exitcode": cmdExitCode, "buildable": cmdBuildable, "fill": cmdFill, "handwritten": cmdHandwritten},
 		Setup: func(e *testscript.Env) error {
 			e.Setenv("TOOLKIT", root)
 			e.Setenv("GOWORK", "off")
@@ -194,5 +195,51 @@ func TestExcerpt(t *testing.T) {
 				t.Errorf("got\n%q\nwant\n%q", got, tc.want)
 			}
 		})
+	}
+}
+
+// cmdFill is the script command
+//
+//	fill file func line...
+//
+// It is a person writing a migration that generate left as a stub: the
+// body of func in file, one panic("not implemented..."), becomes the lines
+// given (each a statement). The lines are added to the count that
+// handwritten checks.
+func cmdFill(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 3 {
+		ts.Fatalf("usage: fill file func line...")
+	}
+	path := ts.MkAbs(args[0])
+	data, err := os.ReadFile(path)
+	ts.Check(err)
+	lines := strings.Split(string(data), "\n")
+	start := slices.IndexFunc(lines, func(l string) bool { return strings.HasPrefix(l, "func "+args[1]+"(") })
+	if start < 0 || start+2 >= len(lines) || !strings.HasPrefix(strings.TrimSpace(lines[start+1]), `panic("not implemented`) || lines[start+2] != "}" {
+		ts.Fatalf("fill: %s has no stub of func %s", args[0], args[1])
+	}
+	body := make([]string, len(args[2:]))
+	for i, l := range args[2:] {
+		body[i] = "\t" + l
+	}
+	lines = slices.Replace(lines, start+1, start+2, body...)
+	ts.Check(os.WriteFile(path, []byte(strings.Join(lines, "\n")), 0o644))
+	n, _ := strconv.Atoi(ts.Getenv("HANDWRITTEN"))
+	ts.Setenv("HANDWRITTEN", strconv.Itoa(n+len(body)))
+}
+
+// cmdHandwritten is the script command
+//
+//	handwritten N
+//
+// It fails unless the lines fill wrote, over the whole script, are N.
+func cmdHandwritten(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: handwritten N")
+	}
+	n, _ := strconv.Atoi(ts.Getenv("HANDWRITTEN"))
+	ts.Logf("%d lines written by hand", n)
+	if want, err := strconv.Atoi(args[0]); err != nil || n != want {
+		ts.Fatalf("%d lines written by hand, want %s", n, args[0])
 	}
 }

@@ -23,7 +23,18 @@ var Generator gen.Generator = declGenerator{dir: "decl", pkg: "decl"}
 // (relative to the spec): an earlier version of the spec's, decl/v1.
 func Package(dir, pkg string) gen.Generator { return declGenerator{dir: dir, pkg: pkg} }
 
-type declGenerator struct{ dir, pkg string }
+// Sharing is Package whose declared types named in shared are aliases of
+// the types of the same name in the package at path next (the next
+// version's, decl/v2): the types that did not change between the two.
+func Sharing(dir, pkg, next string, shared map[string]bool) gen.Generator {
+	return declGenerator{dir: dir, pkg: pkg, next: next, shared: shared}
+}
+
+type declGenerator struct {
+	dir, pkg string
+	next     string
+	shared   map[string]bool
+}
 
 func (g declGenerator) Name() string   { return g.dir }
 func (g declGenerator) Dirs() []string { return []string{g.dir} }
@@ -50,7 +61,7 @@ func (g declGenerator) Generate(m *model.Model) ([]gen.File, error) {
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	var wg sync.WaitGroup
 	for i, p := range parts {
-		e := &declEmitter{m: m}
+		e := &declEmitter{m: m, next: g.next, shared: g.shared}
 		if p.name == "types.go" && !e.has("types.go") {
 			continue
 		}
@@ -93,6 +104,10 @@ func slicesDeleteEmpty(files []gen.File) []gen.File {
 // files can be printed concurrently; the model is only read.
 type declEmitter struct {
 	m *model.Model
+	// next and shared: the types of m named in shared are aliases of
+	// next's (Sharing).
+	next   string
+	shared map[string]bool
 }
 
 func (e *declEmitter) has(file string) bool {
@@ -180,6 +195,10 @@ func (e *declEmitter) decls(f *jen.File, file string) {
 }
 
 func (e *declEmitter) decl(f *jen.File, d *model.TypeDecl) {
+	if e.shared[d.GoName] {
+		e.alias(f, d)
+		return
+	}
 	fallback := fmt.Sprintf("%s is the type of %s in the spec.", d.GoName, spec.ElementName(d.Ptr))
 	if strings.HasPrefix(d.Ptr, "/$defs/") && strings.Count(d.Ptr, "/") == 2 {
 		fallback = fmt.Sprintf("%s is the shared type $defs.%s of the spec.", d.GoName, d.Name)
@@ -239,6 +258,23 @@ func (e *declEmitter) decl(f *jen.File, d *model.TypeDecl) {
 			)
 			f.Line()
 		}
+	}
+}
+
+// alias declares d as the type of the same name in e.next, with its enum
+// values.
+func (e *declEmitter) alias(f *jen.File, d *model.TypeDecl) {
+	gen.Comment(f, fmt.Sprintf("%s did not change in the next version of the spec: it is that version's type.", d.GoName))
+	f.Type().Id(d.GoName).Op("=").Qual(e.next, d.GoName)
+	f.Line()
+	if len(d.Values) > 0 {
+		var consts []jen.Code
+		for _, v := range d.Values {
+			consts = append(consts, jen.Id(v.GoName).Op("=").Qual(e.next, v.GoName))
+		}
+		gen.Comment(f, fmt.Sprintf("The values of %s.", d.GoName))
+		f.Const().Defs(consts...)
+		f.Line()
 	}
 }
 

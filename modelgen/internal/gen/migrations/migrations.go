@@ -9,7 +9,9 @@ import (
 	"bytes"
 	"fmt"
 	"github.com/moora-go/moora/modelgen/internal/evolve"
+	"maps"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,13 +33,21 @@ const MigratePath = "github.com/moora-go/moora/automata/migrate"
 // functions impl/migrations declares (Declared): an optional migration, of
 // a state that changed compatibly, is used when it is declared.
 func New(plan *versions.Plan, historyFile string, declared map[string]bool) gen.Generator {
-	return generator{plan: plan, file: historyFile, declared: declared}
+	g := generator{plan: plan, file: historyFile, declared: declared, convs: make(map[int]*conversion)}
+	for _, s := range plan.Steps {
+		if s.NeedsCode() {
+			g.convs[s.From] = newConversion(s, plan.Model.Package, declared)
+		}
+	}
+	return g
 }
 
 type generator struct {
 	plan     *versions.Plan
 	file     string
 	declared map[string]bool
+	// convs are the conversions of the steps that need code, by From.
+	convs map[int]*conversion
 }
 
 // migratesState says whether step s migrates the state: it must (a
@@ -67,7 +77,8 @@ func (g generator) Dirs() []string {
 	for v := 1; v <= g.plan.Current; v++ {
 		dirs = append(dirs, VersionDir(v))
 	}
-	return dirs
+	// ConversionsPath, when no step needs it any longer.
+	return append(dirs, Dir)
 }
 
 // VersionDir is the directory of version v's package: decl/v1.
@@ -109,7 +120,11 @@ func (g generator) Generate(m *model.Model) ([]gen.File, error) {
 			files = append(files, gen.File{Path: VersionDir(v) + "/current.go", Data: data, Owned: true})
 			continue
 		}
-		out, err := decl.Package(VersionDir(v), versionPkg(v)).Generate(vm)
+		pkg := decl.Package(VersionDir(v), versionPkg(v))
+		if c := g.convs[v]; c != nil && len(c.shared) > 0 {
+			pkg = decl.Sharing(VersionDir(v), versionPkg(v), c.to, c.shared)
+		}
+		out, err := pkg.Generate(vm)
 		if err != nil {
 			return nil, fmt.Errorf("version %d: %w", v, err)
 		}
@@ -130,6 +145,11 @@ func (g generator) Generate(m *model.Model) ([]gen.File, error) {
 			return nil, err
 		}
 		files = append(files, gen.File{Path: dir + "/version.go", Data: data, Owned: true})
+	}
+	if data, err := g.conversions(); err != nil {
+		return nil, err
+	} else if data != nil {
+		files = append(files, gen.File{Path: ConversionsPath, Data: data, Owned: true})
 	}
 	for _, s := range p.Steps {
 		if !s.NeedsCode() || g.writtenElsewhere(s) {
@@ -161,8 +181,8 @@ func (g generator) versionFiles() map[string]int {
 // writtenElsewhere says whether impl/migrations declares every migration
 // of step s, in files of its own choosing: its stub's file is not needed.
 func (g generator) writtenElsewhere(s *versions.Step) bool {
-	for _, fn := range Funcs(g.plan) {
-		if fn.From == s.From && !g.declared[fn.Name] {
+	for _, fn := range g.convs[s.From].funcs {
+		if !g.declared[fn.Name] {
 			return false
 		}
 	}
@@ -174,24 +194,38 @@ func StubPath(from int) string {
 	return fmt.Sprintf("%s/v%d_to_v%d.go", Dir, from, from+1)
 }
 
-// Func is a migration a person writes.
+// Func is a migration a person writes: a whole one (an input type
+// removed, or a migration written whole by choice), or the value of one
+// property that the generated conversions leave to a person.
 type Func struct {
-	Name string // InputFromV1, AgentStateFromV1
+	Name string // InputFromV1, AgentStateFromV1, TicketPriorityFromV1
 	Path string // the file its stub is in
 	From int
-	What string // the input's type, or "the state"
+	What string // the input's type, "the state", or "property priority of Ticket"
+	// Input is the input type the function is about; "" for the state.
+	Input string
+	// JSONPath is the property's JSON Pointer in the input or state, for
+	// a property's function: "/tickets/[]/priority".
+	JSONPath string
+	// Field is the property, for a property's function.
+	Field *model.Field
+
+	input         *versions.StepInput // a whole input's
+	param, result jen.Code            // a property's: the old struct, the property's type
+	prefill       jen.Code            // the returned value offered for a rename
+	renamedFrom   string              // the property renamed, for a rename
+	owner         string              // the Go name of the struct that has the property
 }
 
-// Funcs lists the migrations of a plan, by step, then inputs in the order
-// of Step.Inputs (by actor, then name), then the state.
-func Funcs(p *versions.Plan) []Func {
+// Funcs lists the migrations of a plan a person writes, by step, then
+// inputs in the order of Step.Inputs (by actor, then name), then the state;
+// declared are the functions impl/migrations declares (Declared): a whole
+// migration declared is used instead of the generated conversion.
+func Funcs(p *versions.Plan, declared map[string]bool) []Func {
 	var fs []Func
 	for _, s := range p.Steps {
-		for _, in := range s.Inputs {
-			fs = append(fs, Func{Name: inputFunc(s, in), Path: StubPath(s.From), From: s.From, What: in.Name})
-		}
-		if s.State {
-			fs = append(fs, Func{Name: stateFunc(s), Path: StubPath(s.From), From: s.From, What: "the state"})
+		if s.NeedsCode() {
+			fs = append(fs, newConversion(s, p.Model.Package, declared).funcs...)
 		}
 	}
 	return fs
@@ -240,6 +274,44 @@ func (g generator) aliases(m *model.Model, v int) ([]byte, error) {
 	return gen.Render(VersionDir(v)+"/current.go", f)
 }
 
+// called is the function the glue calls for the whole migration name of
+// step s: name when a person writes it, else its generated conversion.
+func (g generator) called(s *versions.Step, name string) string {
+	if c := g.convs[s.From]; c != nil && c.whole[name] != "" {
+		return c.whole[name]
+	}
+	return name
+}
+
+// conversions prints ConversionsPath: every step's generated conversions
+// and the helpers they call; nil when no step has any.
+func (g generator) conversions() ([]byte, error) {
+	f := jen.NewFile("migrations")
+	any := false
+	for _, s := range g.plan.Steps {
+		c := g.convs[s.From]
+		if c == nil || len(c.code) == 0 {
+			continue
+		}
+		any = true
+		f.ImportName(c.from, versionPkg(s.From))
+		f.ImportName(c.to, versionPkg(s.From+1))
+		for _, code := range c.code {
+			f.Add(code)
+		}
+	}
+	if !any {
+		return nil, nil
+	}
+	// Every helper, used or not: a rename's stub, written once, may call
+	// one that a later version's conversions no longer do.
+	for _, h := range slices.Sorted(maps.Keys(helperCode)) {
+		f.Add(helperCode[h]())
+		f.Line()
+	}
+	return gen.Render(ConversionsPath, f)
+}
+
 // glue prints impl/agent/versions.go: Versions(), the history as package
 // automata/migrate reads it.
 func (g generator) glue(m *model.Model) ([]byte, error) {
@@ -261,7 +333,7 @@ func (g generator) glue(m *model.Model) ([]byte, error) {
 				inputs[jen.Lit(in.Name)] = jen.Values(jen.Dict{
 					jen.Id("Decode"): jen.Qual(MigratePath, "Unmarshal").Index(jen.Qual(from, in.Old.Decl.GoName)),
 					jen.Id("Migrate"): jen.Func().Params(jen.Id("in").Any()).Any().Block(
-						jen.Return(jen.Qual(migrations, inputFunc(s, in)).Call(jen.Id("in").Assert(jen.Qual(from, in.Old.Decl.GoName))))),
+						jen.Return(jen.Qual(migrations, g.called(s, inputFunc(s, in))).Call(jen.Id("in").Assert(jen.Qual(from, in.Old.Decl.GoName))))),
 				})
 			}
 			d[jen.Id("Inputs")] = jen.Map(jen.String()).Qual(MigratePath, "Input").Values(inputs)
@@ -282,7 +354,7 @@ func (g generator) glue(m *model.Model) ([]byte, error) {
 			d[jen.Id("State")] = jen.Op("&").Qual(MigratePath, "State").Values(jen.Dict{
 				jen.Id("New"): jen.Func().Params().Any().Block(jen.Return(jen.New(jen.Qual(from, "AgentState")))),
 				jen.Id("Migrate"): jen.Func().Params(jen.Id("old").Any()).Any().Block(
-					jen.Return(jen.Qual(migrations, stateFunc(s)).Call(jen.Op("*").Id("old").Assert(jen.Op("*").Qual(from, "AgentState"))))),
+					jen.Return(jen.Qual(migrations, g.called(s, stateFunc(s))).Call(jen.Op("*").Id("old").Assert(jen.Op("*").Qual(from, "AgentState"))))),
 			})
 		}
 		steps = append(steps, jen.Line().Comment(fmt.Sprintf("%d to %d", s.From, s.From+1)).Line().Values(d))
@@ -305,38 +377,65 @@ func (g generator) glue(m *model.Model) ([]byte, error) {
 
 // stub prints the migrations of step s, to be written by hand.
 func (g generator) stub(m *model.Model, s *versions.Step) ([]byte, error) {
-	from, to := g.versionPath(m, s.From), g.versionPath(m, s.From+1)
+	c := g.convs[s.From]
+	from, to := c.from, c.to
 	f := jen.NewFile("migrations")
 	f.ImportName(from, versionPkg(s.From))
 	f.ImportName(to, versionPkg(s.From+1))
 	if s.From == 1 {
-		f.PackageComment(gen.DocText("Package migrations brings the records an agent journaled under earlier versions of its spec up to the current version: one function per input type whose shape changed in a breaking way, or that was removed, and one for the state when its shape did. agentgen generate writes a stub for each, once, and agentgen check fails until it is written. The journal runs them as it opens (package automata/migrate); like transitions, they are pure."))
+		f.PackageComment(gen.DocText("Package migrations brings the records an agent journaled under earlier versions of its spec up to the current version. agentgen generate converts the state and each input type whose shape changed in a breaking way field by field (conversions.go), and leaves to a person one function per property it cannot convert — a new required property, a changed type, a rename to confirm — and one per input type removed. It writes a stub of each, once, and agentgen check fails until it is written. A migration of a whole input or of the whole state (func <Input>FromV<N>, func AgentStateFromV<N>), when written, is used instead of its conversion. The journal runs them as it opens (package automata/migrate); like transitions, they are pure."))
 	}
 	current := ""
 	if s.From+1 == g.plan.Current {
 		current = fmt.Sprintf(" (%s is decl while %d is the spec's version.)", versionPkg(s.From+1), s.From+1)
 	}
-	for _, in := range s.Inputs {
-		name := inputFunc(s, in)
-		var result jen.Code
-		var doc string
-		if in.New != nil {
-			result = jen.Qual(to, in.New.Decl.GoName)
-			doc = fmt.Sprintf("%s brings a %s journaled under version %d of the spec up to version %d.%s", name, in.Name, s.From, s.From+1, current)
-		} else {
-			result = jen.Qual(to, "AgentInput")
-			doc = fmt.Sprintf("%s brings a %s journaled under version %d of the spec, which version %d has no longer, up to version %d: it returns the input it becomes, or nil to drop it (the journal reports each input dropped when it opens).%s", name, in.Name, s.From, s.From+1, s.From+1, current)
+	for _, fn := range c.funcs {
+		if g.declared[fn.Name] {
+			continue
 		}
-		f.Add(gen.Doc(changesDoc(doc, s, in.Name)))
-		f.Func().Id(name).Params(jen.Id("old").Qual(from, in.Old.Decl.GoName)).Add(result).Block(
-			jen.Panic(jen.Lit(fmt.Sprintf("not implemented: migration of %s from version %d to %d", in.Name, s.From, s.From+1))))
+		notImplemented := func(what string) jen.Code {
+			return jen.Panic(jen.Lit(fmt.Sprintf("not implemented: migration of %s from version %d to %d", what, s.From, s.From+1)))
+		}
+		switch {
+		case fn.input != nil:
+			in := fn.input
+			var result jen.Code
+			var doc string
+			if in.New != nil {
+				result = jen.Qual(to, in.New.Decl.GoName)
+				doc = fmt.Sprintf("%s brings a %s journaled under version %d of the spec up to version %d.%s", fn.Name, in.Name, s.From, s.From+1, current)
+			} else {
+				result = jen.Qual(to, "AgentInput")
+				doc = fmt.Sprintf("%s brings a %s journaled under version %d of the spec, which version %d has no longer, up to version %d: it returns the input it becomes, or nil to drop it (the journal reports each input dropped when it opens).%s", fn.Name, in.Name, s.From, s.From+1, s.From+1, current)
+			}
+			f.Add(gen.Doc(changesDoc(doc, s, func(c evolve.Change) bool { return c.Input == in.Name })))
+			f.Func().Id(fn.Name).Params(jen.Id("old").Qual(from, in.Old.Decl.GoName)).Add(result).Block(notImplemented(in.Name))
+		case fn.Field == nil:
+			doc := fmt.Sprintf("%s brings the state of a snapshot taken under version %d of the spec up to version %d.%s", fn.Name, s.From, s.From+1, current)
+			f.Add(gen.Doc(changesDoc(doc, s, func(c evolve.Change) bool { return c.Input == "" })))
+			f.Func().Id(fn.Name).Params(jen.Id("old").Qual(from, "AgentState")).Qual(to, "AgentState").Block(notImplemented("the state"))
+		default:
+			in := "in the state"
+			if fn.Input != "" {
+				in = "in input " + fn.Input
+			}
+			doc := fmt.Sprintf("%s returns the %s of a %s of version %d of the spec (%s, at %s), made from the %s of version %d it is converted from; the generated conversion (conversions.go) converts every other property.%s", fn.Name, fn.Field.Name, fn.owner, s.From+1, in, fn.JSONPath, fn.owner, s.From, current)
+			var body jen.Code = notImplemented(fn.What)
+			if fn.prefill != nil {
+				doc += fmt.Sprintf("\n\nReview: %s is gone and %s is new, of a type %s converts to: a rename, as this body says? If not, say what %s is. Then delete this paragraph.", fn.renamedFrom, fn.Field.Name, fn.renamedFrom, fn.Field.Name)
+				body = jen.Return(fn.prefill)
+			}
+			renamed := path.Dir(fn.JSONPath) + "/" + fn.renamedFrom
+			if path.Dir(fn.JSONPath) == "/" {
+				renamed = "/" + fn.renamedFrom
+			}
+			f.Add(gen.Doc(changesDoc(doc, s, func(c evolve.Change) bool {
+				return c.Input == fn.Input && (c.Path == fn.JSONPath || strings.HasPrefix(c.Path, fn.JSONPath+"/") ||
+					(fn.renamedFrom != "" && c.Path == renamed) || (fn.Field.Ptr != "" && c.Ptr == fn.Field.Ptr))
+			})))
+			f.Func().Id(fn.Name).Params(jen.Id("old").Add(fn.param)).Add(fn.result).Block(body)
+		}
 		f.Line()
-	}
-	if s.State {
-		name := stateFunc(s)
-		f.Add(gen.Doc(changesDoc(fmt.Sprintf("%s brings the state of a snapshot taken under version %d of the spec up to version %d.%s", name, s.From, s.From+1, current), s, "")))
-		f.Func().Id(name).Params(jen.Id("old").Qual(from, "AgentState")).Qual(to, "AgentState").Block(
-			jen.Panic(jen.Lit(fmt.Sprintf("not implemented: migration of the state from version %d to %d", s.From, s.From+1))))
 	}
 	f.NoFormat = true
 	var buf bytes.Buffer
@@ -347,15 +446,24 @@ func (g generator) stub(m *model.Model, s *versions.Step) ([]byte, error) {
 }
 
 // changesDoc is a migration's doc comment: doc, then the changes of step s
-// to the input (or, for "", to the state).
-func changesDoc(doc string, s *versions.Step, input string) string {
+// that about selects.
+func changesDoc(doc string, s *versions.Step, about func(evolve.Change) bool) string {
 	var b strings.Builder
-	b.WriteString(gen.Wrap(doc))
-	b.WriteString("\n\nWhat changed (agentgen check lists it with file:line):\n\n")
-	for _, c := range s.Changes {
-		if c.Input == input {
-			b.WriteString("\t" + changeLine(c) + "\n")
+	for _, para := range strings.Split(doc, "\n\n") {
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
 		}
+		b.WriteString(gen.Wrap(para))
+	}
+	var lines []string
+	for _, c := range s.Changes {
+		if about(c) {
+			lines = append(lines, "\t"+changeLine(c)+"\n")
+		}
+	}
+	if len(lines) > 0 {
+		b.WriteString("\n\nWhat changed (agentgen check lists it with file:line):\n\n")
+		b.WriteString(strings.Join(lines, ""))
 	}
 	return b.String()
 }

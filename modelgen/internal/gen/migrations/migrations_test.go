@@ -30,6 +30,8 @@ var (
 	userContentInteger = []string{"content: {type: string}}\n      required: [id, content]\n  llm:", "content: {type: integer}}\n      required: [id, content]\n  llm:"}
 	// draftRenamed breaks the state: draft is text now.
 	draftRenamed = []string{"user:\n    user: {draft: {type: string}}\n  llm:\n    user: {draft: {type: string}}", "user:\n    user: {text: {type: string}}\n  llm:\n    user: {text: {type: string}}"}
+	// draftInteger changes the type of the state's draft.
+	draftInteger = []string{"user:\n    user: {draft: {type: string}}\n  llm:\n    user: {draft: {type: string}}", "user:\n    user: {draft: {type: integer}}\n  llm:\n    user: {draft: {type: integer}}"}
 	// newObservation changes the state compatibly: llm observes its notes.
 	newObservation = []string{"  llm:\n    user: {draft: {type: string}}\n", "  llm:\n    user: {draft: {type: string}}\n    llm: {notes: {type: string}}\n"}
 )
@@ -279,8 +281,10 @@ func TestGenerateTwoVersions(t *testing.T) {
 		contains(t, "versions.go", f.Data,
 			"re:Current: +2,",
 			`"send-user-message": {`,
-			"migrations.SendUserMessageFromV1(in.(v1.SendUserMessage))",
-			"migrations.AgentStateFromV1(*old.(*v1.AgentState))",
+			// The generated conversions, which call the functions of the
+			// stub for what changed.
+			"migrations.ConvertSendUserMessageFromV1(in.(v1.SendUserMessage))",
+			"migrations.ConvertAgentStateFromV1(*old.(*v1.AgentState))",
 			"return new(v1.AgentState)",
 			"re:StateChanged: +true",
 			"re:Decode: +migrate.Unmarshal\\[v1.SendUserMessage\\],",
@@ -305,36 +309,83 @@ func TestGenerateTwoVersions(t *testing.T) {
 			t.Errorf("package %s", name)
 		}
 		contains(t, "v1_to_v2.go", f.Data,
-			"func SendUserMessageFromV1(old v1.SendUserMessage) v2.SendUserMessage {",
-			`panic("not implemented: migration of send-user-message from version 1 to 2")`,
-			"func AgentStateFromV1(old v1.AgentState) v2.AgentState {",
-			`panic("not implemented: migration of the state from version 1 to 2")`,
+			// content changed type: its value is a person's to say.
+			"func SendUserMessageContentFromV1(old v1.SendUserMessage) int64 {",
+			`panic("not implemented: migration of property content of SendUserMessage from version 1 to 2")`,
+			// draft removed and text added, both strings: a rename,
+			// written and marked for review.
+			"func AgentStateTextFromV1(old v1.AgentState) string {\n\treturn old.Draft\n}",
+			"// Review: draft is gone and text is new",
 			`"example.com/agent/decl/v1"`,
-			`"example.com/agent/decl/v2"`,
 			"// Package migrations ",
-			// The doc lists the changes.
+			// The doc lists the changes of each property.
 			"/content: type changed (breaking)",
 			"/draft: removed state property (breaking)",
 		)
-		lacks(t, "v1_to_v2.go", f.Data, "ThinkFromV1")
+		// Only what changed is left to a person: the whole input and state
+		// are converted in conversions.go.
+		lacks(t, "v1_to_v2.go", f.Data, "ThinkFromV1", "SendUserMessageFromV1(", "AgentStateFromV1(", "IDFromV1")
+	})
+
+	t.Run("conversions.go", func(t *testing.T) {
+		f, ok := files[migrations.ConversionsPath]
+		if !ok {
+			t.Fatal("no " + migrations.ConversionsPath)
+		}
+		if !f.Owned || !gen.IsOwned(f.Data) {
+			t.Errorf("%s is not owned", migrations.ConversionsPath)
+		}
+		contains(t, "conversions.go", f.Data,
+			"func ConvertSendUserMessageFromV1(old v1.SendUserMessage) v2.SendUserMessage {",
+			"re:Content: +SendUserMessageContentFromV1\\(old\\),",
+			"re:ID: +old.ID,",
+			"func ConvertAgentStateFromV1(old v1.AgentState) v2.AgentState {",
+			"re:Text: +AgentStateTextFromV1\\(old\\),",
+		)
 	})
 
 	t.Run("Funcs", func(t *testing.T) {
-		got := migrations.Funcs(p)
-		want := []migrations.Func{
-			{Name: "SendUserMessageFromV1", Path: "impl/migrations/v1_to_v2.go", From: 1, What: "send-user-message"},
-			{Name: "AgentStateFromV1", Path: "impl/migrations/v1_to_v2.go", From: 1, What: "the state"},
+		var got []string
+		for _, fn := range migrations.Funcs(p, nil) {
+			got = append(got, fmt.Sprintf("%s %s %d %s %q %s", fn.Name, fn.Path, fn.From, fn.What, fn.Input, fn.JSONPath))
+		}
+		want := []string{
+			`SendUserMessageContentFromV1 impl/migrations/v1_to_v2.go 1 property content of SendUserMessage "send-user-message" /content`,
+			`AgentStateTextFromV1 impl/migrations/v1_to_v2.go 1 property text of AgentState "" /text`,
 		}
 		if !slices.Equal(got, want) {
-			t.Errorf("Funcs = %+v, want %+v", got, want)
+			t.Errorf("Funcs =\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 		}
 	})
 
 	t.Run("Dirs", func(t *testing.T) {
 		dirs := migrations.New(p, historyFile, nil).Dirs()
 		slices.Sort(dirs)
-		if !slices.Equal(dirs, []string{"decl/v1", "decl/v2"}) {
-			t.Errorf("Dirs = %v, want decl/v1 decl/v2", dirs)
+		if !slices.Equal(dirs, []string{"decl/v1", "decl/v2", "impl/migrations"}) {
+			t.Errorf("Dirs = %v, want decl/v1 decl/v2 impl/migrations", dirs)
+		}
+	})
+
+	// Migrations written whole, by hand, are used instead of the
+	// conversions, which are not generated; the stub is not needed.
+	t.Run("whole", func(t *testing.T) {
+		declared := map[string]bool{"SendUserMessageFromV1": true, "AgentStateFromV1": true}
+		files := generate(t, p, declared)
+		contains(t, "versions.go", files["impl/agent/versions.go"].Data,
+			"migrations.SendUserMessageFromV1(in.(v1.SendUserMessage))",
+			"migrations.AgentStateFromV1(*old.(*v1.AgentState))",
+		)
+		for _, path := range []string{migrations.ConversionsPath, "impl/migrations/v1_to_v2.go"} {
+			if _, ok := files[path]; ok {
+				t.Errorf("%s is generated", path)
+			}
+		}
+		var got []string
+		for _, fn := range migrations.Funcs(p, declared) {
+			got = append(got, fn.Name)
+		}
+		if want := []string{"SendUserMessageFromV1", "AgentStateFromV1"}; !slices.Equal(got, want) {
+			t.Errorf("Funcs = %v, want %v", got, want)
 		}
 	})
 }
@@ -376,11 +427,11 @@ func TestGenerateThreeVersions(t *testing.T) {
 	contains(t, "decl/v3/current.go", files["decl/v3/current.go"].Data, alias("Think"), "package v3")
 
 	stub1, stub2 := files["impl/migrations/v1_to_v2.go"], files["impl/migrations/v2_to_v3.go"]
-	contains(t, "v1_to_v2.go", stub1.Data, "func ThinkFromV1(old v1.Think) v2.Think {", `"example.com/agent/decl/v2"`, "// Package migrations ")
+	contains(t, "v1_to_v2.go", stub1.Data, "func ThinkThoughtFromV1(old v1.Think) int64 {", `"example.com/agent/decl/v1"`, "// Package migrations ")
 	contains(t, "v2_to_v3.go", stub2.Data,
-		"func ThinkFromV2(old v2.Think) v3.Think {",
-		`panic("not implemented: migration of think from version 2 to 3")`,
-		`"example.com/agent/decl/v2"`, `"example.com/agent/decl/v3"`,
+		"func ThinkThoughtFromV2(old v2.Think) bool {",
+		`panic("not implemented: migration of property thought of Think from version 2 to 3")`,
+		`"example.com/agent/decl/v2"`,
 		"(v3 is decl while 3 is the spec's version.)",
 	)
 	// Only the first file of package migrations has its doc.
@@ -395,8 +446,8 @@ func TestGenerateThreeVersions(t *testing.T) {
 	glue := files["impl/agent/versions.go"].Data
 	contains(t, "versions.go", glue,
 		"re:Current: +3,",
-		"migrations.ThinkFromV1(in.(v1.Think))",
-		"migrations.ThinkFromV2(in.(v2.Think))",
+		"migrations.ConvertThinkFromV1(in.(v1.Think))",
+		"migrations.ConvertThinkFromV2(in.(v2.Think))",
 		"migrate.Unmarshal[v1.Think]",
 		"migrate.Unmarshal[v2.Think]",
 		"// 1 to 2", "// 2 to 3",
@@ -418,7 +469,7 @@ func TestGenerateCompatibleStateChange(t *testing.T) {
 	if s.State || !s.StateChanged || s.NeedsCode() {
 		t.Fatalf("the step is not the one tested: %+v", s)
 	}
-	if fs := migrations.Funcs(p); len(fs) != 0 {
+	if fs := migrations.Funcs(p, nil); len(fs) != 0 {
 		t.Errorf("Funcs = %+v, want none", fs)
 	}
 	tests := []struct {
@@ -449,8 +500,8 @@ func TestGenerateCompatibleStateChange(t *testing.T) {
 				}
 				// Every version's directory is the generator's, so that a
 				// package no longer needed is deleted.
-				if !slices.Equal(dirs, []string{"decl/v1", "decl/v2"}) {
-					t.Errorf("Dirs = %v, want decl/v1 decl/v2", dirs)
+				if !slices.Equal(dirs, []string{"decl/v1", "decl/v2", "impl/migrations"}) {
+					t.Errorf("Dirs = %v, want decl/v1 decl/v2 impl/migrations", dirs)
 				}
 				return
 			}
@@ -469,8 +520,8 @@ func TestGenerateCompatibleStateChange(t *testing.T) {
 				t.Errorf("no decl/v2/current.go")
 			}
 			slices.Sort(dirs)
-			if !slices.Equal(dirs, []string{"decl/v1", "decl/v2"}) {
-				t.Errorf("Dirs = %v, want decl/v1 decl/v2", dirs)
+			if !slices.Equal(dirs, []string{"decl/v1", "decl/v2", "impl/migrations"}) {
+				t.Errorf("Dirs = %v, want decl/v1 decl/v2 impl/migrations", dirs)
 			}
 		})
 	}
@@ -582,11 +633,11 @@ func lineOfText(t testing.TB, text, sub string) int {
 }
 
 func TestScan(t *testing.T) {
-	p := planOf(t, spectest.Base, spectest.Edit(t, spectest.Base, append(slices.Clone(userContentInteger), draftRenamed...)...))
+	p := planOf(t, spectest.Base, spectest.Edit(t, spectest.Base, append(slices.Clone(userContentInteger), draftInteger...)...))
 	stub := string(generate(t, p, nil)["impl/migrations/v1_to_v2.go"].Data)
 	const path = "impl/migrations/v1_to_v2.go"
-	inputLine := lineOfText(t, stub, "func SendUserMessageFromV1(")
-	stateLine := lineOfText(t, stub, "func AgentStateFromV1(")
+	inputLine := lineOfText(t, stub, "func SendUserMessageContentFromV1(")
+	stateLine := lineOfText(t, stub, "func AgentStateDraftFromV1(")
 
 	// writtenIn replaces the panic of a function of src with a body.
 	writtenIn := func(t *testing.T, src, fn, body string) string {
@@ -623,56 +674,56 @@ func TestScan(t *testing.T) {
 			name:  "the generated stub",
 			files: map[string]string{path: stub},
 			want: []finding{
-				{path, inputLine, 1, []string{"func SendUserMessageFromV1 is still a stub", `"not implemented: migration of send-user-message from version 1 to 2"`, "send-user-message from version 1 to 2", "a record of version 1 that the journal reads"}},
-				{path, stateLine, 1, []string{"func AgentStateFromV1 is still a stub", "the state from version 1 to 2"}},
+				{path, inputLine, 1, []string{"func SendUserMessageContentFromV1 is still a stub", `"not implemented: migration of property content of SendUserMessage from version 1 to 2"`, "property content of SendUserMessage from version 1 to 2", "a record of version 1 that the journal reads"}},
+				{path, stateLine, 1, []string{"func AgentStateDraftFromV1 is still a stub", "property draft of AgentState from version 1 to 2"}},
 			},
 		},
 		{
 			name:  "the input's migration written",
-			files: map[string]string{path: written(t, "SendUserMessageFromV1", "\treturn v2.SendUserMessage{ID: old.ID}")},
-			want:  []finding{{path, stateLine, 1, []string{"func AgentStateFromV1 is still a stub"}}},
+			files: map[string]string{path: written(t, "SendUserMessageContentFromV1", "\treturn 0")},
+			want:  []finding{{path, stateLine, 1, []string{"func AgentStateDraftFromV1 is still a stub"}}},
 		},
 		{
 			name:  "a panic of another message is written",
-			files: map[string]string{path: written(t, "AgentStateFromV1", "\tpanic(\"unreachable: no snapshots were taken\")")},
-			want:  []finding{{path, inputLine, 1, []string{"func SendUserMessageFromV1 is still a stub"}}},
+			files: map[string]string{path: written(t, "AgentStateDraftFromV1", "\tpanic(\"unreachable: no snapshots were taken\")")},
+			want:  []finding{{path, inputLine, 1, []string{"func SendUserMessageContentFromV1 is still a stub"}}},
 		},
 		{
 			name:  "both written",
-			files: map[string]string{path: writtenIn(t, written(t, "AgentStateFromV1", "\treturn v2.AgentState{}"), "SendUserMessageFromV1", "\treturn v2.SendUserMessage{}")},
+			files: map[string]string{path: writtenIn(t, written(t, "AgentStateDraftFromV1", "\treturn 0"), "SendUserMessageContentFromV1", "\treturn 0")},
 		},
 		{
 			name:  "a function missing",
-			files: map[string]string{path: without(t, "AgentStateFromV1")},
+			files: map[string]string{path: without(t, "AgentStateDraftFromV1")},
 			want: []finding{
-				{path, 1, 1, []string{"func AgentStateFromV1 is missing", "the state from version 1 to 2"}},
-				{path, inputLine, 1, []string{"func SendUserMessageFromV1 is still a stub"}},
+				{path, 1, 1, []string{"func AgentStateDraftFromV1 is missing", "property draft of AgentState from version 1 to 2"}},
+				{path, inputLine, 1, []string{"func SendUserMessageContentFromV1 is still a stub"}},
 			},
 		},
 		{
 			name: "a function in another file",
 			files: map[string]string{
-				path:                            without(t, "AgentStateFromV1"),
-				"impl/migrations/state.go":      "package migrations\n\nfunc AgentStateFromV1(old v1.AgentState) v2.AgentState {\n\treturn v2.AgentState{}\n}\n",
-				"impl/migrations/state_test.go": "package migrations\n\nfunc SendUserMessageFromV1() {}\n",
+				path:                            without(t, "AgentStateDraftFromV1"),
+				"impl/migrations/state.go":      "package migrations\n\nfunc AgentStateDraftFromV1(old v1.AgentState) int64 {\n\treturn 0\n}\n",
+				"impl/migrations/state_test.go": "package migrations\n\nfunc SendUserMessageContentFromV1() {}\n",
 			},
-			want: []finding{{path, inputLine, 1, []string{"func SendUserMessageFromV1 is still a stub"}}},
+			want: []finding{{path, inputLine, 1, []string{"func SendUserMessageContentFromV1 is still a stub"}}},
 		},
 		{
 			name: "a stub in another file",
 			files: map[string]string{
-				path:                       without(t, "AgentStateFromV1"),
-				"impl/migrations/state.go": "package migrations\n\n// AgentStateFromV1 ...\nfunc AgentStateFromV1(old v1.AgentState) v2.AgentState {\n\tpanic(\"not implemented\")\n}\n",
+				path:                       without(t, "AgentStateDraftFromV1"),
+				"impl/migrations/state.go": "package migrations\n\n// AgentStateDraftFromV1 ...\nfunc AgentStateDraftFromV1(old v1.AgentState) int64 {\n\tpanic(\"not implemented\")\n}\n",
 			},
 			want: []finding{
-				{"impl/migrations/state.go", 4, 1, []string{"func AgentStateFromV1 is still a stub", `"not implemented"`}},
-				{path, inputLine, 1, []string{"func SendUserMessageFromV1 is still a stub"}},
+				{"impl/migrations/state.go", 4, 1, []string{"func AgentStateDraftFromV1 is still a stub", `"not implemented"`}},
+				{path, inputLine, 1, []string{"func SendUserMessageContentFromV1 is still a stub"}},
 			},
 		},
 		{
 			name:  "a method of the same name is not the function",
-			files: map[string]string{path: strings.Replace(written(t, "SendUserMessageFromV1", "\treturn v2.SendUserMessage{}"), "func AgentStateFromV1(", "func (x T) AgentStateFromV1(", 1)},
-			want:  []finding{{path, 1, 1, []string{"func AgentStateFromV1 is missing"}}},
+			files: map[string]string{path: strings.Replace(written(t, "SendUserMessageContentFromV1", "\treturn 0"), "func AgentStateDraftFromV1(", "func (x T) AgentStateDraftFromV1(", 1)},
+			want:  []finding{{path, 1, 1, []string{"func AgentStateDraftFromV1 is missing"}}},
 		},
 		{
 			name:  "the file missing",
@@ -684,17 +735,17 @@ func TestScan(t *testing.T) {
 		},
 		{
 			name:  "a file that does not parse",
-			files: map[string]string{"impl/migrations/broken.go": "package migrations\n\nfunc X( {\n}\n", path: written(t, "SendUserMessageFromV1", "\treturn v2.SendUserMessage{}")},
+			files: map[string]string{"impl/migrations/broken.go": "package migrations\n\nfunc X( {\n}\n", path: written(t, "SendUserMessageContentFromV1", "\treturn 0")},
 			want: []finding{
 				{"impl/migrations/broken.go", 3, 9, []string{"does not parse"}},
-				{path, stateLine, 1, []string{"func AgentStateFromV1 is still a stub"}},
+				{path, stateLine, 1, []string{"func AgentStateDraftFromV1 is still a stub"}},
 			},
 		},
 		{
 			name:  "the stub's file does not parse",
-			files: map[string]string{path: strings.Replace(stub, "func AgentStateFromV1(old", "func AgentStateFromV1(old old", 1)},
+			files: map[string]string{path: strings.Replace(stub, "func AgentStateDraftFromV1(old", "func AgentStateDraftFromV1(old old", 1)},
 			want: []finding{
-				{path, stateLine, 31, []string{"does not parse", "missing ','"}},
+				{path, stateLine, 36, []string{"does not parse", "missing ','"}},
 			},
 		},
 	}
@@ -758,7 +809,7 @@ func TestScanNoMigrations(t *testing.T) {
 // choosing get no stub again (it would declare them twice).
 func TestStubNotWrittenWhenMoved(t *testing.T) {
 	p := planOf(t, spectest.Base, spectest.Edit(t, spectest.Base, userContentInteger...))
-	fns := migrations.Funcs(p)
+	fns := migrations.Funcs(p, nil)
 	declared := make(map[string]bool)
 	for _, fn := range fns {
 		declared[fn.Name] = true
@@ -897,10 +948,10 @@ func TestFuncsOrder(t *testing.T) {
 		"properties: {id: {type: integer}, content: {type: string}}\n      required: [id, content]\n    think")
 	p := planOf(t, spectest.Base, spectest.Edit(t, userAndAssi, draftRenamed...))
 	var got []string
-	for _, f := range migrations.Funcs(p) {
+	for _, f := range migrations.Funcs(p, nil) {
 		got = append(got, f.Name)
 	}
-	want := []string{"SendUserMessageFromV1", "SendAssiMessageFromV1", "AgentStateFromV1"} // user is the first actor
+	want := []string{"SendUserMessageContentFromV1", "SendAssiMessageIDFromV1", "AgentStateTextFromV1"} // user is the first actor
 	if !slices.Equal(got, want) {
 		t.Errorf("Funcs = %v, want %v", got, want)
 	}
@@ -923,7 +974,7 @@ func TestGenerateStateDecodes(t *testing.T) {
 	if s.State || !s.StateChanged || !s.StateDecodes || s.NeedsCode() {
 		t.Fatalf("the step is not the one tested: %+v", s)
 	}
-	if fs := migrations.Funcs(p); len(fs) != 0 {
+	if fs := migrations.Funcs(p, nil); len(fs) != 0 {
 		t.Errorf("Funcs = %+v, want none", fs)
 	}
 	files := generate(t, p, nil)

@@ -46,7 +46,7 @@ func Scan(dir string, p *versions.Plan) ([]Finding, error) {
 			continue
 		}
 		rel := Dir + "/" + e.Name()
-		f, err := parser.ParseFile(fset, filepath.Join(dir, filepath.FromSlash(rel)), nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, filepath.Join(dir, filepath.FromSlash(rel)), nil, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
 			var list scanner.ErrorList
 			pos := token.Position{Line: 1, Column: 1}
@@ -58,13 +58,20 @@ func Scan(dir string, p *versions.Plan) ([]Finding, error) {
 			continue
 		}
 		files[rel] = true
+		if ast.IsGenerated(f) {
+			continue // ConversionsPath: generate's, not a person's
+		}
 		for _, d := range f.Decls {
 			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil {
 				funcs[fd.Name.Name], where[fd.Name.Name] = fd, rel
 			}
 		}
 	}
-	fns := Funcs(p)
+	declared := make(map[string]bool, len(funcs))
+	for name := range funcs {
+		declared[name] = true
+	}
+	fns := Funcs(p, declared)
 	for _, s := range p.Steps {
 		// An optional migration, once declared, is run: it may not be a
 		// stub either.
@@ -113,8 +120,8 @@ func Declared(dir string) (map[string]bool, error) {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, filepath.Join(dir, filepath.FromSlash(Dir), e.Name()), nil, parser.SkipObjectResolution)
-		if err != nil {
+		f, err := parser.ParseFile(fset, filepath.Join(dir, filepath.FromSlash(Dir), e.Name()), nil, parser.ParseComments|parser.SkipObjectResolution)
+		if err != nil || ast.IsGenerated(f) {
 			continue
 		}
 		for _, d := range f.Decls {

@@ -2,32 +2,19 @@
 
 package v1
 
-// A reply of the llm, which may ask for tool calls.
-type AssistantMessage struct {
-	ID      string `json:"id"`
-	Content string `json:"content"`
-	// Unix milliseconds.
-	Timestamp int64      `json:"timestamp"`
-	ToolCalls []ToolCall `json:"toolCalls,omitzero"`
-}
+import v2 "github.com/moora-go/moora/automata/agents/persistent/decl/v2"
 
-// A tool call the llm asks for.
-type ToolCall struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
-	// The tool's input, as the llm wrote it.
-	Input string `json:"input"`
-}
+// AssistantMessage did not change in the next version of the spec: it is that
+// version's type.
+type AssistantMessage = v2.AssistantMessage
 
-// The result of a tool call.
-type ToolMessage struct {
-	ID string `json:"id"`
-	// The ToolCall this message fulfils.
-	CallID  string `json:"callId"`
-	Content string `json:"content"`
-	// Unix milliseconds.
-	Timestamp int64 `json:"timestamp"`
-}
+// ToolCall did not change in the next version of the spec: it is that
+// version's type.
+type ToolCall = v2.ToolCall
+
+// ToolMessage did not change in the next version of the spec: it is that
+// version's type.
+type ToolMessage = v2.ToolMessage
 
 // A message the user typed.
 type UserMessage struct {

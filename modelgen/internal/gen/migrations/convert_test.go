@@ -1,0 +1,177 @@
+package migrations_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/moora-go/moora/modelgen/internal/gen/decl"
+	"github.com/moora-go/moora/modelgen/internal/gen/migrations"
+	"github.com/moora-go/moora/modelgen/internal/spectest"
+)
+
+// convertV1 is a spec whose state holds every shape a conversion walks: a
+// struct in a slice, a map, a field and a oneOf variant; enums; a $defs
+// array; a number; a string.
+const convertV1 = `version: 1
+actors: [user]
+$defs:
+  Item:
+    type: object
+    properties: {name: {type: string}, qty: {type: integer}}
+    required: [name, qty]
+  Level: {type: string, enum: [low, high]}
+  Mood: {type: string, enum: [calm, busy]}
+  Tags: {type: array, items: {type: string}}
+  Circle:
+    type: object
+    properties: {kind: {const: circle}, item: {$ref: "#/$defs/Item"}}
+    required: [kind, item]
+  Square:
+    type: object
+    properties: {kind: {const: square}, side: {type: integer}}
+    required: [kind, side]
+  Shape:
+    oneOf: [{$ref: "#/$defs/Circle"}, {$ref: "#/$defs/Square"}]
+observations:
+  user:
+    user:
+      items: {type: array, items: {$ref: "#/$defs/Item"}}
+      byName: {type: object, additionalProperties: {$ref: "#/$defs/Item"}}
+      best: {$ref: "#/$defs/Item"}
+      level: {$ref: "#/$defs/Level"}
+      mood: {$ref: "#/$defs/Mood"}
+      tags: {$ref: "#/$defs/Tags"}
+      score: {type: integer}
+      shapes: {type: array, items: {$ref: "#/$defs/Shape"}}
+      note: {type: string}
+      empty: {type: array, items: {type: string}}
+inputs:
+  user:
+    noop: {type: object, properties: {x: {type: string}}}
+`
+
+// TestConversionsRun generates the conversion of a state from version 1
+// to 2, where Item gains a required unit (the one function to write), a
+// value is added to Level, score becomes a number and note nullable; Mood
+// and Tags do not change. It then builds the code and runs a conversion of
+// a state holding every shape, in a temporary module that requires this
+// repository.
+func TestConversionsRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds with the go command")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command: %v", err)
+	}
+	root, err := filepath.Abs("../../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2 := spectest.Edit(t, convertV1,
+		"properties: {name: {type: string}, qty: {type: integer}}\n    required: [name, qty]",
+		"properties: {name: {type: string}, qty: {type: integer}, unit: {type: string}}\n    required: [name, qty, unit]",
+		"enum: [low, high]", "enum: [low, mid, high]",
+		"score: {type: integer}", "score: {type: number}",
+		"note: {type: string}", "note: {type: [string, \"null\"]}",
+	)
+	p := planOf(t, convertV1, v2)
+	files := generate(t, p, nil)
+
+	var funcs []string
+	for _, fn := range migrations.Funcs(p, nil) {
+		funcs = append(funcs, fn.Name)
+	}
+	if want := []string{"ItemUnitFromV1"}; !slices.Equal(funcs, want) {
+		t.Fatalf("Funcs = %v, want %v: only the new required property is written by hand", funcs, want)
+	}
+	// The types that did not change are version 2's.
+	contains(t, "decl/v1/types.go", files["decl/v1/types.go"].Data,
+		"type Mood = v2.Mood", "re:MoodBusy += v2.MoodBusy", "type Tags = v2.Tags")
+	lacks(t, "decl/v1/types.go", files["decl/v1/types.go"].Data, "type Level =", "type Item =", "type Circle =")
+
+	declFiles, err := decl.Package("decl", "decl").Generate(p.Model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := t.TempDir()
+	write := func(path string, data []byte) {
+		full := filepath.Join(tmp, filepath.FromSlash(path))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range declFiles {
+		write(f.Path, f.Data)
+	}
+	for _, f := range files {
+		write(f.Path, f.Data)
+	}
+	stub := string(files["impl/migrations/v1_to_v2.go"].Data)
+	const panicLine = `panic("not implemented: migration of property unit of Item from version 1 to 2")`
+	if !strings.Contains(stub, panicLine) {
+		t.Fatalf("the stub lacks %s:\n%s", panicLine, stub)
+	}
+	write("impl/migrations/v1_to_v2.go", []byte(strings.Replace(stub, panicLine, `return "pcs"`, 1)))
+	write("impl/migrations/run_test.go", []byte(`package migrations
+
+import (
+	"encoding/json"
+	"testing"
+
+	v1 "example.com/agent/decl/v1"
+	v2 "example.com/agent/decl/v2"
+)
+
+func TestConvert(t *testing.T) {
+	// Mood is one type across the versions: this compiles only so.
+	var mood v1.Mood = v2.MoodBusy
+	item := func(name string, qty int64) v1.Item { return v1.Item{Name: name, Qty: qty} }
+	old := v1.AgentState{
+		Items:  []v1.Item{item("a", 1), item("b", 2)},
+		ByName: map[string]v1.Item{"c": item("c", 3)},
+		Best:   item("d", 4),
+		Level:  v1.LevelHigh,
+		Mood:   mood,
+		Tags:   v1.Tags{"x", "y"},
+		Score:  7,
+		Shapes: []v1.Shape{v1.Circle{Item: item("e", 5)}, v1.Square{Side: 6}, nil},
+		Note:   "n",
+	}
+	got, err := json.Marshal(ConvertAgentStateFromV1(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = `+"`"+`{"best":{"name":"d","qty":4,"unit":"pcs"},"byName":{"c":{"name":"c","qty":3,"unit":"pcs"}},"empty":[],"items":[{"name":"a","qty":1,"unit":"pcs"},{"name":"b","qty":2,"unit":"pcs"}],"level":"high","mood":"busy","note":"n","score":7,"shapes":[{"kind":"circle","item":{"name":"e","qty":5,"unit":"pcs"}},{"kind":"square","side":6},null],"tags":["x","y"]}`+"`"+`
+	if string(got) != want {
+		t.Errorf("converted:\n%s\nwant\n%s", got, want)
+	}
+	// A nil list and map stay nil: empty, as the JSON writes them.
+	if s := ConvertAgentStateFromV1(v1.AgentState{}); s.Items != nil || s.ByName != nil {
+		t.Errorf("nil converted to %v, %v", s.Items, s.ByName)
+	}
+}
+`))
+	write("go.mod", fmt.Appendf(nil, "module %s\n\ngo 1.26\n\nrequire github.com/moora-go/moora v0.0.0\n\nreplace github.com/moora-go/moora => %s\n", spectest.Package, root))
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("go.sum", sum)
+	for _, args := range [][]string{{"vet", "./..."}, {"test", "./impl/migrations"}} {
+		cmd := exec.Command(goTool, args...)
+		cmd.Dir = tmp
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go %s: %v\n%s\n%s", strings.Join(args, " "), err, out, files[migrations.ConversionsPath].Data)
+		}
+	}
+}
