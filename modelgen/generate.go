@@ -67,7 +67,7 @@ func Generate(file string, opts Options) (*Report, error) {
 		if step.NeedsCode() {
 			r.MigrationsFile = filepath.Join(r.MigrationsDir, fmt.Sprintf("v%d_to_v%d.go", plan.Current-1, plan.Current))
 		}
-		r.SnapshotNote = step.StateChanged && !step.State && !step.StateDecodes
+		r.SnapshotNote = step.StateChanged && !step.State && !step.StateDecodes && !step.StateConverts
 	}
 	problems := 0
 	for _, f := range g.scan.Findings {

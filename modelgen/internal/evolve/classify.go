@@ -66,6 +66,10 @@ type Change struct {
 	Decodes bool
 }
 
+// NewStateProperty is the What of a state property added: a compatible
+// change whose value only a replay of the journal computes.
+const NewStateProperty = "new state property"
+
 // Compare returns the changes from old to new, in a deterministic order:
 // inputs by name, then the state; within each, by Path.
 func Compare(old, new *spec.Spec) []Change {
@@ -172,7 +176,7 @@ func compareState(old, new *spec.Spec) []Change {
 		path := "/" + spec.EscapePointer(name)
 		switch {
 		case !inOld:
-			c.report(false, path, "new state property", nil, n.schema, n.ptr)
+			c.report(false, path, NewStateProperty, nil, n.schema, n.ptr)
 		case !inNew:
 			ptr := ""
 			if new.Observations != nil {

@@ -51,6 +51,14 @@ type Step struct {
 	// (evolve.Change.Decodes): it is decoded into version From+1's state,
 	// with no migration to write and no replay.
 	StateDecodes bool
+	// StateConverts says that the state changed, compatibly, in ways that
+	// a snapshot of version From does not decode through as it is (a
+	// value nullable or optional now, an integer now a number, an enum
+	// now a string, a oneOf variant added: gob does not keep a zero value
+	// behind a pointer), but with no new state property (whose value a
+	// replay computes): the generated conversion brings the state up, with
+	// nothing to write and no replay.
+	StateConverts bool
 	// Old and New are the models of versions From and From+1, set when
 	// the step needs a migration or the state changed (a state migration
 	// is then optional); New is Plan.Model when From+1 is the spec's
@@ -124,18 +132,20 @@ func (p *Plan) step(from, to *Version) (*Step, error) {
 	}
 	s := &Step{From: from.Number, Changes: evolve.Compare(a, b), Src: to.Src}
 	breaking := make(map[string]bool)
-	decodes := true
+	decodes, newProperty := true, false
 	for _, c := range s.Changes {
 		switch {
 		case c.Input == "":
 			s.StateChanged = true
 			s.State = s.State || c.Breaking
 			decodes = decodes && c.Decodes
+			newProperty = newProperty || c.What == evolve.NewStateProperty
 		case c.Breaking:
 			breaking[c.Input] = true
 		}
 	}
 	s.StateDecodes = s.StateChanged && !s.State && decodes
+	s.StateConverts = s.StateChanged && !s.State && !decodes && !newProperty
 	if !s.NeedsCode() && !s.StateChanged && len(breaking) == 0 {
 		return s, nil
 	}

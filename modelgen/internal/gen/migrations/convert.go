@@ -76,7 +76,7 @@ func newConversion(s *versions.Step, pkg string, declared map[string]bool) *conv
 		c.structFunc(fn, in.Old.Decl.GoName, in.Old.Decl.Fields, in.New.Decl.GoName, in.New.Decl.Fields, "",
 			fmt.Sprintf("%s brings a %s journaled under version %d of the spec up to version %d.", fn, in.Name, s.From, s.From+1))
 	}
-	if s.State {
+	if s.State || s.StateConverts {
 		name := stateFunc(s)
 		if declared[name] {
 			c.funcs = append(c.funcs, Func{Name: name, Path: StubPath(s.From), From: s.From, What: "the state"})
@@ -110,6 +110,11 @@ func (c *conversion) structFunc(name, oldGo string, olds []*model.Field, newGo s
 		if of != nil {
 			used[of.Name] = true
 			if x, ok := c.conv(jen.Id("old").Dot(of.GoName), of.Type, nf.Type, fpath); ok && !c.breakingAt(nf, fpath, of.Type, nf.Type) {
+				if u := of.Type.Underlying(); of.Required && !of.Nullable && nf.Nullable && of.Type.IsCollection() {
+					// Empty, not null, as the old version wrote a nil one
+					// (and gob restores an empty one as nil).
+					x = jen.Id(map[bool]string{true: "emptySlice", false: "emptyMap"}[u.Kind == model.SliceType]).Call(x)
+				}
 				set(nf, x)
 				continue
 			}
@@ -408,6 +413,18 @@ var helperCode = map[string]func() jen.Code{
 				jen.Id("out").Index(jen.Id("i")).Op("=").Id("f").Call(jen.Id("v")),
 			),
 			jen.Return(jen.Id("out")),
+		)
+	},
+	"emptySlice": func() jen.Code {
+		return jen.Func().Id("emptySlice").Types(jen.Id("S").Id("~[]T"), jen.Id("T").Any()).Params(jen.Id("s").Id("S")).Id("S").Block(
+			jen.If(jen.Id("s").Op("==").Nil()).Block(jen.Return(jen.Id("S").Values())),
+			jen.Return(jen.Id("s")),
+		)
+	},
+	"emptyMap": func() jen.Code {
+		return jen.Func().Id("emptyMap").Types(jen.Id("M").Id("~map[string]T"), jen.Id("T").Any()).Params(jen.Id("m").Id("M")).Id("M").Block(
+			jen.If(jen.Id("m").Op("==").Nil()).Block(jen.Return(jen.Id("M").Values())),
+			jen.Return(jen.Id("m")),
 		)
 	},
 	"convertMap": func() jen.Code {

@@ -35,7 +35,7 @@ const MigratePath = "github.com/moora-go/moora/automata/migrate"
 func New(plan *versions.Plan, historyFile string, declared map[string]bool) gen.Generator {
 	g := generator{plan: plan, file: historyFile, declared: declared, convs: make(map[int]*conversion)}
 	for _, s := range plan.Steps {
-		if s.NeedsCode() {
+		if s.NeedsCode() || s.StateConverts {
 			g.convs[s.From] = newConversion(s, plan.Model.Package, declared)
 		}
 	}
@@ -53,7 +53,7 @@ type generator struct {
 // migratesState says whether step s migrates the state: it must (a
 // breaking change), or may and the function is written.
 func (g generator) migratesState(s *versions.Step) bool {
-	return s.State || (s.StateChanged && g.declared[stateFunc(s)])
+	return s.State || s.StateConverts || (s.StateChanged && g.declared[stateFunc(s)])
 }
 
 // decodesState says whether a snapshot of step s's first version is
@@ -152,7 +152,7 @@ func (g generator) Generate(m *model.Model) ([]gen.File, error) {
 		files = append(files, gen.File{Path: ConversionsPath, Data: data, Owned: true})
 	}
 	for _, s := range p.Steps {
-		if !s.NeedsCode() || g.writtenElsewhere(s) {
+		if g.convs[s.From] == nil || g.writtenElsewhere(s) {
 			continue
 		}
 		data, err := g.stub(m, s)
@@ -224,7 +224,7 @@ type Func struct {
 func Funcs(p *versions.Plan, declared map[string]bool) []Func {
 	var fs []Func
 	for _, s := range p.Steps {
-		if s.NeedsCode() {
+		if s.NeedsCode() || s.StateConverts {
 			fs = append(fs, newConversion(s, p.Model.Package, declared).funcs...)
 		}
 	}

@@ -996,3 +996,48 @@ func TestGenerateStateDecodes(t *testing.T) {
 	contains(t, "versions.go", glue, "migrations.AgentStateFromV1(")
 	lacks(t, "versions.go", glue, "return new(v2.AgentState)")
 }
+
+// TestGenerateStateConverts: a state value that is nullable or optional
+// now, an integer now a number, an enum now a string: compatible changes
+// that an old snapshot does not decode through as it is (gob drops a zero
+// value, which the new pointer would then lose), so the generated
+// conversion brings the state up, with nothing to write and no replay.
+func TestGenerateStateConverts(t *testing.T) {
+	v1 := spectest.Edit(t, spectest.Base,
+		"  user:\n    user: {draft: {type: string}}\n  llm:",
+		"  user:\n    user: {draft: {type: string}, count: {type: integer}, mood: {type: string, enum: [calm, busy]}, note: {type: object, properties: {text: {type: string}}, required: [text]}}\n  llm:")
+	for _, tt := range []struct {
+		name, old, new, want string
+	}{
+		{"nullable now", "count: {type: integer}", "count: {type: [integer, \"null\"]}", "re:Count: +pointerTo\\(old.Count\\),"},
+		{"no longer required", "required: [text]", "required: []", "re:Text: +pointerTo\\(old.Text\\),"},
+		{"integer now a number", "count: {type: integer}", "count: {type: number}", "re:Count: +float64\\(old.Count\\),"},
+		{"enum removed", "mood: {type: string, enum: [calm, busy]}", "mood: {type: string}", "re:Mood: +string\\(old.Mood\\),"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := planOf(t, v1, spectest.Edit(t, v1, tt.old, tt.new))
+			if len(p.Steps) != 1 {
+				t.Fatalf("%d steps", len(p.Steps))
+			}
+			s := p.Steps[0]
+			if s.State || !s.StateChanged || s.StateDecodes || !s.StateConverts || s.NeedsCode() {
+				t.Fatalf("the step is not the one tested: %+v", s)
+			}
+			if fs := migrations.Funcs(p, nil); len(fs) != 0 {
+				t.Errorf("Funcs = %+v, want none", fs)
+			}
+			files := generate(t, p, nil)
+			contains(t, "versions.go", files["impl/agent/versions.go"].Data,
+				"migrations.ConvertAgentStateFromV1(*old.(*v1.AgentState))", "return new(v1.AgentState)")
+			contains(t, "conversions.go", files[migrations.ConversionsPath].Data, tt.want)
+			if _, ok := files["impl/migrations/v1_to_v2.go"]; ok {
+				t.Error("a stub is generated for a state converted without one")
+			}
+		})
+	}
+	// A new state property too: its value is a replay's to compute.
+	p := planOf(t, v1, spectest.Edit(t, v1, "count: {type: integer}", "count: {type: number}", "  llm:\n    user: {draft: {type: string}}\n", "  llm:\n    user: {draft: {type: string}}\n    llm: {notes: {type: string}}\n"))
+	if s := p.Steps[0]; s.StateConverts || s.StateDecodes || s.State {
+		t.Errorf("a step with a new state property: %+v, want it replayed over", s)
+	}
+}
