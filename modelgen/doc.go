@@ -542,35 +542,57 @@
 // replaced). The state's validation keywords are not enforced at run time,
 // and their changes are not reported.
 //
-// Generate writes what a new version needs: the history file; for each step with
-// a breaking change, the older version's declarations as package vN in
-// decl/vN (the newer one's too, or, while it is the spec's version, decl/vN
-// with type aliases of decl, so that a migration written against it keeps
-// compiling when a newer version arrives); impl/agent/versions.go; and once,
-// not owned, a stub per migration in impl/migrations/vN_to_vN+1.go:
+// Generate writes what a new version needs: the history file; for each
+// step with a breaking change, the older version's declarations as package
+// vN in decl/vN (the newer one's too, or, while it is the spec's version,
+// decl/vN with type aliases of decl, so that a migration written against it
+// keeps compiling when a newer version arrives), where each type that did
+// not change in the next version is an alias of that version's (so a type
+// unchanged since version 1 is one Go type; unions, their variants and
+// inputs are always a version's own); impl/agent/versions.go; and
+// impl/migrations/conversions.go (owned), the conversion of the state and of
+// each input changed in a breaking way, field by field:
 //
-//	func <Input>FromV<N>(old vN.<Input>) vN+1.<Input>       an input changed in a breaking way
-//	func <Input>FromV<N>(old vN.<Input>) vN+1.AgentInput    an input type removed: nil drops it
-//	func AgentStateFromV<N>(old vN.AgentState) vN+1.AgentState
+//	func ConvertAgentStateFromV<N>(old vN.AgentState) vN+1.AgentState
+//	func Convert<Input>FromV<N>(old vN.<Input>) vN+1.<Input>
 //
-// The state's migration is required for a breaking change of the state,
-// and optional for a compatible one (a new actor or observation), where the
-// journal replays over an older snapshot instead; when impl/migrations
-// declares it, it is used, which a compacted journal needs. A step whose
-// state changed only by new optional properties inside state properties
-// needs neither: no old value has them, so impl/agent/versions.go decodes a
-// snapshot of the older version into the newer version's state as it is
-// (absent, nil), which a compacted journal opens from too. The Migrations
-// of a Report are those still missing or stubs.
+// A property the same in both versions is assigned; a struct, slice, map,
+// pointer or oneOf of changed types is converted element by element; an
+// integer becomes a number, a value a pointer (optional or nullable now),
+// an enum the newer enum (when it has every old value) or a string. Each
+// property it cannot convert is a function a person writes, which the
+// conversion calls, with a stub written once, not owned, in
+// impl/migrations/vN_to_vN+1.go:
+//
+//	func <Struct><Property>FromV<N>(old vN.<Struct>) <the property's type>   a new required property; a changed type; an enum value or variant removed; a narrowed constraint
+//	func <Input>FromV<N>(old vN.<Input>) vN+1.AgentInput                      an input type removed: nil drops it
+//
+// A property removed and one added that the old one converts to are
+// offered as a rename: the stub returns the old value, with a paragraph
+// asking for review. A property removed otherwise is not carried over (the
+// conversion's doc says so). A migration of a whole input or of the whole
+// state written in impl/migrations (func <Input>FromV<N>(old vN.<Input>)
+// vN+1.<Input>, func AgentStateFromV<N>(old vN.AgentState) vN+1.AgentState)
+// is used instead of the conversion; generate then writes no stub for it.
+//
+// A compatible change of the state needs nothing written. A step whose
+// state changed only by new optional properties inside state properties and
+// values added to enums needs no conversion: no old value has them, so
+// impl/agent/versions.go decodes a snapshot of the older version into the
+// newer version's state as it is (absent, nil). One whose values became
+// nullable or optional, numbers or strings, or whose oneOfs gained a
+// variant, is converted (gob drops a zero value, which a pointer decoded as
+// it is would lose; a list or map nullable now is kept empty, not null).
+// One with a new state property (a new actor or observation) is replayed
+// over, as only a replay computes its value; AgentStateFromV<N>, when
+// written, is used instead, which a compacted journal needs, and Generate
+// says so. The Migrations of a Report are those still missing or stubs.
 //
 // A spec without its history file is version 1 of a new history, unless
 // Generate and Check can tell that it is not: another spec's history is
 // beside it (the spec was renamed: rename its history too), or decl/
 // declares a later SpecVersion (the history was deleted: restore it). Both
 // are errors, as journals of the lost versions would be read as version 1.
-// A compatible change of the state is replayed over, and Generate notes
-// that a compacted journal needs the optional state migration.
-//
 // A spec changed while no agent ran it (a first draft, an input renamed
 // before any deploy) needs no migration: Generate with Options.Amend (agentgen generate --amend) replaces the
 // newest version instead of adding one. Use it only then: a journal written

@@ -127,7 +127,9 @@
 //
 //   - A compatible change (a new optional property, a new input type, a
 //     widened enum or constraint): records of the older version are read as
-//     they are. A new actor or observation changes the state's shape: a
+//     they are; a snapshot is decoded into the newer state as it is, or
+//     converted by generated code where a Go type changed (a value optional
+//     now). A new actor or observation changes the state's shape: a
 //     snapshot of the older version is passed over, with a warning, and the
 //     state is rebuilt by replaying the journal from an earlier snapshot
 //     whose state no change has touched since, or from the start. When the
@@ -139,8 +141,9 @@
 //     name) is replayed over in the same way, never called corrupt.
 //   - A breaking change (a new required property, a removed or renamed
 //     property or input type, a changed type, a narrowed enum or
-//     constraint, a changed state shape) has a migration, written by hand
-//     in impl/migrations, which agentgen check insists on: an input of the
+//     constraint, a changed state shape) has a migration in
+//     impl/migrations, generated field by field where it can be and written
+//     by hand for the rest, which agentgen check insists on: an input of the
 //     older version is decoded into its own version's types (decl/v1) and
 //     migrated, and what the migration makes of it is validated by the
 //     current version's schema, as a live input is (a migration that makes

@@ -62,8 +62,11 @@
 //
 //	agent.yaml:17:16: breaking: input send-user-message /message/channel: new required property (old: absent; new: {"type":"string"})
 //
-// A breaking step gets the stubs of its migrations in
-// impl/migrations/v<N>_to_v<N+1>.go, which check wants written. What is
+// A breaking step gets the conversion of the state and of each changed
+// input, field by field, in impl/migrations/conversions.go, and a stub in
+// impl/migrations/v<N>_to_v<N+1>.go for each property the conversion
+// cannot make (a new required property, a changed type), which check wants
+// written; a rename is offered written, for review. What is
 // compatible and what is breaking, the files a new version brings, a
 // history that is lost, and --amend (a spec changed while no agent ran it)
 // are in the documentation of package modelgen ("Versions and
