@@ -115,6 +115,18 @@ func (c *checker) migrations() error {
 	return nil
 }
 
+// reviews counts the renames that generate offered and that still ask for
+// review.
+func (c *checker) reviews() int {
+	n := 0
+	for _, f := range c.r.Findings {
+		if f.Kind == "migration" && f.Warning {
+			n++
+		}
+	}
+	return n
+}
+
 // drift compares the generated files with the disk.
 func (c *checker) drift() error {
 	drift, err := compareFiles(c.dir, c.g.out)
@@ -202,6 +214,9 @@ func (c *checker) problems() []string {
 		} else {
 			problems = append(problems, fmt.Sprintf("%d input properties that their transitions never read (--strict)", n))
 		}
+	}
+	if n := c.reviews(); n > 0 && c.opts.Strict {
+		problems = append(problems, plural(n, "rename")+" that generate offered still to review in "+filepath.Join(c.dir, filepath.FromSlash(migrations.Dir))+" (--strict)")
 	}
 	if n := kinds[implscan.Unparsable]; n > 0 {
 		problems = append(problems, plural(n, "file")+" in impl/ that "+map[bool]string{true: "does", false: "do"}[n == 1]+" not parse")

@@ -135,7 +135,13 @@ func scanMigrations(r *Report, dir string, plan *versions.Plan) error {
 		return err
 	}
 	for _, f := range migrs {
-		r.Migrations = append(r.Migrations, Finding{Path: filepath.Join(dir, filepath.FromSlash(f.Path)), Line: f.Line, Col: f.Col, Kind: "migration", Message: f.Message})
+		finding := Finding{Path: filepath.Join(dir, filepath.FromSlash(f.Path)), Line: f.Line, Col: f.Col, Kind: "migration", Message: f.Message}
+		if f.Review {
+			finding.Warning = true
+			r.Findings = append(r.Findings, finding)
+			continue
+		}
+		r.Migrations = append(r.Migrations, finding)
 	}
 	return nil
 }

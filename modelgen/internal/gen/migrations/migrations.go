@@ -422,7 +422,7 @@ func (g generator) stub(m *model.Model, s *versions.Step) ([]byte, error) {
 			doc := fmt.Sprintf("%s returns the %s of a %s of version %d of the spec (%s, at %s), made from the %s of version %d it is converted from; the generated conversion (conversions.go) converts every other property.%s", fn.Name, fn.Field.Name, fn.owner, s.From+1, in, fn.JSONPath, fn.owner, s.From, current)
 			var body jen.Code = notImplemented(fn.What)
 			if fn.prefill != nil {
-				doc += fmt.Sprintf("\n\nReview: %s is gone and %s is new, of a type %s converts to: a rename, as this body says? If not, say what %s is. Then delete this paragraph.", fn.renamedFrom, fn.Field.Name, fn.renamedFrom, fn.Field.Name)
+				doc += fmt.Sprintf("\n\n"+reviewMark+" %s is gone and %s is new, of a type %s converts to: a rename, as this body says? If not, say what %s is. Then delete this paragraph.", fn.renamedFrom, fn.Field.Name, fn.renamedFrom, fn.Field.Name)
 				body = jen.Return(fn.prefill)
 			}
 			renamed := path.Dir(fn.JSONPath) + "/" + fn.renamedFrom

@@ -23,6 +23,9 @@ type Finding struct {
 	Path      string // slash-separated, relative to the spec's directory
 	Line, Col int
 	Message   string
+	// Review says that the finding is a warning: a rename generate
+	// offered, written, whose doc still asks for review.
+	Review bool
 }
 
 // Scan reads the migrations of impl/migrations under dir (the spec's
@@ -89,6 +92,12 @@ func Scan(dir string, p *versions.Plan) ([]Finding, error) {
 			}
 			continue
 		}
+		if fn.renamedFrom != "" && fd.Doc != nil && strings.Contains(fd.Doc.Text(), reviewMark) {
+			pos := fset.Position(fd.Pos())
+			out = append(out, Finding{Path: where[fn.Name], Line: pos.Line, Col: pos.Column, Review: true,
+				Message: fmt.Sprintf("func %s is a rename that generate offered (%s to %s); review it, then delete the %q paragraph of its doc", fn.Name, fn.renamedFrom, fn.Field.Name, reviewMark)})
+			continue
+		}
 		if msg, ok := stub(fd); ok {
 			pos := fset.Position(fd.Pos())
 			out = append(out, Finding{Path: where[fn.Name], Line: pos.Line, Col: pos.Column,
@@ -103,6 +112,9 @@ func Scan(dir string, p *versions.Plan) ([]Finding, error) {
 	})
 	return out, nil
 }
+
+// reviewMark starts the paragraph of a rename's stub that asks for review.
+const reviewMark = "Review:"
 
 // Declared returns the names of the functions the files of impl/migrations
 // under dir declare (a file that does not parse declares none).
