@@ -64,8 +64,12 @@ func Generate(file string, opts Options) (*Report, error) {
 	if r.NewVersion {
 		step := plan.Steps[len(plan.Steps)-1]
 		r.MigrationsDir = filepath.Join(dir, filepath.FromSlash(migrations.Dir))
-		if step.NeedsCode() {
-			r.MigrationsFile = filepath.Join(r.MigrationsDir, fmt.Sprintf("v%d_to_v%d.go", plan.Current-1, plan.Current))
+		// A stub to write, not only renames to review.
+		for _, fn := range migrations.Funcs(plan, g.declared) {
+			if fn.From == step.From && !g.declared[fn.Name] && fn.RenamedFrom == "" {
+				r.MigrationsFile = filepath.Join(r.MigrationsDir, filepath.Base(fn.Path))
+				break
+			}
 		}
 		r.SnapshotNote = step.StateChanged && !step.State && !step.StateDecodes && !step.StateConverts
 	}
@@ -152,6 +156,9 @@ type generatedFiles struct {
 	out  *gen.Output
 	scan *implscan.ImplScan
 	plan *versions.Plan
+	// declared are the functions impl/migrations declared before
+	// anything was written.
+	declared map[string]bool
 }
 
 // generateAll reads the spec's history, scans impl/, and generates decl/,
@@ -195,7 +202,7 @@ func generateFiles(m *model.Model, file string, amend bool) (*generatedFiles, er
 	if err != nil {
 		return nil, err
 	}
-	return &generatedFiles{out: out, scan: scan, plan: plan}, nil
+	return &generatedFiles{out: out, scan: scan, plan: plan, declared: declared}, nil
 }
 
 // lostHistory says why a spec without a history file is not a new spec,

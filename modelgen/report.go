@@ -87,7 +87,8 @@ type Report struct {
 	NewVersion, Amended bool
 	Changes             []ShapeChange
 	// MigrationsFile (Generate) is the file of the migrations a new
-	// version needs, when it needs code; SnapshotNote says that its state
+	// version needs, when it has a stub to write (a rename generate offered
+	// is written); SnapshotNote says that its state
 	// changed compatibly, which a compacted journal cannot replay over
 	// without a state migration in MigrationsDir.
 	MigrationsFile, MigrationsDir string

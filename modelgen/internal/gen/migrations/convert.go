@@ -203,8 +203,8 @@ func fieldNamed(fs []*model.Field, name string) *model.Field {
 // hand records the function a person writes for field nf of struct newGo
 // (from a value of struct oldGo of the older version), and returns its
 // call. prefill, when not nil, is the body's returned value, offered for a
-// rename of the old property renamedFrom.
-func (c *conversion) hand(oldGo, newGo string, nf *model.Field, fpath string, prefill jen.Code, renamedFrom string) jen.Code {
+// rename of the old property RenamedFrom.
+func (c *conversion) hand(oldGo, newGo string, nf *model.Field, fpath string, prefill jen.Code, RenamedFrom string) jen.Code {
 	name := newGo + nf.GoName + c.n()
 	if !slices.ContainsFunc(c.funcs, func(f Func) bool { return f.Name == name }) {
 		what := fmt.Sprintf("property %s of %s", nf.Name, newGo)
@@ -212,7 +212,7 @@ func (c *conversion) hand(oldGo, newGo string, nf *model.Field, fpath string, pr
 			Name: name, Path: StubPath(c.s.From), From: c.s.From, What: what,
 			Input: c.input, JSONPath: fpath, Field: nf,
 			param: jen.Qual(c.from, oldGo), result: qualType(nf.Type, c.to),
-			prefill: prefill, renamedFrom: renamedFrom, owner: newGo,
+			prefill: prefill, RenamedFrom: RenamedFrom, owner: newGo,
 		})
 	}
 	return jen.Id(name).Call(jen.Id("old"))

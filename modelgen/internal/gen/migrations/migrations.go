@@ -210,10 +210,13 @@ type Func struct {
 	// Field is the property, for a property's function.
 	Field *model.Field
 
+	// RenamedFrom is the old property a property's function is offered as
+	// a rename of: its stub is written, for review.
+	RenamedFrom string
+
 	input         *versions.StepInput // a whole input's
 	param, result jen.Code            // a property's: the old struct, the property's type
 	prefill       jen.Code            // the returned value offered for a rename
-	renamedFrom   string              // the property renamed, for a rename
 	owner         string              // the Go name of the struct that has the property
 }
 
@@ -422,16 +425,16 @@ func (g generator) stub(m *model.Model, s *versions.Step) ([]byte, error) {
 			doc := fmt.Sprintf("%s returns the %s of a %s of version %d of the spec (%s, at %s), made from the %s of version %d it is converted from; the generated conversion (conversions.go) converts every other property.%s", fn.Name, fn.Field.Name, fn.owner, s.From+1, in, fn.JSONPath, fn.owner, s.From, current)
 			var body jen.Code = notImplemented(fn.What)
 			if fn.prefill != nil {
-				doc += fmt.Sprintf("\n\n"+reviewMark+" %s is gone and %s is new, of a type %s converts to: a rename, as this body says? If not, say what %s is. Then delete this paragraph.", fn.renamedFrom, fn.Field.Name, fn.renamedFrom, fn.Field.Name)
+				doc += fmt.Sprintf("\n\n"+reviewMark+" %s is gone and %s is new, of a type %s converts to: a rename, as this body says? If not, say what %s is. Then delete this paragraph.", fn.RenamedFrom, fn.Field.Name, fn.RenamedFrom, fn.Field.Name)
 				body = jen.Return(fn.prefill)
 			}
-			renamed := path.Dir(fn.JSONPath) + "/" + fn.renamedFrom
+			renamed := path.Dir(fn.JSONPath) + "/" + fn.RenamedFrom
 			if path.Dir(fn.JSONPath) == "/" {
-				renamed = "/" + fn.renamedFrom
+				renamed = "/" + fn.RenamedFrom
 			}
 			f.Add(gen.Doc(changesDoc(doc, s, func(c evolve.Change) bool {
 				return c.Input == fn.Input && (c.Path == fn.JSONPath || strings.HasPrefix(c.Path, fn.JSONPath+"/") ||
-					(fn.renamedFrom != "" && c.Path == renamed) || (fn.Field.Ptr != "" && c.Ptr == fn.Field.Ptr))
+					(fn.RenamedFrom != "" && c.Path == renamed) || (fn.Field.Ptr != "" && c.Ptr == fn.Field.Ptr))
 			})))
 			f.Func().Id(fn.Name).Params(jen.Id("old").Add(fn.param)).Add(fn.result).Block(body)
 		}

@@ -92,10 +92,10 @@ func Scan(dir string, p *versions.Plan) ([]Finding, error) {
 			}
 			continue
 		}
-		if fn.renamedFrom != "" && fd.Doc != nil && strings.Contains(fd.Doc.Text(), reviewMark) {
+		if fn.RenamedFrom != "" && fd.Doc != nil && strings.Contains(fd.Doc.Text(), reviewMark) {
 			pos := fset.Position(fd.Pos())
 			out = append(out, Finding{Path: where[fn.Name], Line: pos.Line, Col: pos.Column, Review: true,
-				Message: fmt.Sprintf("func %s is a rename that generate offered (%s to %s); review it, then delete the %q paragraph of its doc", fn.Name, fn.renamedFrom, fn.Field.Name, reviewMark)})
+				Message: fmt.Sprintf("func %s is a rename that generate offered (%s to %s); review it, then delete the %q paragraph of its doc", fn.Name, fn.RenamedFrom, fn.Field.Name, reviewMark)})
 			continue
 		}
 		if msg, ok := stub(fd); ok {
