@@ -114,7 +114,11 @@ func (e *declEmitter) has(file string) bool {
 	return slices.ContainsFunc(e.m.Types, func(d *model.TypeDecl) bool { return d.File == file })
 }
 
-func goType(t *model.Type) *jen.Statement {
+func goType(t *model.Type) *jen.Statement { return GoType(t, "") }
+
+// GoType is the Go type t, its declared types qualified by the package at
+// path ("" for the package being generated).
+func GoType(t *model.Type, path string) *jen.Statement {
 	switch t.Kind {
 	case model.BoolType:
 		return jen.Bool()
@@ -125,13 +129,13 @@ func goType(t *model.Type) *jen.Statement {
 	case model.StringType:
 		return jen.String()
 	case model.NamedType:
-		return jen.Id(t.Decl.GoName)
+		return jen.Qual(path, t.Decl.GoName)
 	case model.SliceType:
-		return jen.Index().Add(goType(t.Elem))
+		return jen.Index().Add(GoType(t.Elem, path))
 	case model.MapType:
-		return jen.Map(jen.String()).Add(goType(t.Elem))
+		return jen.Map(jen.String()).Add(GoType(t.Elem, path))
 	case model.PointerType:
-		return jen.Op("*").Add(goType(t.Elem))
+		return jen.Op("*").Add(GoType(t.Elem, path))
 	}
 	panic(fmt.Sprintf("modelgen: unknown type kind %d", t.Kind))
 }

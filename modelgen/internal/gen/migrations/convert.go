@@ -10,6 +10,7 @@ import (
 	"github.com/dave/jennifer/jen"
 	"github.com/moora-go/moora/modelgen/internal/evolve"
 	"github.com/moora-go/moora/modelgen/internal/gen"
+	"github.com/moora-go/moora/modelgen/internal/gen/decl"
 	"github.com/moora-go/moora/modelgen/internal/model"
 	"github.com/moora-go/moora/modelgen/internal/versions"
 )
@@ -211,7 +212,7 @@ func (c *conversion) hand(oldGo, newGo string, nf *model.Field, fpath string, pr
 		c.funcs = append(c.funcs, Func{
 			Name: name, Path: StubPath(c.s.From), From: c.s.From, What: what,
 			Input: c.input, JSONPath: fpath, Field: nf,
-			param: jen.Qual(c.from, oldGo), result: qualType(nf.Type, c.to),
+			param: jen.Qual(c.from, oldGo), result: decl.GoType(nf.Type, c.to),
 			prefill: prefill, RenamedFrom: RenamedFrom, owner: newGo,
 		})
 	}
@@ -366,31 +367,8 @@ func (c *conversion) apply(helper string, x *jen.Statement, a, b *model.Type, pa
 			return jen.Id(helper).Call(x, jen.Id(name)), true
 		}
 	}
-	fn := jen.Func().Params(jen.Id("v").Add(qualType(a, c.from))).Add(qualType(b, c.to)).Block(jen.Return(e))
+	fn := jen.Func().Params(jen.Id("v").Add(decl.GoType(a, c.from))).Add(decl.GoType(b, c.to)).Block(jen.Return(e))
 	return jen.Id(helper).Call(x, fn), true
-}
-
-// qualType is t, its declared types qualified by the package at path.
-func qualType(t *model.Type, path string) *jen.Statement {
-	switch t.Kind {
-	case model.BoolType:
-		return jen.Bool()
-	case model.IntType:
-		return jen.Int64()
-	case model.FloatType:
-		return jen.Float64()
-	case model.StringType:
-		return jen.String()
-	case model.NamedType:
-		return jen.Qual(path, t.Decl.GoName)
-	case model.SliceType:
-		return jen.Index().Add(qualType(t.Elem, path))
-	case model.MapType:
-		return jen.Map(jen.String()).Add(qualType(t.Elem, path))
-	case model.PointerType:
-		return jen.Op("*").Add(qualType(t.Elem, path))
-	}
-	panic(fmt.Sprintf("modelgen: unknown type kind %d", t.Kind))
 }
 
 // helperCode is the source of the generic helpers.

@@ -1,15 +1,11 @@
 package migrations_test
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/moora-go/moora/modelgen/internal/gen/decl"
+	"github.com/moora-go/moora/modelgen/internal/gen"
 	"github.com/moora-go/moora/modelgen/internal/gen/migrations"
 	"github.com/moora-go/moora/modelgen/internal/spectest"
 )
@@ -62,17 +58,6 @@ inputs:
 // a state holding every shape, in a temporary module that requires this
 // repository.
 func TestConversionsRun(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds with the go command")
-	}
-	goTool, err := exec.LookPath("go")
-	if err != nil {
-		t.Skipf("no go command: %v", err)
-	}
-	root, err := filepath.Abs("../../../..")
-	if err != nil {
-		t.Fatal(err)
-	}
 	v2 := spectest.Edit(t, convertV1,
 		"properties: {name: {type: string}, qty: {type: integer}}\n    required: [name, qty]",
 		"properties: {name: {type: string}, qty: {type: integer}, unit: {type: string}}\n    required: [name, qty, unit]",
@@ -95,33 +80,13 @@ func TestConversionsRun(t *testing.T) {
 		"type Mood = v2.Mood", "re:MoodBusy += v2.MoodBusy", "type Tags = v2.Tags")
 	lacks(t, "decl/v1/types.go", files["decl/v1/types.go"].Data, "type Level =", "type Item =", "type Circle =")
 
-	declFiles, err := decl.Package("decl", "decl").Generate(p.Model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmp := t.TempDir()
-	write := func(path string, data []byte) {
-		full := filepath.Join(tmp, filepath.FromSlash(path))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(full, data, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, f := range declFiles {
-		write(f.Path, f.Data)
-	}
-	for _, f := range files {
-		write(f.Path, f.Data)
-	}
 	stub := string(files["impl/migrations/v1_to_v2.go"].Data)
 	const panicLine = `panic("not implemented: migration of property unit of Item from version 1 to 2")`
 	if !strings.Contains(stub, panicLine) {
 		t.Fatalf("the stub lacks %s:\n%s", panicLine, stub)
 	}
-	write("impl/migrations/v1_to_v2.go", []byte(strings.Replace(stub, panicLine, `return "pcs"`, 1)))
-	write("impl/migrations/run_test.go", []byte(`package migrations
+	files["impl/migrations/v1_to_v2.go"] = gen.File{Data: []byte(strings.Replace(stub, panicLine, `return "pcs"`, 1))}
+	files["impl/migrations/run_test.go"] = gen.File{Data: []byte(`package migrations
 
 import (
 	"encoding/json"
@@ -150,7 +115,7 @@ func TestConvert(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const want = `+"`"+`{"best":{"name":"d","qty":4,"unit":"pcs"},"byName":{"c":{"name":"c","qty":3,"unit":"pcs"}},"empty":[],"items":[{"name":"a","qty":1,"unit":"pcs"},{"name":"b","qty":2,"unit":"pcs"}],"level":"high","mood":"busy","note":"n","score":7,"shapes":[{"kind":"circle","item":{"name":"e","qty":5,"unit":"pcs"}},{"kind":"square","side":6},null],"tags":["x","y"]}`+"`"+`
+	const want = ` + "`" + `{"best":{"name":"d","qty":4,"unit":"pcs"},"byName":{"c":{"name":"c","qty":3,"unit":"pcs"}},"empty":[],"items":[{"name":"a","qty":1,"unit":"pcs"},{"name":"b","qty":2,"unit":"pcs"}],"level":"high","mood":"busy","note":"n","score":7,"shapes":[{"kind":"circle","item":{"name":"e","qty":5,"unit":"pcs"}},{"kind":"square","side":6},null],"tags":["x","y"]}` + "`" + `
 	if string(got) != want {
 		t.Errorf("converted:\n%s\nwant\n%s", got, want)
 	}
@@ -159,19 +124,6 @@ func TestConvert(t *testing.T) {
 		t.Errorf("nil converted to %v, %v", s.Items, s.ByName)
 	}
 }
-`))
-	write("go.mod", fmt.Appendf(nil, "module %s\n\ngo 1.26\n\nrequire github.com/moora-go/moora v0.0.0\n\nreplace github.com/moora-go/moora => %s\n", spectest.Package, root))
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	write("go.sum", sum)
-	for _, args := range [][]string{{"vet", "./..."}, {"test", "./impl/migrations"}} {
-		cmd := exec.Command(goTool, args...)
-		cmd.Dir = tmp
-		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s: %v\n%s\n%s", strings.Join(args, " "), err, out, files[migrations.ConversionsPath].Data)
-		}
-	}
+`)}
+	inModule(t, p, files, "vet", "test")
 }

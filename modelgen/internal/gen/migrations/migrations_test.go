@@ -880,6 +880,24 @@ func TestDeclared(t *testing.T) {
 // removed), with decl of the spec's version, in a temporary module that
 // requires this repository.
 func TestGeneratedCodeCompiles(t *testing.T) {
+	v2 := spectest.Edit(t, thinkAs(t, "integer"), draftRenamed...)
+	v3 := spectest.Edit(t, v2, "    think:\n      type: object\n      properties: {thought: {type: integer}}\n      required: [thought]\n", "", "llm:\n    user: {text: {type: string}}\n", "llm:\n    user: {text: {type: string}}\n    llm: {notes: {type: string}}\n")
+	p := planOf(t, spectest.Base, v2, v3)
+	if p.Current != 3 {
+		t.Fatalf("Current %d", p.Current)
+	}
+	files := generate(t, p, map[string]bool{"AgentStateFromV2": true})
+	// The optional migration of the state of version 2, declared.
+	files["impl/migrations/v2_state.go"] = gen.File{Data: []byte("package migrations\n\nimport (\n\tv2 \"example.com/agent/decl/v2\"\n\tv3 \"example.com/agent/decl/v3\"\n)\n\nfunc AgentStateFromV2(old v2.AgentState) v3.AgentState { return v3.AgentState{} }\n")}
+	inModule(t, p, files, "build", "vet")
+}
+
+// inModule writes files (by path), with decl of the plan's spec, into a
+// temporary module that requires this repository, and runs each go command
+// given ("build", "vet", "test") on ./... there. It skips with -short or
+// without the go command.
+func inModule(t *testing.T, p *versions.Plan, files map[string]gen.File, commands ...string) {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds with the go command")
 	}
@@ -891,16 +909,10 @@ func TestGeneratedCodeCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(root, "go.sum")); err != nil {
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
 		t.Skipf("no repository root at %s: %v", root, err)
 	}
-	v2 := spectest.Edit(t, thinkAs(t, "integer"), draftRenamed...)
-	v3 := spectest.Edit(t, v2, "    think:\n      type: object\n      properties: {thought: {type: integer}}\n      required: [thought]\n", "", "llm:\n    user: {text: {type: string}}\n", "llm:\n    user: {text: {type: string}}\n    llm: {notes: {type: string}}\n")
-	p := planOf(t, spectest.Base, v2, v3)
-	if p.Current != 3 {
-		t.Fatalf("Current %d", p.Current)
-	}
-	files := generate(t, p, map[string]bool{"AgentStateFromV2": true})
 	declFiles, err := decl.Package("decl", "decl").Generate(p.Model)
 	if err != nil {
 		t.Fatal(err)
@@ -918,23 +930,17 @@ func TestGeneratedCodeCompiles(t *testing.T) {
 	for _, f := range declFiles {
 		write(f.Path, f.Data)
 	}
-	for _, f := range files {
-		write(f.Path, f.Data)
+	for path, f := range files {
+		write(path, f.Data)
 	}
-	// The optional migration of the state of version 2, declared.
-	write("impl/migrations/v2_state.go", []byte("package migrations\n\nimport (\n\tv2 \"example.com/agent/decl/v2\"\n\tv3 \"example.com/agent/decl/v3\"\n)\n\nfunc AgentStateFromV2(old v2.AgentState) v3.AgentState { return v3.AgentState{} }\n"))
 	write("go.mod", fmt.Appendf(nil, "module %s\n\ngo 1.26\n\nrequire github.com/moora-go/moora v0.0.0\n\nreplace github.com/moora-go/moora => %s\n", spectest.Package, root))
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	write("go.sum", sum)
-	for _, args := range [][]string{{"build", "./..."}, {"vet", "./..."}} {
-		cmd := exec.Command(goTool, args...)
+	for _, command := range commands {
+		cmd := exec.Command(goTool, command, "./...")
 		cmd.Dir = tmp
 		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("go %s: %v\n%s", strings.Join(args, " "), err, out)
+			t.Fatalf("go %s: %v\n%s", command, err, out)
 		}
 	}
 }
