@@ -198,7 +198,7 @@ func generateFiles(m *model.Model, file string, amend bool) (*generatedFiles, er
 	if err != nil {
 		return nil, err
 	}
-	out, err := generateModel(m, declGen, implGen(scan), versionsGen(plan, filepath.Base(historyFile(file)), declared))
+	out, err := generateModel(m, declGen, implGen(scan), versionsGen(plan, filepath.Base(historyFile(file)), declared), tsGen(plan))
 	if err != nil {
 		return nil, err
 	}

@@ -62,11 +62,11 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("loading: %v", err)
 			}
-			out, err := generateModel(m, declGen, implGen(nil), firstVersion(t, m))
+			out, err := generateModel(m, declGen, implGen(nil), firstVersion(t, m), tsGen(&versions.Plan{Current: 1}))
 			if err != nil {
 				t.Fatalf("generating: %v", err)
 			}
-			again, err := generateModel(mustLoad(t, spec), declGen, implGen(nil), firstVersion(t, mustLoad(t, spec)))
+			again, err := generateModel(mustLoad(t, spec), declGen, implGen(nil), firstVersion(t, mustLoad(t, spec)), tsGen(&versions.Plan{Current: 1}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/moora-go/moora/modelgen/internal/gen/decl"
 	"github.com/moora-go/moora/modelgen/internal/gen/impl"
 	"github.com/moora-go/moora/modelgen/internal/gen/migrations"
+	"github.com/moora-go/moora/modelgen/internal/gen/typescript"
 	"github.com/moora-go/moora/modelgen/internal/implscan"
 	"github.com/moora-go/moora/modelgen/internal/model"
 	"github.com/moora-go/moora/modelgen/internal/spec"
@@ -54,6 +55,10 @@ func implGen(scan *implscan.ImplScan) gen.Generator { return impl.New(scan) }
 func versionsGen(p *versions.Plan, historyFile string, declared map[string]bool) gen.Generator {
 	return migrations.New(p, historyFile, declared)
 }
+
+// tsGen returns the generator of the spec's TypeScript module, when its
+// spec names one (typescript: web/agent.ts), of the plan's version.
+func tsGen(p *versions.Plan) gen.Generator { return typescript.New(p.Current) }
 
 // generateModel runs the generators (by default declGen) on a model, one
 // after the other. Generated code is gofmt'ed and byte-identical across

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"path"
 	"regexp"
 	"slices"
 	"strconv"
@@ -42,6 +43,12 @@ func Build(src *spec.Source, sp *Spec) (*Model, error) {
 		b.m.PackageNote = "from the package key of " + src.File()
 		if msg := CheckImportPath(sp.Package); msg != "" {
 			d.At("/package", msg, "write the Go import path of the spec's directory, like example.com/agent")
+		}
+	}
+	if ts := sp.TypeScript; ts != "" {
+		b.m.TypeScript = ts
+		if clean := path.Clean(ts); clean != ts || strings.HasPrefix(ts, "../") || ts == ".." || strings.HasPrefix(ts, "/") {
+			d.At("/typescript", fmt.Sprintf("%q is not a clean relative path inside the spec's directory", ts), "write a path like web/agent.ts")
 		}
 	}
 	b.names.reserve("agentgen", "Actor", "Actors", "AgentState", "AgentInput", "EffectFns", "JobFns", "DecodeInput", "DecodeClientInput", "InputSchema", "Timestamped", "SpecVersion")

@@ -11,6 +11,9 @@ type Model struct {
 	// it is empty, or where it came from.
 	Package     string
 	PackageNote string
+	// TypeScript is the spec's typescript path (relative to the spec's
+	// directory): where its types are written as TypeScript; "" for none.
+	TypeScript string
 
 	// Actors in the order of the spec's actors list.
 	Actors []*Actor

@@ -22,6 +22,10 @@ type Spec struct {
 	// agentgen derives it from the nearest enclosing go.mod and the relative
 	// directory.
 	Package string `json:"package,omitempty"`
+	// TypeScript is where agentgen generate writes the spec's types as a
+	// TypeScript module, for the browser: a path relative to the spec's
+	// directory, ending in .ts (web/agent.ts). Absent, none is written.
+	TypeScript string `json:"typescript,omitempty" jsonschema:"maxLength=256,pattern=^[A-Za-z0-9_.][A-Za-z0-9_./-]*\\.ts$"`
 	// Actors lists the participants the agent reasons about, by kebab-case
 	// name: user, llm, task-manager.
 	Actors []string `json:"actors" jsonschema:"minItems=1"`

@@ -4,13 +4,13 @@
 // the next needs: which input types and whether the state need a migration.
 //
 // A version is the spec as it was (its actors, $defs, observations and
-// inputs; not its package). The history holds every version, oldest first,
-// numbered from 1; the spec's own shape is always the newest. A spec whose
-// data shapes differ from the newest version's (package evolve says how) is
-// a new version; one that differs only in descriptions, in the names of
-// its $defs or in which input properties are readOnly (the journal's
-// records are the same) replaces the newest version's text, keeping its
-// number.
+// inputs; not its package nor its typescript path). The history holds
+// every version, oldest first, numbered from 1; the spec's own shape is
+// always the newest. A spec whose data shapes differ from the newest
+// version's (package evolve says how) is a new version; one that differs
+// only in descriptions, in the names of its $defs or in which input
+// properties are readOnly (the journal's records are the same) replaces
+// the newest version's text, keeping its number.
 package versions
 
 import (
@@ -190,7 +190,7 @@ func (h *History) Encode(specName string) []byte {
 			b.WriteByte(',')
 		}
 		fmt.Fprintf(&b, "\n    {\n      \"version\": %d,\n      \"spec\": ", v.Number)
-		b.Write(v.Src.Root().AppendIndentedJSON(nil, "      ", "package"))
+		b.Write(v.Src.Root().AppendIndentedJSON(nil, "      ", "package", "typescript"))
 		b.WriteString("\n    }")
 	}
 	if len(h.Versions) > 0 {
