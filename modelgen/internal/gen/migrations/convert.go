@@ -42,6 +42,10 @@ type conversion struct {
 	// whole are the names of the generated exported conversions: state and
 	// inputs, which the glue calls.
 	whole map[string]string
+	// keys names the functions a person writes by what they are for
+	// (name); taken holds every function name of the step.
+	keys  map[string]string
+	taken map[string]bool
 }
 
 // convertFunc is the name of the generated conversion of a whole input or
@@ -58,11 +62,20 @@ func newConversion(s *versions.Step, pkg string, declared map[string]bool) *conv
 		declared: declared,
 		named:    make(map[[2]string]string),
 		whole:    make(map[string]string),
+		keys:     make(map[string]string),
+		taken:    make(map[string]bool),
 	}
 	if s.Old == nil || s.New == nil {
 		return c
 	}
 	c.shared = Shared(s.Old, s.New)
+	// The whole migrations' names, and their conversions', are not for a
+	// property's.
+	c.taken[stateFunc(s)], c.taken[convertFunc(stateFunc(s))] = true, true
+	for _, in := range s.Old.Inputs {
+		c.taken[inputFunc(s, &versions.StepInput{Old: in})] = true
+		c.taken[convertFunc(inputFunc(s, &versions.StepInput{Old: in}))] = true
+	}
 	for _, in := range s.Inputs {
 		name := inputFunc(s, in)
 		if in.New == nil || declared[name] {
@@ -111,12 +124,7 @@ func (c *conversion) structFunc(name, oldGo string, olds []*model.Field, newGo s
 		if of != nil {
 			used[of.Name] = true
 			if x, ok := c.conv(jen.Id("old").Dot(of.GoName), of.Type, nf.Type, fpath); ok && !c.breakingAt(nf, fpath, of.Type, nf.Type) {
-				if u := of.Type.Underlying(); of.Required && !of.Nullable && nf.Nullable && of.Type.IsCollection() {
-					// Empty, not null, as the old version wrote a nil one
-					// (and gob restores an empty one as nil).
-					x = jen.Id(map[bool]string{true: "emptySlice", false: "emptyMap"}[u.Kind == model.SliceType]).Call(x)
-				}
-				set(nf, x)
+				set(nf, keepEmpty(of, nf, x))
 				continue
 			}
 			set(nf, c.hand(oldGo, newGo, nf, fpath, nil, ""))
@@ -131,7 +139,7 @@ func (c *conversion) structFunc(name, oldGo string, olds []*model.Field, newGo s
 				continue
 			}
 			if x, ok := c.try(jen.Id("old").Dot(of.GoName), of.Type, nf.Type, fpath); ok {
-				renamed, prefill = of, x
+				renamed, prefill = of, keepEmpty(of, nf, x)
 				break
 			}
 		}
@@ -139,10 +147,9 @@ func (c *conversion) structFunc(name, oldGo string, olds []*model.Field, newGo s
 		case renamed != nil:
 			used[renamed.Name] = true
 			set(nf, c.hand(oldGo, newGo, nf, fpath, prefill, renamed.Name))
-		case nf.Required && path == "" && c.input == "":
-			// A new state property: its zero value, as no old state has it.
-			notes = append(notes, nf.Name+" is new: it starts as its zero value")
 		case nf.Required:
+			// A new required property; a new state property too, whose
+			// value only a replay or a person can say.
 			set(nf, c.hand(oldGo, newGo, nf, fpath, nil, ""))
 		default:
 			notes = append(notes, nf.Name+" is new and optional: no old value has it")
@@ -177,6 +184,21 @@ func (c *conversion) try(x *jen.Statement, a, b *model.Type, path string) (*jen.
 	return nil, false
 }
 
+// keepEmpty is x, the value of old property of converted to new property
+// nf, kept empty where of was a required list or map that is not
+// nullable, and nf is nullable or optional: the old version wrote nil as
+// [] or {} (and gob restores an empty one as nil), which nf would write as
+// null or leave out.
+func keepEmpty(of, nf *model.Field, x jen.Code) jen.Code {
+	if !of.Required || of.Nullable || !of.Type.IsCollection() || (!nf.Nullable && nf.Required) {
+		return x
+	}
+	if of.Type.Underlying().Kind == model.SliceType {
+		return jen.Id("emptySlice").Call(x)
+	}
+	return jen.Id("emptyMap").Call(x)
+}
+
 // breakingAt says whether a breaking change of the value being converted
 // is at the field nf (at fpath), or inside it, where its old and new types
 // are the same: a narrowed constraint, which no conversion of the type
@@ -206,17 +228,38 @@ func fieldNamed(fs []*model.Field, name string) *model.Field {
 // call. prefill, when not nil, is the body's returned value, offered for a
 // rename of the old property RenamedFrom.
 func (c *conversion) hand(oldGo, newGo string, nf *model.Field, fpath string, prefill jen.Code, RenamedFrom string) jen.Code {
-	name := newGo + nf.GoName + c.n()
-	if !slices.ContainsFunc(c.funcs, func(f Func) bool { return f.Name == name }) {
+	name, fresh := c.name(newGo+"."+nf.Name, newGo, nf.GoName)
+	if fresh {
 		what := fmt.Sprintf("property %s of %s", nf.Name, newGo)
 		c.funcs = append(c.funcs, Func{
 			Name: name, Path: StubPath(c.s.From), From: c.s.From, What: what,
 			Input: c.input, JSONPath: fpath, Field: nf,
 			param: jen.Qual(c.from, oldGo), result: decl.GoType(nf.Type, c.to),
 			prefill: prefill, RenamedFrom: RenamedFrom, owner: newGo,
+			newState: c.input == "" && oldGo == "AgentState" && RenamedFrom == "" && nf.Required,
 		})
 	}
 	return jen.Id(name).Call(jen.Id("old"))
+}
+
+// name returns the name of the function a person writes for what key
+// names (a struct's property, a union's variant), made of parts, and
+// whether it is new: the same key has the same name; another key whose
+// parts spell the same name (Line.ItemCount, LineItem.Count) gets
+// "Property" between its parts, then a number.
+func (c *conversion) name(key, owner, part string) (string, bool) {
+	if name, ok := c.keys[key]; ok {
+		return name, false
+	}
+	name := owner + part + c.n()
+	for i := 1; c.taken[name]; i++ {
+		name = fmt.Sprintf("%sProperty%s%s", owner, part, c.n())
+		if i > 1 {
+			name = fmt.Sprintf("%sProperty%s%d%s", owner, part, i, c.n())
+		}
+	}
+	c.keys[key], c.taken[name] = name, true
+	return name, true
 }
 
 // conv returns x, a value of type a of version From, converted to type b
@@ -253,7 +296,13 @@ func (c *conversion) conv(x *jen.Statement, a, b *model.Type, path string) (*jen
 	case a.Kind == model.NamedType && b.Kind == model.NamedType:
 		return c.named2(x, a.Decl, b.Decl, path)
 	case a.Kind == model.NamedType && a.Decl.Kind == model.DefinedDecl:
-		return c.conv(x, a.Decl.Target, b, path)
+		e, ok := c.conv(x, a.Decl.Target, b, path)
+		if ok && b.Kind <= model.StringType {
+			// A defined scalar is converted to the plain type; a list
+			// or map is assignable.
+			e = decl.GoType(b, "").Call(e)
+		}
+		return e, ok
 	case a.Kind == model.NamedType && a.Decl.Kind == model.EnumDecl && b.Kind == model.StringType:
 		return jen.String().Call(x), true
 	case b.Kind == model.NamedType && b.Decl.Kind == model.DefinedDecl:
@@ -316,11 +365,6 @@ func (c *conversion) union(x *jen.Statement, a, b *model.TypeDecl, path string) 
 	if a.Discriminator != b.Discriminator {
 		return nil, false
 	}
-	for _, ov := range a.Variants {
-		if variantOf(b, ov.Value) == nil {
-			return nil, false
-		}
-	}
 	name := "convert" + a.GoName + c.n()
 	if a.GoName != b.GoName {
 		name = "convert" + a.GoName + "To" + b.GoName + c.n()
@@ -330,7 +374,13 @@ func (c *conversion) union(x *jen.Statement, a, b *model.TypeDecl, path string) 
 	for _, ov := range a.Variants {
 		nv := variantOf(b, ov.Value)
 		vpath := path + "/" + a.Discriminator + "=" + ov.Value
-		e, _ := c.named2(jen.Id("v"), ov.Decl, nv.Decl, vpath) // structs: always converted
+		var e jen.Code
+		if nv == nil {
+			// A variant removed: what it becomes is a person's to say.
+			e = c.handVariant(a, ov, b, vpath)
+		} else {
+			e, _ = c.named2(jen.Id("v"), ov.Decl, nv.Decl, vpath) // structs: always converted
+		}
 		cases = append(cases, jen.Case(jen.Qual(c.from, ov.Decl.GoName)).Block(jen.Return(e)))
 	}
 	c.code = append(c.code,
@@ -340,6 +390,26 @@ func (c *conversion) union(x *jen.Statement, a, b *model.TypeDecl, path string) 
 			jen.Return(jen.Nil()),
 		), jen.Line())
 	return jen.Id(name).Call(x), true
+}
+
+// handVariant records the function a person writes for variant ov of
+// union a, which union b has no longer, and returns its call on v.
+func (c *conversion) handVariant(a *model.TypeDecl, ov *model.Variant, b *model.TypeDecl, vpath string) jen.Code {
+	part := ov.Decl.GoName
+	owner := a.GoName
+	if strings.HasPrefix(part, owner) {
+		owner = ""
+	}
+	name, fresh := c.name(a.GoName+"="+ov.Value, owner, part)
+	if fresh {
+		c.funcs = append(c.funcs, Func{
+			Name: name, Path: StubPath(c.s.From), From: c.s.From,
+			What: fmt.Sprintf("variant %s of %s", ov.Value, a.GoName), Input: c.input, JSONPath: vpath,
+			param: jen.Qual(c.from, ov.Decl.GoName), result: jen.Qual(c.to, b.GoName),
+			owner: b.GoName, variant: ov.Value,
+		})
+	}
+	return jen.Id(name).Call(jen.Id("v"))
 }
 
 func variantOf(d *model.TypeDecl, value string) *model.Variant {

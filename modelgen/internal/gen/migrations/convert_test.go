@@ -127,3 +127,117 @@ func TestConvert(t *testing.T) {
 `)}
 	inModule(t, p, files, "vet", "test")
 }
+
+const edgeV1 = `version: 1
+actors: [user]
+$defs:
+  Name: {type: string}
+  Line: {type: object, properties: {a: {type: integer}}, required: [a]}
+  LineItem: {type: object, properties: {a: {type: integer}}, required: [a]}
+  Dot: {type: object, properties: {kind: {const: dot}}, required: [kind]}
+  Square: {type: object, properties: {kind: {const: square}, side: {type: integer}}, required: [kind, side]}
+  Shape: {oneOf: [{$ref: "#/$defs/Dot"}, {$ref: "#/$defs/Square"}]}
+  Claim:
+    type: object
+    properties: {tags: {type: array, items: {type: string}}, meta: {type: object, additionalProperties: {type: string}}, old: {type: array, items: {type: string}}}
+    required: [tags, meta, old]
+observations:
+  user:
+    user:
+      name: {$ref: "#/$defs/Name"}
+      line: {$ref: "#/$defs/Line"}
+      lineItem: {$ref: "#/$defs/LineItem"}
+      shapes: {type: array, items: {$ref: "#/$defs/Shape"}}
+      claim: {$ref: "#/$defs/Claim"}
+inputs:
+  user:
+    noop: {type: object, properties: {x: {type: string}}}
+`
+
+// TestConversionsEdgeCases: a $defs string that the state now holds as a
+// plain string; two new properties whose functions' names would be the same
+// (Line's itemCount, LineItem's count); a oneOf variant removed, which is
+// the only one a person converts; lists and maps required before and
+// optional or nullable now, which stay empty, not absent or null; a rename
+// into a nullable list; a new state property in a breaking step, which a
+// person fills.
+func TestConversionsEdgeCases(t *testing.T) {
+	v2 := spectest.Edit(t, edgeV1,
+		"Line: {type: object, properties: {a: {type: integer}}, required: [a]}",
+		"Line: {type: object, properties: {a: {type: integer}, itemCount: {type: integer}}, required: [a, itemCount]}",
+		"LineItem: {type: object, properties: {a: {type: integer}}, required: [a]}",
+		"LineItem: {type: object, properties: {a: {type: integer}, count: {type: string}}, required: [a, count]}",
+		`Shape: {oneOf: [{$ref: "#/$defs/Dot"}, {$ref: "#/$defs/Square"}]}`, `Shape: {oneOf: [{$ref: "#/$defs/Square"}]}`,
+		"  Dot: {type: object, properties: {kind: {const: dot}}, required: [kind]}\n", "",
+		"old: {type: array, items: {type: string}}}\n    required: [tags, meta, old]",
+		"labels: {type: [array, \"null\"], items: {type: string}}}\n    required: [labels]",
+		"name: {$ref: \"#/$defs/Name\"}", "name: {type: string}\n      limit: {type: integer}",
+	)
+	p := planOf(t, edgeV1, v2)
+	var funcs []string
+	for _, fn := range migrations.Funcs(p, nil) {
+		funcs = append(funcs, fn.Name)
+	}
+	want := []string{"ClaimLabelsFromV1", "AgentStateLimitFromV1", "LineItemCountFromV1", "LineItemPropertyCountFromV1", "ShapeDotFromV1"}
+	if !slices.Equal(funcs, want) {
+		t.Fatalf("Funcs = %v, want %v", funcs, want)
+	}
+	files := generate(t, p, nil)
+	stub := string(files["impl/migrations/v1_to_v2.go"].Data)
+	conv := string(files[migrations.ConversionsPath].Data)
+	contains(t, "v1_to_v2.go", []byte(stub),
+		"func ClaimLabelsFromV1(old v1.Claim) []string {\n\treturn emptySlice(old.Old)\n}",
+		"return what the initial state has",
+		"func ShapeDotFromV1(old v1.Dot) v2.Shape {",
+		"/shapes/[]: oneOf variant removed: dot (breaking)",
+	)
+	contains(t, "conversions.go", []byte(conv),
+		"re:Name: +string\\(old.Name\\),", "re:Tags: +emptySlice\\(old.Tags\\),", "re:Meta: +emptyMap\\(old.Meta\\),",
+		"return ShapeDotFromV1(v)", "return convertSquareFromV1(v)")
+	for fn, body := range map[string]string{
+		"AgentStateLimitFromV1":       "return 10",
+		"LineItemCountFromV1":         "return 2",
+		"LineItemPropertyCountFromV1": `return "n"`,
+		"ShapeDotFromV1":              "return v2.Square{Side: 0}",
+	} {
+		i := strings.Index(stub, "func "+fn+"(")
+		j := i + strings.Index(stub[i:], "\tpanic(")
+		k := j + strings.Index(stub[j:], "\n")
+		if i < 0 || j < i {
+			t.Fatalf("no stub of %s", fn)
+		}
+		stub = stub[:j] + "\t" + body + stub[k:]
+	}
+	if !strings.Contains(stub, `v2 "example.com/agent/decl/v2"`) && !strings.Contains(stub, `"example.com/agent/decl/v2"`) {
+		stub = strings.Replace(stub, `import "example.com/agent/decl/v1"`, "import (\n\t\"example.com/agent/decl/v1\"\n\t\"example.com/agent/decl/v2\"\n)", 1)
+	}
+	files["impl/migrations/v1_to_v2.go"] = gen.File{Data: []byte(stub)}
+	files["impl/migrations/run_test.go"] = gen.File{Data: []byte(`package migrations
+
+import (
+	"encoding/json"
+	"testing"
+
+	v1 "example.com/agent/decl/v1"
+)
+
+func TestConvert(t *testing.T) {
+	// As gob restores a state whose lists and maps were empty: nil.
+	old := v1.AgentState{
+		Name:     "n",
+		Line:     v1.Line{A: 1},
+		LineItem: v1.LineItem{A: 2},
+		Shapes:   []v1.Shape{v1.Dot{}, v1.Square{Side: 3}},
+	}
+	got, err := json.Marshal(ConvertAgentStateFromV1(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const want = ` + "`" + `{"claim":{"tags":[],"meta":{},"labels":[]},"limit":10,"line":{"a":1,"itemCount":2},"lineItem":{"a":2,"count":"n"},"name":"n","shapes":[{"kind":"square","side":0},{"kind":"square","side":3}]}` + "`" + `
+	if string(got) != want {
+		t.Errorf("converted:\n%s\nwant\n%s", got, want)
+	}
+}
+`)}
+	inModule(t, p, files, "vet", "test")
+}

@@ -217,7 +217,9 @@ type Func struct {
 	input         *versions.StepInput // a whole input's
 	param, result jen.Code            // a property's: the old struct, the property's type
 	prefill       jen.Code            // the returned value offered for a rename
-	owner         string              // the Go name of the struct that has the property
+	owner         string              // the Go name of the struct that has the property, or of the union
+	newState      bool                // a new state property
+	variant       string              // a union's variant removed: its discriminator's value
 }
 
 // Funcs lists the migrations of a plan a person writes, by step, then
@@ -413,6 +415,12 @@ func (g generator) stub(m *model.Model, s *versions.Step) ([]byte, error) {
 			}
 			f.Add(gen.Doc(changesDoc(doc, s, func(c evolve.Change) bool { return c.Input == in.Name })))
 			f.Func().Id(fn.Name).Params(jen.Id("old").Qual(from, in.Old.Decl.GoName)).Add(result).Block(notImplemented(in.Name))
+		case fn.variant != "":
+			doc := fmt.Sprintf("%s returns what %s of variant %s, which version %d of the spec has no longer, becomes in version %d (at %s); the generated conversion (conversions.go) converts the other variants.%s", fn.Name, article(fn.owner), fn.variant, s.From+1, s.From+1, fn.JSONPath, current)
+			f.Add(gen.Doc(changesDoc(doc, s, func(c evolve.Change) bool {
+				return c.Input == fn.Input && strings.HasSuffix(c.What, "oneOf variant removed: "+fn.variant)
+			})))
+			f.Func().Id(fn.Name).Params(jen.Id("old").Add(fn.param)).Add(fn.result).Block(notImplemented(fn.What))
 		case fn.Field == nil:
 			doc := fmt.Sprintf("%s brings the state of a snapshot taken under version %d of the spec up to version %d.%s", fn.Name, s.From, s.From+1, current)
 			f.Add(gen.Doc(changesDoc(doc, s, func(c evolve.Change) bool { return c.Input == "" })))
@@ -422,7 +430,10 @@ func (g generator) stub(m *model.Model, s *versions.Step) ([]byte, error) {
 			if fn.Input != "" {
 				in = "in input " + fn.Input
 			}
-			doc := fmt.Sprintf("%s returns the %s of a %s of version %d of the spec (%s, at %s), made from the %s of version %d it is converted from; the generated conversion (conversions.go) converts every other property.%s", fn.Name, fn.Field.Name, fn.owner, s.From+1, in, fn.JSONPath, fn.owner, s.From, current)
+			doc := fmt.Sprintf("%s returns the %s of %s of version %d of the spec (%s, at %s), made from the %s of version %d it is converted from; the generated conversion (conversions.go) converts every other property.%s", fn.Name, fn.Field.Name, article(fn.owner), s.From+1, in, fn.JSONPath, fn.owner, s.From, current)
+			if fn.newState {
+				doc += " No state of the older version has this property: return what the initial state has, or what a replay of the journal would compute."
+			}
 			var body jen.Code = notImplemented(fn.What)
 			if fn.prefill != nil {
 				doc += fmt.Sprintf("\n\n"+reviewMark+" %s is gone and %s is new, of a type %s converts to: a rename, as this body says? If not, say what %s is. Then delete this paragraph.", fn.RenamedFrom, fn.Field.Name, fn.RenamedFrom, fn.Field.Name)
@@ -446,6 +457,14 @@ func (g generator) stub(m *model.Model, s *versions.Step) ([]byte, error) {
 		return nil, fmt.Errorf("rendering %s: %w", StubPath(s.From), err)
 	}
 	return gen.FormatSource(StubPath(s.From), buf.Bytes())
+}
+
+// article is name after "a" or "an": "an AgentState", "a Claim".
+func article(name string) string {
+	if name != "" && strings.ContainsRune("AEIOU", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
 }
 
 // changesDoc is a migration's doc comment: doc, then the changes of step s
