@@ -2,47 +2,13 @@ package modelgen
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/moora-go/moora/internal/tsctest"
 	"github.com/moora-go/moora/modelgen/internal/versions"
 )
-
-// tsc returns the TypeScript compiler that npm ci installs at the root of
-// the repository (package.json), or skips the test without it.
-func tsc(t *testing.T) string {
-	t.Helper()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(root, "node_modules", ".bin", "tsc")
-	if _, err := os.Stat(bin); err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("no tsc at %s (CI is set): run npm ci at the root of the repository", bin)
-		}
-		t.Skipf("no tsc at %s: run npm ci at the root of the repository", bin)
-	}
-	return bin
-}
-
-// runTSC type-checks files (paths relative to dir) with tsc --strict, and
-// returns its output and whether it passed.
-func runTSC(t *testing.T, bin, dir string, files ...string) (string, bool) {
-	t.Helper()
-	args := append([]string{"--strict", "--noEmit", "--target", "es2022", "--module", "esnext", "--moduleResolution", "bundler"}, files...)
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		if _, ok := err.(*exec.ExitError); !ok {
-			t.Fatalf("tsc: %v", err)
-		}
-	}
-	return string(out), err == nil
-}
 
 // typeScriptModules are the committed TypeScript modules of the golden
 // specs and of the repository's agents, relative to modelgen.
@@ -63,12 +29,11 @@ func typeScriptModules(t *testing.T) []string {
 // every golden spec and of the repository's agents, and a program that uses
 // every kind of type they have (testdata/typescript/sample.ts).
 func TestTypeScriptCompiles(t *testing.T) {
-	bin := tsc(t)
 	files := typeScriptModules(t)
 	if len(files) < 9 {
 		t.Fatalf("%d TypeScript modules, want the golden specs' and the three agents'", len(files))
 	}
-	if out, ok := runTSC(t, bin, ".", append(files, "testdata/typescript/sample.ts")...); !ok {
+	if out, ok := tsctest.Check(t, ".", append(files, "testdata/typescript/sample.ts")...); !ok {
 		t.Fatalf("tsc failed:\n%s", out)
 	}
 }
@@ -76,7 +41,7 @@ func TestTypeScriptCompiles(t *testing.T) {
 // TestTypeScriptCatchesARename: a spec change that renames a property makes
 // the program that uses the old name fail to compile, at that name.
 func TestTypeScriptCatchesARename(t *testing.T) {
-	bin := tsc(t)
+	tsctest.TSC(t)
 	tmp := t.TempDir()
 	copyFile := func(from, to string) {
 		data, err := os.ReadFile(from)
@@ -122,7 +87,7 @@ func TestTypeScriptCatchesARename(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(tmp, "oneof", "agent.ts"), out.Files[0].Data, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	msg, ok := runTSC(t, bin, tmp, "typescript/sample.ts")
+	msg, ok := tsctest.Check(t, tmp, "typescript/sample.ts")
 	if ok {
 		t.Fatal("the sample compiles against a spec whose radius was renamed")
 	}

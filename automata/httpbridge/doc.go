@@ -147,7 +147,12 @@
 // a gap or any error; post(input) posts an input; until(seq) waits for the
 // state to include it; follow(name, fn) follows a token stream, resuming by
 // offset, fn(text, done) after each chunk and at the end, fn(text, true,
-// reason) when it failed; onState(fn) hands the view to the page.
+// reason) when it failed; onState(fn) hands the view to the page. Its types
+// are client.d.ts, in this directory, generic over the types agentgen
+// generates from the spec as TypeScript (typescript: web/agent.ts):
+// connect<ContextOfUser, ClientInputFromUser>(base) posts only the user's
+// inputs, as a client sends them, and hands the page the user's context;
+// a page built with a bundler imports a copy of client.js with it.
 //
 // # Guards
 //
