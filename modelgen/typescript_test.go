@@ -21,7 +21,7 @@ func typeScriptModules(t *testing.T) []string {
 			files = append(files, ts)
 		}
 	}
-	files = append(files, "../automata/agents/persistent/agent.ts", "../automata/agents/reflexor/web/agent.ts", "../examples/react/agent.ts")
+	files = append(files, "../automata/agents/persistent/agent.ts", "../automata/agents/reflexor/page/agent.ts", "../examples/react/agent.ts")
 	return files
 }
 

@@ -1,5 +1,6 @@
-// Package tsctest type-checks TypeScript in tests with tsc, which npm ci
-// installs at the root of the repository (package.json; .ci/run runs it).
+// Package tsctest type-checks TypeScript in tests with tsc, and builds
+// pages with esbuild, which npm ci installs at the root of the repository
+// (package.json; .ci/run runs it).
 package tsctest
 
 import (
@@ -19,13 +20,46 @@ var Flags = []string{"--strict", "--noEmit", "--target", "es2022", "--lib", "es2
 // and is skipped otherwise.
 func TSC(t testing.TB) string {
 	t.Helper()
+	return tool(t, "tsc")
+}
+
+// ESBuild returns the path of esbuild, as TSC does tsc's.
+func ESBuild(t testing.TB) string {
+	t.Helper()
+	return tool(t, "esbuild")
+}
+
+// PageFlags are esbuild's flags for a page: app.ts bundled with what it
+// imports into one ES module (go generate runs the same).
+var PageFlags = []string{"--bundle", "--format=esm", "--target=es2022", "--charset=utf8", "--log-level=warning"}
+
+// Build bundles entry (relative to dir) with PageFlags and banner, and
+// returns the output.
+func Build(t testing.TB, dir, entry, banner string) []byte {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "out.js")
+	cmd := exec.Command(ESBuild(t), append(append([]string{entry}, PageFlags...), "--banner:js="+banner, "--outfile="+out)...)
+	cmd.Dir = dir
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("esbuild: %v\n%s", err, msg)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+// tool returns the path of an npm tool, or fails or skips the test.
+func tool(t testing.TB, name string) string {
+	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	bin := filepath.Join(filepath.Dir(file), "..", "..", "node_modules", ".bin", "tsc")
+	bin := filepath.Join(filepath.Dir(file), "..", "..", "node_modules", ".bin", name)
 	if _, err := os.Stat(bin); err != nil {
 		if os.Getenv("CI") != "" {
-			t.Fatalf("no tsc at %s (CI is set): run npm ci at the root of the repository", bin)
+			t.Fatalf("no %s at %s (CI is set): run npm ci at the root of the repository", name, bin)
 		}
-		t.Skipf("no tsc at %s: run npm ci at the root of the repository", bin)
+		t.Skipf("no %s at %s: run npm ci at the root of the repository", name, bin)
 	}
 	return bin
 }

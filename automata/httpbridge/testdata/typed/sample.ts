@@ -2,7 +2,7 @@
 // TestClientTypes type-checks it with tsc --strict. Each line under an
 // expected-error directive must not compile: tsc fails if it does.
 import { connect, applyPatch, type PostError } from "../../client.js";
-import type { ClientInputFromUser, ContextOfUser } from "../../../agents/reflexor/web/agent";
+import type { ClientInputFromUser, ContextOfUser } from "../../../agents/reflexor/page/agent";
 
 const agent = connect<ContextOfUser, ClientInputFromUser>("/agents/report-19", { token: "t" });
 
