@@ -47,7 +47,9 @@
 // it holds no data. It takes the token from its address, #token=... (a
 // fragment, which no request carries) or ?token=..., keeps it for the tab
 // (sessionStorage) and takes it out of the address at once
-// (history.replaceState), and sends it as a bearer token.
+// (history.replaceState), and sends it as a bearer token. Its scripts are
+// TypeScript (page/*.ts, with the types of the events and answers below),
+// built into web/ by go generate with esbuild and committed.
 // Everything else goes through Config.Auth (401 with its error):
 //
 //	GET  /health   {"status":"ok"}

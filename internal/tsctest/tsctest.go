@@ -29,25 +29,52 @@ func ESBuild(t testing.TB) string {
 	return tool(t, "esbuild")
 }
 
-// PageFlags are esbuild's flags for a page: app.ts bundled with what it
-// imports into one ES module (go generate runs the same).
-var PageFlags = []string{"--bundle", "--format=esm", "--target=es2022", "--charset=utf8", "--log-level=warning"}
+// PageFlags are esbuild's flags for a page's modules (go generate runs
+// the same): ES modules for browsers of today.
+var PageFlags = []string{"--format=esm", "--target=es2022", "--charset=utf8", "--log-level=warning"}
 
-// Build bundles entry (relative to dir) with PageFlags and banner, and
-// returns the output.
-func Build(t testing.TB, dir, entry, banner string) []byte {
+// Bundle bundles entry (relative to dir) and what it imports into one
+// module, with PageFlags and banner, and returns it.
+func Bundle(t testing.TB, dir, entry, banner string) []byte {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out.js")
-	cmd := exec.Command(ESBuild(t), append(append([]string{entry}, PageFlags...), "--banner:js="+banner, "--outfile="+out)...)
-	cmd.Dir = dir
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("esbuild: %v\n%s", err, msg)
-	}
+	esbuild(t, dir, append([]string{entry, "--bundle", "--banner:js=" + banner, "--outfile=" + out}, PageFlags...)...)
 	data, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return data
+}
+
+// Transpile compiles each entry (relative to dir) into a module of its
+// own, imports kept, with PageFlags and banner, and returns them by the
+// base name of the output: "app.js".
+func Transpile(t testing.TB, dir, banner string, entries ...string) map[string][]byte {
+	t.Helper()
+	out := t.TempDir()
+	esbuild(t, dir, append(append(entries, "--banner:js="+banner, "--outdir="+out), PageFlags...)...)
+	files := make(map[string][]byte)
+	des, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, de := range des {
+		data, err := os.ReadFile(filepath.Join(out, de.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[de.Name()] = data
+	}
+	return files
+}
+
+func esbuild(t testing.TB, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(ESBuild(t), args...)
+	cmd.Dir = dir
+	if msg, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("esbuild: %v\n%s", err, msg)
+	}
 }
 
 // tool returns the path of an npm tool, or fails or skips the test.

@@ -174,10 +174,9 @@ $("composer").addEventListener("submit", async (e) => {
   e.preventDefault();
   const input = $<HTMLInputElement>("message");
   const content = input.value.trim();
-  if (!content) return;
+  if (!content || !agent) return; // no conversation is open yet
   $<HTMLButtonElement>("send").disabled = true;
   $("error").hidden = true;
-  if (!agent) return;
   try {
     const { seq } = await agent.post({ type: "user-send-message", messageId: crypto.randomUUID(), content });
     input.value = "";

@@ -329,10 +329,9 @@ $("composer").addEventListener("submit", async (e) => {
   e.preventDefault();
   const input = $("message");
   const content = input.value.trim();
-  if (!content) return;
+  if (!content || !agent) return;
   $("send").disabled = true;
   $("error").hidden = true;
-  if (!agent) return;
   try {
     const { seq } = await agent.post({ type: "user-send-message", messageId: crypto.randomUUID(), content });
     input.value = "";
