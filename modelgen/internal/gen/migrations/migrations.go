@@ -292,20 +292,20 @@ func (g generator) called(s *versions.Step, name string) string {
 // and the helpers they call; nil when no step has any.
 func (g generator) conversions() ([]byte, error) {
 	f := jen.NewFile("migrations")
-	any := false
+	some := false
 	for _, s := range g.plan.Steps {
 		c := g.convs[s.From]
 		if c == nil || len(c.code) == 0 {
 			continue
 		}
-		any = true
+		some = true
 		f.ImportName(c.from, versionPkg(s.From))
 		f.ImportName(c.to, versionPkg(s.From+1))
 		for _, code := range c.code {
 			f.Add(code)
 		}
 	}
-	if !any {
+	if !some {
 		return nil, nil
 	}
 	// Every helper, used or not: a rename's stub, written once, may call
