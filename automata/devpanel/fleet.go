@@ -132,6 +132,7 @@ func (f *Fleet[S, I]) open(id string, store journal.Store, opts journal.Options[
 //
 //	GET /                     the list of agents the caller may see (the page)
 //	GET /agents               the same as JSON (as httpbridge's Fleet lists them)
+//	PUT /agents/{id}          an operator creates the agent of that id (201), or finds it (200)
 //	/agents/{id}/...          the agent's panel (its page, its API)
 //
 // The pages, and their files, are open and the same for any agent id: they
@@ -154,10 +155,52 @@ func (f *Fleet[S, I]) Handler(reg *registry.Registry[S, I]) http.Handler {
 		}
 		byid.List(w, r, reg, who)
 	})
+	mux.HandleFunc("PUT /agents/{id}", func(w http.ResponseWriter, r *http.Request) {
+		f.put(w, r, reg)
+	})
 	mux.HandleFunc("/agents/{id}/{rest...}", func(w http.ResponseWriter, r *http.Request) {
 		f.agent(w, r, reg)
 	})
 	return mux
+}
+
+// put creates the agent of the id the client chose (PUT /agents/{id}), as
+// httpbridge.Fleet does: 201 when created, 200 when it exists, 400 for an
+// id that is not one, 404 for an agent the operator cannot see. Only an
+// operator creates agents from the panels: they are the service's own
+// tools, and no owner's count of agents is bounded here.
+func (f *Fleet[S, I]) put(w http.ResponseWriter, r *http.Request, reg *registry.Registry[S, I]) {
+	who, ok := f.identify(w, r)
+	if !ok {
+		return
+	}
+	if !who.Operator {
+		wire.WriteError(w, http.StatusForbidden, "only an operator creates agents from the devpanel")
+		return
+	}
+	id := r.PathValue("id")
+	if err := journal.CheckAgentID(id); err != nil {
+		wire.WriteError(w, http.StatusBadRequest, "%v", err)
+		return
+	}
+	info, created, err := reg.Put(who, id)
+	switch {
+	case errors.Is(err, journal.ErrNoAgent):
+		wire.WriteError(w, http.StatusNotFound, "%v", err)
+		return
+	case errors.Is(err, journal.ErrUnavailable):
+		w.Header().Set("Retry-After", "1")
+		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
+		return
+	case err != nil:
+		wire.WriteError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	wire.WriteJSON(w, status, byid.Info{ID: id, Owner: info.Owner, Created: info.Created})
 }
 
 // identify answers 401 unless the request says who it comes from.

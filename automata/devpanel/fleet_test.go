@@ -254,3 +254,32 @@ func TestPagesSendNoReferrer(t *testing.T) {
 		}
 	}
 }
+
+// TestFleetPut: an operator creates an agent of the id it chooses (201),
+// the same PUT again answers it (200), an id that is not one is 400, and
+// only an operator creates agents from the panels (403 for an owner).
+func TestFleetPut(t *testing.T) {
+	srv, annID, _, annTok, _ := fleetPanel(t, true)
+	status, body := get(t, srv, "PUT", "/agents/report-19", operator, false, "")
+	if status != http.StatusCreated || !strings.Contains(body, `"id":"report-19"`) {
+		t.Fatalf("PUT of a new id: %d %s, want 201 with the id", status, body)
+	}
+	if status, body := get(t, srv, "PUT", "/agents/report-19", operator, false, ""); status != http.StatusOK || !strings.Contains(body, `"id":"report-19"`) {
+		t.Errorf("the same PUT again: %d %s, want 200", status, body)
+	}
+	if status, _ := get(t, srv, "GET", "/agents/report-19/state?seq=0", operator, false, ""); status != http.StatusOK {
+		t.Errorf("the panel of the agent PUT created: %d, want 200", status)
+	}
+	if status, body := get(t, srv, "PUT", "/agents/"+annID, operator, false, ""); status != http.StatusOK || !strings.Contains(body, `"owner"`) {
+		t.Errorf("PUT of ann's agent by the operator: %d %s, want 200", status, body)
+	}
+	if status, body := get(t, srv, "PUT", "/agents/bad%20id", operator, false, ""); status != http.StatusBadRequest {
+		t.Errorf("PUT of an invalid id: %d %s, want 400", status, body)
+	}
+	if status, body := get(t, srv, "PUT", "/agents/anns-own", annTok, false, ""); status != http.StatusForbidden {
+		t.Errorf("PUT by an owner: %d %s, want 403", status, body)
+	}
+	if status, _ := get(t, srv, "PUT", "/agents/report-20", "", false, ""); status != http.StatusUnauthorized {
+		t.Errorf("PUT without a token: %d, want 401", status)
+	}
+}

@@ -174,6 +174,28 @@ func (r *Registry[S, I]) Create(id, owner string) (string, error) {
 	return id, nil
 }
 
+// Put creates agent id for who (owned by who.Name), or finds it when who
+// may already see it, as an owner who sends the same PUT again: created
+// says which. An id journal.CheckAgentID refuses is that error; another
+// owner's agent is an error wrapping journal.ErrNoAgent, as Owned answers,
+// so that a front tells nothing of it. It does not activate the agent.
+func (r *Registry[S, I]) Put(who Identity, id string) (info journal.AgentInfo, created bool, err error) {
+	if err := journal.CheckAgentID(id); err != nil {
+		return journal.AgentInfo{}, false, err
+	}
+	if !who.Operator && who.Name == "" {
+		return journal.AgentInfo{}, false, errors.New("registry: an identity without a name owns no agents")
+	}
+	switch _, err := r.Create(id, who.Name); {
+	case err == nil:
+		created = true
+	case !errors.Is(err, journal.ErrAgentExists):
+		return journal.AgentInfo{}, false, err
+	}
+	info, err = r.Owned(who, id)
+	return info, created && err == nil, err
+}
+
 // Info returns what the fleet keeps about agent id, or an error wrapping
 // journal.ErrNoAgent. It activates nothing.
 func (r *Registry[S, I]) Info(id string) (journal.AgentInfo, error) {

@@ -366,3 +366,34 @@ func TestGetOfUnknownID(t *testing.T) {
 		t.Fatalf("a failed activation left %d active", s.Active)
 	}
 }
+
+// TestPut: an agent of the id the caller chose is created once for its
+// owner and found again by the same Put; another owner's is ErrNoAgent, as
+// if it did not exist, and an operator's Put finds it; an id that is not
+// one is refused before anything is created.
+func TestPut(t *testing.T) {
+	f := newFixture(t, registry.Config[state, input]{})
+	ann, bob := registry.Identity{Name: "ann"}, registry.Identity{Name: "bob"}
+	info, created, err := f.reg.Put(ann, "report-19")
+	if err != nil || !created || info.Owner != "ann" {
+		t.Fatalf("first Put: %+v, created %v, %v; want ann's, created", info, created, err)
+	}
+	if info, created, err = f.reg.Put(ann, "report-19"); err != nil || created || info.Owner != "ann" {
+		t.Errorf("the same Put again: %+v, created %v, %v; want ann's, found", info, created, err)
+	}
+	if _, created, err = f.reg.Put(bob, "report-19"); !errors.Is(err, journal.ErrNoAgent) || created {
+		t.Errorf("bob's Put of ann's id: created %v, %v; want ErrNoAgent", created, err)
+	}
+	if info, created, err = f.reg.Put(registry.Identity{Operator: true}, "report-19"); err != nil || created || info.Owner != "ann" {
+		t.Errorf("the operator's Put: %+v, created %v, %v; want ann's, found", info, created, err)
+	}
+	if _, _, err = f.reg.Put(ann, "bad id"); err == nil || errors.Is(err, journal.ErrNoAgent) {
+		t.Errorf("Put of an invalid id: %v, want the id's error", err)
+	}
+	if _, _, err = f.reg.Put(registry.Identity{}, "nameless"); err == nil {
+		t.Error("Put by an identity without a name succeeded")
+	}
+	if _, err := f.reg.Info("nameless"); !errors.Is(err, journal.ErrNoAgent) {
+		t.Errorf("a nameless Put created the agent: %v", err)
+	}
+}
