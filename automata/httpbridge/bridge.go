@@ -146,6 +146,9 @@ type Config[S, I, V any] struct {
 
 	// Streams are the token streams served at /streams/{name}. Optional.
 	Streams *Streams
+	// Chat, if set, serves the agent as a chat in the AI SDK's UI message
+	// stream protocol, at /chat (see Chat). Optional.
+	Chat *Chat[S, I]
 	// Logger receives the errors that have no client to go to. Default
 	// slog.Default().
 	Logger *slog.Logger
@@ -212,6 +215,7 @@ type Bridge[S, I, V any] struct {
 	mu        sync.Mutex
 	started   bool
 	seq       uint64
+	state     S // after seq, for Config.Chat
 	view      V
 	last      uint64 // seq of the newest delta, or floor
 	ring      []delta
@@ -258,6 +262,13 @@ func newBridge[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, 
 	}
 	if err := checkOrigins(cfg.AllowOrigins); err != nil {
 		return nil, err
+	}
+	if cfg.Chat != nil {
+		chat := *cfg.Chat // its defaults are the bridge's own
+		cfg.Chat = &chat
+		if err := checkChat(cfg.Chat); err != nil {
+			return nil, err
+		}
 	}
 	actors, err := newClientActors(cfg.ClientActors)
 	if err != nil {
@@ -336,6 +347,9 @@ func newBridge[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, 
 	b.mux.HandleFunc("GET /streams/{name}", b.getStream)
 	b.mux.HandleFunc("GET /token", b.getToken)
 	b.mux.HandleFunc("GET /client.js", b.getClient)
+	b.mux.HandleFunc("POST /chat", b.postChat)
+	b.mux.HandleFunc("GET /chat", b.getChat)
+	b.mux.HandleFunc("GET /chat/{chat}/stream", b.getChatStream)
 	return b, nil
 }
 
@@ -375,6 +389,7 @@ func (b *Bridge[S, I, V]) observe(state S, ready chan struct{}) {
 	view := b.cfg.View(state)
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.state = state
 	if !b.started {
 		b.started = true
 		if b.durable != nil {
@@ -483,7 +498,7 @@ func (b *Bridge[S, I, V]) front(w http.ResponseWriter, r *http.Request) {
 	if r.URL.Path != "/client.js" && !b.authorize(w, r) {
 		return
 	}
-	limitBody(w, r, b.cfg.MaxBody)
+	limitBody(w, r, b.bodyLimit(r, r.URL.Path))
 	b.mux.ServeHTTP(w, r)
 }
 
@@ -588,13 +603,7 @@ type postResult struct {
 }
 
 func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
-	if ct := r.Header.Get("Content-Type"); ct != "" {
-		if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
-			wire.WriteError(w, http.StatusUnsupportedMediaType, "content type %q: want application/json", wire.Truncate(ct, 100))
-			return
-		}
-	} else {
-		wire.WriteError(w, http.StatusUnsupportedMediaType, "missing Content-Type: want application/json")
+	if !jsonBody(w, r) {
 		return
 	}
 	body, err := io.ReadAll(r.Body) // bounded by the front (Config.MaxBody)
@@ -624,15 +633,49 @@ func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 		wire.WriteError(w, http.StatusBadRequest, "%v", err)
 		return
 	}
+	seq, dup, ok := b.apply(w, r, in, key)
+	if !ok {
+		return
+	}
+	res := b.result(seq, dup)
+	b.tel.answered(r.Context(), res)
+	wire.WriteJSON(w, http.StatusOK, res)
+}
+
+// jsonBody answers 415 unless r's body is JSON.
+func jsonBody(w http.ResponseWriter, r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	if ct == "" {
+		wire.WriteError(w, http.StatusUnsupportedMediaType, "missing Content-Type: want application/json")
+		return false
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err != nil || mt != "application/json" {
+		wire.WriteError(w, http.StatusUnsupportedMediaType, "content type %q: want application/json", wire.Truncate(ct, 100))
+		return false
+	}
+	return true
+}
+
+// bodyLimit is the bound on the body of r, whose path in the bridge's
+// routes is path: Config.MaxBody, or Config.Chat.MaxBody for a POST /chat.
+func (b *Bridge[S, I, V]) bodyLimit(r *http.Request, path string) int64 {
+	if b.cfg.Chat != nil && isChatPost(r, path) {
+		return b.cfg.Chat.MaxBody
+	}
+	return b.cfg.MaxBody
+}
+
+// apply dispatches in, a client's, once within the dedup window of key
+// (Config.InputID's, or an Idempotency-Key): it returns the input's
+// sequence number (of the one applied before it, when dup), or answers the
+// error and reports false.
+func (b *Bridge[S, I, V]) apply(w http.ResponseWriter, r *http.Request, in I, key string) (seq uint64, dup, ok bool) {
 	ctx, cancel := context.WithTimeout(r.Context(), b.cfg.InputTimeout)
 	defer cancel()
 	for {
 		seq, dup, wait := b.dedup.begin(key)
 		if dup {
-			res := b.result(seq, true)
-			b.tel.answered(ctx, res)
-			wire.WriteJSON(w, http.StatusOK, res)
-			return
+			return seq, true, true
 		}
 		if wait != nil { // the same id is in flight: wait for its outcome
 			select {
@@ -640,12 +683,12 @@ func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 				continue
 			case <-ctx.Done():
 				wire.WriteError(w, http.StatusServiceUnavailable, "an input with the same id is still being applied")
-				return
+				return 0, false, false
 			}
 		}
 		break
 	}
-	var seq uint64
+	var err error
 	if b.durable != nil {
 		seq, err = b.durable.DispatchSeq(ctx, in)
 	} else {
@@ -675,14 +718,12 @@ func (b *Bridge[S, I, V]) postInput(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("Retry-After", "1")
 		}
 		wire.WriteError(w, status, "input not applied: %v", err)
-		return
+		return 0, false, false
 	}
 	if b.durable != nil {
 		b.waitSeq(ctx, seq) // so that a client that reads the state stream next finds it
 	}
-	res := b.result(seq, false)
-	b.tel.answered(ctx, res)
-	wire.WriteJSON(w, http.StatusOK, res)
+	return seq, false, true
 }
 
 func (b *Bridge[S, I, V]) result(seq uint64, dup bool) postResult {

@@ -170,6 +170,13 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 	setDefault(&cfg.MaxPeerConns, 10_000)
 	setDefault(&cfg.Bridge.MaxBody, 64<<10)
 	setDefault(&cfg.Bridge.WriteTimeout, 10*time.Second)
+	if cfg.Bridge.Chat != nil {
+		chat := *cfg.Bridge.Chat
+		cfg.Bridge.Chat = &chat
+		if err := checkChat(cfg.Bridge.Chat); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
 	}
@@ -206,7 +213,13 @@ func (f *Fleet[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.ServeFileFS(w, r, clientFS, "client.js")
 		return
 	}
-	limitBody(w, r, f.cfg.Bridge.MaxBody)
+	limit := f.cfg.Bridge.MaxBody
+	if rest, ok := strings.CutPrefix(r.URL.Path, "/agents/"); ok && f.cfg.Bridge.Chat != nil {
+		if _, path, ok := strings.Cut(rest, "/"); ok && isChatPost(r, "/"+path) {
+			limit = f.cfg.Bridge.Chat.MaxBody
+		}
+	}
+	limitBody(w, r, limit)
 	f.mux.ServeHTTP(w, f.stripForgedRouted(r))
 }
 
@@ -463,7 +476,7 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 		wire.WriteError(w, http.StatusNotFound, "a fleet issues no query tokens: every route takes the caller's identity from FleetConfig.Identify (client.js sends the Authorization header; a page that must use EventSource can identify by a cookie in its own Identify)")
 		return
 	}
-	stream := r.Method == http.MethodGet && (rest == "/state" || strings.HasPrefix(rest, "/streams/"))
+	stream := r.Method == http.MethodGet && (rest == "/state" || strings.HasPrefix(rest, "/streams/")) || isChatStream(r, rest)
 	endStream := func() {}
 	if stream {
 		if endStream, ok = f.admitStream(w, who); !ok {

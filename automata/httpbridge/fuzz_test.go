@@ -108,3 +108,66 @@ func TestQueryTokenIsNotMalleable(t *testing.T) {
 		}
 	}
 }
+
+// FuzzChatEventID: any Last-Event-ID of a chat stream is read as a cursor
+// and a message id, or refused with an error, never a panic; what is
+// accepted is written back as an id that reads the same.
+func FuzzChatEventID(f *testing.F) {
+	for _, s := range []string{"0.0.0.0:u1", "3.2.17.1:u%201", "end:u1", "end:", "1.3.0.0:u", "1.1.1:u", "-1.0.0.0:u", "1.0.0.0", ":", "9999999999.0.0.0:u", "0.0.0.0:%zz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		id, c, err := parseChatEventID(s)
+		if err != nil {
+			if err.Error() == "" {
+				t.Fatal("empty error")
+			}
+			return
+		}
+		if id == "" || !c.started {
+			t.Fatalf("%q read as %q %+v", s, id, c)
+		}
+		id2, c2, err := parseChatEventID(c.eventID(id))
+		if err != nil || id2 != id || c2 != c {
+			t.Fatalf("%q read as %q %+v, written as %q, read back as %q %+v (%v)", s, id, c, c.eventID(id), id2, c2, err)
+		}
+	})
+}
+
+// FuzzPostChat sends arbitrary bodies to POST /chat: each is answered with
+// a 2xx or 4xx status (a JSON error, or the reply's stream to its end), and
+// a message is journaled only on 200.
+func FuzzPostChat(f *testing.F) {
+	for _, s := range []string{
+		chatBody("u1", "hi"), `{"messages":[]}`, `{`, `null`, `[]`, `{"messages":[null]}`,
+		`{"messages":[{"id":"u2","role":"user","parts":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]}`,
+		`{"trigger":"regenerate-message","messages":[{"id":"u1","role":"user","parts":[]}]}`,
+		`{"messages":[{"id":"u3","role":"user","parts":[{"type":"text","text":5}]}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	fx := newFixture(f, func(c *Config[state, input, view]) { c.Chat = testChat(); c.Chat.MaxBody = 4096 })
+	f.Fuzz(func(t *testing.T, body []byte) {
+		before := fx.m.Seq()
+		req := httptest.NewRequest("POST", "/chat", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+testToken)
+		w := httptest.NewRecorder()
+		fx.b.ServeHTTP(w, req)
+		switch {
+		case w.Code >= 500:
+			t.Fatalf("%d for %q: %s", w.Code, body, w.Body)
+		case w.Code == http.StatusOK:
+			if !strings.HasSuffix(w.Body.String(), "data: [DONE]\n\n") {
+				t.Fatalf("a stream that did not end: %q", w.Body)
+			}
+		default:
+			if !json.Valid(w.Body.Bytes()) {
+				t.Fatalf("answer is not JSON: %q", w.Body)
+			}
+			if fx.m.Seq() != before {
+				t.Fatalf("%d, yet the journal went from %d to %d", w.Code, before, fx.m.Seq())
+			}
+		}
+	})
+}

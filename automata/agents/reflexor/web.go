@@ -78,6 +78,9 @@ func bridgeConfig() httpbridge.Config[decl.AgentState, decl.AgentInput, decl.Con
 		ClientActors: []string{string(decl.ActorUser)},
 		View:         decl.AgentState.ContextOfUser,
 		InputID:      inputID,
+		// The conversation in the AI SDK's UI message stream, at
+		// agent/chat: a page on useChat talks to it unchanged.
+		Chat: chat(),
 	}
 }
 
