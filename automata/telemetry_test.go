@@ -296,7 +296,12 @@ func TestTelemetryMetricsCount(t *testing.T) {
 		waitState(t, r.machine, func(s chat) bool { return s.answered == i+1 })
 	}
 	waitJobs(t, r.machine)
+	// A job's end is recorded when the machine takes its report up,
+	// which may be after Jobs no longer counts it.
 	m := collect(t, r.reader)
+	for deadline := time.Now().Add(time.Minute); sum(m, "moora.jobs", "moora.job.outcome", "completed") < turns && time.Now().Before(deadline); m = collect(t, r.reader) {
+		time.Sleep(time.Millisecond)
+	}
 	for _, c := range []struct {
 		metric, key, value string
 		want               int64

@@ -220,8 +220,10 @@ func TestBrowserSecondTabFollowsLive(t *testing.T) {
 	}
 	send(t, first, "what is 6 * 7?")
 	browsertest.WaitText(t, second, ".msg.user", "what is 6 * 7?")
-	browsertest.WaitText(t, second, ".msg.brain", "The calculator tool says: 42.")
-	browsertest.WaitText(t, first, ".msg.brain", "The calculator tool says: 42.")
+	// Both tabs settled: the reply's text whole and its message no longer
+	// streaming (the text's stream may end before the state says so).
+	browsertest.WaitText(t, second, ".msg.brain:not(.streaming)", "The calculator tool says: 42.")
+	browsertest.WaitText(t, first, ".msg.brain:not(.streaming)", "The calculator tool says: 42.")
 	a, b := conversation(t, first), conversation(t, second)
 	if strings.Join(a, "\n") != strings.Join(b, "\n") {
 		t.Fatalf("the tabs differ:\n%s\n---\n%s", strings.Join(a, "\n"), strings.Join(b, "\n"))
