@@ -293,9 +293,8 @@ func (s *Server) Status() Status {
 // seconds apart), and waits for that. The calls running end with an
 // error. Close is idempotent.
 func (s *Server) Close() error {
-	s.mount.Close()
 	s.cancel()
-	<-s.done
+	<-s.done // run closes the mount
 	return nil
 }
 
@@ -400,7 +399,7 @@ func (s *Server) serve(n int) error {
 			return nil
 		case err := <-ended:
 			if err == nil {
-				err = errors.New("the session ended")
+				return conn.why(errors.New("the session ended"))
 			}
 			return conn.why(fmt.Errorf("the session ended: %w", err))
 		case <-s.relist:

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -31,6 +30,9 @@ func (s *Server) list(ctx context.Context, cs *sdk.ClientSession) error {
 	}
 	if more {
 		s.log.Warn("mcp server has more tools than MaxTools: the others are left out", "max_tools", s.cfg.MaxTools)
+	}
+	if s.ctx.Err() != nil {
+		return nil // closed meanwhile
 	}
 	if err := s.mount.Set(tools...); err != nil {
 		s.log.Warn("mcp server tools left out", "error", err)
@@ -91,21 +93,17 @@ func (s *Server) call(name string) func(ctx context.Context, args json.RawMessag
 			return "", ctx.Err()
 		case isCode(err, jsonrpc.CodeInvalidParams):
 			return "", fmt.Errorf("%w: mcp server %q refused the arguments of %s: %v", toolkit.ErrInvalid, s.cfg.Name, name, s.redact(err))
-		case lost(err):
+		case answered(err):
+			return "", fmt.Errorf("mcp server %q answered the call of %s with an error: %w", s.cfg.Name, name, s.redact(err))
+		default:
+			// No answer: the connection is broken, or looks so, which
+			// the supervisor checks (and starts a new session if so).
 			signal(s.suspect)
 			again := "started again"
 			if s.cfg.URL != "" {
 				again = "reached again"
 			}
-			return "", s.isDown(fmt.Errorf("the connection was lost during the call of %s (%w); it is %s", name, s.redact(err), again))
-		default:
-			var we *jsonrpc.Error
-			if !errors.As(err, &we) || we.Code <= -32000 && we.Code >= -32099 {
-				// Not an answer of the server's tool: the connection
-				// may be broken, which the supervisor checks.
-				signal(s.suspect)
-			}
-			return "", fmt.Errorf("mcp server %q: calling %s: %w", s.cfg.Name, name, s.redact(err))
+			return "", s.isDown(fmt.Errorf("the call of %s got no answer (%w); it is %s", name, s.redact(err), again))
 		}
 		out := render(res)
 		if res.IsError {
@@ -115,9 +113,14 @@ func (s *Server) call(name string) func(ctx context.Context, args json.RawMessag
 	}
 }
 
-// lost says whether err says the connection is gone.
-func lost(err error) bool {
-	return errors.Is(err, sdk.ErrConnectionClosed) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, sdk.ErrSessionMissing)
+// answered says whether err is the server's answer to a call: a JSON-RPC
+// error of a code that is not one of the range the JSON-RPC spec keeps for
+// implementations (-32000 to -32099), which the SDK uses for a connection
+// that closed or a request the transport refused, and servers for a
+// session they do not know.
+func answered(err error) bool {
+	var we *jsonrpc.Error
+	return errors.As(err, &we) && (we.Code > -32000 || we.Code < -32099)
 }
 
 // render is what the model is told of a tool's result: its content,
