@@ -92,7 +92,7 @@ func (s *Server) start() (*conn, error) {
 	}
 	c.why = func(err error) error {
 		// The program's end follows its stdout's closing closely.
-		t := time.NewTimer(500 * time.Millisecond)
+		t := time.NewTimer(200 * time.Millisecond)
 		defer t.Stop()
 		select {
 		case <-exited:

@@ -166,7 +166,10 @@ func goServer() {
 func rawServer(kind string) {
 	out := bufio.NewWriter(os.Stdout)
 	writes := make(chan string, 64)
+	written := make(chan struct{})
 	go func() {
+		defer close(written)
+		defer out.Flush()
 		for line := range writes {
 			out.WriteString(line)
 			out.WriteByte('\n')
@@ -226,7 +229,7 @@ func rawServer(kind string) {
 			switch kind {
 			case "endless":
 				close(writes)
-				out.Flush()
+				<-written
 				fmt.Fprintf(os.Stdout, `{"jsonrpc":"2.0","id":%s,"result":{"content":[{"type":"text","text":"`, req.ID)
 				chunk := strings.Repeat("x", 1<<16)
 				for {
