@@ -107,3 +107,38 @@ func TestGoServerKilledMidCall(t *testing.T) {
 		t.Errorf("status err %v", st.Err)
 	}
 }
+
+// The toolkit's guards hold for a server's tools: the permission check, the result bytes, the breaker (here, of a server down).
+func TestGuardsHold(t *testing.T) {
+	kit, err := toolkit.New(toolkit.Config{Allow: func(_ context.Context, c toolkit.Call) error {
+		if c.Name == "fail" {
+			return errors.New("not this one")
+		}
+		return nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := self(t, "go")
+	cfg.Policy = toolkit.Policy{MaxResultBytes: 100, BreakerFailures: 2, BreakerCooldown: time.Hour}
+	cfg.MinBackoff = time.Hour // down it stays
+	s := mount(t, kit, cfg)
+	if r := run(kit, "fail", `{}`); r.Kind != toolkit.KindPermission || !strings.Contains(r.Content(), "not this one") {
+		t.Errorf("refused: %s %q", r.Kind, r.Content())
+	}
+	long := strings.Repeat("é", 200)
+	if r := run(kit, "echo", `{"message":"`+long+`"}`); r.Kind != toolkit.KindNone || !r.Truncated || len(r.Content()) > 100 {
+		t.Errorf("a long result: %s truncated %v, %d bytes", r.Kind, r.Truncated, len(r.Content()))
+	}
+	if err := syscall.Kill(mcp.PID(s), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	// Calls while down are failures; two open the breaker, which then refuses at once.
+	eventually(t, "the breaker open", func() bool {
+		run(kit, "add", `{"a":1,"b":2}`)
+		return kit.Breaker("add") == toolkit.Open
+	})
+	if r := run(kit, "add", `{"a":1,"b":2}`); r.Kind != toolkit.KindUnavailable {
+		t.Errorf("with the breaker open: %s %q", r.Kind, r.Content())
+	}
+}
