@@ -7,6 +7,8 @@ package mcp_test
 import (
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -160,4 +162,47 @@ func TestHostileFlood(t *testing.T) {
 	if st := s.Status(); !st.Up || st.Sessions != 1 || len(st.Tools) != 2 {
 		t.Errorf("status %+v", st)
 	}
+}
+
+// Over HTTP, an answer that never ends: the body is cut at MaxMessageBytes, the session is not made, memory stays bounded, the kit runs on.
+func TestHostileHTTPEndlessBody(t *testing.T) {
+	const limit = 1 << 20
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			w.WriteHeader(http.StatusMethodNotAllowed)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer t" {
+			w.WriteHeader(http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"jsonrpc":"2.0","id":1,"result":{"x":"`))
+		chunk := []byte(strings.Repeat("x", 1<<16))
+		for r.Context().Err() == nil {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}))
+	defer srv.Close()
+	local := toolkit.Func("local", "", func(context.Context, struct{}) (string, error) { return "still here", nil })
+	kit, _ := toolkit.New(toolkit.Config{}, local)
+	before := heap()
+	s, err := mcp.Mount(kit, mcp.Config{Name: "endless-http", URL: srv.URL + "/mcp?token=secret", Header: http.Header{"Authorization": {"Bearer t"}},
+		MaxMessageBytes: limit, ConnectTimeout: 5 * time.Second, Logger: testLogger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	eventually(t, "tried twice", func() bool { return s.Status().Sessions > 2 })
+	st := s.Status()
+	if st.Up || st.Err == nil || !strings.Contains(st.Err.Error(), "MaxMessageBytes") || strings.Contains(st.Err.Error(), "secret") {
+		t.Errorf("status %+v", st)
+	}
+	t.Logf("status: %v", st.Err)
+	if after := heap(); after > before+8*limit {
+		t.Errorf("the heap grew from %d to %d bytes, with MaxMessageBytes %d", before, after, limit)
+	}
+	stillWorks(t, kit)
 }
