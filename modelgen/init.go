@@ -336,6 +336,7 @@ var buildsWith = []string{
 	toolkitModule + "/automata/migrate",
 	toolkitModule + "/automata/registry",
 	toolkitModule + "/automata/toolkit",
+	toolkitModule + "/automata/toolkit/mcp",
 }
 
 // tidy runs go mod tidy in dir, as if its package main imported buildsWith

@@ -58,7 +58,7 @@ const maxLastError = 256
 // ("" when the kit has no such tool). With BreakerFailures -1 it is always
 // Closed.
 func (k *Kit) Breaker(name string) BreakerState {
-	e, ok := k.byName[name]
+	e, ok := k.toolset().byName[name]
 	if !ok {
 		return ""
 	}

@@ -1,8 +1,10 @@
 // Package toolkit runs the tools an agent's model calls: one typed toolkit
 // every agent shares, with the guards a tool that talks to the world needs.
 //
-// A tool is a Go function over a typed argument struct (Func), or a URL
-// its arguments are POSTed to (HTTP). Its JSON Schema, which the model is
+// A tool is a Go function over a typed argument struct (Func), a URL its
+// arguments are POSTed to (HTTP), or a function over arguments that a
+// JSON Schema given as it is describes (Remote), such as a tool of an MCP
+// server: package toolkit/mcp mounts a server's tools in a kit. Its JSON Schema, which the model is
 // shown, is derived from the struct (package github.com/invopop/jsonschema),
 // and a call's arguments are validated against it (package
 // github.com/santhosh-tekuri/jsonschema/v5) before the function sees them:
@@ -29,6 +31,11 @@
 //		return ctx.Err() // the job was cancelled: report nothing
 //	}
 //	dispatch(ToolResult{CallID: call.ID, Content: r.Content()})
+//
+// The tools given to New are the kit's for its life. A Mount (Kit.Mount)
+// is a set of tools that changes while the kit runs — an MCP server's,
+// kept in step with its tool list — under the same guards; a tool of it
+// whose name is taken is given the mount's prefix (see Mount).
 //
 // # Guards
 //

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -173,13 +174,32 @@ type Config struct {
 // a model with LLMTools, run the calls the model makes with Run or RunAll.
 // A Kit is safe for concurrent use, and its limits hold across all its
 // callers.
+//
+// Its tools are those given to New, then those of its mounts (Mount), in
+// the order they were mounted. The set a call or a listing sees is one
+// immutable toolset, swapped whole when a mount changes: set is only
+// stored under mu, which also guards mounts; Run reads set once, so that
+// a call sees one tool from start to end, however the set changes
+// meanwhile.
 type Kit struct {
-	cfg    Config
-	tools  []*entry // in the order given
-	byName map[string]*entry
-	slots  chan struct{} // the kit's MaxConcurrent
-	tel    *telemetry    // nil: none
+	cfg   Config
+	fixed []*entry      // the tools given to New, in that order
+	slots chan struct{} // the kit's MaxConcurrent
+	tel   *telemetry    // nil: none
+
+	mu     sync.Mutex
+	mounts []*Mount // in the order mounted; closed ones removed
+	set    atomic.Pointer[toolset]
 }
+
+// toolset is the kit's tools at one time: never changed once stored.
+type toolset struct {
+	tools  []*entry // in order: New's, then each mount's
+	byName map[string]*entry
+}
+
+// toolset returns the kit's tools as they are now.
+func (k *Kit) toolset() *toolset { return k.set.Load() }
 
 // entry is one tool of a kit and its running state.
 type entry struct {
@@ -188,6 +208,7 @@ type entry struct {
 	mu    sync.Mutex
 	br    breaker
 	tel   *toolTelemetry // nil without telemetry
+	given *entry         // of a mount's tool renamed with its prefix: the entry under its given name, whose slots it shares
 }
 
 // New makes a kit of tools, or says which tool or setting is wrong: a
@@ -213,55 +234,73 @@ func New(cfg Config, tools ...Tool) (*Kit, error) {
 	// answer, which post reports.
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	cfg.HTTPClient = &client
-	k := &Kit{cfg: cfg, byName: make(map[string]*entry, len(tools)), slots: make(chan struct{}, cfg.MaxConcurrent), tel: newTelemetry(cfg)}
+	k := &Kit{cfg: cfg, slots: make(chan struct{}, cfg.MaxConcurrent), tel: newTelemetry(cfg)}
+	set := &toolset{byName: make(map[string]*entry, len(tools))}
 	for i, t := range tools {
-		fail := func(err error) (*Kit, error) {
+		e, err := k.entry(t, set.byName)
+		if err != nil {
 			return nil, fmt.Errorf("toolkit: tool %d (%q): %w", i, t.name, err)
 		}
-		if t.err != nil {
-			return fail(t.err)
-		}
-		if t.run == nil && t.url == "" {
-			return fail(errors.New("not made by Func or HTTP"))
-		}
-		if err := (llm.Request{System: "-", Tools: []llm.Tool{{Name: t.name}}}).Validate(); err != nil {
-			return fail(fmt.Errorf("name %q is not 1 to 64 letters, digits, '_' or '-'", t.name))
-		}
-		if k.byName[t.name] != nil {
-			return fail(errors.New("a second tool of that name"))
-		}
-		p, err := t.policy.withDefaults()
-		if err != nil {
-			return fail(fmt.Errorf("policy: %w", err))
-		}
-		t.policy = p
-		if err := t.compile(); err != nil {
-			return fail(err)
-		}
-		e := &entry{Tool: t, slots: make(chan struct{}, p.MaxConcurrent)}
-		if k.tel != nil {
-			e.tel = k.tel.of(e)
-		}
-		k.tools = append(k.tools, e)
-		k.byName[t.name] = e
+		set.tools = append(set.tools, e)
+		set.byName[t.name] = e
 	}
+	k.fixed = set.tools
+	k.set.Store(set)
 	return k, nil
 }
 
-// LLMTools renders the kit's tools for a model, in the order given to New:
-// what goes in llm.Request.Tools.
+// entry checks t, whose name must not be one of taken's, and makes the
+// kit's entry of it.
+func (k *Kit) entry(t Tool, taken map[string]*entry) (*entry, error) {
+	if t.err != nil {
+		return nil, t.err
+	}
+	if t.run == nil && t.url == "" {
+		return nil, errors.New("not made by Func, HTTP or Remote")
+	}
+	if !validName(t.name) {
+		return nil, fmt.Errorf("name %q is not 1 to 64 letters, digits, '_' or '-'", t.name)
+	}
+	if taken[t.name] != nil {
+		return nil, errors.New("a second tool of that name")
+	}
+	p, err := t.policy.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("policy: %w", err)
+	}
+	t.policy = p
+	if err := t.compile(); err != nil {
+		return nil, err
+	}
+	e := &entry{Tool: t, slots: make(chan struct{}, p.MaxConcurrent)}
+	if k.tel != nil {
+		e.tel = k.tel.of(e)
+	}
+	return e, nil
+}
+
+// validName says whether a chat API takes name as a tool's.
+func validName(name string) bool {
+	return (llm.Request{System: "-", Tools: []llm.Tool{{Name: name}}}).Validate() == nil
+}
+
+// LLMTools renders the kit's tools for a model, in the order given to New
+// and then its mounts' (Mount), as they are now: what goes in
+// llm.Request.Tools.
 func (k *Kit) LLMTools() []llm.Tool {
-	out := make([]llm.Tool, len(k.tools))
-	for i, e := range k.tools {
+	set := k.toolset()
+	out := make([]llm.Tool, len(set.tools))
+	for i, e := range set.tools {
 		out[i] = llm.Tool{Name: e.name, Description: e.description, Parameters: bytes.Clone(e.parameters)}
 	}
 	return out
 }
 
-// Names returns the kit's tools' names, in the order given to New.
+// Names returns the kit's tools' names, in the order of LLMTools.
 func (k *Kit) Names() []string {
-	out := make([]string, len(k.tools))
-	for i, e := range k.tools {
+	set := k.toolset()
+	out := make([]string, len(set.tools))
+	for i, e := range set.tools {
 		out[i] = e.name
 	}
 	return out
@@ -270,7 +309,7 @@ func (k *Kit) Names() []string {
 // Tool returns the kit's tool named name, with its policy's defaults
 // filled in.
 func (k *Kit) Tool(name string) (Tool, bool) {
-	e, ok := k.byName[name]
+	e, ok := k.toolset().byName[name]
 	if !ok {
 		return Tool{}, false
 	}
@@ -321,9 +360,10 @@ func (k *Kit) RunAll(ctx context.Context, calls []Call) []Result {
 func (k *Kit) Run(ctx context.Context, c Call) (r Result) {
 	begin := k.cfg.Clock()
 	r = Result{CallID: c.ID, Name: c.Name}
+	set := k.toolset()
 	var span trace.Span // nil without traces
 	if k.tel != nil {
-		e := k.byName[c.Name]
+		e := set.byName[c.Name]
 		ctx, span = k.tel.start(ctx, e, c)
 		// Deferred first, so run last: it sees r as Run returns it.
 		defer func() { k.tel.end(ctx, span, e, r) }()
@@ -342,9 +382,9 @@ func (k *Kit) Run(ctx context.Context, c Call) (r Result) {
 	if err := ctx.Err(); err != nil {
 		return fail(KindCancelled, err)
 	}
-	e, ok := k.byName[c.Name]
+	e, ok := set.byName[c.Name]
 	if !ok {
-		return fail(KindInvalid, fmt.Errorf("there is no tool %q; the tools are %s", clip(c.Name, maxNameBytes), strings.Join(k.Names(), ", ")))
+		return fail(KindInvalid, fmt.Errorf("there is no tool %q; the tools are %s", clip(c.Name, maxNameBytes), set.names()))
 	}
 	limit = e.policy.MaxResultBytes
 	args, err := k.arguments(e, c.Arguments)

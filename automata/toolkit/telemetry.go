@@ -166,7 +166,7 @@ func (t *telemetry) of(e *entry) *toolTelemetry {
 	tt.attrs = []attribute.KeyValue{attribute.String(keyOperation, "execute_tool")}
 	if e != nil {
 		typ := attribute.String(keyToolType, "function")
-		if e.url != "" {
+		if e.url != "" || e.remote {
 			typ = attribute.String(keyToolType, "extension")
 		}
 		name = attribute.String(keyToolName, e.name)

@@ -28,6 +28,7 @@ type Tool struct {
 	run               func(ctx context.Context, args json.RawMessage) (string, error)
 	decodes           func(args json.RawMessage) error // a Func's check that args decode into its type
 	url               string                           // an HTTP tool's; run is nil
+	remote            bool                             // made by Remote: it runs elsewhere
 	policy            Policy
 	err               error
 }
@@ -117,6 +118,23 @@ func HTTP(name, description string, parameters json.RawMessage, url string) Tool
 	t := Tool{name: name, description: description, parameters: bytes.Clone(parameters), url: url}
 	if err := checkURL(url); err != nil {
 		t.err = err
+	}
+	return t
+}
+
+// Remote makes a tool that runs elsewhere through run, such as one of an
+// MCP server's (package toolkit/mcp mounts them): parameters, a JSON
+// Schema, is shown to the model as it is and the arguments are validated
+// against it before run is given them, as they are (a JSON object). run
+// is under the tool's Policy as a Func is: its error that wraps ErrInvalid
+// or ErrPermission is of that kind and not tried again, any other is a
+// failure; Key(ctx) is the call's idempotency key and Attempt(ctx) the
+// try's number; run must return when ctx is done. Its telemetry says it is
+// of type "extension", as an HTTP tool is.
+func Remote(name, description string, parameters json.RawMessage, run func(ctx context.Context, args json.RawMessage) (string, error)) Tool {
+	t := Tool{name: name, description: description, parameters: bytes.Clone(parameters), run: run, remote: true}
+	if run == nil {
+		t.err = errors.New("Remote with a nil run")
 	}
 	return t
 }
@@ -212,10 +230,13 @@ func unsupported(typ reflect.Type, path string, seen map[reflect.Type]bool) erro
 	return nil
 }
 
+// noParameters is the schema of a tool given none: no arguments.
+const noParameters = `{"type":"object","properties":{},"additionalProperties":false}`
+
 // compile compiles the tool's schema, which must be a JSON object.
 func (t *Tool) compile() error {
 	if len(t.parameters) == 0 {
-		t.parameters = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
+		t.parameters = json.RawMessage(noParameters)
 	}
 	var obj map[string]any
 	if err := json.Unmarshal(t.parameters, &obj); err != nil || obj == nil {

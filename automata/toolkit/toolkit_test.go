@@ -473,7 +473,7 @@ func TestNewRefusesBadTools(t *testing.T) {
 		{"schema not an object", []toolkit.Tool{toolkit.HTTP("h", "", json.RawMessage(`[]`), "http://localhost/")}, "parameters are not a JSON object"},
 		{"url", []toolkit.Tool{toolkit.HTTP("h", "", nil, "ftp://x/")}, `url "ftp://x/" is not an http or https URL`},
 		{"policy", []toolkit.Tool{toolkit.Func("a", "", ok).With(toolkit.Policy{Retries: -1})}, "policy: Retries is negative"},
-		{"zero", []toolkit.Tool{{}}, "not made by Func or HTTP"},
+		{"zero", []toolkit.Tool{{}}, "not made by Func, HTTP or Remote"},
 	} {
 		_, err := toolkit.New(toolkit.Config{}, c.tools...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
