@@ -444,6 +444,67 @@
 // idle streams on a real agent (POST latency, memory per stream and after
 // they close), see the Reflexor example's BenchmarkIdleConnections.
 //
+// # The AI SDK's UI message stream
+//
+// With Config.Chat, the bridge also speaks the UI message stream protocol
+// of the Vercel AI SDK (version 5 on; the npm package ai), so that a page
+// built on its useChat, or any client of that protocol, talks to a
+// chat-shaped agent unchanged:
+//
+//	const chat = useChat({ id, transport: new DefaultChatTransport({ api: "/agents/report-19/chat", headers }) });
+//
+// Chat says what the protocol's messages are in the agent's terms: Input
+// makes the agent's input of a user's message, Reply reads the reply to a
+// user's message out of the state (its texts, its tool calls with their
+// results, grouped in steps, the calls of the model), Active names the
+// reply under way. Nothing is kept beside the journal: a reply is read from
+// the state each time, and its text, while it streams, from Config.Streams.
+//
+// POST /chat — the AI SDK's request, {"id", "messages", "trigger"}: the
+// last message is the user's new one (text parts only), which goes the way
+// of a POST /inputs — Chat.Input, Config.ClientActors (403), the dedup of
+// Config.InputID (a message sent again is not applied again), the
+// admission step, the journal — and is answered, once journaled, with the
+// reply's stream (text/event-stream, x-vercel-ai-ui-message-stream: v1):
+//
+//	id: 0.0.0.0:u1
+//	data: {"type":"start","messageId":"m-1796164392372"}
+//
+//	data: {"type":"start-step"} … {"type":"text-start","id":…} {"type":"text-delta","id":…,"delta":"Let me"} …
+//	data: {"type":"tool-input-available","toolCallId":…,"toolName":"calculator","input":{…}}
+//	data: {"type":"tool-output-available","toolCallId":…,"output":"42"} {"type":"finish-step"} …
+//	data: {"type":"finish","finishReason":"stop"}
+//
+//	data: [DONE]
+//
+// A failed reply (Chat.Reply's Error) ends with an error chunk and the
+// finish reason "error". The body is bounded by Chat.MaxBody (default 4
+// MiB, 413 beyond), not Config.MaxBody: the AI SDK sends the whole
+// conversation each time, and only its last message is read. Since the
+// conversation is durable, a reply given is never taken back: the
+// triggers that regenerate or edit a message get 400, as do a last message
+// that is not the user's or that has a part that is not text.
+//
+// GET /chat/{chat}/stream — the reply under way, or 204 when none is: what
+// the AI SDK's resumeStream asks for (useChat's resume, or a reconnect
+// after a network error). Without Last-Event-ID it is the reply from its
+// start, which the AI SDK's client expects (it starts the message over at
+// the replayed start chunk: nothing lost, nothing twice), and it goes on
+// live to the end. The chat's name in the path is not read: the agent is
+// the conversation. Each event's id is a position in the reply (how many
+// of its parts are written, how much of the text of the one being written,
+// how many tool results) and the user's message it answers; a reply only
+// grows, so a client that sends Last-Event-ID, such as EventSource, gets
+// exactly what came after that event, in that reply, even once it is over.
+//
+// GET /chat — the conversation as the AI SDK's UI messages (Chat.History):
+// what a page starts useChat with, before it resumes a reply under way.
+//
+// The streams count toward Config.MaxStreams and MaxStreamsPerClient (a
+// Fleet's toward its own), with the same write timeout and heartbeats as
+// the state stream, and end when the bridge closes; under a Fleet the
+// routes are /agents/{id}/chat…, with its owner rules.
+//
 // # What it is not
 //
 // Not a framework: the bridge is an http.Handler for one agent, and Fleet one

@@ -51,7 +51,12 @@
 //     of the state (decl.ContextOfUser) over server-sent events, GET
 //     agent/streams/{message id} a reply's text as the brain writes it
 //     (ending with an "error" event, its data the reason, when the
-//     brain's call of the model failed), and agent/client.js is the client module the page uses. Every
+//     brain's call of the model failed), agent/chat the conversation in
+//     the AI SDK's UI message stream protocol (a page on useChat: POST a
+//     message and follow its reply, each ask of the brain a step, its
+//     tool calls and their results parts; GET chat/{id}/stream resumes
+//     the reply under way; GET chat lists the conversation; see
+//     httpbridge.Chat), and agent/client.js is the client module the page uses. Every
 //     agent/ route but client.js asks for Config.Token as the bearer
 //     token; the page's own files are static and served to anyone (put
 //     the handler behind the host's authentication to hide them).
