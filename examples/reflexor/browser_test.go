@@ -180,7 +180,7 @@ func TestBrowserShowsAToolCallAndItsResult(t *testing.T) {
 	browsertest.WaitText(t, ctx, ".tool.pending .state", "running")
 	browsertest.Screenshot(t, ctx, "REFLEXOR_ARTIFACTS", "tool-running")
 	browsertest.WaitText(t, ctx, ".tool.done", "→ 20")
-	browsertest.WaitText(t, ctx, ".msg.brain", "The calculator tool says: 20.")
+	browsertest.WaitText(t, ctx, ".msg.brain:not(.streaming)", "The calculator tool says: 20.")
 	browsertest.Screenshot(t, ctx, "REFLEXOR_ARTIFACTS", "tool-done")
 }
 
@@ -258,6 +258,9 @@ func TestBrowserServerKilledMidToolCallCompletesAfterRestart(t *testing.T) {
 // next message is answered.
 func TestBrowserShowsAFailedReplyAndGoesOn(t *testing.T) {
 	fake := fakemodel.Start(t)
+	// About two seconds to the byte limit, for the page to show it
+	// streaming first, however busy the machine.
+	fake.SetPace(8 * time.Millisecond)
 	t.Setenv(openai.EnvBaseURL, fake.URL)
 	t.Setenv(openai.EnvAPIKey, "sk-test")
 	s := startService(t, "-model", "fake")

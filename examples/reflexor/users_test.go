@@ -40,8 +40,8 @@ func TestBrowserPeopleHaveTheirOwnConversations(t *testing.T) {
 	}
 	send(t, ann, "what is 6 * 7?")
 	send(t, bob, "count the words of this short sentence")
-	browsertest.WaitText(t, ann, ".msg.brain", "The calculator tool says: 42.")
-	browsertest.WaitText(t, bob, ".msg.brain", "The word_count tool says: 7.")
+	browsertest.WaitText(t, ann, ".msg.brain:not(.streaming)", "The calculator tool says: 42.")
+	browsertest.WaitText(t, bob, ".msg.brain:not(.streaming)", "The word_count tool says: 7.")
 	for _, p := range []struct {
 		ctx          context.Context
 		mine, theirs string
@@ -58,7 +58,7 @@ func TestBrowserPeopleHaveTheirOwnConversations(t *testing.T) {
 	browsertest.WaitJS(t, ann, "the second conversation", `document.querySelectorAll("#conversations li").length === 2 && document.querySelector("#conversations li.current") === document.querySelectorAll("#conversations li")[1]`)
 	browsertest.WaitJS(t, ann, "an empty conversation", `document.querySelector(".status.connected") && document.querySelectorAll("#conversation > *").length === 0`)
 	send(t, ann, "what is 2 + 2?")
-	browsertest.WaitText(t, ann, ".msg.brain", "The calculator tool says: 4.")
+	browsertest.WaitText(t, ann, ".msg.brain:not(.streaming)", "The calculator tool says: 4.")
 	annList, bobList := listed(t, ann), listed(t, bob)
 	if len(annList) != 2 || len(bobList) != 1 || slices.Contains(annList, bobList[0]) {
 		t.Fatalf("ann lists %v, bob %v: want two and one, none shared", annList, bobList)
@@ -75,8 +75,8 @@ func TestBrowserPeopleHaveTheirOwnConversations(t *testing.T) {
 	for _, p := range []context.Context{ann, bob} {
 		browsertest.Do(t, p, "opening the page again", opened(s.url()))
 	}
-	browsertest.WaitText(t, ann, ".msg.brain", "The calculator tool says: 4.")
-	browsertest.WaitText(t, bob, ".msg.brain", "The word_count tool says: 7.")
+	browsertest.WaitText(t, ann, ".msg.brain:not(.streaming)", "The calculator tool says: 4.")
+	browsertest.WaitText(t, bob, ".msg.brain:not(.streaming)", "The word_count tool says: 7.")
 	if got := listed(t, ann); !slices.Equal(got, annList) {
 		t.Fatalf("after the restart ann lists %v, want %v", got, annList)
 	}
@@ -90,7 +90,7 @@ func TestBrowserPeopleHaveTheirOwnConversations(t *testing.T) {
 		t.Fatalf("after the restart bob's conversation is\n%s\nwant\n%s", got, bobBefore)
 	}
 	browsertest.Do(t, ann, "switching to the first conversation", chromedp.Click(chromedp.CSS("#conversations li:first-child button")))
-	browsertest.WaitText(t, ann, ".msg.brain", "The calculator tool says: 42.")
+	browsertest.WaitText(t, ann, ".msg.brain:not(.streaming)", "The calculator tool says: 42.")
 	if got := shows(t, ann); strings.Contains(got, "2 + 2") {
 		t.Fatalf("the first conversation shows the second's:\n%s", got)
 	}

@@ -26,6 +26,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // The messages that make the server fail.
@@ -43,8 +44,14 @@ type Server struct {
 	// OPENAI_BASE_URL.
 	URL      string
 	requests atomic.Int64
+	pace     atomic.Int64 // nanoseconds between the chunks of an endless reply
 	closing  chan struct{}
 }
+
+// SetPace makes an endless reply send a chunk (16,000 bytes) every d, not
+// as fast as it can: for a test that watches it stream before a limit
+// ends it (a page that must show it streaming).
+func (s *Server) SetPace(d time.Duration) { s.pace.Store(int64(d)) }
 
 // Start starts a fake model on loopback, closed when the test ends: the
 // requests it holds (endless, hang) end first.
@@ -125,12 +132,20 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	case Endless:
 		chunk := strings.Repeat("and so on ", 1600) // 16,000 bytes
 		for event(map[string]any{"content": chunk}, nil) == nil {
+			var next <-chan time.Time // closed at once, when not paced
+			if pace := time.Duration(s.pace.Load()); pace > 0 {
+				next = time.After(pace)
+			} else {
+				now := make(chan time.Time)
+				close(now)
+				next = now
+			}
 			select {
 			case <-r.Context().Done():
 				return
 			case <-s.closing:
 				return
-			default:
+			case <-next:
 			}
 		}
 		return
