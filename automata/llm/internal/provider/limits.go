@@ -135,6 +135,7 @@ type Watch struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 
+	end      time.Time // when duration fires
 	duration *time.Timer
 	silence  *time.Timer // runs while the call waits for the server
 	// firstByte is whether an answer's first byte has come, after which
@@ -145,7 +146,7 @@ type Watch struct {
 // NewWatch returns the watch of a call on ctx, and the context the call
 // runs on. Stop must be called when the call is over.
 func NewWatch(ctx context.Context, lim *Limits) (context.Context, *Watch) {
-	w := &Watch{lim: lim}
+	w := &Watch{lim: lim, end: time.Now().Add(lim.Duration)}
 	w.ctx, w.cancel = context.WithCancelCause(ctx)
 	w.duration = time.AfterFunc(lim.Duration, func() { w.cancel(lim.DurationErr) })
 	w.silence = time.AfterFunc(math.MaxInt64, func() {
@@ -166,9 +167,15 @@ func (w *Watch) Stop() {
 	w.cancel(nil)
 }
 
-// Deadline is when the call's limit on its duration ends it, or ctx's
-// deadline if that is sooner.
-func (w *Watch) Deadline() (time.Time, bool) { return w.ctx.Deadline() }
+// Deadline is when the call's limit on its duration ends it, or the
+// deadline of its ctx if that is sooner: a wait past it is not worth
+// starting.
+func (w *Watch) Deadline() time.Time {
+	if d, ok := w.ctx.Deadline(); ok && d.Before(w.end) {
+		return d
+	}
+	return w.end
+}
 
 // Exceeded returns the limit that ended the call, or nil: err's, or the
 // cause of the call's cancellation.
