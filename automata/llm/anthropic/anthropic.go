@@ -207,7 +207,7 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text
 	}
 	stream := m.client.Messages.NewStreaming(callCtx, params, opts...)
 	defer stream.Close()
-	var r message
+	r := message{limit: m.limits.ResponseBytes}
 	for stream.Next() {
 		ev := stream.Current()
 		if what := r.add(&ev, onChunk); what != "" {

@@ -31,14 +31,15 @@ const blockBytes = 1 << 10
 // message_stop came; blocks has one entry per content_block_start, in the
 // order of their indexes (each start names the next index); text holds
 // every text_delta of every text block, in order, which is what went to
-// onChunk; kept counts what the message keeps, as MaxResponseBytes bounds.
+// onChunk; kept counts what the message keeps, as MaxResponseBytes (limit)
+// bounds, and no text past limit goes to onChunk.
 type message struct {
 	started, stopped bool
 	blocks           []block
 	text             strings.Builder
 	stopReason       string
 	usage            sdk.MessageDeltaUsage // the latest counts: message_start's, then message_delta's
-	kept             int64
+	kept, limit      int64                 // limit: MaxResponseBytes
 }
 
 // block is one content block of a message.
@@ -140,9 +141,14 @@ func (r *message) add(ev *sdk.MessageStreamEventUnion, onChunk func(string)) str
 	return ""
 }
 
+// addText adds t to the text, and hands it to onChunk unless it takes
+// the message past its limit, which the caller checks after add.
 func (r *message) addText(t string, onChunk func(string)) {
-	r.text.WriteString(t)
 	r.kept += int64(len(t))
+	if r.kept > r.limit {
+		return
+	}
+	r.text.WriteString(t)
 	if onChunk != nil {
 		onChunk(t)
 	}
