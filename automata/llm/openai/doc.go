@@ -12,8 +12,9 @@
 //	OPENAI_MODEL      the model's name, such as gpt-4o-mini (required)
 //
 // The examples of this module run on llm.Scripted, offline, unless
-// OPENAI_MODEL is set: FromEnv makes that choice. To run one on OpenAI, or
-// on a model served on this machine:
+// OPENAI_MODEL is set (or LLM_PROVIDER names a provider): package
+// automata/llm/llmenv makes that choice, as FromEnv does for this provider
+// alone. To run one on OpenAI, or on a model served on this machine:
 //
 //	OPENAI_API_KEY=sk-… OPENAI_MODEL=gpt-4o-mini go run ./examples/persistent
 //	OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=qwen2.5:7b go run ./examples/persistent

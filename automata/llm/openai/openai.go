@@ -125,8 +125,8 @@ func New(c Config) (*Model, error) {
 
 // FromEnv returns the model the environment names: the OpenAI provider,
 // configured from the environment alone, when $OPENAI_MODEL is set, else
-// offline. This is how the examples choose between their scripted model
-// and a real one.
+// offline. Package automata/llm/llmenv, which the examples use, chooses
+// between this provider, the Anthropic one and the offline model.
 func FromEnv(offline llm.Model) (llm.Model, error) {
 	if os.Getenv(EnvModel) == "" {
 		return offline, nil
