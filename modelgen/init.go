@@ -332,6 +332,8 @@ var buildsWith = []string{
 	toolkitModule + "/automata/journal/jetstream",
 	toolkitModule + "/automata/journal/jetstream/embedded",
 	toolkitModule + "/automata/llm",
+	toolkitModule + "/automata/llm/anthropic",
+	toolkitModule + "/automata/llm/llmenv",
 	toolkitModule + "/automata/llm/openai",
 	toolkitModule + "/automata/migrate",
 	toolkitModule + "/automata/registry",

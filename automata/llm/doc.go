@@ -1,8 +1,10 @@
 // Package llm is how an agent's jobs talk to a language model: one small
 // interface, Model, shaped by what agents need, with an offline scripted
-// model as the default and providers in sub-packages (package
-// automata/llm/openai speaks to OpenAI and to any server with the same API:
-// llama.cpp, vLLM, Ollama). This package imports no SDK.
+// model as the default and providers in sub-packages: package
+// automata/llm/openai speaks to OpenAI and to any server with the same API
+// (llama.cpp, vLLM, Ollama), package automata/llm/anthropic to Anthropic's
+// Messages API, and package automata/llm/llmenv chooses one of them, or the
+// offline model, from the environment. This package imports no SDK.
 //
 // # The call
 //
@@ -46,9 +48,9 @@
 // A job may run more than once for the same work: after a crash before its
 // result was recorded, a restored agent calls for the same job, under the
 // same key (see automata.JobKey). Request.IdempotencyKey carries that key to
-// the provider (the OpenAI provider sends it as the Idempotency-Key header),
-// so that a server that honours it does the work once; for one that does
-// not, the model is simply asked again.
+// the provider (the OpenAI and Anthropic providers send it as the
+// Idempotency-Key header), so that a server that honours it does the work
+// once; for one that does not, the model is simply asked again.
 //
 // # Errors
 //
@@ -57,11 +59,13 @@
 // (ErrMissingKey), a server that cannot be reached (ErrUnreachable), a key
 // refused (ErrUnauthorized), too many requests (ErrRateLimited, with the
 // wait the server asked for in Error.RetryAfter), a conversation longer than
-// the model's context (ErrContextLength), and a reply that cannot be read
-// (ErrMalformedStream). A provider bounds what it takes from a server (the
-// OpenAI provider's Config has the limits): a reply past a limit of size is
+// the model's context (ErrContextLength), servers too busy to answer
+// (ErrOverloaded), and a reply that cannot be read (ErrMalformedStream). A
+// provider bounds what it takes from a server (each provider's Config has
+// the same limits, under the same names): a reply past a limit of size is
 // ErrResponseTooLarge, a call past its limit of time ErrResponseTimeout,
-// and a server silent for too long ErrStreamStalled. The first is the
+// and a server silent for too long ErrStreamStalled, each with a
+// *LimitError that names the limit. The first is the
 // model's, which asked again tends to write as much; the other two a slow
 // server's, which asked again may answer. A cancelled call returns an error
 // that wraps ctx.Err(). Nothing panics: in a job, the error becomes an
@@ -78,20 +82,21 @@
 // replies against them, so that a test that passes on it sends what a real
 // model accepts. Every example of this module runs on it by default, and on
 // a real model when the environment names one (see package
-// automata/llm/openai).
+// automata/llm/llmenv).
 //
 // # Telemetry
 //
 // Traced wraps a Model to trace and measure its calls with OpenTelemetry,
 // as the GenAI semantic conventions say: each Complete is a span "chat
-// {model}" with the provider, the model, the finish reason, the tokens, the
-// time to the first chunk and the tool calls asked for, a child of the span
-// in its context (in a machine with automata.WithTelemetry, the span of the
-// job that made the call), and the metrics gen_ai.client.operation.duration,
-// gen_ai.client.token.usage and the times of the chunks. A model names its
-// provider and itself by implementing Named (the OpenAI provider and
-// Scripted do), or the options WithProviderName and WithModelName do. What
-// the model is sent and answers is left out, unless WithContent asks for it
+// {model}" with the provider, the model, the finish reason, the tokens (the
+// cached ones too), the time to the first chunk and the tool calls asked
+// for, a child of the span in its context (in a machine with
+// automata.WithTelemetry, the span of the job that made the call), and the
+// metrics gen_ai.client.operation.duration, gen_ai.client.token.usage and
+// the times of the chunks. A model names its provider and itself by
+// implementing Named (the OpenAI and Anthropic providers and Scripted do),
+// or the options WithProviderName and WithModelName do. What the model is
+// sent and answers is left out, unless WithContent asks for it
 // (bounded: 4 KiB a text, 64 KiB an attribute). Without providers, Traced
 // returns the model itself.
 //

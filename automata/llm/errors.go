@@ -19,6 +19,11 @@ var (
 	// after the retries; Error.RetryAfter says how long the server asked
 	// to wait, when it said.
 	ErrRateLimited = errors.New("rate limited")
+	// ErrOverloaded: the provider's servers are overloaded (Anthropic's
+	// HTTP 529 or overloaded_error event, or a 503 that says so), after the
+	// retries. It is the provider's state, not the request's: asked again
+	// later, it may answer.
+	ErrOverloaded = errors.New("overloaded")
 	// ErrContextLength: the request is longer than the model's context
 	// window: shorten the conversation (seed 000 compresses its history).
 	ErrContextLength = errors.New("context length exceeded")
@@ -69,3 +74,28 @@ func (e *Error) Unwrap() []error {
 	}
 	return errs
 }
+
+// LimitError says which limit of a provider's Config ended a call (see
+// "Limits" in the documentation of package automata/llm/openai, whose
+// limits every provider of this module has, under the same names). It is
+// the Err of the *Error that Complete returns, whose Kind is
+// ErrResponseTooLarge, ErrResponseTimeout or ErrStreamStalled; errors.As
+// reaches it. The providers' LimitError types are this one.
+type LimitError struct {
+	// Limit is the field of the provider's Config: MaxResponseBytes,
+	// MaxBodyBytes, MaxDuration, MaxFirstByteWait or MaxIdle.
+	Limit string
+	// Bytes is the number of bytes allowed, for MaxResponseBytes and
+	// MaxBodyBytes. For one event of the stream, which MaxResponseBytes
+	// bounds too, it is twice MaxResponseBytes plus 64 KiB.
+	Bytes int64
+	// Duration is the time allowed, for MaxDuration, MaxFirstByteWait and
+	// MaxIdle.
+	Duration time.Duration
+	// What says what went past the limit, such as "the text and tool
+	// calls passed Config.MaxResponseBytes = 4194304 bytes": Error's
+	// message.
+	What string
+}
+
+func (e *LimitError) Error() string { return e.What }

@@ -130,8 +130,17 @@ const (
 
 // Usage counts the tokens of one call.
 type Usage struct {
-	InputTokens  int64 // the prompt: system, messages and tools
+	InputTokens  int64 // the prompt: system, messages and tools, the cached part included
 	OutputTokens int64 // the reply
+	// CacheReadInputTokens are the tokens of InputTokens that the provider
+	// read from its prompt cache, which cost less than the others (a tenth,
+	// at Anthropic and OpenAI); zero when it read none or did not say.
+	CacheReadInputTokens int64
+	// CacheCreationInputTokens are the tokens of InputTokens that the
+	// provider wrote to its prompt cache for the calls after this one
+	// (Anthropic's cache_creation_input_tokens, which cost more than the
+	// others); zero when it wrote none or did not say.
+	CacheCreationInputTokens int64
 }
 
 // toolName is the name a chat API accepts for a tool.

@@ -35,6 +35,8 @@ const (
 	keyTimeToFirstChunk = "gen_ai.response.time_to_first_chunk"
 	keyInputTokens      = "gen_ai.usage.input_tokens"
 	keyOutputTokens     = "gen_ai.usage.output_tokens"
+	keyCacheReadTokens  = "gen_ai.usage.cache_read.input_tokens"
+	keyCacheWriteTokens = "gen_ai.usage.cache_creation.input_tokens"
 	keyTokenType        = "gen_ai.token.type"
 	keySystem           = "gen_ai.system_instructions"
 	keyInputMessages    = "gen_ai.input.messages"
@@ -130,7 +132,11 @@ func WithModelName(name string) TraceOption {
 //     else the provider is "unknown" and the model is left out;
 //   - gen_ai.response.finish_reasons, the Response's FinishReason;
 //   - gen_ai.usage.input_tokens and gen_ai.usage.output_tokens, when the
-//     provider counted them (Usage is not zero);
+//     provider counted them (Usage is not zero), the input tokens with the
+//     cached ones, as the conventions say;
+//   - gen_ai.usage.cache_read.input_tokens and
+//     gen_ai.usage.cache_creation.input_tokens, the input tokens read from
+//     and written to the provider's prompt cache, when they are not zero;
 //   - gen_ai.response.time_to_first_chunk, in seconds, from the call to the
 //     first chunk of text, when the reply had text;
 //   - moora.llm.tool_call.count and moora.llm.tool_call.names, the number
@@ -141,8 +147,9 @@ func WithModelName(name string) TraceOption {
 //     error's message (the error is recorded as an exception event too).
 //
 // The error.type of an Error's Kind is missing_key, unreachable,
-// unauthorized, rate_limited, context_length_exceeded, malformed_stream,
-// response_too_large, response_timeout or stream_stalled; of a call whose
+// unauthorized, rate_limited, overloaded, context_length_exceeded,
+// malformed_stream, response_too_large, response_timeout or
+// stream_stalled; of a call whose
 // ctx ended, canceled or deadline_exceeded; of another *Error, its HTTP
 // status (such as "500") when it has one; else "_OTHER". A call cancelled
 // because its job was (see automata.JobKey) is an error too: filter on
@@ -332,7 +339,7 @@ func (t *traced) Complete(ctx context.Context, req Request, onChunk func(text st
 
 // responseAttrs are the span attributes of a response.
 func responseAttrs(resp Response) []attribute.KeyValue {
-	attrs := make([]attribute.KeyValue, 0, 5)
+	attrs := make([]attribute.KeyValue, 0, 7)
 	if resp.FinishReason != "" {
 		attrs = append(attrs, attribute.StringSlice(keyFinishReasons, []string{string(resp.FinishReason)}))
 	}
@@ -340,6 +347,12 @@ func responseAttrs(resp Response) []attribute.KeyValue {
 		attrs = append(attrs,
 			attribute.Int64(keyInputTokens, resp.Usage.InputTokens),
 			attribute.Int64(keyOutputTokens, resp.Usage.OutputTokens))
+	}
+	if n := resp.Usage.CacheReadInputTokens; n != 0 {
+		attrs = append(attrs, attribute.Int64(keyCacheReadTokens, n))
+	}
+	if n := resp.Usage.CacheCreationInputTokens; n != 0 {
+		attrs = append(attrs, attribute.Int64(keyCacheWriteTokens, n))
 	}
 	names := make([]string, len(resp.ToolCalls))
 	for i, c := range resp.ToolCalls {
@@ -361,6 +374,7 @@ var errorTypes = []struct {
 	{ErrUnreachable, "unreachable"},
 	{ErrUnauthorized, "unauthorized"},
 	{ErrRateLimited, "rate_limited"},
+	{ErrOverloaded, "overloaded"},
 	{ErrContextLength, "context_length_exceeded"},
 	{ErrMalformedStream, "malformed_stream"},
 	{ErrResponseTooLarge, "response_too_large"},

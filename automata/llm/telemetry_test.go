@@ -359,6 +359,46 @@ func (f failing) Complete(context.Context, llm.Request, func(string)) (llm.Respo
 	return llm.Response{}, f.err
 }
 
+// TestTracedCachedTokens: the input tokens read from and written to the
+// provider's prompt cache are on the span, as the conventions name them,
+// and only when there are some.
+func TestTracedCachedTokens(t *testing.T) {
+	usage := llm.Usage{InputTokens: 1200, OutputTokens: 5, CacheReadInputTokens: 1000, CacheCreationInputTokens: 150}
+	cached := llm.Scripted{Reply: llm.Script(llm.Response{Text: "Rain.", Usage: usage})}
+	for _, tt := range []struct {
+		name  string
+		model llm.Model
+		want  map[string]string // "" for an attribute not set
+	}{
+		{"cached", cached, map[string]string{
+			"gen_ai.usage.input_tokens":                "1200",
+			"gen_ai.usage.cache_read.input_tokens":     "1000",
+			"gen_ai.usage.cache_creation.input_tokens": "150",
+		}},
+		{"not cached", weather, map[string]string{
+			"gen_ai.usage.input_tokens":                "12",
+			"gen_ai.usage.cache_read.input_tokens":     "",
+			"gen_ai.usage.cache_creation.input_tokens": "",
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newOtelRecorder()
+			if _, err := llm.Traced(tt.model, r.tp, nil).Complete(context.Background(), askWeather, nil); err != nil {
+				t.Fatal(err)
+			}
+			span := r.oneChatSpan(t)
+			for key, want := range tt.want {
+				got, ok := spanAttr(span, key)
+				if want == "" && ok {
+					t.Errorf("%s = %s, want it not set", key, got.Emit())
+				} else if want != "" && got.Emit() != want {
+					t.Errorf("%s = %q (set: %v), want %q", key, got.Emit(), ok, want)
+				}
+			}
+		})
+	}
+}
+
 // TestTracedError: a call that fails has an error status with its message
 // and an error.type naming its kind, on the span and on the duration.
 func TestTracedError(t *testing.T) {
@@ -371,6 +411,7 @@ func TestTracedError(t *testing.T) {
 		want  string // error.type
 	}{
 		{name: "kind", model: failing{&llm.Error{Kind: llm.ErrRateLimited, StatusCode: 429, Message: "openai: rate limited (HTTP 429)"}}, want: "rate_limited"},
+		{name: "overloaded", model: failing{&llm.Error{Kind: llm.ErrOverloaded, StatusCode: 529, Message: "anthropic: overloaded (HTTP 529): Overloaded"}}, want: "overloaded"},
 		{name: "kind, wrapped", model: failing{fmt.Errorf("agent: %w", &llm.Error{Kind: llm.ErrStreamStalled, Message: "stalled"})}, want: "stream_stalled"},
 		{name: "status without kind", model: failing{&llm.Error{StatusCode: 500, Message: "openai: HTTP 500: oops"}}, want: "500"},
 		{name: "cancelled", model: weather, ctx: cancelled, want: "canceled"},

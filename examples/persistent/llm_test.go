@@ -22,6 +22,7 @@ import (
 func TestOnTheModelTheEnvironmentNames(t *testing.T) {
 	srv, requests := newChatServer(t)
 	t.Setenv(openai.EnvModel, "gpt-test")
+	t.Setenv("LLM_PROVIDER", "") // OPENAI_MODEL chooses (see package automata/llm/llmenv)
 	t.Setenv(openai.EnvBaseURL, srv.URL+"/v1")
 	t.Setenv(openai.EnvAPIKey, "sk-test")
 	var out bytes.Buffer
@@ -61,6 +62,7 @@ func TestAWrongKeyIsShownAtOnce(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	t.Setenv(openai.EnvModel, "gpt-test")
+	t.Setenv("LLM_PROVIDER", "") // OPENAI_MODEL chooses (see package automata/llm/llmenv)
 	t.Setenv(openai.EnvBaseURL, srv.URL+"/v1")
 	t.Setenv(openai.EnvAPIKey, "sk-wrong")
 	dir := t.TempDir()

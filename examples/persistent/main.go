@@ -17,10 +17,14 @@
 // With OPENAI_MODEL set, the llm is that model, through the OpenAI provider
 // (package automata/llm/openai), at OPENAI_BASE_URL (default OpenAI's API)
 // with the key in OPENAI_API_KEY; any server with OpenAI's chat completions
-// API will do:
+// API will do. With LLM_PROVIDER=anthropic, it is the Claude model
+// ANTHROPIC_MODEL names, through the Anthropic provider (package
+// automata/llm/anthropic), with the key in ANTHROPIC_API_KEY (package
+// automata/llm/llmenv makes the choice):
 //
 //	OPENAI_API_KEY=sk-… OPENAI_MODEL=gpt-4o-mini go run ./examples/persistent
 //	OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=qwen2.5:7b go run ./examples/persistent
+//	LLM_PROVIDER=anthropic ANTHROPIC_API_KEY=sk-ant-… ANTHROPIC_MODEL=claude-sonnet-4-5 go run ./examples/persistent
 //
 // The llm call's idempotency key (its Idempotency-Key header) is the job's
 // key, the same after a restart. A call that fails (a wrong key, no server,
@@ -75,7 +79,7 @@ import (
 	"github.com/moora-go/moora/automata/agents/persistent"
 	"github.com/moora-go/moora/automata/agents/persistent/decl"
 	"github.com/moora-go/moora/automata/llm"
-	"github.com/moora-go/moora/automata/llm/openai"
+	"github.com/moora-go/moora/automata/llm/llmenv"
 	"github.com/moora-go/moora/examples/internal/otelenv"
 )
 
@@ -107,7 +111,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		return fmt.Errorf("setting up OpenTelemetry: %w", err)
 	}
 	defer telemetry.Flush(os.Stderr)
-	model, err := openai.FromEnv(offlineLLM(*llmDelay))
+	model, err := llmenv.FromEnv(offlineLLM(*llmDelay))
 	if err != nil {
 		return err
 	}

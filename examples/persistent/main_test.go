@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 
 func TestConversationWithAToolCall(t *testing.T) {
 	t.Setenv(openai.EnvModel, "") // the offline llm
+	t.Setenv("LLM_PROVIDER", "")  // OPENAI_MODEL chooses (see package automata/llm/llmenv)
 	var out bytes.Buffer
 	dir := t.TempDir()
 	if err := run([]string{"-data", dir}, strings.NewReader("count these four words\n"), &out); err != nil {
@@ -52,6 +53,7 @@ func TestConversationWithAToolCall(t *testing.T) {
 
 func TestOneWordIsSingular(t *testing.T) {
 	t.Setenv(openai.EnvModel, "") // the offline llm
+	t.Setenv("LLM_PROVIDER", "")  // OPENAI_MODEL chooses (see package automata/llm/llmenv)
 	var out bytes.Buffer
 	if err := run([]string{"-data", t.TempDir()}, strings.NewReader("again\n"), &out); err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
@@ -63,6 +65,7 @@ func TestOneWordIsSingular(t *testing.T) {
 // and finishes the answer.
 func TestRerunAfterKillContinuesTheConversation(t *testing.T) {
 	t.Setenv(openai.EnvModel, "") // the offline llm, in both runs
+	t.Setenv("LLM_PROVIDER", "")  // OPENAI_MODEL chooses (see package automata/llm/llmenv)
 	dir := t.TempDir()
 	first := exec.Command(os.Args[0], "-data", dir, "-tool-delay", "1h")
 	first.Env = append(os.Environ(), asProgram+"=1")

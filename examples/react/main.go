@@ -55,7 +55,9 @@
 // OPENAI_MODEL (or -model) and OPENAI_API_KEY, and OPENAI_BASE_URL for any
 // OpenAI-compatible server, the planner is that model (LLMPlanner, package
 // automata/llm/openai), shown each tool with the JSON Schema of its
-// arguments.
+// arguments; with LLM_PROVIDER=anthropic, ANTHROPIC_MODEL (or -model) and
+// ANTHROPIC_API_KEY, it is that Claude model (package
+// automata/llm/anthropic; automata/llm/llmenv chooses).
 //
 // A task is a tree of any depth: the planner plans the first pending task,
 // depth first, as a tool call or as subtasks of its own, while it is above
@@ -177,7 +179,7 @@ import (
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/llm"
-	"github.com/moora-go/moora/automata/llm/openai"
+	"github.com/moora-go/moora/automata/llm/llmenv"
 	"github.com/moora-go/moora/automata/registry"
 	"github.com/moora-go/moora/examples/internal/otelenv"
 	"github.com/moora-go/moora/examples/react/decl"
@@ -212,7 +214,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	var cfg config
 	flags.StringVar(&cfg.dataDir, "data", "react-data", "directory that keeps the runs' journals (agents.db) and the token")
 	flags.StringVar(&cfg.workspace, "workspace", "", "directory of the files the tools read (default: workspace in -data, with demo files)")
-	flags.StringVar(&cfg.model, "model", "", "the model that plans, at OPENAI_BASE_URL with OPENAI_API_KEY (default: OPENAI_MODEL, else the rule-based planner)")
+	flags.StringVar(&cfg.model, "model", "", "the model that plans, at OPENAI_BASE_URL with OPENAI_API_KEY, or Anthropic's with LLM_PROVIDER=anthropic (default: OPENAI_MODEL or ANTHROPIC_MODEL, else the rule-based planner)")
 	flags.BoolVar(&cfg.terminal, "terminal", false, "run the tasks of stdin, one per line, instead of serving")
 	flags.IntVar(&cfg.maxRuns, "max-runs", defaultMaxRuns, "how many runs may be in progress at once; the others wait their turn (0: no bound)")
 	flags.StringVar(&cfg.addr, "addr", "127.0.0.1:8081", "address to serve on (Reflexor's is 8080: both can run at once)")
@@ -308,7 +310,7 @@ func serve(cfg config, fleet *bolt.Fleet, work Work, configs *configs, stdout io
 // the environment ask for.
 func newWork(cfg config, telemetry otelenv.Providers) (Work, error) {
 	if cfg.model != "" {
-		os.Setenv("OPENAI_MODEL", cfg.model)
+		os.Setenv(llmenv.ModelVariable(), cfg.model)
 	}
 	dir := cfg.workspace
 	if dir == "" {
@@ -329,7 +331,7 @@ func newWork(cfg config, telemetry otelenv.Providers) (Work, error) {
 		RetryLimit: 1,
 		Telemetry:  telemetry,
 	}
-	model, err := openai.FromEnv(nil)
+	model, err := llmenv.FromEnv(nil)
 	if err != nil {
 		return Work{}, err
 	}

@@ -57,7 +57,7 @@ func startService(t *testing.T, args ...string) *service {
 	l.Close()
 	s := &service{t: t, addr: addr, token: "test-token"}
 	cmd := exec.Command(os.Args[0], append([]string{"-addr", addr, "-data", t.TempDir(), "-token", s.token}, args...)...)
-	cmd.Env = append(os.Environ(), "REACT_CHILD=1", "OPENAI_MODEL=")
+	cmd.Env = append(os.Environ(), "REACT_CHILD=1", "OPENAI_MODEL=", "LLM_PROVIDER=")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

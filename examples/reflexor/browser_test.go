@@ -81,7 +81,7 @@ func (s *service) start() {
 	}
 	args = append(args, s.args...)
 	cmd := exec.Command(os.Args[0], args...)
-	cmd.Env = append(os.Environ(), "REFLEXOR_CHILD=1", "OPENAI_MODEL=")
+	cmd.Env = append(os.Environ(), "REFLEXOR_CHILD=1", "OPENAI_MODEL=", "LLM_PROVIDER=")
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -49,7 +49,7 @@ func TestThreeProcessesShareTheConversations(t *testing.T) {
 		l.Close()
 		p.cmd = exec.Command(os.Args[0], "-users", "-cluster", fmt.Sprint(i+1), "-cluster-ports", fmt.Sprintf("%d,%d", base, base+10),
 			"-data", dir, "-addr", p.addr, "-token", "test-token", "-delay", "0")
-		p.cmd.Env = append(os.Environ(), "REFLEXOR_CHILD=1", "OPENAI_MODEL=")
+		p.cmd.Env = append(os.Environ(), "REFLEXOR_CHILD=1", "OPENAI_MODEL=", "LLM_PROVIDER=")
 		p.cmd.Stderr = os.Stderr
 		out, err := p.cmd.StdoutPipe()
 		if err != nil {

@@ -28,7 +28,9 @@
 // calls the tools and compresses the history after -compress-after
 // messages; with OPENAI_MODEL (or -model) and OPENAI_API_KEY, and
 // OPENAI_BASE_URL for any OpenAI-compatible server, it is that model
-// (package automata/llm/openai). A call of it that fails (its byte limit,
+// (package automata/llm/openai); with LLM_PROVIDER=anthropic,
+// ANTHROPIC_MODEL (or -model) and ANTHROPIC_API_KEY, it is that Claude
+// model (package automata/llm/anthropic; automata/llm/llmenv chooses). A call of it that fails (its byte limit,
 // an HTTP error, a timeout, a dropped connection, its content filter) is a
 // failed reply that the page shows with the reason (the terminal prints
 // it), and a warning on stderr; the next message is answered.
@@ -121,7 +123,7 @@ import (
 	"github.com/moora-go/moora/automata/httpbridge"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/llm"
-	"github.com/moora-go/moora/automata/llm/openai"
+	"github.com/moora-go/moora/automata/llm/llmenv"
 	"github.com/moora-go/moora/examples/internal/httprun"
 	"github.com/moora-go/moora/examples/internal/otelenv"
 	"github.com/moora-go/moora/examples/internal/store"
@@ -145,7 +147,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	flags := flag.NewFlagSet("reflexor", flag.ContinueOnError)
 	addr := flags.String("addr", "127.0.0.1:8080", "address to serve the page on")
 	dataDir := flags.String("data", "reflexor-data", "directory that keeps the agent's journal and snapshots")
-	model := flags.String("model", "", "the model to use, at OPENAI_BASE_URL with OPENAI_API_KEY (default: OPENAI_MODEL, else the offline brain)")
+	model := flags.String("model", "", "the model to use, at OPENAI_BASE_URL with OPENAI_API_KEY, or Anthropic's with LLM_PROVIDER=anthropic (default: OPENAI_MODEL or ANTHROPIC_MODEL, else the offline brain)")
 	compressAfter := flags.Int("compress-after", reflexor.DefaultCompressAfter, "compress the history when more messages than this follow the summary (0: never)")
 	delay := flags.Duration("delay", 30*time.Millisecond, "how long each word of the offline brain's replies takes to stream")
 	toolDelay := flags.Duration("tool-delay", 0, "how long each tool call takes (to watch one run)")
@@ -160,14 +162,14 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 		return err
 	}
 	if *model != "" {
-		os.Setenv("OPENAI_MODEL", *model)
+		os.Setenv(llmenv.ModelVariable(), *model)
 	}
 	telemetry, err := otelenv.Setup(context.Background(), "reflexor")
 	if err != nil {
 		return fmt.Errorf("setting up OpenTelemetry: %w", err)
 	}
 	defer telemetry.Flush(os.Stderr)
-	brain, err := openai.FromEnv(ScriptedBrain(*delay))
+	brain, err := llmenv.FromEnv(ScriptedBrain(*delay))
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 func TestTerminalShowsAFailedReplyAndGoesOn(t *testing.T) {
 	fake := fakemodel.Start(t)
 	t.Setenv(openai.EnvModel, "fake")
+	t.Setenv("LLM_PROVIDER", "") // OPENAI_MODEL chooses (see package automata/llm/llmenv)
 	t.Setenv(openai.EnvBaseURL, fake.URL)
 	t.Setenv(openai.EnvAPIKey, "sk-test")
 	stdin, typing := io.Pipe()

@@ -28,7 +28,7 @@ func TestExportsToOTLP(t *testing.T) {
 	}))
 	defer srv.Close()
 	cmd := exec.Command(os.Args[0], "-terminal", "-data", t.TempDir(), "-delay", "0")
-	cmd.Env = append(os.Environ(), "REFLEXOR_CHILD=1", "OPENAI_MODEL=", "OTEL_EXPORTER_OTLP_ENDPOINT="+srv.URL, "OTEL_SERVICE_NAME=")
+	cmd.Env = append(os.Environ(), "REFLEXOR_CHILD=1", "OPENAI_MODEL=", "LLM_PROVIDER=", "OTEL_EXPORTER_OTLP_ENDPOINT="+srv.URL, "OTEL_SERVICE_NAME=")
 	cmd.Stdin = strings.NewReader("what is 6*7?\n")
 	out, err := cmd.CombinedOutput()
 	if err != nil {

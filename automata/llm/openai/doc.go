@@ -12,8 +12,9 @@
 //	OPENAI_MODEL      the model's name, such as gpt-4o-mini (required)
 //
 // The examples of this module run on llm.Scripted, offline, unless
-// OPENAI_MODEL is set: FromEnv makes that choice. To run one on OpenAI, or
-// on a model served on this machine:
+// OPENAI_MODEL is set (or LLM_PROVIDER names a provider): package
+// automata/llm/llmenv makes that choice, as FromEnv does for this provider
+// alone. To run one on OpenAI, or on a model served on this machine:
 //
 //	OPENAI_API_KEY=sk-… OPENAI_MODEL=gpt-4o-mini go run ./examples/persistent
 //	OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=qwen2.5:7b go run ./examples/persistent
@@ -26,7 +27,11 @@
 // counts the tokens) and puts the chunks together with the SDK's
 // ChatCompletionAccumulator: the text streams to the caller's onChunk as it
 // arrives, and tool calls, whose arguments arrive in pieces, are returned
-// whole. Request.IdempotencyKey is sent as the Idempotency-Key header.
+// whole. Request.IdempotencyKey is sent as the Idempotency-Key header. The
+// usage counts the prompt's cached tokens (prompt_tokens_details.cached_tokens)
+// as llm.Usage.CacheReadInputTokens, within InputTokens, and the tokens
+// written to the cache, where a server reports them (cache_write_tokens), as
+// CacheCreationInputTokens.
 //
 // The SDK retries a request that cannot connect or gets HTTP 408, 409, 429 or
 // a 5xx, twice by default, waiting as the server's Retry-After says (up to
@@ -90,6 +95,7 @@
 //	openai: unauthorized (HTTP 401): Incorrect API key provided: sk-…                                   (llm.ErrUnauthorized)
 //	openai: rate limited (HTTP 429, retry after 20s): Rate limit reached for gpt-4o-mini …             (llm.ErrRateLimited, RetryAfter)
 //	openai: context length exceeded (HTTP 400): This model's maximum context length is …              (llm.ErrContextLength)
+//	openai: overloaded (HTTP 503): The engine is currently overloaded, please try again later.        (llm.ErrOverloaded)
 //	openai: malformed stream from …: the stream ended before the model finished (no finish reason)     (llm.ErrMalformedStream)
 //	openai: response too large from …: the text and tool calls passed Config.MaxResponseBytes = 4194304 bytes   (llm.ErrResponseTooLarge)
 //	openai: response too large from …: one event of the stream passed 8454144 bytes (twice Config.MaxResponseBytes = 4194304, plus 64 KiB)

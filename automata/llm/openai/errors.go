@@ -7,19 +7,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/moora-go/moora/automata/llm"
+	"github.com/moora-go/moora/automata/llm/internal/provider"
 )
 
 // fail turns the error that ended a stream into the error Complete
@@ -27,11 +24,11 @@ import (
 // act on, or an *llm.Error with the server's words. ctx is the caller's,
 // w watches the call, and res is the HTTP response, nil if the server never
 // answered.
-func (m *Model) fail(ctx context.Context, w *watch, res *http.Response, err error) error {
+func (m *Model) fail(ctx context.Context, w *provider.Watch, res *http.Response, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("openai: %w", context.Cause(ctx))
 	}
-	if e := w.exceeded(err); e != nil {
+	if e := w.Exceeded(err); e != nil {
 		return m.limitError(res, e)
 	}
 	var apiErr *sdk.Error
@@ -49,12 +46,12 @@ func (m *Model) fail(ctx context.Context, w *watch, res *http.Response, err erro
 			cause = urlErr.Err // without the method and URL, which the message names
 		}
 		return &llm.Error{Kind: llm.ErrUnreachable, Err: err,
-			Message: fmt.Sprintf("openai: cannot reach %s: %s", m.baseURL, oneLine(cause.Error()))}
+			Message: fmt.Sprintf("openai: cannot reach %s: %s", m.baseURL, provider.OneLine(cause.Error()))}
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
-		return m.malformed("the stream broke off: "+oneLine(err.Error()), err)
+		return m.malformed("the stream broke off: "+provider.OneLine(err.Error()), err)
 	}
-	return m.malformed(oneLine(err.Error()), err)
+	return m.malformed(provider.OneLine(err.Error()), err)
 }
 
 // malformed is the error of a stream that could not be read.
@@ -66,8 +63,8 @@ func (m *Model) malformed(what string, err error) error {
 // limitError is the error of a call that went past a limit.
 func (m *Model) limitError(res *http.Response, e *LimitError) error {
 	e2 := *e // the caller's own
-	out := &llm.Error{Kind: e.kind(), Err: &e2,
-		Message: fmt.Sprintf("openai: %v from %s: %s", e.kind(), m.baseURL, e.what)}
+	out := &llm.Error{Kind: provider.Kind(e), Err: &e2,
+		Message: fmt.Sprintf("openai: %v from %s: %s", provider.Kind(e), m.baseURL, e.What)}
 	if res != nil {
 		out.StatusCode = res.StatusCode
 	}
@@ -77,7 +74,7 @@ func (m *Model) limitError(res *http.Response, e *LimitError) error {
 // fromAPIError reads an HTTP error response.
 func fromAPIError(e *sdk.Error) error {
 	out := &llm.Error{StatusCode: e.StatusCode, Err: e}
-	msg := oneLine(e.Message)
+	msg := provider.OneLine(e.Message)
 	if msg == "" {
 		msg = cmp.Or(http.StatusText(e.StatusCode), "no message")
 	}
@@ -88,13 +85,15 @@ func fromAPIError(e *sdk.Error) error {
 	case e.StatusCode == http.StatusTooManyRequests:
 		out.Kind = llm.ErrRateLimited
 		if e.Response != nil {
-			out.RetryAfter = parseRetryAfter(e.Response.Header, time.Now())
+			out.RetryAfter = provider.ParseRetryAfter(e.Response.Header, time.Now())
 		}
 		if out.RetryAfter > 0 {
 			status += ", retry after " + out.RetryAfter.String()
 		}
 	case contextLength(e.Code, e.Type, e.Message):
 		out.Kind = llm.ErrContextLength
+	case overloaded(e.StatusCode, e.Type, e.Message):
+		out.Kind = llm.ErrOverloaded
 	}
 	if out.Kind != nil {
 		out.Message = fmt.Sprintf("openai: %v (%s): %s", out.Kind, status, msg)
@@ -127,12 +126,14 @@ func fromStreamError(res *http.Response, e *ssestream.StreamError) error {
 			json.Unmarshal(event.Error, &msg)
 		}
 	}
-	msg = cmp.Or(oneLine(msg), oneLine(string(e.Event.Data)), "no message")
+	msg = cmp.Or(provider.OneLine(msg), provider.OneLine(string(e.Event.Data)), "no message")
 	switch {
 	case contextLength(code, typ, msg):
 		out.Kind = llm.ErrContextLength
 	case code == "rate_limit_exceeded" || typ == "rate_limit_exceeded" || typ == "rate_limit_error":
 		out.Kind = llm.ErrRateLimited
+	case overloaded(0, typ, msg):
+		out.Kind = llm.ErrOverloaded
 	}
 	if out.Kind != nil {
 		out.Message = fmt.Sprintf("openai: %v (in the stream): %s", out.Kind, msg)
@@ -152,50 +153,11 @@ func contextLength(code, typ, msg string) bool {
 		strings.Contains(msg, "exceeds the available context size")
 }
 
-// parseRetryAfter reads how long a server asks a client to wait: the
-// Retry-After-Ms header (milliseconds, OpenAI's), else Retry-After
-// (seconds, or an HTTP date). It returns 0 when neither says, or when what
-// they say is not a wait this side of the year 2262.
-func parseRetryAfter(h http.Header, now time.Time) time.Duration {
-	seconds := func(v string, unit time.Duration) time.Duration {
-		f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-		if err != nil || !(f > 0) || f*float64(unit) >= math.MaxInt64 {
-			return 0
-		}
-		return time.Duration(f * float64(unit))
-	}
-	if d := seconds(h.Get("Retry-After-Ms"), time.Millisecond); d > 0 {
-		return d
-	}
-	v := h.Get("Retry-After")
-	if d := seconds(v, time.Second); d > 0 {
-		return d
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now) // saturates at the largest Duration
-	}
-	return 0
-}
-
-// maxMessage bounds the server's words in an error message.
-const maxMessage = 300
-
-// oneLine makes s fit on one line: control characters and runs of white
-// space become one space, and it is cut to maxMessage bytes.
-func oneLine(s string) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= maxMessage {
-		return s
-	}
-	cut := maxMessage
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+// overloaded reports whether an error says the servers are overloaded:
+// HTTP 529 (Anthropic's, which gateways pass on), an overloaded_error (its
+// type), or a 503 whose words say so (OpenAI's "The engine is currently
+// overloaded"); status is 0 for an error in the stream.
+func overloaded(status int, typ, msg string) bool {
+	return status == 529 || typ == "overloaded_error" ||
+		(status == http.StatusServiceUnavailable || status == 0) && strings.Contains(strings.ToLower(msg), "overloaded")
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/moora-go/moora/automata/llm"
+	"github.com/moora-go/moora/automata/llm/internal/provider"
 )
 
 // roundTrip answers every request with one response, in memory: the fuzz
@@ -110,8 +111,8 @@ func FuzzResponse(f *testing.F) {
 			}
 			kept += int64(len(c.Name)+len(c.Arguments)) - 2 // the {} of a call without arguments
 		}
-		if kept > lim.responseBytes {
-			t.Fatalf("a response of %d bytes of text and tool calls passed MaxResponseBytes = %d", kept, lim.responseBytes)
+		if kept > lim.ResponseBytes {
+			t.Fatalf("a response of %d bytes of text and tool calls passed MaxResponseBytes = %d", kept, lim.ResponseBytes)
 		}
 	})
 }
@@ -119,15 +120,15 @@ func FuzzResponse(f *testing.F) {
 // checkLimit checks the error e of a limit le that Complete returned for
 // body, with status, under lim: a limit of size that body went past, as the
 // SDK's decoder splits it into events.
-func checkLimit(t *testing.T, e *llm.Error, le *LimitError, lim *limits, status int, body []byte) {
+func checkLimit(t *testing.T, e *llm.Error, le *LimitError, lim *provider.Limits, status int, body []byte) {
 	t.Helper()
-	if e.Kind != le.kind() || le.Error() == "" {
+	if e.Kind != provider.Kind(le) || le.Error() == "" {
 		t.Fatalf("limit %+v in an error of kind %v: %s", le, e.Kind, e.Message)
 	}
 	var biggest int64 // of the events of body
 	if status == http.StatusOK {
-		var meter eventMeter
-		biggest = meter.write(body)
+		var meter provider.EventMeter
+		biggest = meter.Write(body)
 		h := http.Header{"Content-Type": {"text/event-stream"}}
 		d := ssestream.NewDecoder(&http.Response{Header: h, Body: io.NopCloser(bytes.NewReader(body))})
 		for d.Next() {
@@ -137,16 +138,16 @@ func checkLimit(t *testing.T, e *llm.Error, le *LimitError, lim *limits, status 
 		}
 	}
 	switch {
-	case le.Limit == limitBodyBytes:
-		if status != http.StatusOK || int64(len(body)) <= lim.bodyBytes {
+	case le.Limit == provider.LimitBodyBytes:
+		if status != http.StatusOK || int64(len(body)) <= lim.BodyBytes {
 			t.Fatalf("%s for a body of %d bytes (HTTP %d)", e.Message, len(body), status)
 		}
-	case le.Limit == limitResponseBytes && le.Bytes == lim.eventBytes:
-		if status != http.StatusOK || biggest <= lim.eventBytes {
+	case le.Limit == provider.LimitResponseBytes && le.Bytes == lim.EventBytes:
+		if status != http.StatusOK || biggest <= lim.EventBytes {
 			t.Fatalf("%s for a body whose biggest event has %d bytes (HTTP %d)", e.Message, biggest, status)
 		}
-	case le.Limit == limitResponseBytes && le.Bytes == lim.responseBytes:
-		if status != http.StatusOK && int64(len(body)) <= lim.responseBytes {
+	case le.Limit == provider.LimitResponseBytes && le.Bytes == lim.ResponseBytes:
+		if status != http.StatusOK && int64(len(body)) <= lim.ResponseBytes {
 			t.Fatalf("%s for an error body of %d bytes", e.Message, len(body))
 		}
 	default: // the limits of time are minutes away

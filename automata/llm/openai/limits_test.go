@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/moora-go/moora/automata/llm"
+	"github.com/moora-go/moora/automata/llm/internal/provider"
 )
 
 // What a hostile server gives up at, so that code without limits fails a
@@ -569,45 +570,11 @@ func TestNewRefusesNegativeLimits(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := limits{responseBytes: DefaultMaxResponseBytes, bodyBytes: DefaultMaxBodyBytes, eventBytes: 2*DefaultMaxResponseBytes + 64<<10,
-		duration: DefaultMaxDuration, firstByteWait: DefaultMaxFirstByteWait, idle: DefaultMaxIdle}
+	want := provider.Limits{ResponseBytes: DefaultMaxResponseBytes, BodyBytes: DefaultMaxBodyBytes, EventBytes: 2*DefaultMaxResponseBytes + 64<<10,
+		Duration: DefaultMaxDuration, FirstByteWait: DefaultMaxFirstByteWait, Idle: DefaultMaxIdle}
 	got := *m.limits
-	got.responseErr, got.errorBodyErr, got.eventErr, got.bodyErr, got.durationErr, got.firstByteErr, got.idleErr = nil, nil, nil, nil, nil, nil, nil
+	got.ResponseErr, got.ErrorBodyErr, got.EventErr, got.BodyErr, got.DurationErr, got.FirstByteErr, got.IdleErr = nil, nil, nil, nil, nil, nil, nil
 	if got != want {
 		t.Errorf("the limits of a zero Config are %+v, want the defaults %+v", got, want)
-	}
-}
-
-// eventMeter splits a stream as the SDK's decoder does, however its bytes
-// arrive.
-func TestEventMeter(t *testing.T) {
-	tests := []struct {
-		stream  string
-		biggest int64
-	}{
-		{"", 0},
-		{"data: a\n\n", 9},
-		{"data: a\n\ndata: bc\n\n", 10},
-		{"data: a\r\n\r\ndata: b\r\n\r\n", 11},
-		{"data: a\n\r\n", 10},
-		{"data: a\n\r\r\ndata: b\n\n", 20},    // "\r\r" is a line of data, not an empty line
-		{"data: a\rdata: b\r\r\n\n", 19},      // so is "\r" inside a line
-		{": c\n\n: c\n\ndata: a\n\n", 9},      // comments are events of their own size
-		{"data: a\ndata: b\ndata: c\n\n", 25}, // lines of data
-		{"\n\n\n\n", 1},
-		{"data: without end", 17},
-	}
-	for _, tt := range tests {
-		var whole, byByte eventMeter
-		if got := whole.write([]byte(tt.stream)); got != tt.biggest {
-			t.Errorf("%q: %d, want %d", tt.stream, got, tt.biggest)
-		}
-		var got int64
-		for i := range len(tt.stream) {
-			got = byByte.write([]byte{tt.stream[i]})
-		}
-		if got != tt.biggest {
-			t.Errorf("%q byte by byte: %d, want %d", tt.stream, got, tt.biggest)
-		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/moora-go/moora/automata/llm"
+	"github.com/moora-go/moora/automata/llm/internal/provider"
 )
 
 // The environment variables New reads for what Config leaves empty.
@@ -86,7 +87,7 @@ type Model struct {
 	client  sdk.Client
 	model   string
 	baseURL string
-	limits  *limits
+	limits  *provider.Limits
 }
 
 var _ llm.Model = (*Model)(nil)
@@ -124,8 +125,8 @@ func New(c Config) (*Model, error) {
 
 // FromEnv returns the model the environment names: the OpenAI provider,
 // configured from the environment alone, when $OPENAI_MODEL is set, else
-// offline. This is how the examples choose between their scripted model
-// and a real one.
+// offline. Package automata/llm/llmenv, which the examples use, chooses
+// between this provider, the Anthropic one and the offline model.
 func FromEnv(offline llm.Model) (llm.Model, error) {
 	if os.Getenv(EnvModel) == "" {
 		return offline, nil
@@ -156,10 +157,10 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text
 	if err != nil {
 		return llm.Response{}, err
 	}
-	callCtx, w := newWatch(ctx, m.limits)
-	defer w.stop()
+	callCtx, w := provider.NewWatch(ctx, m.limits)
+	defer w.Stop()
 	var res *http.Response // set once the server answers, even with an error
-	opts := []option.RequestOption{option.WithResponseInto(&res), option.WithMiddleware(w.middleware)}
+	opts := []option.RequestOption{option.WithResponseInto(&res), option.WithMiddleware(w.Middleware)}
 	if req.IdempotencyKey != "" {
 		opts = append(opts, option.WithHeader("Idempotency-Key", req.IdempotencyKey))
 	}
@@ -181,11 +182,11 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text
 			calls = len(acc.Choices[0].Message.ToolCalls)
 		}
 		kept += keptBytes(&chunk, int64(calls), len(cmp.Or(acc.ID, chunk.ID)))
-		if kept > m.limits.responseBytes {
-			return llm.Response{}, m.limitError(res, m.limits.responseErr)
+		if kept > m.limits.ResponseBytes {
+			return llm.Response{}, m.limitError(res, m.limits.ResponseErr)
 		}
 		if !acc.AddChunk(chunk) {
-			return llm.Response{}, m.malformed(fmt.Sprintf("a chunk that does not follow the ones before it (id %q)", oneLine(chunk.ID)), nil)
+			return llm.Response{}, m.malformed(fmt.Sprintf("a chunk that does not follow the ones before it (id %q)", provider.OneLine(chunk.ID)), nil)
 		}
 		for _, c := range chunk.Choices {
 			if t := c.Delta.Content + c.Delta.Refusal; t != "" {
@@ -197,14 +198,14 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text
 		}
 	}
 	err = stream.Err()
-	w.stop() // the stream is over: no limit ends it now
+	w.Stop() // the stream is over: no limit ends it now
 	if err != nil {
 		return llm.Response{}, m.fail(ctx, w, res, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return llm.Response{}, fmt.Errorf("openai: %w", context.Cause(ctx))
 	}
-	if e := w.exceeded(nil); e != nil {
+	if e := w.Exceeded(nil); e != nil {
 		return llm.Response{}, m.limitError(res, e)
 	}
 	if len(acc.Choices) == 0 || acc.Choices[0].FinishReason == "" {
@@ -276,7 +277,12 @@ func (m *Model) response(acc *sdk.ChatCompletionAccumulator, text string) llm.Re
 	resp := llm.Response{
 		Text:         text,
 		FinishReason: llm.FinishReason(choice.FinishReason),
-		Usage:        llm.Usage{InputTokens: acc.Usage.PromptTokens, OutputTokens: acc.Usage.CompletionTokens},
+		Usage: llm.Usage{
+			InputTokens:              acc.Usage.PromptTokens, // the cached ones included, as the API counts them
+			OutputTokens:             acc.Usage.CompletionTokens,
+			CacheReadInputTokens:     acc.Usage.PromptTokensDetails.CachedTokens,
+			CacheCreationInputTokens: acc.Usage.PromptTokensDetails.CacheWriteTokens,
+		},
 	}
 	for i, c := range choice.Message.ToolCalls {
 		call := llm.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: json.RawMessage(cmp.Or(c.Function.Arguments, "{}"))}

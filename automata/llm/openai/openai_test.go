@@ -133,6 +133,13 @@ func TestStreams(t *testing.T) {
 				Usage: llm.Usage{InputTokens: 19, OutputTokens: 10}},
 		},
 		{
+			name:   "plain text, most of the prompt read from OpenAI's cache (text.sse with the usage of a cached prompt)",
+			file:   "cached.sse",
+			chunks: []string{"Hello", "!", " How", " can", " I", " help", " you", " today", "?"},
+			want: llm.Response{Text: "Hello! How can I help you today?", FinishReason: llm.FinishStop,
+				Usage: llm.Usage{InputTokens: 2006, OutputTokens: 10, CacheReadInputTokens: 1920}},
+		},
+		{
 			name:   "a tool call whose arguments arrive in seven pieces, none of them a chunk",
 			file:   "tool_call.sse",
 			chunks: nil,
@@ -390,6 +397,13 @@ func TestHTTPErrors(t *testing.T) {
 			replies: []reply{{status: 400, body: `{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}`}},
 			kind:    llm.ErrContextLength, status: 400, requests: 1,
 			want: "openai: context length exceeded (HTTP 400): the request exceeds the available context size, try increasing it",
+		},
+		{
+			name: "503, overloaded, after the retries",
+			replies: []reply{{status: 503, header: map[string]string{"Retry-After-Ms": "1"},
+				body: `{"error":{"message":"The engine is currently overloaded, please try again later.","type":"server_error","param":null,"code":null}}`}},
+			kind: llm.ErrOverloaded, status: 503, requests: 3,
+			want: "openai: overloaded (HTTP 503): The engine is currently overloaded, please try again later.",
 		},
 		{
 			name:    "404: no such model",
@@ -655,39 +669,6 @@ func TestFailingJobIsAnEffectFailedEvent(t *testing.T) {
 			}
 			if err := m.DispatchWait(context.Background(), false); err != nil || m.Current() != (state{}) {
 				t.Errorf("the machine did not go on, or a reply reached the state: %+v, %v", m.Current(), err)
-			}
-		})
-	}
-}
-
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	tests := []struct {
-		name   string
-		header map[string]string
-		want   time.Duration
-	}{
-		{name: "none", want: 0},
-		{name: "seconds", header: map[string]string{"Retry-After": "20"}, want: 20 * time.Second},
-		{name: "fractional seconds", header: map[string]string{"Retry-After": "1.5"}, want: 1500 * time.Millisecond},
-		{name: "milliseconds win", header: map[string]string{"Retry-After-Ms": "250", "Retry-After": "1"}, want: 250 * time.Millisecond},
-		{name: "bad milliseconds, good seconds", header: map[string]string{"Retry-After-Ms": "soon", "Retry-After": "3"}, want: 3 * time.Second},
-		{name: "an HTTP date", header: map[string]string{"Retry-After": "Mon, 23 Nov 2026 12:01:00 GMT"}, want: time.Minute},
-		{name: "a date past", header: map[string]string{"Retry-After": "Mon, 23 Nov 2026 11:00:00 GMT"}, want: 0},
-		{name: "negative", header: map[string]string{"Retry-After": "-5"}, want: 0},
-		{name: "not a number", header: map[string]string{"Retry-After": "NaN"}, want: 0},
-		{name: "infinite", header: map[string]string{"Retry-After": "+Inf"}, want: 0},
-		{name: "past the largest Duration", header: map[string]string{"Retry-After": "1e300"}, want: 0},
-		{name: "garbage", header: map[string]string{"Retry-After": "tomorrow-ish"}, want: 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			h := http.Header{}
-			for k, v := range tt.header {
-				h.Set(k, v)
-			}
-			if got := parseRetryAfter(h, now); got != tt.want {
-				t.Errorf("parseRetryAfter(%v) = %v, want %v", tt.header, got, tt.want)
 			}
 		})
 	}

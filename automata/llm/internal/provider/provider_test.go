@@ -1,0 +1,74 @@
+package provider
+
+import (
+	"net/http"
+	"testing"
+	"time"
+)
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name   string
+		header map[string]string
+		want   time.Duration
+	}{
+		{name: "none", want: 0},
+		{name: "seconds", header: map[string]string{"Retry-After": "20"}, want: 20 * time.Second},
+		{name: "fractional seconds", header: map[string]string{"Retry-After": "1.5"}, want: 1500 * time.Millisecond},
+		{name: "milliseconds win", header: map[string]string{"Retry-After-Ms": "250", "Retry-After": "1"}, want: 250 * time.Millisecond},
+		{name: "bad milliseconds, good seconds", header: map[string]string{"Retry-After-Ms": "soon", "Retry-After": "3"}, want: 3 * time.Second},
+		{name: "an HTTP date", header: map[string]string{"Retry-After": "Mon, 23 Nov 2026 12:01:00 GMT"}, want: time.Minute},
+		{name: "a date past", header: map[string]string{"Retry-After": "Mon, 23 Nov 2026 11:00:00 GMT"}, want: 0},
+		{name: "negative", header: map[string]string{"Retry-After": "-5"}, want: 0},
+		{name: "not a number", header: map[string]string{"Retry-After": "NaN"}, want: 0},
+		{name: "infinite", header: map[string]string{"Retry-After": "+Inf"}, want: 0},
+		{name: "past the largest Duration", header: map[string]string{"Retry-After": "1e300"}, want: 0},
+		{name: "garbage", header: map[string]string{"Retry-After": "tomorrow-ish"}, want: 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := http.Header{}
+			for k, v := range tt.header {
+				h.Set(k, v)
+			}
+			if got := ParseRetryAfter(h, now); got != tt.want {
+				t.Errorf("ParseRetryAfter(%v) = %v, want %v", tt.header, got, tt.want)
+			}
+		})
+	}
+}
+
+// EventMeter splits a stream as the SDKs' decoders do, however its bytes
+// arrive.
+func TestEventMeter(t *testing.T) {
+	tests := []struct {
+		stream  string
+		biggest int64
+	}{
+		{"", 0},
+		{"data: a\n\n", 9},
+		{"data: a\n\ndata: bc\n\n", 10},
+		{"data: a\r\n\r\ndata: b\r\n\r\n", 11},
+		{"data: a\n\r\n", 10},
+		{"data: a\n\r\r\ndata: b\n\n", 20},    // "\r\r" is a line of data, not an empty line
+		{"data: a\rdata: b\r\r\n\n", 19},      // so is "\r" inside a line
+		{": c\n\n: c\n\ndata: a\n\n", 9},      // comments are events of their own size
+		{"data: a\ndata: b\ndata: c\n\n", 25}, // lines of data
+		{"\n\n\n\n", 1},
+		{"data: without end", 17},
+	}
+	for _, tt := range tests {
+		var whole, byByte EventMeter
+		if got := whole.Write([]byte(tt.stream)); got != tt.biggest {
+			t.Errorf("%q: %d, want %d", tt.stream, got, tt.biggest)
+		}
+		var got int64
+		for i := range len(tt.stream) {
+			got = byByte.Write([]byte{tt.stream[i]})
+		}
+		if got != tt.biggest {
+			t.Errorf("%q byte by byte: %d, want %d", tt.stream, got, tt.biggest)
+		}
+	}
+}
