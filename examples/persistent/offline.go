@@ -10,13 +10,15 @@ import (
 
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/toolkit"
+	"github.com/moora-go/moora/examples/internal/mcpflag"
 	"github.com/moora-go/moora/examples/internal/otelenv"
 )
 
 // offlineLLM is the llm when the environment names no model: a scripted
 // model, deterministic, so that the example runs with no key and no network.
-// It answers a user message by asking for the word-count tool, and a tool
-// result by reporting it. Each word of its replies takes delay to stream.
+// It answers a user message by asking for the word-count tool (or for the
+// tool it names, "call TOOL {arguments}": an MCP server's, with -mcp), and
+// a tool result by reporting it. Each word of its replies takes delay to stream.
 func offlineLLM(delay time.Duration) llm.Scripted {
 	return llm.Scripted{Delay: delay, Reply: func(req llm.Request) (llm.Response, error) {
 		if len(req.Messages) == 0 {
@@ -37,8 +39,14 @@ func offlineLLM(delay time.Duration) llm.Scripted {
 		}
 		switch last.Role {
 		case llm.RoleUser:
+			if name, args, ok := mcpflag.ToolAsked(req, last.Content); ok {
+				return llm.Response{Text: fmt.Sprintf("Let me call %s.", name), ToolCalls: []llm.ToolCall{{ID: callID(req), Name: name, Arguments: args}}}, nil
+			}
 			return count("Let me count the words of that.")
 		case llm.RoleTool:
+			if name := toolOf(req, last.ToolCallID); name != "word-count" {
+				return llm.Response{Text: fmt.Sprintf("The %s tool says: %s", name, last.Content)}, nil
+			}
 			answer := fmt.Sprintf("Your message has %s words.", last.Content)
 			if last.Content == "1" {
 				answer = "Your message has 1 word."
@@ -65,6 +73,18 @@ func callID(req llm.Request) string {
 		return "call-" + strings.TrimPrefix(req.IdempotencyKey, "llm/llm-")
 	}
 	return fmt.Sprintf("call-%d", len(req.Messages))
+}
+
+// toolOf is the name of the tool of the call id in req.
+func toolOf(req llm.Request, id string) string {
+	for _, m := range req.Messages {
+		for _, c := range m.ToolCalls {
+			if c.ID == id {
+				return c.Name
+			}
+		}
+	}
+	return ""
 }
 
 // newestUserMessage is the content of the last user message of req.

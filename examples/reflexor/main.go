@@ -60,6 +60,14 @@
 // The operator's panels do not route: a conversation's panel opens on the
 // process that has it.
 //
+// With -mcp the brain may call the tools of MCP servers too, each a command
+// run over stdio (-mcp 'npx -y @modelcontextprotocol/server-everything') or
+// the URL of a server over Streamable HTTP (-mcp https://…/mcp); repeat it
+// for more (package automata/toolkit/mcp: a server that dies is started
+// again, its calls failing meanwhile). A tool whose name the kit has
+// already gets the server's name as a prefix. The offline brain calls any
+// tool when told "call TOOL {arguments}".
+//
 // The agent, its page and the -users service are package
 // automata/agents/reflexor, which any program can mount under a prefix of
 // its own (go doc ./automata/agents/reflexor); this command is that
@@ -107,6 +115,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -125,6 +134,7 @@ import (
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/llm/llmenv"
 	"github.com/moora-go/moora/examples/internal/httprun"
+	"github.com/moora-go/moora/examples/internal/mcpflag"
 	"github.com/moora-go/moora/examples/internal/otelenv"
 	"github.com/moora-go/moora/examples/internal/store"
 )
@@ -157,6 +167,8 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	agentID := flags.String("agent", "reflexor", "the agent's id on NATS JetStream")
 	users := flags.Bool("users", false, "serve many people, each with conversations of their own, kept in -data/agents.db (see reflexor.Fleet)")
 	ports := flags.String("cluster-ports", fmt.Sprintf("%d,%d", clusterClientPort, clusterRoutePort), "with -cluster: the cluster's ports on 127.0.0.1, CLIENT,ROUTE: node N takes NATS clients on CLIENT+N and its peers' routes on ROUTE+N")
+	var servers mcpflag.List
+	flags.Var(&servers, "mcp", mcpflag.Usage)
 	node := flags.Int("cluster", 0, "with -users: be process 1, 2 or 3 of three on this machine sharing the conversations, each running one node of an embedded JetStream cluster (its files in -data/nats-N; default -addr 127.0.0.1:808N)")
 	if err := flags.Parse(args); err != nil {
 		return err
@@ -177,6 +189,11 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	closeMCP, err := servers.Mount(tools, slog.Default(), 30*time.Second)
+	if err != nil {
+		return err
+	}
+	defer closeMCP()
 	if err := os.MkdirAll(*dataDir, 0o755); err != nil {
 		return err
 	}

