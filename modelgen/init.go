@@ -335,6 +335,7 @@ var buildsWith = []string{
 	toolkitModule + "/automata/llm/anthropic",
 	toolkitModule + "/automata/llm/llmenv",
 	toolkitModule + "/automata/llm/openai",
+	toolkitModule + "/automata/llm/record",
 	toolkitModule + "/automata/llm/structured",
 	toolkitModule + "/automata/migrate",
 	toolkitModule + "/automata/registry",
