@@ -117,6 +117,16 @@ type single struct {
 
 func newSingle(t testing.TB, edit func(*mcpserve.Config[input, view])) *single {
 	t.Helper()
+	return newSingleWith(t, httpbridge.Bearer(token), edit)
+}
+
+func newSingleAuth(t testing.TB, auth func(*http.Request) error) *single {
+	t.Helper()
+	return newSingleWith(t, auth, nil)
+}
+
+func newSingleWith(t testing.TB, auth func(*http.Request) error, edit func(*mcpserve.Config[input, view])) *single {
+	t.Helper()
 	store, err := bolt.Open(filepath.Join(t.TempDir(), "agent.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +139,7 @@ func newSingle(t testing.TB, edit func(*mcpserve.Config[input, view])) *single {
 	b, err := httpbridge.New(m, httpbridge.Config[state, input, view]{
 		Decode:  decl.DecodeClientInput,
 		View:    userView,
-		Auth:    httpbridge.Bearer(token),
+		Auth:    auth,
 		InputID: inputID,
 		Fronts:  map[string]httpbridge.Front[state, input, view]{"/mcp": mcpserve.Front[state](cfg)},
 	})
