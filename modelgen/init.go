@@ -326,6 +326,7 @@ var buildsWith = []string{
 	toolkitModule + "/automata",
 	toolkitModule + "/automata/devpanel",
 	toolkitModule + "/automata/httpbridge",
+	toolkitModule + "/automata/httpbridge/mcpserve",
 	toolkitModule + "/automata/inputjson",
 	toolkitModule + "/automata/journal",
 	toolkitModule + "/automata/journal/bolt",

@@ -149,6 +149,11 @@ type Config[S, I, V any] struct {
 	// Chat, if set, serves the agent as a chat in the AI SDK's UI message
 	// stream protocol, at /chat (see Chat). Optional.
 	Chat *Chat[S, I]
+	// Fronts are protocol front-ends served beside the bridge's routes, by
+	// path ("/mcp": automata/httpbridge/mcpserve): New calls each once with
+	// the bridge and serves what it returns at that path, behind the same
+	// front as every route (see Front). Optional.
+	Fronts map[string]Front[S, I, V]
 	// Logger receives the errors that have no client to go to. Default
 	// slog.Default().
 	Logger *slog.Logger
@@ -191,6 +196,8 @@ type Bridge[S, I, V any] struct {
 	unsub   func()
 
 	dedup dedup
+
+	agentID string // a Fleet's agent's id; "" for one agent
 
 	closing   chan struct{}
 	closeOnce sync.Once
@@ -350,6 +357,10 @@ func newBridge[S, I, V any](agent Agent[S, I], cfg Config[S, I, V]) (*Bridge[S, 
 	b.mux.HandleFunc("POST /chat", b.postChat)
 	b.mux.HandleFunc("GET /chat", b.getChat)
 	b.mux.HandleFunc("GET /chat/{chat}/stream", b.getChatStream)
+	if err := b.mountFronts(); err != nil {
+		b.Close()
+		return nil, err
+	}
 	return b, nil
 }
 

@@ -3,6 +3,7 @@ package httpbridge
 import (
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -36,6 +37,10 @@ type FleetConfig[S, I, V any] struct {
 	// Streams returns the token streams of agent id (those its jobs write
 	// into), served at /agents/{id}/streams/{name}. Optional.
 	Streams func(id string) *Streams
+	// Fronts are protocol front-ends of the fleet itself, served by path
+	// beside /agents ("/mcp": automata/httpbridge/mcpserve), as
+	// Config.Fronts are an agent's (see FleetFront). Optional.
+	Fronts map[string]FleetFront[S, I, V]
 
 	// MaxAgentsPerOwner bounds the agents one identity may own; POST
 	// /agents, or PUT /agents/{id} of a new id, beyond it is refused with
@@ -93,6 +98,7 @@ type Fleet[S, I, V any] struct {
 	mux       *http.ServeMux
 	cors      string // Access-Control-Allow-Headers
 	streams   atomic.Int64
+	fronts    []io.Closer // the FleetFronts' handlers that close
 
 	mu      sync.Mutex
 	closed  bool
@@ -191,6 +197,9 @@ func NewFleet[S, I, V any](cfg FleetConfig[S, I, V]) (*Fleet[S, I, V], error) {
 	if cfg.Sessions != nil {
 		f.mux.HandleFunc("POST /sessions", f.session)
 	}
+	if err := f.mountFronts(); err != nil {
+		return nil, err
+	}
 	return f, nil
 }
 
@@ -226,6 +235,9 @@ func (f *Fleet[S, I, V]) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Close ends the streams of every agent's bridge. The registry stays the
 // caller's to close, after.
 func (f *Fleet[S, I, V]) Close() {
+	for _, c := range f.fronts {
+		c.Close()
+	}
 	f.transport.CloseIdleConnections()
 	f.mu.Lock()
 	f.closed = true
@@ -543,6 +555,10 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 	if f.cfg.Bridge.TracerProvider != nil || f.cfg.Bridge.MeterProvider != nil {
 		ctx = context.WithValue(ctx, routePrefixKey{}, "/agents/{id}") // http.route of the bridge's spans
 	}
+	if fn, ok := ctx.Value(withAgentKey{}).(func(*Bridge[S, I, V])); ok {
+		fn(b) // WithAgent's
+		return
+	}
 	r2 := r.Clone(ctx)
 	r2.URL.Path, r2.URL.RawPath = rest, ""
 	b.serveAgent(w, r2)
@@ -604,6 +620,9 @@ func (f *Fleet[S, I, V]) bridgeOf(a *registry.Agent[S, I]) (*Bridge[S, I, V], er
 		cfg.Streams = f.cfg.Streams(a.ID())
 	}
 	fb.b, fb.err = newBridge(a.Machine(), cfg)
+	if fb.err == nil {
+		fb.b.agentID = a.ID()
+	}
 	close(fb.ready)
 	if fb.err != nil {
 		f.mu.Lock()

@@ -126,3 +126,11 @@ func Check(t testing.TB, dir string, files ...string) (string, bool) {
 	}
 	return string(out), err == nil
 }
+
+// NodeModule returns the path of file under the repository's node_modules
+// (such as "@modelcontextprotocol/conformance/dist/index.js"), as TSC does
+// tsc's.
+func NodeModule(t testing.TB, file string) string {
+	t.Helper()
+	return npmFile(t, file, file)
+}

@@ -3,31 +3,37 @@
 package decl
 
 // inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
-// "inputs", by type, and the shared types they use under "$defs". inputDecoder
-// compiles it on first use.
+// "inputs", by type, the shared types they use under "$defs", and the inputs
+// of each actor under "actors". inputDecoder compiles it on first use.
 const inputSchemaJSON = `{
   "$defs": {
     "Config": {
+      "description": "The operator's configuration of the agent (react.yaml), as loaded: the tools enabled and their limits, the strategies and their order, the guards, and the prompt templates.",
       "properties": {
         "source": {
+          "description": "The file it was read from, or \"default\".",
           "type": "string"
         },
         "digest": {
+          "description": "The SHA-256 of the file, in hex.",
           "type": "string"
         },
         "tools": {
           "additionalProperties": {
             "$ref": "#/$defs/ToolSettings"
           },
+          "description": "The tools by name; a tool of the toolkit not listed is disabled.",
           "type": "object"
         },
         "strategies": {
+          "description": "The strategies the reflector tries after a failed call, in order.",
           "items": {
             "$ref": "#/$defs/Strategy"
           },
           "type": "array"
         },
         "recovery": {
+          "description": "The strategies the reflector tries out of error, in order.",
           "items": {
             "$ref": "#/$defs/RecoveryStrategy"
           },
@@ -40,6 +46,7 @@ const inputSchemaJSON = `{
           "additionalProperties": {
             "type": "string"
           },
+          "description": "The prompt templates (text/template) by name.",
           "type": "object"
         }
       },
@@ -55,6 +62,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "ErrorKind": {
+      "description": "Why a tool call failed: none when it did not.",
       "enum": [
         "none",
         "failure",
@@ -65,20 +73,26 @@ const inputSchemaJSON = `{
       ]
     },
     "Limits": {
+      "description": "The guards of a run.",
       "properties": {
         "maxIterations": {
+          "description": "How many tool calls a run may make.",
           "type": "integer"
         },
         "maxDurationMs": {
+          "description": "How long a run may take, from its first plan, in milliseconds.",
           "type": "integer"
         },
         "maxFailures": {
+          "description": "How many tool calls in a row may fail.",
           "type": "integer"
         },
         "maxRecoveries": {
+          "description": "How many times the run may recover from error; 0: never.",
           "type": "integer"
         },
         "maxDepth": {
+          "description": "How deep the task tree may be: the root's subtasks are at depth 1; 0: the default, 3.",
           "type": "integer"
         }
       },
@@ -90,12 +104,14 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "Observation": {
+      "description": "The toolkit's structured account of a tool call.",
       "properties": {
         "callId": {
           "minLength": 1,
           "type": "string"
         },
         "source": {
+          "description": "The tool.",
           "type": "string"
         },
         "relatedTaskId": {
@@ -121,6 +137,7 @@ const inputSchemaJSON = `{
           "$ref": "#/$defs/ErrorKind"
         },
         "retries": {
+          "description": "How many times the toolkit retried the call within its timeout.",
           "type": "integer"
         }
       },
@@ -139,6 +156,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "PlanStep": {
+      "description": "What the planner decided to do for one task.",
       "properties": {
         "taskId": {
           "minLength": 1,
@@ -148,6 +166,7 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "toolCandidates": {
+          "description": "The tool to call first, then its fallbacks.",
           "items": {
             "type": "string"
           },
@@ -155,6 +174,7 @@ const inputSchemaJSON = `{
           "type": "array"
         },
         "successCriteria": {
+          "description": "What the result must satisfy: nonempty, number, or contains:TEXT.",
           "type": "string"
         },
         "timeoutMs": {
@@ -163,11 +183,13 @@ const inputSchemaJSON = `{
           "type": "integer"
         },
         "retryLimit": {
+          "description": "How many times a failed call of one tool is retried.",
           "maximum": 10,
           "minimum": 0,
           "type": "integer"
         },
         "next": {
+          "description": "The taskId of the task planned after this one; empty when it is the last.",
           "type": "string"
         },
         "toolParameters": {
@@ -190,6 +212,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "RecoveryStrategy": {
+      "description": "How the reflector takes a run out of error: replan the task it was at, ask the user, or give the run up.",
       "enum": [
         "replan",
         "ask-user",
@@ -197,6 +220,7 @@ const inputSchemaJSON = `{
       ]
     },
     "Strategy": {
+      "description": "What the reflector chose: advance (the call met the step's criteria), retry the same tool, roll back to the parent task (giving up the subtask), substitute the next tool candidate, ask the user, or abort the run.",
       "enum": [
         "advance",
         "retry",
@@ -207,6 +231,7 @@ const inputSchemaJSON = `{
       ]
     },
     "Subtask": {
+      "description": "A subtask as the planner splits a goal.",
       "properties": {
         "taskId": {
           "maxLength": 100,
@@ -219,6 +244,7 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "parentId": {
+          "description": "The task of the tree it is a subtask of; empty or absent: the root.",
           "maxLength": 100,
           "type": "string"
         }
@@ -230,6 +256,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "TaskRequest": {
+      "description": "A task the user asked the agent to run.",
       "properties": {
         "runId": {
           "type": "string"
@@ -253,11 +280,14 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "ToolSettings": {
+      "description": "A tool's settings.",
       "properties": {
         "timeoutMs": {
+          "description": "How long a call may take; 0: the agent's default.",
           "type": "integer"
         },
         "retryLimit": {
+          "description": "How many times a failed call is retried before its fallback.",
           "type": "integer"
         }
       },
@@ -269,8 +299,26 @@ const inputSchemaJSON = `{
     }
   },
   "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "actors": {
+    "agent": [
+      "agent-check",
+      "agent-configure",
+      "agent-observe",
+      "agent-plan",
+      "agent-recover",
+      "agent-reflect"
+    ],
+    "toolkit": [
+      "toolkit-observe"
+    ],
+    "user": [
+      "user-reply",
+      "user-run-task"
+    ]
+  },
   "inputs": {
     "agent-check": {
+      "description": "The watchdog checks the guards at the input's time; it comes when the run's time is up.",
       "properties": {
         "type": {
           "const": "agent-check"
@@ -290,6 +338,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "agent-configure": {
+      "description": "The operator's configuration, loaded or reloaded: it applies from the next step of the run in progress on.",
       "properties": {
         "type": {
           "const": "agent-configure"
@@ -309,6 +358,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "agent-observe": {
+      "description": "The observer takes the toolkit's observation of the current call into the agent's history (Observe), and the agent reflects on it.",
       "properties": {
         "type": {
           "const": "agent-observe"
@@ -344,6 +394,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "agent-plan": {
+      "description": "The planner's decision (Plan): for a new run, its subtasks; then the step of the next task (Act), or the run's answer (Finish), or why it gives up (Error).",
       "properties": {
         "type": {
           "const": "agent-plan"
@@ -356,7 +407,8 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "start": {
-          "$ref": "#/$defs/TaskRequest"
+          "$ref": "#/$defs/TaskRequest",
+          "description": "The user's request, when this plan starts its run."
         },
         "subtasks": {
           "items": {
@@ -382,6 +434,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "agent-recover": {
+      "description": "The reflector's choice in error (a run not over yet): replan the task the run was at, ask the user, or give the run up.",
       "properties": {
         "type": {
           "const": "agent-recover"
@@ -400,6 +453,7 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "question": {
+          "description": "What to ask the user (ask-user).",
           "maxLength": 2000,
           "type": "string"
         }
@@ -414,6 +468,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "agent-reflect": {
+      "description": "The reflector's choice after a call (Reflect).",
       "properties": {
         "type": {
           "const": "agent-reflect"
@@ -434,6 +489,7 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "question": {
+          "description": "What to ask the user (ask-user).",
           "type": "string"
         }
       },
@@ -448,6 +504,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "toolkit-observe": {
+      "description": "The toolkit reports what a tool call did (tool.result).",
       "properties": {
         "type": {
           "const": "toolkit-observe"
@@ -467,6 +524,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "user-reply": {
+      "description": "The user answers the agent's question.",
       "properties": {
         "type": {
           "const": "user-reply"
@@ -493,6 +551,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "user-run-task": {
+      "description": "The user asks the agent to run a task; it runs after the tasks asked for before it.",
       "properties": {
         "type": {
           "const": "user-run-task"
@@ -510,16 +569,19 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "maxIterations": {
+          "description": "Fewer tool calls than the configuration's maxIterations (12 without one), if asked.",
           "maximum": 100,
           "minimum": 1,
           "type": "integer"
         },
         "maxDurationMs": {
+          "description": "Less time than the configuration's maxDurationMs (60000 without one), if asked.",
           "maximum": 3600000,
           "minimum": 1,
           "type": "integer"
         },
         "maxFailures": {
+          "description": "Fewer failures in a row than the configuration's maxFailures (3 without one), if asked.",
           "maximum": 20,
           "minimum": 1,
           "type": "integer"
@@ -537,10 +599,12 @@ const inputSchemaJSON = `{
 }`
 
 // InputSchema returns the JSON Schema document DecodeInput validates inputs
-// against: one schema per input under "inputs", by type, each object's
-// properties in the order of the spec, and the shared types under "$defs". A
-// form, a client or a devtool (package automata/devpanel) checks inputs with
-// it before sending them.
+// against: one schema per input under "inputs", by type, with the spec's
+// descriptions, each object's properties in the order of the spec; the shared
+// types under "$defs"; and under "actors" the inputs each actor dispatches, in
+// the order of the spec. A form, a client or a devtool (package
+// automata/devpanel) checks inputs with it before sending them; an MCP server
+// (automata/httpbridge/mcpserve) makes each client input a tool of it.
 func InputSchema() []byte {
 	return []byte(inputSchemaJSON)
 }

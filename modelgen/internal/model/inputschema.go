@@ -21,11 +21,13 @@ const inputSchemaURL = "agentgen:inputs.schema.json"
 
 // inputSchema builds the JSON Schema document generated code validates
 // inputs against: each input's schema with its "type" discriminator added,
-// under "inputs", and the $defs they use. Descriptions are left out (they are
-// in the Go doc comments), and each oneOf becomes its discriminated form
-// (see discriminated).
+// under "inputs", the $defs they use, and under "actors" the inputs of each
+// actor, in the order of the spec. Descriptions are kept (a validator
+// ignores them; a form, or an MCP client's model, reads them), and each
+// oneOf becomes its discriminated form (see discriminated).
 func (b *builder) inputSchema() (doc map[string]any, data []byte) {
 	inputs := make(map[string]any, len(b.m.Inputs))
+	actors := make(map[string]any)
 	defs := make(map[string]any)
 	var addRefs func(s *Schema)
 	addRefs = func(s *Schema) {
@@ -65,8 +67,10 @@ func (b *builder) inputSchema() (doc map[string]any, data []byte) {
 		s["properties"] = props
 		s["required"] = append([]any{"type"}, required...)
 		inputs[in.Name] = s
+		names, _ := actors[in.Actor.Name].([]any)
+		actors[in.Actor.Name] = append(names, in.Name)
 	}
-	doc = map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "inputs": inputs}
+	doc = map[string]any{"$schema": "https://json-schema.org/draft/2020-12/schema", "inputs": inputs, "actors": actors}
 	if len(defs) > 0 {
 		doc["$defs"] = defs
 	}
@@ -318,7 +322,6 @@ func (b *builder) rewriteSchema(v any, ptr string) any {
 	if !ok {
 		return v
 	}
-	delete(m, "description")
 	nullableEnum(m)
 	if props, ok := m["properties"].(map[string]any); ok {
 		ordered := make(properties, 0, len(props))

@@ -3,11 +3,12 @@
 package decl
 
 // inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
-// "inputs", by type, and the shared types they use under "$defs". inputDecoder
-// compiles it on first use.
+// "inputs", by type, the shared types they use under "$defs", and the inputs
+// of each actor under "actors". inputDecoder compiles it on first use.
 const inputSchemaJSON = `{
   "$defs": {
     "ToolCallRequest": {
+      "description": "A tool call as the brain asks for it.",
       "properties": {
         "name": {
           "maxLength": 64,
@@ -15,6 +16,7 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "arguments": {
+          "description": "The arguments, JSON as the brain wrote them.",
           "type": "string"
         }
       },
@@ -26,8 +28,26 @@ const inputSchemaJSON = `{
     }
   },
   "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "actors": {
+    "brain": [
+      "brain-call-tools",
+      "brain-compress-history",
+      "brain-load-tool-call",
+      "brain-send-message-complete",
+      "brain-send-message-fail",
+      "brain-send-message-start"
+    ],
+    "toolkit": [
+      "toolkit-error",
+      "toolkit-respond"
+    ],
+    "user": [
+      "user-send-message"
+    ]
+  },
   "inputs": {
     "brain-call-tools": {
+      "description": "The brain asks for tool calls, by id.",
       "properties": {
         "type": {
           "const": "brain-call-tools"
@@ -54,6 +74,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "brain-compress-history": {
+      "description": "The brain summarises the conversation up to cutAt.",
       "properties": {
         "type": {
           "const": "brain-compress-history"
@@ -81,6 +102,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "brain-load-tool-call": {
+      "description": "The brain loads back the details of a tool call older than the summary.",
       "properties": {
         "type": {
           "const": "brain-load-tool-call"
@@ -104,6 +126,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "brain-send-message-complete": {
+      "description": "The brain completes a message with its whole text.",
       "properties": {
         "type": {
           "const": "brain-send-message-complete"
@@ -131,6 +154,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "brain-send-message-fail": {
+      "description": "The brain's call of the model failed: the message ends as a failed reply (started or not), and the brain has answered the signals up to calledBrainAt, so that the conversation goes on: the next signal is answered.",
       "properties": {
         "type": {
           "const": "brain-send-message-fail"
@@ -160,6 +184,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "brain-send-message-start": {
+      "description": "The brain starts a message, whose text streams until it completes.",
       "properties": {
         "type": {
           "const": "brain-send-message-start"
@@ -183,6 +208,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "toolkit-error": {
+      "description": "A tool call failed.",
       "properties": {
         "type": {
           "const": "toolkit-error"
@@ -206,6 +232,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "toolkit-respond": {
+      "description": "The toolkit answers a tool call.",
       "properties": {
         "type": {
           "const": "toolkit-respond"
@@ -229,11 +256,13 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "user-send-message": {
+      "description": "The user sends a message.",
       "properties": {
         "type": {
           "const": "user-send-message"
         },
         "timestamp": {
+          "description": "Stamped by the server on arrival; a client leaves it out.",
           "readOnly": true,
           "type": "integer"
         },
@@ -260,10 +289,12 @@ const inputSchemaJSON = `{
 }`
 
 // InputSchema returns the JSON Schema document DecodeInput validates inputs
-// against: one schema per input under "inputs", by type, each object's
-// properties in the order of the spec, and the shared types under "$defs". A
-// form, a client or a devtool (package automata/devpanel) checks inputs with
-// it before sending them.
+// against: one schema per input under "inputs", by type, with the spec's
+// descriptions, each object's properties in the order of the spec; the shared
+// types under "$defs"; and under "actors" the inputs each actor dispatches, in
+// the order of the spec. A form, a client or a devtool (package
+// automata/devpanel) checks inputs with it before sending them; an MCP server
+// (automata/httpbridge/mcpserve) makes each client input a tool of it.
 func InputSchema() []byte {
 	return []byte(inputSchemaJSON)
 }

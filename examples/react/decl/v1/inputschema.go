@@ -3,11 +3,12 @@
 package v1
 
 // inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
-// "inputs", by type, and the shared types they use under "$defs". inputDecoder
-// compiles it on first use.
+// "inputs", by type, the shared types they use under "$defs", and the inputs
+// of each actor under "actors". inputDecoder compiles it on first use.
 const inputSchemaJSON = `{
   "$defs": {
     "ErrorKind": {
+      "description": "Why a tool call failed: none when it did not.",
       "enum": [
         "none",
         "failure",
@@ -18,14 +19,18 @@ const inputSchemaJSON = `{
       ]
     },
     "Limits": {
+      "description": "The guards of a run.",
       "properties": {
         "maxIterations": {
+          "description": "How many tool calls a run may make.",
           "type": "integer"
         },
         "maxDurationMs": {
+          "description": "How long a run may take, from its first plan, in milliseconds.",
           "type": "integer"
         },
         "maxFailures": {
+          "description": "How many tool calls in a row may fail.",
           "type": "integer"
         }
       },
@@ -37,12 +42,14 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "Observation": {
+      "description": "The toolkit's structured account of a tool call.",
       "properties": {
         "callId": {
           "minLength": 1,
           "type": "string"
         },
         "source": {
+          "description": "The tool.",
           "type": "string"
         },
         "relatedTaskId": {
@@ -68,6 +75,7 @@ const inputSchemaJSON = `{
           "$ref": "#/$defs/ErrorKind"
         },
         "retries": {
+          "description": "How many times the toolkit retried the call within its timeout.",
           "type": "integer"
         }
       },
@@ -86,6 +94,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "PlanStep": {
+      "description": "What the planner decided to do for one task.",
       "properties": {
         "taskId": {
           "minLength": 1,
@@ -95,6 +104,7 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "toolCandidates": {
+          "description": "The tool to call first, then its fallbacks.",
           "items": {
             "type": "string"
           },
@@ -102,6 +112,7 @@ const inputSchemaJSON = `{
           "type": "array"
         },
         "successCriteria": {
+          "description": "What the result must satisfy: nonempty, number, or contains:TEXT.",
           "type": "string"
         },
         "timeoutMs": {
@@ -110,11 +121,13 @@ const inputSchemaJSON = `{
           "type": "integer"
         },
         "retryLimit": {
+          "description": "How many times a failed call of one tool is retried.",
           "maximum": 10,
           "minimum": 0,
           "type": "integer"
         },
         "next": {
+          "description": "The taskId of the task planned after this one; empty when it is the last.",
           "type": "string"
         },
         "toolParameters": {
@@ -137,6 +150,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "Strategy": {
+      "description": "What the reflector chose: advance (the call met the step's criteria), retry the same tool, roll back to the parent task (giving up the subtask), substitute the next tool candidate, ask the user, or abort the run.",
       "enum": [
         "advance",
         "retry",
@@ -147,6 +161,7 @@ const inputSchemaJSON = `{
       ]
     },
     "Subtask": {
+      "description": "A subtask as the planner splits a goal.",
       "properties": {
         "taskId": {
           "maxLength": 100,
@@ -166,6 +181,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "TaskRequest": {
+      "description": "A task the user asked the agent to run.",
       "properties": {
         "runId": {
           "type": "string"
@@ -190,8 +206,24 @@ const inputSchemaJSON = `{
     }
   },
   "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "actors": {
+    "agent": [
+      "agent-check",
+      "agent-observe",
+      "agent-plan",
+      "agent-reflect"
+    ],
+    "toolkit": [
+      "toolkit-observe"
+    ],
+    "user": [
+      "user-reply",
+      "user-run-task"
+    ]
+  },
   "inputs": {
     "agent-check": {
+      "description": "The watchdog checks the guards at the input's time; it comes when the run's time is up.",
       "properties": {
         "type": {
           "const": "agent-check"
@@ -211,6 +243,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "agent-observe": {
+      "description": "The observer takes the toolkit's observation of the current call into the agent's history (Observe), and the agent reflects on it.",
       "properties": {
         "type": {
           "const": "agent-observe"
@@ -246,6 +279,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "agent-plan": {
+      "description": "The planner's decision (Plan): for a new run, its subtasks; then the step of the next task (Act), or the run's answer (Finish), or why it gives up (Error).",
       "properties": {
         "type": {
           "const": "agent-plan"
@@ -258,7 +292,8 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "start": {
-          "$ref": "#/$defs/TaskRequest"
+          "$ref": "#/$defs/TaskRequest",
+          "description": "The user's request, when this plan starts its run."
         },
         "subtasks": {
           "items": {
@@ -284,6 +319,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "agent-reflect": {
+      "description": "The reflector's choice after a call (Reflect).",
       "properties": {
         "type": {
           "const": "agent-reflect"
@@ -304,6 +340,7 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "question": {
+          "description": "What to ask the user (ask-user).",
           "type": "string"
         }
       },
@@ -318,6 +355,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "toolkit-observe": {
+      "description": "The toolkit reports what a tool call did (tool.result).",
       "properties": {
         "type": {
           "const": "toolkit-observe"
@@ -337,6 +375,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "user-reply": {
+      "description": "The user answers the agent's question.",
       "properties": {
         "type": {
           "const": "user-reply"
@@ -363,6 +402,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "user-run-task": {
+      "description": "The user asks the agent to run a task; it runs after the tasks asked for before it.",
       "properties": {
         "type": {
           "const": "user-run-task"
@@ -410,10 +450,12 @@ const inputSchemaJSON = `{
 }`
 
 // InputSchema returns the JSON Schema document DecodeInput validates inputs
-// against: one schema per input under "inputs", by type, each object's
-// properties in the order of the spec, and the shared types under "$defs". A
-// form, a client or a devtool (package automata/devpanel) checks inputs with
-// it before sending them.
+// against: one schema per input under "inputs", by type, with the spec's
+// descriptions, each object's properties in the order of the spec; the shared
+// types under "$defs"; and under "actors" the inputs each actor dispatches, in
+// the order of the spec. A form, a client or a devtool (package
+// automata/devpanel) checks inputs with it before sending them; an MCP server
+// (automata/httpbridge/mcpserve) makes each client input a tool of it.
 func InputSchema() []byte {
 	return []byte(inputSchemaJSON)
 }

@@ -659,15 +659,17 @@ func (e *declEmitter) inputSchema(f *jen.File) {
 		lit = jen.Op("`" + schema + "`")
 	}
 	gen.Comment(f, `inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
-"inputs", by type, and the shared types they use under "$defs". inputDecoder
-compiles it on first use.`)
+"inputs", by type, the shared types they use under "$defs", and the inputs of
+each actor under "actors". inputDecoder compiles it on first use.`)
 	f.Const().Id("inputSchemaJSON").Op("=").Add(lit)
 	f.Line()
 	gen.Comment(f, `InputSchema returns the JSON Schema document DecodeInput validates inputs
-against: one schema per input under "inputs", by type, each object's properties
-in the order of the spec, and the shared types under "$defs". A form, a client
-or a devtool (package automata/devpanel) checks inputs with it before sending
-them.`)
+against: one schema per input under "inputs", by type, with the spec's
+descriptions, each object's properties in the order of the spec; the shared
+types under "$defs"; and under "actors" the inputs each actor dispatches, in
+the order of the spec. A form, a client or a devtool (package automata/devpanel)
+checks inputs with it before sending them; an MCP server
+(automata/httpbridge/mcpserve) makes each client input a tool of it.`)
 	f.Func().Id("InputSchema").Params().Index().Byte().Block(
 		jen.Return(jen.Index().Byte().Parens(jen.Id("inputSchemaJSON"))),
 	)

@@ -3,11 +3,12 @@
 package decl
 
 // inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
-// "inputs", by type, and the shared types they use under "$defs". inputDecoder
-// compiles it on first use.
+// "inputs", by type, the shared types they use under "$defs", and the inputs
+// of each actor under "actors". inputDecoder compiles it on first use.
 const inputSchemaJSON = `{
   "$defs": {
     "Priority": {
+      "description": "How urgent a task is.",
       "enum": [
         "low",
         "normal",
@@ -17,8 +18,10 @@ const inputSchemaJSON = `{
       "type": "string"
     },
     "Task": {
+      "description": "A unit of work the task manager tracks.\n\nTasks are created by the llm and completed by the user.",
       "properties": {
         "id": {
+          "description": "The task's ID.",
           "type": "string"
         },
         "title": {
@@ -52,6 +55,19 @@ const inputSchemaJSON = `{
     }
   },
   "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "actors": {
+    "llm": [
+      "create-task",
+      "start-thinking"
+    ],
+    "task-manager": [
+      "reprioritize"
+    ],
+    "user": [
+      "complete-task",
+      "send-prompt"
+    ]
+  },
   "inputs": {
     "complete-task": {
       "properties": {
@@ -115,6 +131,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "send-prompt": {
+      "description": "The user asks the llm something.",
       "properties": {
         "type": {
           "const": "send-prompt"
@@ -123,6 +140,7 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "timestamp": {
+          "description": "When the server received it.",
           "readOnly": true,
           "type": "integer"
         }
@@ -149,10 +167,12 @@ const inputSchemaJSON = `{
 }`
 
 // InputSchema returns the JSON Schema document DecodeInput validates inputs
-// against: one schema per input under "inputs", by type, each object's
-// properties in the order of the spec, and the shared types under "$defs". A
-// form, a client or a devtool (package automata/devpanel) checks inputs with
-// it before sending them.
+// against: one schema per input under "inputs", by type, with the spec's
+// descriptions, each object's properties in the order of the spec; the shared
+// types under "$defs"; and under "actors" the inputs each actor dispatches, in
+// the order of the spec. A form, a client or a devtool (package
+// automata/devpanel) checks inputs with it before sending them; an MCP server
+// (automata/httpbridge/mcpserve) makes each client input a tool of it.
 func InputSchema() []byte {
 	return []byte(inputSchemaJSON)
 }

@@ -3,11 +3,12 @@
 package v2
 
 // inputSchemaJSON is the JSON Schema of the inputs: one schema per input under
-// "inputs", by type, and the shared types they use under "$defs". inputDecoder
-// compiles it on first use.
+// "inputs", by type, the shared types they use under "$defs", and the inputs
+// of each actor under "actors". inputDecoder compiles it on first use.
 const inputSchemaJSON = `{
   "$defs": {
     "AssistantMessage": {
+      "description": "A reply of the llm, which may ask for tool calls.",
       "properties": {
         "id": {
           "type": "string"
@@ -16,6 +17,7 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "timestamp": {
+          "description": "Unix milliseconds.",
           "type": "integer"
         },
         "toolCalls": {
@@ -33,6 +35,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "ToolCall": {
+      "description": "A tool call the llm asks for.",
       "properties": {
         "id": {
           "type": "string"
@@ -41,6 +44,7 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "input": {
+          "description": "The tool's input, as the llm wrote it.",
           "type": "string"
         }
       },
@@ -52,17 +56,20 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "ToolMessage": {
+      "description": "The result of a tool call.",
       "properties": {
         "id": {
           "type": "string"
         },
         "callId": {
+          "description": "The ToolCall this message fulfils.",
           "type": "string"
         },
         "content": {
           "type": "string"
         },
         "timestamp": {
+          "description": "Unix milliseconds.",
           "type": "integer"
         }
       },
@@ -75,6 +82,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "UserMessage": {
+      "description": "A message the user typed.",
       "properties": {
         "id": {
           "type": "string"
@@ -83,9 +91,11 @@ const inputSchemaJSON = `{
           "type": "string"
         },
         "timestamp": {
+          "description": "Unix milliseconds.",
           "type": "integer"
         },
         "channel": {
+          "description": "Where the user typed it: terminal, or api.",
           "type": "string"
         }
       },
@@ -99,6 +109,18 @@ const inputSchemaJSON = `{
     }
   },
   "$schema": "https://json-schema.org/draft/2020-12/schema",
+  "actors": {
+    "llm": [
+      "send-assistant-message"
+    ],
+    "toolkit": [
+      "send-tool-message"
+    ],
+    "user": [
+      "send-user-message",
+      "set-system-prompt"
+    ]
+  },
   "inputs": {
     "send-assistant-message": {
       "properties": {
@@ -109,6 +131,7 @@ const inputSchemaJSON = `{
           "$ref": "#/$defs/AssistantMessage"
         },
         "answeredUpTo": {
+          "description": "The timestamp of the newest message the llm was sent; it becomes lastSentToLLMAt.",
           "type": "integer"
         }
       },
@@ -150,6 +173,7 @@ const inputSchemaJSON = `{
       "type": "object"
     },
     "set-system-prompt": {
+      "description": "Sets the instructions the llm is given before the conversation.",
       "properties": {
         "type": {
           "const": "set-system-prompt"
@@ -168,10 +192,12 @@ const inputSchemaJSON = `{
 }`
 
 // InputSchema returns the JSON Schema document DecodeInput validates inputs
-// against: one schema per input under "inputs", by type, each object's
-// properties in the order of the spec, and the shared types under "$defs". A
-// form, a client or a devtool (package automata/devpanel) checks inputs with
-// it before sending them.
+// against: one schema per input under "inputs", by type, with the spec's
+// descriptions, each object's properties in the order of the spec; the shared
+// types under "$defs"; and under "actors" the inputs each actor dispatches, in
+// the order of the spec. A form, a client or a devtool (package
+// automata/devpanel) checks inputs with it before sending them; an MCP server
+// (automata/httpbridge/mcpserve) makes each client input a tool of it.
 func InputSchema() []byte {
 	return []byte(inputSchemaJSON)
 }
