@@ -180,6 +180,9 @@ func New(cfg Config) (a *Agent, err error) {
 		View:    decl.AgentState.ContextOfUser,
 		Auth:    auth,
 		InputID: inputID,
+		// Over MCP too, at mcp: for MCP clients (Claude Desktop, IDEs,
+		// other agents).
+		Fronts: map[string]httpbridge.Front[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{"/mcp": mcpFront()},
 
 		TracerProvider: cfg.TracerProvider,
 		MeterProvider:  cfg.MeterProvider,
@@ -313,7 +316,11 @@ func (a *Agent) Machine() *journal.Machine[decl.AgentState, decl.AgentInput] { r
 // Handler returns the agent's HTTP interface, package automata/httpbridge's
 // bridge: POST inputs of the user's (other actors' inputs are refused),
 // GET state, the user's view of the state (its ContextOfUser) as server-sent
-// events, GET client.js, the client module. Mount it under any prefix with
+// events, GET client.js, the client module; and mcp, the agent over MCP
+// Streamable HTTP for MCP clients (the user's inputs as tools, of which
+// send-user-message may wait for the reply, "waitFor": "replied"; the
+// view as the resource agent://self/state; see
+// automata/httpbridge/mcpserve). Mount it under any prefix with
 // http.StripPrefix:
 //
 //	mux.Handle("/chat/", http.StripPrefix("/chat", a.Handler()))

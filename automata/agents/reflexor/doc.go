@@ -56,7 +56,11 @@
 //     message and follow its reply, each ask of the brain a step, its
 //     tool calls and their results parts; GET chat/{id}/stream resumes
 //     the reply under way; GET chat lists the conversation; see
-//     httpbridge.Chat), and agent/client.js is the client module the page uses. Every
+//     httpbridge.Chat), agent/mcp the conversation over MCP Streamable
+//     HTTP for MCP clients (the tool user-send-message, which may wait
+//     for the reply: "waitFor": "replied"; the resource
+//     agent://self/state; see automata/httpbridge/mcpserve), and
+//     agent/client.js is the client module the page uses. Every
 //     agent/ route but client.js asks for Config.Token as the bearer
 //     token; the page's own files are static and served to anyone (put
 //     the handler behind the host's authentication to hide them).

@@ -81,6 +81,9 @@ func bridgeConfig() httpbridge.Config[decl.AgentState, decl.AgentInput, decl.Con
 		// The conversation in the AI SDK's UI message stream, at
 		// agent/chat: a page on useChat talks to it unchanged.
 		Chat: chat(),
+		// And over MCP, at agent/mcp: for MCP clients (Claude Desktop,
+		// IDEs, other agents).
+		Fronts: map[string]httpbridge.Front[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{"/mcp": mcpFront()},
 	}
 }
 
