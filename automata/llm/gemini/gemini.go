@@ -212,7 +212,23 @@ func (m *Model) String() string { return m.model + " at " + m.baseURL }
 // after a wait the server asks for longer than two minutes or than what is
 // left of the call. The Config's limits bound the call: see "Limits" in
 // the package documentation.
-func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text string)) (llm.Response, error) {
+func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text string)) (resp llm.Response, err error) {
+	// The SDK panics on some chunks it cannot read (a null candidate): that
+	// is a malformed stream, not a crash. A panic of onChunk is the
+	// caller's, and goes on.
+	inChunk := false
+	if onChunk != nil {
+		f := onChunk
+		onChunk = func(t string) { inChunk = true; f(t); inChunk = false }
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			if inChunk {
+				panic(p)
+			}
+			resp, err = llm.Response{}, m.malformed(fmt.Sprintf("a chunk the SDK could not read (it panicked: %v)", p), nil)
+		}
+	}()
 	if err := req.Validate(); err != nil {
 		return llm.Response{}, fmt.Errorf("gemini: %w", err)
 	}
