@@ -334,6 +334,7 @@ var buildsWith = []string{
 	toolkitModule + "/automata/journal/jetstream/embedded",
 	toolkitModule + "/automata/llm",
 	toolkitModule + "/automata/llm/anthropic",
+	toolkitModule + "/automata/llm/gemini",
 	toolkitModule + "/automata/llm/llmenv",
 	toolkitModule + "/automata/llm/openai",
 	toolkitModule + "/automata/llm/record",

@@ -3,8 +3,9 @@
 // model as the default and providers in sub-packages: package
 // automata/llm/openai speaks to OpenAI and to any server with the same API
 // (llama.cpp, vLLM, Ollama), package automata/llm/anthropic to Anthropic's
-// Messages API, and package automata/llm/llmenv chooses one of them, or the
-// offline model, from the environment. This package imports no SDK.
+// Messages API, package automata/llm/gemini to Google's Gemini API, and
+// package automata/llm/llmenv chooses one of them, or the offline model,
+// from the environment. This package imports no SDK.
 //
 // # The call
 //
@@ -48,9 +49,10 @@
 // A job may run more than once for the same work: after a crash before its
 // result was recorded, a restored agent calls for the same job, under the
 // same key (see automata.JobKey). Request.IdempotencyKey carries that key to
-// the provider (the OpenAI and Anthropic providers send it as the
+// the provider (the OpenAI, Anthropic and Gemini providers send it as the
 // Idempotency-Key header), so that a server that honours it does the work
-// once; for one that does not, the model is simply asked again.
+// once; for one that does not (the Gemini API has no such key), the model
+// is simply asked again.
 //
 // # Errors
 //
@@ -94,10 +96,10 @@
 // automata.WithTelemetry, the span of the job that made the call), and the
 // metrics gen_ai.client.operation.duration, gen_ai.client.token.usage and
 // the times of the chunks. A model names its provider and itself by
-// implementing Named (the OpenAI and Anthropic providers and Scripted do),
-// or the options WithProviderName and WithModelName do. What the model is
-// sent and answers is left out, unless WithContent asks for it
-// (bounded: 4 KiB a text, 64 KiB an attribute). Without providers, Traced
+// implementing Named (the OpenAI, Anthropic and Gemini providers and
+// Scripted do), or the options WithProviderName and WithModelName do.
+// What the model is sent and answers is left out, unless WithContent asks
+// for it (bounded: 4 KiB a text, 64 KiB an attribute). Without providers, Traced
 // returns the model itself.
 //
 //	model = llm.Traced(model, tracerProvider, meterProvider)

@@ -19,12 +19,15 @@
 // with the key in OPENAI_API_KEY; any server with OpenAI's chat completions
 // API will do. With LLM_PROVIDER=anthropic, it is the Claude model
 // ANTHROPIC_MODEL names, through the Anthropic provider (package
-// automata/llm/anthropic), with the key in ANTHROPIC_API_KEY (package
-// automata/llm/llmenv makes the choice):
+// automata/llm/anthropic), with the key in ANTHROPIC_API_KEY; with
+// LLM_PROVIDER=gemini, the Gemini model GEMINI_MODEL names, through the
+// Gemini provider (package automata/llm/gemini), with the key in
+// GEMINI_API_KEY (package automata/llm/llmenv makes the choice):
 //
 //	OPENAI_API_KEY=sk-… OPENAI_MODEL=gpt-4o-mini go run ./examples/persistent
 //	OPENAI_BASE_URL=http://localhost:11434/v1 OPENAI_MODEL=qwen2.5:7b go run ./examples/persistent
 //	LLM_PROVIDER=anthropic ANTHROPIC_API_KEY=sk-ant-… ANTHROPIC_MODEL=claude-sonnet-4-5 go run ./examples/persistent
+//	LLM_PROVIDER=gemini GEMINI_API_KEY=AIza… GEMINI_MODEL=gemini-2.5-flash go run ./examples/persistent
 //
 // The llm call's idempotency key (its Idempotency-Key header) is the job's
 // key, the same after a restart. A call that fails (a wrong key, no server,

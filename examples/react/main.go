@@ -57,7 +57,9 @@
 // automata/llm/openai), shown each tool with the JSON Schema of its
 // arguments; with LLM_PROVIDER=anthropic, ANTHROPIC_MODEL (or -model) and
 // ANTHROPIC_API_KEY, it is that Claude model (package
-// automata/llm/anthropic; automata/llm/llmenv chooses).
+// automata/llm/anthropic); with LLM_PROVIDER=gemini, GEMINI_MODEL (or
+// -model) and GEMINI_API_KEY, that Gemini model (package
+// automata/llm/gemini; automata/llm/llmenv chooses).
 //
 // A task is a tree of any depth: the planner plans the first pending task,
 // depth first, as a tool call or as subtasks of its own, while it is above
@@ -214,7 +216,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	var cfg config
 	flags.StringVar(&cfg.dataDir, "data", "react-data", "directory that keeps the runs' journals (agents.db) and the token")
 	flags.StringVar(&cfg.workspace, "workspace", "", "directory of the files the tools read (default: workspace in -data, with demo files)")
-	flags.StringVar(&cfg.model, "model", "", "the model that plans, at OPENAI_BASE_URL with OPENAI_API_KEY, or Anthropic's with LLM_PROVIDER=anthropic (default: OPENAI_MODEL or ANTHROPIC_MODEL, else the rule-based planner)")
+	flags.StringVar(&cfg.model, "model", "", "the model that plans, at OPENAI_BASE_URL with OPENAI_API_KEY, or Anthropic's with LLM_PROVIDER=anthropic, or Gemini's with LLM_PROVIDER=gemini (default: OPENAI_MODEL, ANTHROPIC_MODEL or GEMINI_MODEL, else the rule-based planner)")
 	flags.BoolVar(&cfg.terminal, "terminal", false, "run the tasks of stdin, one per line, instead of serving")
 	flags.IntVar(&cfg.maxRuns, "max-runs", defaultMaxRuns, "how many runs may be in progress at once; the others wait their turn (0: no bound)")
 	flags.StringVar(&cfg.addr, "addr", "127.0.0.1:8081", "address to serve on (Reflexor's is 8080: both can run at once)")

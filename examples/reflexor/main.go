@@ -30,7 +30,9 @@
 // OPENAI_BASE_URL for any OpenAI-compatible server, it is that model
 // (package automata/llm/openai); with LLM_PROVIDER=anthropic,
 // ANTHROPIC_MODEL (or -model) and ANTHROPIC_API_KEY, it is that Claude
-// model (package automata/llm/anthropic; automata/llm/llmenv chooses). A call of it that fails (its byte limit,
+// model (package automata/llm/anthropic); with LLM_PROVIDER=gemini,
+// GEMINI_MODEL (or -model) and GEMINI_API_KEY, it is that Gemini model
+// (package automata/llm/gemini; automata/llm/llmenv chooses). A call of it that fails (its byte limit,
 // an HTTP error, a timeout, a dropped connection, its content filter) is a
 // failed reply that the page shows with the reason (the terminal prints
 // it), and a warning on stderr; the next message is answered.
@@ -157,7 +159,7 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	flags := flag.NewFlagSet("reflexor", flag.ContinueOnError)
 	addr := flags.String("addr", "127.0.0.1:8080", "address to serve the page on")
 	dataDir := flags.String("data", "reflexor-data", "directory that keeps the agent's journal and snapshots")
-	model := flags.String("model", "", "the model to use, at OPENAI_BASE_URL with OPENAI_API_KEY, or Anthropic's with LLM_PROVIDER=anthropic (default: OPENAI_MODEL or ANTHROPIC_MODEL, else the offline brain)")
+	model := flags.String("model", "", "the model to use, at OPENAI_BASE_URL with OPENAI_API_KEY, or Anthropic's with LLM_PROVIDER=anthropic, or Gemini's with LLM_PROVIDER=gemini (default: OPENAI_MODEL, ANTHROPIC_MODEL or GEMINI_MODEL, else the offline brain)")
 	compressAfter := flags.Int("compress-after", reflexor.DefaultCompressAfter, "compress the history when more messages than this follow the summary (0: never)")
 	delay := flags.Duration("delay", 30*time.Millisecond, "how long each word of the offline brain's replies takes to stream")
 	toolDelay := flags.Duration("tool-delay", 0, "how long each tool call takes (to watch one run)")

@@ -6,21 +6,24 @@
 //
 // The variables, which the README's table lists too:
 //
-//	LLM_PROVIDER        openai, anthropic, or offline; unset, OPENAI_MODEL chooses (as before this package)
+//	LLM_PROVIDER        openai, anthropic, gemini, or offline; unset, OPENAI_MODEL chooses (as before this package)
 //	OPENAI_MODEL        the OpenAI provider's model, such as gpt-4o-mini; set without LLM_PROVIDER, it chooses OpenAI
 //	OPENAI_API_KEY      its key (OpenAI's API needs one; a local server may not)
 //	OPENAI_BASE_URL     its API's root, up to /v1 (default https://api.openai.com/v1/)
 //	ANTHROPIC_MODEL     the Anthropic provider's model, such as claude-sonnet-4-5 (required with LLM_PROVIDER=anthropic)
 //	ANTHROPIC_API_KEY   its key (Anthropic's API needs one; a gateway on this machine may not)
 //	ANTHROPIC_BASE_URL  its API's root, without /v1 (default https://api.anthropic.com/)
+//	GEMINI_MODEL        the Gemini provider's model, such as gemini-2.5-flash (required with LLM_PROVIDER=gemini)
+//	GEMINI_API_KEY      its key, or GOOGLE_API_KEY, which wins when both are set, as Google's SDK documents (the Gemini API needs one; a server on this machine may not)
+//	GEMINI_BASE_URL     its API's root, without /v1beta (default https://generativelanguage.googleapis.com/; else the SDK's GOOGLE_GEMINI_BASE_URL)
 //
-// Anthropic is chosen by LLM_PROVIDER=anthropic alone, never by the
-// presence of ANTHROPIC_API_KEY or ANTHROPIC_MODEL, which many machines set
-// for other tools: a program that ran offline goes on running offline
-// until it is told otherwise, and its tests with it.
+// Anthropic and Gemini are chosen by LLM_PROVIDER alone, never by the
+// presence of their keys or model variables, which many machines set for
+// other tools: a program that ran offline goes on running offline until it
+// is told otherwise, and its tests with it.
 //
-// Packages automata/llm/openai and automata/llm/anthropic say the rest of
-// each provider's configuration.
+// Packages automata/llm/openai, automata/llm/anthropic and
+// automata/llm/gemini say the rest of each provider's configuration.
 package llmenv
 
 import (
@@ -30,16 +33,18 @@ import (
 
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/llm/anthropic"
+	"github.com/moora-go/moora/automata/llm/gemini"
 	"github.com/moora-go/moora/automata/llm/openai"
 )
 
-// EnvProvider names the provider: openai, anthropic or offline.
+// EnvProvider names the provider: openai, anthropic, gemini or offline.
 const EnvProvider = "LLM_PROVIDER"
 
 // The providers EnvProvider may name.
 const (
 	OpenAI    = "openai"
 	Anthropic = "anthropic"
+	Gemini    = "gemini"
 	Offline   = "offline"
 )
 
@@ -59,8 +64,11 @@ func Provider() string {
 // the environment chooses (OPENAI_MODEL for OpenAI and offline, whose
 // setting chooses OpenAI), for a program's -model flag to set.
 func ModelVariable() string {
-	if Provider() == Anthropic {
+	switch Provider() {
+	case Anthropic:
 		return anthropic.EnvModel
+	case Gemini:
+		return gemini.EnvModel
 	}
 	return openai.EnvModel
 }
@@ -85,7 +93,13 @@ func FromEnv(offline llm.Model) (llm.Model, error) {
 			return nil, err
 		}
 		return m, nil
+	case Gemini:
+		m, err := gemini.New(gemini.Config{})
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
 	default:
-		return nil, fmt.Errorf("llmenv: %s=%q is none of %s, %s, %s", EnvProvider, os.Getenv(EnvProvider), OpenAI, Anthropic, Offline)
+		return nil, fmt.Errorf("llmenv: %s=%q is none of %s, %s, %s, %s", EnvProvider, os.Getenv(EnvProvider), OpenAI, Anthropic, Gemini, Offline)
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/llm/anthropic"
+	"github.com/moora-go/moora/automata/llm/gemini"
 	"github.com/moora-go/moora/automata/llm/openai"
 )
 
@@ -18,7 +19,8 @@ import (
 // machine's environment says.
 func clearEnv(t *testing.T) {
 	for _, v := range []string{EnvProvider, openai.EnvModel, openai.EnvAPIKey, openai.EnvBaseURL,
-		anthropic.EnvModel, anthropic.EnvAPIKey, anthropic.EnvBaseURL} {
+		anthropic.EnvModel, anthropic.EnvAPIKey, anthropic.EnvBaseURL,
+		gemini.EnvModel, gemini.EnvAPIKey, gemini.EnvGoogleAPIKey, gemini.EnvBaseURL, gemini.EnvGoogleBaseURL} {
 		t.Setenv(v, "")
 	}
 }
@@ -48,8 +50,18 @@ func TestFromEnv(t *testing.T) {
 			err: "anthropic: no model named: set ANTHROPIC_MODEL"},
 		{name: "anthropic without a key", env: map[string]string{"LLM_PROVIDER": "anthropic", "ANTHROPIC_MODEL": "claude-test"},
 			err: "anthropic: no API key for https://api.anthropic.com/: set ANTHROPIC_API_KEY"},
-		{name: "an unknown provider", env: map[string]string{"LLM_PROVIDER": "gemini"},
-			err: `llmenv: LLM_PROVIDER="gemini" is none of openai, anthropic, offline`},
+		{name: "Gemini's key alone does not choose it", env: map[string]string{"GEMINI_API_KEY": "AIza-x", "GOOGLE_API_KEY": "AIza-y", "GEMINI_MODEL": "gemini-test"},
+			provider: Offline, variable: "OPENAI_MODEL"},
+		{name: "LLM_PROVIDER=gemini", env: map[string]string{"LLM_PROVIDER": "gemini", "GEMINI_MODEL": "gemini-test", "GEMINI_API_KEY": "AIza-x", "OPENAI_MODEL": "gpt-test"},
+			provider: "gcp.gemini", model: "gemini-test", variable: "GEMINI_MODEL"},
+		{name: "LLM_PROVIDER=gemini with GOOGLE_API_KEY", env: map[string]string{"LLM_PROVIDER": "gemini", "GEMINI_MODEL": "gemini-test", "GOOGLE_API_KEY": "AIza-x"},
+			provider: "gcp.gemini", model: "gemini-test", variable: "GEMINI_MODEL"},
+		{name: "gemini without a model", env: map[string]string{"LLM_PROVIDER": "gemini", "GEMINI_API_KEY": "AIza-x"},
+			err: "gemini: no model named: set GEMINI_MODEL"},
+		{name: "gemini without a key", env: map[string]string{"LLM_PROVIDER": "gemini", "GEMINI_MODEL": "gemini-test"},
+			err: "gemini: no API key for https://generativelanguage.googleapis.com/: set GEMINI_API_KEY (or GOOGLE_API_KEY)"},
+		{name: "an unknown provider", env: map[string]string{"LLM_PROVIDER": "vertex"},
+			err: `llmenv: LLM_PROVIDER="vertex" is none of openai, anthropic, gemini, offline`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -124,5 +136,38 @@ func TestAnthropicFromTheEnvironment(t *testing.T) {
 	}
 	if a, x := got.Header.Get("Authorization"), got.Header.Get("X-Api-Key"); a != "Bearer sk-ant-env" && x != "sk-ant-env" {
 		t.Errorf("the key of the environment was not sent: Authorization %q, X-Api-Key %q", a, x)
+	}
+}
+
+// With the environment only, the Gemini provider talks to the server
+// GEMINI_BASE_URL names, with the key and the model of the environment.
+func TestGeminiFromTheEnvironment(t *testing.T) {
+	var got *http.Request
+	var body string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got, body = r, string(b)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, `data: {"candidates": [{"content": {"parts": [{"text": "Hi"}], "role": "model"}, "finishReason": "STOP", "index": 0}], "usageMetadata": {"promptTokenCount": 5, "candidatesTokenCount": 1, "totalTokenCount": 6}}`+"\n\n")
+	}))
+	defer srv.Close()
+	clearEnv(t)
+	t.Setenv(EnvProvider, "gemini")
+	t.Setenv(gemini.EnvModel, "gemini-test")
+	t.Setenv(gemini.EnvAPIKey, "AIza-env")
+	t.Setenv(gemini.EnvBaseURL, srv.URL)
+	m, err := FromEnv(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := m.Complete(context.Background(), llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hello"}}}, nil)
+	if err != nil || resp.Text != "Hi" {
+		t.Fatalf("Complete = %+v, %v", resp, err)
+	}
+	if got.URL.Path != "/v1beta/models/gemini-test:streamGenerateContent" || got.URL.Query().Get("alt") != "sse" || !strings.Contains(body, `"text":"hello"`) {
+		t.Errorf("request to %s with %s", got.URL, body)
+	}
+	if k := got.Header.Get("X-Goog-Api-Key"); k != "AIza-env" {
+		t.Errorf("the key of the environment was not sent: x-goog-api-key %q", k)
 	}
 }

@@ -76,7 +76,25 @@ type Limits struct {
 	// IdleErr those of the limits of time.
 	ResponseErr, ErrorBodyErr, EventErr, BodyErr *llm.LimitError
 	DurationErr, FirstByteErr, IdleErr           *llm.LimitError
+
+	// Framing is how the provider's SDK splits the stream into events,
+	// which EventBytes bounds: LineFraming (the zero value) or
+	// BlankLineFraming.
+	Framing Framing
 }
+
+// Framing is how an SDK splits a stream of server-sent events into the
+// events it holds whole in memory.
+type Framing int
+
+const (
+	// LineFraming: a bufio.Scanner of lines, an empty line (or "\r")
+	// ending an event, as the OpenAI and Anthropic SDKs read (EventMeter).
+	LineFraming Framing = iota
+	// BlankLineFraming: a bufio.Scanner whose tokens end at "\n\n" or
+	// "\r\n\r\n", as Google's genai SDK reads (BlankLineMeter).
+	BlankLineFraming
+)
 
 // NewLimits reads c's limits: zero is the default, a negative value an
 // error, which names the provider.
@@ -205,6 +223,11 @@ func (w *Watch) Middleware(req *http.Request, next func(*http.Request) (*http.Re
 		return res, err
 	}
 	b := &body{ReadCloser: res.Body, w: w, stream: res.StatusCode < 400}
+	if w.lim.Framing == BlankLineFraming {
+		b.events = new(BlankLineMeter)
+	} else {
+		b.events = new(EventMeter)
+	}
 	if b.stream {
 		b.limit = w.lim.BodyBytes
 	} else {
@@ -224,7 +247,7 @@ type body struct {
 	stream bool // a stream of events, not an error body
 	limit  int64
 	read   int64
-	events EventMeter
+	events meter
 	err    error // the limit passed, returned by every Read after
 }
 
@@ -268,6 +291,10 @@ func (b *body) Close() error {
 	b.w.silence.Stop()
 	return b.ReadCloser.Close()
 }
+
+// meter measures the events of a stream: Write takes its next bytes and
+// returns the size of its biggest event so far.
+type meter interface{ Write(p []byte) int64 }
 
 // EventMeter measures the events of a stream of server-sent events as the
 // SDKs' decoders split them (both are a bufio.Scanner of lines): lines end
@@ -319,4 +346,51 @@ func satAdd(a, b int64) int64 {
 		return math.MaxInt64
 	}
 	return a + b
+}
+
+// BlankLineMeter measures the events of a stream as Google's genai SDK
+// splits them: its bufio.Scanner ends a token at "\n\n" or at
+// "\r\n\r\n", and holds what comes before it until then. (It does not
+// end one at "\n\r\n", which EventMeter counts as an end.) A stream whose
+// events, so measured, are at most n bytes never makes the scanner hold
+// much more than n bytes: every n bytes of it have an end.
+type BlankLineMeter struct {
+	tail    [3]byte // the last three bytes of the stream so far, oldest first
+	event   int64   // bytes of the current event, its end included, so far
+	biggest int64   // of all events so far, the current one included
+}
+
+// Write measures p, the next bytes of the stream, and returns the size of
+// its biggest event so far.
+func (m *BlankLineMeter) Write(p []byte) int64 {
+	rest := p
+	for len(rest) > 0 {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			m.event = satAdd(m.event, int64(len(rest)))
+			break
+		}
+		m.event = satAdd(m.event, int64(i+1))
+		m.biggest = max(m.biggest, m.event)
+		at := len(p) - len(rest) + i // the '\n', in p
+		// before(k) is the byte k places before it, in p or in the tail.
+		before := func(k int) byte {
+			if at-k >= 0 {
+				return p[at-k]
+			}
+			return m.tail[3-(k-at)]
+		}
+		if before(1) == '\n' || before(1) == '\r' && before(2) == '\n' && before(3) == '\r' {
+			m.event = 0
+		}
+		rest = rest[i+1:]
+	}
+	m.biggest = max(m.biggest, m.event)
+	// Keep the last three bytes of the stream.
+	if len(p) >= 3 {
+		copy(m.tail[:], p[len(p)-3:])
+	} else {
+		m.tail = [3]byte(append(m.tail[len(p):], p...))
+	}
+	return m.biggest
 }

@@ -72,3 +72,36 @@ func TestEventMeter(t *testing.T) {
 		}
 	}
 }
+
+// BlankLineMeter splits a stream as the genai SDK's scanner does ("\n\n"
+// or "\r\n\r\n", never "\n\r\n"), however its bytes arrive.
+func TestBlankLineMeter(t *testing.T) {
+	tests := []struct {
+		stream  string
+		biggest int64
+	}{
+		{"", 0},
+		{"data: a\n\n", 9},
+		{"data: a\n\ndata: bc\n\n", 10},
+		{"data: a\r\n\r\ndata: b\r\n\r\n", 11},
+		{"data: a\n\r\ndata: b\n\n", 19}, // "\n\r\n" ends nothing
+		{"data: a\r\n\r\n\n", 11},
+		{"data: a\ndata: b\n\n", 17}, // one token of two lines
+		{"\n\n\n\n", 2},
+		{"data: without end", 17},
+		{"ab\r\r\n\n", 6},
+	}
+	for _, tt := range tests {
+		var whole, byByte BlankLineMeter
+		if got := whole.Write([]byte(tt.stream)); got != tt.biggest {
+			t.Errorf("%q: %d, want %d", tt.stream, got, tt.biggest)
+		}
+		var got int64
+		for i := range len(tt.stream) {
+			got = byByte.Write([]byte{tt.stream[i]})
+		}
+		if got != tt.biggest {
+			t.Errorf("%q byte by byte: %d, want %d", tt.stream, got, tt.biggest)
+		}
+	}
+}
