@@ -316,7 +316,9 @@ func TestEndlessStream(t *testing.T) {
 // within the limit on silences, ends at the limit on the call's duration,
 // although the caller's context has no deadline.
 func TestSlowDrip(t *testing.T) {
-	const idle = 400 * time.Millisecond
+	// The drip comes a thirtieth of idle apart: a loaded machine would have
+	// to stall a server 30 times as long to make the call stall.
+	const idle = 3 * time.Second
 	drip := func(first, each string) func(o *out) {
 		return func(o *out) {
 			if !o.send([]byte(first)) {
@@ -325,7 +327,7 @@ func TestSlowDrip(t *testing.T) {
 			stop := time.After(giveUp)
 			for o.send([]byte(each)) {
 				select {
-				case <-time.After(idle / 4):
+				case <-time.After(idle / 30):
 				case <-o.ctx.Done():
 					o.gone = true
 					return

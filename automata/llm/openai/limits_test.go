@@ -419,14 +419,16 @@ func TestLargeAnswer(t *testing.T) {
 // with llm.ErrResponseTimeout, although the caller's context has no
 // deadline.
 func TestSlowDrip(t *testing.T) {
-	const idle = 400 * time.Millisecond
+	// The drip comes a thirtieth of idle apart: a loaded machine would have
+	// to stall a server 30 times as long to make the call stall.
+	const idle = 3 * time.Second
 	drip := func(b string) func(o *out) {
 		return func(o *out) {
 			p := []byte(b)
 			stop := time.After(giveUp)
 			for o.send(p) {
 				select {
-				case <-time.After(idle / 4): // well within idle, even on a slow machine
+				case <-time.After(idle / 30): // well within idle, even on a slow machine
 				case <-o.ctx.Done():
 					o.gone = true
 					return
