@@ -92,11 +92,11 @@
 // says: its stdin closed, then SIGTERM, then SIGKILL, 2 s apart.
 //
 // A server over Streamable HTTP is reached at URL, with Header on every
-// request. A broken stream is not resumed: the session ends and a new one
-// is made, so that a call whose stream broke fails at once instead of
-// waiting for a resumption that may never come. A session the server
-// forgot (it restarted: 404, or 400 as the TypeScript SDK's servers say)
-// ends too.
+// request. A broken stream is resumed as the spec says — a GET with
+// Last-Event-ID, after the wait the server's retry field asks for — at most
+// twice; then the session ends and a new one is made (a call is bounded by
+// its try's Timeout throughout). A session the server forgot (it
+// restarted: 404, or 400 as the TypeScript SDK's servers say) ends too.
 //
 // Whenever a session ends — the program exited or was killed, the
 // connection broke, a message was malformed or too long, a ping (every
@@ -172,6 +172,13 @@
 // tool 740 to 890 µs (140 allocations, 144 KB): 24× to 29× (the x-go
 // metric), about 0.7 ms more per call, which is the price of a process
 // boundary; a model's turn takes seconds.
+//
+// # Conformance
+//
+// The MCP conformance suite's client scenarios initialize, tools_call and
+// sse-retry (npm @modelcontextprotocol/conformance) pass against a kit that
+// mounts the suite's server: TestConformanceClient runs them, the test
+// binary as the client command the suite starts.
 //
 // # What it is not
 //

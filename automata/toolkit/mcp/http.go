@@ -14,8 +14,9 @@ import (
 // httpTransport is the transport of a session with a server over
 // Streamable HTTP: Config.Header on every request, each response that is
 // not an event stream bounded to MaxMessageBytes (an event stream's events
-// are, by the SDK), and no resumption of a broken stream — the session
-// ends, and the next is made.
+// are, by the SDK), and a broken stream resumed at most streamRetries
+// times (GET with Last-Event-ID, after the wait the server's retry field
+// asks for) before the session ends and the next is made.
 func (s *Server) httpTransport() sdk.Transport {
 	client := http.Client{}
 	if s.cfg.HTTPClient != nil {
@@ -29,10 +30,13 @@ func (s *Server) httpTransport() sdk.Transport {
 	return &sdk.StreamableClientTransport{
 		Endpoint:     s.cfg.URL,
 		HTTPClient:   &client,
-		MaxRetries:   -1,
+		MaxRetries:   streamRetries,
 		MaxEventSize: s.cfg.MaxMessageBytes,
 	}
 }
+
+// streamRetries is how many times a broken stream is resumed.
+const streamRetries = 2
 
 type roundTripper struct {
 	base   http.RoundTripper

@@ -25,6 +25,10 @@ import (
 const serverEnv = "MOORA_MCP_TEST_SERVER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(clientEnv) != "" {
+		runConformanceClient()
+		os.Exit(0)
+	}
 	switch kind := os.Getenv(serverEnv); kind {
 	case "":
 		os.Exit(m.Run())
