@@ -4,103 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/automata/llm/internal/hostiletest"
+
 	"github.com/moora-go/moora/automata/llm"
 )
-
-// What a hostile server gives up at, so that code without limits fails a
-// test (with another error than the one it wants) instead of running
-// forever: endlessCap bytes written, or giveUp waited. Code with limits
-// never gets there.
-const (
-	endlessCap = 128 << 20
-	giveUp     = 30 * time.Second
-)
-
-// hostile is a server of the Messages API on loopback that answers every
-// request with serve, which writes what it likes, and counts what it wrote.
-type hostile struct {
-	*httptest.Server
-	requests atomic.Int64
-	written  atomic.Int64  // bytes of the bodies
-	hungUp   chan struct{} // closed when the client hangs up on a request
-	once     sync.Once
-}
-
-// out is where serve writes one answer.
-type out struct {
-	w    http.ResponseWriter
-	rc   *http.ResponseController
-	ctx  context.Context // done when the client hangs up
-	n    *atomic.Int64
-	gone bool // the client hung up
-}
-
-// send writes b and flushes it; false once the client has hung up or the
-// server has written endlessCap bytes.
-func (o *out) send(b []byte) bool {
-	if o.ctx.Err() != nil {
-		o.gone = true
-		return false
-	}
-	if o.n.Load() >= endlessCap {
-		return false
-	}
-	n, err := o.w.Write(b)
-	o.n.Add(int64(n))
-	if err == nil {
-		err = o.rc.Flush()
-	}
-	o.gone = err != nil
-	return !o.gone
-}
-
-// wait waits for the client to hang up, or giveUp.
-func (o *out) wait() {
-	select {
-	case <-o.ctx.Done():
-		o.gone = true
-	case <-time.After(giveUp):
-	}
-}
-
-func newHostile(t *testing.T, status int, noHeaders bool, serve func(o *out)) *hostile {
-	t.Helper()
-	h := &hostile{hungUp: make(chan struct{})}
-	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		h.requests.Add(1)
-		o := &out{w: w, rc: http.NewResponseController(w), ctx: r.Context(), n: &h.written}
-		if !noHeaders {
-			if status == http.StatusOK {
-				w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-			} else {
-				w.Header().Set("Content-Type", "application/json")
-			}
-			w.WriteHeader(status)
-			o.rc.Flush()
-		}
-		serve(o)
-		if o.gone {
-			select {
-			case <-r.Context().Done():
-				h.once.Do(func() { close(h.hungUp) })
-			case <-time.After(giveUp):
-			}
-		}
-	}))
-	t.Cleanup(h.Close)
-	return h
-}
 
 // The events of the Messages API that the hostile servers send.
 const (
@@ -118,65 +30,12 @@ func jsonDelta(s string) string {
 	return "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"" + s + "\"}}\n\n"
 }
 
-// after sends first, then each again and again, until the client hangs up
-// (or endlessCap).
-func after(first string, each func(i int) string) func(o *out) {
-	return func(o *out) {
-		if !o.send([]byte(first)) {
-			return
-		}
-		for i := 0; o.send([]byte(each(i))); i++ {
-		}
-	}
-}
-
-func same(s string) func(int) string { return func(int) string { return s } }
-
-var errHeap = errors.New("the heap grew past the test's bound: the call was cancelled")
-
-// heapBound runs call, reading runtime.MemStats every millisecond or so,
-// and returns the most the heap grew over what it was before. When the
-// heap grows past bound, it cancels call's context with errHeap, so that
-// code without limits fails the test instead of eating the machine.
-func heapBound(bound uint64, call func(ctx context.Context) error) (err error, peak uint64) {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base := ms.HeapAlloc
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	done := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		var ms runtime.MemStats
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
-				runtime.ReadMemStats(&ms)
-				if ms.HeapAlloc > base {
-					peak = max(peak, ms.HeapAlloc-base)
-				}
-				if peak > bound {
-					cancel(errHeap)
-				}
-			}
-		}
-	}()
-	err = call(ctx)
-	close(done)
-	<-sampled
-	return err, peak
-}
-
 // hostileCase is a hostile server and the limit its answer must meet.
 type hostileCase struct {
 	name      string
 	status    int  // 200 unless set
 	noHeaders bool // the server never sends its headers
-	serve     func(o *out)
+	serve     func(o *hostiletest.Out)
 	limits    Config // the limits, on top of patient ones
 	kind      error
 	limit     string
@@ -191,7 +50,7 @@ var patient = Config{MaxResponseBytes: 1 << 20, MaxBodyBytes: 64 << 20,
 
 func (tc hostileCase) run(t *testing.T) {
 	status := cmpOr(tc.status, http.StatusOK)
-	h := newHostile(t, status, tc.noHeaders, tc.serve)
+	h := hostiletest.New(t, status, tc.noHeaders, tc.serve)
 	c := patient
 	c.MaxResponseBytes = cmpOr(tc.limits.MaxResponseBytes, c.MaxResponseBytes)
 	c.MaxBodyBytes = cmpOr(tc.limits.MaxBodyBytes, c.MaxBodyBytes)
@@ -208,13 +67,13 @@ func (tc hostileCase) run(t *testing.T) {
 	// events before, and a few MiB of the runtime's and the server's.
 	bound := uint64(24*c.MaxResponseBytes) + 8<<20
 	var chunks int
-	err, peak := heapBound(bound, func(ctx context.Context) error {
+	err, peak, _ := hostiletest.HeapBound(bound, func(ctx context.Context) error {
 		_, err := m.Complete(ctx, question, func(string) { chunks++ })
 		return err
 	})
 	t.Logf("heap grew by %.1f MiB at most (bound %.1f MiB), server wrote %.1f MiB",
-		float64(peak)/(1<<20), float64(bound)/(1<<20), float64(h.written.Load())/(1<<20))
-	if errors.Is(err, errHeap) {
+		float64(peak)/(1<<20), float64(bound)/(1<<20), float64(h.Written.Load())/(1<<20))
+	if errors.Is(err, hostiletest.ErrHeap) {
 		t.Fatalf("the heap grew by %d bytes, past %d: %v", peak, bound, err)
 	}
 	e := assertError(t, err, tc.kind, "anthropic: "+tc.kind.Error()+" from "+h.URL+"/: "+tc.what)
@@ -228,15 +87,15 @@ func (tc hostileCase) run(t *testing.T) {
 	if tc.chunks < 0 && chunks < 2 || tc.chunks >= 0 && chunks != tc.chunks {
 		t.Errorf("%d chunks of text before the error, want %d (-1: two or more)", chunks, tc.chunks)
 	}
-	if n := h.requests.Load(); n != 1 {
+	if n := h.Requests.Load(); n != 1 {
 		t.Errorf("%d requests, want 1", n)
 	}
-	if h.written.Load() >= endlessCap {
-		t.Errorf("the server wrote all of its %d MiB", endlessCap>>20)
+	if h.Written.Load() >= hostiletest.EndlessCap {
+		t.Errorf("the server wrote all of its %d MiB", hostiletest.EndlessCap>>20)
 	}
 	select { // the client hung up: the server stops generating
-	case <-h.hungUp:
-	case <-time.After(giveUp):
+	case <-h.HungUp:
+	case <-time.After(hostiletest.GiveUp):
 		t.Error("the server did not see the client hang up")
 	}
 }
@@ -256,21 +115,21 @@ func TestEndlessStream(t *testing.T) {
 	tests := []hostileCase{
 		{
 			name:   "text",
-			serve:  after(messageStart+textStart, same(textDelta(word))),
+			serve:  hostiletest.After(messageStart+textStart, hostiletest.Same(textDelta(word))),
 			limits: Config{MaxResponseBytes: 256 << 10},
 			kind:   llm.ErrResponseTooLarge, limit: "MaxResponseBytes", chunks: 261,
 			what: "the text and tool calls passed Config.MaxResponseBytes = 262144 bytes",
 		},
 		{
 			name:   "the input of a tool call",
-			serve:  after(messageStart+toolStart, same(jsonDelta(strings.Repeat("x", 1000)))),
+			serve:  hostiletest.After(messageStart+toolStart, hostiletest.Same(jsonDelta(strings.Repeat("x", 1000)))),
 			limits: Config{MaxResponseBytes: 256 << 10},
 			kind:   llm.ErrResponseTooLarge, limit: "MaxResponseBytes", chunks: 0,
 			what: "the text and tool calls passed Config.MaxResponseBytes = 262144 bytes",
 		},
 		{
 			name: "content blocks with nothing in them",
-			serve: after(messageStart, func(i int) string {
+			serve: hostiletest.After(messageStart, func(i int) string {
 				return fmt.Sprintf("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":%d,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n", i)
 			}),
 			limits: Config{MaxResponseBytes: 256 << 10},
@@ -279,21 +138,21 @@ func TestEndlessStream(t *testing.T) {
 		},
 		{
 			name:   "pings",
-			serve:  after(messageStart, same(ping)),
+			serve:  hostiletest.After(messageStart, hostiletest.Same(ping)),
 			limits: Config{MaxBodyBytes: 4 << 20},
 			kind:   llm.ErrResponseTooLarge, limit: "MaxBodyBytes", chunks: 0,
 			what: "the stream passed Config.MaxBodyBytes = 4194304 bytes",
 		},
 		{
 			name:   "events of a type the API may add",
-			serve:  after(messageStart, same("event: future\ndata: {\"type\":\"future\"}\n\n")),
+			serve:  hostiletest.After(messageStart, hostiletest.Same("event: future\ndata: {\"type\":\"future\"}\n\n")),
 			limits: Config{MaxBodyBytes: 4 << 20},
 			kind:   llm.ErrResponseTooLarge, limit: "MaxBodyBytes", chunks: 0,
 			what: "the stream passed Config.MaxBodyBytes = 4194304 bytes",
 		},
 		{
 			name:   "one event, its data lines without the empty line that ends it",
-			serve:  after(messageStart, same("data: "+strings.Repeat("x", 1000)+"\n")),
+			serve:  hostiletest.After(messageStart, hostiletest.Same("data: "+strings.Repeat("x", 1000)+"\n")),
 			limits: Config{MaxResponseBytes: 256 << 10},
 			kind:   llm.ErrResponseTooLarge, limit: "MaxResponseBytes", chunks: 0,
 			what: "one event of the stream passed 589824 bytes (twice Config.MaxResponseBytes = 262144, plus 64 KiB)",
@@ -301,7 +160,7 @@ func TestEndlessStream(t *testing.T) {
 		{
 			name:   "an error body without end (HTTP 400)",
 			status: http.StatusBadRequest,
-			serve:  after(`{"type":"error","error":{"type":"invalid_request_error","message":"`, same(strings.Repeat("x", 1000))),
+			serve:  hostiletest.After(`{"type":"error","error":{"type":"invalid_request_error","message":"`, hostiletest.Same(strings.Repeat("x", 1000))),
 			limits: Config{MaxResponseBytes: 256 << 10},
 			kind:   llm.ErrResponseTooLarge, limit: "MaxResponseBytes", chunks: 0,
 			what: "the error body passed Config.MaxResponseBytes = 262144 bytes",
@@ -319,17 +178,17 @@ func TestSlowDrip(t *testing.T) {
 	// The drip comes a thirtieth of idle apart: a loaded machine would have
 	// to stall a server 30 times as long to make the call stall.
 	const idle = 3 * time.Second
-	drip := func(first, each string) func(o *out) {
-		return func(o *out) {
-			if !o.send([]byte(first)) {
+	drip := func(first, each string) func(o *hostiletest.Out) {
+		return func(o *hostiletest.Out) {
+			if !o.Send([]byte(first)) {
 				return
 			}
-			stop := time.After(giveUp)
-			for o.send([]byte(each)) {
+			stop := time.After(hostiletest.GiveUp)
+			for o.Send([]byte(each)) {
 				select {
 				case <-time.After(idle / 30):
-				case <-o.ctx.Done():
-					o.gone = true
+				case <-o.Ctx.Done():
+					o.Gone = true
 					return
 				case <-stop:
 					return
@@ -352,12 +211,12 @@ func TestSlowDrip(t *testing.T) {
 // middle of the stream, ends the call with llm.ErrStreamStalled, which the
 // SDK does not retry.
 func TestStalledStream(t *testing.T) {
-	stall := func(first string) func(o *out) {
-		return func(o *out) {
+	stall := func(first string) func(o *hostiletest.Out) {
+		return func(o *hostiletest.Out) {
 			if first != "" {
-				o.send([]byte(first))
+				o.Send([]byte(first))
 			}
-			o.wait()
+			o.Wait()
 		}
 	}
 	limits := Config{MaxFirstByteWait: 300 * time.Millisecond, MaxIdle: 200 * time.Millisecond}

@@ -4,110 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/httptest"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/moora-go/moora/automata/llm/internal/hostiletest"
 
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/llm/internal/provider"
 )
 
-// What a hostile server gives up at, so that code without limits fails a
-// test (with another error than the one it wants) instead of running
-// forever: endlessCap bytes written, or giveUp waited. Code with limits
-// never gets there.
-const (
-	endlessCap = 128 << 20
-	giveUp     = 30 * time.Second
-)
-
-// hostile is a model server on loopback that answers every request with
-// serve, which writes what it likes in the streaming format of the other
-// tests' server, and counts what it wrote.
-type hostile struct {
-	*httptest.Server
-	requests atomic.Int64
-	written  atomic.Int64  // bytes of the bodies
-	hungUp   chan struct{} // closed when the client hangs up on a request
-	once     sync.Once
-}
-
-// out is where serve writes one answer.
-type out struct {
-	w    http.ResponseWriter
-	rc   *http.ResponseController
-	ctx  context.Context // done when the client hangs up
-	n    *atomic.Int64
-	gone bool // the client hung up
-}
-
-// send writes b and flushes it; false once the client has hung up or the
-// server has written endlessCap bytes.
-func (o *out) send(b []byte) bool {
-	if o.ctx.Err() != nil {
-		o.gone = true
-		return false
-	}
-	if o.n.Load() >= endlessCap {
-		return false
-	}
-	n, err := o.w.Write(b)
-	o.n.Add(int64(n))
-	if err == nil {
-		err = o.rc.Flush()
-	}
-	o.gone = err != nil
-	return !o.gone
-}
-
-// wait waits for the client to hang up, or giveUp.
-func (o *out) wait() {
-	select {
-	case <-o.ctx.Done():
-		o.gone = true
-	case <-time.After(giveUp):
-	}
-}
-
-// newHostile starts a server whose answers have the status, and headers
-// sent at once unless noHeaders.
-func newHostile(t *testing.T, status int, noHeaders bool, serve func(o *out)) *hostile {
-	t.Helper()
-	h := &hostile{hungUp: make(chan struct{})}
-	h.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.Copy(io.Discard, r.Body)
-		h.requests.Add(1)
-		o := &out{w: w, rc: http.NewResponseController(w), ctx: r.Context(), n: &h.written}
-		if !noHeaders {
-			if status == http.StatusOK {
-				w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-			} else {
-				w.Header().Set("Content-Type", "application/json")
-			}
-			w.WriteHeader(status)
-			o.rc.Flush()
-		}
-		serve(o)
-		if o.gone { // the server sees the connection closed (a write may fail first)
-			select {
-			case <-r.Context().Done():
-				h.once.Do(func() { close(h.hungUp) })
-			case <-time.After(giveUp):
-			}
-		}
-	}))
-	t.Cleanup(h.Close)
-	return h
-}
-
 // model returns the provider pointed at h, with c's limits.
-func (h *hostile) model(t *testing.T, c Config) *Model {
+func hostileModel(t *testing.T, h *hostiletest.Server, c Config) *Model {
 	t.Helper()
 	c.APIKey, c.BaseURL, c.Model = "sk-test", h.URL+"/v1", "gpt-test"
 	m, err := New(c)
@@ -124,59 +33,13 @@ func event(delta string) string {
 }
 
 // forever sends b again and again, until the client hangs up (or
-// endlessCap).
-func forever(b string) func(o *out) {
-	return func(o *out) {
+// hostiletest.EndlessCap).
+func forever(b string) func(o *hostiletest.Out) {
+	return func(o *hostiletest.Out) {
 		p := []byte(b)
-		for o.send(p) {
+		for o.Send(p) {
 		}
 	}
-}
-
-var errHeap = errors.New("the heap grew past the test's bound: the call was cancelled")
-
-// heapBound runs call, reading runtime.MemStats every millisecond or so,
-// and returns the most the heap (HeapAlloc) grew over what it was before,
-// and how many bytes were allocated meanwhile (TotalAlloc), by every
-// goroutine, the test server's included. When the heap grows past bound,
-// it cancels call's context with errHeap, so that code without limits,
-// whose heap grows with what the server sends, fails the test instead of
-// eating the machine.
-func heapBound(bound uint64, call func(ctx context.Context) error) (err error, peak, alloc uint64) {
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	base, baseTotal := ms.HeapAlloc, ms.TotalAlloc
-	ctx, cancel := context.WithCancelCause(context.Background())
-	defer cancel(nil)
-	sample := func(ms *runtime.MemStats) {
-		runtime.ReadMemStats(ms)
-		if ms.HeapAlloc > base {
-			peak = max(peak, ms.HeapAlloc-base)
-		}
-		if peak > bound {
-			cancel(errHeap)
-		}
-	}
-	done := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		var ms runtime.MemStats
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(time.Millisecond):
-				sample(&ms)
-			}
-		}
-	}()
-	err = call(ctx)
-	close(done)
-	<-sampled
-	sample(&ms)
-	return err, peak, ms.TotalAlloc - baseTotal
 }
 
 // hostileCase is a hostile server and the limit its answer must meet.
@@ -184,7 +47,7 @@ type hostileCase struct {
 	name      string
 	status    int  // 200 unless set
 	noHeaders bool // the server never sends its headers
-	serve     func(o *out)
+	serve     func(o *hostiletest.Out)
 	limits    Config // the limits, on top of patient ones
 	kind      error  // the llm.Error's kind
 	limit     string // the LimitError's
@@ -207,7 +70,7 @@ func (tc hostileCase) run(t *testing.T) {
 	if status == 0 {
 		status = http.StatusOK
 	}
-	h := newHostile(t, status, tc.noHeaders, tc.serve)
+	h := hostiletest.New(t, status, tc.noHeaders, tc.serve)
 	c := patient
 	if tc.limits.MaxResponseBytes != 0 {
 		c.MaxResponseBytes = tc.limits.MaxResponseBytes
@@ -224,7 +87,7 @@ func (tc hostileCase) run(t *testing.T) {
 	if tc.limits.MaxIdle != 0 {
 		c.MaxIdle = tc.limits.MaxIdle
 	}
-	m := h.model(t, c)
+	m := hostileModel(t, h, c)
 
 	// The heap may hold what the call keeps (twice: the text streamed and
 	// the SDK's accumulation) and one event of the stream in the SDK's
@@ -236,13 +99,13 @@ func (tc hostileCase) run(t *testing.T) {
 	// 50 MiB for the large answers.
 	bound := uint64(24*c.MaxResponseBytes) + 8<<20
 	var chunks int
-	err, peak, alloc := heapBound(bound, func(ctx context.Context) error {
+	err, peak, alloc := hostiletest.HeapBound(bound, func(ctx context.Context) error {
 		_, err := m.Complete(ctx, question, func(string) { chunks++ })
 		return err
 	})
 	t.Logf("heap grew by %.1f MiB at most (bound %.1f MiB), %.1f MiB allocated, server wrote %.1f MiB",
-		mib(peak), mib(bound), mib(alloc), mib(uint64(h.written.Load())))
-	if errors.Is(err, errHeap) {
+		mib(peak), mib(bound), mib(alloc), mib(uint64(h.Written.Load())))
+	if errors.Is(err, hostiletest.ErrHeap) {
 		t.Fatalf("the heap grew by %.1f MiB, past %.1f MiB: %v", mib(peak), mib(bound), err)
 	}
 	e := assertError(t, err, tc.kind, "openai: "+tc.kind.Error()+" from "+h.URL+"/v1/: "+tc.what)
@@ -262,15 +125,15 @@ func (tc hostileCase) run(t *testing.T) {
 		t.Errorf("%d chunks of text before the error, want %d", chunks, tc.chunks)
 	}
 	want := max(tc.requests, 1)
-	if n := h.requests.Load(); n != want {
+	if n := h.Requests.Load(); n != want {
 		t.Errorf("%d requests, want %d", n, want)
 	}
-	if h.written.Load() >= endlessCap {
-		t.Errorf("the server wrote all of its %d MiB", endlessCap>>20)
+	if h.Written.Load() >= hostiletest.EndlessCap {
+		t.Errorf("the server wrote all of its %d MiB", hostiletest.EndlessCap>>20)
 	}
 	select { // the client hung up: the server stops generating
-	case <-h.hungUp:
-	case <-time.After(giveUp):
+	case <-h.HungUp:
+	case <-time.After(hostiletest.GiveUp):
 		t.Error("the server did not see the client hang up")
 	}
 }
@@ -291,8 +154,8 @@ func TestEndlessStream(t *testing.T) {
 		},
 		{
 			name: "the arguments of a tool call",
-			serve: func(o *out) {
-				o.send([]byte(event(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"word-count","arguments":""}}]}`)))
+			serve: func(o *hostiletest.Out) {
+				o.Send([]byte(event(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"word-count","arguments":""}}]}`)))
 				forever(event(`{"tool_calls":[{"index":0,"function":{"arguments":"` + strings.Repeat("x", 1000) + `"}}]}`))(o)
 			},
 			limits: Config{MaxResponseBytes: 256 << 10},
@@ -301,9 +164,9 @@ func TestEndlessStream(t *testing.T) {
 		},
 		{
 			name: "tool calls, a hundred more in each chunk, with nothing in them",
-			serve: func(o *out) {
+			serve: func(o *hostiletest.Out) {
 				for i := 0; ; i += 100 {
-					if !o.send([]byte(event(fmt.Sprintf(`{"tool_calls":[{"index":%d}]}`, i+99)))) {
+					if !o.Send([]byte(event(fmt.Sprintf(`{"tool_calls":[{"index":%d}]}`, i+99)))) {
 						return
 					}
 				}
@@ -335,8 +198,8 @@ func TestEndlessStream(t *testing.T) {
 		},
 		{
 			name: "one line without end",
-			serve: func(o *out) {
-				o.send([]byte("data: "))
+			serve: func(o *hostiletest.Out) {
+				o.Send([]byte("data: "))
 				forever(strings.Repeat("x", 1000))(o)
 			},
 			limits: Config{MaxResponseBytes: 256 << 10},
@@ -355,30 +218,30 @@ func TestLargeAnswer(t *testing.T) {
 	const size, piece = 50 << 20, 1 << 20
 	text := event(`{"content":"` + strings.Repeat("x", piece) + `"}`)
 	args := event(`{"tool_calls":[{"index":0,"function":{"arguments":"` + strings.Repeat("x", piece) + `"}}]}`)
-	inPieces := func(first, each string) func(o *out) {
-		return func(o *out) {
-			if first != "" && !o.send([]byte(first)) {
+	inPieces := func(first, each string) func(o *hostiletest.Out) {
+		return func(o *hostiletest.Out) {
+			if first != "" && !o.Send([]byte(first)) {
 				return
 			}
 			p := []byte(each)
 			for range size / piece {
-				if !o.send(p) {
+				if !o.Send(p) {
 					return
 				}
 			}
-			o.send([]byte(event(`{},"finish_reason":"stop"`) + "data: [DONE]\n\n"))
+			o.Send([]byte(event(`{},"finish_reason":"stop"`) + "data: [DONE]\n\n"))
 		}
 	}
-	whole := func(prefix string) func(o *out) {
-		return func(o *out) {
-			o.send([]byte(prefix))
+	whole := func(prefix string) func(o *hostiletest.Out) {
+		return func(o *hostiletest.Out) {
+			o.Send([]byte(prefix))
 			p := []byte(strings.Repeat("x", piece))
 			for range size / piece {
-				if !o.send(p) {
+				if !o.Send(p) {
 					return
 				}
 			}
-			o.send([]byte(`"}`))
+			o.Send([]byte(`"}`))
 		}
 	}
 	limits := Config{MaxResponseBytes: 5 << 19} // 2.5 MiB: two pieces, not three
@@ -422,15 +285,15 @@ func TestSlowDrip(t *testing.T) {
 	// The drip comes a thirtieth of idle apart: a loaded machine would have
 	// to stall a server 30 times as long to make the call stall.
 	const idle = 3 * time.Second
-	drip := func(b string) func(o *out) {
-		return func(o *out) {
+	drip := func(b string) func(o *hostiletest.Out) {
+		return func(o *hostiletest.Out) {
 			p := []byte(b)
-			stop := time.After(giveUp)
-			for o.send(p) {
+			stop := time.After(hostiletest.GiveUp)
+			for o.Send(p) {
 				select {
 				case <-time.After(idle / 30): // well within idle, even on a slow machine
-				case <-o.ctx.Done():
-					o.gone = true
+				case <-o.Ctx.Done():
+					o.Gone = true
 					return
 				case <-stop:
 					return
@@ -460,12 +323,12 @@ func TestSlowDrip(t *testing.T) {
 // middle of the stream, ends the call with llm.ErrStreamStalled, which the
 // SDK does not retry.
 func TestStalledStream(t *testing.T) {
-	stall := func(first string) func(o *out) {
-		return func(o *out) {
+	stall := func(first string) func(o *hostiletest.Out) {
+		return func(o *hostiletest.Out) {
 			if first != "" {
-				o.send([]byte(first))
+				o.Send([]byte(first))
 			}
-			o.wait()
+			o.Wait()
 		}
 	}
 	limits := Config{MaxFirstByteWait: 300 * time.Millisecond, MaxIdle: 200 * time.Millisecond}

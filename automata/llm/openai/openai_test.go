@@ -20,6 +20,7 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/llm"
+	"github.com/moora-go/moora/automata/llm/internal/hostiletest"
 )
 
 // reply is one answer of a test server: a stream of server-sent events when
@@ -609,7 +610,7 @@ func TestCancelMidStream(t *testing.T) {
 // reaches the state (or a durable machine's journal).
 func TestFailingJobIsAnEffectFailedEvent(t *testing.T) {
 	refusing := newServer(t, reply{status: 401, body: `{"error":{"message":"Incorrect API key provided: sk-test.","type":"invalid_request_error","code":"invalid_api_key"}}`})
-	endless := newHostile(t, http.StatusOK, false, forever(event(`{"content":"word "}`)))
+	endless := hostiletest.New(t, http.StatusOK, false, forever(event(`{"content":"word "}`)))
 	tests := []struct {
 		name   string
 		model  *Model
@@ -617,7 +618,7 @@ func TestFailingJobIsAnEffectFailedEvent(t *testing.T) {
 		header func() http.Header // of the request the server received
 	}{
 		{"unauthorized", refusing.model(t), llm.ErrUnauthorized, func() http.Header { return refusing.received()[0].header }},
-		{"past a limit", endless.model(t, Config{MaxResponseBytes: 1 << 10}), llm.ErrResponseTooLarge, nil},
+		{"past a limit", hostileModel(t, endless, Config{MaxResponseBytes: 1 << 10}), llm.ErrResponseTooLarge, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
