@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/moora-go/moora/automata/llm"
+	"github.com/moora-go/moora/automata/llm/internal/hostiletest"
 	"github.com/moora-go/moora/automata/llm/internal/provider"
 )
 
@@ -44,7 +45,7 @@ func FuzzResponse(f *testing.F) {
 	f.Add(uint8(5), "2", uint16(0), []byte(`not json`))
 	f.Fuzz(func(t *testing.T, sel uint8, retryAfter string, limit uint16, body []byte) {
 		status := fuzzStatuses[int(sel)%len(fuzzStatuses)]
-		client := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		client := &http.Client{Transport: hostiletest.RoundTrip(func(r *http.Request) (*http.Response, error) {
 			h := http.Header{}
 			if status == 200 {
 				h.Set("Content-Type", "text/event-stream")

@@ -110,6 +110,25 @@
 // errors.As reaches the SDK's *openai.Error, with the whole response, through
 // the *llm.Error, and the *LimitError of a limit.
 //
+// # Speed
+//
+// BenchmarkStreamOverhead reads a stream of 1000 chunks of one token each
+// from memory, once raw (no parsing at all) and once through Complete, in
+// the same run; the three providers' benchmarks run together:
+//
+//	go test -run '^$' -bench StreamOverhead -benchmem ./automata/llm/openai ./automata/llm/anthropic ./automata/llm/gemini
+//
+//	openai     BenchmarkStreamOverhead-2   44  26252224 ns/op  26238 provider-ns/token  2071 ratio  12.67 raw-ns/token  6803719 B/op   50485 allocs/op
+//	anthropic  BenchmarkStreamOverhead-2  122   9192893 ns/op   9178 provider-ns/token   654 ratio  14.03 raw-ns/token  2690638 B/op   24445 allocs/op
+//	gemini     BenchmarkStreamOverhead-2   60  21895799 ns/op  21879 provider-ns/token  1421 ratio  15.40 raw-ns/token  5547466 B/op  105501 allocs/op
+//
+// (2 cores of an AMD EPYC, a machine doing other work): some 26 µs and 50
+// allocations a token for this provider, about 2,000 times reading the
+// bytes (a memory copy), most of it the SDK decoding each chunk; against a
+// model that writes some 100 tokens a second, a few thousandths of the
+// time of a call. Of the three in one run, Anthropic's costs 0.35 and
+// Gemini's 0.83 of this one's per token.
+//
 // # What it is not
 //
 // Not the whole SDK: one chat completion with one choice, function tools

@@ -16,15 +16,9 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/moora-go/moora/automata/llm"
+	"github.com/moora-go/moora/automata/llm/internal/hostiletest"
 	"github.com/moora-go/moora/automata/llm/internal/provider"
 )
-
-// roundTrip answers every request with one response, in memory: the fuzz
-// test exercises the SDK and this package on the bytes a server sends,
-// without the cost of a socket per input.
-type roundTrip func(*http.Request) (*http.Response, error)
-
-func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 var fuzzStatuses = []int{200, 400, 401, 404, 429, 500}
 
@@ -60,7 +54,7 @@ func FuzzResponse(f *testing.F) {
 	f.Add(uint8(5), "2", uint16(0), []byte(``))
 	f.Fuzz(func(t *testing.T, sel uint8, retryAfter string, limit uint16, body []byte) {
 		status := fuzzStatuses[int(sel)%len(fuzzStatuses)]
-		client := &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		client := &http.Client{Transport: hostiletest.RoundTrip(func(r *http.Request) (*http.Response, error) {
 			h := http.Header{}
 			if status == 200 {
 				h.Set("Content-Type", "text/event-stream")

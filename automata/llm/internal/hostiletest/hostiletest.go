@@ -5,6 +5,7 @@
 package hostiletest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -15,6 +16,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/moora-go/moora/automata/llm"
 )
 
 // What a hostile server gives up at, so that code without limits fails a
@@ -166,4 +169,70 @@ func HeapBound(bound uint64, call func(ctx context.Context) error) (err error, p
 	<-sampled
 	sample(&ms)
 	return err, peak, ms.TotalAlloc - baseTotal
+}
+
+// RoundTrip is an http.RoundTripper of a function: a server in memory.
+type RoundTrip func(*http.Request) (*http.Response, error)
+
+func (f RoundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// StreamOverhead is the benchmark of a provider's cost per streamed token
+// against reading the same bytes of server-sent events with no parsing at
+// all, in one run: each iteration reads stream (a whole reply of tokens
+// tokens, text totalling text bytes) once raw (io.Copy to io.Discard of
+// the response body) and once through the model newModel makes over the
+// client given (its SDK builds and sends the request, decodes each event,
+// the provider puts the reply together and hands each token to onChunk),
+// both from an http.RoundTripper that answers from memory, so that no
+// network is measured. It reports ns/token of each and their ratio,
+// provider/raw.
+func StreamOverhead(b *testing.B, stream []byte, tokens, text int, newModel func(client *http.Client) (llm.Model, error), req llm.Request) {
+	answer := func(r *http.Request) *http.Response {
+		if r.Body != nil {
+			io.Copy(io.Discard, r.Body)
+		}
+		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/event-stream"}},
+			Body: io.NopCloser(bytes.NewReader(stream)), Request: r}
+	}
+	client := &http.Client{Transport: RoundTrip(func(r *http.Request) (*http.Response, error) { return answer(r), nil })}
+	m, err := newModel(client)
+	if err != nil {
+		b.Fatal(err)
+	}
+	raw, err := http.NewRequest(http.MethodPost, "http://model.test/", nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rawTime, providerTime time.Duration
+	chunks := 0
+	b.ReportAllocs()
+	b.SetBytes(int64(len(stream)))
+	for b.Loop() {
+		start := time.Now()
+		res, err := client.Do(raw)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.Copy(io.Discard, res.Body); err != nil {
+			b.Fatal(err)
+		}
+		res.Body.Close()
+		mid := time.Now()
+		resp, err := m.Complete(context.Background(), req, func(string) { chunks++ })
+		if err != nil {
+			b.Fatal(err)
+		}
+		providerTime += time.Since(mid)
+		rawTime += mid.Sub(start)
+		if len(resp.Text) != text {
+			b.Fatalf("text of %d bytes, want %d", len(resp.Text), text)
+		}
+	}
+	n := float64(b.N * tokens)
+	b.ReportMetric(float64(rawTime.Nanoseconds())/n, "raw-ns/token")
+	b.ReportMetric(float64(providerTime.Nanoseconds())/n, "provider-ns/token")
+	b.ReportMetric(float64(providerTime)/float64(rawTime), "ratio")
+	if chunks != b.N*tokens {
+		b.Fatalf("%d chunks, want %d", chunks, b.N*tokens)
+	}
 }
