@@ -7,7 +7,7 @@
  */
 
 /** The version of the spec these types are of. */
-export const specVersion = 2;
+export const specVersion = 3;
 
 /** The actors, in the order of the spec. */
 export const actors = ["user", "agent", "toolkit"] as const;
@@ -295,6 +295,48 @@ export interface ToolSettings {
   retryLimit: number;
 }
 
+/**
+ * Tokens of calls of the model (the LLM planner's) and what they cost: of one
+ * plan's calls (agent-plan's), or the totals of the agent (its usage).
+ */
+export interface Usage {
+  /**
+   * How many calls.
+   *
+   * An integer.
+   */
+  calls?: number;
+  /**
+   * The prompts' tokens, the cached ones included.
+   *
+   * An integer.
+   */
+  inputTokens: number;
+  /**
+   * The replies' tokens.
+   *
+   * An integer.
+   */
+  outputTokens: number;
+  /**
+   * The input tokens the provider read from its prompt cache.
+   *
+   * An integer.
+   */
+  cacheReadInputTokens?: number;
+  /**
+   * The input tokens the provider wrote to its prompt cache.
+   *
+   * An integer.
+   */
+  cacheCreationInputTokens?: number;
+  /**
+   * In US dollars, as the plan's job priced it from Work.Prices; 0 for a model
+   * without a price.
+   */
+  cost?: number;
+}
+
 /** What user observes of user. */
 export interface UserObUser {
   requests: TaskRequest[];
@@ -327,6 +369,8 @@ export interface UserObAgent {
   error: string;
   alerts: Alert[];
   runs: RunRecord[];
+  /** The totals of the calls of the model the agent's plans made. */
+  usage: Usage;
 }
 
 /** What user observes of toolkit. */
@@ -396,6 +440,8 @@ export interface AgentObAgent {
    * An integer.
    */
   agentUpdatedAt: number;
+  /** The totals of the calls of the model the agent's plans made. */
+  usage: Usage;
 }
 
 /** What agent observes of toolkit. */
@@ -455,6 +501,8 @@ export interface ContextOfUser {
   runs: RunRecord[];
   /** The run's task tree: the root (the goal) first. */
   tasks: TaskNode[];
+  /** The totals of the calls of the model the agent's plans made. */
+  usage: Usage;
   /**
    * The timestamp of the newest input of the user applied.
    *
@@ -519,6 +567,8 @@ export interface StateOfAgent {
   tasks: TaskNode[];
   /** The run's transitions. */
   transitions: PhaseChange[];
+  /** The totals of the calls of the model the agent's plans made. */
+  usage: Usage;
 }
 
 /** What agent observes: its context. */
@@ -580,6 +630,8 @@ export interface ContextOfAgent {
   tasks: TaskNode[];
   /** The run's transitions. */
   transitions: PhaseChange[];
+  /** The totals of the calls of the model the agent's plans made. */
+  usage: Usage;
 }
 
 /** The state of toolkit: what the actors observe of it. */
@@ -671,6 +723,8 @@ export interface AgentState {
   toolkitUpdatedAt: number;
   /** The run's transitions. */
   transitions: PhaseChange[];
+  /** The totals of the calls of the model the agent's plans made. */
+  usage: Usage;
   /**
    * The timestamp of the newest input of the user applied.
    *
@@ -809,6 +863,11 @@ export interface AgentPlan {
   step?: PlanStep;
   answer?: string;
   abort?: string;
+  /**
+   * The calls of the model that made this plan (absent when the planner called
+   * none): added to the agent's usage, whatever the plan.
+   */
+  usage?: Usage;
 }
 
 /**

@@ -338,7 +338,7 @@ func newWork(cfg config, telemetry otelenv.Providers) (Work, error) {
 		return Work{}, err
 	}
 	if model != nil {
-		work.Planner = LLMPlanner{Model: llm.Traced(model, telemetry.Tracer, telemetry.Meter)}
+		work.Planner = LLMPlanner{Model: Metered(llm.Traced(model, telemetry.Tracer, telemetry.Meter), work.Prices)}
 	}
 	return work, nil
 }

@@ -18,7 +18,7 @@ import (
 // command under version 1 of the spec (before task trees of any depth,
 // recovery and the configuration), with `react -terminal`: run-1 and run-2
 // finished, run-3 ended in error by maxFailures; each agent has a snapshot.
-// Under version 2, with the built-in configuration (which lets a run
+// Under the current version (3), with the built-in configuration (which lets a run
 // recover twice), each opens with its run as it ended: the snapshot brought
 // up by impl/migrations, the error of run-3 over (a run of version 1 did
 // not recover), and none given the configuration, as none is in progress.
@@ -57,7 +57,7 @@ func TestVersion1JournalsOpen(t *testing.T) {
 		if r.Outcome != w.outcome || !strings.Contains(r.Answer+r.Error, w.text) {
 			t.Errorf("%s: run %+v", id, r)
 		}
-		if transitions.Recovering(s.Phase, s.RunID, s.Runs) || !Idle(s) || s.Config.Digest != "" || m.Version() != 2 {
+		if transitions.Recovering(s.Phase, s.RunID, s.Runs) || !Idle(s) || s.Config.Digest != "" || m.Version() != decl.SpecVersion {
 			t.Errorf("%s: phase %s, idle %v, configuration %q, version %d", id, s.Phase, Idle(s), s.Config.Digest, m.Version())
 		}
 		// Replay from the journal, past the snapshot, comes to the same.

@@ -35,6 +35,12 @@ type Work struct {
 	TimeoutMs, RetryLimit int64
 	// Now is the watchdog's clock; nil is time.Now.
 	Now func() time.Time
+	// Prices is the price table of the planner's model (llm.Prices, in US
+	// dollars per million tokens, by the name the model gives itself),
+	// with which newWork's Metered prices each call; nil: every call costs
+	// 0. The plan jobs hand each plan's tokens and cost in with it
+	// (agent-plan's usage), and the state's usage is the totals.
+	Prices llm.Prices
 	// Telemetry, when its providers are set, traces and measures each
 	// run's agent (automata.WithTelemetry, with the agent's id on its
 	// spans: see openRuns) and the registry of the runs; the toolkit and
@@ -91,10 +97,10 @@ func (w Work) agentJobs(c decl.ContextOfAgent) jobs {
 		return j
 	case decl.PhasePlan:
 		// Keyed by the tree too: a plan of subtasks alone plans again.
-		j[fmt.Sprintf("plan-%s-%d-%d", c.RunID, len(c.Transitions), len(c.Tasks))] = w.plan(c)
+		j[fmt.Sprintf("plan-%s-%d-%d", c.RunID, len(c.Transitions), len(c.Tasks))] = metering(w.plan(c))
 	case decl.PhaseWaiting:
 		if n, reply, ok := newReply(c); ok {
-			j[fmt.Sprintf("replan-%s-%d", c.RunID, n)] = w.replan(c, reply)
+			j[fmt.Sprintf("replan-%s-%d", c.RunID, n)] = metering(w.replan(c, reply))
 		}
 	case decl.PhaseAct:
 		call := c.Calls[len(c.Calls)-1]

@@ -1,12 +1,14 @@
 package reflexor
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/internal/browsertest"
 )
 
@@ -91,5 +93,33 @@ func TestBrowserConversationUnderAPrefix(t *testing.T) {
 	s := h.agent.Machine().Current()
 	if len(s.UserMessages) != 2 || len(s.ToolResults) != 1 {
 		t.Errorf("the agent holds %d user messages and %d tool results, want 2 and 1", len(s.UserMessages), len(s.ToolResults))
+	}
+}
+
+// TestBrowserShowsUsageAndBudget: the page shows the conversation's usage,
+// tokens and dollars, under the input box, and, once the budget is
+// reached, that the brain has stopped for it; the message after it gets no
+// reply.
+func TestBrowserShowsUsageAndBudget(t *testing.T) {
+	h := startHostOf(t, Config{Model: testBrain(0), Prices: llm.Prices{"scripted": {Input: 3, Output: 15}}, Budget: llm.Budget{Tokens: 20}})
+	ctx := browsertest.New(t, 900, 700)
+	browsertest.Do(t, ctx, "opening the support page",
+		chromedp.Navigate(h.url+"/support/?token="+h.token),
+		chromedp.WaitVisible(chromedp.CSS(".status.connected")),
+		chromedp.SendKeys(chromedp.ID("message"), "hello from the support page"),
+		chromedp.Click(chromedp.ID("send")),
+	)
+	browsertest.WaitText(t, ctx, ".msg.brain:not(.streaming)", "You said: hello from the support page.")
+	browsertest.WaitText(t, ctx, "#usage.exhausted", "budget exhausted (20 tokens)")
+	u := h.agent.Machine().Current().Usage
+	browsertest.WaitText(t, ctx, "#usage", fmt.Sprintf("%d tokens (%d in, %d out) · $%.4f", u.InputTokens+u.OutputTokens, u.InputTokens, u.OutputTokens, *u.Cost))
+	browsertest.Do(t, ctx, "sending another message",
+		chromedp.SendKeys(chromedp.ID("message"), "are you there?"),
+		chromedp.Click(chromedp.ID("send")),
+	)
+	browsertest.WaitText(t, ctx, ".msg.user", "are you there?")
+	browsertest.Screenshot(t, ctx, "REFLEXOR_ARTIFACTS", "budget-exhausted")
+	if s := h.agent.Machine().Current(); len(s.AssistantMessages) != 1 {
+		t.Errorf("past the budget the brain wrote %d replies; want 1", len(s.AssistantMessages))
 	}
 }

@@ -135,7 +135,12 @@ func turns(s decl.AgentState, from int) []httpbridge.ChatReply {
 		}
 		out[i].Parts = parts
 		out[i].Done = ts[i].pending == 0 && s.CalledBrainAt >= ts[i].newest
-		if out[i].Done && last != nil && last.Error != nil {
+		switch stop := s.BudgetExhausted.Timestamp; {
+		case !out[i].Done:
+		case stop > 0 && stop >= users[i].Timestamp && (i+1 == len(users) || stop < users[i+1].Timestamp) && (last == nil || last.Timestamp < stop):
+			// The brain stopped for the budget instead of answering.
+			out[i].Error = "no reply: the conversation's budget is exhausted"
+		case last != nil && last.Error != nil:
 			out[i].Error = *last.Error // the brain's last answer failed
 		}
 	}

@@ -75,7 +75,8 @@
 //
 // Config.Model and Config.Store are required; every other field has its
 // default: System DefaultSystem, Tools none, CompressAfter
-// DefaultCompressAfter (negative: never), Token none, Now time.Now. The
+// DefaultCompressAfter (negative: never), Token none, Now time.Now, Prices
+// none (every call costs 0), Budget no limit. The
 // brain is told of the toolkit's tools (toolkit.Kit.LLMTools), beside its
 // own compress_history and load_tool_call; each call it makes is a job of
 // the agent that runs it with toolkit.Kit.Run, under the job's key as its
@@ -102,6 +103,28 @@
 // the failed reply). A call that the agent's Close cuts short is not a
 // failure: the reply is asked for again when the conversation is opened
 // again.
+//
+// # Usage and budget
+//
+// Every call of the model hands in its tokens (input, output, read from and
+// written to the prompt cache) and their cost with brain-record-usage, before
+// the inputs of its answer: the job prices the call from Config.Prices (an
+// llm.Prices table, by the name the model gives itself), so that the journal
+// keeps what each call cost when it was made and the state stays a pure
+// function of its inputs. The state's usage is the conversation's totals,
+// which the user sees (the page shows a line of tokens and dollars under the
+// input box). Config.Budget (llm.Budget: tokens, dollars, or both) bounds
+// them: before each ask, the brain's job-deriving function checks the
+// totals, and once they have reached the budget it asks no more; it stops
+// instead (brain-stop-for-budget), and the state's budgetExhausted, in the
+// user's view, has the limits it stopped at, which the page shows. So the
+// call that crosses the budget is made (the totals were under it) and
+// counted, and none after it; the user's next messages are answered by
+// nothing, and a restart keeps it so. A Budget raised when the agent is made
+// again lets the next message be answered, and the call clears
+// budgetExhausted. (An ask may make a second call, to compress the history
+// or after loading old tool calls back; a reply a crash cut short is asked
+// for again even past the budget, since its ask was allowed.)
 //
 // # Many people
 //

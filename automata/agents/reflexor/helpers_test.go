@@ -145,7 +145,8 @@ func startHost(t testing.TB, delay time.Duration) *host {
 	return startHostOf(t, Config{Model: testBrain(delay)})
 }
 
-// startHostOf starts a host whose Reflexor is cfg's Model and Logger, with
+// startHostOf starts a host whose Reflexor is cfg's Model, Logger, Prices
+// and Budget, with
 // the test kit, its journal in a new directory.
 func startHostOf(t testing.TB, cfg Config) *host {
 	t.Helper()
@@ -160,6 +161,8 @@ func startHostOf(t testing.TB, cfg Config) *host {
 		Tools:  testKit(t),
 		Model:  cfg.Model,
 		Logger: cfg.Logger,
+		Prices: cfg.Prices,
+		Budget: cfg.Budget,
 		Store:  store,
 		Token:  h.token,
 		Options: []automata.Option[decl.AgentState, decl.AgentInput]{

@@ -30,7 +30,8 @@ func mcpFront() httpbridge.Front[decl.AgentState, decl.AgentInput, decl.ContextO
 // replied says whether the view holds the brain's reply to the user's
 // message in: every tool call of the turn it began has its result, and a
 // message of the brain that answers the turn's newest signal (the message,
-// or a result) is written, or failed.
+// or a result) is written, or failed; or the brain stopped for the budget
+// after the message, and no reply comes.
 func replied(in decl.AgentInput, v decl.ContextOfUser) bool {
 	sent, ok := in.(decl.UserSendMessage)
 	if !ok {
@@ -41,6 +42,9 @@ func replied(in decl.AgentInput, v decl.ContextOfUser) bool {
 		return false
 	}
 	from, to := v.UserMessages[i].Timestamp, int64(1<<62)
+	if v.BudgetExhausted.Timestamp >= from {
+		return true // the brain stopped for the budget: no reply comes
+	}
 	if i+1 < len(v.UserMessages) {
 		to = v.UserMessages[i+1].Timestamp
 	}

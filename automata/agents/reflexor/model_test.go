@@ -534,7 +534,7 @@ func TestLoadToolCallBringsDetailsBack(t *testing.T) {
 	for _, in := range inputs {
 		types = append(types, in.InputType())
 	}
-	if got := strings.Join(types, " "); got != "brain-load-tool-call brain-send-message-start brain-send-message-complete" {
+	if got := strings.Join(types, " "); got != "brain-record-usage brain-load-tool-call brain-send-message-start brain-record-usage brain-send-message-complete" {
 		t.Fatalf("the ask dispatched %s", got)
 	}
 	if len(requests) != 2 {

@@ -72,6 +72,23 @@ type Config struct {
 	// failed, with its error, as the user gets the failed reply (default
 	// slog.Default()).
 	Logger *slog.Logger
+	// Prices is the price table of the brain's models, by the name a
+	// model gives itself (llm.Named; "scripted" for llm.Scripted), in US
+	// dollars per million tokens. Each call's job prices the call with it
+	// and hands in its cost with its tokens (brain-record-usage), so that
+	// the journal keeps what each call cost when it was made; a model
+	// without a price costs 0. Nil: every call costs 0.
+	Prices llm.Prices
+	// Budget bounds what the conversation spends on calls of the model,
+	// in tokens and in US dollars (by Prices); the zero value: no limit.
+	// The brain asks for no more calls once the usage in its state has
+	// reached it: the call that crosses it is made (the totals were under
+	// it) and counted, then the brain stops, and the user sees
+	// budgetExhausted, with the totals and the limits, in the state, until
+	// a Budget raised lets the next message be answered. (An ask makes one
+	// call, and one more when it compresses the history or loads old tool
+	// calls back; the budget is checked before each ask.)
+	Budget llm.Budget
 	// Options are more options of the machine, after the agent's own
 	// (its admission step and its jobs): automata.WithEvents to watch
 	// it, automata.WithPurityCheck in tests.
@@ -127,6 +144,8 @@ func (cfg Config) work(streams Streams) work {
 		compressAfter: max(cfg.CompressAfter, 0),
 		streams:       streams,
 		logger:        cfg.Logger,
+		prices:        cfg.Prices,
+		budget:        cfg.Budget,
 	}
 }
 

@@ -42,6 +42,9 @@ type work struct {
 	streams Streams
 	// logger logs the brain's failed calls; nil: slog.Default().
 	logger *slog.Logger
+	// prices price each call of the model; budget bounds their totals.
+	prices llm.Prices
+	budget llm.Budget
 }
 
 // The brain's own tools, which are not the toolkit's: they become the
@@ -65,6 +68,11 @@ const (
 //     waits for its result, an ask for the signals up to the newest,
 //     signalsCutAt; and, for each message still streaming, the ask that
 //     writes it, so that a newer ask can start while one streams;
+//   - the brain's stop-for-budget-{signalsCutAt}, instead of an ask, once the
+//     usage has reached the budget: it records budgetExhausted (and that
+//     the signals are answered, with no reply) unless the state already
+//     has it, with the same limits, and no signal is newer. A message
+//     still streaming is written even then: its ask was allowed;
 //   - the toolkit's request-toolkit-{toolCallId} (the seed's
 //     RequestToolkit): one per tool call without a result.
 //
@@ -81,10 +89,57 @@ func (w work) brainJobs(c decl.ContextOfBrain) map[string]automata.Job[decl.Agen
 			jobs[askKey(m.CalledBrainAt)] = w.ask(c, m.CalledBrainAt)
 		}
 	}
+	if w.budget.Reached(usedTokens(c.Usage), usedCost(c.Usage)) {
+		cut := max(signalsCutAt(c), c.CalledBrainAt)
+		if ex := c.BudgetExhausted; cut > c.CalledBrainAt || ex.Timestamp == 0 || ex.MaxTokens != w.budget.Tokens || ex.MaxCost != w.budget.Cost {
+			jobs["stop-for-budget-"+strconv.FormatInt(cut, 10)] = w.stop(cut)
+		}
+		return jobs
+	}
 	if cut := signalsCutAt(c); cut > c.CalledBrainAt && len(pendingCalls(c.ToolCalls, c.ToolResults)) == 0 {
 		jobs[askKey(cut)] = w.ask(c, cut)
 	}
 	return jobs
+}
+
+// usedTokens and usedCost are the totals that a budget bounds.
+func usedTokens(u decl.Usage) int64 { return u.InputTokens + u.OutputTokens }
+
+func usedCost(u decl.Usage) float64 {
+	if u.Cost == nil {
+		return 0
+	}
+	return *u.Cost
+}
+
+// stop is the brain stopping for its budget, having answered the signals
+// up to cut.
+func (w work) stop(cut int64) automata.Job[decl.AgentInput] {
+	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
+		dispatch(decl.BrainStopForBudget{CalledBrainAt: cut, MaxTokens: w.budget.Tokens, MaxCost: w.budget.Cost})
+		return nil
+	}
+}
+
+// record hands in the usage of a call of the model, priced, with
+// brain-record-usage: before the inputs of the call's answer, so that a call
+// is counted once the journal has anything of its answer.
+func (w work) record(dispatch automata.Dispatch[decl.AgentInput], cut int64, u llm.Usage) {
+	in := decl.BrainRecordUsage{CalledBrainAt: cut, Usage: decl.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens}}
+	if u.CacheReadInputTokens != 0 {
+		in.Usage.CacheReadInputTokens = &u.CacheReadInputTokens
+	}
+	if u.CacheCreationInputTokens != 0 {
+		in.Usage.CacheCreationInputTokens = &u.CacheCreationInputTokens
+	}
+	name := llm.NameOf(w.model)
+	if name != "" {
+		in.Model = &name
+	}
+	if cost := w.prices.Cost(name, u); cost != 0 {
+		in.Usage.Cost = &cost
+	}
+	dispatch(in)
 }
 
 func askKey(signalsCutAt int64) string { return "ask-brain-" + strconv.FormatInt(signalsCutAt, 10) }
@@ -253,6 +308,9 @@ func (w work) answer(c decl.ContextOfBrain, cut int64) automata.Job[decl.AgentIn
 				req.RequiredTool = CompressTool
 				req.IdempotencyKey = key + "-compress"
 				resp, err := w.model.Complete(ctx, req, nil)
+				if err == nil || resp.Usage != (llm.Usage{}) {
+					w.record(dispatch, cut, resp.Usage)
+				}
 				if err == nil && resp.FinishReason == llm.FinishContentFilter {
 					err = errContentFilter
 				}
@@ -288,6 +346,9 @@ func (w work) answer(c decl.ContextOfBrain, cut int64) automata.Job[decl.AgentIn
 				req.IdempotencyKey += "-" + strconv.Itoa(round)
 			}
 			resp, err := w.model.Complete(ctx, req, onChunk)
+			if err == nil || resp.Usage != (llm.Usage{}) {
+				w.record(dispatch, cut, resp.Usage)
+			}
 			if err == nil && resp.FinishReason == llm.FinishContentFilter {
 				err = errContentFilter
 			}

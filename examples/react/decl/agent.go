@@ -92,6 +92,10 @@ type AgentState struct {
 	//
 	// Owned by actor agent.
 	Transitions []PhaseChange `json:"transitions"`
+	// The totals of the calls of the model the agent's plans made.
+	//
+	// Owned by actor agent.
+	Usage Usage `json:"usage"`
 	// The timestamp of the newest input of the user applied.
 	//
 	// Owned by actor user.
@@ -176,6 +180,7 @@ func (s AgentState) ContextOfUser() ContextOfUser {
 		RunID:         s.RunID,
 		Runs:          s.Runs,
 		Tasks:         s.Tasks,
+		Usage:         s.Usage,
 		UserUpdatedAt: s.UserUpdatedAt,
 	}
 }
@@ -204,6 +209,7 @@ func (s AgentState) StateOfAgent() StateOfAgent {
 		Steps:          s.Steps,
 		Tasks:          s.Tasks,
 		Transitions:    s.Transitions,
+		Usage:          s.Usage,
 	}
 }
 
@@ -231,6 +237,7 @@ func (s AgentState) WithStateOfAgent(state StateOfAgent) AgentState {
 	s.Steps = state.Steps
 	s.Tasks = state.Tasks
 	s.Transitions = state.Transitions
+	s.Usage = state.Usage
 	return s
 }
 
@@ -261,6 +268,7 @@ func (s AgentState) ContextOfAgent() ContextOfAgent {
 		Steps:          s.Steps,
 		Tasks:          s.Tasks,
 		Transitions:    s.Transitions,
+		Usage:          s.Usage,
 	}
 }
 

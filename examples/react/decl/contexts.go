@@ -42,6 +42,10 @@ type ContextOfUser struct {
 	//
 	// Owned by actor agent.
 	Tasks []TaskNode `json:"tasks"`
+	// The totals of the calls of the model the agent's plans made.
+	//
+	// Owned by actor agent.
+	Usage Usage `json:"usage"`
 	// The timestamp of the newest input of the user applied.
 	//
 	// Owned by actor user.
@@ -161,6 +165,10 @@ type ContextOfAgent struct {
 	//
 	// Owned by actor agent.
 	Transitions []PhaseChange `json:"transitions"`
+	// The totals of the calls of the model the agent's plans made.
+	//
+	// Owned by actor agent.
+	Usage Usage `json:"usage"`
 }
 
 // MarshalJSON encodes ContextOfAgent with its nil slices and maps as empty, as

@@ -219,6 +219,8 @@ type AgentPlan struct {
 	Step     *PlanStep    `json:"step,omitempty"`
 	Answer   *string      `json:"answer,omitempty"`
 	Abort    *string      `json:"abort,omitempty"`
+	// The calls of the model that made this plan (absent when the planner called none): added to the agent's usage, whatever the plan.
+	Usage *Usage `json:"usage,omitempty"`
 }
 
 // MarshalJSON encodes AgentPlan with its "type" discriminator.

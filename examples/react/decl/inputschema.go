@@ -296,6 +296,40 @@ const inputSchemaJSON = `{
         "retryLimit"
       ],
       "type": "object"
+    },
+    "Usage": {
+      "description": "Tokens of calls of the model (the LLM planner's) and what they cost: of one plan's calls (agent-plan's), or the totals of the agent (its usage).",
+      "properties": {
+        "calls": {
+          "description": "How many calls.",
+          "type": "integer"
+        },
+        "inputTokens": {
+          "description": "The prompts' tokens, the cached ones included.",
+          "type": "integer"
+        },
+        "outputTokens": {
+          "description": "The replies' tokens.",
+          "type": "integer"
+        },
+        "cacheReadInputTokens": {
+          "description": "The input tokens the provider read from its prompt cache.",
+          "type": "integer"
+        },
+        "cacheCreationInputTokens": {
+          "description": "The input tokens the provider wrote to its prompt cache.",
+          "type": "integer"
+        },
+        "cost": {
+          "description": "In US dollars, as the plan's job priced it from Work.Prices; 0 for a model without a price.",
+          "type": "number"
+        }
+      },
+      "required": [
+        "inputTokens",
+        "outputTokens"
+      ],
+      "type": "object"
     }
   },
   "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -424,6 +458,10 @@ const inputSchemaJSON = `{
         },
         "abort": {
           "type": "string"
+        },
+        "usage": {
+          "$ref": "#/$defs/Usage",
+          "description": "The calls of the model that made this plan (absent when the planner called none): added to the agent's usage, whatever the plan."
         }
       },
       "required": [

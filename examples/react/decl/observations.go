@@ -50,6 +50,8 @@ type UserObAgent struct {
 	Error    string      `json:"error"`
 	Alerts   []Alert     `json:"alerts"`
 	Runs     []RunRecord `json:"runs"`
+	// The totals of the calls of the model the agent's plans made.
+	Usage Usage `json:"usage"`
 }
 
 // MarshalJSON encodes UserObAgent with its nil slices and maps as empty, as a
@@ -165,6 +167,8 @@ type AgentObAgent struct {
 	Runs   []RunRecord `json:"runs"`
 	// The timestamp of the newest input of the agent applied.
 	AgentUpdatedAt int64 `json:"agentUpdatedAt"`
+	// The totals of the calls of the model the agent's plans made.
+	Usage Usage `json:"usage"`
 }
 
 // MarshalJSON encodes AgentObAgent with its nil slices and maps as empty, as a

@@ -70,6 +70,8 @@ type StateOfAgent struct {
 	Tasks []TaskNode `json:"tasks"`
 	// The run's transitions.
 	Transitions []PhaseChange `json:"transitions"`
+	// The totals of the calls of the model the agent's plans made.
+	Usage Usage `json:"usage"`
 }
 
 // MarshalJSON encodes StateOfAgent with its nil slices and maps as empty, as a

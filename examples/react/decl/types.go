@@ -388,3 +388,19 @@ type ToolSettings struct {
 	// How many times a failed call is retried before its fallback.
 	RetryLimit int64 `json:"retryLimit"`
 }
+
+// Tokens of calls of the model (the LLM planner's) and what they cost: of one plan's calls (agent-plan's), or the totals of the agent (its usage).
+type Usage struct {
+	// How many calls.
+	Calls *int64 `json:"calls,omitempty"`
+	// The prompts' tokens, the cached ones included.
+	InputTokens int64 `json:"inputTokens"`
+	// The replies' tokens.
+	OutputTokens int64 `json:"outputTokens"`
+	// The input tokens the provider read from its prompt cache.
+	CacheReadInputTokens *int64 `json:"cacheReadInputTokens,omitempty"`
+	// The input tokens the provider wrote to its prompt cache.
+	CacheCreationInputTokens *int64 `json:"cacheCreationInputTokens,omitempty"`
+	// In US dollars, as the plan's job priced it from Work.Prices; 0 for a model without a price.
+	Cost *float64 `json:"cost,omitempty"`
+}

@@ -20,6 +20,10 @@ type AgentState struct {
 	//
 	// Owned by actor brain.
 	BrainUpdatedAt int64 `json:"brainUpdatedAt"`
+	// Set (timestamp not 0) while the brain has stopped for its budget: the user's messages are not answered until the budget is raised.
+	//
+	// Owned by actor brain.
+	BudgetExhausted BudgetExhausted `json:"budgetExhausted"`
 	// The newest signal (user message or tool result) the brain has answered.
 	//
 	// Owned by actor brain.
@@ -40,6 +44,10 @@ type AgentState struct {
 	//
 	// Owned by actor toolkit.
 	ToolkitUpdatedAt int64 `json:"toolkitUpdatedAt"`
+	// The totals of every call of the model the conversation made.
+	//
+	// Owned by actor brain.
+	Usage Usage `json:"usage"`
 	// Owned by actor user.
 	UserMessages []UserMessage `json:"userMessages"`
 	// The timestamp of the newest input of the user applied.
@@ -94,9 +102,11 @@ func (s AgentState) WithStateOfUser(state StateOfUser) AgentState {
 func (s AgentState) ContextOfUser() ContextOfUser {
 	return ContextOfUser{
 		AssistantMessages: s.AssistantMessages,
+		BudgetExhausted:   s.BudgetExhausted,
 		SummaryCutAt:      s.SummaryCutAt,
 		ToolCalls:         s.ToolCalls,
 		ToolResults:       s.ToolResults,
+		Usage:             s.Usage,
 		UserMessages:      s.UserMessages,
 		UserUpdatedAt:     s.UserUpdatedAt,
 	}
@@ -107,10 +117,12 @@ func (s AgentState) StateOfBrain() StateOfBrain {
 	return StateOfBrain{
 		AssistantMessages: s.AssistantMessages,
 		BrainUpdatedAt:    s.BrainUpdatedAt,
+		BudgetExhausted:   s.BudgetExhausted,
 		CalledBrainAt:     s.CalledBrainAt,
 		ContextSummary:    s.ContextSummary,
 		SummaryCutAt:      s.SummaryCutAt,
 		ToolCalls:         s.ToolCalls,
+		Usage:             s.Usage,
 	}
 }
 
@@ -119,10 +131,12 @@ func (s AgentState) StateOfBrain() StateOfBrain {
 func (s AgentState) WithStateOfBrain(state StateOfBrain) AgentState {
 	s.AssistantMessages = state.AssistantMessages
 	s.BrainUpdatedAt = state.BrainUpdatedAt
+	s.BudgetExhausted = state.BudgetExhausted
 	s.CalledBrainAt = state.CalledBrainAt
 	s.ContextSummary = state.ContextSummary
 	s.SummaryCutAt = state.SummaryCutAt
 	s.ToolCalls = state.ToolCalls
+	s.Usage = state.Usage
 	return s
 }
 
@@ -131,11 +145,13 @@ func (s AgentState) ContextOfBrain() ContextOfBrain {
 	return ContextOfBrain{
 		AssistantMessages: s.AssistantMessages,
 		BrainUpdatedAt:    s.BrainUpdatedAt,
+		BudgetExhausted:   s.BudgetExhausted,
 		CalledBrainAt:     s.CalledBrainAt,
 		ContextSummary:    s.ContextSummary,
 		SummaryCutAt:      s.SummaryCutAt,
 		ToolCalls:         s.ToolCalls,
 		ToolResults:       s.ToolResults,
+		Usage:             s.Usage,
 		UserMessages:      s.UserMessages,
 	}
 }

@@ -10,6 +10,10 @@ import "encoding/json"
 type ContextOfUser struct {
 	// Owned by actor brain.
 	AssistantMessages []AssistantMessage `json:"assistantMessages"`
+	// Set (timestamp not 0) while the brain has stopped for its budget: the user's messages are not answered until the budget is raised.
+	//
+	// Owned by actor brain.
+	BudgetExhausted BudgetExhausted `json:"budgetExhausted"`
 	// Messages up to this time are summarised in contextSummary.
 	//
 	// Owned by actor brain.
@@ -18,6 +22,10 @@ type ContextOfUser struct {
 	ToolCalls []ToolCallRecord `json:"toolCalls"`
 	// Owned by actor toolkit.
 	ToolResults []ToolResult `json:"toolResults"`
+	// The totals of every call of the model the conversation made.
+	//
+	// Owned by actor brain.
+	Usage Usage `json:"usage"`
 	// Owned by actor user.
 	UserMessages []UserMessage `json:"userMessages"`
 	// The timestamp of the newest input of the user applied.
@@ -62,6 +70,10 @@ type ContextOfBrain struct {
 	//
 	// Owned by actor brain.
 	BrainUpdatedAt int64 `json:"brainUpdatedAt"`
+	// Set (timestamp not 0) while the brain has stopped for its budget: the user's messages are not answered until the budget is raised.
+	//
+	// Owned by actor brain.
+	BudgetExhausted BudgetExhausted `json:"budgetExhausted"`
 	// The newest signal (user message or tool result) the brain has answered.
 	//
 	// Owned by actor brain.
@@ -78,6 +90,10 @@ type ContextOfBrain struct {
 	ToolCalls []ToolCallRecord `json:"toolCalls"`
 	// Owned by actor toolkit.
 	ToolResults []ToolResult `json:"toolResults"`
+	// The totals of every call of the model the conversation made.
+	//
+	// Owned by actor brain.
+	Usage Usage `json:"usage"`
 	// Owned by actor user.
 	UserMessages []UserMessage `json:"userMessages"`
 }

@@ -14,8 +14,9 @@ type InputFromUser interface {
 }
 
 // InputFromBrain is an input dispatched by actor brain: BrainCallTools,
-// BrainCompressHistory, BrainLoadToolCall, BrainSendMessageComplete,
-// BrainSendMessageFail and BrainSendMessageStart.
+// BrainCompressHistory, BrainLoadToolCall, BrainRecordUsage,
+// BrainSendMessageComplete, BrainSendMessageFail, BrainSendMessageStart and
+// BrainStopForBudget.
 type InputFromBrain interface {
 	AgentInput
 	isInputFromBrain()
@@ -177,6 +178,43 @@ func (in BrainLoadToolCall) WithTimestamp(ts int64) AgentInput {
 func (BrainLoadToolCall) isAgentInput()     {}
 func (BrainLoadToolCall) isInputFromBrain() {}
 
+// A call of the model returned: its tokens and their cost, added to the usage. It comes before the inputs of the call's answer, and, unlike them, does not move calledBrainAt: a call whose answer a crash lost was paid, and the ask that runs again on restart is paid again.
+type BrainRecordUsage struct {
+	Timestamp     int64 `json:"timestamp"`
+	CalledBrainAt int64 `json:"calledBrainAt"`
+	// The model's name, as it names itself (llm.Named), or empty.
+	Model *string `json:"model,omitempty"`
+	Usage Usage   `json:"usage"`
+}
+
+// MarshalJSON encodes BrainRecordUsage with its "type" discriminator.
+func (v BrainRecordUsage) MarshalJSON() ([]byte, error) {
+	type plain BrainRecordUsage
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"brain-record-usage", plain(v)})
+}
+
+// InputType returns "brain-record-usage", the input's type discriminator.
+func (BrainRecordUsage) InputType() string {
+	return "brain-record-usage"
+}
+
+// InputActor returns "brain", the actor that dispatches the input.
+func (BrainRecordUsage) InputActor() string {
+	return "brain"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in BrainRecordUsage) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
+func (BrainRecordUsage) isAgentInput()     {}
+func (BrainRecordUsage) isInputFromBrain() {}
+
 // The brain completes a message with its whole text.
 type BrainSendMessageComplete struct {
 	Timestamp     int64  `json:"timestamp"`
@@ -286,6 +324,42 @@ func (in BrainSendMessageStart) WithTimestamp(ts int64) AgentInput {
 func (BrainSendMessageStart) isAgentInput()     {}
 func (BrainSendMessageStart) isInputFromBrain() {}
 
+// The usage reached the budget: the brain stops asking the model, and has answered the signals up to calledBrainAt (not with a reply: budgetExhausted says why). The next input of the brain that follows a call of the model (a budget raised) clears it.
+type BrainStopForBudget struct {
+	Timestamp     int64   `json:"timestamp"`
+	CalledBrainAt int64   `json:"calledBrainAt"`
+	MaxTokens     int64   `json:"maxTokens"`
+	MaxCost       float64 `json:"maxCost"`
+}
+
+// MarshalJSON encodes BrainStopForBudget with its "type" discriminator.
+func (v BrainStopForBudget) MarshalJSON() ([]byte, error) {
+	type plain BrainStopForBudget
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"brain-stop-for-budget", plain(v)})
+}
+
+// InputType returns "brain-stop-for-budget", the input's type discriminator.
+func (BrainStopForBudget) InputType() string {
+	return "brain-stop-for-budget"
+}
+
+// InputActor returns "brain", the actor that dispatches the input.
+func (BrainStopForBudget) InputActor() string {
+	return "brain"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in BrainStopForBudget) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
+func (BrainStopForBudget) isAgentInput()     {}
+func (BrainStopForBudget) isInputFromBrain() {}
+
 // A tool call failed.
 type ToolkitError struct {
 	Timestamp  int64  `json:"timestamp"`
@@ -376,9 +450,11 @@ var (
 	_ InputFromBrain   = BrainCallTools{}
 	_ InputFromBrain   = BrainCompressHistory{}
 	_ InputFromBrain   = BrainLoadToolCall{}
+	_ InputFromBrain   = BrainRecordUsage{}
 	_ InputFromBrain   = BrainSendMessageComplete{}
 	_ InputFromBrain   = BrainSendMessageFail{}
 	_ InputFromBrain   = BrainSendMessageStart{}
+	_ InputFromBrain   = BrainStopForBudget{}
 	_ InputFromToolkit = ToolkitError{}
 	_ InputFromToolkit = ToolkitRespond{}
 )
@@ -389,9 +465,11 @@ var inputDecoder = inputjson.NewDecoder(inputSchemaJSON, map[string]func([]byte)
 	"brain-call-tools":            unmarshalInput[BrainCallTools],
 	"brain-compress-history":      unmarshalInput[BrainCompressHistory],
 	"brain-load-tool-call":        unmarshalInput[BrainLoadToolCall],
+	"brain-record-usage":          unmarshalInput[BrainRecordUsage],
 	"brain-send-message-complete": unmarshalInput[BrainSendMessageComplete],
 	"brain-send-message-fail":     unmarshalInput[BrainSendMessageFail],
 	"brain-send-message-start":    unmarshalInput[BrainSendMessageStart],
+	"brain-stop-for-budget":       unmarshalInput[BrainStopForBudget],
 	"toolkit-error":               unmarshalInput[ToolkitError],
 	"toolkit-respond":             unmarshalInput[ToolkitRespond],
 	"user-send-message":           unmarshalInput[UserSendMessage],

@@ -25,6 +25,40 @@ const inputSchemaJSON = `{
         "arguments"
       ],
       "type": "object"
+    },
+    "Usage": {
+      "description": "Tokens of calls of the model and what they cost: of one call (brain-record-usage's), or the totals of the conversation (the brain's usage).",
+      "properties": {
+        "calls": {
+          "description": "How many calls (in the totals; absent in one call's).",
+          "type": "integer"
+        },
+        "inputTokens": {
+          "description": "The prompts' tokens, the cached ones included.",
+          "type": "integer"
+        },
+        "outputTokens": {
+          "description": "The replies' tokens.",
+          "type": "integer"
+        },
+        "cacheReadInputTokens": {
+          "description": "The input tokens the provider read from its prompt cache.",
+          "type": "integer"
+        },
+        "cacheCreationInputTokens": {
+          "description": "The input tokens the provider wrote to its prompt cache.",
+          "type": "integer"
+        },
+        "cost": {
+          "description": "In US dollars, as the brain's job priced it from its configuration (Config.Prices); 0 for a model without a price.",
+          "type": "number"
+        }
+      },
+      "required": [
+        "inputTokens",
+        "outputTokens"
+      ],
+      "type": "object"
     }
   },
   "$schema": "https://json-schema.org/draft/2020-12/schema",
@@ -33,9 +67,11 @@ const inputSchemaJSON = `{
       "brain-call-tools",
       "brain-compress-history",
       "brain-load-tool-call",
+      "brain-record-usage",
       "brain-send-message-complete",
       "brain-send-message-fail",
-      "brain-send-message-start"
+      "brain-send-message-start",
+      "brain-stop-for-budget"
     ],
     "toolkit": [
       "toolkit-error",
@@ -125,6 +161,34 @@ const inputSchemaJSON = `{
       ],
       "type": "object"
     },
+    "brain-record-usage": {
+      "description": "A call of the model returned: its tokens and their cost, added to the usage. It comes before the inputs of the call's answer, and, unlike them, does not move calledBrainAt: a call whose answer a crash lost was paid, and the ask that runs again on restart is paid again.",
+      "properties": {
+        "type": {
+          "const": "brain-record-usage"
+        },
+        "timestamp": {
+          "type": "integer"
+        },
+        "calledBrainAt": {
+          "type": "integer"
+        },
+        "model": {
+          "description": "The model's name, as it names itself (llm.Named), or empty.",
+          "type": "string"
+        },
+        "usage": {
+          "$ref": "#/$defs/Usage"
+        }
+      },
+      "required": [
+        "type",
+        "timestamp",
+        "calledBrainAt",
+        "usage"
+      ],
+      "type": "object"
+    },
     "brain-send-message-complete": {
       "description": "The brain completes a message with its whole text.",
       "properties": {
@@ -204,6 +268,34 @@ const inputSchemaJSON = `{
         "timestamp",
         "calledBrainAt",
         "messageId"
+      ],
+      "type": "object"
+    },
+    "brain-stop-for-budget": {
+      "description": "The usage reached the budget: the brain stops asking the model, and has answered the signals up to calledBrainAt (not with a reply: budgetExhausted says why). The next input of the brain that follows a call of the model (a budget raised) clears it.",
+      "properties": {
+        "type": {
+          "const": "brain-stop-for-budget"
+        },
+        "timestamp": {
+          "type": "integer"
+        },
+        "calledBrainAt": {
+          "type": "integer"
+        },
+        "maxTokens": {
+          "type": "integer"
+        },
+        "maxCost": {
+          "type": "number"
+        }
+      },
+      "required": [
+        "type",
+        "timestamp",
+        "calledBrainAt",
+        "maxTokens",
+        "maxCost"
       ],
       "type": "object"
     },

@@ -36,6 +36,10 @@ type UserObBrain struct {
 	ToolCalls         []ToolCallRecord   `json:"toolCalls"`
 	// Messages up to this time are summarised in contextSummary.
 	SummaryCutAt int64 `json:"summaryCutAt"`
+	// The totals of every call of the model the conversation made.
+	Usage Usage `json:"usage"`
+	// Set (timestamp not 0) while the brain has stopped for its budget: the user's messages are not answered until the budget is raised.
+	BudgetExhausted BudgetExhausted `json:"budgetExhausted"`
 }
 
 // MarshalJSON encodes UserObBrain with its nil slices and maps as empty, as a
@@ -117,6 +121,10 @@ type BrainObBrain struct {
 	CalledBrainAt int64 `json:"calledBrainAt"`
 	// The timestamp of the newest input of the brain applied.
 	BrainUpdatedAt int64 `json:"brainUpdatedAt"`
+	// The totals of every call of the model the conversation made.
+	Usage Usage `json:"usage"`
+	// Set (timestamp not 0) while the brain has stopped for its budget: the user's messages are not answered until the budget is raised.
+	BudgetExhausted BudgetExhausted `json:"budgetExhausted"`
 }
 
 // MarshalJSON encodes BrainObBrain with its nil slices and maps as empty, as a

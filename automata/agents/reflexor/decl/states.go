@@ -35,6 +35,8 @@ type StateOfBrain struct {
 	AssistantMessages []AssistantMessage `json:"assistantMessages"`
 	// The timestamp of the newest input of the brain applied.
 	BrainUpdatedAt int64 `json:"brainUpdatedAt"`
+	// Set (timestamp not 0) while the brain has stopped for its budget: the user's messages are not answered until the budget is raised.
+	BudgetExhausted BudgetExhausted `json:"budgetExhausted"`
 	// The newest signal (user message or tool result) the brain has answered.
 	CalledBrainAt int64 `json:"calledBrainAt"`
 	// The summary of the conversation up to summaryCutAt.
@@ -42,6 +44,8 @@ type StateOfBrain struct {
 	// Messages up to this time are summarised in contextSummary.
 	SummaryCutAt int64            `json:"summaryCutAt"`
 	ToolCalls    []ToolCallRecord `json:"toolCalls"`
+	// The totals of every call of the model the conversation made.
+	Usage Usage `json:"usage"`
 }
 
 // MarshalJSON encodes StateOfBrain with its nil slices and maps as empty, as a

@@ -15,6 +15,14 @@ type AssistantMessage struct {
 	CalledBrainAt int64 `json:"calledBrainAt"`
 }
 
+// The brain stopped asking the model: the usage reached the budget (the limits, from the configuration, when it stopped; 0: no limit of that kind).
+type BudgetExhausted struct {
+	MaxTokens int64   `json:"maxTokens"`
+	MaxCost   float64 `json:"maxCost"`
+	// When the brain stopped, in Unix milliseconds.
+	Timestamp int64 `json:"timestamp"`
+}
+
 // A tool call the brain asked for.
 type ToolCallRecord struct {
 	ID   string `json:"id"`
@@ -43,6 +51,22 @@ type ToolResult struct {
 	Content string `json:"content"`
 	// When the toolkit answered, in Unix milliseconds.
 	Timestamp int64 `json:"timestamp"`
+}
+
+// Tokens of calls of the model and what they cost: of one call (brain-record-usage's), or the totals of the conversation (the brain's usage).
+type Usage struct {
+	// How many calls (in the totals; absent in one call's).
+	Calls *int64 `json:"calls,omitempty"`
+	// The prompts' tokens, the cached ones included.
+	InputTokens int64 `json:"inputTokens"`
+	// The replies' tokens.
+	OutputTokens int64 `json:"outputTokens"`
+	// The input tokens the provider read from its prompt cache.
+	CacheReadInputTokens *int64 `json:"cacheReadInputTokens,omitempty"`
+	// The input tokens the provider wrote to its prompt cache.
+	CacheCreationInputTokens *int64 `json:"cacheCreationInputTokens,omitempty"`
+	// In US dollars, as the brain's job priced it from its configuration (Config.Prices); 0 for a model without a price.
+	Cost *float64 `json:"cost,omitempty"`
 }
 
 // A message the user sent.

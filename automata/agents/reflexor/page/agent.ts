@@ -7,7 +7,7 @@
  */
 
 /** The version of the spec these types are of. */
-export const specVersion = 2;
+export const specVersion = 3;
 
 /** The actors, in the order of the spec. */
 export const actors = ["user", "brain", "toolkit"] as const;
@@ -41,6 +41,22 @@ export interface AssistantMessage {
    * An integer.
    */
   calledBrainAt: number;
+}
+
+/**
+ * The brain stopped asking the model: the usage reached the budget (the
+ * limits, from the configuration, when it stopped; 0: no limit of that kind).
+ */
+export interface BudgetExhausted {
+  /** An integer. */
+  maxTokens: number;
+  maxCost: number;
+  /**
+   * When the brain stopped, in Unix milliseconds.
+   *
+   * An integer.
+   */
+  timestamp: number;
 }
 
 /** A tool call the brain asked for. */
@@ -86,6 +102,49 @@ export interface ToolResult {
   timestamp: number;
 }
 
+/**
+ * Tokens of calls of the model and what they cost: of one call
+ * (brain-record-usage's), or the totals of the conversation (the brain's
+ * usage).
+ */
+export interface Usage {
+  /**
+   * How many calls (in the totals; absent in one call's).
+   *
+   * An integer.
+   */
+  calls?: number;
+  /**
+   * The prompts' tokens, the cached ones included.
+   *
+   * An integer.
+   */
+  inputTokens: number;
+  /**
+   * The replies' tokens.
+   *
+   * An integer.
+   */
+  outputTokens: number;
+  /**
+   * The input tokens the provider read from its prompt cache.
+   *
+   * An integer.
+   */
+  cacheReadInputTokens?: number;
+  /**
+   * The input tokens the provider wrote to its prompt cache.
+   *
+   * An integer.
+   */
+  cacheCreationInputTokens?: number;
+  /**
+   * In US dollars, as the brain's job priced it from its configuration
+   * (Config.Prices); 0 for a model without a price.
+   */
+  cost?: number;
+}
+
 /** A message the user sent. */
 export interface UserMessage {
   /** Constraints: minLength 1, maxLength 200. */
@@ -121,6 +180,13 @@ export interface UserObBrain {
    * An integer.
    */
   summaryCutAt: number;
+  /** The totals of every call of the model the conversation made. */
+  usage: Usage;
+  /**
+   * Set (timestamp not 0) while the brain has stopped for its budget: the user's
+   * messages are not answered until the budget is raised.
+   */
+  budgetExhausted: BudgetExhausted;
 }
 
 /** What user observes of toolkit. */
@@ -157,6 +223,13 @@ export interface BrainObBrain {
    * An integer.
    */
   brainUpdatedAt: number;
+  /** The totals of every call of the model the conversation made. */
+  usage: Usage;
+  /**
+   * Set (timestamp not 0) while the brain has stopped for its budget: the user's
+   * messages are not answered until the budget is raised.
+   */
+  budgetExhausted: BudgetExhausted;
 }
 
 /** What brain observes of toolkit. */
@@ -195,6 +268,11 @@ export interface StateOfUser {
 export interface ContextOfUser {
   assistantMessages: AssistantMessage[];
   /**
+   * Set (timestamp not 0) while the brain has stopped for its budget: the user's
+   * messages are not answered until the budget is raised.
+   */
+  budgetExhausted: BudgetExhausted;
+  /**
    * Messages up to this time are summarised in contextSummary.
    *
    * An integer.
@@ -202,6 +280,8 @@ export interface ContextOfUser {
   summaryCutAt: number;
   toolCalls: ToolCallRecord[];
   toolResults: ToolResult[];
+  /** The totals of every call of the model the conversation made. */
+  usage: Usage;
   userMessages: UserMessage[];
   /**
    * The timestamp of the newest input of the user applied.
@@ -221,6 +301,11 @@ export interface StateOfBrain {
    */
   brainUpdatedAt: number;
   /**
+   * Set (timestamp not 0) while the brain has stopped for its budget: the user's
+   * messages are not answered until the budget is raised.
+   */
+  budgetExhausted: BudgetExhausted;
+  /**
    * The newest signal (user message or tool result) the brain has answered.
    *
    * An integer.
@@ -235,6 +320,8 @@ export interface StateOfBrain {
    */
   summaryCutAt: number;
   toolCalls: ToolCallRecord[];
+  /** The totals of every call of the model the conversation made. */
+  usage: Usage;
 }
 
 /** What brain observes: its context. */
@@ -246,6 +333,11 @@ export interface ContextOfBrain {
    * An integer.
    */
   brainUpdatedAt: number;
+  /**
+   * Set (timestamp not 0) while the brain has stopped for its budget: the user's
+   * messages are not answered until the budget is raised.
+   */
+  budgetExhausted: BudgetExhausted;
   /**
    * The newest signal (user message or tool result) the brain has answered.
    *
@@ -262,6 +354,8 @@ export interface ContextOfBrain {
   summaryCutAt: number;
   toolCalls: ToolCallRecord[];
   toolResults: ToolResult[];
+  /** The totals of every call of the model the conversation made. */
+  usage: Usage;
   userMessages: UserMessage[];
 }
 
@@ -298,6 +392,11 @@ export interface AgentState {
    */
   brainUpdatedAt: number;
   /**
+   * Set (timestamp not 0) while the brain has stopped for its budget: the user's
+   * messages are not answered until the budget is raised.
+   */
+  budgetExhausted: BudgetExhausted;
+  /**
    * The newest signal (user message or tool result) the brain has answered.
    *
    * An integer.
@@ -319,6 +418,8 @@ export interface AgentState {
    * An integer.
    */
   toolkitUpdatedAt: number;
+  /** The totals of every call of the model the conversation made. */
+  usage: Usage;
   userMessages: UserMessage[];
   /**
    * The timestamp of the newest input of the user applied.
@@ -399,6 +500,29 @@ export interface BrainLoadToolCall {
  */
 export type ClientBrainLoadToolCall = BrainLoadToolCall;
 
+/**
+ * A call of the model returned: its tokens and their cost, added to the usage.
+ * It comes before the inputs of the call's answer, and, unlike them, does not
+ * move calledBrainAt: a call whose answer a crash lost was paid, and the ask
+ * that runs again on restart is paid again.
+ */
+export interface BrainRecordUsage {
+  type: "brain-record-usage";
+  /** An integer. */
+  timestamp: number;
+  /** An integer. */
+  calledBrainAt: number;
+  /** The model's name, as it names itself (llm.Named), or empty. */
+  model?: string;
+  usage: Usage;
+}
+
+/**
+ * The input "brain-record-usage" as a client posts it: all of it (it has no
+ * readOnly property).
+ */
+export type ClientBrainRecordUsage = BrainRecordUsage;
+
 /** The brain completes a message with its whole text. */
 export interface BrainSendMessageComplete {
   type: "brain-send-message-complete";
@@ -455,6 +579,29 @@ export interface BrainSendMessageStart {
  */
 export type ClientBrainSendMessageStart = BrainSendMessageStart;
 
+/**
+ * The usage reached the budget: the brain stops asking the model, and has
+ * answered the signals up to calledBrainAt (not with a reply: budgetExhausted
+ * says why). The next input of the brain that follows a call of the model (a
+ * budget raised) clears it.
+ */
+export interface BrainStopForBudget {
+  type: "brain-stop-for-budget";
+  /** An integer. */
+  timestamp: number;
+  /** An integer. */
+  calledBrainAt: number;
+  /** An integer. */
+  maxTokens: number;
+  maxCost: number;
+}
+
+/**
+ * The input "brain-stop-for-budget" as a client posts it: all of it (it has no
+ * readOnly property).
+ */
+export type ClientBrainStopForBudget = BrainStopForBudget;
+
 /** A tool call failed. */
 export interface ToolkitError {
   type: "toolkit-error";
@@ -491,9 +638,9 @@ export type InputFromUser = UserSendMessage;
 export type ClientInputFromUser = ClientUserSendMessage;
 
 /** The inputs brain dispatches. */
-export type InputFromBrain = BrainCallTools | BrainCompressHistory | BrainLoadToolCall | BrainSendMessageComplete | BrainSendMessageFail | BrainSendMessageStart;
+export type InputFromBrain = BrainCallTools | BrainCompressHistory | BrainLoadToolCall | BrainRecordUsage | BrainSendMessageComplete | BrainSendMessageFail | BrainSendMessageStart | BrainStopForBudget;
 /** The inputs brain dispatches, as a client posts them. */
-export type ClientInputFromBrain = ClientBrainCallTools | ClientBrainCompressHistory | ClientBrainLoadToolCall | ClientBrainSendMessageComplete | ClientBrainSendMessageFail | ClientBrainSendMessageStart;
+export type ClientInputFromBrain = ClientBrainCallTools | ClientBrainCompressHistory | ClientBrainLoadToolCall | ClientBrainRecordUsage | ClientBrainSendMessageComplete | ClientBrainSendMessageFail | ClientBrainSendMessageStart | ClientBrainStopForBudget;
 
 /** The inputs toolkit dispatches. */
 export type InputFromToolkit = ToolkitError | ToolkitRespond;
@@ -508,6 +655,6 @@ export type ClientAgentInput = ClientInputFromUser | ClientInputFromBrain | Clie
 /** The names of the inputs (their "type"), by the actor that dispatches them. */
 export const inputs = {
   user: ["user-send-message"],
-  brain: ["brain-call-tools", "brain-compress-history", "brain-load-tool-call", "brain-send-message-complete", "brain-send-message-fail", "brain-send-message-start"],
+  brain: ["brain-call-tools", "brain-compress-history", "brain-load-tool-call", "brain-record-usage", "brain-send-message-complete", "brain-send-message-fail", "brain-send-message-start", "brain-stop-for-budget"],
   toolkit: ["toolkit-error", "toolkit-respond"],
 } as const;

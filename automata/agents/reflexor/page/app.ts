@@ -121,6 +121,25 @@ function failed(el: HTMLElement, reason: string): void {
   el.replaceChildren(head, why, hint);
 }
 
+// renderUsage shows the conversation's usage of the model (its tokens and
+// their cost, from the state), and, when the brain has stopped for its
+// budget, the budget's limits.
+function renderUsage(view: ContextOfUser): void {
+  const u = view.usage;
+  const line = $("usage");
+  const tokens = (u?.inputTokens ?? 0) + (u?.outputTokens ?? 0);
+  let text = `${tokens} tokens (${u?.inputTokens ?? 0} in, ${u?.outputTokens ?? 0} out) · $${(u?.cost ?? 0).toFixed(4)}`;
+  const ex = view.budgetExhausted;
+  if (ex && ex.timestamp !== 0) {
+    const limits: string[] = [];
+    if (ex.maxTokens > 0) limits.push(`${ex.maxTokens} tokens`);
+    if (ex.maxCost > 0) limits.push(`$${ex.maxCost}`);
+    text += ` · budget exhausted (${limits.join(", ")}): the brain answers no more`;
+  }
+  line.textContent = text;
+  line.classList.toggle("exhausted", ex !== undefined && ex.timestamp !== 0);
+}
+
 function render(view: ContextOfUser): void {
   const a = agent;
   if (!a) return;
@@ -168,6 +187,7 @@ function render(view: ContextOfUser): void {
     nodes.push(el);
   }
   conversation.replaceChildren(...nodes);
+  renderUsage(view);
   if (atBottom) conversation.scrollTop = conversation.scrollHeight;
 }
 $("composer").addEventListener("submit", async (e) => {

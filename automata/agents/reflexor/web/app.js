@@ -276,6 +276,21 @@ function failed(el, reason) {
   hint.textContent = "Send a message to try again.";
   el.replaceChildren(head, why, hint);
 }
+function renderUsage(view) {
+  const u = view.usage;
+  const line = $("usage");
+  const tokens = (u?.inputTokens ?? 0) + (u?.outputTokens ?? 0);
+  let text = `${tokens} tokens (${u?.inputTokens ?? 0} in, ${u?.outputTokens ?? 0} out) · $${(u?.cost ?? 0).toFixed(4)}`;
+  const ex = view.budgetExhausted;
+  if (ex && ex.timestamp !== 0) {
+    const limits = [];
+    if (ex.maxTokens > 0) limits.push(`${ex.maxTokens} tokens`);
+    if (ex.maxCost > 0) limits.push(`$${ex.maxCost}`);
+    text += ` · budget exhausted (${limits.join(", ")}): the brain answers no more`;
+  }
+  line.textContent = text;
+  line.classList.toggle("exhausted", ex !== void 0 && ex.timestamp !== 0);
+}
 function render(view) {
   const a = agent;
   if (!a) return;
@@ -323,6 +338,7 @@ function render(view) {
     nodes.push(el);
   }
   conversation.replaceChildren(...nodes);
+  renderUsage(view);
   if (atBottom) conversation.scrollTop = conversation.scrollHeight;
 }
 $("composer").addEventListener("submit", async (e) => {

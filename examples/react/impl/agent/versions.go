@@ -5,16 +5,17 @@ package agent
 import (
 	"github.com/moora-go/moora/automata/migrate"
 	"github.com/moora-go/moora/examples/react/decl/v1"
+	"github.com/moora-go/moora/examples/react/decl/v2"
 	"github.com/moora-go/moora/examples/react/impl/migrations"
 )
 
 // Versions is the version history of the agent's spec, for
-// journal.Options.Versions: records are written under version 2, and the
+// journal.Options.Versions: records are written under version 3, and the
 // records of earlier versions are brought up to it, as the journal reads them,
 // by the migrations of package migrations.
 func Versions() *migrate.History {
 	return &migrate.History{
-		Current: 2,
+		Current: 3,
 		Steps: []migrate.Step{
 			// 1 to 2
 			{
@@ -24,6 +25,18 @@ func Versions() *migrate.History {
 					},
 					New: func() any {
 						return new(v1.AgentState)
+					},
+				},
+				StateChanged: true,
+			},
+			// 2 to 3
+			{
+				State: &migrate.State{
+					Migrate: func(old any) any {
+						return migrations.AgentStateFromV2(*old.(*v2.AgentState))
+					},
+					New: func() any {
+						return new(v2.AgentState)
 					},
 				},
 				StateChanged: true,

@@ -13,10 +13,50 @@ import (
 // maxDepth, and a tree has at most MaxTasks tasks. Then, in phase plan (or
 // waiting, after the user replied): abort ends the run in error, a step
 // calls its first tool (Act), an answer finishes the run (agent.finished).
+// The plan's usage of the model is added to the agent's, whatever the plan
+// does: its calls were made.
 func AgentPlan(state decl.StateOfAgent, input decl.AgentPlan) decl.StateOfAgent {
 	if stale(input.Timestamp, state.AgentUpdatedAt) {
 		return state
 	}
+	state = plan(state, input)
+	if input.Usage != nil {
+		state.Usage = addUsage(state.Usage, *input.Usage)
+	}
+	return state
+}
+
+// addUsage returns the totals with u, the usage of one plan's calls, added.
+// An absent property stays absent while it is zero.
+func addUsage(totals, u decl.Usage) decl.Usage {
+	totals.InputTokens += u.InputTokens
+	totals.OutputTokens += u.OutputTokens
+	totals.Calls = added(totals.Calls, num(u.Calls))
+	totals.CacheReadInputTokens = added(totals.CacheReadInputTokens, num(u.CacheReadInputTokens))
+	totals.CacheCreationInputTokens = added(totals.CacheCreationInputTokens, num(u.CacheCreationInputTokens))
+	totals.Cost = added(totals.Cost, num(u.Cost))
+	return totals
+}
+
+// added returns a new pointer to *p + n; p itself when n is 0. The state
+// given to a transition is never written into.
+func added[N int64 | float64](p *N, n N) *N {
+	if n == 0 {
+		return p
+	}
+	sum := num(p) + n
+	return &sum
+}
+
+func num[N int64 | float64](p *N) N {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// plan is AgentPlan but the usage.
+func plan(state decl.StateOfAgent, input decl.AgentPlan) decl.StateOfAgent {
 	state.AgentUpdatedAt = input.Timestamp
 	at := input.Timestamp
 	if input.Start != nil && input.RunID != state.RunID && !running(state.Phase) && !Recovering(state.Phase, state.RunID, state.Runs) && input.Start.RunID == input.RunID {

@@ -48,7 +48,7 @@ func TestHostileV1RunInProgressKeepsItsLimits(t *testing.T) {
 		},
 		Calls: []v1.ToolCall{{CallID: "r1-c1", TaskID: "t1", Tool: "calc", Attempt: 1, ErrorKind: v1.ErrorKindNone}},
 	}
-	s := migrations.AgentStateFromV1(old)
+	s := migrations.AgentStateFromV2(migrations.AgentStateFromV1(old)) // up to the current version
 	two, three := int64(2), int64(3)
 	cfg := decl.Config{Source: "react.yaml", Digest: "d", Guards: decl.Limits{MaxIterations: 12, MaxDurationMs: 60_000, MaxFailures: 3, MaxRecoveries: &two, MaxDepth: &three}}
 	s = agent.Transition(s, decl.AgentConfigure{Timestamp: 200, Config: cfg})

@@ -37,12 +37,16 @@ func Brain(state decl.StateOfBrain, input decl.InputFromBrain) decl.StateOfBrain
 		return BrainCompressHistory(state, input)
 	case decl.BrainLoadToolCall:
 		return BrainLoadToolCall(state, input)
+	case decl.BrainRecordUsage:
+		return BrainRecordUsage(state, input)
 	case decl.BrainSendMessageComplete:
 		return BrainSendMessageComplete(state, input)
 	case decl.BrainSendMessageFail:
 		return BrainSendMessageFail(state, input)
 	case decl.BrainSendMessageStart:
 		return BrainSendMessageStart(state, input)
+	case decl.BrainStopForBudget:
+		return BrainStopForBudget(state, input)
 	}
 	panic(fmt.Sprintf("transitions.Brain: unexpected input %T", input))
 }
@@ -67,9 +71,11 @@ var (
 	_ func(decl.StateOfBrain, decl.BrainCallTools) decl.StateOfBrain           = BrainCallTools
 	_ func(decl.StateOfBrain, decl.BrainCompressHistory) decl.StateOfBrain     = BrainCompressHistory
 	_ func(decl.StateOfBrain, decl.BrainLoadToolCall) decl.StateOfBrain        = BrainLoadToolCall
+	_ func(decl.StateOfBrain, decl.BrainRecordUsage) decl.StateOfBrain         = BrainRecordUsage
 	_ func(decl.StateOfBrain, decl.BrainSendMessageComplete) decl.StateOfBrain = BrainSendMessageComplete
 	_ func(decl.StateOfBrain, decl.BrainSendMessageFail) decl.StateOfBrain     = BrainSendMessageFail
 	_ func(decl.StateOfBrain, decl.BrainSendMessageStart) decl.StateOfBrain    = BrainSendMessageStart
+	_ func(decl.StateOfBrain, decl.BrainStopForBudget) decl.StateOfBrain       = BrainStopForBudget
 	_ decl.TransitionFnOfBrain                                                 = Brain
 	_ func(decl.StateOfToolkit, decl.ToolkitError) decl.StateOfToolkit         = ToolkitError
 	_ func(decl.StateOfToolkit, decl.ToolkitRespond) decl.StateOfToolkit       = ToolkitRespond
