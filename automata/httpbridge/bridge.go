@@ -706,6 +706,15 @@ func (b *Bridge[S, I, V]) apply(w http.ResponseWriter, r *http.Request, in I, ke
 		err = b.agent.Dispatch(ctx, in)
 	}
 	b.dedup.end(key, seq, err == nil)
+	if err != nil && (errors.Is(err, automata.ErrClosed) || errors.Is(err, journal.ErrInUse)) {
+		if rr, ok := r.Context().Value(rerouteKey{}).(*reroute); ok {
+			// A Fleet's input with an id its journal keeps: the Fleet
+			// sends it to the process that has the agent now, which
+			// applies it once, whether or not it was journaled here.
+			rr.asked = true
+			return 0, false, false
+		}
+	}
 	if err != nil {
 		status := http.StatusUnprocessableEntity
 		var failed *automata.FailError
@@ -744,6 +753,17 @@ func (b *Bridge[S, I, V]) result(seq uint64, dup bool) postResult {
 	}
 	return r
 }
+
+// rerouteKey's value, a *reroute, is in the context of an input a Fleet
+// may send to another process if this one cannot apply it: one with an id
+// the agent's journal keeps (Config.InputID), so that the process that
+// applies it next finds it among the journaled ones if it was.
+type rerouteKey struct{}
+
+// reroute: asked is set, and nothing answered, when the agent's journal
+// refused the input because another process has taken the agent over, or
+// the agent closed as it came.
+type reroute struct{ asked bool }
 
 // waitSeq waits until the bridge has observed the state after seq.
 func (b *Bridge[S, I, V]) waitSeq(ctx context.Context, seq uint64) {

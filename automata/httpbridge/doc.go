@@ -47,7 +47,10 @@
 // whose journal another process took meanwhile (journal.ErrInUse: a
 // JetStream store fenced), or whose journal's server did not answer
 // (journal.ErrUnavailable), 503 with Retry-After, for the client to send it
-// again. Nothing is journaled unless the answer is 200, with one exception:
+// again. Behind a Fleet with peers (FleetConfig.Peers), an input with an id
+// (Config.InputID) that the agent's journal refused because another process
+// took the agent over is not answered 503: the Fleet sends it to that
+// process, which applies it once. Nothing is journaled unless the answer is 200, with one exception:
 // an append whose server did not answer in time (that 503) may have landed;
 // sent again with its id, the input is applied once.
 //

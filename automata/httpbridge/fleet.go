@@ -503,18 +503,72 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 			endStream()
 		}
 	}()
-	var a *registry.Agent[S, I]
-	var release func()
-	var b *Bridge[S, I, V]
 	wait := newRouteWait(r.Context(), f.cfg.RouteTimeout, f.cfg.MaxRouteWait) // for all the attempts
 	defer wait.stop()
-	for attempt := 1; ; attempt++ {
-		if a, release, ok = f.serveActive(w, r, who, id, wait); !ok {
+	body, resend, ok := f.buffer(w, r)
+	if !ok {
+		return
+	}
+	for reroutes := 0; ; reroutes++ {
+		a, b, release, ok := f.activeBridge(w, r, who, id, wait, body, resend)
+		if !ok {
 			return
+		}
+		served = true
+		if !f.serveBridge(w, r, rest, stream, b, release, endStream, resend && reroutes < maxReroutes) {
+			return
+		}
+		// The agent's journal refused the input, which is not applied:
+		// another process has the agent now. Look for it there, once
+		// this activation has ended.
+		select {
+		case <-a.Deactivated():
+		case <-a.Machine().Done():
+		case <-wait.ctx.Done():
+		}
+	}
+}
+
+// maxReroutes bounds the times one request is served here again, and
+// looked for elsewhere, after the agent's journal refused its input
+// because another process had taken the agent over.
+const maxReroutes = 2
+
+// buffer reads r's body once, for a fleet with peers (the request may be
+// sent to several processes in turn), and says whether it may be sent
+// again when its answer is lost (resend: it changes nothing, or it is an
+// input with an id that the agent's journal keeps), or answers the error.
+func (f *Fleet[S, I, V]) buffer(w http.ResponseWriter, r *http.Request) (body []byte, resend, ok bool) {
+	if f.cfg.Peers == nil {
+		return nil, false, true
+	}
+	if r.Body != nil && r.Body != http.NoBody {
+		var err error
+		if body, err = io.ReadAll(r.Body); err != nil { // bounded by the front (ServeHTTP)
+			var tooBig *http.MaxBytesError
+			if errors.As(err, &tooBig) {
+				wire.WriteError(w, http.StatusRequestEntityTooLarge, "the input is over %d bytes (Config.MaxBody)", tooBig.Limit)
+			} else {
+				wire.WriteError(w, http.StatusBadRequest, "reading the request: %v", err)
+			}
+			return nil, false, false
+		}
+	}
+	resend = r.Method == http.MethodGet || r.Method == http.MethodHead || f.keyed(r, body)
+	return body, resend, true
+}
+
+// activeBridge finds agent id active here, activating it if no other
+// process has it, and its bridge; or routes the request to the process
+// that has it (serveActive) and reports ok false once it is answered.
+func (f *Fleet[S, I, V]) activeBridge(w http.ResponseWriter, r *http.Request, who Identity, id string, wait *routeWait, body []byte, resend bool) (a *registry.Agent[S, I], b *Bridge[S, I, V], release func(), ok bool) {
+	for attempt := 1; ; attempt++ {
+		if a, release, ok = f.serveActive(w, r, who, id, wait, body, resend); !ok {
+			return nil, nil, nil, false
 		}
 		var err error
 		if b, err = f.bridgeOf(a); err == nil {
-			break
+			return a, b, release, true
 		}
 		release()
 		select {
@@ -530,12 +584,18 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 		}
 		w.Header().Set("Retry-After", "1")
 		wire.WriteError(w, http.StatusServiceUnavailable, "agent %q: %v", id, err)
-		return
+		return nil, nil, nil, false
 	}
-	served = true
-	// The lease (and the stream's place) is held until the request ends,
-	// or, for a stream the bridge admits, until the stream ends; given
-	// back once, however many times it is released.
+}
+
+// serveBridge serves r by b, the bridge of the agent active here, holding
+// the agent active (release gives it back) until the request ends, or, for
+// a stream the bridge admits, until the stream ends. With mayReroute, an
+// input the agent's journal refuses because another process has taken the
+// agent over is not answered: serveBridge reports true, for the caller to
+// look for the agent again.
+func (f *Fleet[S, I, V]) serveBridge(w http.ResponseWriter, r *http.Request, rest string, stream bool, b *Bridge[S, I, V], release, endStream func(), mayReroute bool) (rerouted bool) {
+	// Given back once, however many times it is released.
 	var once sync.Once
 	hold := &streamHold{release: func() {
 		once.Do(func() {
@@ -557,11 +617,17 @@ func (f *Fleet[S, I, V]) agent(w http.ResponseWriter, r *http.Request) {
 	}
 	if fn, ok := ctx.Value(withAgentKey{}).(func(*Bridge[S, I, V])); ok {
 		fn(b) // WithAgent's
-		return
+		return false
+	}
+	var rr *reroute
+	if mayReroute {
+		rr = &reroute{}
+		ctx = context.WithValue(ctx, rerouteKey{}, rr)
 	}
 	r2 := r.Clone(ctx)
 	r2.URL.Path, r2.URL.RawPath = rest, ""
 	b.serveAgent(w, r2)
+	return rr != nil && rr.asked
 }
 
 // admitStream takes a place for a stream of who among the fleet's and the

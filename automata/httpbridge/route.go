@@ -136,26 +136,12 @@ const (
 //
 // The request gets until wait's deadline to be served, here or by the
 // peer: answered, or the answer's headers come.
-func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who Identity, id string, wait *routeWait) (a *registry.Agent[S, I], release func(), ok bool) {
+func (f *Fleet[S, I, V]) serveActive(w http.ResponseWriter, r *http.Request, who Identity, id string, wait *routeWait, body []byte, resend bool) (a *registry.Agent[S, I], release func(), ok bool) {
 	if f.cfg.Peers == nil {
 		return byid.Active(w, r, f.cfg.Registry, who, id)
 	}
 	ctx := wait.ctx
-	var body []byte // read once, sent again on each attempt
-	if r.Body != nil && r.Body != http.NoBody {
-		var err error
-		if body, err = io.ReadAll(r.Body); err != nil { // bounded by the front (ServeHTTP)
-			var tooBig *http.MaxBytesError
-			if errors.As(err, &tooBig) {
-				wire.WriteError(w, http.StatusRequestEntityTooLarge, "the input is over %d bytes (Config.MaxBody)", tooBig.Limit)
-			} else {
-				wire.WriteError(w, http.StatusBadRequest, "reading the request: %v", err)
-			}
-			return nil, nil, false
-		}
-	}
-	resend := r.Method == http.MethodGet || r.Method == http.MethodHead || f.keyed(r, body)
-	rewind := func() {
+	rewind := func() { // body is read once (Fleet.buffer), sent again on each attempt
 		if body != nil {
 			r.Body = io.NopCloser(bytes.NewReader(body))
 		}

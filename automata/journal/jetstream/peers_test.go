@@ -76,6 +76,10 @@ type peerHost struct {
 // default); a test that sets it puts it back.
 var peerRouteTimeout time.Duration
 
+// peerInputID is the hosts' Config.InputID: a note's text is its id, so
+// that a note sent again is applied once. A test that sets it puts it back.
+var peerInputID = func(n pnote) string { return n.Text }
+
 // startPeerHost starts a host named owner on nc; log receives its warnings.
 func startPeerHost(nc *nats.Conn, cfg jetstream.Config, owner string, log *slog.Logger, edit ...func(*registry.Config[pstate, pnote])) (*peerHost, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -109,8 +113,7 @@ func startPeerHost(nc *nats.Conn, cfg jetstream.Config, owner string, log *slog.
 		Registry: h.reg,
 		Identify: httpbridge.Identities(peerToken, nil),
 		Bridge: httpbridge.Config[pstate, pnote, pstate]{Decode: decodeNote, View: func(s pstate) pstate { return s },
-			// A note's text is its id: a note sent again is applied once.
-			InputID: func(n pnote) string { return n.Text }},
+			InputID: peerInputID},
 		Peers:        fleet,
 		Logger:       log,
 		RouteTimeout: peerRouteTimeout,

@@ -594,12 +594,16 @@ func TestAdvertiseRefusesBadURLs(t *testing.T) {
 	}
 }
 
-// TestFencedOwnerAnswers503: an input that reaches an owner whose journal
-// another process took meanwhile (its store fenced at the append) is
-// answered 503 with Retry-After, not applied, for the client to send it
-// again: not 422, which would tell it the input itself was at fault.
+// TestFencedOwnerAnswers503: an input without an id (no Config.InputID)
+// that reaches an owner whose journal another process took meanwhile (its
+// store fenced at the append) is answered 503 with Retry-After, for the
+// client to send it again: not 422, which would tell it the input itself
+// was at fault, and not sent on to the new owner, which could apply it a
+// second time if the append's outcome was unknown.
 func TestFencedOwnerAnswers503(t *testing.T) {
 	_, nc := startServer(t, false)
+	peerInputID = nil
+	defer func() { peerInputID = func(n pnote) string { return n.Text } }()
 	// A long TTL: the owner renews its lease seldom, so that it learns of
 	// the theft from its append, not from a renewal.
 	cfg := jetstream.Config{TTL: 30 * time.Second, Timeout: 5 * time.Second}
@@ -644,5 +648,55 @@ func TestFencedOwnerAnswers503(t *testing.T) {
 	}
 	if len(texts) != 1 || texts[0] != "first" {
 		t.Errorf("the journal holds %q, want only the first note", texts)
+	}
+}
+
+// TestFencedOwnerSendsAnInputOn: an input with an id that reaches an owner
+// whose journal another process took meanwhile is not answered 503 by the
+// fenced owner: it goes to the process that has the agent now, which
+// applies it, once; the fenced owner journals nothing.
+func TestFencedOwnerSendsAnInputOn(t *testing.T) {
+	_, nc := startServer(t, false)
+	// A long TTL: the owner renews its lease seldom, so that it learns of
+	// the theft from its append, not from a renewal.
+	cfg := jetstream.Config{TTL: 30 * time.Second, Timeout: 5 * time.Second}
+	a, err := startPeerHost(nc, cfg, "host-a", quietLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.close() })
+	b, err := startPeerHost(nc, cfg, "host-b", quietLog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.close() })
+	a.reg.Create("agent-1", "")
+	mustPost(t, a.url, "agent-1", "first")
+	ctx := context.Background()
+	if err := b.fleet.Evict(ctx, "agent-1", "host-a"); err != nil {
+		t.Fatal(err)
+	}
+	_, release, err := b.reg.Get(ctx, "agent-1")
+	if err != nil {
+		t.Fatalf("host-b's claim: %v", err)
+	}
+	release()
+	code, body, err := post(http.DefaultClient, a.url, "agent-1", "second")
+	if err != nil || code != http.StatusOK {
+		t.Fatalf("an input to the fenced owner: %d %s %v, want 200 from the new owner", code, body, err)
+	}
+	// Sent again: the new owner finds its id among the journaled ones.
+	code, body, err = post(http.DefaultClient, a.url, "agent-1", "second")
+	if err != nil || code != http.StatusOK || !strings.Contains(body, `"duplicate":true`) {
+		t.Errorf("the input sent again: %d %s %v, want 200, a duplicate", code, body, err)
+	}
+	got, release, err := b.reg.Get(ctx, "agent-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	st := got.Machine().Current()
+	if len(st.Notes) != 2 || st.Notes[0].Text != "first" || st.Notes[1].Text != "second" || st.Notes[1].By != "host-b" {
+		t.Errorf("the agent's notes: %+v, want first (host-a's), then second, host-b's", st.Notes)
 	}
 }
