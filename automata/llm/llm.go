@@ -65,11 +65,12 @@ type Message struct {
 	// Content is the text: the user's words, the model's reply, or a
 	// tool's result.
 	Content string
-	// Images are images of a user message or of a tool's result, after
-	// its Content; an assistant message has none. See Image for what
-	// Validate checks, and each provider's documentation for how it sends
-	// them (OpenAI's chat completions API takes none in a tool's result:
-	// that provider refuses them).
+	// Images are images of a user message or of a tool's result, which
+	// providers send before its Content, as the vendors advise; an
+	// assistant message has none. See Image for what Validate checks, and
+	// each provider's documentation for how it sends them (OpenAI's chat
+	// completions API takes none in a tool's result: that provider refuses
+	// them).
 	Images []Image
 	// ToolCalls are the calls an assistant message asked for. Each must be
 	// answered by a RoleTool message, after it and before the next user or

@@ -45,10 +45,11 @@
 // # Images
 //
 // A user message's images (llm.Message.Images) go as the API documents
-// them: the message's content becomes an array of parts, a text part
-// first (none when the text is empty), then an image_url part for each
-// image, whose url is a data URL of its bytes in base64
-// (data:image/png;base64,…), with no detail (the API's default, auto). A
+// them: the message's content becomes an array of parts, an image_url
+// part for each image, whose url is a data URL of its bytes in base64
+// (data:image/png;base64,…), with no detail (the API's default, auto),
+// then a text part (none when the text is empty), as the other providers
+// put them: images before the text. A
 // tool message of this API is text only: Complete refuses a tool's result
 // with images, before it sends anything, rather than drop them (put them
 // in a user message after the results). It refuses too a request whose

@@ -15,9 +15,8 @@ import (
 
 // TestImagesSent: the images of a user message reach the server as the
 // chat completions API documents them: the message's content is an array
-// of parts, its text part first, then one image_url part for each image,
-// whose url is a data URL with the media type and the image's bytes in
-// base64.
+// of parts, one image_url part for each image, whose url is a data URL
+// with the media type and the image's bytes in base64, then its text part.
 func TestImagesSent(t *testing.T) {
 	red, big := hostiletest.PNG(2, 2), hostiletest.PNG(64, 32)
 	req := llm.Request{Messages: []llm.Message{
@@ -76,11 +75,11 @@ func TestImagesSent(t *testing.T) {
 		}
 	}
 	first := parts(0)
-	if len(first) != 3 || first[0] != (part{Type: "text", Text: "What are these?"}) {
-		t.Fatalf("messages[0].content = %+v, want a text part and two images", first)
+	if len(first) != 3 || first[2] != (part{Type: "text", Text: "What are these?"}) {
+		t.Fatalf("messages[0].content = %+v, want two images and a text part", first)
 	}
-	image(first[1], red)
-	image(first[2], big)
+	image(first[0], red)
+	image(first[1], big)
 	third := parts(2)
 	if len(third) != 1 {
 		t.Fatalf("messages[2].content = %+v, want one image", third)
@@ -97,9 +96,9 @@ func TestImagesSent(t *testing.T) {
 		"model": "gpt-test",
 		"messages": [
 			{"role": "user", "content": [
-				{"type": "text", "text": "What are these?"},
 				{"type": "image_url", "image_url": {"url": %q}},
-				{"type": "image_url", "image_url": {"url": %q}}
+				{"type": "image_url", "image_url": {"url": %q}},
+				{"type": "text", "text": "What are these?"}
 			]},
 			{"role": "assistant", "content": "Two red lines."},
 			{"role": "user", "content": [{"type": "image_url", "image_url": {"url": %[1]q}}]},

@@ -281,20 +281,20 @@ func (m *Model) params(req llm.Request) (sdk.ChatCompletionNewParams, error) {
 var imageLimits = provider.ImageLimits{API: "OpenAI's chat completions API", NoToolResults: true, MaxTotalBytes: 50_000_000}
 
 // userMessage is a user message: its text as a string, or, when it has
-// images, content parts: a text part (unless the text is empty), then an
-// image_url part for each image, whose URL is a data URL of its bytes in
-// base64.
+// images, content parts: an image_url part for each image, whose URL is a
+// data URL of its bytes in base64, then a text part (unless the text is
+// empty).
 func userMessage(msg llm.Message) sdk.ChatCompletionMessageParamUnion {
 	if len(msg.Images) == 0 {
 		return sdk.UserMessage(msg.Content)
 	}
 	parts := make([]sdk.ChatCompletionContentPartUnionParam, 0, 1+len(msg.Images))
-	if msg.Content != "" {
-		parts = append(parts, sdk.TextContentPart(msg.Content))
-	}
 	for _, im := range msg.Images {
 		parts = append(parts, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{
 			URL: "data:" + im.MediaType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)}))
+	}
+	if msg.Content != "" {
+		parts = append(parts, sdk.TextContentPart(msg.Content))
 	}
 	return sdk.UserMessage(parts)
 }
