@@ -232,6 +232,9 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text
 	if err := req.Validate(); err != nil {
 		return llm.Response{}, fmt.Errorf("gemini: %w", err)
 	}
+	if err := imageLimits.Check(req); err != nil {
+		return llm.Response{}, fmt.Errorf("gemini: invalid request: %w", err)
+	}
 	contents, config, err := m.request(req)
 	if err != nil {
 		return llm.Response{}, err
@@ -305,13 +308,15 @@ func (m *Model) request(req llm.Request) ([]*genai.Content, *genai.GenerateConte
 }
 
 // contents translates a conversation into the API's contents: a user
-// message is a user content with a text part; an assistant message a
+// message is a user content with an inlineData part for each image and a
+// text part; an assistant message a
 // model content with a text part and a functionCall part for each call
 // (with the thought signature its ID carries); the tool messages that
 // answer one assistant message one user content with a functionResponse
 // part for each call, in the order of the calls, whatever the order of the
-// messages (the API matches them by name and order). Empty texts are left
-// out, and contents left empty with them.
+// messages (the API matches them by name and order), the images of a
+// result in its parts, as inlineData. Empty texts are left out, and
+// contents left empty with them.
 func contents(conv []llm.Message) []*genai.Content {
 	var out []*genai.Content
 	var calls []llm.ToolCall           // of the last assistant message
@@ -334,8 +339,15 @@ func contents(conv []llm.Message) []*genai.Content {
 		}
 		switch msg.Role {
 		case llm.RoleUser:
+			c := &genai.Content{Role: genai.RoleUser}
+			for _, im := range msg.Images {
+				c.Parts = append(c.Parts, &genai.Part{InlineData: &genai.Blob{MIMEType: im.MediaType, Data: im.Data}})
+			}
 			if msg.Content != "" {
-				out = append(out, &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: msg.Content}}})
+				c.Parts = append(c.Parts, &genai.Part{Text: msg.Content})
+			}
+			if len(c.Parts) > 0 {
+				out = append(out, c)
 			}
 		case llm.RoleAssistant:
 			c := &genai.Content{Role: genai.RoleModel}
@@ -361,8 +373,11 @@ func contents(conv []llm.Message) []*genai.Content {
 			for _, tc := range calls {
 				if tc.ID == msg.ToolCallID {
 					id, _ := splitID(tc.ID)
-					results[tc.ID] = &genai.Part{FunctionResponse: &genai.FunctionResponse{
-						ID: id, Name: tc.Name, Response: map[string]any{"output": msg.Content}}}
+					r := &genai.FunctionResponse{ID: id, Name: tc.Name, Response: map[string]any{"output": msg.Content}}
+					for _, im := range msg.Images {
+						r.Parts = append(r.Parts, &genai.FunctionResponsePart{InlineData: &genai.FunctionResponseBlob{MIMEType: im.MediaType, Data: im.Data}})
+					}
+					results[tc.ID] = &genai.Part{FunctionResponse: r}
 				}
 			}
 		}
@@ -370,6 +385,11 @@ func contents(conv []llm.Message) []*genai.Content {
 	flush()
 	return out
 }
+
+// imageLimits are what the Gemini API takes of a request's images past
+// llm.Request.Validate's bounds: 20 MB of inline data in a request, in
+// base64 as the request's body carries it.
+var imageLimits = provider.ImageLimits{API: "the Gemini API", MaxTotalBytes: 20_000_000, TotalEncoded: true}
 
 // args is a tool call's arguments as the API takes them back: a JSON
 // object. Arguments that are not one (cut off by FinishLength, or none)
