@@ -70,8 +70,9 @@ type Message struct {
 	// assistant message has none. See Image for what Validate checks, and
 	// each provider's documentation for how it sends them (OpenAI's chat
 	// completions API takes none in a tool's result: that provider refuses
-	// them).
-	Images []Image
+	// them). In JSON, a message without images has no Images, as before
+	// there were images.
+	Images []Image `json:",omitempty"`
 	// ToolCalls are the calls an assistant message asked for. Each must be
 	// answered by a RoleTool message, after it and before the next user or
 	// assistant message, as chat APIs require.

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -420,10 +421,28 @@ const (
 )
 
 // digest identifies a request, for the IDs of its reply's calls: calls of
-// replies to different conversations never have the same ID.
+// replies to different conversations never have the same ID. Images count
+// by their media type and bytes, hashed as they are rather than encoded
+// in JSON (a request without images has the digest it had before images).
 func digest(req llm.Request) [sha256.Size]byte {
+	h := sha256.New()
+	var images []llm.Image
+	for i, m := range req.Messages {
+		if len(m.Images) > 0 {
+			if images == nil {
+				req.Messages = slices.Clone(req.Messages)
+			}
+			images = append(images, m.Images...)
+			req.Messages[i].Images = nil
+		}
+	}
 	b, _ := json.Marshal(req) // of plain data: it cannot fail
-	return sha256.Sum256(b)
+	h.Write(b)
+	for _, im := range images {
+		fmt.Fprintf(h, "\x00%s\x00%d\x00", im.MediaType, len(im.Data))
+		h.Write(im.Data)
+	}
+	return [sha256.Size]byte(h.Sum(nil))
 }
 
 // callID is the ID of the i-th call of a reply: the server's id, or one

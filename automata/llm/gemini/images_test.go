@@ -3,6 +3,7 @@ package gemini
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
@@ -132,5 +133,38 @@ func TestImagesRefused(t *testing.T) {
 				t.Fatalf("the server got %d requests", n)
 			}
 		})
+	}
+}
+
+// TestImagesInTheDigest: two requests that differ in an image's bytes, or
+// its media type, have different digests (and their replies' calls
+// different IDs); a request without images has the digest of its JSON, as
+// before images.
+func TestImagesInTheDigest(t *testing.T) {
+	a, b := hostiletest.PNG(2, 2), hostiletest.PNG(2, 3)
+	req := func(im ...llm.Image) llm.Request {
+		return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "look"}, {Role: llm.RoleUser, Images: im}}}
+	}
+	gif := llm.Image{MediaType: "image/gif", Data: a.Data}
+	digests := map[[32]byte]string{}
+	for name, r := range map[string]llm.Request{"a": req(a), "b": req(b), "a, a": req(a, a), "gif": req(gif), "none": req()} {
+		d := digest(r)
+		if other, ok := digests[d]; ok {
+			t.Errorf("%s and %s have one digest", name, other)
+		}
+		digests[d] = name
+	}
+	if digest(req(a)) != digest(req(llm.Image{MediaType: "image/png", Data: bytes.Clone(a.Data)})) {
+		t.Error("the same image, two digests")
+	}
+	plain := question
+	j, _ := json.Marshal(plain)
+	if digest(plain) != sha256.Sum256(j) {
+		t.Error("a request without images has another digest than its JSON's")
+	}
+	r := req(a)
+	digest(r)
+	if len(r.Messages[1].Images) != 1 {
+		t.Error("digest changed the request")
 	}
 }
