@@ -61,8 +61,9 @@
 // an error that says which (messages[2].Images[0]) and why. A provider
 // refuses too, before it sends anything, what its API would refuse past
 // those bounds, rather than drop it: OpenAI's chat completions API takes
-// no image in a tool's result; Anthropic's takes 5 MiB of base64 an image;
-// each bounds the images of a request. Their documentation says what. The
+// no image in a tool's result and no animated GIF; Anthropic's takes 5 MiB
+// of base64 an image; the Gemini API takes no GIF; each bounds the images
+// of a request. Their documentation says what. The
 // scripted model takes images and hands them to its Reply; a recording
 // keeps their digest, not their bytes (package automata/llm/record);
 // Traced counts them, and never records their bytes.

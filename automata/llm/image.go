@@ -21,7 +21,8 @@ type Image struct {
 }
 
 // ImageMediaTypes are the media types an Image may have: the ones the
-// OpenAI, Anthropic and Gemini APIs all take.
+// OpenAI and Anthropic APIs take. The Gemini API takes no GIF, and OpenAI's
+// no animated GIF: those providers refuse them.
 var ImageMediaTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
 
 // The bounds Validate puts on a request's images, within what the vendors

@@ -115,7 +115,9 @@
 // too: the API's multimodal function responses, which Gemini 3 models
 // take, and older models may refuse with an HTTP 400 (Complete sends them
 // rather than drop them). Before it sends anything, Complete refuses a
-// request whose images' base64 passes 20 MB in all, the API's bound on
+// GIF (the API takes PNG, JPEG and WebP of llm.ImageMediaTypes, and HEIC
+// and HEIF, which package llm does not have), and a request whose images'
+// base64 passes 20 MB in all, the API's bound on
 // inline data (bigger files go through the Files API, which this provider
 // does not use); llm.Request.Validate already bounds each image (5 MiB)
 // and their number (20).

@@ -388,9 +388,10 @@ func contents(conv []llm.Message) []*genai.Content {
 }
 
 // imageLimits are what the Gemini API takes of a request's images past
-// llm.Request.Validate's bounds: 20 MB of inline data in a request, in
-// base64 as the request's body carries it.
-var imageLimits = provider.ImageLimits{API: "the Gemini API", MaxTotalBytes: 20_000_000, TotalEncoded: true}
+// llm.Request.Validate's bounds: PNG, JPEG and WebP (no GIF), and 20 MB of
+// inline data in a request, in base64 as the request's body carries it.
+var imageLimits = provider.ImageLimits{API: "the Gemini API", MediaTypes: []string{"image/png", "image/jpeg", "image/webp"},
+	MaxTotalBytes: 20_000_000, TotalEncoded: true}
 
 // args is a tool call's arguments as the API takes them back: a JSON
 // object. Arguments that are not one (cut off by FinishLength, or none)

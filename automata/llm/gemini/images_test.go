@@ -99,7 +99,7 @@ func TestImagesSent(t *testing.T) {
 }
 
 // TestImagesRefused: an image the API would not take (a media type it does
-// not know, bytes that are not of the type declared, more than 20 MB of
+// not know, a GIF, bytes that are not of the type declared, more than 20 MB of
 // inline data in a request) is an error that says where and why, and
 // nothing is sent.
 func TestImagesRefused(t *testing.T) {
@@ -119,6 +119,8 @@ func TestImagesRefused(t *testing.T) {
 			`gemini: llm: invalid request: messages[0].Images[0]: media type "image/heic" is not one of`},
 		{"a PNG declared WebP", user(llm.Image{MediaType: "image/webp", Data: png.Data}),
 			"gemini: llm: invalid request: messages[0].Images[0]: an image declared image/webp whose bytes are not (they look like image/png)"},
+		{"a GIF", user(png, llm.Image{MediaType: "image/gif", Data: []byte("GIF89a\x01\x00\x01\x00\x00\x00\x00;")}),
+			"gemini: invalid request: messages[0].Images[1]: an image/gif image, which the Gemini API does not take (it takes image/png, image/jpeg, image/webp): convert it"},
 		{"too much inline data in all", user(sized(llm.MaxImageBytes), sized(llm.MaxImageBytes), sized(llm.MaxImageBytes)),
 			"gemini: invalid request: messages[0].Images[2]: the request's images reach 20971524 bytes of base64, past the 20000000 that the Gemini API takes in one request"},
 	}

@@ -52,8 +52,9 @@
 // put them: images before the text. A
 // tool message of this API is text only: Complete refuses a tool's result
 // with images, before it sends anything, rather than drop them (put them
-// in a user message after the results). It refuses too a request whose
-// images pass 50 MB in all, the API's bound; llm.Request.Validate already
+// in a user message after the results). It refuses too an animated GIF
+// (one of more than one frame: the API takes still GIFs only), and a
+// request whose images pass 50 MB in all, the API's bound; llm.Request.Validate already
 // bounds each image (5 MiB, within the API's 20 MB) and their number (20,
 // within its 500). Whether a model sees images is the model's: one that
 // does not answers with an HTTP error, and a server that imitates the API

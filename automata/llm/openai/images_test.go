@@ -6,6 +6,10 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/color/palette"
+	"image/gif"
 	"strings"
 	"testing"
 
@@ -111,8 +115,9 @@ func TestImagesSent(t *testing.T) {
 
 // TestImagesRefused: an image the API would not take (a tool's result with
 // one, which OpenAI's tool messages cannot carry; a media type it does not
-// know; bytes past llm.MaxImageBytes; more than 50 MB in a request) is an
-// error that says where and why, and nothing is sent.
+// know; bytes past llm.MaxImageBytes; an animated GIF; more than 50 MB in a
+// request) is an error that says where and why, and nothing is sent; a
+// still GIF goes.
 func TestImagesRefused(t *testing.T) {
 	png := hostiletest.PNG(2, 2)
 	big := llm.Image{MediaType: "image/png", Data: append(bytes.Clone(png.Data), make([]byte, llm.MaxImageBytes-len(png.Data))...)}
@@ -133,6 +138,8 @@ func TestImagesRefused(t *testing.T) {
 			`openai: llm: invalid request: messages[0].Images[0]: media type "image/tiff" is not one of`},
 		{"an image too big", user(png, llm.Image{MediaType: "image/png", Data: append(bytes.Clone(big.Data), 0)}),
 			"openai: llm: invalid request: messages[0].Images[1]: an image/png image of 5242881 bytes, past MaxImageBytes"},
+		{"an animated GIF", user(png, animatedGIF(2)),
+			"openai: invalid request: messages[0].Images[1]: an animated GIF (2 frames), which OpenAI's chat completions API does not take: send one frame"},
 		{"too many bytes in all", user(big, big, big, big, big, big, big, big, big, big),
 			"openai: invalid request: messages[0].Images[9]: the request's images reach 52428800 bytes, past the 50000000 that OpenAI's chat completions API takes in one request"},
 	}
@@ -148,4 +155,23 @@ func TestImagesRefused(t *testing.T) {
 			}
 		})
 	}
+	srv := newServer(t, sse(t, "text.sse"))
+	if _, err := srv.model(t).Complete(context.Background(), user(animatedGIF(1)), nil); err != nil || len(srv.received()) != 1 {
+		t.Fatalf("a still GIF: %v, %d requests", err, len(srv.received()))
+	}
+}
+
+// animatedGIF is a GIF of n frames, as image/gif encodes it.
+func animatedGIF(n int) llm.Image {
+	g := &gif.GIF{}
+	for i := range n {
+		m := image.NewPaletted(image.Rect(0, 0, 2, 2), palette.WebSafe)
+		m.Set(i%2, 0, color.White)
+		g.Image, g.Delay = append(g.Image, m), append(g.Delay, 10)
+	}
+	var b bytes.Buffer
+	if err := gif.EncodeAll(&b, g); err != nil {
+		panic(err)
+	}
+	return llm.Image{MediaType: "image/gif", Data: b.Bytes()}
 }

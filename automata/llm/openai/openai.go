@@ -275,10 +275,11 @@ func (m *Model) params(req llm.Request) (sdk.ChatCompletionNewParams, error) {
 }
 
 // imageLimits are what the chat completions API takes of a request's
-// images past llm.Request.Validate's bounds: none in a tool message, and
-// 50 MB of images in a request (20 MB an image, and 500 images, are past
-// llm.MaxImageBytes and llm.MaxImages).
-var imageLimits = provider.ImageLimits{API: "OpenAI's chat completions API", NoToolResults: true, MaxTotalBytes: 50_000_000}
+// images past llm.Request.Validate's bounds: none in a tool message, no
+// animated GIF, and 50 MB of images in a request (20 MB an image, and 500
+// images, are past llm.MaxImageBytes and llm.MaxImages).
+var imageLimits = provider.ImageLimits{API: "OpenAI's chat completions API", NoToolResults: true, NoAnimatedGIFs: true,
+	MaxTotalBytes: 50_000_000}
 
 // userMessage is a user message: its text as a string, or, when it has
 // images, content parts: an image_url part for each image, whose URL is a

@@ -3,6 +3,8 @@ package provider
 import (
 	"encoding/base64"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/moora-go/moora/automata/llm"
 )
@@ -16,6 +18,11 @@ type ImageLimits struct {
 	API string
 	// NoToolResults says that a tool's result cannot carry images.
 	NoToolResults bool
+	// MediaTypes are the media types the API takes, of
+	// llm.ImageMediaTypes (nil for all of them).
+	MediaTypes []string
+	// NoAnimatedGIFs says that a GIF of more than one frame is refused.
+	NoAnimatedGIFs bool
 	// MaxEncodedBytes bounds the base64 of one image (0 for no bound
 	// beyond llm.MaxImageBytes).
 	MaxEncodedBytes int64
@@ -35,6 +42,15 @@ func (l ImageLimits) Check(req llm.Request) error {
 			return fmt.Errorf("messages[%d]: a tool's result with images, which %s does not take (its tool messages are text only): send them in a user message after the results", i, l.API)
 		}
 		for j, im := range m.Images {
+			if l.MediaTypes != nil && !slices.Contains(l.MediaTypes, im.MediaType) {
+				return fmt.Errorf("messages[%d].Images[%d]: an %s image, which %s does not take (it takes %s): convert it",
+					i, j, im.MediaType, l.API, strings.Join(l.MediaTypes, ", "))
+			}
+			if l.NoAnimatedGIFs && im.MediaType == "image/gif" {
+				if n := GIFFrames(im.Data); n > 1 {
+					return fmt.Errorf("messages[%d].Images[%d]: an animated GIF (%d frames), which %s does not take: send one frame", i, j, n, l.API)
+				}
+			}
 			encoded := int64(base64.StdEncoding.EncodedLen(len(im.Data)))
 			if l.MaxEncodedBytes > 0 && encoded > l.MaxEncodedBytes {
 				return fmt.Errorf("messages[%d].Images[%d]: an image of %d bytes, %d in base64, past the %d bytes of base64 an image that %s takes",

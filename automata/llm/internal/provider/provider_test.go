@@ -115,6 +115,7 @@ func TestImageLimits(t *testing.T) {
 	png := func(n int) llm.Image {
 		return llm.Image{MediaType: "image/png", Data: append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, n-8)...)}
 	}
+	gif := func(frames int) llm.Image { return llm.Image{MediaType: "image/gif", Data: animation(frames, false)} }
 	call := llm.ToolCall{ID: "c1", Name: "shot"}
 	withTool := func(im ...llm.Image) llm.Request {
 		return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "look"},
@@ -139,6 +140,12 @@ func TestImageLimits(t *testing.T) {
 		{"bytes at the total", ImageLimits{API: "X", MaxTotalBytes: 300}, users(png(100), png(200)), ""},
 		{"bytes past the total", ImageLimits{API: "X", MaxTotalBytes: 300}, users(png(100), png(201)),
 			"messages[1].Images[1]: the request's images reach 301 bytes, past the 300 that X takes in one request"},
+		{"a media type not taken", ImageLimits{API: "X", MediaTypes: []string{"image/png", "image/jpeg"}}, users(png(100), gif(1)),
+			"messages[1].Images[1]: an image/gif image, which X does not take (it takes image/png, image/jpeg): convert it"},
+		{"a still GIF", ImageLimits{API: "X", NoAnimatedGIFs: true}, users(gif(1)), ""},
+		{"an animated GIF", ImageLimits{API: "X", NoAnimatedGIFs: true}, users(png(100), gif(3)),
+			"messages[1].Images[1]: an animated GIF (3 frames), which X does not take: send one frame"},
+		{"an animated GIF where they are taken", ImageLimits{API: "X"}, users(gif(3)), ""},
 		{"base64 past the total", ImageLimits{API: "X", MaxTotalBytes: 290, TotalEncoded: true}, users(png(100), png(120)),
 			"messages[1].Images[1]: the request's images reach 296 bytes of base64, past the 290"},
 	}
