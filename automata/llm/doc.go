@@ -57,16 +57,16 @@
 // Validate refuses an image in an assistant message, a media type of
 // another kind, bytes that are not of the type declared (it sniffs them, as
 // http.DetectContentType does), an image of no bytes or more than
-// MaxImageBytes (5 MiB), and more than MaxImages (20) in a request, with
-// an error that says which (messages[2].Images[0]) and why. A provider
-// refuses too, before it sends anything, what its API would refuse past
-// those bounds, rather than drop it: OpenAI's chat completions API takes
-// no image in a tool's result and no animated GIF; Anthropic's takes 5 MiB
-// of base64 an image; the Gemini API takes no GIF; each bounds the images
-// of a request. Their documentation says what. The
-// scripted model takes images and hands them to its Reply; a recording
-// keeps their digest, not their bytes (package automata/llm/record);
-// Traced counts them, and never records their bytes.
+// MaxImageBytes (5 MiB), and more than MaxImages (20) in a request, with an
+// error that says which (messages[2].Images[0]) and why. A provider refuses
+// too, before it sends anything, what its API would refuse past those
+// bounds, rather than drop it: OpenAI's chat completions API takes no image
+// in a tool's result and no animated GIF; Anthropic's takes 5 MiB of base64
+// an image; the Gemini API takes no GIF; each bounds the images of a
+// request. Their documentation says what. The scripted model takes images
+// and hands them to its Reply; a recording keeps their digest, not their
+// bytes (package automata/llm/record); Traced counts them, and never
+// records their bytes.
 //
 // # Idempotency
 //

@@ -103,20 +103,22 @@
 //
 // # Images
 //
-// The images of a user message (llm.Message.Images) go as the API
-// documents them: an image block for each,
-// {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "…"}},
-// before the message's text block, as Anthropic advises. The API takes
-// images in a tool's result too: a tool message's images are image blocks
-// of its tool_result's content, before its text. An image block may be the
-// cache breakpoint before the newest user message, and images are cached
-// with the rest of the prefix. Before it sends anything, Complete refuses
-// an image whose base64 passes 5 MiB (3.75 MiB of bytes: the API bounds
-// the base64, not the bytes), and a request whose images' base64 passes
-// 32 MB in all (the API's bound on a request); llm.Request.Validate
-// already bounds their number (20, within the API's 100). The API refuses
-// on its side, with an HTTP 400, an image larger than 8000 pixels a side
-// (2000 when a request has more than 20).
+// The images of a user message (llm.Message.Images) go as the API documents
+// them, before the message's text block, as Anthropic advises: an image
+// block for each,
+//
+//	{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "…"}}
+//
+// The API takes images in a tool's result too: a tool message's images are
+// image blocks of its tool_result's content, before its text. An image
+// block may be the cache breakpoint before the newest user message, and
+// images are cached with the rest of the prefix. Before it sends anything,
+// Complete refuses an image whose base64 passes 5 MiB (3.75 MiB of bytes:
+// the API bounds the base64, not the bytes), and a request whose images'
+// base64 passes 32 MB in all (the API's bound on a request);
+// llm.Request.Validate already bounds their number (20, within the API's
+// 100). The API refuses on its side, with an HTTP 400, an image larger than
+// 8000 pixels a side, which this provider does not measure.
 //
 // # Limits
 //

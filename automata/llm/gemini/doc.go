@@ -106,21 +106,23 @@
 //
 // # Images
 //
-// The images of a user message (llm.Message.Images) go as the API
-// documents them: an inlineData part for each,
-// {"inlineData": {"mimeType": "image/png", "data": "…"}} with the bytes in
-// base64 (inline_data and mime_type in Google's REST examples: the API
-// takes both spellings), before the text part, as Google advises. A tool
-// message's images go in the parts of its functionResponse, as inlineData
-// too: the API's multimodal function responses, which Gemini 3 models
-// take, and older models may refuse with an HTTP 400 (Complete sends them
-// rather than drop them). Before it sends anything, Complete refuses a
+// The images of a user message (llm.Message.Images) go as the API documents
+// them, before the text part, as Google advises: an inlineData part for
+// each, with the bytes in base64 (inline_data and mime_type in Google's
+// REST examples: the API takes both spellings),
+//
+//	{"inlineData": {"mimeType": "image/png", "data": "…"}}
+//
+// A tool message's images go in the parts of its functionResponse, as
+// inlineData too: the API's multimodal function responses, which Gemini 3
+// models take, and older models may refuse with an HTTP 400 (Complete sends
+// them rather than drop them). Before it sends anything, Complete refuses a
 // GIF (the API takes PNG, JPEG and WebP of llm.ImageMediaTypes, and HEIC
 // and HEIF, which package llm does not have), and a request whose images'
-// base64 passes 20 MB in all, the API's bound on
-// inline data (bigger files go through the Files API, which this provider
-// does not use); llm.Request.Validate already bounds each image (5 MiB)
-// and their number (20).
+// base64 passes 20 MB in all, the API's bound on inline data (bigger files
+// go through the Files API, which this provider does not use);
+// llm.Request.Validate already bounds each image (5 MiB) and their number
+// (20).
 //
 // # Idempotency
 //
