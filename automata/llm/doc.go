@@ -44,6 +44,30 @@
 // job, the machine cancels its ctx and Complete returns at once, closing the
 // HTTP stream, so that the server stops generating too.
 //
+// # Images
+//
+// A user message, or a tool's result, may carry images (Message.Images):
+// PNG, JPEG, GIF or WebP, each an Image of its media type and its bytes,
+// which every provider sends in the request, in base64, before the
+// message's text, as its API documents:
+//
+//	llm.Message{Role: llm.RoleUser, Content: "What is on this page?",
+//		Images: []llm.Image{{MediaType: "image/png", Data: screenshot}}}
+//
+// Validate refuses an image in an assistant message, a media type of
+// another kind, bytes that are not of the type declared (it sniffs them, as
+// http.DetectContentType does), an image of no bytes or more than
+// MaxImageBytes (5 MiB), and more than MaxImages (20) in a request, with an
+// error that says which (messages[2].Images[0]) and why. A provider refuses
+// too, before it sends anything, what its API would refuse past those
+// bounds, rather than drop it: OpenAI's chat completions API takes no image
+// in a tool's result and no animated GIF; Anthropic's takes 5 MiB of base64
+// an image; the Gemini API takes no GIF; each bounds the images of a
+// request. Their documentation says what. The scripted model takes images
+// and hands them to its Reply; a recording keeps their digest, not their
+// bytes (package automata/llm/record); Traced counts them, and never
+// records their bytes.
+//
 // # Idempotency
 //
 // A job may run more than once for the same work: after a crash before its
@@ -106,8 +130,8 @@
 //
 // # What it is not
 //
-// Not a client for everything a provider offers: no images, audio,
-// embeddings, sampling knobs or several choices per call. Not a retry
+// Not a client for everything a provider offers: images in but not out, and
+// no audio, embeddings, sampling knobs or several choices per call. Not a retry
 // policy: providers retry as their SDK does, and a job that fails is retried
 // when the state calls for it again. Not an agent loop: deciding when to
 // call the model and what to do with the reply is the agent's transition and

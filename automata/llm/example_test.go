@@ -1,8 +1,11 @@
 package llm_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	pngenc "image/png"
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/llm"
@@ -71,4 +74,35 @@ func Example() {
 	// chunk " (job"
 	// chunk " answer)."
 	// answer: You asked "why?" (job answer).
+}
+
+// An image in a user message: its bytes and their media type. The scripted
+// model hands it to its Reply; a provider sends it in base64, before the
+// text. Validate refuses an image that no provider would take, and says
+// which.
+func ExampleImage() {
+	var png bytes.Buffer
+	dot := image.NewGray(image.Rect(0, 0, 1, 1))
+	if err := pngenc.Encode(&png, dot); err != nil {
+		panic(err)
+	}
+	model := llm.Scripted{Reply: func(req llm.Request) (llm.Response, error) {
+		images := req.Messages[0].Images
+		return llm.Response{Text: fmt.Sprintf("I see %d image (%s).", len(images), images[0].MediaType)}, nil
+	}}
+	resp, err := model.Complete(context.Background(), llm.Request{Messages: []llm.Message{{
+		Role:    llm.RoleUser,
+		Content: "What is this?",
+		Images:  []llm.Image{{MediaType: "image/png", Data: png.Bytes()}},
+	}}}, nil)
+	fmt.Println(resp.Text, err)
+
+	_, err = model.Complete(context.Background(), llm.Request{Messages: []llm.Message{{
+		Role:   llm.RoleUser,
+		Images: []llm.Image{{MediaType: "image/jpeg", Data: png.Bytes()}},
+	}}}, nil)
+	fmt.Println(err)
+	// Output:
+	// I see 1 image (image/png). <nil>
+	// scripted model: llm: invalid request: messages[0].Images[0]: an image declared image/jpeg whose bytes are not (they look like image/png)
 }

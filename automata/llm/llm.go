@@ -65,6 +65,14 @@ type Message struct {
 	// Content is the text: the user's words, the model's reply, or a
 	// tool's result.
 	Content string
+	// Images are images of a user message or of a tool's result, which
+	// providers send before its Content, as the vendors advise; an
+	// assistant message has none. See Image for what Validate checks, and
+	// each provider's documentation for how it sends them (OpenAI's chat
+	// completions API takes none in a tool's result: that provider refuses
+	// them). In JSON, a message without images has no Images, as before
+	// there were images.
+	Images []Image `json:",omitempty"`
 	// ToolCalls are the calls an assistant message asked for. Each must be
 	// answered by a RoleTool message, after it and before the next user or
 	// assistant message, as chat APIs require.
@@ -194,7 +202,19 @@ func (r Request) validate() error {
 	}
 	ids := map[string]bool{}
 	var pending []string // calls of the last assistant message not answered yet
+	images := 0
 	for i, m := range r.Messages {
+		if len(m.Images) > 0 && m.Role == RoleAssistant {
+			return fmt.Errorf("messages[%d]: an assistant message with images (only user messages and tool results may have them)", i)
+		}
+		for j, im := range m.Images {
+			if images++; images > MaxImages {
+				return fmt.Errorf("messages[%d].Images[%d]: the request's image number %d, past MaxImages (%d)", i, j, images, MaxImages)
+			}
+			if err := checkImage(im); err != nil {
+				return fmt.Errorf("messages[%d].Images[%d]: %w", i, j, err)
+			}
+		}
 		switch m.Role {
 		case RoleUser, RoleAssistant:
 			if len(pending) > 0 {

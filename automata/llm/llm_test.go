@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +83,32 @@ func TestValidate(t *testing.T) {
 			want: `required tool "search" is not among the request's tools`},
 		{name: "any tool of none", req: Request{System: "s", RequiredTool: AnyTool},
 			want: "a tool is required but the request has no tools"},
+		{name: "images of a user and of a tool's result", req: Request{Messages: []Message{
+			{Role: RoleUser, Content: "what is this?", Images: []Image{testPNG, {MediaType: "image/jpeg", Data: testJPEG}}},
+			{Role: RoleAssistant, ToolCalls: []ToolCall{call("c1")}},
+			{Role: RoleTool, ToolCallID: "c1", Content: "a screenshot", Images: []Image{{MediaType: "image/gif", Data: testGIF}, {MediaType: "image/webp", Data: testWebP}}},
+		}}},
+		{name: "an image without text", req: Request{Messages: []Message{{Role: RoleUser, Images: []Image{testPNG}}}}},
+		{name: "MaxImages images", req: Request{Messages: []Message{
+			{Role: RoleUser, Images: slices.Repeat([]Image{testPNG}, MaxImages-1)}, {Role: RoleUser, Images: []Image{testPNG}}}}},
+		{name: "one image too many", req: Request{Messages: []Message{
+			{Role: RoleUser, Images: slices.Repeat([]Image{testPNG}, MaxImages-1)}, {Role: RoleUser, Images: []Image{testPNG, testPNG}}}},
+			want: "messages[1].Images[1]: the request's image number 21, past MaxImages (20)"},
+		{name: "an image of the assistant", req: Request{Messages: []Message{user, {Role: RoleAssistant, Content: "here", Images: []Image{testPNG}}}},
+			want: "messages[1]: an assistant message with images"},
+		{name: "an image of no known type", req: Request{Messages: []Message{{Role: RoleUser, Images: []Image{testPNG, {MediaType: "image/svg+xml", Data: []byte("<svg/>")}}}}},
+			want: `messages[0].Images[1]: media type "image/svg+xml" is not one of image/png, image/jpeg, image/gif, image/webp`},
+		{name: "a media type in capitals", req: Request{Messages: []Message{{Role: RoleUser, Images: []Image{{MediaType: "image/PNG", Data: testPNG.Data}}}}},
+			want: `messages[0].Images[0]: media type "image/PNG" is not one of`},
+		{name: "an image of no bytes", req: Request{Messages: []Message{{Role: RoleUser, Images: []Image{{MediaType: "image/png"}}}}},
+			want: "messages[0].Images[0]: an image/png image with no data"},
+		{name: "an image too big", req: Request{Messages: []Message{{Role: RoleUser, Images: []Image{{MediaType: "image/png", Data: append(slices.Clip(testPNG.Data), make([]byte, MaxImageBytes)...)}}}}},
+			want: fmt.Sprintf("messages[0].Images[0]: an image/png image of %d bytes, past MaxImageBytes (5242880)", len(testPNG.Data)+MaxImageBytes)},
+		{name: "a JPEG declared PNG", req: Request{Messages: []Message{{Role: RoleUser, Images: []Image{{MediaType: "image/png", Data: testJPEG}}}}},
+			want: "messages[0].Images[0]: an image declared image/png whose bytes are not (they look like image/jpeg)"},
+		{name: "text declared an image", req: Request{Messages: []Message{user, {Role: RoleAssistant, ToolCalls: []ToolCall{call("c1")}},
+			{Role: RoleTool, ToolCallID: "c1", Images: []Image{{MediaType: "image/gif", Data: []byte("GIF? no")}}}}},
+			want: "messages[2].Images[0]: an image declared image/gif whose bytes are not (they look like text/plain; charset=utf-8)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

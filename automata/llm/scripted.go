@@ -22,7 +22,8 @@ import (
 // provider fills in: FinishReason (FinishToolCalls when there are tool calls,
 // else FinishStop) and Usage (a count of words: of the request as input, of
 // the reply as output) when the reply leaves them zero, and {} for empty tool
-// call arguments.
+// call arguments. A request's images reach Reply as they came (a script may
+// look at them or not), and count no words.
 type Scripted struct {
 	// Reply answers a request. It should be a pure function of the request,
 	// so that a request sent again (a job restarted after a crash) gets the

@@ -46,6 +46,8 @@ const (
 	keyToolCallCount   = "moora.llm.tool_call.count"
 	keyToolCallNames   = "moora.llm.tool_call.names"
 	keyMessagesOmitted = "moora.llm.input.messages.omitted"
+	keyImageCount      = "moora.llm.input.image.count"
+	keyImageBytes      = "moora.llm.input.image.bytes"
 
 	operationChat   = "chat"
 	unknownProvider = "unknown"
@@ -84,7 +86,9 @@ type traceConfig struct {
 // answers, which the conventions leave out by default, as they may hold
 // personal or secret data: gen_ai.system_instructions (the system prompt),
 // gen_ai.input.messages (the conversation: texts, tool calls with their
-// arguments, tool results) and, for a call that succeeds,
+// arguments, tool results, and for each image a part of type "blob" with
+// its modality, "image", its mime_type and its size in bytes, but not its
+// content: image bytes are never recorded) and, for a call that succeeds,
 // gen_ai.output.messages (the reply's text, tool calls and finish reason).
 // They are span attributes of the conventions' structure (a list of
 // messages of role and parts), as structured values, not JSON strings.
@@ -143,6 +147,10 @@ func WithModelName(name string) TraceOption {
 //     and the names of the tool calls the model asked for, in its order
 //     (moora's own: outside the opt-in content, the conventions have no
 //     attribute for them);
+//   - moora.llm.input.image.count and moora.llm.input.image.bytes, the
+//     number of images in the request and their bytes put together, when
+//     it has some (moora's own too); the images themselves are never
+//     recorded;
 //   - for a call that failed, error.type, and an error status with the
 //     error's message (the error is recorded as an exception event too).
 //
@@ -277,8 +285,13 @@ func (t *traced) Complete(ctx context.Context, req Request, onChunk func(text st
 	if t.tracer != nil {
 		ctx, span = t.tracer.Start(ctx, t.spanName, trace.WithTimestamp(start),
 			trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(t.spanAttrs...))
-		if t.content && span.IsRecording() {
-			span.SetAttributes(inputContent(req)...)
+		if span.IsRecording() {
+			if n, size := imagesOf(req); n > 0 {
+				span.SetAttributes(attribute.Int(keyImageCount, n), attribute.Int64(keyImageBytes, size))
+			}
+			if t.content {
+				span.SetAttributes(inputContent(req)...)
+			}
 		}
 	}
 	// The chunks arrive on this goroutine, before Complete returns (see
@@ -459,18 +472,18 @@ func (b *budget) message(m Message) attribute.Value {
 	return attribute.MapValue(attribute.String("role", string(m.Role)), attribute.Slice("parts", b.parts(m)...))
 }
 
-// parts are the parts of m: its text, its tool calls or the tool result it
-// is. The tool calls past maxContentTotal are left out.
+// parts are the parts of m: its images, its text, its tool calls or the
+// tool result it is. The tool calls past maxContentTotal are left out.
 func (b *budget) parts(m Message) []attribute.Value {
 	if m.Role == RoleTool {
-		return []attribute.Value{attribute.MapValue(
+		return append([]attribute.Value{attribute.MapValue(
 			attribute.String("type", "tool_call_response"),
 			attribute.String("id", m.ToolCallID),
 			attribute.String("response", b.text(m.Content)),
-		)}
+		)}, imageParts(m.Images)...)
 	}
-	var parts []attribute.Value
-	if m.Content != "" || len(m.ToolCalls) == 0 {
+	parts := imageParts(m.Images)
+	if m.Content != "" || len(m.ToolCalls) == 0 && len(m.Images) == 0 {
 		parts = append(parts, textPart(b.text(m.Content)))
 	}
 	for _, c := range m.ToolCalls {
@@ -500,6 +513,33 @@ func (b *budget) arguments(raw json.RawMessage) attribute.Value {
 		}
 	}
 	return attribute.StringValue(b.text(string(raw)))
+}
+
+// imageParts are the conventions' blob parts of images, without their
+// content: the bytes are never recorded, only their media type and their
+// size.
+func imageParts(images []Image) []attribute.Value {
+	var parts []attribute.Value
+	for _, im := range images {
+		parts = append(parts, attribute.MapValue(
+			attribute.String("type", "blob"),
+			attribute.String("modality", "image"),
+			attribute.String("mime_type", im.MediaType),
+			attribute.Int("size", len(im.Data)),
+		))
+	}
+	return parts
+}
+
+// imagesOf counts the images of req, and their bytes.
+func imagesOf(req Request) (n int, size int64) {
+	for _, m := range req.Messages {
+		for _, im := range m.Images {
+			n++
+			size += int64(len(im.Data))
+		}
+	}
+	return n, size
 }
 
 // textPart is a text part of a message.

@@ -2,6 +2,7 @@ package llm_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -21,6 +22,7 @@ import (
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/llm"
+	"github.com/moora-go/moora/automata/llm/internal/hostiletest"
 )
 
 // The telemetry tests run the real OpenTelemetry SDK, with its in-memory
@@ -604,6 +606,67 @@ func BenchmarkTraced(b *testing.B) {
 					b.Fatal(err)
 				}
 				r.spans.Reset()
+			}
+		})
+	}
+}
+
+// TestTracedImages: a request's images are counted on the span (their
+// number and bytes), with or without WithContent; with it, each is a blob
+// part of its message with its media type and size; their bytes are
+// recorded nowhere.
+func TestTracedImages(t *testing.T) {
+	shot, dot := hostiletest.PNG(64, 32), hostiletest.PNG(2, 2)
+	req := llm.Request{
+		Tools: []llm.Tool{{Name: "screenshot"}},
+		Messages: []llm.Message{
+			{Role: llm.RoleUser, Content: "What is it?", Images: []llm.Image{dot}},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c1", Name: "screenshot"}}},
+			{Role: llm.RoleTool, ToolCallID: "c1", Content: "the screen", Images: []llm.Image{shot}},
+			{Role: llm.RoleUser, Images: []llm.Image{dot}},
+		},
+	}
+	reply := llm.Scripted{Reply: func(llm.Request) (llm.Response, error) { return llm.Response{Text: "A red line."}, nil }}
+	for _, content := range []bool{false, true} {
+		t.Run(fmt.Sprint("content ", content), func(t *testing.T) {
+			r := newOtelRecorder()
+			var opts []llm.TraceOption
+			if content {
+				opts = append(opts, llm.WithContent())
+			}
+			if _, err := llm.Traced(reply, r.tp, nil, opts...).Complete(context.Background(), req, nil); err != nil {
+				t.Fatal(err)
+			}
+			span := r.oneChatSpan(t)
+			count, _ := spanAttr(span, "moora.llm.input.image.count")
+			size, _ := spanAttr(span, "moora.llm.input.image.bytes")
+			if count.AsInt64() != 3 || size.AsInt64() != int64(2*len(dot.Data)+len(shot.Data)) {
+				t.Errorf("image count %d, bytes %d; want 3 and %d", count.AsInt64(), size.AsInt64(), 2*len(dot.Data)+len(shot.Data))
+			}
+			in, ok := spanAttr(span, "gen_ai.input.messages")
+			if ok != content {
+				t.Fatalf("gen_ai.input.messages recorded: %v", ok)
+			}
+			blob := func(im llm.Image) string {
+				return fmt.Sprintf(`{"mime_type":"image/png","modality":"image","size":%d,"type":"blob"}`, len(im.Data))
+			}
+			if content {
+				want := `[{"parts":[` + blob(dot) + `,{"content":"What is it?","type":"text"}],"role":"user"},` +
+					`{"parts":[{"arguments":"","id":"c1","name":"screenshot","type":"tool_call"}],"role":"assistant"},` +
+					`{"parts":[{"id":"c1","response":"the screen","type":"tool_call_response"},` + blob(shot) + `],"role":"tool"},` +
+					`{"parts":[` + blob(dot) + `],"role":"user"}]`
+				if in.String() != want {
+					t.Errorf("gen_ai.input.messages =\n%s\nwant\n%s", in.String(), want)
+				}
+			}
+			// No attribute holds the bytes, raw or in base64.
+			for _, kv := range span.Attributes() {
+				v := kv.Value.Emit()
+				for _, im := range []llm.Image{dot, shot} {
+					if strings.Contains(v, base64.StdEncoding.EncodeToString(im.Data)[:24]) || strings.Contains(v, string(im.Data[:16])) {
+						t.Errorf("%s holds an image's bytes", kv.Key)
+					}
+				}
 			}
 		})
 	}

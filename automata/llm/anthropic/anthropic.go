@@ -3,6 +3,7 @@ package anthropic
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -194,6 +195,9 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text
 	if err := req.Validate(); err != nil {
 		return llm.Response{}, fmt.Errorf("anthropic: %w", err)
 	}
+	if err := imageLimits.Check(req); err != nil {
+		return llm.Response{}, fmt.Errorf("anthropic: invalid request: %w", err)
+	}
 	params, err := m.params(req)
 	if err != nil {
 		return llm.Response{}, err
@@ -308,8 +312,10 @@ func (m *Model) params(req llm.Request) (sdk.MessageNewParams, error) {
 }
 
 // messages translates a conversation into the API's messages: a user
-// message is a text block, an assistant message a text block and a
-// tool_use block for each call, a tool message a tool_result block, and
+// message is an image block for each image and a text block, an assistant
+// message a text block and a tool_use block for each call, a tool message
+// a tool_result block (its content an image block for each image and a
+// text block), and
 // consecutive messages of one role (the API's user role for tool results)
 // are one message, as the API requires: the results of one turn's calls
 // go back in one user message, before the text of a user message that
@@ -333,6 +339,9 @@ func messages(conv []llm.Message, cache bool) []sdk.MessageParam {
 		user := msg.Role != llm.RoleAssistant
 		switch msg.Role {
 		case llm.RoleUser:
+			for _, im := range msg.Images {
+				blocks = append(blocks, sdk.ContentBlockParamUnion{OfImage: imageBlock(im)})
+			}
 			if msg.Content != "" {
 				blocks = append(blocks, sdk.NewTextBlock(msg.Content))
 			}
@@ -345,8 +354,11 @@ func messages(conv []llm.Message, cache bool) []sdk.MessageParam {
 			}
 		case llm.RoleTool:
 			result := sdk.ToolResultBlockParam{ToolUseID: msg.ToolCallID}
+			for _, im := range msg.Images {
+				result.Content = append(result.Content, sdk.ToolResultBlockParamContentUnion{OfImage: imageBlock(im)})
+			}
 			if msg.Content != "" {
-				result.Content = []sdk.ToolResultBlockParamContentUnion{{OfText: &sdk.TextBlockParam{Text: msg.Content}}}
+				result.Content = append(result.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: msg.Content}})
 			}
 			blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolResult: &result})
 		}
@@ -372,6 +384,18 @@ func messages(conv []llm.Message, cache bool) []sdk.MessageParam {
 		}
 	}
 	return out
+}
+
+// imageLimits are what the Messages API takes of a request's images past
+// llm.Request.Validate's bounds: 5 MiB of base64 an image (3.75 MiB of
+// bytes), and 32 MB of base64 in all, the bound on a request's body. Its
+// 100 images a request are past llm.MaxImages.
+var imageLimits = provider.ImageLimits{API: "Anthropic's Messages API", MaxEncodedBytes: 5 << 20,
+	MaxTotalBytes: 32_000_000, TotalEncoded: true}
+
+// imageBlock is an image block of im, its bytes in base64.
+func imageBlock(im llm.Image) *sdk.ImageBlockParam {
+	return sdk.NewImageBlockBase64(im.MediaType, base64.StdEncoding.EncodeToString(im.Data)).OfImage
 }
 
 // toolInput is a tool call's arguments as the API takes them back: a JSON

@@ -101,6 +101,25 @@
 // records as gen_ai.usage.cache_read.input_tokens and
 // gen_ai.usage.cache_creation.input_tokens.
 //
+// # Images
+//
+// The images of a user message (llm.Message.Images) go as the API documents
+// them, before the message's text block, as Anthropic advises: an image
+// block for each,
+//
+//	{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "…"}}
+//
+// The API takes images in a tool's result too: a tool message's images are
+// image blocks of its tool_result's content, before its text. An image
+// block may be the cache breakpoint before the newest user message, and
+// images are cached with the rest of the prefix. Before it sends anything,
+// Complete refuses an image whose base64 passes 5 MiB (3.75 MiB of bytes:
+// the API bounds the base64, not the bytes), and a request whose images'
+// base64 passes 32 MB in all (the API's bound on a request);
+// llm.Request.Validate already bounds their number (20, within the API's
+// 100). The API refuses on its side, with an HTTP 400, an image larger than
+// 8000 pixels a side, which this provider does not measure.
+//
 // # Limits
 //
 // A call takes from the server no more than the limits of its Config,
@@ -166,7 +185,7 @@
 //
 // # What it is not
 //
-// Not the whole SDK: no images (package automata/llm has no type for
-// them), documents, extended thinking, server tools, citations, batches
+// Not the whole SDK: images in, in base64, but none by URL or the Files
+// API, no documents, extended thinking, server tools, citations, batches
 // or sampling parameters. Use the SDK directly for those.
 package anthropic

@@ -104,6 +104,26 @@
 // the API charges nothing for writing its implicit cache, and this
 // provider creates no explicit one.
 //
+// # Images
+//
+// The images of a user message (llm.Message.Images) go as the API documents
+// them, before the text part, as Google advises: an inlineData part for
+// each, with the bytes in base64 (inline_data and mime_type in Google's
+// REST examples: the API takes both spellings),
+//
+//	{"inlineData": {"mimeType": "image/png", "data": "…"}}
+//
+// A tool message's images go in the parts of its functionResponse, as
+// inlineData too: the API's multimodal function responses, which Gemini 3
+// models take, and older models may refuse with an HTTP 400 (Complete sends
+// them rather than drop them). Before it sends anything, Complete refuses a
+// GIF (the API takes PNG, JPEG and WebP of llm.ImageMediaTypes, and HEIC
+// and HEIF, which package llm does not have), and a request whose images'
+// base64 passes 20 MB in all, the API's bound on inline data (bigger files
+// go through the Files API, which this provider does not use);
+// llm.Request.Validate already bounds each image (5 MiB) and their number
+// (20).
+//
 // # Idempotency
 //
 // The Gemini API has no idempotency key: a call made again is a new one,
@@ -196,8 +216,8 @@
 //
 // # What it is not
 //
-// Not the whole SDK: no images (package automata/llm has no type for
-// them), files, explicit caches, thinking configuration, grounding, code
+// Not the whole SDK: images in, inline, but no files (the Files API, or
+// by URI), no explicit caches, thinking configuration, grounding, code
 // execution, Vertex AI, the Live API or sampling parameters. Use the SDK
 // directly for those.
 package gemini

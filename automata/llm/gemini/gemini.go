@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -232,6 +233,9 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text
 	if err := req.Validate(); err != nil {
 		return llm.Response{}, fmt.Errorf("gemini: %w", err)
 	}
+	if err := imageLimits.Check(req); err != nil {
+		return llm.Response{}, fmt.Errorf("gemini: invalid request: %w", err)
+	}
 	contents, config, err := m.request(req)
 	if err != nil {
 		return llm.Response{}, err
@@ -305,13 +309,15 @@ func (m *Model) request(req llm.Request) ([]*genai.Content, *genai.GenerateConte
 }
 
 // contents translates a conversation into the API's contents: a user
-// message is a user content with a text part; an assistant message a
+// message is a user content with an inlineData part for each image and a
+// text part; an assistant message a
 // model content with a text part and a functionCall part for each call
 // (with the thought signature its ID carries); the tool messages that
 // answer one assistant message one user content with a functionResponse
 // part for each call, in the order of the calls, whatever the order of the
-// messages (the API matches them by name and order). Empty texts are left
-// out, and contents left empty with them.
+// messages (the API matches them by name and order), the images of a
+// result in its parts, as inlineData. Empty texts are left out, and
+// contents left empty with them.
 func contents(conv []llm.Message) []*genai.Content {
 	var out []*genai.Content
 	var calls []llm.ToolCall           // of the last assistant message
@@ -334,8 +340,15 @@ func contents(conv []llm.Message) []*genai.Content {
 		}
 		switch msg.Role {
 		case llm.RoleUser:
+			c := &genai.Content{Role: genai.RoleUser}
+			for _, im := range msg.Images {
+				c.Parts = append(c.Parts, &genai.Part{InlineData: &genai.Blob{MIMEType: im.MediaType, Data: im.Data}})
+			}
 			if msg.Content != "" {
-				out = append(out, &genai.Content{Role: genai.RoleUser, Parts: []*genai.Part{{Text: msg.Content}}})
+				c.Parts = append(c.Parts, &genai.Part{Text: msg.Content})
+			}
+			if len(c.Parts) > 0 {
+				out = append(out, c)
 			}
 		case llm.RoleAssistant:
 			c := &genai.Content{Role: genai.RoleModel}
@@ -361,8 +374,11 @@ func contents(conv []llm.Message) []*genai.Content {
 			for _, tc := range calls {
 				if tc.ID == msg.ToolCallID {
 					id, _ := splitID(tc.ID)
-					results[tc.ID] = &genai.Part{FunctionResponse: &genai.FunctionResponse{
-						ID: id, Name: tc.Name, Response: map[string]any{"output": msg.Content}}}
+					r := &genai.FunctionResponse{ID: id, Name: tc.Name, Response: map[string]any{"output": msg.Content}}
+					for _, im := range msg.Images {
+						r.Parts = append(r.Parts, &genai.FunctionResponsePart{InlineData: &genai.FunctionResponseBlob{MIMEType: im.MediaType, Data: im.Data}})
+					}
+					results[tc.ID] = &genai.Part{FunctionResponse: r}
 				}
 			}
 		}
@@ -370,6 +386,12 @@ func contents(conv []llm.Message) []*genai.Content {
 	flush()
 	return out
 }
+
+// imageLimits are what the Gemini API takes of a request's images past
+// llm.Request.Validate's bounds: PNG, JPEG and WebP (no GIF), and 20 MB of
+// inline data in a request, in base64 as the request's body carries it.
+var imageLimits = provider.ImageLimits{API: "the Gemini API", MediaTypes: []string{"image/png", "image/jpeg", "image/webp"},
+	MaxTotalBytes: 20_000_000, TotalEncoded: true}
 
 // args is a tool call's arguments as the API takes them back: a JSON
 // object. Arguments that are not one (cut off by FinishLength, or none)
@@ -400,10 +422,28 @@ const (
 )
 
 // digest identifies a request, for the IDs of its reply's calls: calls of
-// replies to different conversations never have the same ID.
+// replies to different conversations never have the same ID. Images count
+// by their media type and bytes, hashed as they are rather than encoded
+// in JSON (a request without images has the digest it had before images).
 func digest(req llm.Request) [sha256.Size]byte {
+	h := sha256.New()
+	var images []llm.Image
+	for i, m := range req.Messages {
+		if len(m.Images) > 0 {
+			if images == nil {
+				req.Messages = slices.Clone(req.Messages)
+			}
+			images = append(images, m.Images...)
+			req.Messages[i].Images = nil
+		}
+	}
 	b, _ := json.Marshal(req) // of plain data: it cannot fail
-	return sha256.Sum256(b)
+	h.Write(b)
+	for _, im := range images {
+		fmt.Fprintf(h, "\x00%s\x00%d\x00", im.MediaType, len(im.Data))
+		h.Write(im.Data)
+	}
+	return [sha256.Size]byte(h.Sum(nil))
 }
 
 // callID is the ID of the i-th call of a reply: the server's id, or one

@@ -42,6 +42,23 @@
 // Cancelling the ctx closes the stream's connection, so the call returns at
 // once and the server stops generating.
 //
+// # Images
+//
+// A user message's images (llm.Message.Images) go as the API documents
+// them: the message's content becomes an array of parts, an image_url part
+// for each image, whose url is a data URL of its bytes in base64
+// (data:image/png;base64,…), with no detail (the API's default, auto), then
+// a text part (none when the text is empty), as the other providers put
+// them: images before the text. A tool message of this API is text only:
+// Complete refuses a tool's result with images, before it sends anything,
+// rather than drop them (put them in a user message after the results). It
+// refuses too an animated GIF (one of more than one frame: the API takes
+// still GIFs only), and a request whose images pass 50 MB in all, the API's
+// bound; llm.Request.Validate already bounds each image (5 MiB, within the
+// API's 20 MB) and their number (20, within its 500). Whether a model sees
+// images is the model's: one that does not answers with an HTTP error, and
+// a server that imitates the API may not take them at all.
+//
 // # Limits
 //
 // A call takes from the server no more than the limits of its Config, so
@@ -132,6 +149,6 @@
 // # What it is not
 //
 // Not the whole SDK: one chat completion with one choice, function tools
-// only; no images, audio, sampling parameters or the Responses API. Use the
-// SDK directly for those.
+// only; images in, as data URLs, but none by URL and none out; no audio,
+// sampling parameters or the Responses API. Use the SDK directly for those.
 package openai

@@ -3,6 +3,7 @@ package openai
 import (
 	"cmp"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -153,6 +154,9 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text
 	if err := req.Validate(); err != nil {
 		return llm.Response{}, fmt.Errorf("openai: %w", err)
 	}
+	if err := imageLimits.Check(req); err != nil {
+		return llm.Response{}, fmt.Errorf("openai: invalid request: %w", err)
+	}
 	params, err := m.params(req)
 	if err != nil {
 		return llm.Response{}, err
@@ -226,7 +230,7 @@ func (m *Model) params(req llm.Request) (sdk.ChatCompletionNewParams, error) {
 	for _, msg := range req.Messages {
 		switch msg.Role {
 		case llm.RoleUser:
-			p.Messages = append(p.Messages, sdk.UserMessage(msg.Content))
+			p.Messages = append(p.Messages, userMessage(msg))
 		case llm.RoleTool:
 			p.Messages = append(p.Messages, sdk.ToolMessage(msg.Content, msg.ToolCallID))
 		case llm.RoleAssistant:
@@ -268,6 +272,32 @@ func (m *Model) params(req llm.Request) (sdk.ChatCompletionNewParams, error) {
 		p.ToolChoice = sdk.ToolChoiceOptionFunctionToolChoice(sdk.ChatCompletionNamedToolChoiceFunctionParam{Name: req.RequiredTool})
 	}
 	return p, nil
+}
+
+// imageLimits are what the chat completions API takes of a request's
+// images past llm.Request.Validate's bounds: none in a tool message, no
+// animated GIF, and 50 MB of images in a request (20 MB an image, and 500
+// images, are past llm.MaxImageBytes and llm.MaxImages).
+var imageLimits = provider.ImageLimits{API: "OpenAI's chat completions API", NoToolResults: true, NoAnimatedGIFs: true,
+	MaxTotalBytes: 50_000_000}
+
+// userMessage is a user message: its text as a string, or, when it has
+// images, content parts: an image_url part for each image, whose URL is a
+// data URL of its bytes in base64, then a text part (unless the text is
+// empty).
+func userMessage(msg llm.Message) sdk.ChatCompletionMessageParamUnion {
+	if len(msg.Images) == 0 {
+		return sdk.UserMessage(msg.Content)
+	}
+	parts := make([]sdk.ChatCompletionContentPartUnionParam, 0, 1+len(msg.Images))
+	for _, im := range msg.Images {
+		parts = append(parts, sdk.ImageContentPart(sdk.ChatCompletionContentPartImageImageURLParam{
+			URL: "data:" + im.MediaType + ";base64," + base64.StdEncoding.EncodeToString(im.Data)}))
+	}
+	if msg.Content != "" {
+		parts = append(parts, sdk.TextContentPart(msg.Content))
+	}
+	return sdk.UserMessage(parts)
 }
 
 // response reads the accumulated completion, whose text (content, or a

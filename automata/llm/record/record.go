@@ -16,11 +16,21 @@
 // diff of a recording made again reads. A call that failed is not written
 // (its error is not a reply to play back): the Recorder returns it as it
 // came. A key that two calls of one recording share keeps the last.
+//
+// An image of a request is recorded as its media type, its size and the
+// SHA-256 of its bytes, not the bytes: each call of a conversation sends
+// again every image before it, which would make a recording of a few
+// screenshots megabytes in every file. A Player matches an image by those
+// three, so that other bytes, or another type, are a request that is not
+// the one recorded; the Request of a Call that Decode returns has its
+// images' media types, without their Data.
 package record
 
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -61,8 +71,26 @@ type fileRequest struct {
 type fileMessage struct {
 	Role       llm.Role       `json:"role"`
 	Content    string         `json:"content,omitempty"`
+	Images     []fileImage    `json:"images,omitempty"`
 	ToolCalls  []fileToolCall `json:"toolCalls,omitempty"`
 	ToolCallID string         `json:"toolCallId,omitempty"`
+}
+
+// fileImage is an image as a file holds it: not its bytes, but their
+// media type, size and SHA-256 (see the package documentation).
+type fileImage struct {
+	MediaType string `json:"mediaType"`
+	Bytes     int    `json:"bytes"`
+	SHA256    string `json:"sha256"`
+}
+
+func toFileImages(images []llm.Image) []fileImage {
+	var out []fileImage
+	for _, im := range images {
+		sum := sha256.Sum256(im.Data)
+		out = append(out, fileImage{MediaType: im.MediaType, Bytes: len(im.Data), SHA256: hex.EncodeToString(sum[:])})
+	}
+	return out
 }
 
 type fileTool struct {
@@ -96,7 +124,7 @@ func toFile(c Call) file {
 	r := c.Request
 	f.Request = fileRequest{System: r.System, RequiredTool: r.RequiredTool, IdempotencyKey: r.IdempotencyKey, Messages: []fileMessage{}}
 	for _, m := range r.Messages {
-		f.Request.Messages = append(f.Request.Messages, fileMessage{m.Role, m.Content, calls(m.ToolCalls), m.ToolCallID})
+		f.Request.Messages = append(f.Request.Messages, fileMessage{m.Role, m.Content, toFileImages(m.Images), calls(m.ToolCalls), m.ToolCallID})
 	}
 	for _, t := range r.Tools {
 		f.Request.Tools = append(f.Request.Tools, fileTool{t.Name, t.Description, string(t.Parameters)})
@@ -119,7 +147,11 @@ func fromFile(f file) Call {
 	r := f.Request
 	c.Request = llm.Request{System: r.System, RequiredTool: r.RequiredTool, IdempotencyKey: r.IdempotencyKey}
 	for _, m := range r.Messages {
-		c.Request.Messages = append(c.Request.Messages, llm.Message{Role: m.Role, Content: m.Content, ToolCalls: calls(m.ToolCalls), ToolCallID: m.ToolCallID})
+		msg := llm.Message{Role: m.Role, Content: m.Content, ToolCalls: calls(m.ToolCalls), ToolCallID: m.ToolCallID}
+		for _, im := range m.Images {
+			msg.Images = append(msg.Images, llm.Image{MediaType: im.MediaType}) // the bytes are not recorded
+		}
+		c.Request.Messages = append(c.Request.Messages, msg)
 	}
 	for _, t := range r.Tools {
 		tool := llm.Tool{Name: t.Name, Description: t.Description}
@@ -219,15 +251,16 @@ func (p Player) Complete(ctx context.Context, req llm.Request, onChunk func(stri
 		return llm.Response{}, err
 	}
 	path := filepath.Join(p.Dir, name)
-	call, err := p.read(path)
+	f, err := p.read(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return llm.Response{}, fmt.Errorf("%w: no %s (key %q)", ErrNotRecorded, path, req.IdempotencyKey)
 	}
 	if err != nil {
 		return llm.Response{}, err
 	}
+	call := fromFile(f)
 	if !p.AnyRequest {
-		if where := differ(call.Request, req); where != "" {
+		if where := differ(f.Request, toFile(Call{Request: req}).Request); where != "" {
 			return llm.Response{}, fmt.Errorf("record: %s: the request is not the one recorded (%s): make the recording again", path, where)
 		}
 	}
@@ -243,55 +276,63 @@ func (p Player) Complete(ctx context.Context, req llm.Request, onChunk func(stri
 }
 
 // read reads and decodes the file at path, within MaxBytes.
-func (p Player) read(path string) (Call, error) {
+func (p Player) read(path string) (file, error) {
 	limit := p.MaxBytes
 	if limit <= 0 {
 		limit = 16 << 20
 	}
-	f, err := os.Open(path)
+	fd, err := os.Open(path)
 	if err != nil {
-		return Call{}, err
+		return file{}, err
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	defer fd.Close()
+	data, err := io.ReadAll(io.LimitReader(fd, limit+1))
 	if err != nil {
-		return Call{}, fmt.Errorf("record: %w", err)
+		return file{}, fmt.Errorf("record: %w", err)
 	}
 	if int64(len(data)) > limit {
-		return Call{}, fmt.Errorf("record: %s is over %d bytes (Player.MaxBytes)", path, limit)
+		return file{}, fmt.Errorf("record: %s is over %d bytes (Player.MaxBytes)", path, limit)
 	}
-	call, err := Decode(data)
+	f, err := decode(data)
 	if err != nil {
-		return Call{}, fmt.Errorf("record: %s: %w", path, err)
+		return file{}, fmt.Errorf("record: %s: %w", path, err)
 	}
-	return call, nil
+	return f, nil
 }
 
 // Decode decodes a file of a recording, refusing what is not one: not
 // JSON, a property it does not know, chunks that are not the response's
-// text.
+// text. The images of its request have their media type and no Data: a
+// recording keeps a digest of their bytes, not the bytes.
 func Decode(data []byte) (Call, error) {
+	f, err := decode(data)
+	if err != nil {
+		return Call{}, err
+	}
+	return fromFile(f), nil
+}
+
+func decode(data []byte) (file, error) {
 	var f file
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&f); err != nil {
-		return Call{}, fmt.Errorf("not a recorded call: %w", err)
+		return file{}, fmt.Errorf("not a recorded call: %w", err)
 	}
 	if d.More() {
-		return Call{}, errors.New("not a recorded call: more after the call")
+		return file{}, errors.New("not a recorded call: more after the call")
 	}
-	call := fromFile(f)
-	if strings.Join(call.Chunks, "") != call.Response.Text {
-		return Call{}, errors.New("not a recorded call: its chunks are not its response's text")
+	if strings.Join(f.Chunks, "") != f.Response.Text {
+		return file{}, errors.New("not a recorded call: its chunks are not its response's text")
 	}
-	return call, nil
+	return f, nil
 }
 
-// differ says where two requests differ, byte for byte, "" when they do
-// not.
-func differ(recorded, got llm.Request) string {
-	a, _ := json.Marshal(toFile(Call{Request: recorded}).Request)
-	b, _ := json.Marshal(toFile(Call{Request: got}).Request)
+// differ says where two requests, as files hold them, differ, "" when
+// they do not.
+func differ(recorded, got fileRequest) string {
+	a, _ := json.Marshal(recorded)
+	b, _ := json.Marshal(got)
 	if bytes.Equal(a, b) {
 		return ""
 	}
@@ -302,11 +343,19 @@ func differ(recorded, got llm.Request) string {
 		return fmt.Sprintf("%d messages, recorded %d", len(got.Messages), len(recorded.Messages))
 	}
 	for i := range got.Messages {
-		x, _ := json.Marshal(toFile(Call{Request: llm.Request{Messages: recorded.Messages[i : i+1]}}).Request)
-		y, _ := json.Marshal(toFile(Call{Request: llm.Request{Messages: got.Messages[i : i+1]}}).Request)
-		if !bytes.Equal(x, y) {
-			return fmt.Sprintf("message %d", i)
+		x, _ := json.Marshal(recorded.Messages[i])
+		y, _ := json.Marshal(got.Messages[i])
+		if bytes.Equal(x, y) {
+			continue
 		}
+		r, g := recorded.Messages[i], got.Messages[i]
+		r.Images, g.Images = nil, nil
+		x, _ = json.Marshal(r)
+		y, _ = json.Marshal(g)
+		if bytes.Equal(x, y) {
+			return fmt.Sprintf("message %d's images", i)
+		}
+		return fmt.Sprintf("message %d", i)
 	}
 	return "its tools or options"
 }

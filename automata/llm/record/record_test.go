@@ -111,7 +111,8 @@ func TestARecorderPassesAFailure(t *testing.T) {
 // error, never a panic; a call decoded has chunks that are its text.
 func FuzzDecode(f *testing.F) {
 	good := `{"request":{"messages":[{"role":"user","content":"hi"}],"idempotencyKey":"k"},"chunks":["a","b"],"response":{"text":"ab","toolCalls":[{"id":"c","name":"t","arguments":"{ }"}],"usage":{"InputTokens":1}}}`
-	for _, s := range []string{good, `{}`, `{"chunks":["x"]}`, `{"bogus":1}`, `{} {}`, `[`, `null`} {
+	withImage := `{"request":{"messages":[{"role":"user","images":[{"mediaType":"image/png","bytes":3,"sha256":"ab"}]}],"idempotencyKey":"k"},"chunks":[],"response":{"text":""}}`
+	for _, s := range []string{good, withImage, `{}`, `{"chunks":["x"]}`, `{"bogus":1}`, `{} {}`, `[`, `null`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

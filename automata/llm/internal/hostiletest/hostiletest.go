@@ -8,6 +8,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"image"
+	"image/color"
+	"image/png"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -235,4 +238,18 @@ func StreamOverhead(b *testing.B, stream []byte, tokens, text int, newModel func
 	if chunks != b.N*tokens {
 		b.Fatalf("%d chunks, want %d", chunks, b.N*tokens)
 	}
+}
+
+// PNG is an image of w×h pixels, red on transparent, as image/png encodes
+// it: real bytes for the tests of images in a request.
+func PNG(w, h int) llm.Image {
+	m := image.NewNRGBA(image.Rect(0, 0, w, h))
+	for x := range w {
+		m.Set(x, x%max(h, 1), color.NRGBA{R: 255, A: 255})
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, m); err != nil {
+		panic(err)
+	}
+	return llm.Image{MediaType: "image/png", Data: b.Bytes()}
 }

@@ -2,8 +2,11 @@ package provider
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/moora-go/moora/automata/llm"
 )
 
 func TestParseRetryAfter(t *testing.T) {
@@ -103,5 +106,58 @@ func TestBlankLineMeter(t *testing.T) {
 		if got != tt.biggest {
 			t.Errorf("%q byte by byte: %d, want %d", tt.stream, got, tt.biggest)
 		}
+	}
+}
+
+// ImageLimits.Check refuses, with where and why, the images an API does
+// not take, and takes the others.
+func TestImageLimits(t *testing.T) {
+	png := func(n int) llm.Image {
+		return llm.Image{MediaType: "image/png", Data: append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, n-8)...)}
+	}
+	gif := func(frames int) llm.Image { return llm.Image{MediaType: "image/gif", Data: animation(frames, false)} }
+	call := llm.ToolCall{ID: "c1", Name: "shot"}
+	withTool := func(im ...llm.Image) llm.Request {
+		return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "look"},
+			{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{call}}, {Role: llm.RoleTool, ToolCallID: "c1", Images: im}}}
+	}
+	users := func(im ...llm.Image) llm.Request {
+		return llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "look"}, {Role: llm.RoleUser, Images: im}}}
+	}
+	tests := []struct {
+		name string
+		l    ImageLimits
+		req  llm.Request
+		want string // "" for none
+	}{
+		{"a tool's image where they are taken", ImageLimits{API: "X"}, withTool(png(100)), ""},
+		{"a tool's image where they are not", ImageLimits{API: "X", NoToolResults: true}, withTool(png(100)),
+			"messages[2]: a tool's result with images, which X does not take (its tool messages are text only)"},
+		{"a tool's result without images", ImageLimits{API: "X", NoToolResults: true}, withTool(), ""},
+		{"base64 at the bound", ImageLimits{API: "X", MaxEncodedBytes: 400}, users(png(300)), ""},
+		{"base64 past the bound", ImageLimits{API: "X", MaxEncodedBytes: 400}, users(png(100), png(301)),
+			"messages[1].Images[1]: an image of 301 bytes, 404 in base64, past the 400 bytes of base64 an image that X takes"},
+		{"bytes at the total", ImageLimits{API: "X", MaxTotalBytes: 300}, users(png(100), png(200)), ""},
+		{"bytes past the total", ImageLimits{API: "X", MaxTotalBytes: 300}, users(png(100), png(201)),
+			"messages[1].Images[1]: the request's images reach 301 bytes, past the 300 that X takes in one request"},
+		{"a media type not taken", ImageLimits{API: "X", MediaTypes: []string{"image/png", "image/jpeg"}}, users(png(100), gif(1)),
+			"messages[1].Images[1]: an image/gif image, which X does not take (it takes image/png, image/jpeg): convert it"},
+		{"a still GIF", ImageLimits{API: "X", NoAnimatedGIFs: true}, users(gif(1)), ""},
+		{"an animated GIF", ImageLimits{API: "X", NoAnimatedGIFs: true}, users(png(100), gif(3)),
+			"messages[1].Images[1]: an animated GIF (3 frames), which X does not take: send one frame"},
+		{"an animated GIF where they are taken", ImageLimits{API: "X"}, users(gif(3)), ""},
+		{"base64 past the total", ImageLimits{API: "X", MaxTotalBytes: 290, TotalEncoded: true}, users(png(100), png(120)),
+			"messages[1].Images[1]: the request's images reach 296 bytes of base64, past the 290"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.req.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			err := tt.l.Check(tt.req)
+			if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+				t.Fatalf("Check: %v, want %q", err, tt.want)
+			}
+		})
 	}
 }
