@@ -82,6 +82,15 @@ func TestValidate(t *testing.T) {
 			want: `required tool "search" is not among the request's tools`},
 		{name: "any tool of none", req: Request{System: "s", RequiredTool: AnyTool},
 			want: "a tool is required but the request has no tools"},
+		{name: "a response format", req: Request{System: "s", Tools: []Tool{wordCount},
+			ResponseFormat: &JSONSchema{Name: "triage", Schema: json.RawMessage(`{"type":"object"}`)}}},
+		{name: "a response format without a name", req: Request{System: "s", ResponseFormat: &JSONSchema{Schema: json.RawMessage(`{}`)}},
+			want: `response format: name "" is not 1 to 64 letters`},
+		{name: "a response format's schema not an object", req: Request{System: "s", ResponseFormat: &JSONSchema{Name: "f", Schema: json.RawMessage(`"object"`)}},
+			want: "response format f: the schema is not a JSON object"},
+		{name: "a response format and a required tool", req: Request{System: "s", Tools: []Tool{wordCount}, RequiredTool: "word-count",
+			ResponseFormat: &JSONSchema{Name: "f", Schema: json.RawMessage(`{}`)}},
+			want: `response format f beside required tool "word-count"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
