@@ -26,11 +26,13 @@
 // forced tool call where it has not. A model that says it answers
 // llm.Request.ResponseFormat natively (llm.SupportsResponseFormat: the
 // OpenAI, Anthropic and Gemini providers, and the tracer and the recorder
-// of one, which say what the model they wrap says) is asked for a reply
+// of one, which say what the model they wrap says, and a recording's
+// Player what its ResponseFormat tells it) is asked for a reply
 // whose text is the JSON of the value: OpenAI's response_format of type
-// json_schema, Anthropic's output_config.format, Gemini's responseMimeType
-// application/json with responseJsonSchema. The schema goes as the toolkit
-// derives it, with strict false at OpenAI: its strict mode would require
+// json_schema, Anthropic's output_config.format (the keywords it refuses
+// moved into descriptions), Gemini's responseMimeType application/json
+// with responseJsonSchema. The schema goes as the toolkit derives it, with
+// strict false at OpenAI: its strict mode would require
 // every property, and T's optional fields (omitempty) are optional; the
 // answer is validated here instead, at every provider alike. In this mode
 // the request's tools are offered as they are, and none is required: a
@@ -38,8 +40,8 @@
 //
 // Every other model (the scripted one by default, and one that Options.Mode
 // ToolMode asks so) is asked for the value as the arguments of a tool,
-// Options.Name, which it must call (Request's RequiredTool), so that one
-// mechanism holds for every provider.
+// Options.Name, which it must call (Request's RequiredTool): a mechanism
+// that every provider has.
 //
 // An answer that does not validate is sent back to the model and asked
 // again, at most Options.Retries times (default 2), each try under the
