@@ -225,3 +225,29 @@ func TestAskNativelyGivesUp(t *testing.T) {
 		t.Fatalf("%d requests, usage %+v", len(s.requests), usage)
 	}
 }
+
+// TestAskNativelyAnswersACallOfATool: in native mode the request's tools
+// are offered, none required; a call of one is no answer: it is answered
+// as not run, and the model is told to answer with the JSON.
+func TestAskNativelyAnswersACallOfATool(t *testing.T) {
+	var requests []llm.Request
+	m := llm.Scripted{ResponseFormat: true, Reply: func(req llm.Request) (llm.Response, error) {
+		requests = append(requests, req)
+		if len(requests) == 1 {
+			return llm.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "search", Arguments: json.RawMessage(`{}`)}}}, nil
+		}
+		return llm.Response{Text: `{"severity":"low","summary":"fine"}`}, nil
+	}}
+	req := ticket
+	req.Tools = []llm.Tool{{Name: "search"}}
+	got, _, err := structured.Ask[Triage](context.Background(), m, req, structured.Options{})
+	if err != nil || got.Severity != "low" {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	msgs := requests[1].Messages
+	if len(requests[0].Tools) != 1 || requests[0].RequiredTool != "" || len(msgs) != 4 ||
+		msgs[2].Role != llm.RoleTool || msgs[2].ToolCallID != "c1" || !strings.Contains(msgs[2].Content, "not run") ||
+		msgs[3].Role != llm.RoleUser || !strings.Contains(msgs[3].Content, "called search instead of answering with JSON") {
+		t.Fatalf("the requests: %+v", requests)
+	}
+}
