@@ -125,7 +125,8 @@ const (
 )
 
 // ErrInvalidAnswer is wrapped by Ask's error when the model's last answer
-// did not validate against the schema, or was no call of the tool.
+// did not validate against the schema, or was no call of the tool (in
+// native mode, no text: a call of one of the request's tools, or nothing).
 var ErrInvalidAnswer = errors.New("structured: the model's answer is not a valid value")
 
 // Ask asks model for a value of type T, a struct, in answer to req (its
