@@ -34,9 +34,13 @@
 // with responseJsonSchema. The schema goes as the toolkit derives it, with
 // strict false at OpenAI: its strict mode would require
 // every property, and T's optional fields (omitempty) are optional; the
-// answer is validated here instead, at every provider alike. In this mode
-// the request's tools are offered as they are, and none is required: a
-// call of one is no answer.
+// answer is validated here instead, at every provider alike. A request
+// with tools of its own is asked through the tool (below) unless
+// Options.Mode is NativeMode: every provider takes tools beside a forced
+// call, not every model beside a JSON-schema mode (Gemini's before Gemini
+// 3 refuse function calling with responseMimeType application/json). In
+// native mode the request's tools are offered as they are, and none is
+// required: a call of one is no answer.
 //
 // Every other model (the scripted one by default, and one that Options.Mode
 // ToolMode asks so) is asked for the value as the arguments of a tool,
@@ -88,8 +92,9 @@ type Mode int
 // The modes of Options.Mode.
 const (
 	// AutoMode, the default, asks in the provider's native JSON-schema
-	// mode when the model says it has one (llm.SupportsResponseFormat),
-	// else through a forced tool call.
+	// mode when the model says it has one (llm.SupportsResponseFormat)
+	// and the request has no tools of its own, else through a forced tool
+	// call.
 	AutoMode Mode = iota
 	// ToolMode asks through a forced tool call, whatever the model.
 	ToolMode
@@ -140,7 +145,7 @@ func Ask[T any](ctx context.Context, model llm.Model, req llm.Request, opts Opti
 	if opts.Name == "" {
 		opts.Name = DefaultName
 	}
-	native := opts.Mode == NativeMode || opts.Mode == AutoMode && llm.SupportsResponseFormat(model)
+	native := opts.Mode == NativeMode || opts.Mode == AutoMode && len(req.Tools) == 0 && llm.SupportsResponseFormat(model)
 	description := opts.Description
 	if description == "" {
 		description = DefaultDescription

@@ -226,10 +226,22 @@ func TestAskNativelyGivesUp(t *testing.T) {
 	}
 }
 
-// TestAskNativelyAnswersACallOfATool: in native mode the request's tools
-// are offered, none required; a call of one is no answer: it is answered
-// as not run, and the model is told to answer with the JSON.
+// TestAskNativelyAnswersACallOfATool: a request with tools of its own is
+// asked through the tool unless NativeMode says otherwise; in native mode
+// the request's tools are offered, none required; a call of one is no
+// answer: it is answered as not run, and the model is told to answer with
+// the JSON.
 func TestAskNativelyAnswersACallOfATool(t *testing.T) {
+	s := &script{answers: []string{`{"severity":"low","summary":"fine"}`}}
+	auto := s.model()
+	auto.ResponseFormat = true
+	withTools := ticket
+	withTools.Tools = []llm.Tool{{Name: "search"}}
+	if _, _, err := structured.Ask[Triage](context.Background(), auto, withTools, structured.Options{}); err != nil ||
+		s.requests[0].ResponseFormat != nil || s.requests[0].RequiredTool != structured.DefaultName || len(s.requests[0].Tools) != 2 {
+		t.Fatalf("a request with tools, AutoMode: %v, %+v", err, s.requests[0])
+	}
+
 	var requests []llm.Request
 	m := llm.Scripted{ResponseFormat: true, Reply: func(req llm.Request) (llm.Response, error) {
 		requests = append(requests, req)
@@ -240,7 +252,7 @@ func TestAskNativelyAnswersACallOfATool(t *testing.T) {
 	}}
 	req := ticket
 	req.Tools = []llm.Tool{{Name: "search"}}
-	got, _, err := structured.Ask[Triage](context.Background(), m, req, structured.Options{})
+	got, _, err := structured.Ask[Triage](context.Background(), m, req, structured.Options{Mode: structured.NativeMode})
 	if err != nil || got.Severity != "low" {
 		t.Fatalf("got %+v, %v", got, err)
 	}
