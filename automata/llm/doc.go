@@ -13,7 +13,9 @@
 // assistant messages with the tool calls they made, tool results), the
 // tools the model may call (name, description, JSON Schema of the
 // arguments), whether it must call one (RequiredTool, seed 000's
-// requiredTool) and an idempotency key. Model.Complete sends it and returns
+// requiredTool), whether the reply is to be JSON of a schema
+// (ResponseFormat, in the provider's native mode, which a model that has
+// one says it has: ResponseFormatter) and an idempotency key. Model.Complete sends it and returns
 // the Response: the text, the tool calls (ID, name, arguments as JSON), why
 // the model stopped and the tokens it used.
 //

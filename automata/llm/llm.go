@@ -42,6 +42,52 @@ type Request struct {
 	// derives again for the same unfinished work, so that a provider that
 	// honours the key does the work once. Empty sends none.
 	IdempotencyKey string
+	// ResponseFormat, when it is not nil, asks for a reply whose text is
+	// JSON of its schema, in the provider's native mode (OpenAI's
+	// response_format json_schema, Gemini's responseJsonSchema,
+	// Anthropic's output_config.format): see ResponseFormatter, which says
+	// whether a model has one. nil lets the model write what it will. A
+	// model may still answer otherwise (cut off, refused, a tool called):
+	// check the text. (Left out of the request's JSON when nil, so that a
+	// digest of a request without it stays what it was.)
+	ResponseFormat *JSONSchema `json:",omitempty"`
+}
+
+// JSONSchema is a Request's ResponseFormat: the reply is to be JSON that
+// Schema describes.
+type JSONSchema struct {
+	// Name names the format, as OpenAI's json_schema.name does: 1 to 64
+	// letters, digits, '_' or '-'. Providers that take no name leave it
+	// out.
+	Name string
+	// Description tells the model what the value is; it may be empty.
+	Description string
+	// Schema is the JSON Schema of the reply, a JSON object such as
+	// {"type":"object","properties":{...}}.
+	Schema json.RawMessage
+	// Strict asks for OpenAI's strict mode (json_schema.strict), in which
+	// the model cannot write what Schema does not allow, but which allows
+	// only schemas whose every object lists all its properties as required
+	// and has additionalProperties false. The other providers ignore it.
+	Strict bool
+}
+
+// ResponseFormatter is implemented by a Model that may have a native mode
+// for Request.ResponseFormat. A model that wraps another (a tracer, a
+// recorder) implements it by asking the one it wraps.
+type ResponseFormatter interface {
+	// SupportsResponseFormat reports whether the model answers a request's
+	// ResponseFormat in its provider's native mode.
+	SupportsResponseFormat() bool
+}
+
+// SupportsResponseFormat reports whether m answers Request.ResponseFormat
+// natively: whether it implements ResponseFormatter and says so. A model
+// that does not may ignore ResponseFormat; ask it for JSON another way, as
+// package automata/llm/structured does with a forced tool call.
+func SupportsResponseFormat(m Model) bool {
+	f, ok := m.(ResponseFormatter)
+	return ok && f.SupportsResponseFormat()
 }
 
 // AnyTool is the RequiredTool that makes the model call at least one tool,
@@ -151,7 +197,8 @@ type Usage struct {
 	CacheCreationInputTokens int64
 }
 
-// toolName is the name a chat API accepts for a tool.
+// toolName is the name a chat API accepts for a tool, or a response
+// format.
 var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // Validate reports the first thing in r that a chat API would refuse, or
@@ -159,8 +206,10 @@ var toolName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 // assistant message before it, or an assistant's tool call without a result
 // before the next user or assistant message or the end; a tool call without ID or name, or two with
 // the same ID; a tool with an invalid or repeated name, or Parameters that
-// are not a JSON object; a RequiredTool that names no tool of r; a request
-// with neither a system prompt nor messages. Providers call it before they
+// are not a JSON object; a RequiredTool that names no tool of r; a
+// ResponseFormat with an invalid name or a Schema that is not a JSON
+// object, or beside a RequiredTool (a forced tool call is no JSON reply);
+// a request with neither a system prompt nor messages. Providers call it before they
 // send anything, so that the scripted model refuses what a real one would.
 func (r Request) Validate() error {
 	if err := r.validate(); err != nil {
@@ -198,6 +247,18 @@ func (r Request) validate() error {
 	default:
 		if !tools[r.RequiredTool] {
 			return fmt.Errorf("required tool %q is not among the request's tools", r.RequiredTool)
+		}
+	}
+	if f := r.ResponseFormat; f != nil {
+		if !toolName.MatchString(f.Name) {
+			return fmt.Errorf("response format: name %q is not 1 to 64 letters, digits, '_' or '-'", f.Name)
+		}
+		var schema map[string]any
+		if err := json.Unmarshal(f.Schema, &schema); err != nil || schema == nil {
+			return fmt.Errorf("response format %s: the schema is not a JSON object", f.Name)
+		}
+		if r.RequiredTool != "" {
+			return fmt.Errorf("response format %s beside required tool %q: a forced tool call is no JSON reply", f.Name, r.RequiredTool)
 		}
 	}
 	ids := map[string]bool{}

@@ -109,6 +109,15 @@ func TestValidate(t *testing.T) {
 		{name: "text declared an image", req: Request{Messages: []Message{user, {Role: RoleAssistant, ToolCalls: []ToolCall{call("c1")}},
 			{Role: RoleTool, ToolCallID: "c1", Images: []Image{{MediaType: "image/gif", Data: []byte("GIF? no")}}}}},
 			want: "messages[2].Images[0]: an image declared image/gif whose bytes are not (they look like text/plain; charset=utf-8)"},
+		{name: "a response format", req: Request{System: "s", Tools: []Tool{wordCount},
+			ResponseFormat: &JSONSchema{Name: "triage", Schema: json.RawMessage(`{"type":"object"}`)}}},
+		{name: "a response format without a name", req: Request{System: "s", ResponseFormat: &JSONSchema{Schema: json.RawMessage(`{}`)}},
+			want: `response format: name "" is not 1 to 64 letters`},
+		{name: "a response format's schema not an object", req: Request{System: "s", ResponseFormat: &JSONSchema{Name: "f", Schema: json.RawMessage(`"object"`)}},
+			want: "response format f: the schema is not a JSON object"},
+		{name: "a response format and a required tool", req: Request{System: "s", Tools: []Tool{wordCount}, RequiredTool: "word-count",
+			ResponseFormat: &JSONSchema{Name: "f", Schema: json.RawMessage(`{}`)}},
+			want: `response format f beside required tool "word-count"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

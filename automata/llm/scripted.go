@@ -32,7 +32,17 @@ type Scripted struct {
 	// Delay is how long each chunk of text takes to arrive; 0 streams it
 	// at once.
 	Delay time.Duration
+	// ResponseFormat makes the model say that it answers
+	// Request.ResponseFormat natively (SupportsResponseFormat), as a
+	// provider with a JSON-schema mode does: Reply then answers such a
+	// request with the JSON in Response.Text. By default it says not, and
+	// package automata/llm/structured asks it through a forced tool call.
+	// Either way the request's ResponseFormat reaches Reply as it is.
+	ResponseFormat bool
 }
+
+// SupportsResponseFormat reports s.ResponseFormat (see ResponseFormatter).
+func (s Scripted) SupportsResponseFormat() bool { return s.ResponseFormat }
 
 // Script returns a Reply for Scripted that plays replies in turn: a request
 // whose conversation holds n assistant messages is answered with replies[n],
@@ -162,6 +172,9 @@ func requestWords(req Request) int64 {
 	}
 	for _, t := range req.Tools {
 		n += 1 + words(t.Description) + words(string(t.Parameters))
+	}
+	if f := req.ResponseFormat; f != nil {
+		n += 1 + words(f.Description) + words(string(f.Schema))
 	}
 	return n
 }

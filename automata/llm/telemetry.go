@@ -42,6 +42,7 @@ const (
 	keyInputMessages    = "gen_ai.input.messages"
 	keyOutputMessages   = "gen_ai.output.messages"
 	keyErrorType        = "error.type"
+	keyOutputType       = "gen_ai.output.type"
 
 	keyToolCallCount   = "moora.llm.tool_call.count"
 	keyToolCallNames   = "moora.llm.tool_call.names"
@@ -236,10 +237,16 @@ type traced struct {
 	input, output metric.MeasurementOption // attrs and gen_ai.token.type
 }
 
-var _ Named = (*traced)(nil)
+var (
+	_ Named             = (*traced)(nil)
+	_ ResponseFormatter = (*traced)(nil)
+)
 
 func (t *traced) ProviderName() string { return t.provider }
 func (t *traced) ModelName() string    { return t.name }
+
+// SupportsResponseFormat says what the model it traces says.
+func (t *traced) SupportsResponseFormat() bool { return SupportsResponseFormat(t.model) }
 
 // The bucket boundaries the conventions advise for their histograms.
 var (
@@ -285,6 +292,9 @@ func (t *traced) Complete(ctx context.Context, req Request, onChunk func(text st
 	if t.tracer != nil {
 		ctx, span = t.tracer.Start(ctx, t.spanName, trace.WithTimestamp(start),
 			trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(t.spanAttrs...))
+		if req.ResponseFormat != nil {
+			span.SetAttributes(attribute.String(keyOutputType, "json"))
+		}
 		if span.IsRecording() {
 			if n, size := imagesOf(req); n > 0 {
 				span.SetAttributes(attribute.Int(keyImageCount, n), attribute.Int64(keyImageBytes, size))

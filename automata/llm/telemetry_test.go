@@ -671,3 +671,22 @@ func TestTracedImages(t *testing.T) {
 		})
 	}
 }
+
+// TestTracedResponseFormat: a traced model says what the model it traces
+// says of its native JSON mode, and a call that asks for JSON is marked
+// gen_ai.output.type json.
+func TestTracedResponseFormat(t *testing.T) {
+	r := newOtelRecorder()
+	native := llm.Scripted{ResponseFormat: true, Reply: func(llm.Request) (llm.Response, error) { return llm.Response{Text: `{"ok":true}`}, nil }}
+	m := llm.Traced(native, r.tp, r.mp)
+	if !llm.SupportsResponseFormat(m) || llm.SupportsResponseFormat(llm.Traced(llm.Scripted{}, r.tp, r.mp)) {
+		t.Fatal("the traced model does not say what its model says")
+	}
+	if _, err := m.Complete(context.Background(), llm.Request{System: "s",
+		ResponseFormat: &llm.JSONSchema{Name: "answer", Schema: json.RawMessage(`{"type":"object"}`)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok := spanAttr(r.oneChatSpan(t), "gen_ai.output.type"); !ok || v.AsString() != "json" {
+		t.Errorf("gen_ai.output.type = %v, %v", v, ok)
+	}
+}

@@ -7,7 +7,7 @@
  */
 
 /** The version of the spec these types are of. */
-export const specVersion = 3;
+export const specVersion = 4;
 
 /** The actors, in the order of the spec. */
 export const actors = ["user", "agent", "toolkit"] as const;
@@ -23,7 +23,25 @@ export interface Alert {
   at: number;
 }
 
-export type AlertGuard = "maxIterations" | "maxDurationMs" | "maxFailures" | "maxDepth" | "maxRecoveries";
+export type AlertGuard = "maxIterations" | "maxDurationMs" | "maxFailures" | "maxDepth" | "maxRecoveries" | "budget";
+
+/**
+ * The agent stopped asking the planner: its usage reached the budget (the
+ * limits, from Work.Budget, when it stopped; 0: no limit of that kind). The
+ * run it stopped ended in error; a run started after it ends so too, until the
+ * budget is raised.
+ */
+export interface BudgetExhausted {
+  /** An integer. */
+  maxTokens: number;
+  maxCost: number;
+  /**
+   * When the agent stopped, in Unix milliseconds.
+   *
+   * An integer.
+   */
+  timestamp: number;
+}
 
 /**
  * The operator's configuration of the agent (react.yaml), as loaded: the tools
@@ -371,6 +389,11 @@ export interface UserObAgent {
   runs: RunRecord[];
   /** The totals of the calls of the model the agent's plans made. */
   usage: Usage;
+  /**
+   * Set (timestamp not 0) while the agent has stopped for its budget: no plan
+   * asks the planner until the budget is raised.
+   */
+  budgetExhausted: BudgetExhausted;
 }
 
 /** What user observes of toolkit. */
@@ -442,6 +465,11 @@ export interface AgentObAgent {
   agentUpdatedAt: number;
   /** The totals of the calls of the model the agent's plans made. */
   usage: Usage;
+  /**
+   * Set (timestamp not 0) while the agent has stopped for its budget: no plan
+   * asks the planner until the budget is raised.
+   */
+  budgetExhausted: BudgetExhausted;
 }
 
 /** What agent observes of toolkit. */
@@ -482,6 +510,11 @@ export interface StateOfUser {
 export interface ContextOfUser {
   alerts: Alert[];
   answer: string;
+  /**
+   * Set (timestamp not 0) while the agent has stopped for its budget: no plan
+   * asks the planner until the budget is raised.
+   */
+  budgetExhausted: BudgetExhausted;
   calls: ToolCall[];
   error: string;
   /**
@@ -525,6 +558,11 @@ export interface StateOfAgent {
   asked: Limits;
   /** An integer. */
   askedAt: number;
+  /**
+   * Set (timestamp not 0) while the agent has stopped for its budget: no plan
+   * asks the planner until the budget is raised.
+   */
+  budgetExhausted: BudgetExhausted;
   calls: ToolCall[];
   /** The configuration in force: the newest agent-configure applied. */
   config: Config;
@@ -585,6 +623,11 @@ export interface ContextOfAgent {
   asked: Limits;
   /** An integer. */
   askedAt: number;
+  /**
+   * Set (timestamp not 0) while the agent has stopped for its budget: no plan
+   * asks the planner until the budget is raised.
+   */
+  budgetExhausted: BudgetExhausted;
   calls: ToolCall[];
   /** The configuration in force: the newest agent-configure applied. */
   config: Config;
@@ -672,6 +715,11 @@ export interface AgentState {
   asked: Limits;
   /** An integer. */
   askedAt: number;
+  /**
+   * Set (timestamp not 0) while the agent has stopped for its budget: no plan
+   * asks the planner until the budget is raised.
+   */
+  budgetExhausted: BudgetExhausted;
   calls: ToolCall[];
   /** The configuration in force: the newest agent-configure applied. */
   config: Config;
@@ -921,6 +969,28 @@ export interface AgentReflect {
  */
 export type ClientAgentReflect = AgentReflect;
 
+/**
+ * The usage reached the budget before an ask of the planner: the agent asks it
+ * no more; the run in progress ends in error (a budget alert), with no
+ * recovery, which would ask the planner again. A plan that follows a call of
+ * the planner (a budget raised) clears it.
+ */
+export interface AgentStopForBudget {
+  type: "agent-stop-for-budget";
+  /** An integer. */
+  timestamp: number;
+  runId: string;
+  /** An integer. */
+  maxTokens: number;
+  maxCost: number;
+}
+
+/**
+ * The input "agent-stop-for-budget" as a client posts it: all of it (it has no
+ * readOnly property).
+ */
+export type ClientAgentStopForBudget = AgentStopForBudget;
+
 /** The toolkit reports what a tool call did (tool.result). */
 export interface ToolkitObserve {
   type: "toolkit-observe";
@@ -941,9 +1011,9 @@ export type InputFromUser = UserReply | UserRunTask;
 export type ClientInputFromUser = ClientUserReply | ClientUserRunTask;
 
 /** The inputs agent dispatches. */
-export type InputFromAgent = AgentCheck | AgentConfigure | AgentObserve | AgentPlan | AgentRecover | AgentReflect;
+export type InputFromAgent = AgentCheck | AgentConfigure | AgentObserve | AgentPlan | AgentRecover | AgentReflect | AgentStopForBudget;
 /** The inputs agent dispatches, as a client posts them. */
-export type ClientInputFromAgent = ClientAgentCheck | ClientAgentConfigure | ClientAgentObserve | ClientAgentPlan | ClientAgentRecover | ClientAgentReflect;
+export type ClientInputFromAgent = ClientAgentCheck | ClientAgentConfigure | ClientAgentObserve | ClientAgentPlan | ClientAgentRecover | ClientAgentReflect | ClientAgentStopForBudget;
 
 /** The inputs toolkit dispatches. */
 export type InputFromToolkit = ToolkitObserve;
@@ -958,6 +1028,6 @@ export type ClientAgentInput = ClientInputFromUser | ClientInputFromAgent | Clie
 /** The names of the inputs (their "type"), by the actor that dispatches them. */
 export const inputs = {
   user: ["user-reply", "user-run-task"],
-  agent: ["agent-check", "agent-configure", "agent-observe", "agent-plan", "agent-recover", "agent-reflect"],
+  agent: ["agent-check", "agent-configure", "agent-observe", "agent-plan", "agent-recover", "agent-reflect", "agent-stop-for-budget"],
   toolkit: ["toolkit-observe"],
 } as const;

@@ -4,7 +4,10 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -413,4 +416,58 @@ func TestBrowserRecoveryOnThePanel(t *testing.T) {
 	browsertest.Do(t, ctx, "replying", chromedp.SendKeys(chromedp.ID("react-goal"), "compute 1+2"), chromedp.Click(chromedp.ID("react-run-task")))
 	browsertest.WaitText(t, ctx, "#react-phase", "finished")
 	browsertest.WaitText(t, ctx, "#react-answer", "sing a song: 3")
+}
+
+// planningServer is a server of OpenAI's chat completions API that plans as
+// the rule planner would for goals of calculations ("compute 6*7 and
+// compute 2*3"): plan_subtasks splits the goal at " and ", plan_task calls
+// the calculator with the task's expression. Each reply streams one tool
+// call and counts 90 prompt tokens and 5 completion tokens.
+func planningServer(t *testing.T) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var req struct {
+			Messages []struct{ Content string }
+			Tools    []struct{ Function struct{ Name string } }
+		}
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil || len(req.Tools) != 1 || len(req.Messages) == 0 {
+			http.Error(w, `{"error":{"message":"not a planner's request"}}`, http.StatusBadRequest)
+			return
+		}
+		text, tool := req.Messages[len(req.Messages)-1].Content, req.Tools[0].Function.Name
+		var args any = map[string]any{"subtasks": strings.Split(text, " and ")}
+		if tool == planTaskTool {
+			args = map[string]any{"tools": []string{"calculator"}, "parameters": map[string]string{"expression": strings.TrimPrefix(text, "compute ")}, "criteria": "number"}
+		}
+		a, _ := json.Marshal(args)
+		arguments, _ := json.Marshal(string(a))
+		const id = `"id":"chatcmpl-b","object":"chat.completion.chunk","created":1,"model":"planner"`
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: {%s,\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"call_1\",\"type\":\"function\",\"function\":{\"name\":%q,\"arguments\":%s}}]},\"finish_reason\":null}]}\n\n", id, tool, arguments)
+		fmt.Fprintf(w, "data: {%s,\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n", id)
+		fmt.Fprintf(w, "data: {%s,\"choices\":[],\"usage\":{\"prompt_tokens\":90,\"completion_tokens\":5,\"total_tokens\":95}}\n\ndata: [DONE]\n\n", id)
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestBrowserBudgetOnThePanel: a run planned by a model, under a budget of
+// 200 tokens, makes two calls (190 tokens, 95%), then the one that crosses
+// it, and stops: the page shows the model's usage and that the budget is
+// exhausted, the run in error with a budget alert, and the timeline the
+// agent.budget note.
+func TestBrowserBudgetOnThePanel(t *testing.T) {
+	planner := planningServer(t)
+	s := startServiceEnv(t, []string{"OPENAI_MODEL=planner", "OPENAI_BASE_URL=" + planner.URL + "/v1", "OPENAI_API_KEY=sk-test"}, "-budget-tokens", "200")
+	ctx := browsertest.New(t, 1400, 1000)
+	runTaskInPage(t, ctx, s, "compute 6*7 and compute 2*3 and compute 1+1")
+	browsertest.WaitText(t, ctx, "#react-phase", "error")
+	browsertest.WaitText(t, ctx, "#react-budget", "budget exhausted: the agent asks the planner no more (budget 200 tokens)")
+	browsertest.WaitText(t, ctx, "#react-usage", "model: 3 calls · 285 tokens · $0.0000")
+	browsertest.WaitText(t, ctx, "#react-alerts .alert", "budget")
+	browsertest.WaitText(t, ctx, "#react-answer", "error: the budget of the planner's model is spent: 285 tokens, budget 200")
+	browsertest.WaitText(t, ctx, "#rows .note", "agent.budget")
+	if n := browsertest.Eval[int](t, ctx, "counting the calls", `document.querySelectorAll("#react-tools tr").length`); n != 2 {
+		t.Errorf("%d tool calls, want 2: the third task was not planned", n)
+	}
+	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "budget")
 }

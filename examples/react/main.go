@@ -61,6 +61,16 @@
 // -model) and GEMINI_API_KEY, that Gemini model (package
 // automata/llm/gemini; automata/llm/llmenv chooses).
 //
+// Each plan hands in the tokens (and the cost, by Work.Prices) of the calls
+// of the model it made (agent-plan's usage), and the run's state keeps the
+// totals, which the page and the devpanel show. -budget-tokens and
+// -budget-cost (Work.Budget) bound them: the agent's jobs check the totals
+// before each ask of the planner, and once they have reached the budget
+// the agent asks no more (agent-stop-for-budget): the run ends in error
+// with a budget alert, and its state says budgetExhausted, with the
+// limits, which a restart keeps. The plan that crosses the budget is made
+// (the totals were under it) and counted.
+//
 // A task is a tree of any depth: the planner plans the first pending task,
 // depth first, as a tool call or as subtasks of its own, while it is above
 // the run's maxDepth (the rule planner splits a part written LABEL (GOAL)
@@ -209,6 +219,7 @@ type config struct {
 	configFile                string
 	maxRuns                   int
 	terminal, configSchema    bool
+	budget                    llm.Budget
 }
 
 func run(args []string, stdin io.Reader, stdout io.Writer) error {
@@ -224,8 +235,13 @@ func run(args []string, stdin io.Reader, stdout io.Writer) error {
 	flags.StringVar(&cfg.origins, "allow-origin", "", "comma-separated origins (scheme://host:port) whose pages may call the server")
 	flags.StringVar(&cfg.configFile, "config", "", "the configuration file (YAML; see react.yaml), reloaded when it changes (default: react.yaml as built in)")
 	flags.BoolVar(&cfg.configSchema, "config-schema", false, "print the JSON Schema of the configuration file, and exit")
+	flags.Int64Var(&cfg.budget.Tokens, "budget-tokens", 0, "the most tokens (input and output) a run's plans may spend on the planner's model; reached, the run stops in error and its state says budgetExhausted (0: no limit)")
+	flags.Float64Var(&cfg.budget.Cost, "budget-cost", 0, "the most US dollars a run's plans may spend on the planner's model, priced by Work.Prices (0: no limit)")
 	if err := flags.Parse(args); err != nil {
 		return err
+	}
+	if cfg.budget.Tokens < 0 || cfg.budget.Cost < 0 {
+		return fmt.Errorf("react: -budget-tokens %d and -budget-cost %v: a budget is not negative (0: no limit)", cfg.budget.Tokens, cfg.budget.Cost)
 	}
 	if cfg.configSchema {
 		_, err := stdout.Write(ConfigSchema())
@@ -332,6 +348,7 @@ func newWork(cfg config, telemetry otelenv.Providers) (Work, error) {
 		Toolkit:    kit,
 		RetryLimit: 1,
 		Telemetry:  telemetry,
+		Budget:     cfg.budget,
 	}
 	model, err := llmenv.FromEnv(nil)
 	if err != nil {

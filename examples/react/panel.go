@@ -65,8 +65,9 @@ func actor(in decl.AgentInput) string {
 
 // Notes labels an input with seed 002's event vocabulary: user.input,
 // tool.request, tool.result, agent.transition, agent.log, system.alert,
-// agent.finished; and agent.recover (the reflector out of error) and
-// agent.config (a configuration put in force).
+// agent.finished; and agent.recover (the reflector out of error),
+// agent.config (a configuration put in force) and agent.budget (the agent
+// stopped for its budget).
 func Notes(before, after decl.AgentState, in decl.AgentInput) []devpanel.Note {
 	var notes []devpanel.Note
 	note := func(typ, format string, args ...any) {
@@ -92,6 +93,13 @@ func Notes(before, after decl.AgentState, in decl.AgentInput) []devpanel.Note {
 		}
 	case decl.AgentRecover:
 		note("agent.recover", "%s: %s", in.Strategy, in.Reason)
+	case decl.AgentStopForBudget:
+		u, cost := after.Usage, 0.0
+		if after.Usage.Cost != nil {
+			cost = *after.Usage.Cost
+		}
+		note("agent.budget", "the planner's model stopped at %d tokens and $%.4f (budget: %d tokens, $%.4f; 0: no limit)",
+			u.InputTokens+u.OutputTokens, cost, in.MaxTokens, in.MaxCost)
 	case decl.AgentConfigure:
 		g := in.Config.Guards
 		note("agent.config", "%s (sha256 %.12s): maxIterations %d, maxDurationMs %d, maxFailures %d, maxRecoveries %d, maxDepth %d; strategies %v; recovery %v",

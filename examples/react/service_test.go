@@ -49,6 +49,13 @@ type service struct {
 // new directory, and waits for it to serve.
 func startService(t *testing.T, args ...string) *service {
 	t.Helper()
+	return startServiceEnv(t, nil, args...)
+}
+
+// startServiceEnv is startService with env added to the command's
+// environment (which otherwise names no model: the rule-based planner).
+func startServiceEnv(t *testing.T, env []string, args ...string) *service {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +64,7 @@ func startService(t *testing.T, args ...string) *service {
 	l.Close()
 	s := &service{t: t, addr: addr, token: "test-token"}
 	cmd := exec.Command(os.Args[0], append([]string{"-addr", addr, "-data", t.TempDir(), "-token", s.token}, args...)...)
-	cmd.Env = append(os.Environ(), "REACT_CHILD=1", "OPENAI_MODEL=", "LLM_PROVIDER=")
+	cmd.Env = append(append(os.Environ(), "REACT_CHILD=1", "OPENAI_MODEL=", "LLM_PROVIDER="), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {

@@ -40,6 +40,9 @@ func (m metered) Complete(ctx context.Context, req llm.Request, onChunk func(str
 
 func (m metered) ModelName() string { return m.name }
 
+// SupportsResponseFormat says what m's model says (llm.ResponseFormatter).
+func (m metered) SupportsResponseFormat() bool { return llm.SupportsResponseFormat(m.Model) }
+
 func (m metered) ProviderName() string {
 	if n, ok := m.Model.(llm.Named); ok {
 		return n.ProviderName()

@@ -17,12 +17,17 @@ type countingPlanner struct {
 	mu    sync.Mutex
 	calls []llm.Usage
 	n     int64
+	// each, if not zero, is the usage of every call.
+	each llm.Usage
 }
 
 func (p *countingPlanner) ask(ctx context.Context, key string) error {
 	p.mu.Lock()
 	p.n++
 	u := llm.Usage{InputTokens: 100 * p.n, OutputTokens: 7, CacheReadInputTokens: 50}
+	if p.each != (llm.Usage{}) {
+		u = p.each
+	}
 	p.calls = append(p.calls, u)
 	p.mu.Unlock()
 	_, err := p.model.Complete(ctx, llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "plan"}}, IdempotencyKey: key}, nil)

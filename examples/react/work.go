@@ -41,6 +41,17 @@ type Work struct {
 	// 0. The plan jobs hand each plan's tokens and cost in with it
 	// (agent-plan's usage), and the state's usage is the totals.
 	Prices llm.Prices
+	// Budget bounds what an agent (in the command, a run) spends on calls
+	// of the planner's model, in tokens and in US dollars (by Prices); the
+	// zero value: no limit. The agent's jobs check the usage in its state
+	// before each ask of the planner: once it has reached the budget, the
+	// agent asks no more and hands in agent-stop-for-budget instead, which
+	// ends the run in progress in error (a budget alert) and records
+	// budgetExhausted, which the user sees, with the totals and the
+	// limits, until a Budget raised lets a plan ask again. The plan that
+	// crosses it is made (the totals were under it) and counted. (A plan
+	// may ask more than once: to split the goal, then to plan a task.)
+	Budget llm.Budget
 	// Telemetry, when its providers are set, traces and measures each
 	// run's agent (automata.WithTelemetry, with the agent's id on its
 	// spans: see openRuns) and the registry of the runs; the toolkit and
@@ -66,6 +77,9 @@ type Work struct {
 //   - plan-{runId}-{n} in phase plan (n counts the run's transitions): the
 //     planner plans the next pending task, depth first, or writes the
 //     answer;
+//   - stop-for-budget-{runId}-{n} instead of a plan or a replan that would
+//     ask the planner, once the usage has reached Work.Budget: it hands in
+//     agent-stop-for-budget;
 //   - recover-{runId}-{n} in error, while the run may recover (n counts its
 //     recoveries): the reflector's way out (Reflector.Recover);
 //   - replan-{runId}-{n} while waiting, once the user has replied (n counts
@@ -96,11 +110,19 @@ func (w Work) agentJobs(c decl.ContextOfAgent) jobs {
 		}
 		return j
 	case decl.PhasePlan:
-		// Keyed by the tree too: a plan of subtasks alone plans again.
-		j[fmt.Sprintf("plan-%s-%d-%d", c.RunID, len(c.Transitions), len(c.Tasks))] = metering(w.plan(c))
+		if w.spent(c) && asksToPlan(c) {
+			j[fmt.Sprintf("stop-for-budget-%s-%d", c.RunID, len(c.Transitions))] = w.stopForBudget(c.RunID)
+		} else {
+			// Keyed by the tree too: a plan of subtasks alone plans again.
+			j[fmt.Sprintf("plan-%s-%d-%d", c.RunID, len(c.Transitions), len(c.Tasks))] = metering(w.plan(c))
+		}
 	case decl.PhaseWaiting:
 		if n, reply, ok := newReply(c); ok {
-			j[fmt.Sprintf("replan-%s-%d", c.RunID, n)] = metering(w.replan(c, reply))
+			if w.spent(c) && !strings.EqualFold(strings.TrimSpace(reply.Content), "abort") {
+				j[fmt.Sprintf("stop-for-budget-%s-%d", c.RunID, len(c.Transitions))] = w.stopForBudget(c.RunID)
+			} else {
+				j[fmt.Sprintf("replan-%s-%d", c.RunID, n)] = metering(w.replan(c, reply))
+			}
 		}
 	case decl.PhaseAct:
 		call := c.Calls[len(c.Calls)-1]
@@ -115,6 +137,32 @@ func (w Work) agentJobs(c decl.ContextOfAgent) jobs {
 	at := c.StartedAt + c.Limits.MaxDurationMs + 1
 	j[fmt.Sprintf("deadline-%s-%d", c.RunID, at)] = w.deadline(c.RunID, at)
 	return j
+}
+
+// spent reports whether the agent's usage has reached w.Budget.
+func (w Work) spent(c decl.ContextOfAgent) bool {
+	cost := 0.0
+	if c.Usage.Cost != nil {
+		cost = *c.Usage.Cost
+	}
+	return w.Budget.Reached(c.Usage.InputTokens+c.Usage.OutputTokens, cost)
+}
+
+// asksToPlan reports whether the plan job of phase plan would ask the
+// planner: to split the run's goal, or to plan a pending task. The one that
+// writes the answer asks nothing, and runs whatever the budget.
+func asksToPlan(c decl.ContextOfAgent) bool {
+	_, _, _, pending := Pending(c.Tasks)
+	return unsplit(c) || pending
+}
+
+// stopForBudget hands in agent-stop-for-budget for run runID, with the
+// budget's limits.
+func (w Work) stopForBudget(runID string) automata.Job[decl.AgentInput] {
+	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
+		dispatch(decl.AgentStopForBudget{RunID: runID, MaxTokens: w.Budget.Tokens, MaxCost: w.Budget.Cost})
+		return nil
+	}
 }
 
 func (w Work) toolkitJobs(c decl.ContextOfToolkit) jobs {

@@ -70,6 +70,13 @@ type Config struct {
 	// nothing is written to Anthropic's prompt cache (see "Prompt caching"
 	// in the package documentation).
 	NoPromptCache bool
+	// NoStructuredOutputs makes the model say that it has no native mode
+	// for llm.Request.ResponseFormat (SupportsResponseFormat false), for a
+	// model older than Anthropic's structured outputs (before Claude
+	// Sonnet 4.5, Opus 4.5 and Haiku 4.5), which refuses output_config's
+	// format: package automata/llm/structured then asks it through a
+	// forced tool call. A request's ResponseFormat is sent all the same.
+	NoStructuredOutputs bool
 	// Options are handed to the SDK client after New's own, to override
 	// them or add others: option.WithMaxRetries (the SDK retries twice by
 	// default), option.WithHTTPClient, option.WithHeader, or
@@ -114,6 +121,7 @@ type Model struct {
 	baseURL   string
 	maxTokens int64
 	cache     bool
+	noFormat  bool // Config.NoStructuredOutputs
 	limits    *provider.Limits
 }
 
@@ -160,7 +168,7 @@ func New(c Config) (*Model, error) {
 	}
 	opts = append(opts, c.Options...)
 	return &Model{client: sdk.NewClient(opts...), model: model, baseURL: base,
-		maxTokens: cmp.Or(c.MaxTokens, DefaultMaxTokens), cache: !c.NoPromptCache, limits: lim}, nil
+		maxTokens: cmp.Or(c.MaxTokens, DefaultMaxTokens), cache: !c.NoPromptCache, noFormat: c.NoStructuredOutputs, limits: lim}, nil
 }
 
 // FromEnv returns the model the environment names: the Anthropic provider,
@@ -257,6 +265,72 @@ func noLongWait(w *provider.Watch) option.Middleware {
 	}
 }
 
+// SupportsResponseFormat reports whether the model has a native mode for
+// llm.Request.ResponseFormat: Anthropic's structured outputs,
+// output_config.format of type json_schema, unless
+// Config.NoStructuredOutputs says not (see llm.ResponseFormatter).
+func (m *Model) SupportsResponseFormat() bool { return !m.noFormat }
+
+// unsupported are the keywords of JSON Schema that Anthropic's structured
+// outputs refuse (its documentation's limitations): outputSchema moves
+// them into the description, as Anthropic's own SDKs for Python and
+// TypeScript do, so that the model still reads them; what it answers is
+// validated against the whole schema by its caller (package structured).
+var unsupported = []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf", "minLength", "maxLength", "maxItems", "minProperties", "maxProperties", "uniqueItems"}
+
+// outputSchema returns schema as output_config.format takes it: the
+// unsupported keywords moved into the description, minItems above 1 too,
+// every object with additionalProperties false unless it says otherwise
+// (the API requires it), in the subschemas as well. It changes schema, a
+// fresh decoding.
+func outputSchema(schema map[string]any) map[string]any {
+	var moved []string
+	for _, k := range unsupported {
+		if v, ok := schema[k]; ok {
+			b, _ := json.Marshal(v)
+			moved = append(moved, k+": "+string(b))
+			delete(schema, k)
+		}
+	}
+	if n, ok := schema["minItems"].(float64); ok && n > 1 {
+		moved = append(moved, fmt.Sprintf("minItems: %v", n))
+		delete(schema, "minItems")
+	}
+	if len(moved) > 0 {
+		d, _ := schema["description"].(string)
+		if d != "" {
+			d += " "
+		}
+		schema["description"] = d + "{" + strings.Join(moved, ", ") + "}"
+	}
+	if schema["type"] == "object" {
+		if _, ok := schema["additionalProperties"]; !ok {
+			schema["additionalProperties"] = false
+		}
+	}
+	sub := func(v any) {
+		if m, ok := v.(map[string]any); ok {
+			outputSchema(m)
+		}
+	}
+	for _, k := range []string{"properties", "$defs", "definitions"} {
+		if m, ok := schema[k].(map[string]any); ok {
+			for _, v := range m {
+				sub(v)
+			}
+		}
+	}
+	sub(schema["items"])
+	for _, k := range []string{"anyOf", "allOf", "oneOf", "prefixItems"} {
+		if l, ok := schema[k].([]any); ok {
+			for _, v := range l {
+				sub(v)
+			}
+		}
+	}
+	return schema
+}
+
 // params translates req into the SDK's request, with the cache_control
 // breakpoints of "Prompt caching" in the package documentation.
 func (m *Model) params(req llm.Request) (sdk.MessageNewParams, error) {
@@ -300,6 +374,13 @@ func (m *Model) params(req llm.Request) (sdk.MessageNewParams, error) {
 	}
 	if m.cache && len(p.Tools) > 0 {
 		p.Tools[len(p.Tools)-1].OfTool.CacheControl = sdk.NewCacheControlEphemeralParam()
+	}
+	if f := req.ResponseFormat; f != nil {
+		var schema map[string]any
+		if err := json.Unmarshal(f.Schema, &schema); err != nil {
+			return p, fmt.Errorf("anthropic: response format %s: schema: %w", f.Name, err) // Validate lets none through
+		}
+		p.OutputConfig.Format = sdk.JSONOutputFormatParam{Schema: outputSchema(schema)}
 	}
 	switch req.RequiredTool {
 	case "":

@@ -50,7 +50,13 @@
 // the words of a user message that follows them. Empty texts are left out
 // (the API refuses empty text blocks), and so are messages left empty.
 // RequiredTool is tool_choice {"type": "any"} for llm.AnyTool and
-// {"type": "tool", "name": …} for a tool's name.
+// {"type": "tool", "name": …} for a tool's name. ResponseFormat is
+// output_config {"format": {"type": "json_schema", "schema": …}},
+// Anthropic's structured outputs, the schema with the keywords they refuse
+// (bounds of numbers, lengths of strings, minItems above 1) moved into its
+// description and additionalProperties false on every object; a model
+// before them (Claude Sonnet 4.5, Opus 4.5, Haiku 4.5) refuses it, and
+// Config.NoStructuredOutputs makes the provider say it has none.
 //
 // The stop reasons are llm's: end_turn and stop_sequence FinishStop,
 // tool_use FinishToolCalls, max_tokens and model_context_window_exceeded

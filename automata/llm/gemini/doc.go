@@ -59,7 +59,9 @@
 // that the JSON Schema reaches the model as it is (not translated to the
 // API's OpenAPI subset). RequiredTool is toolConfig's
 // functionCallingConfig {"mode": "ANY"} for llm.AnyTool, and with
-// allowedFunctionNames [the tool] for a tool's name.
+// allowedFunctionNames [the tool] for a tool's name. ResponseFormat is
+// generationConfig's responseMimeType "application/json" and
+// responseJsonSchema, the schema as it is.
 //
 // # Tool calls
 //

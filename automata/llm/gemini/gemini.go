@@ -270,6 +270,14 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text
 	return r.response(), nil
 }
 
+// SupportsResponseFormat reports true: the Gemini API has a native mode for
+// llm.Request.ResponseFormat, responseMimeType application/json with
+// responseJsonSchema, the schema as it is (the API takes a subset of JSON
+// Schema, which the toolkit's derived schemas keep to; see
+// llm.ResponseFormatter). The format's name and description, which the API
+// has no place for, are not sent.
+func (m *Model) SupportsResponseFormat() bool { return true }
+
 // request translates req into the SDK's contents and config.
 func (m *Model) request(req llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
 	config := &genai.GenerateContentConfig{
@@ -296,6 +304,10 @@ func (m *Model) request(req llm.Request) ([]*genai.Content, *genai.GenerateConte
 			tool.FunctionDeclarations = append(tool.FunctionDeclarations, fd)
 		}
 		config.Tools = []*genai.Tool{tool}
+	}
+	if f := req.ResponseFormat; f != nil {
+		config.ResponseMIMEType = "application/json"
+		config.ResponseJsonSchema = f.Schema // as it is, as a tool's parameters
 	}
 	switch req.RequiredTool {
 	case "":

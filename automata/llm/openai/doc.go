@@ -23,8 +23,9 @@
 //
 // Complete sends one streamed chat completion (Chat.Completions.NewStreaming,
 // with the conversation, the tools as functions, tool_choice for
-// RequiredTool, and stream_options.include_usage so that the last chunk
-// counts the tokens) and puts the chunks together with the SDK's
+// RequiredTool, response_format {"type": "json_schema", "json_schema":
+// {name, description, schema, strict}} for ResponseFormat, and
+// stream_options.include_usage so that the last chunk counts the tokens) and puts the chunks together with the SDK's
 // ChatCompletionAccumulator: the text streams to the caller's onChunk as it
 // arrives, and tool calls, whose arguments arrive in pieces, are returned
 // whole. Request.IdempotencyKey is sent as the Idempotency-Key header. The

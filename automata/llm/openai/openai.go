@@ -16,6 +16,7 @@ import (
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/moora-go/moora/automata/llm"
 	"github.com/moora-go/moora/automata/llm/internal/provider"
@@ -218,6 +219,13 @@ func (m *Model) Complete(ctx context.Context, req llm.Request, onChunk func(text
 	return m.response(&acc, text.String()), nil
 }
 
+// SupportsResponseFormat reports true: the chat completions API has a
+// native mode for llm.Request.ResponseFormat, response_format of type
+// json_schema (see llm.ResponseFormatter). A server that imitates the API
+// without it (an older model, some local servers) refuses or ignores it:
+// ask such a model through a forced tool call (structured.ToolMode).
+func (m *Model) SupportsResponseFormat() bool { return true }
+
 // params translates req into the SDK's request.
 func (m *Model) params(req llm.Request) (sdk.ChatCompletionNewParams, error) {
 	p := sdk.ChatCompletionNewParams{
@@ -263,6 +271,18 @@ func (m *Model) params(req llm.Request) (sdk.ChatCompletionNewParams, error) {
 			}
 		}
 		p.Tools = append(p.Tools, sdk.ChatCompletionFunctionTool(def))
+	}
+	if f := req.ResponseFormat; f != nil {
+		js := shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: f.Name, Strict: sdk.Bool(f.Strict)}
+		if f.Description != "" {
+			js.Description = sdk.String(f.Description)
+		}
+		var schema map[string]any
+		if err := json.Unmarshal(f.Schema, &schema); err != nil {
+			return p, fmt.Errorf("openai: response format %s: schema: %w", f.Name, err) // Validate lets none through
+		}
+		js.Schema = schema
+		p.ResponseFormat.OfJSONSchema = &shared.ResponseFormatJSONSchemaParam{JSONSchema: js}
 	}
 	switch req.RequiredTool {
 	case "":

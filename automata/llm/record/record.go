@@ -66,6 +66,14 @@ type fileRequest struct {
 	Tools          []fileTool    `json:"tools,omitempty"`
 	RequiredTool   string        `json:"requiredTool,omitempty"`
 	IdempotencyKey string        `json:"idempotencyKey"`
+	ResponseFormat *fileFormat   `json:"responseFormat,omitempty"`
+}
+
+type fileFormat struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Schema      string `json:"schema"`
+	Strict      bool   `json:"strict,omitempty"`
 }
 
 type fileMessage struct {
@@ -129,6 +137,9 @@ func toFile(c Call) file {
 	for _, t := range r.Tools {
 		f.Request.Tools = append(f.Request.Tools, fileTool{t.Name, t.Description, string(t.Parameters)})
 	}
+	if rf := r.ResponseFormat; rf != nil {
+		f.Request.ResponseFormat = &fileFormat{rf.Name, rf.Description, string(rf.Schema), rf.Strict}
+	}
 	if f.Chunks == nil {
 		f.Chunks = []string{}
 	}
@@ -160,6 +171,9 @@ func fromFile(f file) Call {
 		}
 		c.Request.Tools = append(c.Request.Tools, tool)
 	}
+	if rf := r.ResponseFormat; rf != nil {
+		c.Request.ResponseFormat = &llm.JSONSchema{Name: rf.Name, Description: rf.Description, Schema: json.RawMessage(rf.Schema), Strict: rf.Strict}
+	}
 	return c
 }
 
@@ -174,6 +188,10 @@ type Recorder struct {
 // New returns a Recorder of model's calls into dir, which it creates if need
 // be.
 func New(model llm.Model, dir string) *Recorder { return &Recorder{model: model, dir: dir} }
+
+// SupportsResponseFormat says what the model it records says (see
+// llm.ResponseFormatter).
+func (r *Recorder) SupportsResponseFormat() bool { return llm.SupportsResponseFormat(r.model) }
 
 // Complete calls the model, streams its chunks to onChunk as they come, and
 // writes the call to the file of req's idempotency key. A call without a
@@ -234,7 +252,17 @@ type Player struct {
 	AnyRequest bool
 	// MaxBytes bounds a file of the recording (default 16 MiB).
 	MaxBytes int64
+	// ResponseFormat is what the recorded model said of its native mode
+	// for llm.Request.ResponseFormat (see llm.ResponseFormatter), which
+	// the Player says in its turn, so that a caller that asks a model
+	// according to it (package automata/llm/structured) makes the
+	// requests it made when recording: set it when the recording's
+	// requests carry a responseFormat.
+	ResponseFormat bool
 }
+
+// SupportsResponseFormat reports p.ResponseFormat.
+func (p Player) SupportsResponseFormat() bool { return p.ResponseFormat }
 
 // ErrNotRecorded is wrapped by the error of a call that the recording has
 // no file for.
@@ -339,6 +367,8 @@ func differ(recorded, got fileRequest) string {
 	switch {
 	case recorded.System != got.System:
 		return "its system prompt"
+	case (recorded.ResponseFormat == nil) != (got.ResponseFormat == nil):
+		return "its response format (Player.ResponseFormat should say what the recorded model said of it)"
 	case len(recorded.Messages) != len(got.Messages):
 		return fmt.Sprintf("%d messages, recorded %d", len(got.Messages), len(recorded.Messages))
 	}

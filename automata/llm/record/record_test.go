@@ -125,3 +125,39 @@ func FuzzDecode(f *testing.F) {
 		}
 	})
 }
+
+// TestAResponseFormatIsRecorded: a request's response format is recorded
+// byte for byte and played back; a request that lacks it is not the one
+// recorded; the Recorder says what its model says of its native mode, and a
+// Player what it is told.
+func TestAResponseFormatIsRecorded(t *testing.T) {
+	dir := t.TempDir()
+	req := llm.Request{System: "Triage.", Messages: []llm.Message{{Role: llm.RoleUser, Content: "down"}}, IdempotencyKey: "triage",
+		ResponseFormat: &llm.JSONSchema{Name: "answer", Description: "The triage.", Schema: json.RawMessage(`{"type": "object"}`), Strict: true}}
+	native := llm.Scripted{ResponseFormat: true, Reply: func(llm.Request) (llm.Response, error) { return llm.Response{Text: `{"severity":"high"}`}, nil }}
+	rec := record.New(native, dir)
+	if !llm.SupportsResponseFormat(rec) || llm.SupportsResponseFormat(record.New(&model{}, dir)) {
+		t.Error("a Recorder does not say what its model says")
+	}
+	want, err := rec.Complete(context.Background(), req, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "triage.json"))
+	if err != nil || !strings.Contains(string(data), `"schema": "{\"type\": \"object\"}"`) || !strings.Contains(string(data), `"strict": true`) {
+		t.Fatalf("the file: %s (%v)", data, err)
+	}
+	p := record.Player{Dir: dir, ResponseFormat: true}
+	if !llm.SupportsResponseFormat(p) || llm.SupportsResponseFormat(record.Player{Dir: dir}) {
+		t.Error("a Player does not say what it is told")
+	}
+	got, err := p.Complete(context.Background(), req, nil)
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("played %+v (%v), recorded %+v", got, err, want)
+	}
+	without := req
+	without.ResponseFormat = nil
+	if _, err := p.Complete(context.Background(), without, nil); err == nil || !strings.Contains(err.Error(), "its response format") {
+		t.Errorf("a request without the recorded format: %v", err)
+	}
+}

@@ -141,3 +141,125 @@ func TestAskPassesTheModelsError(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// nativeScript is a scripted model with a native JSON mode, which answers
+// with each of answers in turn as its text, and records the requests.
+func (s *script) native() llm.Scripted {
+	return llm.Scripted{ResponseFormat: true, Reply: func(req llm.Request) (llm.Response, error) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		n := len(s.requests)
+		s.requests = append(s.requests, req)
+		return llm.Response{Text: s.answers[min(n, len(s.answers)-1)], Usage: llm.Usage{InputTokens: 10, OutputTokens: 3}}, nil
+	}}
+}
+
+// TestAskNatively: a model that has a native JSON mode is asked for the
+// value with the request's ResponseFormat (T's schema, no tool, none
+// required), and its text is the value.
+func TestAskNatively(t *testing.T) {
+	s := &script{answers: []string{` {"severity":"critical","summary":"invoices down","owner":{"name":"Ann","team":"billing"}}` + "\n"}}
+	got, usage, err := structured.Ask[Triage](context.Background(), s.native(), ticket, structured.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Severity != "critical" || got.Owner == nil || got.Owner.Team != "billing" || usage.InputTokens != 10 {
+		t.Fatalf("got %+v, usage %+v", got, usage)
+	}
+	req := s.requests[0]
+	if req.ResponseFormat == nil || req.ResponseFormat.Name != structured.DefaultName || req.ResponseFormat.Strict || len(req.Tools) != 0 || req.RequiredTool != "" {
+		t.Fatalf("the request: format %+v, tools %+v, required %q", req.ResponseFormat, req.Tools, req.RequiredTool)
+	}
+	schema := string(req.ResponseFormat.Schema)
+	for _, want := range []string{`"enum":["low","high","critical"]`, `"required":["severity","summary"]`, `"additionalProperties":false`} {
+		if !strings.Contains(schema, want) {
+			t.Errorf("the schema lacks %s: %s", want, schema)
+		}
+	}
+	if ticket.ResponseFormat != nil {
+		t.Error("Ask changed the caller's request")
+	}
+
+	// ToolMode asks the same model through the tool.
+	s = &script{answers: []string{`{"severity":"low","summary":"s"}`}}
+	tool := s.model()
+	tool.ResponseFormat = true
+	if _, _, err := structured.Ask[Triage](context.Background(), tool, ticket, structured.Options{Mode: structured.ToolMode}); err != nil ||
+		s.requests[0].ResponseFormat != nil || s.requests[0].RequiredTool != structured.DefaultName {
+		t.Fatalf("ToolMode: %v, %+v", err, s.requests[0])
+	}
+}
+
+// TestAskNativelyCorrectsAnInvalidAnswer: in native mode an invalid answer
+// goes back as the assistant's text, then a user message that says what is
+// wrong with it, under the key's "-retry-1".
+func TestAskNativelyCorrectsAnInvalidAnswer(t *testing.T) {
+	s := &script{answers: []string{
+		`{"severity":"urgent","summary":"invoices down"}`,
+		`{"severity":"high","summary":"invoices down"}`,
+	}}
+	got, usage, err := structured.Ask[Triage](context.Background(), s.native(), ticket, structured.Options{})
+	if err != nil || got.Severity != "high" {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	if len(s.requests) != 2 || usage.InputTokens != 20 || usage.OutputTokens != 6 {
+		t.Fatalf("%d requests, usage %+v", len(s.requests), usage)
+	}
+	second := s.requests[1]
+	m := second.Messages
+	if second.IdempotencyKey != "llm/triage-7-retry-1" || len(m) != 3 || m[1].Role != llm.RoleAssistant || !strings.Contains(m[1].Content, "urgent") ||
+		m[2].Role != llm.RoleUser || !strings.Contains(m[2].Content, "/severity: value must be one of") || second.ResponseFormat == nil {
+		t.Fatalf("the retry: key %q, messages %+v", second.IdempotencyKey, m)
+	}
+}
+
+// TestAskNativelyGivesUp: answers that are not JSON, every time, end in
+// ErrInvalidAnswer after the retries, which says what was wrong.
+func TestAskNativelyGivesUp(t *testing.T) {
+	s := &script{answers: []string{`Sure! The severity is high.`}}
+	_, usage, err := structured.Ask[Triage](context.Background(), s.native(), ticket, structured.Options{Retries: 1})
+	if !errors.Is(err, structured.ErrInvalidAnswer) || !strings.Contains(err.Error(), "after 2 tries") || !strings.Contains(err.Error(), "not JSON") {
+		t.Fatalf("err = %v", err)
+	}
+	if len(s.requests) != 2 || usage.InputTokens != 20 {
+		t.Fatalf("%d requests, usage %+v", len(s.requests), usage)
+	}
+}
+
+// TestAskNativelyAnswersACallOfATool: a request with tools of its own is
+// asked through the tool unless NativeMode says otherwise; in native mode
+// the request's tools are offered, none required; a call of one is no
+// answer: it is answered as not run, and the model is told to answer with
+// the JSON.
+func TestAskNativelyAnswersACallOfATool(t *testing.T) {
+	s := &script{answers: []string{`{"severity":"low","summary":"fine"}`}}
+	auto := s.model()
+	auto.ResponseFormat = true
+	withTools := ticket
+	withTools.Tools = []llm.Tool{{Name: "search"}}
+	if _, _, err := structured.Ask[Triage](context.Background(), auto, withTools, structured.Options{}); err != nil ||
+		s.requests[0].ResponseFormat != nil || s.requests[0].RequiredTool != structured.DefaultName || len(s.requests[0].Tools) != 2 {
+		t.Fatalf("a request with tools, AutoMode: %v, %+v", err, s.requests[0])
+	}
+
+	var requests []llm.Request
+	m := llm.Scripted{ResponseFormat: true, Reply: func(req llm.Request) (llm.Response, error) {
+		requests = append(requests, req)
+		if len(requests) == 1 {
+			return llm.Response{ToolCalls: []llm.ToolCall{{ID: "c1", Name: "search", Arguments: json.RawMessage(`{}`)}}}, nil
+		}
+		return llm.Response{Text: `{"severity":"low","summary":"fine"}`}, nil
+	}}
+	req := ticket
+	req.Tools = []llm.Tool{{Name: "search"}}
+	got, _, err := structured.Ask[Triage](context.Background(), m, req, structured.Options{Mode: structured.NativeMode})
+	if err != nil || got.Severity != "low" {
+		t.Fatalf("got %+v, %v", got, err)
+	}
+	msgs := requests[1].Messages
+	if len(requests[0].Tools) != 1 || requests[0].RequiredTool != "" || len(msgs) != 4 ||
+		msgs[2].Role != llm.RoleTool || msgs[2].ToolCallID != "c1" || !strings.Contains(msgs[2].Content, "not run") ||
+		msgs[3].Role != llm.RoleUser || !strings.Contains(msgs[3].Content, "called search instead of answering with JSON") {
+		t.Fatalf("the requests: %+v", requests)
+	}
+}

@@ -28,6 +28,10 @@ type AgentState struct {
 	Asked Limits `json:"asked"`
 	// Owned by actor agent.
 	AskedAt int64 `json:"askedAt"`
+	// Set (timestamp not 0) while the agent has stopped for its budget: no plan asks the planner until the budget is raised.
+	//
+	// Owned by actor agent.
+	BudgetExhausted BudgetExhausted `json:"budgetExhausted"`
 	// Owned by actor agent.
 	Calls []ToolCall `json:"calls"`
 	// The configuration in force: the newest agent-configure applied.
@@ -167,49 +171,51 @@ func (s AgentState) WithStateOfUser(state StateOfUser) AgentState {
 // ContextOfUser returns the context of actor user: what it observes.
 func (s AgentState) ContextOfUser() ContextOfUser {
 	return ContextOfUser{
-		Alerts:        s.Alerts,
-		Answer:        s.Answer,
-		Calls:         s.Calls,
-		Error:         s.Error,
-		Iteration:     s.Iteration,
-		Observations:  s.Observations,
-		Phase:         s.Phase,
-		Question:      s.Question,
-		Replies:       s.Replies,
-		Requests:      s.Requests,
-		RunID:         s.RunID,
-		Runs:          s.Runs,
-		Tasks:         s.Tasks,
-		Usage:         s.Usage,
-		UserUpdatedAt: s.UserUpdatedAt,
+		Alerts:          s.Alerts,
+		Answer:          s.Answer,
+		BudgetExhausted: s.BudgetExhausted,
+		Calls:           s.Calls,
+		Error:           s.Error,
+		Iteration:       s.Iteration,
+		Observations:    s.Observations,
+		Phase:           s.Phase,
+		Question:        s.Question,
+		Replies:         s.Replies,
+		Requests:        s.Requests,
+		RunID:           s.RunID,
+		Runs:            s.Runs,
+		Tasks:           s.Tasks,
+		Usage:           s.Usage,
+		UserUpdatedAt:   s.UserUpdatedAt,
 	}
 }
 
 // StateOfAgent returns the state of actor agent.
 func (s AgentState) StateOfAgent() StateOfAgent {
 	return StateOfAgent{
-		AgentUpdatedAt: s.AgentUpdatedAt,
-		Alerts:         s.Alerts,
-		Answer:         s.Answer,
-		Asked:          s.Asked,
-		AskedAt:        s.AskedAt,
-		Calls:          s.Calls,
-		Config:         s.Config,
-		Error:          s.Error,
-		Failures:       s.Failures,
-		Goal:           s.Goal,
-		Iteration:      s.Iteration,
-		Limits:         s.Limits,
-		Phase:          s.Phase,
-		Question:       s.Question,
-		Recoveries:     s.Recoveries,
-		RunID:          s.RunID,
-		Runs:           s.Runs,
-		StartedAt:      s.StartedAt,
-		Steps:          s.Steps,
-		Tasks:          s.Tasks,
-		Transitions:    s.Transitions,
-		Usage:          s.Usage,
+		AgentUpdatedAt:  s.AgentUpdatedAt,
+		Alerts:          s.Alerts,
+		Answer:          s.Answer,
+		Asked:           s.Asked,
+		AskedAt:         s.AskedAt,
+		BudgetExhausted: s.BudgetExhausted,
+		Calls:           s.Calls,
+		Config:          s.Config,
+		Error:           s.Error,
+		Failures:        s.Failures,
+		Goal:            s.Goal,
+		Iteration:       s.Iteration,
+		Limits:          s.Limits,
+		Phase:           s.Phase,
+		Question:        s.Question,
+		Recoveries:      s.Recoveries,
+		RunID:           s.RunID,
+		Runs:            s.Runs,
+		StartedAt:       s.StartedAt,
+		Steps:           s.Steps,
+		Tasks:           s.Tasks,
+		Transitions:     s.Transitions,
+		Usage:           s.Usage,
 	}
 }
 
@@ -221,6 +227,7 @@ func (s AgentState) WithStateOfAgent(state StateOfAgent) AgentState {
 	s.Answer = state.Answer
 	s.Asked = state.Asked
 	s.AskedAt = state.AskedAt
+	s.BudgetExhausted = state.BudgetExhausted
 	s.Calls = state.Calls
 	s.Config = state.Config
 	s.Error = state.Error
@@ -244,31 +251,32 @@ func (s AgentState) WithStateOfAgent(state StateOfAgent) AgentState {
 // ContextOfAgent returns the context of actor agent: what it observes.
 func (s AgentState) ContextOfAgent() ContextOfAgent {
 	return ContextOfAgent{
-		AgentUpdatedAt: s.AgentUpdatedAt,
-		Alerts:         s.Alerts,
-		Answer:         s.Answer,
-		Asked:          s.Asked,
-		AskedAt:        s.AskedAt,
-		Calls:          s.Calls,
-		Config:         s.Config,
-		Error:          s.Error,
-		Failures:       s.Failures,
-		Goal:           s.Goal,
-		Iteration:      s.Iteration,
-		Limits:         s.Limits,
-		Observations:   s.Observations,
-		Phase:          s.Phase,
-		Question:       s.Question,
-		Recoveries:     s.Recoveries,
-		Replies:        s.Replies,
-		Requests:       s.Requests,
-		RunID:          s.RunID,
-		Runs:           s.Runs,
-		StartedAt:      s.StartedAt,
-		Steps:          s.Steps,
-		Tasks:          s.Tasks,
-		Transitions:    s.Transitions,
-		Usage:          s.Usage,
+		AgentUpdatedAt:  s.AgentUpdatedAt,
+		Alerts:          s.Alerts,
+		Answer:          s.Answer,
+		Asked:           s.Asked,
+		AskedAt:         s.AskedAt,
+		BudgetExhausted: s.BudgetExhausted,
+		Calls:           s.Calls,
+		Config:          s.Config,
+		Error:           s.Error,
+		Failures:        s.Failures,
+		Goal:            s.Goal,
+		Iteration:       s.Iteration,
+		Limits:          s.Limits,
+		Observations:    s.Observations,
+		Phase:           s.Phase,
+		Question:        s.Question,
+		Recoveries:      s.Recoveries,
+		Replies:         s.Replies,
+		Requests:        s.Requests,
+		RunID:           s.RunID,
+		Runs:            s.Runs,
+		StartedAt:       s.StartedAt,
+		Steps:           s.Steps,
+		Tasks:           s.Tasks,
+		Transitions:     s.Transitions,
+		Usage:           s.Usage,
 	}
 }
 

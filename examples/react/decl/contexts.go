@@ -12,6 +12,10 @@ type ContextOfUser struct {
 	Alerts []Alert `json:"alerts"`
 	// Owned by actor agent.
 	Answer string `json:"answer"`
+	// Set (timestamp not 0) while the agent has stopped for its budget: no plan asks the planner until the budget is raised.
+	//
+	// Owned by actor agent.
+	BudgetExhausted BudgetExhausted `json:"budgetExhausted"`
 	// Owned by actor agent.
 	Calls []ToolCall `json:"calls"`
 	// Owned by actor agent.
@@ -105,6 +109,10 @@ type ContextOfAgent struct {
 	Asked Limits `json:"asked"`
 	// Owned by actor agent.
 	AskedAt int64 `json:"askedAt"`
+	// Set (timestamp not 0) while the agent has stopped for its budget: no plan asks the planner until the budget is raised.
+	//
+	// Owned by actor agent.
+	BudgetExhausted BudgetExhausted `json:"budgetExhausted"`
 	// Owned by actor agent.
 	Calls []ToolCall `json:"calls"`
 	// The configuration in force: the newest agent-configure applied.

@@ -15,7 +15,8 @@ type InputFromUser interface {
 }
 
 // InputFromAgent is an input dispatched by actor agent: AgentCheck,
-// AgentConfigure, AgentObserve, AgentPlan, AgentRecover and AgentReflect.
+// AgentConfigure, AgentObserve, AgentPlan, AgentRecover, AgentReflect and
+// AgentStopForBudget.
 type InputFromAgent interface {
 	AgentInput
 	isInputFromAgent()
@@ -328,6 +329,42 @@ func (in AgentReflect) WithTimestamp(ts int64) AgentInput {
 func (AgentReflect) isAgentInput()     {}
 func (AgentReflect) isInputFromAgent() {}
 
+// The usage reached the budget before an ask of the planner: the agent asks it no more; the run in progress ends in error (a budget alert), with no recovery, which would ask the planner again. A plan that follows a call of the planner (a budget raised) clears it.
+type AgentStopForBudget struct {
+	Timestamp int64   `json:"timestamp"`
+	RunID     string  `json:"runId"`
+	MaxTokens int64   `json:"maxTokens"`
+	MaxCost   float64 `json:"maxCost"`
+}
+
+// MarshalJSON encodes AgentStopForBudget with its "type" discriminator.
+func (v AgentStopForBudget) MarshalJSON() ([]byte, error) {
+	type plain AgentStopForBudget
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"agent-stop-for-budget", plain(v)})
+}
+
+// InputType returns "agent-stop-for-budget", the input's type discriminator.
+func (AgentStopForBudget) InputType() string {
+	return "agent-stop-for-budget"
+}
+
+// InputActor returns "agent", the actor that dispatches the input.
+func (AgentStopForBudget) InputActor() string {
+	return "agent"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in AgentStopForBudget) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
+func (AgentStopForBudget) isAgentInput()     {}
+func (AgentStopForBudget) isInputFromAgent() {}
+
 // The toolkit reports what a tool call did (tool.result).
 type ToolkitObserve struct {
 	Timestamp   int64       `json:"timestamp"`
@@ -385,21 +422,23 @@ var (
 	_ InputFromAgent   = AgentPlan{}
 	_ InputFromAgent   = AgentRecover{}
 	_ InputFromAgent   = AgentReflect{}
+	_ InputFromAgent   = AgentStopForBudget{}
 	_ InputFromToolkit = ToolkitObserve{}
 )
 
 // inputDecoder decodes each input type, by its discriminator, after validating
 // it against its schema in inputSchemaJSON.
 var inputDecoder = inputjson.NewDecoder(inputSchemaJSON, map[string]func([]byte) (AgentInput, error){
-	"agent-check":     unmarshalInput[AgentCheck],
-	"agent-configure": unmarshalInput[AgentConfigure],
-	"agent-observe":   unmarshalInput[AgentObserve],
-	"agent-plan":      unmarshalInput[AgentPlan],
-	"agent-recover":   unmarshalInput[AgentRecover],
-	"agent-reflect":   unmarshalInput[AgentReflect],
-	"toolkit-observe": unmarshalInput[ToolkitObserve],
-	"user-reply":      unmarshalInput[UserReply],
-	"user-run-task":   unmarshalInput[UserRunTask],
+	"agent-check":           unmarshalInput[AgentCheck],
+	"agent-configure":       unmarshalInput[AgentConfigure],
+	"agent-observe":         unmarshalInput[AgentObserve],
+	"agent-plan":            unmarshalInput[AgentPlan],
+	"agent-recover":         unmarshalInput[AgentRecover],
+	"agent-reflect":         unmarshalInput[AgentReflect],
+	"agent-stop-for-budget": unmarshalInput[AgentStopForBudget],
+	"toolkit-observe":       unmarshalInput[ToolkitObserve],
+	"user-reply":            unmarshalInput[UserReply],
+	"user-run-task":         unmarshalInput[UserRunTask],
 })
 
 // unmarshalInput decodes the JSON of an input of type T.

@@ -340,7 +340,8 @@ const inputSchemaJSON = `{
       "agent-observe",
       "agent-plan",
       "agent-recover",
-      "agent-reflect"
+      "agent-reflect",
+      "agent-stop-for-budget"
     ],
     "toolkit": [
       "toolkit-observe"
@@ -538,6 +539,34 @@ const inputSchemaJSON = `{
         "callId",
         "strategy",
         "reason"
+      ],
+      "type": "object"
+    },
+    "agent-stop-for-budget": {
+      "description": "The usage reached the budget before an ask of the planner: the agent asks it no more; the run in progress ends in error (a budget alert), with no recovery, which would ask the planner again. A plan that follows a call of the planner (a budget raised) clears it.",
+      "properties": {
+        "type": {
+          "const": "agent-stop-for-budget"
+        },
+        "timestamp": {
+          "type": "integer"
+        },
+        "runId": {
+          "type": "string"
+        },
+        "maxTokens": {
+          "type": "integer"
+        },
+        "maxCost": {
+          "type": "number"
+        }
+      },
+      "required": [
+        "type",
+        "timestamp",
+        "runId",
+        "maxTokens",
+        "maxCost"
       ],
       "type": "object"
     },

@@ -52,6 +52,8 @@ type UserObAgent struct {
 	Runs     []RunRecord `json:"runs"`
 	// The totals of the calls of the model the agent's plans made.
 	Usage Usage `json:"usage"`
+	// Set (timestamp not 0) while the agent has stopped for its budget: no plan asks the planner until the budget is raised.
+	BudgetExhausted BudgetExhausted `json:"budgetExhausted"`
 }
 
 // MarshalJSON encodes UserObAgent with its nil slices and maps as empty, as a
@@ -169,6 +171,8 @@ type AgentObAgent struct {
 	AgentUpdatedAt int64 `json:"agentUpdatedAt"`
 	// The totals of the calls of the model the agent's plans made.
 	Usage Usage `json:"usage"`
+	// Set (timestamp not 0) while the agent has stopped for its budget: no plan asks the planner until the budget is raised.
+	BudgetExhausted BudgetExhausted `json:"budgetExhausted"`
 }
 
 // MarshalJSON encodes AgentObAgent with its nil slices and maps as empty, as a

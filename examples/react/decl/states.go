@@ -41,9 +41,11 @@ type StateOfAgent struct {
 	Alerts         []Alert `json:"alerts"`
 	Answer         string  `json:"answer"`
 	// The limits the run's request asked for (0: the configuration's).
-	Asked   Limits     `json:"asked"`
-	AskedAt int64      `json:"askedAt"`
-	Calls   []ToolCall `json:"calls"`
+	Asked   Limits `json:"asked"`
+	AskedAt int64  `json:"askedAt"`
+	// Set (timestamp not 0) while the agent has stopped for its budget: no plan asks the planner until the budget is raised.
+	BudgetExhausted BudgetExhausted `json:"budgetExhausted"`
+	Calls           []ToolCall      `json:"calls"`
 	// The configuration in force: the newest agent-configure applied.
 	Config Config `json:"config"`
 	Error  string `json:"error"`

@@ -21,15 +21,24 @@ const (
 	AlertGuardMaxFailures   AlertGuard = "maxFailures"
 	AlertGuardMaxDepth      AlertGuard = "maxDepth"
 	AlertGuardMaxRecoveries AlertGuard = "maxRecoveries"
+	AlertGuardBudget        AlertGuard = "budget"
 )
 
 // Valid reports whether v is one of the values of AlertGuard.
 func (v AlertGuard) Valid() bool {
 	switch v {
-	case AlertGuardMaxIterations, AlertGuardMaxDurationMs, AlertGuardMaxFailures, AlertGuardMaxDepth, AlertGuardMaxRecoveries:
+	case AlertGuardMaxIterations, AlertGuardMaxDurationMs, AlertGuardMaxFailures, AlertGuardMaxDepth, AlertGuardMaxRecoveries, AlertGuardBudget:
 		return true
 	}
 	return false
+}
+
+// The agent stopped asking the planner: its usage reached the budget (the limits, from Work.Budget, when it stopped; 0: no limit of that kind). The run it stopped ended in error; a run started after it ends so too, until the budget is raised.
+type BudgetExhausted struct {
+	MaxTokens int64   `json:"maxTokens"`
+	MaxCost   float64 `json:"maxCost"`
+	// When the agent stopped, in Unix milliseconds.
+	Timestamp int64 `json:"timestamp"`
 }
 
 // The operator's configuration of the agent (react.yaml), as loaded: the tools enabled and their limits, the strategies and their order, the guards, and the prompt templates.

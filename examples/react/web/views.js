@@ -59,6 +59,8 @@ export function mount(el, panel) {
   const run = h('div', { id: 'react-run' });
   const iteration = h('div', { id: 'react-iteration' });
   const alerts = h('div', { id: 'react-alerts' });
+  const usage = h('div', { id: 'react-usage', class: 'config' });
+  const budget = h('div', { id: 'react-budget', class: 'question' });
   const question = h('div', { id: 'react-question', class: 'question' });
   const answer = h('div', { id: 'react-answer', class: 'answer' });
   const recoveries = h('ul', { id: 'react-recoveries', class: 'recoveries' });
@@ -70,7 +72,7 @@ export function mount(el, panel) {
   const runs = h('a', { id: 'react-runs', href: '../../' + fragment() }, 'all runs');
   const tree = h('ul', { id: 'react-tree', class: 'tree' });
   const tools = h('tbody', { id: 'react-tools' });
-  const status = h('div', {}, h('h2', {}, 'ReAct ', h('small', {}, '(', runs, ')')), phase, run, iteration, alerts, recoveries, question, answer, form, msg, config);
+  const status = h('div', {}, h('h2', {}, 'ReAct ', h('small', {}, '(', runs, ')')), phase, run, iteration, usage, budget, alerts, recoveries, question, answer, form, msg, config);
   const treeBox = h('div', {}, h('h2', {}, 'Task tree'), tree);
   const toolBox = h('div', {}, h('h2', {}, 'Tool monitor'),
     h('table', {}, h('thead', {}, h('tr', {}, ...['call', 'tool', 'try', 'parameters', 'result', 'ms', 'retries', 'strategy'].map((t) => h('th', {}, t)))), tools));
@@ -106,6 +108,14 @@ export function mount(el, panel) {
     const recovered = (s.recoveries || []).filter((r) => r.strategy !== 'give-up').length;
     iteration.textContent = s.runId ? `iteration ${s.iteration} of ${s.limits.maxIterations} · failures in a row ${s.failures} of ${s.limits.maxFailures}` +
       ` · recoveries ${recovered} of ${s.limits.maxRecoveries || 0} · depth up to ${s.limits.maxDepth || 3}` : '';
+    // The planner's model: the totals the state keeps, and the budget's
+    // stop, which a plan that called the model clears.
+    const u = s.usage || {};
+    usage.textContent = u.calls ? `model: ${u.calls} calls · ${(u.inputTokens || 0) + (u.outputTokens || 0)} tokens · $${(u.cost || 0).toFixed(4)}` : '';
+    const ex = s.budgetExhausted || {};
+    budget.hidden = !ex.timestamp;
+    budget.textContent = ex.timestamp ? 'budget exhausted: the agent asks the planner no more (budget ' +
+      [ex.maxTokens ? `${ex.maxTokens} tokens` : '', ex.maxCost ? `$${ex.maxCost}` : ''].filter(Boolean).join(', ') + ')' : '';
     alerts.replaceChildren(...(s.alerts || []).map((a) => h('span', { class: 'alert', title: a.message }, a.guard)));
     recoveries.replaceChildren(...(s.recoveries || []).map((r) =>
       h('li', { 'data-recovery': r.strategy }, `${r.strategy}: ${r.reason}`)));

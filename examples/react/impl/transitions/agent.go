@@ -25,11 +25,15 @@ import (
 //	error   --agent-recover ask-user-----------> waiting  (a run not over)
 //	error   --agent-recover give-up------------> error, the run over
 //	                (so is any agent-recover past maxRecoveries)
+//	plan|waiting --agent-stop-for-budget-------> error, the run over (a budget alert)
 //
 // The guards are checked by every input of the agent, on its timestamp:
 // maxDurationMs against the run's startedAt (agent-check is the watchdog's
 // input when the time is up), maxIterations before each tool call,
-// maxFailures after each failed one, maxDepth on each subtask planned. An
+// maxFailures after each failed one, maxDepth on each subtask planned. The
+// budget of the planner's model is the jobs' guard (Work.Budget, checked
+// before each ask of the planner on the state's usage), which hands in
+// agent-stop-for-budget instead of the ask. An
 // input that does not fit the phase (a decision about an earlier call, a
 // plan for another run) changes nothing but the agent's clock.
 //

@@ -14,7 +14,8 @@ import (
 // waiting, after the user replied): abort ends the run in error, a step
 // calls its first tool (Act), an answer finishes the run (agent.finished).
 // The plan's usage of the model is added to the agent's, whatever the plan
-// does: its calls were made.
+// does: its calls were made. They were allowed, so that a budgetExhausted
+// the agent stopped at before (a budget since raised) is cleared.
 func AgentPlan(state decl.StateOfAgent, input decl.AgentPlan) decl.StateOfAgent {
 	if stale(input.Timestamp, state.AgentUpdatedAt) {
 		return state
@@ -22,6 +23,7 @@ func AgentPlan(state decl.StateOfAgent, input decl.AgentPlan) decl.StateOfAgent 
 	state = plan(state, input)
 	if input.Usage != nil {
 		state.Usage = addUsage(state.Usage, *input.Usage)
+		state.BudgetExhausted = decl.BudgetExhausted{}
 	}
 	return state
 }

@@ -45,6 +45,8 @@ func Agent(state decl.StateOfAgent, input decl.InputFromAgent) decl.StateOfAgent
 		return AgentRecover(state, input)
 	case decl.AgentReflect:
 		return AgentReflect(state, input)
+	case decl.AgentStopForBudget:
+		return AgentStopForBudget(state, input)
 	}
 	panic(fmt.Sprintf("transitions.Agent: unexpected input %T", input))
 }
@@ -71,6 +73,7 @@ var (
 	_ func(decl.StateOfAgent, decl.AgentPlan) decl.StateOfAgent          = AgentPlan
 	_ func(decl.StateOfAgent, decl.AgentRecover) decl.StateOfAgent       = AgentRecover
 	_ func(decl.StateOfAgent, decl.AgentReflect) decl.StateOfAgent       = AgentReflect
+	_ func(decl.StateOfAgent, decl.AgentStopForBudget) decl.StateOfAgent = AgentStopForBudget
 	_ decl.TransitionFnOfAgent                                           = Agent
 	_ func(decl.StateOfToolkit, decl.ToolkitObserve) decl.StateOfToolkit = ToolkitObserve
 	_ decl.TransitionFnOfToolkit                                         = Toolkit
