@@ -190,6 +190,14 @@ func replayJournal[S, I any](store, dst Store, def automata.Definition[S, I], op
 		}
 		if dst != nil {
 			nf := frame.Frame{Kind: frame.Input, Seq: f.Seq, UnixNano: f.UnixNano, Version: f.Version, Payload: f.Payload}
+			if !dropped && f.Version != m.version() {
+				// Recorded as today's code reads it, so that its digest,
+				// of today's state, is compared.
+				if nf.Payload, err = guard(m, "encoding an input", func() ([]byte, error) { return m.opts.Codec.EncodeInput(in) }); err != nil {
+					return fmt.Errorf("journal: encoding input %d: %w", r.Seq, err)
+				}
+				nf.Version = m.version()
+			}
 			if !dropped && dg.due(policy, len(f.Payload)) {
 				if nf.Digest, err = dg.digest(state); err != nil {
 					return fmt.Errorf("journal: the digest of the state after input %d: %w", r.Seq, err)
