@@ -22,9 +22,9 @@ const (
 	// grows with the history (BenchmarkDigests measures it).
 	DigestEvery
 	// DigestSampled: a record carries one once the inputs since the last
-	// digest take a sixteenth of the bytes of that state's JSON, so that
+	// digest take an eighth of the bytes of that state's JSON, so that
 	// the cost per input follows the input's size however large the
-	// state grows; a state up to 16 times its inputs' size is digested
+	// state grows; a state up to 8 times its inputs' size is digested
 	// after every input, and Replay names the input when one is; after a
 	// longer gap, the span of inputs it lies in.
 	DigestSampled
@@ -32,7 +32,7 @@ const (
 
 // digestShare is, for DigestSampled, the share of a state's JSON that the
 // inputs since the last digest must take before the next.
-const digestShare = 16
+const digestShare = 8
 
 // digester decides which inputs' records carry a digest of the state after
 // them, and computes it. It is owned by the goroutine that frames records.
@@ -68,9 +68,17 @@ func (d *digester) digest(state any) (uint64, error) {
 // its JSON, which encoding/json writes in one way only (map keys sorted),
 // and in which a generated state writes a nil slice as an empty one, so
 // that a state restored from a gob snapshot digests as the live one did.
-// It returns the size of the JSON too.
+// It returns the size of the JSON too. A state with its own MarshalJSON (as
+// a generated one has) is written by it directly: encoding/json would
+// check and compact its output again, which took more time than writing it.
 func stateDigest(state any) (uint64, int, error) {
-	b, err := json.Marshal(state)
+	var b []byte
+	var err error
+	if m, ok := state.(json.Marshaler); ok {
+		b, err = m.MarshalJSON()
+	} else {
+		b, err = json.Marshal(state)
+	}
 	if err != nil {
 		return 0, 0, err
 	}

@@ -153,7 +153,7 @@ func TestDigestsFollowTheInputsBytes(t *testing.T) {
 	recordNotes(t, path, 2000, journal.Options[state, input]{Digests: journal.DigestSampled, SnapshotEvery: -1})
 	rep := replayFile(t, path, model)
 	// Note i's JSON is ~17 bytes; the state after n notes ~12n: digests
-	// thin out as the state grows, about 16*17/12 log(2000) of them.
+	// thin out as the state grows, some 8 ln(2000·12/(8·17)) of them.
 	if !rep.Identical() || rep.Digests < 10 || rep.Digests > 200 {
 		t.Fatalf("%+v: want identical, and between 10 and 200 digests for 2000 inputs", rep)
 	}
