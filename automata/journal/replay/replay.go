@@ -9,9 +9,11 @@
 //		Codec: journal.JSONGob[decl.AgentState](decl.DecodeInput),
 //	}, os.Args[2:], os.Stdout, os.Stderr))
 //
-// The arguments are bbolt journal files (bolt.Open's: one agent each) and
+// The arguments are bbolt journal files (bolt.Open's: one agent each;
+// bolt.OpenFleet's: each agent, named file#id, in order of id) and
 // directories, in which every file ending in .db is replayed, in lexical
-// order, one at a time. Each journal is run through journal.Replay, and
+// order, one at a time: one journal's records are read as they are
+// replayed, never held. Each journal is run through journal.Replay, and
 // the first divergence per journal is printed with its input and its JSON
 // Patch; then a summary. The exit code is 0 when every journal is
 // identical, 1 when one diverged, 2 on an error (a journal that does not
@@ -20,7 +22,8 @@
 // With -accept, a journal that diverged, or that has records without a
 // digest, is rewritten as today's code records it (journal.Accept: the same
 // inputs, the new states' digests and snapshots), the way a golden file is
-// updated: into a file beside it, renamed over it once written. With
+// updated: into a file beside it, renamed over it once written (a fleet's
+// file is written again whole, every agent accepted, with its info). With
 // -json, the report is one JSON object (journals, summary) on stdout.
 //
 // It is not for a journal in use: bolt.Open locks the file, and a journal
