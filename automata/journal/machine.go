@@ -55,6 +55,16 @@ type Options[S, I any] struct {
 	// reads the clock, or mutates shared state) is reported to OnError as
 	// an error wrapping ErrNondeterministic.
 	VerifyReplay bool
+	// Digests says which input records carry a digest of the state after
+	// them (8 bytes), so that Replay, running the journal against new
+	// code, can tell the first input after which the state differs where
+	// snapshots are too sparse to: none (the default, and every journal
+	// written before digests), every record (DigestEvery: an encoding of
+	// the state per input, which costs as the state grows), or some
+	// (DigestSampled: a cost per input that follows the input's size). A
+	// journal with digests is read only by a binary that knows them: an
+	// older one calls it corrupt.
+	Digests DigestPolicy
 	// QuarantineCorruptTail is the repair path for a damaged last journal
 	// record, which Open otherwise refuses with a *CorruptError: Open moves
 	// that record to the store's quarantine (its bytes are kept), warns,
@@ -123,6 +133,7 @@ type Machine[S, I any] struct {
 	records  []Record
 
 	journaled atomic.Uint64 // seq, for Seq
+	digests   digester      // with Options.Digests
 
 	closeOnce   sync.Once
 	storeClosed atomic.Bool // Close has closed (or is closing) the store
@@ -270,7 +281,15 @@ func (c committer[S, I]) Commit(updates []automata.Update[S, I], payloads [][]by
 	now := m.opts.Now().UnixNano()
 	buf, ends := m.frameBuf[:0], m.ends[:0]
 	for i, payload := range payloads {
-		buf = frame.Append(buf, frame.Frame{Kind: frame.Input, Seq: m.seq + uint64(i) + 1, UnixNano: now, Version: m.version(), Payload: payload})
+		f := frame.Frame{Kind: frame.Input, Seq: m.seq + uint64(i) + 1, UnixNano: now, Version: m.version(), Payload: payload}
+		if m.digests.due(m.opts.Digests, len(payload)) {
+			var err error
+			if f.Digest, err = m.digests.digest(updates[i].State); err != nil {
+				return fmt.Errorf("journal: the digest of the state after input %d: %w", f.Seq, err)
+			}
+			f.HasDigest = true
+		}
+		buf = frame.Append(buf, f)
 		ends = append(ends, len(buf))
 	}
 	// Slice the frames out of buf only now that it has stopped moving.

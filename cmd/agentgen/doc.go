@@ -16,6 +16,7 @@
 //	agentgen generate [-f spec] [--strict] [--prune] [--amend]
 //	agentgen check    [-f spec] [--strict] [--json] [--against file|revision] [--typecheck=false]
 //	agentgen graph    [-f spec] [--format mermaid|dot]
+//	agentgen replay   [-f spec] [--accept] [--json] [--codec jsongob|json] JOURNAL...
 //	agentgen schema
 //	agentgen version
 //	agentgen completion bash|zsh|fish|powershell
@@ -281,6 +282,45 @@
 // target, labelled with the observed properties. --format is mermaid (the
 // default, a flowchart) or dot (Graphviz). Exit status: 0, 1 on an invalid
 // spec, 2 on an unknown format.
+//
+// # replay
+//
+// replay runs journals through the agent's transitions as they are today
+// and compares the states with those the journal recorded (its snapshots,
+// and the digests of the state its records carry: see "Replay against new
+// code" in package github.com/moora-go/moora/automata/journal). A JOURNAL
+// is a bbolt file of one agent, a fleet's file (each agent, named
+// file#id), or a directory, whose .db files are replayed one at a time.
+// For each it prints the counts compared and, for one that diverged, the
+// first input found to differ (its position, time, version and JSON), the
+// JSON Patch of what today's transition did with it, and the JSON Patch
+// from the recorded state to the replayed one; then a summary:
+//
+//	agents 4, inputs 54, identical 4, diverged 0
+//
+// --json writes it all as one JSON object ({"journals": [...], "summary":
+// {...}}). Exit status: 0 when every journal is identical, 1 when one
+// diverged, 2 on an error (a journal that does not read, a build that
+// fails).
+//
+// --accept records a deliberate change, as a golden file's update switch
+// does: each journal that diverged, or lacks digests, is written again with
+// today's states and their digests (the same inputs and times), into a file
+// beside it renamed over it; a fleet's file is written again whole.
+//
+// agentgen cannot load a transition, which is Go code, by itself: replay
+// writes, in a temporary directory of the agent's module (the module of
+// the spec's package, found by its go.mod), a program that imports the
+// spec's decl and impl/agent and calls package
+// github.com/moora-go/moora/automata/journal/replay, builds it with go build
+// (GOFLAGS apply: an -overlay runs a changed copy of a file, as the tests
+// do), runs it in the working directory, and removes it. --codec names the
+// journal codec the agent opens its journal with (journal.JSONGob, the
+// default, or journal.JSON). An agent's own binary can offer the same as a
+// subcommand with replay.Main.
+//
+// cmd/agentgen/testdata/replay holds a corpus of the seed agents' journals
+// that a test replays (identical) on every run.
 //
 // # schema
 //

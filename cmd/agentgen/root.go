@@ -32,6 +32,7 @@ github.com/moora-go/moora/modelgen for the spec format.`,
 		newGenerateCommand(),
 		newCheckCommand(),
 		newGraphCommand(),
+		newReplayCommand(),
 		newSchemaCommand(),
 		newVersionCommand(),
 	)

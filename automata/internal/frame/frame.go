@@ -24,22 +24,31 @@ const (
 
 // A frame is, in order:
 //
-//	kind        1 byte; its high bit (0x80) says a version follows the time
+//	kind        1 byte; its high bit (0x80) says a version follows the time,
+//	            the next (0x40) that a digest follows the version
 //	checksum    4 bytes, CRC-32C (Castagnoli) of everything after it
 //	seq         uvarint
 //	time        varint, Unix nanoseconds
 //	version     uvarint, 2 or more: the spec version (only with the high bit)
+//	digest      8 bytes, little-endian: a digest of the state after the
+//	            input (only with 0x40; see journal.Options.Digests)
 //	length      uvarint, of the payload
 //	payload     length bytes
 //
 // The overhead is 5 bytes plus three varints (four from version 2 on):
-// about 20 bytes per input. A frame without a version is of version 1: every
-// journal written before records carried versions reads as version 1, and a
-// journal that never leaves version 1 is written as it always was.
+// about 20 bytes per input, and 8 more with a digest. A frame without a
+// version is of version 1: every journal written before records carried
+// versions reads as version 1, and a journal that never leaves version 1 is
+// written as it always was. A frame without a digest is written as frames
+// were before digests, so a journal that records none is unchanged.
 const header = 1 + 4
 
-// versioned is the bit of the kind byte that says a version follows.
-const versioned = 0x80
+// versioned is the bit of the kind byte that says a version follows;
+// digested, the bit that says a digest follows.
+const (
+	versioned = 0x80
+	digested  = 0x40
+)
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
@@ -51,7 +60,11 @@ type Frame struct {
 	// Version is the version of the agent's spec the payload was written
 	// under (see journal.Options.Versions); 0 is version 1.
 	Version uint32
-	Payload []byte // aliases the decoded bytes
+	// HasDigest says that the frame carries Digest, a digest of the state
+	// after the input it frames.
+	HasDigest bool
+	Digest    uint64
+	Payload   []byte // aliases the decoded bytes
 }
 
 // Append appends the frame of f to dst and returns the result.
@@ -61,11 +74,17 @@ func Append(dst []byte, f Frame) []byte {
 	if f.Version > 1 {
 		kind |= versioned
 	}
+	if f.HasDigest {
+		kind |= digested
+	}
 	dst = append(dst, kind, 0, 0, 0, 0)
 	dst = binary.AppendUvarint(dst, f.Seq)
 	dst = binary.AppendVarint(dst, f.UnixNano)
 	if f.Version > 1 {
 		dst = binary.AppendUvarint(dst, uint64(f.Version))
+	}
+	if f.HasDigest {
+		dst = binary.LittleEndian.AppendUint64(dst, f.Digest)
 	}
 	dst = binary.AppendUvarint(dst, uint64(len(f.Payload)))
 	dst = append(dst, f.Payload...)
@@ -84,7 +103,7 @@ func Decode(data []byte) (Frame, error) {
 	if len(data) < header {
 		return Frame{}, fmt.Errorf("%w: %d bytes, shorter than the %d-byte header", ErrBad, len(data), header)
 	}
-	kind := data[0] &^ versioned
+	kind := data[0] &^ (versioned | digested)
 	if kind != Input && kind != Snapshot {
 		return Frame{}, fmt.Errorf("%w: unknown kind %d", ErrBad, data[0])
 	}
@@ -111,6 +130,14 @@ func Decode(data []byte) (Frame, error) {
 		}
 		rest = rest[n:]
 	}
+	var digest uint64
+	hasDigest := data[0]&digested != 0
+	if hasDigest {
+		if len(rest) < 8 {
+			return Frame{}, fmt.Errorf("%w: bad state digest", ErrBad)
+		}
+		digest, rest = binary.LittleEndian.Uint64(rest), rest[8:]
+	}
 	size, n := binary.Uvarint(rest)
 	if n <= 0 {
 		return Frame{}, fmt.Errorf("%w: bad payload length", ErrBad)
@@ -119,5 +146,5 @@ func Decode(data []byte) (Frame, error) {
 	if size != uint64(len(rest)) {
 		return Frame{}, fmt.Errorf("%w: payload length %d, but %d bytes follow", ErrBad, size, len(rest))
 	}
-	return Frame{Kind: kind, Seq: seq, UnixNano: nanos, Version: uint32(version), Payload: rest}, nil
+	return Frame{Kind: kind, Seq: seq, UnixNano: nanos, Version: uint32(version), HasDigest: hasDigest, Digest: digest, Payload: rest}, nil
 }

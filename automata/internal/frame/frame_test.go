@@ -19,6 +19,8 @@ func FuzzJournalRecord(f *testing.F) {
 	f.Add([]byte{1, 0, 0, 0, 0})
 	f.Add([]byte{3, 1, 2, 3, 4, 5, 6, 7})
 	f.Add(frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 9, UnixNano: 1, Version: 3, Payload: []byte(`{}`)}))
+	f.Add(frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 9, UnixNano: 1, Version: 3, HasDigest: true, Digest: 1 << 63, Payload: []byte(`{}`)}))
+	f.Add(frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 2, HasDigest: true, Digest: 7}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fr, err := frame.Decode(data)
 		if err != nil {
@@ -85,5 +87,31 @@ func TestFrameVersions(t *testing.T) {
 	binary.LittleEndian.PutUint32(bad[1:], crc32.Checksum(bad[5:], crc32.MakeTable(crc32.Castagnoli)))
 	if _, err := frame.Decode(bad); err == nil || !strings.Contains(err.Error(), "bad spec version") {
 		t.Fatalf("Decode(version 1 flagged) = %v, want bad spec version", err)
+	}
+}
+
+// TestFrameDigest: a digest is carried in the frame, and a frame without
+// one is written as before digests.
+func TestFrameDigest(t *testing.T) {
+	plain := frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 5, UnixNano: 7, Payload: []byte("hi")})
+	for _, v := range []uint32{1, 4} {
+		d := frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 5, UnixNano: 7, Version: v, HasDigest: true, Digest: 0xdeadbeefcafe, Payload: []byte("hi")})
+		f, err := frame.Decode(d)
+		if err != nil || !f.HasDigest || f.Digest != 0xdeadbeefcafe || f.Version != max(v, 1) || string(f.Payload) != "hi" {
+			t.Fatalf("Decode(a frame with a digest, version %d) = %+v, %v", v, f, err)
+		}
+		if len(d) != len(plain)+8+min(int(v)-1, 1) {
+			t.Fatalf("a digest costs %d bytes, want 8", len(d)-len(plain))
+		}
+	}
+	f, err := frame.Decode(plain)
+	if err != nil || f.HasDigest {
+		t.Fatalf("Decode(a frame without a digest) = %+v, %v", f, err)
+	}
+	// A digest flag with fewer than 8 bytes after it.
+	bad := []byte{1 | 0x40, 0, 0, 0, 0, 5, 14, 1, 2}
+	binary.LittleEndian.PutUint32(bad[1:], crc32.Checksum(bad[5:], crc32.MakeTable(crc32.Castagnoli)))
+	if _, err := frame.Decode(bad); err == nil || !strings.Contains(err.Error(), "bad state digest") {
+		t.Fatalf("Decode(a short digest) = %v, want bad state digest", err)
 	}
 }
