@@ -4,7 +4,7 @@
 // writes beside the glue of every agent (impl/agent/fuzz.gen_test.go).
 //
 // A fuzz input is decoded, deterministically, into a sequence of at most
-// 32 inputs (Sequence): each takes a byte that chooses its type among the
+// 16 inputs (Sequence): each takes a byte that chooses its type among the
 // inputs of every actor, then the bytes its value needs, drawn from its
 // JSON Schema — enums, consts, minimum and maximum (exclusive too),
 // multipleOf, lengths, patterns (from their syntax tree), formats,
@@ -35,9 +35,14 @@
 // An input the Model's Admit rejects is skipped, as the machine skips it.
 // A Violation names the law, the input after which it broke and the
 // sequence, one input a line ("3 user {...}") that ReadSequence reads
-// back; Fuzz fails the test with it, and go's fuzzer saves the bytes that
-// made it under testdata/fuzz/FuzzTransitions, where a plain go test runs
-// them again.
+// back. Fuzz cuts the sequence down to the inputs that still break the
+// law (Shrink) and fails the test with it; go's fuzzer saves the bytes
+// that made it under testdata/fuzz/FuzzTransitions, where a plain go test
+// runs them again. A panic "not implemented: ..." of a stub agentgen wrote
+// skips the sequence instead (Violation.Stub): a new agent's tests pass
+// before its functions are written. The seed corpus, which a plain go
+// test runs, is the empty sequence and each input type once, with its
+// smallest value.
 //
 // It is not a property-based test of what the agent should do: that is
 // what the invariants are for, written by hand in the agent's

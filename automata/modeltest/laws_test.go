@@ -208,3 +208,44 @@ func TestSequenceIsDeterministic(t *testing.T) {
 		t.Errorf("no bytes gave %v, want no inputs", empty)
 	}
 }
+
+// TestStub: a stub agentgen wrote, still panicking "not implemented", is
+// told apart from a panic of code that was written.
+func TestStub(t *testing.T) {
+	for _, tc := range []struct {
+		panic any
+		stub  bool
+	}{
+		{"not implemented: counter/add", true},
+		{"index out of range", false},
+		{errors.New("not implemented: counter/add"), false},
+	} {
+		m := good()
+		m.Transition = func(state, input) state { panic(tc.panic) }
+		v := modeltest.Run(m, seq)
+		if v == nil || v.Law != modeltest.NoPanic || v.Stub() != tc.stub {
+			t.Errorf("panic(%#v): Run returned %v, want a panic with Stub() %v", tc.panic, v, tc.stub)
+		}
+	}
+}
+
+// TestShrink: the sequence a violation names is cut down to the inputs
+// that break the law.
+func TestShrink(t *testing.T) {
+	m := good()
+	m.Invariant = func(s state) error {
+		if s.Count > 2 {
+			return errors.New("count above 2")
+		}
+		return nil
+	}
+	long := []input{say{Word: "hi"}, add{N: 1}, say{Word: "bye"}, add{N: 0}, add{N: 2}, say{Word: "hi"}, add{N: 5}}
+	v := modeltest.Run(m, long)
+	if v == nil {
+		t.Fatal("Run found nothing")
+	}
+	short, v := modeltest.Shrink(m, long, v)
+	if fmt.Sprint(short) != fmt.Sprint([]input{add{N: 5}}) || v.Law != modeltest.Invariant || v.At != 1 || len(v.Sequence) != 1 {
+		t.Errorf("Shrink gave %v, %+v; want [add 5] breaking the invariant at 1", short, v)
+	}
+}

@@ -43,7 +43,8 @@ type Model[S any, I Input] struct {
 	Schema []byte
 	Decode func(data []byte) (I, error)
 	// Actors are the actors in the order of the spec, each with the
-	// projection of its state (StateOfX).
+	// projection of its state (StateOfX); the union of their states is the
+	// agent's, and is what the laws compare.
 	Actors []Actor[S]
 }
 
@@ -83,6 +84,19 @@ type Violation struct {
 	At       int
 	Detail   string
 	Sequence []Step
+	// Panic is what the code panicked with, when Law is NoPanic.
+	Panic any
+	// Shrunk, when not 0, is the length of the sequence Fuzz decoded, of
+	// which Sequence is the shortest part it found that breaks Law.
+	Shrunk int
+}
+
+// Stub says whether the violation is a stub agentgen wrote that still
+// panics "not implemented: ...": a function not written yet, which Fuzz
+// skips rather than fails on.
+func (v *Violation) Stub() bool {
+	s, ok := v.Panic.(string)
+	return v.Law == NoPanic && ok && strings.HasPrefix(s, "not implemented: ")
 }
 
 // Error says which law broke where, and lists the sequence, one input a
@@ -96,7 +110,11 @@ func (v *Violation) Error() string {
 		where = fmt.Sprintf("input %d (%s %s)", v.At, s.Actor, s.Type)
 	}
 	fmt.Fprintf(&b, "law broken: %s, at %s: %s\n", v.Law, where, v.Detail)
-	fmt.Fprintf(&b, "the sequence (%d inputs; one a line: position, actor, the input as JSON):\n", len(v.Sequence))
+	shrunk := ""
+	if v.Shrunk > 0 {
+		shrunk = fmt.Sprintf(", shrunk from %d", v.Shrunk)
+	}
+	fmt.Fprintf(&b, "the sequence (%d inputs%s; one a line: position, actor, the input as JSON):\n", len(v.Sequence), shrunk)
 	b.WriteString(FormatSequence(v.Sequence))
 	return b.String()
 }
@@ -145,10 +163,10 @@ func ReadSequence[I Input](text string, decode func([]byte) (I, error)) ([]I, er
 
 // Fuzz runs the fuzz target of m: each fuzz input is decoded into a
 // sequence of valid inputs (Sequence), and Run checks the laws on it; a
-// violation fails the test with its law and its sequence, and the fuzzer
-// saves the input that made it under testdata/fuzz. Its seed corpus (the
-// empty sequence, one that starts with each input type, and a mix of them)
-// runs in a plain go test.
+// violation fails the test with its law and the shortest part of its
+// sequence that still breaks it (Shrink), and the fuzzer saves the input
+// that made it under testdata/fuzz. Its seed corpus (the empty sequence,
+// and each input type once) runs in a plain go test.
 func Fuzz[S any, I Input](f *testing.F, m Model[S, I]) {
 	f.Helper()
 	p, err := compile(m)
@@ -164,13 +182,21 @@ func Fuzz[S any, I Input](f *testing.F, m Model[S, I]) {
 			t.Fatal(err)
 		}
 		if v := Run(m, seq); v != nil {
+			if n := len(seq); n > 1 {
+				if _, v = Shrink(m, seq, v); len(v.Sequence) < n {
+					v.Shrunk = n
+				}
+			}
+			if v.Stub() {
+				t.Skipf("%v: write the function's body", v.Panic)
+			}
 			t.Fatal(v)
 		}
 	})
 }
 
 // Sequence decodes a fuzz input into a sequence of inputs of m, each drawn
-// from its JSON Schema and validated by m.Decode: at most 32 inputs, each
+// from its JSON Schema and validated by m.Decode: at most 16 inputs, each
 // of a type its first byte chooses. A drawn value the decoder refuses
 // (the generator cannot draw every pattern) is left out.
 func Sequence[S any, I Input](m Model[S, I], data []byte) ([]I, error) {
@@ -182,7 +208,7 @@ func Sequence[S any, I Input](m Model[S, I], data []byte) ([]I, error) {
 }
 
 // maxSequence bounds the inputs of a sequence.
-const maxSequence = 32
+const maxSequence = 16
 
 type plan[S any, I Input] struct {
 	m     Model[S, I]
@@ -252,26 +278,30 @@ func (p *plan[S, I]) sequence(data []byte) ([]I, error) {
 	return seq, nil
 }
 
-// seeds are the seed corpus: the empty sequence, a sequence that starts
-// with each input type, and a mix of every type.
+// seeds are the seed corpus: the empty sequence, and each input type
+// once, with its smallest value, on the initial state.
 func (p *plan[S, I]) seeds() [][]byte {
 	seeds := [][]byte{{}}
 	for i := range p.types {
-		seed := []byte{byte(i)}
-		for j := range 24 {
-			seed = append(seed, byte(1+j*37))
+		seeds = append(seeds, []byte{byte(i)})
+	}
+	return seeds
+}
+
+// Shrink returns the shortest sequence it finds, by leaving inputs out of
+// v's one at a time, that still breaks v's law, and its violation.
+func Shrink[S any, I Input](m Model[S, I], seq []I, v *Violation) ([]I, *Violation) {
+	for changed := true; changed; {
+		changed = false
+		for i := 0; i < len(seq); i++ {
+			shorter := slices.Delete(slices.Clone(seq), i, i+1)
+			if w := Run(m, shorter); w != nil && w.Law == v.Law {
+				seq, v, changed = shorter, w, true
+				i--
+			}
 		}
-		seeds = append(seeds, seed)
 	}
-	mix := make([]byte, 256)
-	x := uint32(2463534242)
-	for i := range mix {
-		x ^= x << 13
-		x ^= x >> 17
-		x ^= x << 5
-		mix[i] = byte(x)
-	}
-	return append(seeds, mix)
+	return seq, v
 }
 
 // Run applies seq to m's initial state, twice, and checks the laws: no
@@ -317,28 +347,37 @@ type runner[S any, I Input] struct {
 	steps    []Step
 	states   [][]byte
 	rejected []bool
+	panic    any // what the code panicked with, for a NoPanic violation
 }
 
 func (r *runner[S, I]) fail(law Law, at int, format string, args ...any) *Violation {
-	return &Violation{Law: law, At: at, Detail: fmt.Sprintf(format, args...), Sequence: r.steps}
+	v := &Violation{Law: law, At: at, Detail: fmt.Sprintf(format, args...), Sequence: r.steps}
+	if law == NoPanic {
+		v.Panic = r.panic
+	}
+	return v
 }
 
 // run applies the sequence once: pass 1 checks the laws at each input
 // (the codec's round trip at each one when everyStep is set, else at the
-// first and last state), pass 2 determinism.
+// first and last state), pass 2 determinism. The state is compared as the
+// JSON of each actor's state, the union of which is the agent's.
 func (r *runner[S, I]) run(pass int, everyStep bool) *Violation {
 	m := r.m
 	var state S
-	if p := catch(func() { state = m.Initial() }); p != "" {
+	if p := r.catch(func() { state = m.Initial() }); p != "" {
 		return r.fail(NoPanic, 0, "Initial panicked: %s", p)
 	}
-	data, v := r.check(state, 0, pass == 1, pass == 1)
+	if v := r.check(state, 0, pass == 1, pass == 1); v != nil {
+		return v
+	}
+	cur, v := r.encode(state, 0)
 	if v != nil {
 		return v
 	}
 	if pass == 1 {
-		r.states[0] = data
-	} else if !bytes.Equal(data, r.states[0]) {
+		r.states[0] = bytes.Join(cur, []byte("\n"))
+	} else if data := bytes.Join(cur, []byte("\n")); !bytes.Equal(data, r.states[0]) {
 		return r.fail(Determinism, 0, "Initial returned another state the second time:\nfirst:  %s\nsecond: %s", clip(r.states[0]), clip(data))
 	}
 	for i, in := range r.seq {
@@ -346,7 +385,7 @@ func (r *runner[S, I]) run(pass int, everyStep bool) *Violation {
 		if m.Admit != nil {
 			var err error
 			admitted := in
-			if p := catch(func() { admitted, err = m.Admit(state, in) }); p != "" {
+			if p := r.catch(func() { admitted, err = m.Admit(state, in) }); p != "" {
 				return r.fail(NoPanic, at, "Admit panicked: %s", p)
 			}
 			if pass == 1 {
@@ -363,80 +402,96 @@ func (r *runner[S, I]) run(pass int, everyStep bool) *Violation {
 			}
 			in = admitted
 		}
-		before := make([][]byte, len(m.Actors))
-		if pass == 1 {
-			for j, a := range m.Actors {
-				if a.Name != in.InputActor() {
-					before[j], _ = json.Marshal(a.State(state))
-				}
-			}
-		}
 		var next S
-		if p := catch(func() { next = m.Transition(state, in) }); p != "" {
+		if p := r.catch(func() { next = m.Transition(state, in) }); p != "" {
 			return r.fail(NoPanic, at, "Transition panicked: %s", p)
 		}
-		if pass == 1 {
-			for j, a := range m.Actors {
-				if a.Name == in.InputActor() {
-					continue
-				}
-				after, _ := json.Marshal(a.State(next))
-				if !bytes.Equal(before[j], after) {
-					return r.fail(OwnStateOnly, at, "an input of %s changed the state of %s:\nbefore: %s\nafter:  %s", in.InputActor(), a.Name, clip(before[j]), clip(after))
-				}
-			}
-		}
-		data, v := r.check(next, at, pass == 1, pass == 1 && (everyStep || at == len(r.seq)))
+		after, v := r.encode(next, at)
 		if v != nil {
 			return v
 		}
+		if pass == 1 {
+			// cur was encoded before the transition ran, so that a write
+			// into memory that another actor's state shares shows too.
+			for j, a := range m.Actors {
+				if a.Name != in.InputActor() && !bytes.Equal(cur[j], after[j]) {
+					return r.fail(OwnStateOnly, at, "an input of %s changed the state of %s:\nbefore: %s\nafter:  %s", in.InputActor(), a.Name, clip(cur[j]), clip(after[j]))
+				}
+			}
+		}
+		if v := r.check(next, at, pass == 1, pass == 1 && (everyStep || at == len(r.seq))); v != nil {
+			return v
+		}
+		data := bytes.Join(after, []byte("\n"))
 		if pass == 1 {
 			r.states[at] = data
 		} else if !bytes.Equal(data, r.states[at]) {
 			return r.fail(Determinism, at, "the same inputs gave another state the second time:\nfirst:  %s\nsecond: %s", clip(r.states[at]), clip(data))
 		}
-		state = next
+		state, cur = next, after
 	}
 	return nil
 }
 
-// check encodes state, checks its codec round trip when roundTrip is set
-// and the invariant when first (the first pass) is, and returns its JSON.
-func (r *runner[S, I]) check(state S, at int, first, roundTrip bool) ([]byte, *Violation) {
-	data, err := json.Marshal(state)
-	if err != nil {
-		return nil, r.fail(Codec, at, "the state does not encode as JSON: %v", err)
+// encode returns the JSON of each actor's state, or of the whole state
+// when the Model names no actors.
+func (r *runner[S, I]) encode(state S, at int) ([][]byte, *Violation) {
+	if len(r.m.Actors) == 0 {
+		data, err := json.Marshal(state)
+		if err != nil {
+			return nil, r.fail(Codec, at, "the state does not encode as JSON: %v", err)
+		}
+		return [][]byte{data}, nil
 	}
+	out := make([][]byte, len(r.m.Actors))
+	for j, a := range r.m.Actors {
+		data, err := json.Marshal(a.State(state))
+		if err != nil {
+			return nil, r.fail(Codec, at, "the state of %s does not encode as JSON: %v", a.Name, err)
+		}
+		out[j] = data
+	}
+	return out, nil
+}
+
+// check checks the codec's round trip of state when roundTrip is set, and
+// the invariant when first (the first pass) is.
+func (r *runner[S, I]) check(state S, at int, first, roundTrip bool) *Violation {
 	if roundTrip {
+		data, err := json.Marshal(state)
+		if err != nil {
+			return r.fail(Codec, at, "the state does not encode as JSON: %v", err)
+		}
 		var back S
 		if err := json.Unmarshal(data, &back); err != nil {
-			return nil, r.fail(Codec, at, "the state's JSON does not decode: %v\nstate: %s", err, clip(data))
+			return r.fail(Codec, at, "the state's JSON does not decode: %v\nstate: %s", err, clip(data))
 		}
 		again, err := json.Marshal(back)
 		if err != nil {
-			return nil, r.fail(Codec, at, "the decoded state does not encode as JSON: %v", err)
+			return r.fail(Codec, at, "the decoded state does not encode as JSON: %v", err)
 		}
 		if !bytes.Equal(data, again) {
-			return nil, r.fail(Codec, at, "the state decoded from its JSON encodes otherwise:\nstate:   %s\ndecoded: %s", clip(data), clip(again))
+			return r.fail(Codec, at, "the state decoded from its JSON encodes otherwise:\nstate:   %s\ndecoded: %s", clip(data), clip(again))
 		}
 	}
 	if r.m.Invariant != nil && first {
 		var err error
-		if p := catch(func() { err = r.m.Invariant(state) }); p != "" {
-			return nil, r.fail(NoPanic, at, "Invariant panicked: %s", p)
+		if p := r.catch(func() { err = r.m.Invariant(state) }); p != "" {
+			return r.fail(NoPanic, at, "Invariant panicked: %s", p)
 		}
 		if err != nil {
-			return nil, r.fail(Invariant, at, "%v", err)
+			return r.fail(Invariant, at, "%v", err)
 		}
 	}
-	return data, nil
+	return nil
 }
 
-// catch runs f and returns what it panicked with and where, or "".
-func catch(f func()) (panicked string) {
+// catch runs f and returns what it panicked with, and where, or "".
+func (r *runner[S, I]) catch(f func()) (panicked string) {
 	defer func() {
-		if r := recover(); r != nil {
-			panicked = fmt.Sprintf("%v\n%s", r, trimStack(debug.Stack()))
+		if p := recover(); p != nil {
+			r.panic = p
+			panicked = fmt.Sprintf("%v\n%s", p, trimStack(debug.Stack()))
 		}
 	}()
 	f()
@@ -456,7 +511,7 @@ func trimStack(stack []byte) string {
 	}
 	end := len(lines)
 	for i := start; i < len(lines); i++ {
-		if strings.Contains(lines[i], "automata/modeltest.catch") {
+		if strings.Contains(lines[i], "automata/modeltest.(*runner") {
 			end = i
 			break
 		}
