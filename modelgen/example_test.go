@@ -63,12 +63,15 @@ func Example() {
 	// up-to-date version 1
 	// created impl/agent/create.go
 	// created impl/agent/effect.go
+	// created impl/agent/fuzz.gen_test.go
 	// created impl/agent/initial.go
 	// created impl/agent/transition.go
 	// created impl/agent/versions.go
 	// created impl/initials/initials.gen.go
 	// created impl/initials/llm.go
 	// created impl/initials/user.go
+	// created impl/invariants/admit.go
+	// created impl/invariants/check.go
 	// created impl/transitions/llm_answer.go
 	// created impl/transitions/transitions.gen.go
 	// created impl/transitions/user_ask.go

@@ -340,6 +340,7 @@ var buildsWith = []string{
 	toolkitModule + "/automata/llm/record",
 	toolkitModule + "/automata/llm/structured",
 	toolkitModule + "/automata/migrate",
+	toolkitModule + "/automata/modeltest",
 	toolkitModule + "/automata/registry",
 	toolkitModule + "/automata/toolkit",
 	toolkitModule + "/automata/toolkit/mcp",

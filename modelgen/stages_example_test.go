@@ -170,11 +170,14 @@ func Shout(state decl.StateOfUser, input decl.Shout) decl.StateOfUser { return s
 	// orphan impl/transitions/user_shout.go 5
 	// impl/agent/create.go true
 	// impl/agent/effect.go true
+	// impl/agent/fuzz.gen_test.go true
 	// impl/agent/initial.go true
 	// impl/agent/transition.go true
 	// impl/initials/initials.gen.go true
 	// impl/initials/llm.go false
 	// impl/initials/user.go false
+	// impl/invariants/admit.go false
+	// impl/invariants/check.go false
 	// impl/transitions/llm_answer.go false
 	// impl/transitions/transitions.gen.go true
 }

@@ -60,9 +60,10 @@ func starter(opts starterOptions) (*gen.Output, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The stubs become the starter's code.
+	// The stubs become the starter's code; those of impl/invariants, which
+	// accept everything, are its code as they are.
 	for i, f := range out.Files {
-		if f.Owned {
+		if f.Owned || path.Dir(f.Path) == model.InvariantsDir {
 			continue
 		}
 		body, err := gen.RenderTemplate("starter/"+f.Path+".tmpl", f.Path, data)

@@ -7,6 +7,9 @@
 //
 //	stub/initial.go.tmpl       impl/initials/<actor>.go, created when missing
 //	stub/transition.go.tmpl    impl/transitions/<actor>_<input>.go, likewise
+//	stub/check.go.tmpl         impl/invariants/check.go and admit.go, the
+//	stub/admit.go.tmpl         invariants and admission of FuzzTransitions,
+//	                           likewise
 //	starter/...                agentgen init: agent.yaml, main.go and the
 //	                           starter's initial states and transitions,
 //	                           at their paths in the new agent

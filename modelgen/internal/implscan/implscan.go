@@ -85,8 +85,8 @@ type ImplScan struct {
 	// of their package, and those whose stub's file exists without them
 	// (reported as WrongSignature).
 	Found map[string]bool
-	// Broken holds the package directories (InitialsDir, TransitionsDir)
-	// with a file that does not parse.
+	// Broken holds the package directories (InitialsDir, TransitionsDir,
+	// InvariantsDir) with a file that does not parse.
 	Broken map[string]bool
 	// Findings are sorted by path and position.
 	Findings []*Finding
@@ -164,6 +164,20 @@ func Scan(dir string, m *model.Model) (*ImplScan, error) {
 			return nil, err
 		}
 		scan.match(fset, m, pkgDir, files, funcs)
+	}
+	// Package invariants: a function of the fuzz target declared in any
+	// file of it needs no stub. Its signature is the compiler's to check.
+	files, err := parseDir(fset, dir, model.InvariantsDir, m.DeclPath(), scan)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		if f.test || f.excluded != "" {
+			continue
+		}
+		for _, fd := range f.funcs {
+			scan.Found[path.Base(model.InvariantsDir)+"."+fd.Name.Name] = true
+		}
 	}
 	slices.SortStableFunc(scan.Findings, func(a, b *Finding) int {
 		return cmp.Or(strings.Compare(a.Path, b.Path), cmp.Compare(a.Line, b.Line), cmp.Compare(a.Col, b.Col))

@@ -10,6 +10,7 @@ const (
 	InitialsDir    = "impl/initials"    // hand-written initial states, package initials
 	TransitionsDir = "impl/transitions" // hand-written transitions and the generated dispatch, package transitions
 	AgentDir       = "impl/agent"       // the generated glue, package agent
+	InvariantsDir  = "impl/invariants"  // hand-written invariants and admission of the fuzz target, package invariants
 	PrunedDir      = "impl/_pruned"     // where generate --prune moves orphans; the go command ignores it
 )
 
@@ -108,3 +109,32 @@ func (m *Model) InitialsPath() string { return m.Package + "/" + InitialsDir }
 
 // TransitionsPath is the import path of package transitions.
 func (m *Model) TransitionsPath() string { return m.Package + "/" + TransitionsDir }
+
+// AgentPath is the import path of package agent, the generated glue.
+func (m *Model) AgentPath() string { return m.Package + "/" + AgentDir }
+
+// InvariantsPath is the import path of package invariants.
+func (m *Model) InvariantsPath() string { return m.Package + "/" + InvariantsDir }
+
+// FuzzFile is the generated fuzz target of the agent, FuzzTransitions, in
+// package agent_test beside the glue.
+const FuzzFile = AgentDir + "/fuzz.gen_test.go"
+
+// InvariantFunc is a function a person writes in package invariants, which
+// the fuzz target calls: Check, the invariants of the state, and Admit,
+// the admission step the target runs before each transition. Each is
+// created once, as a stub that accepts everything, in its own file.
+type InvariantFunc struct {
+	Name string // Check, Admit
+	Path string // impl/invariants/check.go, impl/invariants/admit.go
+	// Signature is the declaration the fuzz target needs.
+	Signature string
+}
+
+// InvariantFuncs lists the functions of package invariants.
+func InvariantFuncs() []InvariantFunc {
+	return []InvariantFunc{
+		{Name: "Admit", Path: InvariantsDir + "/admit.go", Signature: "func Admit(state decl.AgentState, input decl.AgentInput) (decl.AgentInput, error)"},
+		{Name: "Check", Path: InvariantsDir + "/check.go", Signature: "func Check(state decl.AgentState) error"},
+	}
+}

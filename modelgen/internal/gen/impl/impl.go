@@ -24,9 +24,12 @@ import (
 //	impl/initials/initials.gen.go   package doc and compile-time signature checks
 //	impl/transitions/transitions.gen.go  each actor's transition: a type switch
 //	                                routing its inputs to the hand-written ones
+//	impl/agent/fuzz.gen_test.go     FuzzTransitions: the laws of the method
+//	                                checked by automata/modeltest
 //
 // and creates, when missing, a stub for each hand-written function
-// (ImplFuncs) that scan did not find. A nil scan finds nothing: every stub
+// (ImplFuncs) and of package invariants (InvariantFuncs) that scan did
+// not find. A nil scan finds nothing: every stub
 // is generated. No stubs are generated for a package scan could not parse,
 // because a function hidden behind the syntax error would be defined twice.
 func New(scan *implscan.ImplScan) gen.Generator { return implGenerator{scan} }
@@ -67,6 +70,27 @@ func (g implGenerator) Generate(m *model.Model) ([]gen.File, error) {
 		}
 		files = append(files, gen.File{Path: p.path, Data: data, Owned: true})
 	}
+	fuzz := jen.NewFile("agent_test")
+	fuzz.ImportName(e.decl, "decl")
+	fuzz.ImportName(m.AgentPath(), "agent")
+	fuzz.ImportName(m.InvariantsPath(), "invariants")
+	fuzz.ImportName(gen.ModeltestPath, "modeltest")
+	e.fuzz(fuzz)
+	data, err := gen.Render(model.FuzzFile, fuzz)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, gen.File{Path: model.FuzzFile, Data: data, Owned: true})
+	for _, fn := range model.InvariantFuncs() {
+		if g.scan != nil && (g.scan.Found[path.Base(model.InvariantsDir)+"."+fn.Name] || g.scan.Broken[model.InvariantsDir]) {
+			continue
+		}
+		data, err := InvariantStub(m, fn)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, gen.File{Path: fn.Path, Data: data})
+	}
 	for _, fn := range model.ImplFuncs(m) {
 		if g.scan != nil && (g.scan.Found[fn.Package()+"."+fn.Name] || g.scan.Broken[fn.Dir()]) {
 			continue
@@ -97,11 +121,13 @@ var (
 	stubsErr  error
 )
 
+func parseStubs() {
+	stubs, stubsErr = template.New("stub").Option("missingkey=error").Funcs(gen.TemplateFuncs).ParseFS(templates.FS, "stub/*.go.tmpl")
+}
+
 // Stub renders the stub of a hand-written function from its template.
 func Stub(m *model.Model, fn *model.ImplFunc) ([]byte, error) {
-	stubsOnce.Do(func() {
-		stubs, stubsErr = template.New("stub").Option("missingkey=error").Funcs(gen.TemplateFuncs).ParseFS(templates.FS, "stub/*.go.tmpl")
-	})
+	stubsOnce.Do(parseStubs)
 	if stubsErr != nil {
 		return nil, fmt.Errorf("reading the stub templates: %w", stubsErr)
 	}
@@ -116,6 +142,56 @@ func Stub(m *model.Model, fn *model.ImplFunc) ([]byte, error) {
 		return nil, fmt.Errorf("stub of %s: %w", fn.Element(), err)
 	}
 	return gen.FormatSource(fn.Path, buf.Bytes())
+}
+
+// InvariantStub renders the stub of a function of package invariants.
+func InvariantStub(m *model.Model, fn model.InvariantFunc) ([]byte, error) {
+	stubsOnce.Do(parseStubs)
+	if stubsErr != nil {
+		return nil, fmt.Errorf("reading the stub templates: %w", stubsErr)
+	}
+	var buf bytes.Buffer
+	if err := stubs.ExecuteTemplate(&buf, path.Base(fn.Path)+".tmpl", StubData{DeclPath: m.DeclPath(), Func: fn.Name}); err != nil {
+		return nil, fmt.Errorf("stub of invariants.%s: %w", fn.Name, err)
+	}
+	return gen.FormatSource(fn.Path, buf.Bytes())
+}
+
+// fuzz prints FuzzTransitions: the model of the agent handed to
+// automata/modeltest, which draws the inputs and checks the laws.
+func (e *implEmitter) fuzz(f *jen.File) {
+	f.Add(jen.Comment(gen.DocText(fmt.Sprintf(`FuzzTransitions checks the laws of the method on sequences of inputs drawn from the input schemas of %s (every actor's inputs, every value within its schema), decoded from the fuzzer's bytes: no panic; the same sequence gives the same state twice; each transition changes only the state of the actor that dispatched its input; the state round-trips its JSON; and the invariants of invariants.Check hold. invariants.Admit runs before each input, and an input it rejects is skipped. A failure names the law and prints the sequence, one input a line with its actor, and the fuzzer saves it under testdata/fuzz/FuzzTransitions:`, e.specName())) + `
+//
+//	go test -run '^$' -fuzz FuzzTransitions -fuzztime 30s ./impl/agent
+//
+// A plain go test runs its seed corpus (and the failures saved there).`))
+	mt := func(name string) *jen.Statement { return jen.Qual(gen.ModeltestPath, name) }
+	var actors []jen.Code
+	for _, a := range e.m.Actors {
+		actors = append(actors, jen.Values(jen.Dict{
+			jen.Id("Name"): jen.Lit(a.Name),
+			jen.Id("State"): jen.Func().Params(jen.Id("s").Add(e.stateType())).Any().Block(
+				jen.Return(jen.Id("s").Dot(a.Idents.State).Call()),
+			),
+		}))
+	}
+	f.Func().Id("FuzzTransitions").Params(jen.Id("f").Op("*").Qual("testing", "F")).Block(
+		mt("Fuzz").Call(jen.Id("f"), jen.Id("transitionsModel").Call()),
+	)
+	f.Line()
+	model := mt("Model").Types(e.stateType(), e.inputType())
+	gen.Comment(f, `transitionsModel is the agent's machine as FuzzTransitions checks it. A test of your own replays a sequence that a failure printed with modeltest.Run(transitionsModel(), seq), seq read with modeltest.ReadSequence(text, decl.DecodeInput).`)
+	f.Func().Id("transitionsModel").Params().Add(model.Clone()).Block(
+		jen.Return(model.Clone().Values(jen.DictFunc(func(d jen.Dict) {
+			d[jen.Id("Initial")] = jen.Qual(e.m.AgentPath(), "Initial")
+			d[jen.Id("Transition")] = jen.Qual(e.m.AgentPath(), "Transition")
+			d[jen.Id("Admit")] = jen.Qual(e.m.InvariantsPath(), "Admit")
+			d[jen.Id("Invariant")] = jen.Qual(e.m.InvariantsPath(), "Check")
+			d[jen.Id("Schema")] = e.declID("InputSchema").Call()
+			d[jen.Id("Decode")] = e.declID("DecodeInput")
+			d[jen.Id("Actors")] = jen.Index().Add(mt("Actor").Types(e.stateType())).Values(actors...)
+		}))),
+	)
 }
 
 // implEmitter prints the glue of impl/.
