@@ -332,6 +332,7 @@ var buildsWith = []string{
 	toolkitModule + "/automata/journal/bolt",
 	toolkitModule + "/automata/journal/jetstream",
 	toolkitModule + "/automata/journal/jetstream/embedded",
+	toolkitModule + "/automata/journal/replay",
 	toolkitModule + "/automata/llm",
 	toolkitModule + "/automata/llm/anthropic",
 	toolkitModule + "/automata/llm/gemini",
