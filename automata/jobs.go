@@ -439,6 +439,9 @@ func (m *Machine[S, I, O]) startJob(key string, fn Job[I]) {
 			j.tel.also = slices.Clone(m.since[:n-1])
 		}
 	}
+	for i := len(m.cfg.wraps) - 1; i >= 0; i-- {
+		fn = m.cfg.wraps[i](key, fn)
+	}
 	if len(m.cfg.gates) > 0 {
 		fn = gated(m.cfg.gates, fn)
 	}

@@ -45,6 +45,9 @@ type Update[S, I any] struct {
 	Input  I
 	State  S
 	Replay bool
+	// Job is the key of the job that dispatched Input, or "" for an input
+	// from outside the machine (Dispatch, an effect).
+	Job string
 }
 
 // drainBudget is how many queued inputs a goroutine drafted by Dispatch
@@ -891,7 +894,11 @@ func (m *Machine[S, I, O]) applyBatch(batch []queued[I]) {
 			m.stepTimes[len(steps)].transitioned = time.Now()
 		}
 		steps = append(steps, step[I]{q: q, in: in, update: len(updates)})
-		updates = append(updates, Update[S, I]{Prev: state, Input: in, State: next})
+		u := Update[S, I]{Prev: state, Input: in, State: next}
+		if q.from != nil {
+			u.Job = q.from.key
+		}
+		updates = append(updates, u)
 		payloads = append(payloads, payload)
 		state = next
 	}
@@ -1008,7 +1015,11 @@ func (m *Machine[S, I, O]) publish(q queued[I], in I, prev, next S) {
 	}
 	if len(m.subs) > 0 {
 		m.doing = phaseOutput
-		if out, ok := m.output(Update[S, I]{Prev: prev, Input: in, State: next}); ok {
+		u := Update[S, I]{Prev: prev, Input: in, State: next}
+		if q.from != nil {
+			u.Job = q.from.key
+		}
+		if out, ok := m.output(u); ok {
 			m.doing = phaseSubscriber
 			for _, s := range m.subs {
 				if !s.removed.Load() {

@@ -28,6 +28,7 @@ type config[S, I any] struct {
 	events    []func(Event[S, I])
 	admit     []func(S, I) (I, error)
 	gates     []func(ctx context.Context) error
+	wraps     []func(key string, job Job[I]) Job[I]
 	route     func(ctx context.Context, input I, deliver func(I) <-chan error)
 	committer Committer[S, I]
 	purity    bool
@@ -164,6 +165,17 @@ func WithAdmission[S, I any](admit func(state S, input I) (I, error)) Option[S, 
 // lets it. Given more than once, the gates are passed in order.
 func WithJobGate[S, I any](gate func(ctx context.Context) error) Option[S, I] {
 	return func(c *config[S, I]) { c.gates = append(c.gates, gate) }
+}
+
+// WithJobWrap puts wrap around every job as it starts: the machine runs
+// wrap(key, job) in place of the job the state calls for under key. The
+// wrapper may run the job, run it differently, or answer for it without
+// running it (package journal's forks answer jobs from a recorded
+// conversation so). wrap is called on the goroutine applying inputs and
+// must return at once; the job it returns runs as the job would, behind the
+// gates of WithJobGate. Given more than once, the first wraps outermost.
+func WithJobWrap[S, I any](wrap func(key string, job Job[I]) Job[I]) Option[S, I] {
+	return func(c *config[S, I]) { c.wraps = append(c.wraps, wrap) }
 }
 
 // WithJobDispatch puts route between the jobs and the machine: each input a

@@ -57,3 +57,8 @@ var (
 // process has taken over since it was opened (a JetStream store fenced).
 // An HTTP front answers 503 with Retry-After.
 var ErrInUse = errors.New("the store is in use")
+
+// ErrBeforeFork is wrapped by the error of StateAt of a fork at a position
+// before the one it was forked at: that part of its history is the
+// conversation's it was forked from (see Machine.Fork).
+var ErrBeforeFork = errors.New("before the fork")

@@ -65,6 +65,15 @@ type Options[S, I any] struct {
 	// journal with digests is read only by a binary that knows them: an
 	// older one calls it corrupt.
 	Digests DigestPolicy
+	// JobKeys makes the record of an input that a job dispatched carry the
+	// job's key (up to 512 bytes; a longer one is not kept), which
+	// Entry.Job reads back. It is what lets a fork be answered from the
+	// conversation it was forked from (see Machine.Fork): a journal written
+	// without it gives its forks nothing to answer with, and their jobs run
+	// for real. A record costs the key's length and a byte more. A journal
+	// with job keys is read only by a binary that knows them: an older one
+	// calls it corrupt.
+	JobKeys bool
 	// QuarantineCorruptTail is the repair path for a damaged last journal
 	// record, which Open otherwise refuses with a *CorruptError: Open moves
 	// that record to the store's quarantine (its bytes are kept), warns,
@@ -134,6 +143,7 @@ type Machine[S, I any] struct {
 
 	journaled atomic.Uint64 // seq, for Seq
 	digests   digester      // with Options.Digests
+	rec       *record[I]    // a fork's record, until it departs from it; nil for none
 
 	closeOnce   sync.Once
 	storeClosed atomic.Bool // Close has closed (or is closing) the store
@@ -193,11 +203,17 @@ func Open[S, I any](store Store, def automata.Definition[S, I], opts Options[S, 
 	m.seq, m.openSeq = seq, seq
 	m.journaled.Store(seq)
 	m.snapSeq.Store(snapSeq)
+	if m.rec, err = m.loadRecord(); err != nil {
+		return nil, fmt.Errorf("journal: reading the record of a fork: %w", err)
+	}
 	restored := automata.Definition[S, I]{
 		Initial:    func() S { return state },
 		Transition: def.Transition,
 	}
 	options = append(options[:len(options):len(options)], automata.WithCommitter[S, I](committer[S, I]{m}), automata.WithSeqBase[S, I](m.openSeq))
+	if m.rec != nil {
+		options = append([]automata.Option[S, I]{automata.WithJobWrap[S, I](m.rec.wrap)}, options...)
+	}
 	m.inner = automata.NewMoore(restored, func(s S) S { return s }, options...)
 	go func() {
 		<-m.inner.Done()
@@ -282,6 +298,15 @@ func (c committer[S, I]) Commit(updates []automata.Update[S, I], payloads [][]by
 	buf, ends := m.frameBuf[:0], m.ends[:0]
 	for i, payload := range payloads {
 		f := frame.Frame{Kind: frame.Input, Seq: m.seq + uint64(i) + 1, UnixNano: now, Version: m.version(), Payload: payload}
+		if job := updates[i].Job; len(job) <= frame.MaxJobKey {
+			if m.rec != nil && m.rec.journaled(job) {
+				f.Job, f.Recorded = job, true
+			} else if m.opts.JobKeys {
+				f.Job = job
+			}
+		} else if m.rec != nil {
+			m.rec.journaled("")
+		}
 		if m.digests.due(m.opts.Digests, len(payload)) {
 			var err error
 			if f.Digest, err = m.digests.digest(updates[i].State); err != nil {
@@ -826,6 +851,14 @@ type Entry[I any] struct {
 	// (Input is the zero value), which one, and the input's type: the
 	// input is kept in the journal, and not applied.
 	Dropped *migrate.DroppedError
+	// Job is the key of the job that dispatched the input, as journaled
+	// with Options.JobKeys (and always for an input a fork's record
+	// answered); "" for an input from outside a job, or not known.
+	Job string
+	// Recorded says that the input was not its job's own: a fork answered
+	// the job with what it answered in the conversation forked (see
+	// Machine.Fork).
+	Recorded bool
 }
 
 // Inputs returns the journaled inputs with from <= Seq <= to, for debugging
@@ -855,13 +888,13 @@ func (m *Machine[S, I]) inputs(from, to uint64) ([]Entry[I], error) {
 		in, f, err := m.decodeInput(r)
 		var drop *migrate.DroppedError
 		if errors.As(err, &drop) {
-			entries = append(entries, Entry[I]{Seq: r.Seq, Time: time.Unix(0, f.UnixNano), Version: int(f.Version), Dropped: drop})
+			entries = append(entries, Entry[I]{Seq: r.Seq, Time: time.Unix(0, f.UnixNano), Version: int(f.Version), Dropped: drop, Job: f.Job, Recorded: f.Recorded})
 			return nil
 		}
 		if err != nil {
 			return err
 		}
-		entries = append(entries, Entry[I]{Seq: r.Seq, Time: time.Unix(0, f.UnixNano), Version: int(f.Version), Input: in})
+		entries = append(entries, Entry[I]{Seq: r.Seq, Time: time.Unix(0, f.UnixNano), Version: int(f.Version), Input: in, Job: f.Job, Recorded: f.Recorded})
 		return nil
 	})
 	return entries, err
@@ -879,8 +912,12 @@ func (m *Machine[S, I]) stateAt(seq uint64) (S, error) {
 	// The newest snapshot at or before seq that can be read: one of an
 	// earlier version that no migration brings up is replayed over.
 	state, base := m.def.Initial(), uint64(0)
+	var forkAt uint64
 	err := m.store.Snapshots(func(r Record) error {
 		if r.Seq > seq {
+			if f, err := frame.Decode(r.Data); err == nil && f.Fork {
+				forkAt = r.Seq
+			}
 			return nil
 		}
 		s, err := m.decodeSnapshot(r)
@@ -895,6 +932,9 @@ func (m *Machine[S, I]) stateAt(seq uint64) (S, error) {
 	})
 	if err != nil {
 		return state, err
+	}
+	if forkAt > 0 {
+		return state, fmt.Errorf("%w: the state at %d is before the fork at %d; the conversation forked holds it", ErrBeforeFork, seq, forkAt)
 	}
 	return m.replayFrom(state, base, seq)
 }

@@ -21,6 +21,10 @@ func FuzzJournalRecord(f *testing.F) {
 	f.Add(frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 9, UnixNano: 1, Version: 3, Payload: []byte(`{}`)}))
 	f.Add(frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 9, UnixNano: 1, Version: 3, HasDigest: true, Digest: 1 << 63, Payload: []byte(`{}`)}))
 	f.Add(frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 2, HasDigest: true, Digest: 7}))
+	f.Add(frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 3, Version: 2, HasDigest: true, Job: "llm/1", Recorded: true, Payload: []byte(`{}`)}))
+	f.Add(frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 4, Job: "tool/call-7", Payload: []byte(`{}`)}))
+	f.Add(frame.Append(nil, frame.Frame{Kind: frame.Snapshot, Seq: 4, Fork: true, Answers: []frame.Answer{{Job: "llm/1", Payload: []byte(`{"reply":"x"}`)}, {Job: "t", Payload: nil}}, Payload: []byte(`{}`)}))
+	f.Add(frame.Append(nil, frame.Frame{Kind: frame.Snapshot, Seq: 4, Fork: true, Payload: []byte(`{}`)}))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		fr, err := frame.Decode(data)
 		if err != nil {
@@ -113,5 +117,70 @@ func TestFrameDigest(t *testing.T) {
 	binary.LittleEndian.PutUint32(bad[1:], crc32.Checksum(bad[5:], crc32.MakeTable(crc32.Castagnoli)))
 	if _, err := frame.Decode(bad); err == nil || !strings.Contains(err.Error(), "bad state digest") {
 		t.Fatalf("Decode(a short digest) = %v, want bad state digest", err)
+	}
+}
+
+// TestFrameJob: the key of the job that dispatched an input, and whether a
+// record answered it, are carried in the frame; a frame without them is
+// written as before job keys; a key out of bounds is not a frame.
+func TestFrameJob(t *testing.T) {
+	plain := frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 5, UnixNano: 7, Payload: []byte("hi")})
+	for _, rec := range []bool{false, true} {
+		d := frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 5, UnixNano: 7, Version: 3, HasDigest: true, Digest: 9, Job: "llm/turn-1", Recorded: rec, Payload: []byte("hi")})
+		f, err := frame.Decode(d)
+		if err != nil || f.Job != "llm/turn-1" || f.Recorded != rec || f.Version != 3 || f.Digest != 9 || string(f.Payload) != "hi" {
+			t.Fatalf("Decode(a frame with a job key, recorded %v) = %+v, %v", rec, f, err)
+		}
+	}
+	if f, err := frame.Decode(plain); err != nil || f.Job != "" || f.Recorded {
+		t.Fatalf("Decode(a frame without a job key) = %+v, %v", f, err)
+	}
+	if d := frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 5, UnixNano: 7, Job: "k", Payload: []byte("hi")}); len(d) != len(plain)+2 {
+		t.Fatalf("a job key of 1 byte costs %d bytes, want 2", len(d)-len(plain))
+	}
+	sum := func(b []byte) []byte {
+		binary.LittleEndian.PutUint32(b[1:], crc32.Checksum(b[5:], crc32.MakeTable(crc32.Castagnoli)))
+		return b
+	}
+	for name, bad := range map[string][]byte{
+		"empty key":          sum([]byte{1 | 0x20, 0, 0, 0, 0, 5, 14, 0, 2, 'h', 'i'}),
+		"key past the end":   sum([]byte{1 | 0x20, 0, 0, 0, 0, 5, 14, 9, 'k'}),
+		"key over the limit": sum(append([]byte{1 | 0x20, 0, 0, 0, 0, 5, 14, 0x81, 0x04}, make([]byte, 513+1)...)),
+		"recorded, no job":   sum([]byte{1 | 0x10, 0, 0, 0, 0, 5, 14, 2, 'h', 'i'}),
+	} {
+		if _, err := frame.Decode(bad); err == nil || !strings.Contains(err.Error(), "job") {
+			t.Errorf("%s: Decode = %v, want an error about the job", name, err)
+		}
+	}
+}
+
+// TestFrameFork: a snapshot that starts a fork carries the answers of the
+// conversation forked, and reads them back; damage to them is an error.
+func TestFrameFork(t *testing.T) {
+	answers := []frame.Answer{{Job: "llm/1", Payload: []byte(`{"reply":"x"}`)}, {Job: "tool/2", Payload: []byte{}}}
+	d := frame.Append(nil, frame.Frame{Kind: frame.Snapshot, Seq: 12, Version: 2, Fork: true, Answers: answers, Payload: []byte("state")})
+	f, err := frame.Decode(d)
+	if err != nil || !f.Fork || len(f.Answers) != 2 || f.Answers[0].Job != "llm/1" || string(f.Answers[0].Payload) != `{"reply":"x"}` || f.Answers[1].Job != "tool/2" || len(f.Answers[1].Payload) != 0 || string(f.Payload) != "state" {
+		t.Fatalf("Decode(a fork's snapshot) = %+v, %v", f, err)
+	}
+	empty := frame.Append(nil, frame.Frame{Kind: frame.Snapshot, Seq: 12, Fork: true, Payload: []byte("state")})
+	if f, err := frame.Decode(empty); err != nil || !f.Fork || len(f.Answers) != 0 {
+		t.Fatalf("Decode(a fork's snapshot without answers) = %+v, %v", f, err)
+	}
+	if f, err := frame.Decode(frame.Append(nil, frame.Frame{Kind: frame.Snapshot, Seq: 12, Payload: []byte("state")})); err != nil || f.Fork {
+		t.Fatalf("Decode(a snapshot) = %+v, %v; want no fork", f, err)
+	}
+	sum := func(b []byte) []byte {
+		binary.LittleEndian.PutUint32(b[1:], crc32.Checksum(b[5:], crc32.MakeTable(crc32.Castagnoli)))
+		return b
+	}
+	for name, bad := range map[string][]byte{
+		"count past the end":   sum([]byte{2 | 0x20, 0, 0, 0, 0, 5, 14, 9, 0}),
+		"empty key":            sum([]byte{2 | 0x20, 0, 0, 0, 0, 5, 14, 1, 0, 0, 0}),
+		"payload past the end": sum([]byte{2 | 0x20, 0, 0, 0, 0, 5, 14, 1, 1, 'k', 7, 0}),
+	} {
+		if _, err := frame.Decode(bad); err == nil || !strings.Contains(err.Error(), "fork") {
+			t.Errorf("%s: Decode = %v, want an error about the fork", name, err)
+		}
 	}
 }

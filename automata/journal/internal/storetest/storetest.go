@@ -57,6 +57,7 @@ func Run(t *testing.T, open Opener) {
 		{"MachineDamagedSnapshotWithoutJournal", testDamagedSnapshotWithoutJournal},
 		{"MachineReplayFromSnapshotEqualsFullReplay", testReplayProperty},
 		{"MachineJobsRestartWithTheirKeys", testJobsRestart},
+		{"MachineFork", testFork},
 		{"VersionsMigrateJournalAndSnapshot", testVersionsMigrate},
 		{"VersionsReplayOverAStaleSnapshot", testVersionsReplayOverAStaleSnapshot},
 		{"VersionsNewerJournalRefused", testVersionsNewerJournalRefused},
