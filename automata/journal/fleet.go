@@ -42,6 +42,16 @@ type AgentInfo struct {
 	Owner string `json:"owner"`
 	// Created is when the agent was created.
 	Created time.Time `json:"created"`
+	// Fork, for an agent started as a fork of another (Machine.Fork), says
+	// which and where; nil for any other.
+	Fork *ForkOrigin `json:"fork,omitempty"`
+}
+
+// ForkOrigin is where a forked agent came from: its inputs up to Seq are
+// Agent's, in Agent's journal, and its own journal starts after them.
+type ForkOrigin struct {
+	Agent string `json:"agent"`
+	Seq   uint64 `json:"seq"`
 }
 
 // MaxAgentIDLen is the longest agent id.

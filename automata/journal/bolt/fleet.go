@@ -232,8 +232,9 @@ func decodeAgentMeta(path, id string, data []byte) (journal.AgentInfo, error) {
 		return fail("is not a JSON object")
 	}
 	var m struct {
-		Owner   *string    `json:"owner"`
-		Created *time.Time `json:"created"`
+		Owner   *string         `json:"owner"`
+		Created *time.Time      `json:"created"`
+		Fork    json.RawMessage `json:"fork"`
 	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
@@ -249,7 +250,15 @@ func decodeAgentMeta(path, id string, data []byte) (journal.AgentInfo, error) {
 	case m.Created == nil:
 		return fail("has no created time")
 	}
-	return journal.AgentInfo{Owner: *m.Owner, Created: *m.Created}, nil
+	info := journal.AgentInfo{Owner: *m.Owner, Created: *m.Created}
+	if m.Fork != nil {
+		fork, err := backend.DecodeFork(m.Fork)
+		if err != nil {
+			return fail("is not an AgentInfo: %v", err)
+		}
+		info.Fork = fork
+	}
+	return info, nil
 }
 
 // agents returns the fleet's bucket agents in tx, which the open-time check

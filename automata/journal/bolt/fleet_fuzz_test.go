@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,11 @@ func FuzzFleetMeta(f *testing.F) {
 		`{"owner":"ann","created":"yesterday"}`,
 		`{"owner":"\xff\xfe","created":"2026-01-02T03:04:05Z"}`,
 		`{"owner":"ann","created":"2026-01-02T03:04:05Z"`,
+		`{"owner":"ann","created":"2026-01-02T03:04:05Z","fork":{"agent":"a-1","seq":12}}`,
+		`{"owner":"ann","created":"2026-01-02T03:04:05Z","fork":{"agent":"a 1","seq":12}}`,
+		`{"owner":"ann","created":"2026-01-02T03:04:05Z","fork":{"agent":"a","seq":0}}`,
+		`{"owner":"ann","created":"2026-01-02T03:04:05Z","fork":{"agent":"a"}}`,
+		`{"owner":"ann","created":"2026-01-02T03:04:05Z","fork":null}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -50,7 +56,7 @@ func FuzzFleetMeta(f *testing.F) {
 			t.Fatalf("decoded %+v from %q, which does not encode: %v", info, data, err)
 		}
 		back, err := decodeAgentMeta("fleet.db", "agent-7", again)
-		if err != nil || back.Owner != info.Owner || !back.Created.Equal(info.Created) {
+		if err != nil || back.Owner != info.Owner || !back.Created.Equal(info.Created) || !reflect.DeepEqual(back.Fork, info.Fork) {
 			t.Fatalf("decoded %+v from %q, written as %q, which reads back as %+v, %v", info, data, again, back, err)
 		}
 	})

@@ -523,7 +523,8 @@ func encodeAgentInfo(info journal.AgentInfo) ([]byte, error) {
 
 // decodeAgentInfo reads the value of an agent's key strictly: a JSON
 // object with exactly the members "owner", a string, and "created", a
-// string holding an RFC 3339 time, each once, and nothing after it.
+// string holding an RFC 3339 time, and, for a fork, "fork" (see
+// journal.ForkOrigin), each once, and nothing after it.
 func decodeAgentInfo(data []byte) (journal.AgentInfo, error) {
 	var info journal.AgentInfo
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -537,6 +538,19 @@ func decodeAgentInfo(data []byte) (journal.AgentInfo, error) {
 			return info, fmt.Errorf("%q: %w", data, err)
 		}
 		key, _ := tok.(string)
+		if key == "fork" {
+			var raw json.RawMessage
+			if info.Fork != nil {
+				return info, fmt.Errorf("%q: member %q twice", data, key)
+			}
+			if err := dec.Decode(&raw); err != nil {
+				return info, fmt.Errorf("%q: member fork: %w", data, err)
+			}
+			if info.Fork, err = backend.DecodeFork(raw); err != nil {
+				return info, fmt.Errorf("%q: %w", data, err)
+			}
+			continue
+		}
 		tok, err = dec.Token()
 		if err != nil {
 			return info, fmt.Errorf("%q: %w", data, err)

@@ -1,6 +1,7 @@
 package jetstream
 
 import (
+	"reflect"
 	"strconv"
 	"testing"
 	"time"
@@ -106,6 +107,10 @@ func FuzzFleetInfo(f *testing.F) {
 		`{"Owner":"ann","created":"2026-11-25T10:00:00Z"}`,
 		`{"owner":"\u00e9\ud800","created":"9999-12-31T23:59:59.999999999-23:59"}`,
 		`[]`, `null`, `""`, ``,
+		`{"owner":"ann","created":"2026-11-25T10:00:00Z","fork":{"agent":"a-1","seq":12}}`,
+		`{"owner":"ann","fork":{"agent":"a-1","seq":12},"created":"2026-11-25T10:00:00Z","fork":{"agent":"a-1","seq":12}}`,
+		`{"owner":"ann","created":"2026-11-25T10:00:00Z","fork":{"agent":"a","seq":-1}}`,
+		`{"owner":"ann","created":"2026-11-25T10:00:00Z","fork":[]}`,
 	} {
 		f.Add([]byte(seed), "ann", int64(0))
 	}
@@ -122,7 +127,7 @@ func FuzzFleetInfo(f *testing.F) {
 				t.Fatalf("%q decodes to %+v, which does not encode: %v", data, info, err)
 			}
 			again, err := decodeAgentInfo(enc)
-			if err != nil || again.Owner != info.Owner || !again.Created.Equal(info.Created) {
+			if err != nil || again.Owner != info.Owner || !again.Created.Equal(info.Created) || !reflect.DeepEqual(again.Fork, info.Fork) {
 				t.Fatalf("%q decodes to %+v, encoded as %q, which decodes to %+v, %v", data, info, enc, again, err)
 			}
 		}

@@ -4,8 +4,11 @@
 package backend
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/moora-go/moora/automata/journal"
 )
@@ -40,4 +43,35 @@ func (p *PassedOver) Err() error {
 		return p.first
 	}
 	return &journal.CorruptError{Err: fmt.Errorf("%w; and %d more damaged agents were passed over", p.first.Err, p.more)}
+}
+
+// DecodeFork reads the member "fork" of an agent's stored AgentInfo
+// strictly: an object with exactly an "agent", an id CheckAgentID takes, and
+// a "seq", a positive integer.
+func DecodeFork(data []byte) (*journal.ForkOrigin, error) {
+	var f struct {
+		Agent *string `json:"agent"`
+		Seq   *uint64 `json:"seq"`
+	}
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return nil, errors.New("member fork is not a JSON object")
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&f); err != nil {
+		return nil, fmt.Errorf("member fork: %w", err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return nil, errors.New("member fork holds more than one JSON object")
+	}
+	switch {
+	case f.Agent == nil || f.Seq == nil:
+		return nil, errors.New("member fork wants members agent and seq")
+	case *f.Seq == 0:
+		return nil, errors.New("member fork: seq 0")
+	}
+	if err := journal.CheckAgentID(*f.Agent); err != nil {
+		return nil, fmt.Errorf("member fork: %w", err)
+	}
+	return &journal.ForkOrigin{Agent: *f.Agent, Seq: *f.Seq}, nil
 }

@@ -43,6 +43,7 @@ func RunFleet(t *testing.T, open FleetOpener) {
 		{"DeleteLeavesTheOthers", testFleetDelete},
 		{"DamagedAgentStopsNoOther", testFleetDamaged},
 		{"SurvivesReopen", testFleetReopen},
+		{"ForkOriginKept", testFleetForkOrigin},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, open) })
@@ -309,4 +310,41 @@ func testFleetReopen(t *testing.T, open FleetOpener) {
 		}
 		mustCloseStore(t, s)
 	}
+}
+
+// testFleetForkOrigin: an agent created as a fork keeps where it came from
+// in its AgentInfo, through Info, List and a reopen; the others have none.
+func testFleetForkOrigin(t *testing.T, open FleetOpener) {
+	name := newName(t)
+	f := open(t, name)
+	created := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	origin := &journal.ForkOrigin{Agent: "parent", Seq: 12}
+	if err := f.Create("parent", journal.AgentInfo{Owner: "ann", Created: created}); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Create("child", journal.AgentInfo{Owner: "ann", Created: created, Fork: origin}); err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		if info, err := f.Info("child"); err != nil || !reflect.DeepEqual(info.Fork, origin) {
+			t.Errorf("Info(child) %s = %+v, %v; want the fork of parent at 12", when, info, err)
+		}
+		if info, err := f.Info("parent"); err != nil || info.Fork != nil {
+			t.Errorf("Info(parent) %s = %+v, %v; want no fork", when, info, err)
+		}
+		forks := map[string]*journal.ForkOrigin{}
+		err := f.List("", func(id string, info journal.AgentInfo) error {
+			forks[id] = info.Fork
+			return nil
+		})
+		if err != nil || !reflect.DeepEqual(forks, map[string]*journal.ForkOrigin{"parent": nil, "child": origin}) {
+			t.Errorf("List %s = %v, %v", when, forks, err)
+		}
+	}
+	check("after Create")
+	mustCloseFleet(t, f)
+	f = open(t, name)
+	defer mustCloseFleet(t, f)
+	check("after a reopen")
 }
