@@ -279,6 +279,9 @@ func (p *Panel[S, I]) Attach(a Agent[S, I]) error {
 	if last > uint64(p.cfg.History) {
 		from = last - uint64(p.cfg.History)
 	}
+	if f, ok := a.(interface{ ForkedAt() uint64 }); ok && from < f.ForkedAt() {
+		from = f.ForkedAt() // a fork's history before is the agent's it was forked from
+	}
 	s, err := a.StateAt(from)
 	if err != nil {
 		return fmt.Errorf("devpanel: reading the state after input %d: %w", from, err)

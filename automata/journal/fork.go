@@ -145,6 +145,11 @@ type record[I any] struct {
 // each taking one of its key; one that was not means the fork departed.
 func (m *Machine[S, I]) loadRecord() (*record[I], error) {
 	var fork *frame.Frame
+	defer func() {
+		if fork != nil {
+			m.forkedAt = fork.Seq
+		}
+	}()
 	err := m.store.Snapshots(func(r Record) error {
 		f, err := frame.Decode(r.Data)
 		if err == nil && f.Fork {
@@ -228,6 +233,12 @@ func (rec *record[I]) journaled(key string) bool {
 	}
 	return false
 }
+
+// ForkedAt is the position m was forked at (see Fork): its history starts
+// after it. It is 0 for an agent that is no fork, and for a fork whose
+// snapshot of the fork is no longer kept (KeepSnapshots newer ones were
+// taken since), whose history starts at its oldest kept snapshot.
+func (m *Machine[S, I]) ForkedAt() uint64 { return m.forkedAt }
 
 // Departed says whether a fork's jobs run for real: true for a machine that
 // is no fork, or whose fork carried no answers, and for a fork once an input

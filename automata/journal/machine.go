@@ -144,6 +144,7 @@ type Machine[S, I any] struct {
 	journaled atomic.Uint64 // seq, for Seq
 	digests   digester      // with Options.Digests
 	rec       *record[I]    // a fork's record, until it departs from it; nil for none
+	forkedAt  uint64        // for ForkedAt
 
 	closeOnce   sync.Once
 	storeClosed atomic.Bool // Close has closed (or is closing) the store

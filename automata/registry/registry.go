@@ -552,6 +552,84 @@ func (r *Registry[S, I]) delete(ctx context.Context, id string, check func() err
 	return nil
 }
 
+// Fork creates agent child (a new random id when child is ""), owned by who,
+// as a fork of agent parent at input seq (0: its last input): its state is
+// parent's after input seq, and its journal goes on from there, its own (see
+// journal.Machine.Fork, which also says how its jobs are answered from what
+// parent's answered). Its AgentInfo.Fork names parent and seq. who must
+// may see parent (Owned's error otherwise). Parent is activated to read its
+// journal, and is not changed; the fork is not activated, and no Get of it
+// activates it before Fork is done. A fork that fails is deleted again.
+func (r *Registry[S, I]) Fork(ctx context.Context, who Identity, parent string, seq uint64, child string) (id string, info journal.AgentInfo, err error) {
+	if _, err := r.Owned(who, parent); err != nil {
+		return "", info, err
+	}
+	if !who.Operator && who.Name == "" {
+		return "", info, errors.New("registry: an identity without a name owns no agents")
+	}
+	if child == "" {
+		var b [16]byte
+		rand.Read(b[:])
+		child = hex.EncodeToString(b[:])
+	}
+	if err := journal.CheckAgentID(child); err != nil {
+		return "", info, err
+	}
+	a, release, err := r.Get(ctx, parent)
+	if err != nil {
+		return "", info, err
+	}
+	defer release()
+	m := a.Machine()
+	if seq == 0 {
+		seq = m.Seq()
+	}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return "", info, ErrClosed
+	}
+	if _, busy := r.deleting[child]; busy {
+		r.mu.Unlock()
+		return "", info, fmt.Errorf("registry: fork %q: %w", child, journal.ErrAgentExists)
+	}
+	ch := make(chan struct{}) // Gets of child wait for it, as for a Delete
+	r.deleting[child] = ch
+	early := r.active[child] // an activation begun before: it must fail, the id being free
+	r.mu.Unlock()
+	defer func() {
+		r.mu.Lock()
+		delete(r.deleting, child)
+		close(ch)
+		r.mu.Unlock()
+	}()
+	if early != nil {
+		<-early.ready
+		if early.err == nil {
+			return "", info, fmt.Errorf("registry: fork %q: %w", child, journal.ErrAgentExists)
+		}
+	}
+	info = journal.AgentInfo{Owner: who.Name, Created: r.cfg.Now().UTC(), Fork: &journal.ForkOrigin{Agent: parent, Seq: seq}}
+	if who.Name == "" { // an operator without a name: the fork is the parent's owner's
+		info.Owner = a.Info().Owner
+	}
+	if seq > m.Seq() {
+		return "", info, fmt.Errorf("registry: fork %q at %d: it has inputs 1 to %d", parent, seq, m.Seq())
+	}
+	if err := r.cfg.Fleet.Create(child, info); err != nil {
+		return "", info, fmt.Errorf("registry: fork %q: %w", child, err)
+	}
+	store, err := r.cfg.Fleet.Open(child)
+	if err == nil {
+		_, err = m.Fork(seq, store)
+		err = errors.Join(err, store.Close())
+	}
+	if err != nil {
+		return "", info, errors.Join(fmt.Errorf("registry: fork %q of %q at %d: %w", child, parent, seq, err), r.cfg.Fleet.Delete(child))
+	}
+	return child, info, nil
+}
+
 // Close deactivates every active agent, as Delete does but keeping them,
 // and refuses every later call. It waits for the deactivations, each bounded
 // by Config.CloseTimeout, and for the Deletes under way; ctx only bounds

@@ -115,6 +115,9 @@ func testFork(t *testing.T, open Opener) {
 	if n := childCalls.Load(); n != 0 {
 		t.Fatalf("the fork called its model %d times for an answer the record holds", n)
 	}
+	if child.ForkedAt() != 1 {
+		t.Fatalf("ForkedAt() = %d, want 1", child.ForkedAt())
+	}
 	if child.Departed() {
 		t.Fatal("the fork departed from its record before any input of its own")
 	}
