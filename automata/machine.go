@@ -770,15 +770,19 @@ func (m *Machine[S, I, O]) admits() bool {
 	return len(m.cfg.admit) > 0 || m.cfg.committer != nil || m.nilable
 }
 
-// admit runs the admission steps and the committer's Prepare on an input
-// about to be applied to state, after refusing a nil one. It returns the
+// admit runs the admission steps (unless the input is a recorded answer,
+// WithJobAnswers) and the committer's Prepare on an input about to be
+// applied to state, after refusing a nil one. It returns the
 // input to apply and the bytes to commit; or, when the input is rejected,
 // the input as the step that rejected it saw it, and the error.
-func (m *Machine[S, I, O]) admit(state S, in I) (I, []byte, error) {
+func (m *Machine[S, I, O]) admit(state S, in I, answered bool) (I, []byte, error) {
 	if m.isNil(in) {
 		return in, nil, ErrNilInput
 	}
 	for _, admit := range m.cfg.admit {
+		if answered {
+			break // recorded answers were admitted when they were recorded
+		}
 		m.doing, m.doingInput, m.hasInput = phaseAdmission, in, true
 		next, err := admit(state, in)
 		if err != nil {
@@ -849,7 +853,7 @@ func (m *Machine[S, I, O]) applyOne(q queued[I]) {
 		m.times = inputTimes{start: time.Now()}
 	}
 	if m.admits() {
-		in, _, err = m.admit(m.state, in)
+		in, _, err = m.admit(m.state, in, q.from != nil && q.from.answered)
 	}
 	if err != nil {
 		m.reject(q, in, err)
@@ -881,7 +885,7 @@ func (m *Machine[S, I, O]) applyBatch(batch []queued[I]) {
 		if m.tel != nil {
 			m.stepTimes = append(m.stepTimes, inputTimes{start: time.Now()})
 		}
-		in, payload, err := m.admit(state, q.input)
+		in, payload, err := m.admit(state, q.input, q.from != nil && q.from.answered)
 		if err != nil {
 			steps = append(steps, step[I]{q: q, in: in, err: err})
 			continue

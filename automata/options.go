@@ -28,7 +28,7 @@ type config[S, I any] struct {
 	events    []func(Event[S, I])
 	admit     []func(S, I) (I, error)
 	gates     []func(ctx context.Context) error
-	wraps     []func(key string, job Job[I]) Job[I]
+	answers   func(key string) ([]I, bool)
 	route     func(ctx context.Context, input I, deliver func(I) <-chan error)
 	committer Committer[S, I]
 	purity    bool
@@ -167,15 +167,17 @@ func WithJobGate[S, I any](gate func(ctx context.Context) error) Option[S, I] {
 	return func(c *config[S, I]) { c.gates = append(c.gates, gate) }
 }
 
-// WithJobWrap puts wrap around every job as it starts: the machine runs
-// wrap(key, job) in place of the job the state calls for under key. The
-// wrapper may run the job, run it differently, or answer for it without
-// running it (package journal's forks answer jobs from a recorded
-// conversation so). wrap is called on the goroutine applying inputs and
-// must return at once; the job it returns runs as the job would, behind the
-// gates of WithJobGate. Given more than once, the first wraps outermost.
-func WithJobWrap[S, I any](wrap func(key string, job Job[I]) Job[I]) Option[S, I] {
-	return func(c *config[S, I]) { c.wraps = append(c.wraps, wrap) }
+// WithJobAnswers lets answer stand in for the jobs: as a job starts under
+// key, answer(key) is asked first, on the goroutine applying inputs (it must
+// return at once); when it says ok, the job's function does not run, and
+// the inputs it gave are dispatched as the job's, in order, then the job
+// returns nil. They are applied as they are, past the admission steps
+// (WithAdmission): they are answers recorded once, admitted when they were
+// (package journal's forks answer their jobs so, from the conversation
+// forked). The gates of WithJobGate hold such a job as any other. Given more
+// than once, the last one is used.
+func WithJobAnswers[S, I any](answer func(key string) (inputs []I, ok bool)) Option[S, I] {
+	return func(c *config[S, I]) { c.answers = answer }
 }
 
 // WithJobDispatch puts route between the jobs and the machine: each input a

@@ -1,12 +1,10 @@
 package journal
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
 
-	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/internal/frame"
 	"github.com/moora-go/moora/automata/migrate"
 )
@@ -53,8 +51,12 @@ type ForkStats struct {
 // conversation whose next input was the model's reply gets that reply, and
 // calls no model, until an input comes that the record does not hold (a
 // user's, or a job's that ran for real); from then on every job runs. The
-// inputs a record answered are journaled with Entry.Recorded set, and a
-// restart of the fork picks the record up where it was.
+// inputs a record answered are applied as they were recorded, past the
+// admission steps (a clock an admission step stamps does not change them),
+// journaled with Entry.Recorded set; a restart of the fork picks the record
+// up where it was. Jobs are matched by key: a job whose key depends on
+// something the fork does differently (a time stamped on its own inputs)
+// finds no answer, and runs.
 func (m *Machine[S, I]) Fork(seq uint64, store Store) (ForkStats, error) {
 	stats := ForkStats{Seq: seq}
 	if seq == 0 || seq > m.Seq() {
@@ -198,24 +200,19 @@ func (m *Machine[S, I]) loadRecord() (*record[I], error) {
 	return rec, nil
 }
 
-// wrap answers the job under key from the record, if it holds answers for
-// it and the fork has not departed: it dispatches them and returns, and the
-// job does not run.
-func (rec *record[I]) wrap(key string, job automata.Job[I]) automata.Job[I] {
+// answer stands in for the job under key (automata.WithJobAnswers) with
+// the record's answers for it, if it holds any and the fork has not
+// departed.
+func (rec *record[I]) answer(key string) ([]I, bool) {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	answers := rec.byKey[key]
 	if rec.departed || len(answers) == 0 {
-		return job
+		return nil, false
 	}
 	delete(rec.byKey, key)
 	rec.pending[key] = len(answers)
-	return func(ctx context.Context, dispatch automata.Dispatch[I]) error {
-		for _, in := range answers {
-			dispatch(in)
-		}
-		return nil
-	}
+	return answers, true
 }
 
 // journaled says whether an input of job key, being journaled, came from the

@@ -213,7 +213,7 @@ func Open[S, I any](store Store, def automata.Definition[S, I], opts Options[S, 
 	}
 	options = append(options[:len(options):len(options)], automata.WithCommitter[S, I](committer[S, I]{m}), automata.WithSeqBase[S, I](m.openSeq))
 	if m.rec != nil {
-		options = append([]automata.Option[S, I]{automata.WithJobWrap[S, I](m.rec.wrap)}, options...)
+		options = append([]automata.Option[S, I]{automata.WithJobAnswers[S, I](m.rec.answer)}, options...)
 	}
 	m.inner = automata.NewMoore(restored, func(s S) S { return s }, options...)
 	go func() {

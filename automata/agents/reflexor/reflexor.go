@@ -274,5 +274,9 @@ func journalOptions() journal.Options[decl.AgentState, decl.AgentInput] {
 	return journal.Options[decl.AgentState, decl.AgentInput]{
 		Codec:         journal.JSONGob[decl.AgentState](decl.DecodeInput),
 		SnapshotEvery: 1_000,
+		// The brain's and the tools' answers carry their job's key, so
+		// that a fork of a conversation is answered from what they
+		// answered (journal.Machine.Fork).
+		JobKeys: true,
 	}
 }
