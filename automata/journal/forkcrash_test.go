@@ -40,18 +40,20 @@ func TestForkChild(t *testing.T) {
 	storetest.ForkCrashChild(t, f, round, say)
 }
 
-// TestForkSurvivesKill: an agent process on a bbolt fleet has a
-// conversation with an agent (requests its jobs answer, notes), forks it at
-// N into a new agent of the fleet, and dispatches to the fork until it is
-// killed with SIGKILL; four rounds, each a new process on the same file,
-// both agents open (with their jobs) when it is killed. After each kill the
-// fleet is opened as the next process would open it: the parent's store is
-// byte for byte what it was before the fork, the fork has every acknowledged
-// input, its record's two answers (journaled as Recorded, not model calls)
-// and after them only its own inputs, and its state, now and at every seq
-// from the fork on, is the fold of the parent's inputs up to N and its own.
+// TestForkSurvivesKill: agent processes on a bbolt fleet file, killed with
+// SIGKILL, five rounds. Round 0 has a conversation with an agent (requests
+// its jobs answer, notes), forks it at N into a new agent of the fleet and
+// is killed before the fork ever runs; round 1 opens the fork, which gets
+// the answers its record holds without a model call, and each round from
+// then on dispatches to the fork until it is killed, both agents open with
+// their jobs. After each kill the fleet is opened as the next process would
+// open it (storetest.CheckForkCrash): the parent's store is byte for byte
+// what it was before the fork, the fork has every acknowledged input, its
+// record's two answers (journaled as Recorded) and after them only its own
+// inputs, and its state, now and at every seq its snapshots reach, is the
+// fold of the parent's inputs up to N and its own.
 func TestForkSurvivesKill(t *testing.T) {
-	const rounds = 4
+	const rounds = 5
 	path := filepath.Join(t.TempDir(), "fleet.db")
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11))
 	acked := map[int]bool{}
@@ -65,6 +67,8 @@ func TestForkSurvivesKill(t *testing.T) {
 			if want := fmt.Sprintf("%d 2", storetest.ForkAt); run.Forked != want {
 				t.Fatalf("Fork wrote %q (seq, answers), want %q", run.Forked, want)
 			}
+		}
+		if round == 1 {
 			if run.Recorded != "0 false" {
 				t.Fatalf("the fork's answers from its record: %q (model calls, departed), want no call and not departed", run.Recorded)
 			}

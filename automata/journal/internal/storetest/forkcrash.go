@@ -74,12 +74,15 @@ func OpenAgentWaiting(t testing.TB, f journal.Fleet, id string) journal.Store {
 //
 //	digest <hex>                 round 0: Digest of the parent's store, before the fork (and, checked here, after it)
 //	forked <seq> <answers>       round 0: what Fork wrote
-//	recorded <calls> <departed>  round 0: the fork has the answers of its record; the model calls it made for them
+//	recorded <calls> <departed>  round 1: the fork has the answers of its record; the model calls it made for them
 //	open <seq>                   the fork is open, at seq, and takes inputs
 //	ack <id>                     Dispatch of request <id> to the fork returned nil
 //	fail <what>                  and exits
 //
-// It keeps both agents open and dispatches to the fork until it is killed.
+// In round 0 it has the conversation, forks it, and waits, the parent open,
+// to be killed: the fork is first opened by the next round, after a kill,
+// and must answer from its record. From round 1 on it keeps both agents
+// open, with their jobs, and dispatches to the fork until it is killed.
 func ForkCrashChild(t testing.TB, f journal.Fleet, round int, say func(format string, args ...any)) {
 	fail := func(format string, args ...any) {
 		say("fail "+format, args...)
@@ -87,7 +90,6 @@ func ForkCrashChild(t testing.TB, f journal.Fleet, round int, say func(format st
 	}
 	var parentCalls, forkCalls atomic.Int64
 	var parent, fork *journal.Machine[State, Input]
-	var fs journal.Store // the fork's: in round 0, the one Fork wrote to, which the fork runs on
 	var err error
 	if round == 0 {
 		parent, err = openMachine(t, OpenAgentWaiting(t, f, parentID), parentOptions, Answering(&parentCalls))
@@ -110,8 +112,7 @@ func ForkCrashChild(t testing.TB, f journal.Fleet, round int, say func(format st
 		if parent, err = openMachine(t, ps, parentOptions, Answering(&parentCalls)); err != nil {
 			fail("open the parent again: %v", err)
 		}
-		fs = OpenAgentWaiting(t, f, forkID)
-		stats, err := parent.Fork(ForkAt, fs)
+		stats, err := parent.Fork(ForkAt, OpenAgentWaiting(t, f, forkID))
 		if err != nil {
 			fail("Fork(%d): %v", ForkAt, err)
 		}
@@ -120,20 +121,16 @@ func ForkCrashChild(t testing.TB, f journal.Fleet, round int, say func(format st
 		}
 		say("digest %x", before)
 		say("forked %d %d", stats.Seq, stats.Answers)
+		time.Sleep(time.Hour) // killed
 	}
-	if parent == nil {
-		if parent, err = openMachine(t, OpenAgentWaiting(t, f, parentID), parentOptions, Answering(&parentCalls)); err != nil {
-			fail("open the parent: %v", err)
-		}
+	// Open, with its jobs, when the process is killed.
+	if parent, err = openMachine(t, OpenAgentWaiting(t, f, parentID), parentOptions, Answering(&parentCalls)); err != nil {
+		fail("open the parent: %v", err)
 	}
-	_ = parent // open, with its jobs, when the process is killed
-	if fs == nil {
-		fs = OpenAgentWaiting(t, f, forkID)
-	}
-	if fork, err = openMachine(t, fs, forkOptions, Answering(&forkCalls)); err != nil {
+	if fork, err = openMachine(t, OpenAgentWaiting(t, f, forkID), forkOptions, Answering(&forkCalls)); err != nil {
 		fail("open the fork: %v", err)
 	}
-	if round == 0 {
+	if round == 1 {
 		WaitFor(t, fork, "the fork's answers from its record", func(s State) bool { return len(s.Answers) == 2*forkStep })
 		say("recorded %d %v", forkCalls.Load(), fork.Departed())
 	}
@@ -162,14 +159,14 @@ func ForkCrashChild(t testing.TB, f journal.Fleet, round int, say func(format st
 type ForkRun struct {
 	Digest   string // round 0
 	Forked   string // round 0: "<seq> <answers>"
-	Recorded string // round 0: "<calls> <departed>"
+	Recorded string // round 1: "<calls> <departed>"
 	Opened   bool
 	Acked    []int
 }
 
 // KillForkChild starts cmd, the agent process of round round, waits until
-// it has opened the fork and acknowledged some inputs, lets it run a random
-// while, and kills it with SIGKILL.
+// it has forked (round 0), or opened the fork and acknowledged some inputs,
+// lets it run a random while, and kills it with SIGKILL.
 func KillForkChild(t testing.TB, cmd *exec.Cmd, round int, rng *rand.Rand) ForkRun {
 	t.Helper()
 	stdout, err := cmd.StdoutPipe()
@@ -211,7 +208,7 @@ func KillForkChild(t testing.TB, cmd *exec.Cmd, round int, rng *rand.Rand) ForkR
 			default:
 				failed = append(failed, line)
 			}
-			if !signalled && (len(failed) > 0 || run.Opened && len(run.Acked) >= 20) {
+			if !signalled && (len(failed) > 0 || round == 0 && run.Forked != "" || run.Opened && len(run.Acked) >= 20) {
 				signalled = true
 				close(ready)
 			}
@@ -239,11 +236,13 @@ func KillForkChild(t testing.TB, cmd *exec.Cmd, round int, rng *rand.Rand) ForkR
 	if len(failed) > 0 {
 		t.Fatalf("round %d: the agent process said %q", round, failed)
 	}
-	if !run.Opened || len(run.Acked) < 20 {
-		t.Fatalf("round %d: the agent process did not get going (opened %v, %d acks)", round, run.Opened, len(run.Acked))
-	}
-	if round == 0 && (run.Digest == "" || run.Forked == "" || run.Recorded == "") {
+	switch {
+	case round == 0 && (run.Digest == "" || run.Forked == ""):
 		t.Fatalf("round 0: the agent process did not fork: %+v", run)
+	case round > 0 && (!run.Opened || len(run.Acked) < 20):
+		t.Fatalf("round %d: the agent process did not get going (opened %v, %d acks)", round, run.Opened, len(run.Acked))
+	case round == 1 && run.Recorded == "":
+		t.Fatalf("round 1: the fork did not get its record's answers: %+v", run)
 	}
 	return run
 }
@@ -303,13 +302,15 @@ func CheckForkCrash(t testing.TB, f journal.Fleet, digest string, acked map[int]
 	if err != nil {
 		t.Fatalf("the fork's inputs: %v", err)
 	}
-	if n := fork.Seq() - ForkAt; uint64(len(entries)) != n || len(entries) < 2 || entries[0].Seq != ForkAt+1 {
-		t.Fatalf("the fork is at %d with %d inputs from %d, want %d from %d", fork.Seq(), len(entries), entries[0].Seq, n, ForkAt+1)
+	if n := fork.Seq() - ForkAt; uint64(len(entries)) != n || n == 1 || n > 0 && entries[0].Seq != ForkAt+1 {
+		t.Fatalf("the fork is at %d with inputs %+v, want %d from %d", fork.Seq(), entries, n, ForkAt+1)
 	}
-	recorded := []string{entries[0].Job, entries[1].Job}
-	slices.Sort(recorded)
-	if want := []string{fmt.Sprintf("req-%d", 100+forkStep), fmt.Sprintf("req-%d", forkStep)}; !entries[0].Recorded || !entries[1].Recorded || !slices.Equal(recorded, want) {
-		t.Fatalf("the fork's first inputs %+v, %+v: want the answers of %v, from its record", entries[0], entries[1], want)
+	if len(entries) > 0 {
+		recorded := []string{entries[0].Job, entries[1].Job}
+		slices.Sort(recorded)
+		if want := []string{fmt.Sprintf("req-%d", 100+forkStep), fmt.Sprintf("req-%d", forkStep)}; !entries[0].Recorded || !entries[1].Recorded || !slices.Equal(recorded, want) {
+			t.Fatalf("the fork's first inputs %+v, %+v: want the answers of %v, from its record", entries[0], entries[1], want)
+		}
 	}
 	ins := slices.Clone(pins[:ForkAt])
 	requests := map[int]int{}
@@ -349,6 +350,7 @@ func CheckForkCrash(t testing.TB, f journal.Fleet, digest string, acked map[int]
 	if err := fs.Snapshots(func(r journal.Record) error { oldest = r.Seq; return nil }); err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("the fork at %d, its oldest snapshot at %d (the fork's own at %d)", fork.Seq(), oldest, ForkAt)
 	if oldest < ForkAt {
 		t.Fatalf("the fork's store holds a snapshot at %d, before the fork at %d", oldest, ForkAt)
 	}
