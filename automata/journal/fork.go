@@ -232,9 +232,9 @@ func (rec *record[I]) journaled(key string) bool {
 }
 
 // ForkedAt is the position m was forked at (see Fork): its history starts
-// after it. It is 0 for an agent that is no fork, and for a fork whose
-// snapshot of the fork is no longer kept (KeepSnapshots newer ones were
-// taken since), whose history starts at its oldest kept snapshot.
+// after it. It is 0 for an agent that is no fork. (The snapshot Fork wrote
+// is kept for the fork's life, whatever snapshots follow: it is the base of
+// its history, and holds its record.)
 func (m *Machine[S, I]) ForkedAt() uint64 { return m.forkedAt }
 
 // Departed says whether a fork's jobs run for real: true for a machine that

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sync/atomic"
 	"testing"
@@ -15,31 +14,15 @@ import (
 	"github.com/moora-go/moora/automata/journal/internal/storetest"
 )
 
-// knownBug reports a failure of a known bug of the fork: a skip, naming
-// it, unless MOORA_KNOWN_BUGS is set, which makes it the failure it is.
-// The scenario runs either way, and once the bug is fixed the test passes.
-func knownBug(t *testing.T, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv("MOORA_KNOWN_BUGS") == "" {
-		t.Skipf("KNOWN BUG (set MOORA_KNOWN_BUGS=1 to fail): %s", msg)
-	}
-	t.Fatal(msg)
-}
-
 // TestForkHistoryAfterPrune: a fork that has taken KeepSnapshots snapshots
 // of its own still has its history from the fork on (Fork: "the fork's
 // StateAt and Inputs reach back to seq"; Options.Compact: "Without it the
 // whole journal is kept, and StateAt can reach any point of the history"),
 // and a restart of it still picks its record up where it was.
 //
-// Both fail today: Machine.prune (machine.go) keeps the newest
-// KeepSnapshots snapshots and prunes every older one, the snapshot Fork
-// wrote among them, which is the base of the fork's journal and the only
-// record of its answers. StateAt of a seq from the fork to the oldest kept
-// snapshot then fails ("the journal ends at 0"), StateAt before the fork no
-// longer says ErrBeforeFork, and loadRecord (fork.go) finds no fork
-// snapshot: a restarted fork runs for real the jobs its record answers.
+// Machine.prune keeps the snapshot Fork wrote (Store.Prune's keepSnapshot),
+// the base of the fork's journal and the record of its answers, besides the
+// newest KeepSnapshots.
 func TestForkHistoryAfterPrune(t *testing.T) {
 	dir := t.TempDir()
 	opts := journal.Options[state, input]{JobKeys: true}
@@ -119,8 +102,8 @@ func TestForkHistoryAfterPrune(t *testing.T) {
 	store.Snapshots(func(r journal.Record) error { snaps = append(snaps, r.Seq); return nil })
 	store.Close()
 	t.Logf("the fork at %d, its snapshots %v", forkAt, snaps)
-	if len(snaps) < 2 || snaps[len(snaps)-1] == forkAt {
-		t.Fatalf("the fork took fewer than 2 snapshots of its own (%v): the test does not reach the prune", snaps)
+	if len(snaps) != 3 || snaps[2] != forkAt {
+		t.Fatalf("the fork's snapshots are %v, want its 2 newest and the one it was forked from, %d", snaps, forkAt)
 	}
 
 	calls.Store(0)
@@ -138,7 +121,7 @@ func TestForkHistoryAfterPrune(t *testing.T) {
 		failures = append(failures, fmt.Sprintf("after a restart the fork called its model %d times for the 10 answers its record holds", n))
 	}
 	if len(failures) > 0 {
-		knownBug(t, "the fork's own snapshots pruned the one Fork wrote (its snapshots now %v, the fork at %d): %q", snaps, forkAt, failures)
+		t.Fatalf("the fork at %d, its snapshots %v: %q", forkAt, snaps, failures)
 	}
 }
 

@@ -746,7 +746,7 @@ func (m *Machine[S, I]) prune() error {
 	if m.opts.Compact {
 		inputsBefore = oldest + 1
 	}
-	return m.store.Prune(oldest, inputsBefore)
+	return m.store.Prune(oldest, m.forkedAt, inputsBefore)
 }
 
 func (m *Machine[S, I]) verifyReplay(from, to uint64, want []byte) error {

@@ -21,9 +21,11 @@ type Store interface {
 	// returns an error (which Snapshots returns; ErrStop ends the walk
 	// without one). Data is only valid during the call.
 	Snapshots(fn func(Record) error) error
-	// Prune deletes snapshots older than snapshotsBefore and journal
-	// records older than inputsBefore (0 deletes none).
-	Prune(snapshotsBefore, inputsBefore uint64) error
+	// Prune deletes snapshots older than snapshotsBefore, but the one at
+	// keepSnapshot (0: none; a fork keeps the snapshot it starts from, the
+	// base of its history), and journal records older than inputsBefore
+	// (0 deletes none).
+	Prune(snapshotsBefore, keepSnapshot, inputsBefore uint64) error
 	// Quarantine moves the journal record at seq out of the journal,
 	// keeping its bytes where an operator can find them.
 	Quarantine(seq uint64) error

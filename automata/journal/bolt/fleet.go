@@ -702,11 +702,11 @@ func (a *boltAgent) Scan(from uint64, fn func(journal.Record) error) error {
 }
 
 // Prune moves the agent's records in the log to its inputs first.
-func (a *boltAgent) Prune(snapshotsBefore, inputsBefore uint64) error {
+func (a *boltAgent) Prune(snapshotsBefore, keepSnapshot, inputsBefore uint64) error {
 	if err := a.fleet.move(a); err != nil {
 		return err
 	}
-	return a.boltJournal.Prune(snapshotsBefore, inputsBefore)
+	return a.boltJournal.Prune(snapshotsBefore, keepSnapshot, inputsBefore)
 }
 
 // Quarantine moves the agent's records in the log to its inputs first.

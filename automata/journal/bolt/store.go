@@ -438,18 +438,22 @@ func (j *boltJournal) Snapshots(fn func(journal.Record) error) error {
 
 // Prune deletes as Store says; a journal pruned empty forgets its last seq
 // (sequence 0), as a new one.
-func (j *boltJournal) Prune(snapshotsBefore, inputsBefore uint64) error {
+func (j *boltJournal) Prune(snapshotsBefore, keepSnapshot, inputsBefore uint64) error {
 	return j.update("prune", func(tx *bbolt.Tx) error {
 		for _, p := range []struct {
 			bucket []byte
 			before uint64
-		}{{bucketSnapshots, snapshotsBefore}, {bucketInputs, inputsBefore}} {
+			keep   uint64
+		}{{bucketSnapshots, snapshotsBefore, keepSnapshot}, {bucketInputs, inputsBefore, 0}} {
 			b, err := j.bucket(tx, p.bucket)
 			if err != nil {
 				return err
 			}
 			c := b.Cursor()
 			for k, _ := c.First(); k != nil && binary.BigEndian.Uint64(k) < p.before; k, _ = c.Next() {
+				if p.keep != 0 && binary.BigEndian.Uint64(k) == p.keep {
+					continue
+				}
 				if err := c.Delete(); err != nil {
 					return err
 				}
@@ -514,8 +518,8 @@ func (s *Store) Snapshots(fn func(journal.Record) error) error { return s.j.Snap
 
 // Prune deletes as Store says; a journal pruned empty forgets its last seq
 // (sequence 0), as a new one.
-func (s *Store) Prune(snapshotsBefore, inputsBefore uint64) error {
-	return s.j.Prune(snapshotsBefore, inputsBefore)
+func (s *Store) Prune(snapshotsBefore, keepSnapshot, inputsBefore uint64) error {
+	return s.j.Prune(snapshotsBefore, keepSnapshot, inputsBefore)
 }
 
 // Quarantine moves the record as Store says; moving the last one moves the

@@ -601,8 +601,8 @@ func (s *FleetStore) PutSnapshot(r journal.Record) error {
 func (s *FleetStore) Snapshots(fn func(journal.Record) error) error {
 	return unavailable(s.s.Snapshots(fn))
 }
-func (s *FleetStore) Prune(snapshotsBefore, inputsBefore uint64) error {
-	return unavailable(s.s.Prune(snapshotsBefore, inputsBefore))
+func (s *FleetStore) Prune(snapshotsBefore, keepSnapshot, inputsBefore uint64) error {
+	return unavailable(s.s.Prune(snapshotsBefore, keepSnapshot, inputsBefore))
 }
 func (s *FleetStore) Quarantine(seq uint64) error { return unavailable(s.s.Quarantine(seq)) }
 

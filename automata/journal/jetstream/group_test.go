@@ -88,13 +88,13 @@ func TestPruneInsideAGroup(t *testing.T) {
 	if err := s.Append(groupRecords(1, 10)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Prune(0, 4); err != nil {
+	if err := s.Prune(0, 0, 4); err != nil {
 		t.Fatal(err)
 	}
 	if got := scanSeqs(t, s, 0); !reflect.DeepEqual(got, []uint64{4, 5, 6, 7, 8, 9, 10}) {
 		t.Errorf("after Prune(0, 4): %v", got)
 	}
-	if err := s.Prune(0, 7); err != nil {
+	if err := s.Prune(0, 0, 7); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -194,10 +194,10 @@ func TestPruneNeverLowersTheFloor(t *testing.T) {
 	if err := s.Append(groupRecords(1, 10)); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Prune(0, 7); err != nil {
+	if err := s.Prune(0, 0, 7); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Prune(0, 5); err != nil {
+	if err := s.Prune(0, 0, 5); err != nil {
 		t.Fatal(err)
 	}
 	if got := scanSeqs(t, s, 0); !reflect.DeepEqual(got, []uint64{7, 8, 9, 10}) {

@@ -839,7 +839,7 @@ func (s *Store) Snapshots(fn func(journal.Record) error) error {
 // Prune deletes as journal.Store says: snapshot objects, and the journal's
 // messages (records and epoch records) before the first record it keeps,
 // with one purge.
-func (s *Store) Prune(snapshotsBefore, inputsBefore uint64) error {
+func (s *Store) Prune(snapshotsBefore, keepSnapshot, inputsBefore uint64) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.writableLocked(); err != nil {
@@ -852,7 +852,7 @@ func (s *Store) Prune(snapshotsBefore, inputsBefore uint64) error {
 		return err
 	}
 	for _, seq := range seqs {
-		if seq < snapshotsBefore {
+		if seq < snapshotsBefore && seq != keepSnapshot {
 			if err := s.obs.Delete(ctx, s.snapshotName(seq)); err != nil && !errors.Is(err, js.ErrObjectNotFound) {
 				return fmt.Errorf("jetstream: agent %s: deleting the snapshot at %d: %w", s.agent, seq, err)
 			}

@@ -342,25 +342,23 @@ func CheckForkCrash(t testing.TB, f journal.Fleet, digest string, acked map[int]
 	if got, want := fork.Current(), Fold(ins); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("the fork's state %+v, want the fold of the parent's inputs to %d and its own %+v", got, ForkAt, want)
 	}
-	// Time travel over the fork's history: every seq from the oldest
-	// snapshot its store keeps on. (Once the fork has taken KeepSnapshots
-	// of its own, prune drops the one Fork wrote, and with it the
-	// history from ForkAt to the oldest kept: see TestForkHistoryAfterPrune.)
+	// Time travel over the fork's whole history, from the fork on: the
+	// snapshot Fork wrote is its base, which prune keeps.
 	oldest := uint64(0)
 	if err := fs.Snapshots(func(r journal.Record) error { oldest = r.Seq; return nil }); err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("the fork at %d, its oldest snapshot at %d (the fork's own at %d)", fork.Seq(), oldest, ForkAt)
-	if oldest < ForkAt {
-		t.Fatalf("the fork's store holds a snapshot at %d, before the fork at %d", oldest, ForkAt)
+	if oldest != uint64(ForkAt) {
+		t.Fatalf("the fork's oldest snapshot is at %d, want the one it was forked from, at %d", oldest, ForkAt)
 	}
-	for seq := oldest; seq <= fork.Seq(); seq++ {
+	for seq := uint64(ForkAt); seq <= fork.Seq(); seq++ {
 		got, err := fork.StateAt(seq)
 		if want := Fold(ins[:seq]); err != nil || fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Fatalf("the fork's StateAt(%d) = %+v, %v; want %+v", seq, got, err, want)
 		}
 	}
-	if _, err := fork.StateAt(ForkAt - 1); oldest == ForkAt && !errors.Is(err, journal.ErrBeforeFork) {
+	if _, err := fork.StateAt(ForkAt - 1); !errors.Is(err, journal.ErrBeforeFork) {
 		t.Fatalf("the fork's StateAt(%d), before the fork: %v, want ErrBeforeFork", ForkAt-1, err)
 	}
 	return fork.Seq()

@@ -444,7 +444,7 @@ func damageNewestSnapshot(t testing.TB, s journal.Store, seq uint64) {
 		t.Fatalf("snapshots at %v, want the newest at %d", seqs(all), seq)
 	}
 	all[0].Data[len(all[0].Data)-5] ^= 0x10
-	if err := s.Prune(seq+1, 0); err != nil {
+	if err := s.Prune(seq+1, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	if got := snapshots(t, s); len(got) != 0 {

@@ -230,7 +230,7 @@ func testPrune(t *testing.T, open Opener) {
 			t.Fatal(err)
 		}
 	}
-	if err := s.Prune(8, 0); err != nil {
+	if err := s.Prune(8, 0, 0); err != nil {
 		t.Fatal(err)
 	}
 	if got := seqs(snapshots(t, s)); !reflect.DeepEqual(got, []uint64{10, 8}) {
@@ -239,7 +239,7 @@ func testPrune(t *testing.T, open Opener) {
 	if got := scan(t, s, 0); len(got) != 10 {
 		t.Fatalf("Prune(8, 0) deleted journal records: %v left", seqs(got))
 	}
-	if err := s.Prune(8, 9); err != nil {
+	if err := s.Prune(8, 0, 9); err != nil {
 		t.Fatal(err)
 	}
 	if got := seqs(scan(t, s, 0)); !reflect.DeepEqual(got, []uint64{9, 10}) {
@@ -250,7 +250,7 @@ func testPrune(t *testing.T, open Opener) {
 		t.Fatalf("journal = %v, want 9..12", got)
 	}
 	// A journal pruned empty starts again wherever the next append says.
-	if err := s.Prune(10, 100); err != nil {
+	if err := s.Prune(10, 0, 100); err != nil {
 		t.Fatal(err)
 	}
 	if got := scan(t, s, 0); len(got) != 0 {
@@ -259,6 +259,29 @@ func testPrune(t *testing.T, open Opener) {
 	mustAppend(t, s, records(13, 13))
 	if got := seqs(scan(t, s, 0)); !reflect.DeepEqual(got, []uint64{13}) {
 		t.Fatalf("journal = %v, want 13", got)
+	}
+	// A snapshot kept: the others before snapshotsBefore go.
+	for _, seq := range []uint64{11, 12, 13} {
+		if err := s.PutSnapshot(snapshot(seq, "y")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Prune(13, 4, 0); err != nil { // 4 was pruned already: nothing to keep
+		t.Fatal(err)
+	}
+	if got := seqs(snapshots(t, s)); !reflect.DeepEqual(got, []uint64{13}) {
+		t.Fatalf("snapshots after Prune(13, keep 4) = %v, want 13", got)
+	}
+	for _, seq := range []uint64{14, 15, 16} {
+		if err := s.PutSnapshot(snapshot(seq, "z")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Prune(16, 14, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := seqs(snapshots(t, s)); !reflect.DeepEqual(got, []uint64{16, 14}) {
+		t.Fatalf("snapshots after Prune(16, keep 14) = %v, want 16, 14", got)
 	}
 }
 

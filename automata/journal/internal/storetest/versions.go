@@ -327,7 +327,7 @@ func testVersionsReplayOverAStaleSnapshot(t *testing.T, open Opener) {
 	name = newName(t) + "-compacted"
 	writeV1(t, open, name, n)
 	s := open(t, name)
-	if err := s.Prune(0, n/2+1); err != nil {
+	if err := s.Prune(0, 0, n/2+1); err != nil {
 		t.Fatal(err)
 	}
 	before := dump(t, s)
