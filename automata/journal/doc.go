@@ -228,6 +228,39 @@
 // 430-480 MB/s of JSON for a log of notes (16 µs for a 7 KB state), which
 // DigestEvery spends on every input.
 //
+// # Forks: what if, at input N, something else had happened
+//
+// Machine.Fork(N, store) starts a new agent on an empty store from the
+// state after input N of a conversation, which it leaves untouched: the fork
+// then lives on its own, with its own inputs and the jobs its state calls
+// for. Nothing of the journal is copied: the fork's store gets one snapshot
+// record, of the state after N, and the inputs up to N stay the original's
+// (a fleet's AgentInfo.Fork names it and N; registry.Fork creates a fork by
+// id, and the devpanel forks from time travel). The fork's StateAt and
+// Inputs reach from N on; before it, StateAt answers ErrBeforeFork. The
+// snapshot Fork wrote is kept for the fork's life (Store.Prune's
+// keepSnapshot), whatever snapshots follow.
+//
+// The snapshot also carries the record of what the original's jobs answered
+// after N, up to its next input from outside a job: what the model said, and
+// the tools, to the input forked at (journaled with their job keys, which
+// Options.JobKeys writes). Until the fork departs from that record, a job
+// its state calls for under a key that answered in the original is answered
+// with what it answered then (automata.WithJobAnswers), as recorded (past
+// the admission steps), and does not run: a fork at a user's message
+// re-runs the reply without a call of the model. An input the record does
+// not hold (the user's next message, or a job that ran for real) departs
+// it, and from then on every job runs (Departed). Entry.Recorded says which
+// inputs a record answered; a restart of a fork takes its record up where it
+// was. The record is bounded: MaxForkAnswers inputs, MaxForkAnswerBytes.
+//
+// A fork costs its state, not its history: forking a conversation of 10,000
+// inputs on bbolt wrote 132 bytes in 1/56 of the time a copy of its journal
+// took (618,766 bytes), with a state of 100 bytes; with a state that keeps
+// every note (344,687 bytes), 0.56 of the bytes in 0.18 of the time:
+//
+//	go test -run XXX -bench BenchmarkFork -benchmem ./automata/journal/
+//
 // # Codecs
 //
 // A Codec turns inputs and states into bytes. JSON writes both as JSON;

@@ -33,6 +33,9 @@ func agentOptions(work Work, now func() time.Time) (journal.Options[decl.AgentSt
 	return journal.Options[decl.AgentState, decl.AgentInput]{
 			Codec:         journal.JSONGob[decl.AgentState](decl.DecodeInput),
 			SnapshotEvery: 1_000,
+			// The model's and the tools' answers carry their job's key:
+			// a fork from the devpanel re-runs them from the record.
+			JobKeys: true,
 		}, []automata.Option[decl.AgentState, decl.AgentInput]{
 			automata.WithAdmission(Stamp(now)),
 			agent.WithJobs(work.JobFns()),
