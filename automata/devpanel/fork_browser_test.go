@@ -1,11 +1,12 @@
 package devpanel_test
 
 import (
+	"context"
+	"fmt"
 	"net/url"
 	"strings"
 	"testing"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -46,7 +47,11 @@ func TestBrowserFork(t *testing.T) {
 		t.Errorf("the parent's header says it is a fork (%v)", err)
 	}
 	screenshot(t, ctx, "fork-here")
-	if _, err := chromedp.Run(ctx, chromedp.WaitEvent(page.LoadEventFired, nil, chromedp.Click(chromedp.CSS(`#tt-fork`)))); err != nil {
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.CSS(`#tt-fork`)))
+	if err == nil {
+		err = landOn(ctx, `location.pathname !== '/agents/`+fp.annID+`/'`)
+	}
+	if err != nil {
 		t.Fatalf("Fork here: %v", err)
 	}
 	err = chromedp.Do(ctx,
@@ -114,6 +119,34 @@ func TestBrowserFork(t *testing.T) {
 	}
 	screenshot(t, ctx, "fork-panel")
 
+	err = chromedp.Do(ctx, chromedp.Click(chromedp.ID("origin-link")))
+	if err == nil {
+		err = landOn(ctx, `location.pathname === '/agents/`+fp.annID+`/'`)
+	}
+	if err != nil {
+		t.Fatalf("the link to the parent: %v", err)
+	}
+	err = chromedp.Do(ctx,
+		poll(`document.getElementById('conn').textContent === 'live'`),
+		poll(`document.querySelectorAll('#rows tr.row').length === 2`),
+	)
+	if err != nil {
+		t.Fatalf("the parent's panel from the fork's link: %v", err)
+	}
+	noTokenInAddress(t, ctx, parent)
+	err = chromedp.Do(ctx,
+		chromedp.Navigate(fp.srv.URL+"/"), // the token is the tab's
+		poll(`document.querySelectorAll('#agents tr').length === 3`),
+	)
+	if err != nil {
+		t.Fatalf("the list of agents: %v", err)
+	}
+	list, err := chromedp.Run(ctx, chromedp.Evaluate[map[string]string](`Object.fromEntries([...document.querySelectorAll('#agents tr')].map((r) => [r.cells[0].textContent, r.cells[3].textContent]))`))
+	if want := map[string]string{fp.annID: "", fp.bobID: "", child: fp.annID + " at 1"}; err != nil || fmt.Sprint(list) != fmt.Sprint(want) {
+		t.Errorf("the list says the agents were forked from %v (%v), want %v", list, err, want)
+	}
+	screenshot(t, ctx, "fork-list")
+
 	one := newFixture(t)
 	one.send("s1", "hi")
 	err = chromedp.Do(ctx,
@@ -129,5 +162,17 @@ func TestBrowserFork(t *testing.T) {
 	}
 	if hidden, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('tt-fork-row').hidden && document.getElementById('origin').hidden`)); err != nil || !hidden {
 		t.Errorf("a single agent's panel shows Fork here, or an origin (%v)", err)
+	}
+}
+
+// landOn waits for the page the tab goes to to load and meet the JavaScript
+// expression cond: a poll that the navigation interrupts is polled again,
+// on the new page.
+func landOn(ctx context.Context, cond string) error {
+	for {
+		err := chromedp.Do(ctx, poll(`document.readyState === 'complete' && (`+cond+`)`))
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
 	}
 }
