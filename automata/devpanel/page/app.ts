@@ -653,6 +653,8 @@ function showOrigin(from: { agent: string; seq: number }): void {
   link.textContent = from.agent;
   $('origin-seq').textContent = String(from.seq);
   $('origin').hidden = false;
+  $<HTMLInputElement>('tt-seq').min = String(from.seq); // before, the state is the parent's
+
   document.title = `devpanel · fork of ${from.agent}`;
 }
 

@@ -483,6 +483,7 @@ function showOrigin(from) {
   link.textContent = from.agent;
   $("origin-seq").textContent = String(from.seq);
   $("origin").hidden = false;
+  $("tt-seq").min = String(from.seq);
   document.title = `devpanel · fork of ${from.agent}`;
 }
 let schema = null;
