@@ -53,12 +53,16 @@
 // Everything else goes through Config.Auth (401 with its error):
 //
 //	GET  /health   {"status":"ok"}
-//	GET  /config   {"extensions": [...]}, Config.Extensions
+//	GET  /config   {"extensions": [...]}, Config.Extensions; a Fleet's panel
+//	               adds "forkable": true and, for a fork, "forkedFrom":
+//	               {"agent", "seq"} (see Fleet.Handler)
 //	GET  /schema   the input JSON Schema document, Config.InputSchema
 //	GET  /events   the event stream (below)
 //	GET  /state    ?seq=N: {"seq", "state", "jobs"}, the state after input N
 //	               (the latest without seq) and the keys of the jobs it calls
-//	               for; 400 for a seq that is not a number, 404 past the journal
+//	               for; 400 for a seq that is not a number, or before a
+//	               fork's position (its state is the conversation forked's),
+//	               404 past the journal
 //	POST /inputs   an input as JSON with its "type"; decoded and validated by
 //	               Config.Decode (400 with its message, naming the field),
 //	               dispatched (422 when the agent refuses it): {"seq": n}
@@ -153,6 +157,21 @@
 // and after the input: the jobs the input made the state call for, or no
 // longer call for. Config.Notes adds an agent's own labels (seed 002's
 // tool.request, agent.transition, ...), Config.Actor the dispatching actor.
+// "job" is the key of the job that dispatched the input, when the journal
+// keeps it (journal.Options.JobKeys), and "recorded" (true, else absent)
+// says that a fork's record answered that job, which did not run
+// (journal.Machine.Fork): the page badges such a row "from the record", and
+// the row of any other job's input "live", and marks the job so in its job
+// monitor.
+//
+// # Forks
+//
+// The panel of a Fleet's agent forks it: "Fork here" in time travel starts
+// a new agent from the state shown (POST /agents/{id}/fork, see
+// Fleet.Handler), and the tab goes on to the fork's own panel, whose header
+// says which agent it was forked from and where, with a link to that
+// agent's panel. A single agent's panel, which has no registry to create
+// agents in, has no fork.
 //
 // "version" is the version of the agent's spec the input was journaled
 // under (see package automata/migrate): a journal kept across changes of

@@ -2,9 +2,13 @@ package devpanel
 
 import (
 	"embed"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"sync"
 
 	"github.com/moora-go/moora/automata"
@@ -133,7 +137,24 @@ func (f *Fleet[S, I]) open(id string, store journal.Store, opts journal.Options[
 //	GET /                     the list of agents the caller may see (the page)
 //	GET /agents               the same as JSON (as httpbridge's Fleet lists them)
 //	PUT /agents/{id}          an operator creates the agent of that id (201), or finds it (200)
+//	POST /agents/{id}/fork    a fork of the agent (below), 201
 //	/agents/{id}/...          the agent's panel (its page, its API)
+//
+// A fleet's panel forks its agent (registry.Registry.Fork): POST
+// /agents/{id}/fork with {"seq": N, "id": "optional-child-id"} starts agent
+// id (a new random one without it) from the state after input N, owned by
+// whoever forked it, its jobs answered from what the agent's jobs answered
+// after N until it departs from that record (journal.Machine.Fork). Whoever
+// may open the panel may fork it. It answers 201 with {"id", "owner",
+// "created", "fork": {"agent", "seq"}, "panel"}, where panel is the fork's
+// panel, relative to the route (and to the page: "../{child}/"); 400 for a
+// body that is not one (naming the field), for an id that is not one, for a
+// seq past the journal or before the agent's own fork; 404 for an agent the
+// caller may not see; 409 when the child's id is taken; 503 with
+// Retry-After when the journal's server is unavailable or too many agents
+// are active. The page's GET /config says so to the page of a fleet's panel:
+// "forkable": true, and "forkedFrom": {"agent", "seq"} for a fork, which
+// its header links to.
 //
 // The pages, and their files, are open and the same for any agent id: they
 // hold no data. Every other route identifies the caller (FleetConfig.Identify,
@@ -157,6 +178,9 @@ func (f *Fleet[S, I]) Handler(reg *registry.Registry[S, I]) http.Handler {
 	})
 	mux.HandleFunc("PUT /agents/{id}", func(w http.ResponseWriter, r *http.Request) {
 		f.put(w, r, reg)
+	})
+	mux.HandleFunc("POST /agents/{id}/fork", func(w http.ResponseWriter, r *http.Request) {
+		f.fork(w, r, reg)
 	})
 	mux.HandleFunc("/agents/{id}/{rest...}", func(w http.ResponseWriter, r *http.Request) {
 		f.agent(w, r, reg)
@@ -238,11 +262,8 @@ func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registr
 		return
 	}
 	id := r.PathValue("id")
-	if _, ok := byid.Owned(w, reg, who, id); !ok {
-		return
-	}
-	if !who.Operator && !f.cfg.OpenToOwners {
-		wire.WriteError(w, http.StatusForbidden, "the devpanel is the operator's: it dispatches any actor's inputs (FleetConfig.OpenToOwners)")
+	info, ok := f.mayOpen(w, reg, who, id)
+	if !ok {
 		return
 	}
 	a, release, ok := byid.Active(w, r, reg, who, id)
@@ -257,7 +278,164 @@ func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registr
 		wire.WriteError(w, http.StatusInternalServerError, "agent %q has no panel: the registry did not open it with devpanel's Fleet.Open", id)
 		return
 	}
+	if rest == "config" && r.Method == http.MethodGet {
+		cfg := p.config()
+		cfg["forkable"] = true
+		if info.Fork != nil {
+			cfg["forkedFrom"] = info.Fork
+		}
+		wire.WriteJSON(w, http.StatusOK, cfg)
+		return
+	}
 	r2 := r.Clone(r.Context())
 	r2.URL.Path, r2.URL.RawPath = "/"+rest, ""
 	p.serveAPI(w, r2)
+}
+
+// mayOpen returns the info of agent id if who may open its panel: an
+// operator, or its owner with OpenToOwners; otherwise it answers the
+// request itself (404 for an agent who may not see, 403 for an owner).
+func (f *Fleet[S, I]) mayOpen(w http.ResponseWriter, reg *registry.Registry[S, I], who registry.Identity, id string) (journal.AgentInfo, bool) {
+	info, ok := byid.Owned(w, reg, who, id)
+	if !ok {
+		return info, false
+	}
+	if !who.Operator && !f.cfg.OpenToOwners {
+		wire.WriteError(w, http.StatusForbidden, "the devpanel is the operator's: it dispatches any actor's inputs (FleetConfig.OpenToOwners)")
+		return info, false
+	}
+	return info, true
+}
+
+// maxForkBody bounds the body of POST /agents/{id}/fork.
+const maxForkBody = 4 << 10
+
+// forkRequest is the body of POST /agents/{id}/fork.
+type forkRequest struct {
+	Seq uint64 `json:"seq"`
+	ID  string `json:"id"`
+}
+
+// forkAnswer is the answer to POST /agents/{id}/fork.
+type forkAnswer struct {
+	byid.Info
+	Panel string `json:"panel"`
+}
+
+// fork answers POST /agents/{id}/fork: a fork of the agent at the input
+// the body names (see Handler).
+func (f *Fleet[S, I]) fork(w http.ResponseWriter, r *http.Request, reg *registry.Registry[S, I]) {
+	who, ok := f.identify(w, r)
+	if !ok {
+		return
+	}
+	id := r.PathValue("id")
+	if _, ok := f.mayOpen(w, reg, who, id); !ok {
+		return
+	}
+	req, err := decodeFork(http.MaxBytesReader(w, r.Body, maxForkBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		status := http.StatusBadRequest
+		if errors.As(err, &tooLarge) {
+			status = http.StatusRequestEntityTooLarge
+		}
+		wire.WriteError(w, status, "the fork's body: %v", err)
+		return
+	}
+	if req.ID != "" {
+		if err := journal.CheckAgentID(req.ID); err != nil {
+			wire.WriteError(w, http.StatusBadRequest, "the fork's body: id: %v", err)
+			return
+		}
+	}
+	a, release, ok := byid.Active(w, r, reg, who, id)
+	if !ok {
+		return
+	}
+	defer release()
+	m := a.Machine()
+	// The journal only grows: a seq within it now is within it when Fork
+	// reads it.
+	if last := m.Seq(); req.Seq > last {
+		wire.WriteError(w, http.StatusBadRequest, "the fork's body: seq: %d is past the journal of agent %q, which holds inputs 1 to %d", req.Seq, id, last)
+		return
+	}
+	if at := m.ForkedAt(); req.Seq < at {
+		wire.WriteError(w, http.StatusBadRequest, "the fork's body: seq: %d is before agent %q's own fork at %d: fork the agent it was forked from", req.Seq, id, at)
+		return
+	}
+	child, info, err := reg.Fork(r.Context(), who, id, req.Seq, req.ID)
+	switch {
+	case err == nil:
+	case errors.Is(err, journal.ErrNoAgent):
+		wire.WriteError(w, http.StatusNotFound, "no agent %q", wire.Truncate(id, 100))
+		return
+	case errors.Is(err, journal.ErrAgentExists):
+		wire.WriteError(w, http.StatusConflict, "%v", err)
+		return
+	case errors.Is(err, journal.ErrInvalidAgentID), errors.Is(err, journal.ErrBeforeFork):
+		wire.WriteError(w, http.StatusBadRequest, "%v", err)
+		return
+	case errors.Is(err, journal.ErrUnavailable), errors.Is(err, journal.ErrInUse), errors.Is(err, registry.ErrTooManyActive):
+		w.Header().Set("Retry-After", "1")
+		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
+		return
+	case errors.Is(err, registry.ErrClosed):
+		wire.WriteError(w, http.StatusServiceUnavailable, "%v", err)
+		return
+	case r.Context().Err() != nil:
+		return
+	default:
+		wire.WriteError(w, http.StatusInternalServerError, "%v", err)
+		return
+	}
+	panel := "../" + url.PathEscape(child) + "/"
+	w.Header().Set("Location", panel)
+	wire.WriteJSON(w, http.StatusCreated, forkAnswer{
+		Info:  byid.Info{ID: child, Owner: info.Owner, Created: info.Created, Fork: info.Fork},
+		Panel: panel,
+	})
+}
+
+// decodeFork decodes the body of POST /agents/{id}/fork strictly: one JSON
+// object of known fields, seq at least 1; its errors name the field.
+func decodeFork(body io.Reader) (forkRequest, error) {
+	var req struct {
+		Seq *uint64 `json:"seq"`
+		ID  *string `json:"id"`
+	}
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(&req)
+	if err == nil && dec.Decode(new(json.RawMessage)) != io.EOF {
+		err = errors.New("more than the one JSON object")
+	}
+	var typeErr *json.UnmarshalTypeError
+	var tooLarge *http.MaxBytesError
+	switch {
+	case err == nil:
+	case errors.As(err, &tooLarge):
+		return forkRequest{}, fmt.Errorf("over %d bytes: %w", maxForkBody, err)
+	case errors.As(err, &typeErr) && typeErr.Field == "seq":
+		return forkRequest{}, fmt.Errorf("seq: a JSON %s is not an input's position (a whole number, 1 or more)", typeErr.Value)
+	case errors.As(err, &typeErr) && typeErr.Field == "id":
+		return forkRequest{}, fmt.Errorf("id: a JSON %s is not an agent id (a string)", typeErr.Value)
+	case errors.Is(err, io.EOF):
+		return forkRequest{}, errors.New(`empty: want {"seq": N} or {"seq": N, "id": "child-id"}`)
+	default:
+		return forkRequest{}, fmt.Errorf(`want {"seq": N} or {"seq": N, "id": "child-id"}: %w`, err)
+	}
+	var out forkRequest
+	if req.Seq == nil || *req.Seq == 0 {
+		return out, errors.New("seq: required: the input to fork after (1 or more)")
+	}
+	out.Seq = *req.Seq
+	if req.ID != nil {
+		if *req.ID == "" {
+			return out, errors.New("id: empty: leave it out for a new random id")
+		}
+		out.ID = *req.ID
+	}
+	return out, nil
 }

@@ -26,18 +26,60 @@ const operator = "panel-operator"
 // by ann and bob, and returns the server, their ids and their tokens.
 func fleetPanel(t *testing.T, openToOwners bool) (srv *httptest.Server, annID, bobID, annTok, bobTok string) {
 	t.Helper()
+	fp := newFleetPanel(t, fleetOptions{openToOwners: openToOwners})
+	return fp.srv, fp.annID, fp.bobID, fp.annTok, fp.bobTok
+}
+
+// aFleetPanel is what newFleetPanel serves.
+type aFleetPanel struct {
+	srv            *httptest.Server
+	reg            *registry.Registry[decl.AgentState, decl.AgentInput]
+	calls          *fixture // calls.replay counts the llm's jobs that ran, of every agent
+	annID, bobID   string
+	annTok, bobTok string
+}
+
+// fleetOptions are newFleetPanel's.
+type fleetOptions struct {
+	openToOwners bool
+	// jobKeys: the journals keep the keys of the jobs that dispatched
+	// their inputs (journal.Options.JobKeys), which forks are answered by.
+	jobKeys bool
+	// wrap, when not nil, wraps the registry's fleet.
+	wrap func(journal.Fleet) journal.Fleet
+}
+
+// newFleetPanel is fleetPanel's, with the panels showing the jobs
+// (Config.Jobs) and the actors.
+func newFleetPanel(t *testing.T, o fleetOptions) *aFleetPanel {
+	t.Helper()
 	sessions, err := httpbridge.NewSessions([]byte("sixteen bytes or more of key"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	calls := &fixture{t: t}
+	jobFns := decl.JobFns{Llm: replies(calls)}
 	panels, err := devpanel.NewFleet(devpanel.FleetConfig[decl.AgentState, decl.AgentInput]{
 		Panel: devpanel.Config[decl.AgentState, decl.AgentInput]{
 			Definition:  agent.Definition(),
 			Decode:      decl.DecodeInput,
 			InputSchema: decl.InputSchema(),
+			Jobs: func(s decl.AgentState) []string {
+				var keys []string
+				for k := range jobFns.Llm(s.ContextOfLlm()) {
+					keys = append(keys, "llm/"+k)
+				}
+				return keys
+			},
+			Actor: func(in decl.AgentInput) string {
+				if _, ok := in.(decl.InputFromUser); ok {
+					return "user"
+				}
+				return "llm"
+			},
 		},
 		Identify:     httpbridge.Identities(operator, sessions),
-		OpenToOwners: openToOwners,
+		OpenToOwners: o.openToOwners,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -46,22 +88,27 @@ func fleetPanel(t *testing.T, openToOwners bool) (srv *httptest.Server, annID, b
 	if err != nil {
 		t.Fatal(err)
 	}
+	var regFleet journal.Fleet = fleet
+	if o.wrap != nil {
+		regFleet = o.wrap(fleet)
+	}
 	reg, err := registry.New(registry.Config[decl.AgentState, decl.AgentInput]{
-		Fleet:  fleet,
+		Fleet:  regFleet,
 		Logger: slog.New(slog.DiscardHandler),
-		Open: func(_ string, s journal.Store) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
-			return panels.Open(s, journal.Options[decl.AgentState, decl.AgentInput]{
-				Codec:  journal.JSON[decl.AgentState](decl.DecodeInput),
-				Logger: slog.New(slog.DiscardHandler),
-			}, agent.WithJobs(decl.JobFns{Llm: replies(&fixture{})}))
+		Open: func(id string, s journal.Store) (*journal.Machine[decl.AgentState, decl.AgentInput], error) {
+			return panels.OpenAgent(id, s, journal.Options[decl.AgentState, decl.AgentInput]{
+				Codec:   journal.JSON[decl.AgentState](decl.DecodeInput),
+				Logger:  slog.New(slog.DiscardHandler),
+				JobKeys: o.jobKeys,
+			}, agent.WithJobs(jobFns))
 		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv = httptest.NewServer(panels.Handler(reg))
+	fp := &aFleetPanel{srv: httptest.NewServer(panels.Handler(reg)), reg: reg, calls: calls}
 	t.Cleanup(func() {
-		srv.Close()
+		fp.srv.Close()
 		if err := reg.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
@@ -69,15 +116,16 @@ func fleetPanel(t *testing.T, openToOwners bool) (srv *httptest.Server, annID, b
 			t.Error(err)
 		}
 	})
-	annTok, ann := sessions.Issue()
-	bobTok, bob := sessions.Issue()
-	if annID, err = reg.Create("", ann); err != nil {
+	var ann, bob string
+	fp.annTok, ann = sessions.Issue()
+	fp.bobTok, bob = sessions.Issue()
+	if fp.annID, err = reg.Create("", ann); err != nil {
 		t.Fatal(err)
 	}
-	if bobID, err = reg.Create("", bob); err != nil {
+	if fp.bobID, err = reg.Create("", bob); err != nil {
 		t.Fatal(err)
 	}
-	return srv, annID, bobID, annTok, bobTok
+	return fp
 }
 
 // get requests path with token in the Authorization header, or in the query

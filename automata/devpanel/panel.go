@@ -340,7 +340,11 @@ func (p *Panel[S, I]) follow() {
 // Version is the version of the agent's spec the input was journaled
 // under; Dropped, when not empty, says that a migration to a later version
 // dropped the input: it is kept in the journal, not applied, and the row
-// changes nothing (Input is null).
+// changes nothing (Input is null). Job is the key of the job that
+// dispatched the input, when the journal knows it (journal.Options.JobKeys,
+// and every input a fork's record answered); Recorded says that the job did
+// not run: a fork answered it with what it answered in the conversation
+// forked (journal.Machine.Fork).
 type row struct {
 	Seq       uint64          `json:"seq"`
 	Time      int64           `json:"time"`
@@ -348,6 +352,8 @@ type row struct {
 	Dropped   string          `json:"dropped,omitempty"`
 	Type      string          `json:"type"`
 	Actor     string          `json:"actor,omitempty"`
+	Job       string          `json:"job,omitempty"`
+	Recorded  bool            `json:"recorded,omitempty"`
 	Input     json.RawMessage `json:"input"`
 	Diff      []Op            `json:"diff"`
 	Started   []string        `json:"started"`
@@ -409,7 +415,7 @@ func (p *Panel[S, I]) row(e journal.Entry[I], before, after S) (row, error) {
 		// Input is the zero value, which the program's hooks are not
 		// made for: the row is the journal's word alone.
 		return row{Seq: e.Seq, Time: e.Time.UnixMilli(), Version: e.Version, Dropped: e.Dropped.Error(),
-			Type: e.Dropped.Type, Input: json.RawMessage("null"), Diff: []Op{},
+			Type: e.Dropped.Type, Job: e.Job, Recorded: e.Recorded, Input: json.RawMessage("null"), Diff: []Op{},
 			Started: []string{}, Cancelled: []string{}, Notes: []Note{}}, nil
 	}
 	in, err := json.Marshal(e.Input)
@@ -427,7 +433,8 @@ func (p *Panel[S, I]) row(e journal.Entry[I], before, after S) (row, error) {
 	for i, o := range ops {
 		diff[i] = Op(o)
 	}
-	r := row{Seq: e.Seq, Time: e.Time.UnixMilli(), Version: e.Version, Type: inputType(e.Input), Input: in, Diff: diff,
+	r := row{Seq: e.Seq, Time: e.Time.UnixMilli(), Version: e.Version, Type: inputType(e.Input),
+		Job: e.Job, Recorded: e.Recorded, Input: in, Diff: diff,
 		Started: []string{}, Cancelled: []string{}, Notes: []Note{}}
 	if p.cfg.Actor != nil {
 		r.Actor = p.cfg.Actor(e.Input)
@@ -631,7 +638,7 @@ func (p *Panel[S, I]) serveAPI(w http.ResponseWriter, r *http.Request) {
 		wire.WriteJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 		return
 	case "GET /config":
-		wire.WriteJSON(w, http.StatusOK, map[string]any{"extensions": orEmpty(p.cfg.Extensions)})
+		wire.WriteJSON(w, http.StatusOK, p.config())
 		return
 	case "GET /schema":
 		w.Header().Set("Content-Type", "application/json")
@@ -675,6 +682,12 @@ func (p *Panel[S, I]) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// config is the answer to GET /config: what the page needs to know of the
+// panel before it shows anything. A Fleet's panel adds to it (Fleet.agent).
+func (p *Panel[S, I]) config() map[string]any {
+	return map[string]any{"extensions": orEmpty(p.cfg.Extensions)}
+}
+
 func orEmpty(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -701,6 +714,11 @@ func (p *Panel[S, I]) stateAt(w http.ResponseWriter, r *http.Request) {
 		seq = n
 	}
 	s, err := p.agent.StateAt(seq)
+	if errors.Is(err, journal.ErrBeforeFork) {
+		// A fork's history before it is the agent's it was forked from.
+		wire.WriteError(w, http.StatusBadRequest, "seq %d: %v", seq, err)
+		return
+	}
 	if err != nil {
 		wire.WriteError(w, http.StatusNotFound, "the state after input %d: %v", seq, err)
 		return

@@ -28,6 +28,8 @@ interface Row {
   dropped?: string;
   type: string;
   actor?: string;
+  job?: string; // the key of the job that dispatched the input, when journaled
+  recorded?: boolean; // a fork's record answered the job: it did not run
   input: unknown;
   diff: Op[];
   started: string[];
@@ -73,6 +75,14 @@ interface Job {
   status?: string;
   durationMs?: number;
   error?: string;
+  recorded?: boolean; // its inputs came from a fork's record (true) or from its run (false); unknown when absent
+}
+
+// What GET /config says. forkable and forkedFrom come from a fleet's panel.
+interface Config {
+  extensions: string[];
+  forkable?: boolean;
+  forkedFrom?: { agent: string; seq: number };
 }
 
 // A lifecycle event: the agent's, the hold's.
@@ -290,6 +300,7 @@ function addRow(row: Row): void {
     td.textContent = c;
     tr.append(td);
   }
+  if (r.job) tr.children[3].append(answerBadge(r.recorded ? 'recorded' : 'live', r.job));
   if (r.version) {
     const v = document.createElement('span');
     v.className = 'version';
@@ -327,7 +338,25 @@ function addRow(row: Row): void {
   } else markVersion(r);
   markRow(r);
   filterRow(r);
+  if (r.job) {
+    const j: Job = jobs.get(r.job) || {};
+    j.recorded = !!r.recorded;
+    jobs.set(r.job, j);
+    markJob(r.job);
+  }
   $('count').textContent = `${rows.size} inputs`;
+}
+
+// answerBadge says how a job's input came: from a fork's record, the job
+// not run ("from the record"), or from the job, which ran ("live").
+function answerBadge(how: 'recorded' | 'live', key: string): HTMLSpanElement {
+  const b = document.createElement('span');
+  b.className = 'answer ' + how;
+  b.textContent = how === 'recorded' ? 'from the record' : 'live';
+  b.title = how === 'recorded'
+    ? `${key} did not run: answered with what it answered in the conversation forked`
+    : `dispatched by ${key}, which ran`;
+  return b;
 }
 
 // markVersion shows a row's version when it is older than the newest.
@@ -526,7 +555,21 @@ function jobEvent(e: JobEvent): void {
   tr.children[1].textContent = e.kind + (e.type ? ' ' + e.type : '') + (j.error ? ': ' + j.error : '');
   tr.children[1].className = 'status-' + e.kind;
   tr.children[2].textContent = j.durationMs !== undefined ? String(j.durationMs) : '';
+  markJob(e.key);
   for (const r of rows.values()) if (r.started.includes(e.key)) { markRow(r); filterRow(r); }
+}
+
+// markJob shows in the monitor whether a job's inputs came from a fork's
+// record, the job not run, or from its run: known from the timeline's rows
+// of its inputs, once there is one.
+function markJob(key: string): void {
+  const tr = document.querySelector<HTMLTableRowElement>(`#jobs tr[data-key="${CSS.escape(key)}"]`);
+  const j = jobs.get(key);
+  if (!tr || j?.recorded === undefined) return;
+  tr.classList.toggle('from-record', j.recorded);
+  tr.classList.toggle('ran', !j.recorded);
+  tr.children[0].querySelector('.answer')?.remove();
+  tr.children[0].append(answerBadge(j.recorded ? 'recorded' : 'live', key));
 }
 
 // showHold shows the hold: what waits at the gate (jobs) and at the route
@@ -566,6 +609,9 @@ $('tt-form').addEventListener('submit', async (ev) => {
     const r = await api<{ seq: number; jobs: string[]; state: unknown }>('/state?seq=' + encodeURIComponent($<HTMLInputElement>('tt-seq').value));
     $('tt-out').hidden = false;
     $('tt-shown').textContent = String(r.seq);
+    const fork = $<HTMLButtonElement>('tt-fork');
+    fork.disabled = r.seq === 0;
+    fork.title = r.seq === 0 ? 'A fork starts after an input: show the state after one' : forkTitle;
     const ul = $('tt-jobs');
     ul.replaceChildren();
     for (const k of r.jobs) ul.append(Object.assign(document.createElement('li'), { textContent: k }));
@@ -575,6 +621,42 @@ $('tt-form').addEventListener('submit', async (ev) => {
     problem(`time travel: ${(e as Error).message}`);
   }
 });
+
+// A fork of a fleet's panel (GET /config: forkable): POST /fork at the input
+// shown, then the fork's own panel, in this tab, the token passed in the
+// fragment as the fleet's list passes it.
+const forkTitle = $('tt-fork').title;
+$('tt-fork').addEventListener('click', async () => {
+  const fork = $<HTMLButtonElement>('tt-fork');
+  fork.disabled = true;
+  try {
+    const r = await api<{ id: string; panel: string }>('/fork', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ seq: Number($('tt-shown').textContent) }),
+    });
+    const to = new URL(r.panel, new URL(base + '/fork', location.href));
+    to.hash = 'token=' + encodeURIComponent(token);
+    location.assign(to.href);
+  } catch (e) {
+    fork.disabled = false;
+    problem(`fork: ${(e as Error).message}`);
+  }
+});
+
+// showOrigin says, in the header, which agent a fork came from and where,
+// with a link to that agent's panel.
+function showOrigin(from: { agent: string; seq: number }): void {
+  const link = $<HTMLAnchorElement>('origin-link');
+  const to = new URL('../' + encodeURIComponent(from.agent) + '/', new URL(base + '/', location.href));
+  to.hash = 'token=' + encodeURIComponent(token);
+  link.href = to.href;
+  link.textContent = from.agent;
+  $('origin-seq').textContent = String(from.seq);
+  $('origin').hidden = false;
+  $<HTMLInputElement>('tt-seq').min = String(from.seq); // before, the state is the parent's
+
+  document.title = `devpanel · fork of ${from.agent}`;
+}
 
 // --- the input form ----------------------------------------------------------------
 let schema: SchemaDoc | null = null;
@@ -626,7 +708,9 @@ async function start(): Promise<void> {
     problem(`the input schema: ${(e as Error).message}`);
   }
   try {
-    const cfg = await api<{ extensions: string[] }>('/config');
+    const cfg = await api<Config>('/config');
+    $('tt-fork-row').hidden = !cfg.forkable;
+    if (cfg.forkedFrom) showOrigin(cfg.forkedFrom);
     for (const url of cfg.extensions) {
       const el = document.createElement('div');
       $('ext').append(el);

@@ -166,6 +166,7 @@ function addRow(row) {
     td.textContent = c;
     tr.append(td);
   }
+  if (r.job) tr.children[3].append(answerBadge(r.recorded ? "recorded" : "live", r.job));
   if (r.version) {
     const v = document.createElement("span");
     v.className = "version";
@@ -203,7 +204,20 @@ function addRow(row) {
   } else markVersion(r);
   markRow(r);
   filterRow(r);
+  if (r.job) {
+    const j2 = jobs.get(r.job) || {};
+    j2.recorded = !!r.recorded;
+    jobs.set(r.job, j2);
+    markJob(r.job);
+  }
   $("count").textContent = `${rows.size} inputs`;
+}
+function answerBadge(how, key) {
+  const b = document.createElement("span");
+  b.className = "answer " + how;
+  b.textContent = how === "recorded" ? "from the record" : "live";
+  b.title = how === "recorded" ? `${key} did not run: answered with what it answered in the conversation forked` : `dispatched by ${key}, which ran`;
+  return b;
 }
 function markVersion(r) {
   r.tr.classList.toggle("old", r.version < newest);
@@ -383,10 +397,20 @@ function jobEvent(e) {
   tr.children[1].textContent = e.kind + (e.type ? " " + e.type : "") + (j.error ? ": " + j.error : "");
   tr.children[1].className = "status-" + e.kind;
   tr.children[2].textContent = j.durationMs !== void 0 ? String(j.durationMs) : "";
+  markJob(e.key);
   for (const r of rows.values()) if (r.started.includes(e.key)) {
     markRow(r);
     filterRow(r);
   }
+}
+function markJob(key) {
+  const tr = document.querySelector(`#jobs tr[data-key="${CSS.escape(key)}"]`);
+  const j = jobs.get(key);
+  if (!tr || j?.recorded === void 0) return;
+  tr.classList.toggle("from-record", j.recorded);
+  tr.classList.toggle("ran", !j.recorded);
+  tr.children[0].querySelector(".answer")?.remove();
+  tr.children[0].append(answerBadge(j.recorded ? "recorded" : "live", key));
 }
 function showHold(h) {
   const inputs = h.waiting.filter((w) => w.kind === "input").length;
@@ -421,6 +445,9 @@ $("tt-form").addEventListener("submit", async (ev) => {
     const r = await api("/state?seq=" + encodeURIComponent($("tt-seq").value));
     $("tt-out").hidden = false;
     $("tt-shown").textContent = String(r.seq);
+    const fork = $("tt-fork");
+    fork.disabled = r.seq === 0;
+    fork.title = r.seq === 0 ? "A fork starts after an input: show the state after one" : forkTitle;
     const ul = $("tt-jobs");
     ul.replaceChildren();
     for (const k of r.jobs) ul.append(Object.assign(document.createElement("li"), { textContent: k }));
@@ -430,6 +457,35 @@ $("tt-form").addEventListener("submit", async (ev) => {
     problem(`time travel: ${e.message}`);
   }
 });
+const forkTitle = $("tt-fork").title;
+$("tt-fork").addEventListener("click", async () => {
+  const fork = $("tt-fork");
+  fork.disabled = true;
+  try {
+    const r = await api("/fork", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ seq: Number($("tt-shown").textContent) })
+    });
+    const to = new URL(r.panel, new URL(base + "/fork", location.href));
+    to.hash = "token=" + encodeURIComponent(token);
+    location.assign(to.href);
+  } catch (e) {
+    fork.disabled = false;
+    problem(`fork: ${e.message}`);
+  }
+});
+function showOrigin(from) {
+  const link = $("origin-link");
+  const to = new URL("../" + encodeURIComponent(from.agent) + "/", new URL(base + "/", location.href));
+  to.hash = "token=" + encodeURIComponent(token);
+  link.href = to.href;
+  link.textContent = from.agent;
+  $("origin-seq").textContent = String(from.seq);
+  $("origin").hidden = false;
+  $("tt-seq").min = String(from.seq);
+  document.title = `devpanel · fork of ${from.agent}`;
+}
 let schema = null;
 let read = null;
 function showForm() {
@@ -476,6 +532,8 @@ async function start() {
   }
   try {
     const cfg = await api("/config");
+    $("tt-fork-row").hidden = !cfg.forkable;
+    if (cfg.forkedFrom) showOrigin(cfg.forkedFrom);
     for (const url of cfg.extensions) {
       const el = document.createElement("div");
       $("ext").append(el);

@@ -21,6 +21,8 @@ type Info struct {
 	ID      string    `json:"id"`
 	Owner   string    `json:"owner"`
 	Created time.Time `json:"created"`
+	// Fork is where a forked agent came from (journal.AgentInfo.Fork).
+	Fork *journal.ForkOrigin `json:"fork,omitempty"`
 }
 
 // Owned returns the info of agent id of reg if who may see it;
@@ -100,7 +102,7 @@ const MaxListLimit = 1000
 
 // List answers GET /agents for who: one page of the agents of reg
 // that who may see, in order of id, as {"agents": [{"id", "owner",
-// "created"}], "next": id}, after the query's "after" id, at most its
+// "created", "fork"}], "next": id} ("fork" only for a fork: {"agent", "seq"}), after the query's "after" id, at most its
 // "limit" (default 100, at most 1,000); "next", if present, is the "after"
 // of the next page. The devpanel's fleet answers with it too.
 func List[S, I any](w http.ResponseWriter, r *http.Request, reg *registry.Registry[S, I], who registry.Identity) {
@@ -122,7 +124,7 @@ func List[S, I any](w http.ResponseWriter, r *http.Request, reg *registry.Regist
 			page.Next = page.Agents[limit-1].ID
 			return journal.ErrStop
 		}
-		page.Agents = append(page.Agents, Info{id, info.Owner, info.Created})
+		page.Agents = append(page.Agents, Info{ID: id, Owner: info.Owner, Created: info.Created, Fork: info.Fork})
 		return nil
 	})
 	if err != nil {
