@@ -71,3 +71,47 @@ func TestJobAnswersStandInForJobs(t *testing.T) {
 		t.Fatalf("admission did not see the live job's input: %+v", admitted)
 	}
 }
+
+// TestJobCancelCause: a job cancelled because its key vanished is told so;
+// one cancelled by Close is told the machine closed; a context that is not
+// a job's has no cause.
+func TestJobCancelCause(t *testing.T) {
+	causes := make(chan error, 2)
+	running := make(chan string, 2)
+	log := newEventLog()
+	m := newKeyMachine(func(key string) automata.Job[keyInput] {
+		return func(ctx context.Context, _ automata.Dispatch[keyInput]) error {
+			if err := automata.JobCancelCause(ctx); err != nil {
+				t.Errorf("running job %s: its cause is %v", automata.JobKey(ctx), err)
+			}
+			running <- automata.JobKey(ctx)
+			<-ctx.Done()
+			causes <- automata.JobCancelCause(ctx)
+			return ctx.Err()
+		}
+	}, log)
+	ctx := context.Background()
+	if err := m.DispatchWait(ctx, keyInput{add: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.DispatchWait(ctx, keyInput{add: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	<-running
+	<-running
+	if err := m.DispatchWait(ctx, keyInput{remove: "a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-causes; !errors.Is(err, automata.ErrJobKeyVanished) {
+		t.Fatalf("the cause of a job whose key vanished: %v", err)
+	}
+	if err := m.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-causes; !errors.Is(err, automata.ErrClosed) {
+		t.Fatalf("the cause of a job cancelled by Close: %v", err)
+	}
+	if err := automata.JobCancelCause(ctx); err != nil {
+		t.Fatalf("the cause of a context that is no job's: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package automata
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"runtime/debug"
@@ -75,9 +76,9 @@ type job[I any] struct {
 	ctxMu  sync.Mutex
 	done   chan struct{} // made on first use; closed on cancel
 	afters map[*afterFunc]struct{}
-	// over is set, under ctxMu, when the context is cancelled; read
-	// without it by Err and by the fast paths.
-	over atomic.Bool
+	// over is set, under ctxMu, when the context is cancelled, to why (a
+	// cancel* constant); read without it by Err and by the fast paths.
+	over atomic.Uint32
 
 	// cancelled: the job's dispatches are dropped. Set by the processing
 	// role as it cancels the job, and by the job's worker as it ends.
@@ -127,7 +128,39 @@ const (
 	cancelNone uint32 = iota
 	cancelKeyVanished
 	cancelClosed
+	cancelEnded // the job returned
 )
+
+// ErrJobKeyVanished is what JobCancelCause says of a job cancelled because
+// the state no longer calls for its key: its work is not wanted any more (a
+// job that delegates tells its sub-agent so). A job cancelled because its
+// machine closed or failed is ErrClosed instead: its key may still be
+// wanted, and the job runs again when the agent is opened again.
+var ErrJobKeyVanished = errors.New("automata: the job's key vanished from the state")
+
+// JobCancelCause says why ctx, the context a machine handed to a job, was
+// cancelled: ErrJobKeyVanished, ErrClosed, or context.Canceled once the job
+// has returned; nil while it is not cancelled, and for a context that
+// is not a job's (a context derived from a job's is not one).
+func JobCancelCause(ctx context.Context) error {
+	j, ok := ctx.(interface{ cancelCause() error })
+	if !ok {
+		return nil
+	}
+	return j.cancelCause()
+}
+
+func (j *job[I]) cancelCause() error {
+	switch j.over.Load() {
+	case cancelKeyVanished:
+		return ErrJobKeyVanished
+	case cancelClosed:
+		return ErrClosed
+	case cancelEnded:
+		return context.Canceled
+	}
+	return nil
+}
 
 func cancelReason(r uint32) string {
 	switch r {
@@ -148,7 +181,7 @@ var closedChan = func() chan struct{} {
 func (j *job[I]) Deadline() (time.Time, bool) { return time.Time{}, false }
 
 func (j *job[I]) Done() <-chan struct{} {
-	if j.over.Load() {
+	if j.over.Load() != 0 {
 		// done is written only before over is set, under ctxMu: the
 		// same channel an earlier call returned, or none.
 		if d := j.done; d != nil {
@@ -159,7 +192,7 @@ func (j *job[I]) Done() <-chan struct{} {
 	j.ctxMu.Lock()
 	defer j.ctxMu.Unlock()
 	if j.done == nil {
-		if j.over.Load() {
+		if j.over.Load() != 0 {
 			return closedChan
 		}
 		j.done = make(chan struct{})
@@ -168,7 +201,7 @@ func (j *job[I]) Done() <-chan struct{} {
 }
 
 func (j *job[I]) Err() error {
-	if !j.over.Load() {
+	if j.over.Load() == 0 {
 		return nil
 	}
 	// Cancelled; once cancelContext releases ctxMu, Done is closed too,
@@ -197,7 +230,7 @@ func (j *job[I]) String() string { return "automata.JobContext(" + strconv.Quote
 func (j *job[I]) AfterFunc(f func()) (stop func() bool) {
 	a := &afterFunc{f: f}
 	j.ctxMu.Lock()
-	if j.over.Load() {
+	if j.over.Load() != 0 {
 		j.ctxMu.Unlock()
 		a.start()
 		return a.claim
@@ -215,17 +248,17 @@ func (j *job[I]) AfterFunc(f func()) (stop func() bool) {
 	}
 }
 
-// cancelContext cancels the job's context; later calls do nothing.
-func (j *job[I]) cancelContext() {
-	if j.over.Load() {
+// cancelContext cancels the job's context, for why; later calls do nothing.
+func (j *job[I]) cancelContext(why uint32) {
+	if j.over.Load() != 0 {
 		return
 	}
 	j.ctxMu.Lock()
-	if j.over.Load() {
+	if j.over.Load() != 0 {
 		j.ctxMu.Unlock()
 		return
 	}
-	j.over.Store(true)
+	j.over.Store(why)
 	if j.done != nil {
 		close(j.done)
 	}
@@ -376,14 +409,14 @@ func (m *Machine[S, I, O]) cancelJobs(gone []*job[I]) {
 	}
 	for _, j := range gone {
 		m.removeRunning(j)
+		r := cancelKeyVanished
+		if m.shutdown {
+			r = cancelClosed
+		}
 		if j.tel != nil {
-			r := cancelKeyVanished
-			if m.shutdown {
-				r = cancelClosed
-			}
 			j.tel.reason.Store(r)
 		}
-		j.cancelContext()
+		j.cancelContext(r)
 		if j.quiet {
 			// The key vanished because of the job's own input:
 			// most likely it handed in its result and is about
@@ -498,7 +531,7 @@ func (m *Machine[S, I, O]) work(t task[I]) {
 		// The job is over: so is work it left behind, whose dispatches
 		// are dropped from before it can see its context cancelled.
 		wasCancelled := j.cancelled.Swap(true)
-		j.cancelContext()
+		j.cancelContext(cancelEnded)
 		m.mu.Lock()
 		if !m.jobEndedLocked(j, err, wasCancelled) {
 			m.mu.Lock() // released to report the end
@@ -545,7 +578,7 @@ func (m *Machine[S, I, O]) runJob(t task[I]) error {
 				j.tel.span = nil
 			}
 			wasCancelled := j.cancelled.Swap(true)
-			j.cancelContext()
+			j.cancelContext(cancelEnded)
 			m.mu.Lock()
 			if m.jobEndedLocked(j, err, wasCancelled) {
 				m.mu.Unlock()
@@ -573,7 +606,7 @@ func (m *Machine[S, I, O]) runJob(t task[I]) error {
 			// Cut off (its context cancelled: why was set before it
 			// was) or failed. A job that returned nil is reported by
 			// the machine: see jobDone.
-			cancelled := j.over.Load()
+			cancelled := j.over.Load() != 0
 			m.tel.jobEnd(span, j.key, err, cancelled, cancelReason(j.tel.reason.Load()))
 			j.tel.span = nil
 		}

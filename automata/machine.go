@@ -1238,7 +1238,7 @@ func (m *Machine[S, I, O]) fail(v any, stack []byte) {
 		if j.tel != nil {
 			j.tel.reason.Store(cancelClosed)
 		}
-		j.cancelContext()
+		j.cancelContext(cancelClosed)
 	}
 	if m.doing != phaseEvents {
 		e := Event[S, I]{Kind: MachineFailed, Err: f}

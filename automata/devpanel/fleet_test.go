@@ -60,24 +60,7 @@ func newFleetPanel(t *testing.T, o fleetOptions) *aFleetPanel {
 	calls := &fixture{t: t}
 	jobFns := decl.JobFns{Llm: replies(calls)}
 	panels, err := devpanel.NewFleet(devpanel.FleetConfig[decl.AgentState, decl.AgentInput]{
-		Panel: devpanel.Config[decl.AgentState, decl.AgentInput]{
-			Definition:  agent.Definition(),
-			Decode:      decl.DecodeInput,
-			InputSchema: decl.InputSchema(),
-			Jobs: func(s decl.AgentState) []string {
-				var keys []string
-				for k := range jobFns.Llm(s.ContextOfLlm()) {
-					keys = append(keys, "llm/"+k)
-				}
-				return keys
-			},
-			Actor: func(in decl.AgentInput) string {
-				if _, ok := in.(decl.InputFromUser); ok {
-					return "user"
-				}
-				return "llm"
-			},
-		},
+		Panel: testConfig(jobFns),
 		Identify:     httpbridge.Identities(operator, sessions),
 		OpenToOwners: o.openToOwners,
 	})

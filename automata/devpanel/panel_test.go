@@ -73,20 +73,13 @@ func newFixtureWith(t *testing.T, notes bool) *fixture {
 	return f
 }
 
-// open opens the chat test agent with jobFns and its panel, whose Config
-// config changes when it is not nil, with the agent's options.
-func (f *fixture) open(jobFns decl.JobFns, config func(*devpanel.Config[decl.AgentState, decl.AgentInput]), options ...automata.Option[decl.AgentState, decl.AgentInput]) {
-	t := f.t
-	t.Helper()
-	store, err := bolt.Open(filepath.Join(t.TempDir(), "agent.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := devpanel.Config[decl.AgentState, decl.AgentInput]{
+// testConfig is the panel's Config of the chat test agent, whose jobs are
+// jobFns.
+func testConfig(jobFns decl.JobFns) devpanel.Config[decl.AgentState, decl.AgentInput] {
+	return devpanel.Config[decl.AgentState, decl.AgentInput]{
 		Definition:  agent.Definition(),
 		Decode:      decl.DecodeInput,
 		InputSchema: decl.InputSchema(),
-		Auth:        httpbridge.Bearer(token),
 		Jobs: func(s decl.AgentState) []string {
 			var keys []string
 			for k := range jobFns.Llm(s.ContextOfLlm()) {
@@ -101,6 +94,19 @@ func (f *fixture) open(jobFns decl.JobFns, config func(*devpanel.Config[decl.Age
 			return "llm"
 		},
 	}
+}
+
+// open opens the chat test agent with jobFns and its panel, whose Config
+// config changes when it is not nil, with the agent's options.
+func (f *fixture) open(jobFns decl.JobFns, config func(*devpanel.Config[decl.AgentState, decl.AgentInput]), options ...automata.Option[decl.AgentState, decl.AgentInput]) {
+	t := f.t
+	t.Helper()
+	store, err := bolt.Open(filepath.Join(t.TempDir(), "agent.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(jobFns)
+	cfg.Auth = httpbridge.Bearer(token)
 	if config != nil {
 		config(&cfg)
 	}
