@@ -60,7 +60,7 @@ func newFleetPanel(t *testing.T, o fleetOptions) *aFleetPanel {
 	calls := &fixture{t: t}
 	jobFns := decl.JobFns{Llm: replies(calls)}
 	panels, err := devpanel.NewFleet(devpanel.FleetConfig[decl.AgentState, decl.AgentInput]{
-		Panel: testConfig(jobFns),
+		Panel:        testConfig(jobFns),
 		Identify:     httpbridge.Identities(operator, sessions),
 		OpenToOwners: o.openToOwners,
 	})
