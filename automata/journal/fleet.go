@@ -45,6 +45,18 @@ type AgentInfo struct {
 	// Fork, for an agent started as a fork of another (Machine.Fork), says
 	// which and where; nil for any other.
 	Fork *ForkOrigin `json:"fork,omitempty"`
+	// Delegated, for a sub-agent another agent's job started (package
+	// automata/delegate), says which agent and job; nil for any other.
+	Delegated *Delegation `json:"delegated,omitempty"`
+}
+
+// Delegation is where a sub-agent came from: the job Job of agent Agent
+// started it, Depth levels below an agent nobody delegated to (1: a child
+// of such an agent).
+type Delegation struct {
+	Agent string `json:"agent"`
+	Job   string `json:"job"`
+	Depth int    `json:"depth"`
 }
 
 // ForkOrigin is where a forked agent came from: its inputs up to Seq are

@@ -235,6 +235,7 @@ func decodeAgentMeta(path, id string, data []byte) (journal.AgentInfo, error) {
 		Owner   *string         `json:"owner"`
 		Created *time.Time      `json:"created"`
 		Fork    json.RawMessage `json:"fork"`
+		Deleg   json.RawMessage `json:"delegated"`
 	}
 	d := json.NewDecoder(bytes.NewReader(data))
 	d.DisallowUnknownFields()
@@ -257,6 +258,13 @@ func decodeAgentMeta(path, id string, data []byte) (journal.AgentInfo, error) {
 			return fail("is not an AgentInfo: %v", err)
 		}
 		info.Fork = fork
+	}
+	if m.Deleg != nil {
+		d, err := backend.DecodeDelegation(m.Deleg)
+		if err != nil {
+			return fail("is not an AgentInfo: %v", err)
+		}
+		info.Delegated = d
 	}
 	return info, nil
 }

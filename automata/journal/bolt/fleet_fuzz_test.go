@@ -39,6 +39,9 @@ func FuzzFleetMeta(f *testing.F) {
 		`{"owner":"ann","created":"2026-01-02T03:04:05Z","fork":{"agent":"a","seq":0}}`,
 		`{"owner":"ann","created":"2026-01-02T03:04:05Z","fork":{"agent":"a"}}`,
 		`{"owner":"ann","created":"2026-01-02T03:04:05Z","fork":null}`,
+		`{"owner":"ann","created":"2026-01-02T03:04:05Z","delegated":{"agent":"p","job":"work/1","depth":1}}`,
+		`{"owner":"ann","created":"2026-01-02T03:04:05Z","delegated":{"agent":"p","job":"","depth":1}}`,
+		`{"owner":"ann","created":"2026-01-02T03:04:05Z","delegated":{"agent":"p","job":"k","depth":0}}`,
 	} {
 		f.Add([]byte(seed))
 	}
@@ -56,7 +59,7 @@ func FuzzFleetMeta(f *testing.F) {
 			t.Fatalf("decoded %+v from %q, which does not encode: %v", info, data, err)
 		}
 		back, err := decodeAgentMeta("fleet.db", "agent-7", again)
-		if err != nil || back.Owner != info.Owner || !back.Created.Equal(info.Created) || !reflect.DeepEqual(back.Fork, info.Fork) {
+		if err != nil || back.Owner != info.Owner || !back.Created.Equal(info.Created) || !reflect.DeepEqual(back.Fork, info.Fork) || !reflect.DeepEqual(back.Delegated, info.Delegated) {
 			t.Fatalf("decoded %+v from %q, written as %q, which reads back as %+v, %v", info, data, again, back, err)
 		}
 	})

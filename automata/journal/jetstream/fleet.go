@@ -524,7 +524,8 @@ func encodeAgentInfo(info journal.AgentInfo) ([]byte, error) {
 // decodeAgentInfo reads the value of an agent's key strictly: a JSON
 // object with exactly the members "owner", a string, and "created", a
 // string holding an RFC 3339 time, and, for a fork, "fork" (see
-// journal.ForkOrigin), each once, and nothing after it.
+// journal.ForkOrigin), and, for a sub-agent, "delegated" (see
+// journal.Delegation), each once, and nothing after it.
 func decodeAgentInfo(data []byte) (journal.AgentInfo, error) {
 	var info journal.AgentInfo
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -538,15 +539,20 @@ func decodeAgentInfo(data []byte) (journal.AgentInfo, error) {
 			return info, fmt.Errorf("%q: %w", data, err)
 		}
 		key, _ := tok.(string)
-		if key == "fork" {
+		if key == "fork" || key == "delegated" {
 			var raw json.RawMessage
-			if info.Fork != nil {
+			if key == "fork" && info.Fork != nil || key == "delegated" && info.Delegated != nil {
 				return info, fmt.Errorf("%q: member %q twice", data, key)
 			}
 			if err := dec.Decode(&raw); err != nil {
-				return info, fmt.Errorf("%q: member fork: %w", data, err)
+				return info, fmt.Errorf("%q: member %s: %w", data, key, err)
 			}
-			if info.Fork, err = backend.DecodeFork(raw); err != nil {
+			if key == "fork" {
+				info.Fork, err = backend.DecodeFork(raw)
+			} else {
+				info.Delegated, err = backend.DecodeDelegation(raw)
+			}
+			if err != nil {
 				return info, fmt.Errorf("%q: %w", data, err)
 			}
 			continue

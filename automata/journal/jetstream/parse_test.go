@@ -111,6 +111,8 @@ func FuzzFleetInfo(f *testing.F) {
 		`{"owner":"ann","fork":{"agent":"a-1","seq":12},"created":"2026-11-25T10:00:00Z","fork":{"agent":"a-1","seq":12}}`,
 		`{"owner":"ann","created":"2026-11-25T10:00:00Z","fork":{"agent":"a","seq":-1}}`,
 		`{"owner":"ann","created":"2026-11-25T10:00:00Z","fork":[]}`,
+		`{"owner":"ann","created":"2026-11-25T10:00:00Z","delegated":{"agent":"p","job":"work/1","depth":1}}`,
+		`{"owner":"ann","delegated":{"agent":"p","job":"w","depth":3},"created":"2026-11-25T10:00:00Z","delegated":{"agent":"p","job":"w","depth":3}}`,
 	} {
 		f.Add([]byte(seed), "ann", int64(0))
 	}
@@ -127,7 +129,7 @@ func FuzzFleetInfo(f *testing.F) {
 				t.Fatalf("%q decodes to %+v, which does not encode: %v", data, info, err)
 			}
 			again, err := decodeAgentInfo(enc)
-			if err != nil || again.Owner != info.Owner || !again.Created.Equal(info.Created) || !reflect.DeepEqual(again.Fork, info.Fork) {
+			if err != nil || again.Owner != info.Owner || !again.Created.Equal(info.Created) || !reflect.DeepEqual(again.Fork, info.Fork) || !reflect.DeepEqual(again.Delegated, info.Delegated) {
 				t.Fatalf("%q decodes to %+v, encoded as %q, which decodes to %+v, %v", data, info, enc, again, err)
 			}
 		}

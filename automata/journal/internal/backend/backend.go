@@ -53,16 +53,8 @@ func DecodeFork(data []byte) (*journal.ForkOrigin, error) {
 		Agent *string `json:"agent"`
 		Seq   *uint64 `json:"seq"`
 	}
-	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return nil, errors.New("member fork is not a JSON object")
-	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&f); err != nil {
-		return nil, fmt.Errorf("member fork: %w", err)
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return nil, errors.New("member fork holds more than one JSON object")
+	if err := decodeStrict(data, "fork", &f); err != nil {
+		return nil, err
 	}
 	switch {
 	case f.Agent == nil || f.Seq == nil:
@@ -74,4 +66,48 @@ func DecodeFork(data []byte) (*journal.ForkOrigin, error) {
 		return nil, fmt.Errorf("member fork: %w", err)
 	}
 	return &journal.ForkOrigin{Agent: *f.Agent, Seq: *f.Seq}, nil
+}
+
+// DecodeDelegation reads the member "delegated" of an agent's stored
+// AgentInfo strictly: an object with exactly an "agent", an id CheckAgentID
+// takes, a "job", a key of 1 to 512 bytes, and a "depth", a positive
+// integer.
+func DecodeDelegation(data []byte) (*journal.Delegation, error) {
+	var d struct {
+		Agent *string `json:"agent"`
+		Job   *string `json:"job"`
+		Depth *int    `json:"depth"`
+	}
+	if err := decodeStrict(data, "delegated", &d); err != nil {
+		return nil, err
+	}
+	switch {
+	case d.Agent == nil || d.Job == nil || d.Depth == nil:
+		return nil, errors.New("member delegated wants members agent, job and depth")
+	case len(*d.Job) == 0 || len(*d.Job) > 512:
+		return nil, fmt.Errorf("member delegated: a job key of %d bytes, want 1 to 512", len(*d.Job))
+	case *d.Depth < 1:
+		return nil, fmt.Errorf("member delegated: depth %d", *d.Depth)
+	}
+	if err := journal.CheckAgentID(*d.Agent); err != nil {
+		return nil, fmt.Errorf("member delegated: %w", err)
+	}
+	return &journal.Delegation{Agent: *d.Agent, Job: *d.Job, Depth: *d.Depth}, nil
+}
+
+// decodeStrict decodes data, the member name of an AgentInfo, into v: one
+// JSON object, no member v does not have, nothing after it.
+func decodeStrict(data []byte, name string, v any) error {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return fmt.Errorf("member %s is not a JSON object", name)
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(v); err != nil {
+		return fmt.Errorf("member %s: %w", name, err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return fmt.Errorf("member %s holds more than one JSON object", name)
+	}
+	return nil
 }

@@ -312,8 +312,9 @@ func testFleetReopen(t *testing.T, open FleetOpener) {
 	}
 }
 
-// testFleetForkOrigin: an agent created as a fork keeps where it came from
-// in its AgentInfo, through Info, List and a reopen; the others have none.
+// testFleetForkOrigin: an agent created as a fork, or delegated to, keeps
+// where it came from in its AgentInfo, through Info, List and a reopen; the
+// others have none.
 func testFleetForkOrigin(t *testing.T, open FleetOpener) {
 	name := newName(t)
 	f := open(t, name)
@@ -325,20 +326,27 @@ func testFleetForkOrigin(t *testing.T, open FleetOpener) {
 	if err := f.Create("child", journal.AgentInfo{Owner: "ann", Created: created, Fork: origin}); err != nil {
 		t.Fatal(err)
 	}
+	delegated := &journal.Delegation{Agent: "parent", Job: "work/task-1", Depth: 2}
+	if err := f.Create("sub", journal.AgentInfo{Owner: "ann", Created: created, Delegated: delegated}); err != nil {
+		t.Fatal(err)
+	}
 	check := func(when string) {
 		t.Helper()
 		if info, err := f.Info("child"); err != nil || !reflect.DeepEqual(info.Fork, origin) {
 			t.Errorf("Info(child) %s = %+v, %v; want the fork of parent at 12", when, info, err)
 		}
-		if info, err := f.Info("parent"); err != nil || info.Fork != nil {
-			t.Errorf("Info(parent) %s = %+v, %v; want no fork", when, info, err)
+		if info, err := f.Info("parent"); err != nil || info.Fork != nil || info.Delegated != nil {
+			t.Errorf("Info(parent) %s = %+v, %v; want no fork, no delegation", when, info, err)
+		}
+		if info, err := f.Info("sub"); err != nil || !reflect.DeepEqual(info.Delegated, delegated) || info.Fork != nil {
+			t.Errorf("Info(sub) %s = %+v, %v; want delegated by parent's job", when, info, err)
 		}
 		forks := map[string]*journal.ForkOrigin{}
 		err := f.List("", func(id string, info journal.AgentInfo) error {
 			forks[id] = info.Fork
 			return nil
 		})
-		if err != nil || !reflect.DeepEqual(forks, map[string]*journal.ForkOrigin{"parent": nil, "child": origin}) {
+		if err != nil || !reflect.DeepEqual(forks, map[string]*journal.ForkOrigin{"parent": nil, "child": origin, "sub": nil}) {
 			t.Errorf("List %s = %v, %v", when, forks, err)
 		}
 	}
