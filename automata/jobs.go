@@ -138,12 +138,13 @@ const (
 // wanted, and the job runs again when the agent is opened again.
 var ErrJobKeyVanished = errors.New("automata: the job's key vanished from the state")
 
-// JobCancelCause says why ctx, the context a machine handed to a job, was
-// cancelled: ErrJobKeyVanished, ErrClosed, or context.Canceled once the job
-// has returned; nil while it is not cancelled, and for a context that
-// is not a job's (a context derived from a job's is not one).
+// JobCancelCause says why the context a machine handed to a job (which ctx
+// is, or is derived from) was cancelled: ErrJobKeyVanished, ErrClosed, or
+// context.Canceled once the job has returned; nil while it is not
+// cancelled (a context derived from it may be, for its own reasons), and
+// for a context that comes from no job.
 func JobCancelCause(ctx context.Context) error {
-	j, ok := ctx.(interface{ cancelCause() error })
+	j, ok := ctx.Value(jobKeyCtx{}).(interface{ cancelCause() error })
 	if !ok {
 		return nil
 	}

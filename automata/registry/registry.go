@@ -174,6 +174,19 @@ func (r *Registry[S, I]) Create(id, owner string) (string, error) {
 	return id, nil
 }
 
+// CreateInfo adds agent id with info, as Create does (an empty Created is
+// the registry's clock): a sub-agent names its parent so
+// (AgentInfo.Delegated). It does not activate the agent.
+func (r *Registry[S, I]) CreateInfo(id string, info journal.AgentInfo) error {
+	if info.Created.IsZero() {
+		info.Created = r.cfg.Now().UTC()
+	}
+	if err := r.cfg.Fleet.Create(id, info); err != nil {
+		return fmt.Errorf("registry: create %q: %w", id, err)
+	}
+	return nil
+}
+
 // Put creates agent id for who (owned by who.Name), or finds it when who
 // may already see it, as an owner who sends the same PUT again: created
 // says which. An id journal.CheckAgentID refuses is that error; another
