@@ -22,6 +22,9 @@
 // depth below the agent nobody delegated to; a fleet's devpanel shows it.
 // Limits: Config.MaxDepth, MaxChildren (children of one parent at work at
 // once, in this process), Timeout (of one delegation).
+//
+// Job makes a job that delegates, for an agent that delegates without a
+// model; Tool makes a toolkit tool that does, for a model to call.
 package delegate
 
 import (
@@ -36,6 +39,7 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/registry"
+	"github.com/moora-go/moora/automata/toolkit"
 )
 
 // Config is what a Delegator is made of. Registry and Owner are required.
@@ -117,8 +121,15 @@ func ChildID(parent, key string) string {
 // which it returns. Call it from the parent's job; the job dispatches what
 // it makes of the state.
 func (d *Delegator[CS, CI]) Run(ctx context.Context, parent string, task CI, done func(CS) bool) (CS, error) {
+	return d.RunKey(ctx, parent, automata.JobKey(ctx), task, done)
+}
+
+// RunKey is Run under key, in place of the job's key: a tool delegates
+// under its call's idempotency key (toolkit.Key), which is the same after a
+// restart. A job cancelled because its key vanished (automata.JobCancelCause
+// of ctx) cancels the child.
+func (d *Delegator[CS, CI]) RunKey(ctx context.Context, parent, key string, task CI, done func(CS) bool) (CS, error) {
 	var zero CS
-	key := automata.JobKey(ctx)
 	if key == "" {
 		return zero, ErrNotAJob
 	}
@@ -261,4 +272,28 @@ func Job[CS, CI, PI any](d *Delegator[CS, CI], parent string, task CI, result fu
 		dispatch(out)
 		return nil
 	}
+}
+
+// Tool is a toolkit tool of agent parent that delegates to a child: the
+// model's arguments make the child's task, and answer makes the tool's
+// output of the child's state once it holds one (ok). The child's id comes
+// from the call's idempotency key (toolkit.Key), so that a call run again
+// after a restart finds the same child. A tool is made per parent: give
+// each agent's kit its own. A delegation takes as long as the child's work:
+// give the tool a Policy whose Timeout allows it (toolkit's default is
+// meant for quick calls).
+func Tool[A, CS, CI any](d *Delegator[CS, CI], parent, name, description string, task func(A) CI, answer func(CS) (string, bool)) toolkit.Tool {
+	return toolkit.Func(name, description, func(ctx context.Context, args A) (string, error) {
+		key := toolkit.Key(ctx)
+		if key == "" {
+			key = automata.JobKey(ctx)
+		}
+		var out string
+		_, err := d.RunKey(ctx, parent, key, task(args), func(s CS) bool {
+			var ok bool
+			out, ok = answer(s)
+			return ok
+		})
+		return out, err
+	})
 }
