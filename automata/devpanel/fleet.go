@@ -42,6 +42,17 @@ type FleetConfig[S, I any] struct {
 	// an agent who is not an operator gets 403 on its panel; anyone else's
 	// agent is 404 either way.
 	OpenToOwners bool
+	// DelegatorPanel is where the panel of a sub-agent's parent is (its
+	// AgentInfo.Delegated.Agent; package automata/delegate), for the
+	// sub-agent's header to link to: a URL or an absolute path. Default:
+	// the parent's panel in this fleet, "../{parent}/".
+	DelegatorPanel func(parent string) string
+	// SubAgentPanel, if set, says where the panel is of the sub-agent that
+	// the job under key of agent parent delegates to ("" for a job that
+	// does not delegate): a parent's Jobs monitor links each such job to
+	// it. With package automata/delegate the sub-agent's id is
+	// delegate.ChildID(parent, key).
+	SubAgentPanel func(parent, key string) string
 }
 
 // Fleet serves the panels of the agents of a registry: a list of the agents
@@ -154,7 +165,11 @@ func (f *Fleet[S, I]) open(id string, store journal.Store, opts journal.Options[
 // Retry-After when the journal's server is unavailable or too many agents
 // are active. The page's GET /config says so to the page of a fleet's panel:
 // "forkable": true, and "forkedFrom": {"agent", "seq"} for a fork, which
-// its header links to.
+// its header links to; "delegatedBy": {"agent", "job", "depth", "panel"}
+// for a sub-agent (AgentInfo.Delegated), which its header links to; and
+// "subAgents", whether GET /agents/{id}/subagent?job={key} says where the
+// panel is of the sub-agent a job delegates to (FleetConfig.SubAgentPanel:
+// {"panel"}, or 404), which the Jobs monitor links each job to.
 //
 // The pages, and their files, are open and the same for any agent id: they
 // hold no data. Every other route identifies the caller (FleetConfig.Identify,
@@ -284,7 +299,19 @@ func (f *Fleet[S, I]) agent(w http.ResponseWriter, r *http.Request, reg *registr
 		if info.Fork != nil {
 			cfg["forkedFrom"] = info.Fork
 		}
+		if d := info.Delegated; d != nil {
+			panel := "../" + d.Agent + "/"
+			if f.cfg.DelegatorPanel != nil {
+				panel = f.cfg.DelegatorPanel(d.Agent)
+			}
+			cfg["delegatedBy"] = map[string]any{"agent": d.Agent, "job": d.Job, "depth": d.Depth, "panel": panel}
+		}
+		cfg["subAgents"] = f.cfg.SubAgentPanel != nil
 		wire.WriteJSON(w, http.StatusOK, cfg)
+		return
+	}
+	if rest == "subagent" && r.Method == http.MethodGet {
+		f.subAgent(w, r, id)
 		return
 	}
 	r2 := r.Clone(r.Context())
@@ -439,3 +466,26 @@ func decodeFork(body io.Reader) (forkRequest, error) {
 	}
 	return out, nil
 }
+
+// subAgent answers where the panel is of the sub-agent that agent parent's
+// job ?job= delegates to (FleetConfig.SubAgentPanel): {"panel": url}, or 404
+// for a job that does not delegate.
+func (f *Fleet[S, I]) subAgent(w http.ResponseWriter, r *http.Request, parent string) {
+	key := r.URL.Query().Get("job")
+	if key == "" || len(key) > maxJobKey {
+		wire.WriteError(w, http.StatusBadRequest, "job: a job key of 1 to %d bytes, got %d", maxJobKey, len(key))
+		return
+	}
+	panel := ""
+	if f.cfg.SubAgentPanel != nil {
+		panel = f.cfg.SubAgentPanel(parent, key)
+	}
+	if panel == "" {
+		wire.WriteError(w, http.StatusNotFound, "job %q of agent %q delegates to no sub-agent", key, parent)
+		return
+	}
+	wire.WriteJSON(w, http.StatusOK, map[string]string{"panel": panel})
+}
+
+// maxJobKey is the longest job key the panel asks about.
+const maxJobKey = 512

@@ -47,6 +47,8 @@ type fleetOptions struct {
 	jobKeys bool
 	// wrap, when not nil, wraps the registry's fleet.
 	wrap func(journal.Fleet) journal.Fleet
+	// subAgentPanel is FleetConfig.SubAgentPanel.
+	subAgentPanel func(parent, key string) string
 }
 
 // newFleetPanel is fleetPanel's, with the panels showing the jobs
@@ -60,9 +62,10 @@ func newFleetPanel(t *testing.T, o fleetOptions) *aFleetPanel {
 	calls := &fixture{t: t}
 	jobFns := decl.JobFns{Llm: replies(calls)}
 	panels, err := devpanel.NewFleet(devpanel.FleetConfig[decl.AgentState, decl.AgentInput]{
-		Panel:        testConfig(jobFns),
-		Identify:     httpbridge.Identities(operator, sessions),
-		OpenToOwners: o.openToOwners,
+		Panel:         testConfig(jobFns),
+		Identify:      httpbridge.Identities(operator, sessions),
+		OpenToOwners:  o.openToOwners,
+		SubAgentPanel: o.subAgentPanel,
 	})
 	if err != nil {
 		t.Fatal(err)

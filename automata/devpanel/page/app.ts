@@ -78,12 +78,17 @@ interface Job {
   recorded?: boolean; // its inputs came from a fork's record (true) or from its run (false); unknown when absent
 }
 
-// What GET /config says. forkable and forkedFrom come from a fleet's panel.
+// What GET /config says. forkable, forkedFrom, delegatedBy and subAgents
+// come from a fleet's panel.
 interface Config {
   extensions: string[];
   forkable?: boolean;
   forkedFrom?: { agent: string; seq: number };
+  delegatedBy?: { agent: string; job: string; depth: number; panel: string };
+  subAgents?: boolean;
 }
+
+let subAgents = false; // the fleet says where the sub-agents of jobs are
 
 // A lifecycle event: the agent's, the hold's.
 interface Lifecycle {
@@ -551,12 +556,49 @@ function jobEvent(e: JobEvent): void {
     tr.innerHTML = '<td class="job"></td><td></td><td></td>';
     tr.children[0].textContent = e.key;
     $('jobs').prepend(tr);
+    if (subAgents) linkSubAgent(tr, e.key);
   }
   tr.children[1].textContent = e.kind + (e.type ? ' ' + e.type : '') + (j.error ? ': ' + j.error : '');
   tr.children[1].className = 'status-' + e.kind;
   tr.children[2].textContent = j.durationMs !== undefined ? String(j.durationMs) : '';
   markJob(e.key);
   for (const r of rows.values()) if (r.started.includes(e.key)) { markRow(r); filterRow(r); }
+}
+
+// linkSubAgent makes a job's key in the monitor a link to the panel of the
+// sub-agent it delegates to, if it does.
+async function linkSubAgent(tr: HTMLTableRowElement, key: string): Promise<void> {
+  let r: { panel: string };
+  try {
+    r = await api<{ panel: string }>('/subagent?job=' + encodeURIComponent(key));
+  } catch {
+    return; // no sub-agent
+  }
+  const a = document.createElement('a');
+  a.className = 'subagent';
+  a.href = withToken(r.panel);
+  a.textContent = key;
+  a.title = 'the sub-agent this job delegates to';
+  const cell = tr.children[0];
+  cell.firstChild?.replaceWith(a);
+}
+
+// withToken is the address of a panel at url (relative to this one's),
+// with the token in its fragment.
+function withToken(url: string): string {
+  const to = new URL(url, new URL(base + '/', location.href));
+  to.hash = 'token=' + encodeURIComponent(token);
+  return to.href;
+}
+
+// showDelegatedBy says in the header whose sub-agent this is.
+function showDelegatedBy(d: { agent: string; job: string; depth: number; panel: string }): void {
+  const link = $<HTMLAnchorElement>('delegated-link');
+  link.href = withToken(d.panel);
+  link.textContent = d.agent;
+  $('delegated-job').textContent = d.job;
+  $('delegated').hidden = false;
+  document.title = `devpanel · sub-agent of ${d.agent}`;
 }
 
 // markJob shows in the monitor whether a job's inputs came from a fork's
@@ -647,9 +689,7 @@ $('tt-fork').addEventListener('click', async () => {
 // with a link to that agent's panel.
 function showOrigin(from: { agent: string; seq: number }): void {
   const link = $<HTMLAnchorElement>('origin-link');
-  const to = new URL('../' + encodeURIComponent(from.agent) + '/', new URL(base + '/', location.href));
-  to.hash = 'token=' + encodeURIComponent(token);
-  link.href = to.href;
+  link.href = withToken('../' + encodeURIComponent(from.agent) + '/');
   link.textContent = from.agent;
   $('origin-seq').textContent = String(from.seq);
   $('origin').hidden = false;
@@ -711,6 +751,8 @@ async function start(): Promise<void> {
     const cfg = await api<Config>('/config');
     $('tt-fork-row').hidden = !cfg.forkable;
     if (cfg.forkedFrom) showOrigin(cfg.forkedFrom);
+    if (cfg.delegatedBy) showDelegatedBy(cfg.delegatedBy);
+    subAgents = !!cfg.subAgents;
     for (const url of cfg.extensions) {
       const el = document.createElement('div');
       $('ext').append(el);
