@@ -316,6 +316,21 @@ func (k *Kit) Tool(name string) (Tool, bool) {
 	return e.Tool, true
 }
 
+// NeedsApproval says whether a call of tool name with arguments waits for a
+// person's approval (Policy.Approval), and how long it may wait
+// (Policy.ApprovalDeadline); a tool the kit does not have needs none (its
+// call fails as it runs).
+func (k *Kit) NeedsApproval(name string, arguments json.RawMessage) (bool, time.Duration) {
+	e, ok := k.toolset().byName[name]
+	if !ok || e.policy.Approval == nil || !e.policy.Approval(arguments) {
+		return false, 0
+	}
+	if d := e.policy.ApprovalDeadline; d > 0 {
+		return true, d
+	}
+	return true, DefaultApprovalDeadline
+}
+
 // Calls turns a model's tool calls into Calls under the job's key key:
 // each call's key is key and the call's ID.
 func Calls(key string, calls []llm.ToolCall) []Call {

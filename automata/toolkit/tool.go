@@ -294,7 +294,23 @@ type Policy struct {
 	// Filter is applied to a successful output, after Config.Filter and
 	// before the size limit, such as to redact secrets. Nil keeps it.
 	Filter func(c Call, output string) string
+	// Approval, if set, says which calls of the tool wait for a person's
+	// approval before they run: a call for whose arguments it returns
+	// true (ApproveAll: every call). The kit does not wait: an agent asks
+	// Kit.NeedsApproval as the model asks for the call and keeps the call
+	// pending in its state, which calls for it only once a person has
+	// approved it (Reflexor's approver does).
+	Approval func(arguments json.RawMessage) bool
+	// ApprovalDeadline is how long a call waits for its approval before
+	// it is denied (default 24 hours).
+	ApprovalDeadline time.Duration
 }
+
+// ApproveAll is a Policy.Approval that holds every call for approval.
+func ApproveAll(json.RawMessage) bool { return true }
+
+// DefaultApprovalDeadline is Policy.ApprovalDeadline's default.
+const DefaultApprovalDeadline = 24 * time.Hour
 
 // The defaults of Policy and Config.
 const (

@@ -151,7 +151,7 @@ func NewFleet(cfg FleetConfig) (f *Fleet, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("reflexor: the registry: %w", err)
 	}
-	bcfg := bridgeConfig()
+	bcfg := bridgeConfig(cfg.Agent.PageApproves)
 	acfg.telemetry(&bcfg)
 	f.bridges, err = httpbridge.NewFleet(httpbridge.FleetConfig[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{
 		Registry: f.reg,

@@ -89,6 +89,13 @@ type Config struct {
 	// call, and one more when it compresses the history or loads old tool
 	// calls back; the budget is checked before each ask.)
 	Budget llm.Budget
+	// PageApproves lets the page (a client of the bridge) speak for the
+	// approver too, and not only for the user: the person in the chat
+	// approves or denies the tool calls whose tools' policies ask for
+	// approval (toolkit.Policy.Approval), on a card with the arguments.
+	// Default false: the page shows the card, and the server refuses its
+	// approval with 403; the operator approves on the devpanel.
+	PageApproves bool
 	// Options are more options of the machine, after the agent's own
 	// (its admission step and its jobs): automata.WithEvents to watch
 	// it, automata.WithPurityCheck in tests.
@@ -146,6 +153,7 @@ func (cfg Config) work(streams Streams) work {
 		logger:        cfg.Logger,
 		prices:        cfg.Prices,
 		budget:        cfg.Budget,
+		now:           cfg.Now,
 	}
 }
 
@@ -199,7 +207,7 @@ func New(cfg Config) (a *Agent, err error) {
 		return nil, fmt.Errorf("reflexor: opening the conversation: %w", err)
 	}
 	opened = true
-	bcfg := bridgeConfig()
+	bcfg := bridgeConfig(cfg.PageApproves)
 	cfg.telemetry(&bcfg)
 	bcfg.Streams = streams
 	bcfg.Auth = httpbridge.AllowAll

@@ -67,15 +67,20 @@ func (b bridgeStreams) Fail(id, reason string) {
 
 // bridgeConfig is the bridge of a conversation, but for its Auth and
 // Streams.
-func bridgeConfig() httpbridge.Config[decl.AgentState, decl.AgentInput, decl.ContextOfUser] {
+func bridgeConfig(pageApproves bool) httpbridge.Config[decl.AgentState, decl.AgentInput, decl.ContextOfUser] {
+	actors := []string{string(decl.ActorUser)}
+	if pageApproves {
+		actors = append(actors, string(decl.ActorApprover))
+	}
 	return httpbridge.Config[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{
 		// The timestamp, readOnly in the spec, is the server's: a page
 		// leaves it out, and the admission step stamps it.
 		Decode: decl.DecodeClientInput,
-		// A page speaks for the user, never for the brain or the toolkit,
-		// whose inputs only the agent's own jobs dispatch: the bridge
-		// refuses theirs with 403. (The default, written out.)
-		ClientActors: []string{string(decl.ActorUser)},
+		// A page speaks for the user (and the approver, with
+		// Config.PageApproves), never for the brain or the toolkit, whose
+		// inputs only the agent's own jobs dispatch: the bridge refuses
+		// theirs with 403.
+		ClientActors: actors,
 		View:         decl.AgentState.ContextOfUser,
 		InputID:      inputID,
 		// The conversation in the AI SDK's UI message stream, at

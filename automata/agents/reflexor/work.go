@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl"
@@ -45,6 +46,17 @@ type work struct {
 	// prices price each call of the model; budget bounds their totals.
 	prices llm.Prices
 	budget llm.Budget
+	// now is the server's clock, for the deadlines of approvals; nil:
+	// time.Now.
+	now func() time.Time
+}
+
+// clock is w's clock.
+func (w work) clock() time.Time {
+	if w.now == nil {
+		return time.Now()
+	}
+	return w.now()
 }
 
 // The brain's own tools, which are not the toolkit's: they become the
@@ -151,9 +163,50 @@ func (w work) toolkitJobs(c decl.ContextOfToolkit) map[string]automata.Job[decl.
 	}
 	jobs := make(map[string]automata.Job[decl.AgentInput], len(pending))
 	for _, call := range pending {
-		jobs["request-toolkit-"+call.ID] = w.request(call)
+		if call.NeedsApproval == nil || !*call.NeedsApproval {
+			jobs["request-toolkit-"+call.ID] = w.request(call)
+			continue
+		}
+		// A call that waits for approval runs once approved, with the
+		// arguments approved; denied, it is refused; until then, it waits
+		// for its deadline, and is refused when that comes first.
+		i := slices.IndexFunc(c.Approvals, func(a decl.Approval) bool { return a.ToolCallID == call.ID })
+		switch {
+		case i >= 0 && c.Approvals[i].Approved:
+			if args := c.Approvals[i].Arguments; args != nil && *args != "" {
+				call.Arguments = *args
+			}
+			jobs["request-toolkit-"+call.ID] = w.request(call)
+		case i >= 0:
+			jobs["refuse-toolkit-"+call.ID] = refuse(call.ID, decl.ToolkitRefuseReasonDenied, c.Approvals[i].Reason, 0, nil)
+		default:
+			var deadline int64
+			if call.ApprovalDeadline != nil {
+				deadline = *call.ApprovalDeadline
+			}
+			jobs["deadline-toolkit-"+call.ID] = refuse(call.ID, decl.ToolkitRefuseReasonDeadline, nil, deadline, w.clock)
+		}
 	}
 	return jobs
+}
+
+// refuse refuses a tool call that waited for approval, for reason; with a
+// clock, at the deadline (Unix milliseconds) only, waiting for it on a
+// timer: the approver's word cancels the job first (its key vanishes).
+func refuse(id string, reason decl.ToolkitRefuseReason, detail *string, deadline int64, clock func() time.Time) automata.Job[decl.AgentInput] {
+	return func(ctx context.Context, dispatch automata.Dispatch[decl.AgentInput]) error {
+		if clock != nil {
+			t := time.NewTimer(time.Duration(deadline-clock().UnixMilli()) * time.Millisecond)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		dispatch(decl.ToolkitRefuse{ToolCallID: id, Reason: reason, Detail: detail})
+		return nil
+	}
 }
 
 // signalsCutAt is the time of the newest signal the brain answers: a user
@@ -363,7 +416,12 @@ func (w work) answer(c decl.ContextOfBrain, cut int64) automata.Job[decl.AgentIn
 					// A model's call ids are unique within one
 					// conversation, which compression shortens:
 					// the ask's cut makes them unique for good.
-					calls[fmt.Sprintf("t%d-%s", cut, tc.ID)] = decl.ToolCallRequest{Name: tc.Name, Arguments: string(tc.Arguments)}
+					req := decl.ToolCallRequest{Name: tc.Name, Arguments: string(tc.Arguments)}
+					if ok, wait := w.tools.NeedsApproval(tc.Name, tc.Arguments); ok {
+						deadline := w.clock().Add(wait).UnixMilli()
+						req.NeedsApproval, req.ApprovalDeadline = &ok, &deadline
+					}
+					calls[fmt.Sprintf("t%d-%s", cut, tc.ID)] = req
 					continue
 				}
 				var args struct {

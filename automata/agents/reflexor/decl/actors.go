@@ -7,20 +7,21 @@ type Actor string
 
 // The actors of the agent, in the order of the spec.
 const (
-	ActorUser    Actor = "user"
-	ActorBrain   Actor = "brain"
-	ActorToolkit Actor = "toolkit"
+	ActorUser     Actor = "user"
+	ActorBrain    Actor = "brain"
+	ActorToolkit  Actor = "toolkit"
+	ActorApprover Actor = "approver"
 )
 
 // Actors returns every actor of the agent, in the order of the spec.
 func Actors() []Actor {
-	return []Actor{ActorUser, ActorBrain, ActorToolkit}
+	return []Actor{ActorUser, ActorBrain, ActorToolkit, ActorApprover}
 }
 
 // Valid reports whether a is one of the actors.
 func (a Actor) Valid() bool {
 	switch a {
-	case ActorUser, ActorBrain, ActorToolkit:
+	case ActorUser, ActorBrain, ActorToolkit, ActorApprover:
 		return true
 	}
 	return false

@@ -14,6 +14,12 @@ import "encoding/json"
 // AgentState is the state of the whole agent: the union of the states of all
 // actors.
 type AgentState struct {
+	// Owned by actor approver.
+	Approvals []Approval `json:"approvals"`
+	// The timestamp of the newest input of the approver applied.
+	//
+	// Owned by actor approver.
+	ApproverUpdatedAt int64 `json:"approverUpdatedAt"`
 	// Owned by actor brain.
 	AssistantMessages []AssistantMessage `json:"assistantMessages"`
 	// The timestamp of the newest input of the brain applied.
@@ -60,6 +66,9 @@ type AgentState struct {
 // state always has them.
 func (v AgentState) MarshalJSON() ([]byte, error) {
 	type plain AgentState
+	if v.Approvals == nil {
+		v.Approvals = []Approval{}
+	}
 	if v.AssistantMessages == nil {
 		v.AssistantMessages = []AssistantMessage{}
 	}
@@ -79,7 +88,7 @@ func (v AgentState) MarshalJSON() ([]byte, error) {
 // nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
 // which then walk AgentState field by field.
 func (AgentState) JSONEmptyOnNil() []string {
-	return []string{"assistantMessages", "toolCalls", "toolResults", "userMessages"}
+	return []string{"approvals", "assistantMessages", "toolCalls", "toolResults", "userMessages"}
 }
 
 // StateOfUser returns the state of actor user.
@@ -101,6 +110,7 @@ func (s AgentState) WithStateOfUser(state StateOfUser) AgentState {
 // ContextOfUser returns the context of actor user: what it observes.
 func (s AgentState) ContextOfUser() ContextOfUser {
 	return ContextOfUser{
+		Approvals:         s.Approvals,
 		AssistantMessages: s.AssistantMessages,
 		BudgetExhausted:   s.BudgetExhausted,
 		SummaryCutAt:      s.SummaryCutAt,
@@ -175,9 +185,36 @@ func (s AgentState) WithStateOfToolkit(state StateOfToolkit) AgentState {
 // ContextOfToolkit returns the context of actor toolkit: what it observes.
 func (s AgentState) ContextOfToolkit() ContextOfToolkit {
 	return ContextOfToolkit{
+		Approvals:        s.Approvals,
 		ToolCalls:        s.ToolCalls,
 		ToolResults:      s.ToolResults,
 		ToolkitUpdatedAt: s.ToolkitUpdatedAt,
+	}
+}
+
+// StateOfApprover returns the state of actor approver.
+func (s AgentState) StateOfApprover() StateOfApprover {
+	return StateOfApprover{
+		Approvals:         s.Approvals,
+		ApproverUpdatedAt: s.ApproverUpdatedAt,
+	}
+}
+
+// WithStateOfApprover returns a copy of s with the state of actor approver
+// replaced by state.
+func (s AgentState) WithStateOfApprover(state StateOfApprover) AgentState {
+	s.Approvals = state.Approvals
+	s.ApproverUpdatedAt = state.ApproverUpdatedAt
+	return s
+}
+
+// ContextOfApprover returns the context of actor approver: what it observes.
+func (s AgentState) ContextOfApprover() ContextOfApprover {
+	return ContextOfApprover{
+		Approvals:         s.Approvals,
+		ApproverUpdatedAt: s.ApproverUpdatedAt,
+		ToolCalls:         s.ToolCalls,
+		ToolResults:       s.ToolResults,
 	}
 }
 
@@ -195,16 +232,18 @@ type AgentInput interface {
 // EffectFns holds the effect function of each actor. It is injected when the
 // agent is created.
 type EffectFns struct {
-	User    EffectFnOfUser
-	Brain   EffectFnOfBrain
-	Toolkit EffectFnOfToolkit
+	User     EffectFnOfUser
+	Brain    EffectFnOfBrain
+	Toolkit  EffectFnOfToolkit
+	Approver EffectFnOfApprover
 }
 
 // JobFns holds the jobs function of each actor: the work its context calls
 // for, by key. It is injected when the agent is created, with agent.WithJobs;
 // an actor whose jobs function is nil calls for no jobs.
 type JobFns struct {
-	User    JobsFnOfUser
-	Brain   JobsFnOfBrain
-	Toolkit JobsFnOfToolkit
+	User     JobsFnOfUser
+	Brain    JobsFnOfBrain
+	Toolkit  JobsFnOfToolkit
+	Approver JobsFnOfApprover
 }

@@ -5,9 +5,11 @@ package decl
 import "encoding/json"
 
 // ContextOfUser is the context of actor user: the union of its observations
-// (UserObUser, UserObBrain and UserObToolkit). Its effect and jobs functions
-// see only this.
+// (UserObUser, UserObBrain, UserObToolkit and UserObApprover). Its effect and
+// jobs functions see only this.
 type ContextOfUser struct {
+	// Owned by actor approver.
+	Approvals []Approval `json:"approvals"`
 	// Owned by actor brain.
 	AssistantMessages []AssistantMessage `json:"assistantMessages"`
 	// Set (timestamp not 0) while the brain has stopped for its budget: the user's messages are not answered until the budget is raised.
@@ -38,6 +40,9 @@ type ContextOfUser struct {
 // a state always has them.
 func (v ContextOfUser) MarshalJSON() ([]byte, error) {
 	type plain ContextOfUser
+	if v.Approvals == nil {
+		v.Approvals = []Approval{}
+	}
 	if v.AssistantMessages == nil {
 		v.AssistantMessages = []AssistantMessage{}
 	}
@@ -57,7 +62,7 @@ func (v ContextOfUser) MarshalJSON() ([]byte, error) {
 // nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
 // which then walk ContextOfUser field by field.
 func (ContextOfUser) JSONEmptyOnNil() []string {
-	return []string{"assistantMessages", "toolCalls", "toolResults", "userMessages"}
+	return []string{"approvals", "assistantMessages", "toolCalls", "toolResults", "userMessages"}
 }
 
 // ContextOfBrain is the context of actor brain: the union of its observations
@@ -125,9 +130,11 @@ func (ContextOfBrain) JSONEmptyOnNil() []string {
 }
 
 // ContextOfToolkit is the context of actor toolkit: the union of its
-// observations (ToolkitObBrain and ToolkitObToolkit). Its effect and jobs
-// functions see only this.
+// observations (ToolkitObBrain, ToolkitObToolkit and ToolkitObApprover). Its
+// effect and jobs functions see only this.
 type ContextOfToolkit struct {
+	// Owned by actor approver.
+	Approvals []Approval `json:"approvals"`
 	// Owned by actor brain.
 	ToolCalls []ToolCallRecord `json:"toolCalls"`
 	// Owned by actor toolkit.
@@ -142,6 +149,9 @@ type ContextOfToolkit struct {
 // as a state always has them.
 func (v ContextOfToolkit) MarshalJSON() ([]byte, error) {
 	type plain ContextOfToolkit
+	if v.Approvals == nil {
+		v.Approvals = []Approval{}
+	}
 	if v.ToolCalls == nil {
 		v.ToolCalls = []ToolCallRecord{}
 	}
@@ -155,5 +165,44 @@ func (v ContextOfToolkit) MarshalJSON() ([]byte, error) {
 // nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
 // which then walk ContextOfToolkit field by field.
 func (ContextOfToolkit) JSONEmptyOnNil() []string {
-	return []string{"toolCalls", "toolResults"}
+	return []string{"approvals", "toolCalls", "toolResults"}
+}
+
+// ContextOfApprover is the context of actor approver: the union of its
+// observations (ApproverObBrain, ApproverObToolkit and ApproverObApprover).
+// Its effect and jobs functions see only this.
+type ContextOfApprover struct {
+	// Owned by actor approver.
+	Approvals []Approval `json:"approvals"`
+	// The timestamp of the newest input of the approver applied.
+	//
+	// Owned by actor approver.
+	ApproverUpdatedAt int64 `json:"approverUpdatedAt"`
+	// Owned by actor brain.
+	ToolCalls []ToolCallRecord `json:"toolCalls"`
+	// Owned by actor toolkit.
+	ToolResults []ToolResult `json:"toolResults"`
+}
+
+// MarshalJSON encodes ContextOfApprover with its nil slices and maps as empty,
+// as a state always has them.
+func (v ContextOfApprover) MarshalJSON() ([]byte, error) {
+	type plain ContextOfApprover
+	if v.Approvals == nil {
+		v.Approvals = []Approval{}
+	}
+	if v.ToolCalls == nil {
+		v.ToolCalls = []ToolCallRecord{}
+	}
+	if v.ToolResults == nil {
+		v.ToolResults = []ToolResult{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ContextOfApprover field by field.
+func (ContextOfApprover) JSONEmptyOnNil() []string {
+	return []string{"approvals", "toolCalls", "toolResults"}
 }

@@ -70,3 +70,26 @@ type EffectFnOfToolkit = automata.Effect[ContextOfToolkit, AgentInput]
 // automata.JobKey returns the prefixed key. It is injected when the agent is
 // created.
 type JobsFnOfToolkit = func(view ContextOfToolkit) map[string]automata.Job[AgentInput]
+
+// InitialFnOfApprover returns the initial state of actor approver. It must be
+// pure.
+type InitialFnOfApprover = func() StateOfApprover
+
+// TransitionFnOfApprover applies an input dispatched by actor approver to the
+// actor's state. It must be pure and deterministic: no clock, randomness or
+// I/O; time arrives inside inputs.
+type TransitionFnOfApprover = func(state StateOfApprover, input InputFromApprover) StateOfApprover
+
+// EffectFnOfApprover runs the side effects of actor approver for its context
+// and reports back by dispatching inputs. It is injected when the agent is
+// created.
+type EffectFnOfApprover = automata.Effect[ContextOfApprover, AgentInput]
+
+// JobsFnOfApprover says which jobs actor approver calls for, by key: the LLM
+// calls, tool calls and other asynchronous work its context asks for. It must
+// be a pure function of the context, so that a restored agent calls for the
+// same jobs, and must not write into it. The keys are the jobs' idempotency
+// keys, stable across restarts; the agent prefixes each with "approver/", and
+// automata.JobKey returns the prefixed key. It is injected when the agent is
+// created.
+type JobsFnOfApprover = func(view ContextOfApprover) map[string]automata.Job[AgentInput]

@@ -22,11 +22,18 @@ type InputFromBrain interface {
 	isInputFromBrain()
 }
 
-// InputFromToolkit is an input dispatched by actor toolkit: ToolkitError and
-// ToolkitRespond.
+// InputFromToolkit is an input dispatched by actor toolkit: ToolkitError,
+// ToolkitRefuse and ToolkitRespond.
 type InputFromToolkit interface {
 	AgentInput
 	isInputFromToolkit()
+}
+
+// InputFromApprover is an input dispatched by actor approver:
+// ApproverApproveToolCall and ApproverDenyToolCall.
+type InputFromApprover interface {
+	AgentInput
+	isInputFromApprover()
 }
 
 // The user sends a message.
@@ -395,6 +402,42 @@ func (in ToolkitError) WithTimestamp(ts int64) AgentInput {
 func (ToolkitError) isAgentInput()       {}
 func (ToolkitError) isInputFromToolkit() {}
 
+// The toolkit refuses a tool call that waited for approval: the approver denied it, or its deadline passed first. The brain is told, as of a failed call.
+type ToolkitRefuse struct {
+	Timestamp  int64               `json:"timestamp"`
+	ToolCallID string              `json:"toolCallId"`
+	Reason     ToolkitRefuseReason `json:"reason"`
+	Detail     *string             `json:"detail,omitempty"`
+}
+
+// MarshalJSON encodes ToolkitRefuse with its "type" discriminator.
+func (v ToolkitRefuse) MarshalJSON() ([]byte, error) {
+	type plain ToolkitRefuse
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"toolkit-refuse", plain(v)})
+}
+
+// InputType returns "toolkit-refuse", the input's type discriminator.
+func (ToolkitRefuse) InputType() string {
+	return "toolkit-refuse"
+}
+
+// InputActor returns "toolkit", the actor that dispatches the input.
+func (ToolkitRefuse) InputActor() string {
+	return "toolkit"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in ToolkitRefuse) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
+func (ToolkitRefuse) isAgentInput()       {}
+func (ToolkitRefuse) isInputFromToolkit() {}
+
 // The toolkit answers a tool call.
 type ToolkitRespond struct {
 	Timestamp  int64  `json:"timestamp"`
@@ -430,12 +473,93 @@ func (in ToolkitRespond) WithTimestamp(ts int64) AgentInput {
 func (ToolkitRespond) isAgentInput()       {}
 func (ToolkitRespond) isInputFromToolkit() {}
 
+// The approver approves a tool call that waits for it, with the brain's arguments or edited ones.
+type ApproverApproveToolCall struct {
+	// Stamped by the server on arrival; a client leaves it out.
+	//
+	// ReadOnly: the server assigns it in the agent's admission step;
+	// DecodeClientInput leaves it zero, whatever a client sends.
+	Timestamp  int64  `json:"timestamp"`
+	ToolCallID string `json:"toolCallId"`
+	// The arguments to call the tool with, a JSON object; left out: the brain's.
+	Arguments *string `json:"arguments,omitempty"`
+}
+
+// MarshalJSON encodes ApproverApproveToolCall with its "type" discriminator.
+func (v ApproverApproveToolCall) MarshalJSON() ([]byte, error) {
+	type plain ApproverApproveToolCall
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"approver-approve-tool-call", plain(v)})
+}
+
+// InputType returns "approver-approve-tool-call", the input's type
+// discriminator.
+func (ApproverApproveToolCall) InputType() string {
+	return "approver-approve-tool-call"
+}
+
+// InputActor returns "approver", the actor that dispatches the input.
+func (ApproverApproveToolCall) InputActor() string {
+	return "approver"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in ApproverApproveToolCall) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
+func (ApproverApproveToolCall) isAgentInput()        {}
+func (ApproverApproveToolCall) isInputFromApprover() {}
+
+// The approver denies a tool call that waits for it.
+type ApproverDenyToolCall struct {
+	// Stamped by the server on arrival; a client leaves it out.
+	//
+	// ReadOnly: the server assigns it in the agent's admission step;
+	// DecodeClientInput leaves it zero, whatever a client sends.
+	Timestamp  int64   `json:"timestamp"`
+	ToolCallID string  `json:"toolCallId"`
+	Reason     *string `json:"reason,omitempty"`
+}
+
+// MarshalJSON encodes ApproverDenyToolCall with its "type" discriminator.
+func (v ApproverDenyToolCall) MarshalJSON() ([]byte, error) {
+	type plain ApproverDenyToolCall
+	return json.Marshal(struct {
+		Type string `json:"type"`
+		plain
+	}{"approver-deny-tool-call", plain(v)})
+}
+
+// InputType returns "approver-deny-tool-call", the input's type discriminator.
+func (ApproverDenyToolCall) InputType() string {
+	return "approver-deny-tool-call"
+}
+
+// InputActor returns "approver", the actor that dispatches the input.
+func (ApproverDenyToolCall) InputActor() string {
+	return "approver"
+}
+
+// WithTimestamp returns the input with Timestamp set to ts.
+func (in ApproverDenyToolCall) WithTimestamp(ts int64) AgentInput {
+	in.Timestamp = ts
+	return in
+}
+
+func (ApproverDenyToolCall) isAgentInput()        {}
+func (ApproverDenyToolCall) isInputFromApprover() {}
+
 // Timestamped is an input with a timestamp: every input whose required integer
 // property "timestamp" a server stamps on arrival, in an admission step
 // (automata.WithAdmission) that calls WithTimestamp. The time then comes
 // inside the input, as transitions need, and never from a clock they read.
 //
-// The spec marks "timestamp" readOnly on user-send-message: a client leaves it
+// The spec marks "timestamp" readOnly on user-send-message,
+// approver-approve-tool-call and approver-deny-tool-call: a client leaves it
 // out there (DecodeClientInput drops what a client sends), and the admission
 // step must stamp it. On the others, a client sends one (any integer, such as
 // 0), which the admission step overwrites.
@@ -444,24 +568,48 @@ type Timestamped interface {
 	WithTimestamp(ts int64) AgentInput
 }
 
+// ToolkitRefuseReason is the type of
+// inputs.toolkit.toolkit-refuse.properties.reason in the spec.
+type ToolkitRefuseReason string
+
+// The values of ToolkitRefuseReason.
+const (
+	ToolkitRefuseReasonDenied   ToolkitRefuseReason = "denied"
+	ToolkitRefuseReasonDeadline ToolkitRefuseReason = "deadline"
+)
+
+// Valid reports whether v is one of the values of ToolkitRefuseReason.
+func (v ToolkitRefuseReason) Valid() bool {
+	switch v {
+	case ToolkitRefuseReasonDenied, ToolkitRefuseReasonDeadline:
+		return true
+	}
+	return false
+}
+
 // Each input implements the sealed interface of its actor.
 var (
-	_ InputFromUser    = UserSendMessage{}
-	_ InputFromBrain   = BrainCallTools{}
-	_ InputFromBrain   = BrainCompressHistory{}
-	_ InputFromBrain   = BrainLoadToolCall{}
-	_ InputFromBrain   = BrainRecordUsage{}
-	_ InputFromBrain   = BrainSendMessageComplete{}
-	_ InputFromBrain   = BrainSendMessageFail{}
-	_ InputFromBrain   = BrainSendMessageStart{}
-	_ InputFromBrain   = BrainStopForBudget{}
-	_ InputFromToolkit = ToolkitError{}
-	_ InputFromToolkit = ToolkitRespond{}
+	_ InputFromUser     = UserSendMessage{}
+	_ InputFromBrain    = BrainCallTools{}
+	_ InputFromBrain    = BrainCompressHistory{}
+	_ InputFromBrain    = BrainLoadToolCall{}
+	_ InputFromBrain    = BrainRecordUsage{}
+	_ InputFromBrain    = BrainSendMessageComplete{}
+	_ InputFromBrain    = BrainSendMessageFail{}
+	_ InputFromBrain    = BrainSendMessageStart{}
+	_ InputFromBrain    = BrainStopForBudget{}
+	_ InputFromToolkit  = ToolkitError{}
+	_ InputFromToolkit  = ToolkitRefuse{}
+	_ InputFromToolkit  = ToolkitRespond{}
+	_ InputFromApprover = ApproverApproveToolCall{}
+	_ InputFromApprover = ApproverDenyToolCall{}
 )
 
 // inputDecoder decodes each input type, by its discriminator, after validating
 // it against its schema in inputSchemaJSON.
 var inputDecoder = inputjson.NewDecoder(inputSchemaJSON, map[string]func([]byte) (AgentInput, error){
+	"approver-approve-tool-call":  unmarshalInput[ApproverApproveToolCall],
+	"approver-deny-tool-call":     unmarshalInput[ApproverDenyToolCall],
 	"brain-call-tools":            unmarshalInput[BrainCallTools],
 	"brain-compress-history":      unmarshalInput[BrainCompressHistory],
 	"brain-load-tool-call":        unmarshalInput[BrainLoadToolCall],
@@ -471,6 +619,7 @@ var inputDecoder = inputjson.NewDecoder(inputSchemaJSON, map[string]func([]byte)
 	"brain-send-message-start":    unmarshalInput[BrainSendMessageStart],
 	"brain-stop-for-budget":       unmarshalInput[BrainStopForBudget],
 	"toolkit-error":               unmarshalInput[ToolkitError],
+	"toolkit-refuse":              unmarshalInput[ToolkitRefuse],
 	"toolkit-respond":             unmarshalInput[ToolkitRespond],
 	"user-send-message":           unmarshalInput[UserSendMessage],
 })
@@ -505,7 +654,8 @@ var clientInputDecoder = inputDecoder.ForClients()
 // records the input as it leaves admission, which DecodeInput reads back.
 //
 // The readOnly properties, which a client leaves out: "timestamp" of
-// user-send-message.
+// user-send-message; "timestamp" of approver-approve-tool-call; "timestamp" of
+// approver-deny-tool-call.
 func DecodeClientInput(data []byte) (AgentInput, error) {
 	return clientInputDecoder.Decode(data)
 }

@@ -18,6 +18,14 @@ const inputSchemaJSON = `{
         "arguments": {
           "description": "The arguments, JSON as the brain wrote them.",
           "type": "string"
+        },
+        "needsApproval": {
+          "description": "The call waits for the approver's approval (the tool's policy says so).",
+          "type": "boolean"
+        },
+        "approvalDeadline": {
+          "description": "With needsApproval: when the call is refused if not approved by then, in Unix milliseconds.",
+          "type": "integer"
         }
       },
       "required": [
@@ -63,6 +71,10 @@ const inputSchemaJSON = `{
   },
   "$schema": "https://json-schema.org/draft/2020-12/schema",
   "actors": {
+    "approver": [
+      "approver-approve-tool-call",
+      "approver-deny-tool-call"
+    ],
     "brain": [
       "brain-call-tools",
       "brain-compress-history",
@@ -75,6 +87,7 @@ const inputSchemaJSON = `{
     ],
     "toolkit": [
       "toolkit-error",
+      "toolkit-refuse",
       "toolkit-respond"
     ],
     "user": [
@@ -82,6 +95,63 @@ const inputSchemaJSON = `{
     ]
   },
   "inputs": {
+    "approver-approve-tool-call": {
+      "description": "The approver approves a tool call that waits for it, with the brain's arguments or edited ones.",
+      "properties": {
+        "type": {
+          "const": "approver-approve-tool-call"
+        },
+        "timestamp": {
+          "description": "Stamped by the server on arrival; a client leaves it out.",
+          "readOnly": true,
+          "type": "integer"
+        },
+        "toolCallId": {
+          "maxLength": 200,
+          "minLength": 1,
+          "type": "string"
+        },
+        "arguments": {
+          "description": "The arguments to call the tool with, a JSON object; left out: the brain's.",
+          "maxLength": 100000,
+          "type": "string"
+        }
+      },
+      "required": [
+        "type",
+        "timestamp",
+        "toolCallId"
+      ],
+      "type": "object"
+    },
+    "approver-deny-tool-call": {
+      "description": "The approver denies a tool call that waits for it.",
+      "properties": {
+        "type": {
+          "const": "approver-deny-tool-call"
+        },
+        "timestamp": {
+          "description": "Stamped by the server on arrival; a client leaves it out.",
+          "readOnly": true,
+          "type": "integer"
+        },
+        "toolCallId": {
+          "maxLength": 200,
+          "minLength": 1,
+          "type": "string"
+        },
+        "reason": {
+          "maxLength": 2000,
+          "type": "string"
+        }
+      },
+      "required": [
+        "type",
+        "timestamp",
+        "toolCallId"
+      ],
+      "type": "object"
+    },
     "brain-call-tools": {
       "description": "The brain asks for tool calls, by id.",
       "properties": {
@@ -320,6 +390,38 @@ const inputSchemaJSON = `{
         "timestamp",
         "toolCallId",
         "error"
+      ],
+      "type": "object"
+    },
+    "toolkit-refuse": {
+      "description": "The toolkit refuses a tool call that waited for approval: the approver denied it, or its deadline passed first. The brain is told, as of a failed call.",
+      "properties": {
+        "type": {
+          "const": "toolkit-refuse"
+        },
+        "timestamp": {
+          "type": "integer"
+        },
+        "toolCallId": {
+          "type": "string"
+        },
+        "reason": {
+          "enum": [
+            "denied",
+            "deadline"
+          ],
+          "type": "string"
+        },
+        "detail": {
+          "maxLength": 2000,
+          "type": "string"
+        }
+      },
+      "required": [
+        "type",
+        "timestamp",
+        "toolCallId",
+        "reason"
       ],
       "type": "object"
     },

@@ -85,6 +85,29 @@ func (UserObToolkit) JSONEmptyOnNil() []string {
 	return []string{"toolResults"}
 }
 
+// UserObApprover is what actor user observes of actor approver: a slice of the
+// state of approver.
+type UserObApprover struct {
+	Approvals []Approval `json:"approvals"`
+}
+
+// MarshalJSON encodes UserObApprover with its nil slices and maps as empty, as
+// a state always has them.
+func (v UserObApprover) MarshalJSON() ([]byte, error) {
+	type plain UserObApprover
+	if v.Approvals == nil {
+		v.Approvals = []Approval{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk UserObApprover field by field.
+func (UserObApprover) JSONEmptyOnNil() []string {
+	return []string{"approvals"}
+}
+
 // BrainObUser is what actor brain observes of actor user: a slice of the state
 // of user.
 type BrainObUser struct {
@@ -216,4 +239,98 @@ func (v ToolkitObToolkit) MarshalJSON() ([]byte, error) {
 // which then walk ToolkitObToolkit field by field.
 func (ToolkitObToolkit) JSONEmptyOnNil() []string {
 	return []string{"toolResults"}
+}
+
+// ToolkitObApprover is what actor toolkit observes of actor approver: a slice
+// of the state of approver.
+type ToolkitObApprover struct {
+	Approvals []Approval `json:"approvals"`
+}
+
+// MarshalJSON encodes ToolkitObApprover with its nil slices and maps as empty,
+// as a state always has them.
+func (v ToolkitObApprover) MarshalJSON() ([]byte, error) {
+	type plain ToolkitObApprover
+	if v.Approvals == nil {
+		v.Approvals = []Approval{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ToolkitObApprover field by field.
+func (ToolkitObApprover) JSONEmptyOnNil() []string {
+	return []string{"approvals"}
+}
+
+// ApproverObBrain is what actor approver observes of actor brain: a slice of
+// the state of brain.
+type ApproverObBrain struct {
+	ToolCalls []ToolCallRecord `json:"toolCalls"`
+}
+
+// MarshalJSON encodes ApproverObBrain with its nil slices and maps as empty,
+// as a state always has them.
+func (v ApproverObBrain) MarshalJSON() ([]byte, error) {
+	type plain ApproverObBrain
+	if v.ToolCalls == nil {
+		v.ToolCalls = []ToolCallRecord{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ApproverObBrain field by field.
+func (ApproverObBrain) JSONEmptyOnNil() []string {
+	return []string{"toolCalls"}
+}
+
+// ApproverObToolkit is what actor approver observes of actor toolkit: a slice
+// of the state of toolkit.
+type ApproverObToolkit struct {
+	ToolResults []ToolResult `json:"toolResults"`
+}
+
+// MarshalJSON encodes ApproverObToolkit with its nil slices and maps as empty,
+// as a state always has them.
+func (v ApproverObToolkit) MarshalJSON() ([]byte, error) {
+	type plain ApproverObToolkit
+	if v.ToolResults == nil {
+		v.ToolResults = []ToolResult{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ApproverObToolkit field by field.
+func (ApproverObToolkit) JSONEmptyOnNil() []string {
+	return []string{"toolResults"}
+}
+
+// ApproverObApprover is what actor approver observes of actor approver: a
+// slice of the state of approver.
+type ApproverObApprover struct {
+	Approvals []Approval `json:"approvals"`
+	// The timestamp of the newest input of the approver applied.
+	ApproverUpdatedAt int64 `json:"approverUpdatedAt"`
+}
+
+// MarshalJSON encodes ApproverObApprover with its nil slices and maps as
+// empty, as a state always has them.
+func (v ApproverObApprover) MarshalJSON() ([]byte, error) {
+	type plain ApproverObApprover
+	if v.Approvals == nil {
+		v.Approvals = []Approval{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk ApproverObApprover field by field.
+func (ApproverObApprover) JSONEmptyOnNil() []string {
+	return []string{"approvals"}
 }

@@ -30,7 +30,7 @@ func (StateOfUser) JSONEmptyOnNil() []string {
 }
 
 // StateOfBrain is the state of actor brain: the union of the observations of
-// it (UserObBrain, BrainObBrain and ToolkitObBrain).
+// it (UserObBrain, BrainObBrain, ToolkitObBrain and ApproverObBrain).
 type StateOfBrain struct {
 	AssistantMessages []AssistantMessage `json:"assistantMessages"`
 	// The timestamp of the newest input of the brain applied.
@@ -69,7 +69,8 @@ func (StateOfBrain) JSONEmptyOnNil() []string {
 }
 
 // StateOfToolkit is the state of actor toolkit: the union of the observations
-// of it (UserObToolkit, BrainObToolkit and ToolkitObToolkit).
+// of it (UserObToolkit, BrainObToolkit, ToolkitObToolkit and
+// ApproverObToolkit).
 type StateOfToolkit struct {
 	ToolResults []ToolResult `json:"toolResults"`
 	// The timestamp of the newest input of the toolkit applied.
@@ -91,4 +92,30 @@ func (v StateOfToolkit) MarshalJSON() ([]byte, error) {
 // which then walk StateOfToolkit field by field.
 func (StateOfToolkit) JSONEmptyOnNil() []string {
 	return []string{"toolResults"}
+}
+
+// StateOfApprover is the state of actor approver: the union of the
+// observations of it (UserObApprover, ToolkitObApprover and
+// ApproverObApprover).
+type StateOfApprover struct {
+	Approvals []Approval `json:"approvals"`
+	// The timestamp of the newest input of the approver applied.
+	ApproverUpdatedAt int64 `json:"approverUpdatedAt"`
+}
+
+// MarshalJSON encodes StateOfApprover with its nil slices and maps as empty,
+// as a state always has them.
+func (v StateOfApprover) MarshalJSON() ([]byte, error) {
+	type plain StateOfApprover
+	if v.Approvals == nil {
+		v.Approvals = []Approval{}
+	}
+	return json.Marshal(plain(v))
+}
+
+// JSONEmptyOnNil names the properties that MarshalJSON writes as empty when
+// nil, for the runtime's JSON Patches of the state (an HTTP bridge's deltas),
+// which then walk StateOfApprover field by field.
+func (StateOfApprover) JSONEmptyOnNil() []string {
+	return []string{"approvals"}
 }

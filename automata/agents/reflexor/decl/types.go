@@ -2,6 +2,18 @@
 
 package decl
 
+// The approver's word on a tool call that waits for it: approved (with the arguments to call it with, edited or not), or denied.
+type Approval struct {
+	ToolCallID string `json:"toolCallId"`
+	Approved   bool   `json:"approved"`
+	// Approved: the arguments the call runs with, JSON; empty: the brain's, as they are.
+	Arguments *string `json:"arguments,omitempty"`
+	// Denied: why, as the approver said.
+	Reason *string `json:"reason,omitempty"`
+	// When the approver said it, in Unix milliseconds.
+	Timestamp int64 `json:"timestamp"`
+}
+
 // A message of the brain. Its text streams while streaming is true and is written here whole when it completes; or it failed, and error says why.
 type AssistantMessage struct {
 	ID        string `json:"id"`
@@ -34,6 +46,10 @@ type ToolCallRecord struct {
 	CalledBrainAt int64 `json:"calledBrainAt"`
 	// The brain loaded it back: its details are sent to the brain although it is older than the summary.
 	IsLoaded bool `json:"isLoaded"`
+	// The call waits for the approver's approval.
+	NeedsApproval *bool `json:"needsApproval,omitempty"`
+	// With needsApproval: when the call is refused if not approved by then, in Unix milliseconds.
+	ApprovalDeadline *int64 `json:"approvalDeadline,omitempty"`
 }
 
 // A tool call as the brain asks for it.
@@ -41,6 +57,10 @@ type ToolCallRequest struct {
 	Name string `json:"name"`
 	// The arguments, JSON as the brain wrote them.
 	Arguments string `json:"arguments"`
+	// The call waits for the approver's approval (the tool's policy says so).
+	NeedsApproval *bool `json:"needsApproval,omitempty"`
+	// With needsApproval: when the call is refused if not approved by then, in Unix milliseconds.
+	ApprovalDeadline *int64 `json:"approvalDeadline,omitempty"`
 }
 
 // What the toolkit answered to a tool call.

@@ -4,4 +4,4 @@ package decl
 
 // SpecVersion is the version of the spec that package decl declares: its
 // number in agent.history.json.
-const SpecVersion = 3
+const SpecVersion = 4

@@ -7,13 +7,35 @@
  */
 
 /** The version of the spec these types are of. */
-export const specVersion = 3;
+export const specVersion = 4;
 
 /** The actors, in the order of the spec. */
-export const actors = ["user", "brain", "toolkit"] as const;
+export const actors = ["user", "brain", "toolkit", "approver"] as const;
 
 /** An actor of the agent. */
 export type Actor = (typeof actors)[number];
+
+/**
+ * The approver's word on a tool call that waits for it: approved (with the
+ * arguments to call it with, edited or not), or denied.
+ */
+export interface Approval {
+  toolCallId: string;
+  approved: boolean;
+  /**
+   * Approved: the arguments the call runs with, JSON; empty: the brain's, as
+   * they are.
+   */
+  arguments?: string;
+  /** Denied: why, as the approver said. */
+  reason?: string;
+  /**
+   * When the approver said it, in Unix milliseconds.
+   *
+   * An integer.
+   */
+  timestamp: number;
+}
 
 /**
  * A message of the brain. Its text streams while streaming is true and is
@@ -78,6 +100,15 @@ export interface ToolCallRecord {
    * older than the summary.
    */
   isLoaded: boolean;
+  /** The call waits for the approver's approval. */
+  needsApproval?: boolean;
+  /**
+   * With needsApproval: when the call is refused if not approved by then, in
+   * Unix milliseconds.
+   *
+   * An integer.
+   */
+  approvalDeadline?: number;
 }
 
 /** A tool call as the brain asks for it. */
@@ -86,6 +117,15 @@ export interface ToolCallRequest {
   name: string;
   /** The arguments, JSON as the brain wrote them. */
   arguments: string;
+  /** The call waits for the approver's approval (the tool's policy says so). */
+  needsApproval?: boolean;
+  /**
+   * With needsApproval: when the call is refused if not approved by then, in
+   * Unix milliseconds.
+   *
+   * An integer.
+   */
+  approvalDeadline?: number;
 }
 
 /** What the toolkit answered to a tool call. */
@@ -101,6 +141,8 @@ export interface ToolResult {
    */
   timestamp: number;
 }
+
+export type ToolkitRefuseReason = "denied" | "deadline";
 
 /**
  * Tokens of calls of the model and what they cost: of one call
@@ -194,6 +236,11 @@ export interface UserObToolkit {
   toolResults: ToolResult[];
 }
 
+/** What user observes of approver. */
+export interface UserObApprover {
+  approvals: Approval[];
+}
+
 /** What brain observes of user. */
 export interface BrainObUser {
   userMessages: UserMessage[];
@@ -253,6 +300,32 @@ export interface ToolkitObToolkit {
   toolkitUpdatedAt: number;
 }
 
+/** What toolkit observes of approver. */
+export interface ToolkitObApprover {
+  approvals: Approval[];
+}
+
+/** What approver observes of brain. */
+export interface ApproverObBrain {
+  toolCalls: ToolCallRecord[];
+}
+
+/** What approver observes of toolkit. */
+export interface ApproverObToolkit {
+  toolResults: ToolResult[];
+}
+
+/** What approver observes of approver. */
+export interface ApproverObApprover {
+  approvals: Approval[];
+  /**
+   * The timestamp of the newest input of the approver applied.
+   *
+   * An integer.
+   */
+  approverUpdatedAt: number;
+}
+
 /** The state of user: what the actors observe of it. */
 export interface StateOfUser {
   userMessages: UserMessage[];
@@ -266,6 +339,7 @@ export interface StateOfUser {
 
 /** What user observes: its context. */
 export interface ContextOfUser {
+  approvals: Approval[];
   assistantMessages: AssistantMessage[];
   /**
    * Set (timestamp not 0) while the brain has stopped for its budget: the user's
@@ -372,6 +446,7 @@ export interface StateOfToolkit {
 
 /** What toolkit observes: its context. */
 export interface ContextOfToolkit {
+  approvals: Approval[];
   toolCalls: ToolCallRecord[];
   toolResults: ToolResult[];
   /**
@@ -382,8 +457,39 @@ export interface ContextOfToolkit {
   toolkitUpdatedAt: number;
 }
 
+/** The state of approver: what the actors observe of it. */
+export interface StateOfApprover {
+  approvals: Approval[];
+  /**
+   * The timestamp of the newest input of the approver applied.
+   *
+   * An integer.
+   */
+  approverUpdatedAt: number;
+}
+
+/** What approver observes: its context. */
+export interface ContextOfApprover {
+  approvals: Approval[];
+  /**
+   * The timestamp of the newest input of the approver applied.
+   *
+   * An integer.
+   */
+  approverUpdatedAt: number;
+  toolCalls: ToolCallRecord[];
+  toolResults: ToolResult[];
+}
+
 /** The agent's state: every actor's, as the bridge and the devpanel show it. */
 export interface AgentState {
+  approvals: Approval[];
+  /**
+   * The timestamp of the newest input of the approver applied.
+   *
+   * An integer.
+   */
+  approverUpdatedAt: number;
   assistantMessages: AssistantMessage[];
   /**
    * The timestamp of the newest input of the brain applied.
@@ -617,6 +723,27 @@ export interface ToolkitError {
  */
 export type ClientToolkitError = ToolkitError;
 
+/**
+ * The toolkit refuses a tool call that waited for approval: the approver
+ * denied it, or its deadline passed first. The brain is told, as of a failed
+ * call.
+ */
+export interface ToolkitRefuse {
+  type: "toolkit-refuse";
+  /** An integer. */
+  timestamp: number;
+  toolCallId: string;
+  reason: ToolkitRefuseReason;
+  /** Constraints: maxLength 2000. */
+  detail?: string;
+}
+
+/**
+ * The input "toolkit-refuse" as a client posts it: all of it (it has no
+ * readOnly property).
+ */
+export type ClientToolkitRefuse = ToolkitRefuse;
+
 /** The toolkit answers a tool call. */
 export interface ToolkitRespond {
   type: "toolkit-respond";
@@ -632,6 +759,55 @@ export interface ToolkitRespond {
  */
 export type ClientToolkitRespond = ToolkitRespond;
 
+/**
+ * The approver approves a tool call that waits for it, with the brain's
+ * arguments or edited ones.
+ */
+export interface ApproverApproveToolCall {
+  type: "approver-approve-tool-call";
+  /**
+   * Stamped by the server on arrival; a client leaves it out.
+   *
+   * An integer.
+   */
+  timestamp: number;
+  /** Constraints: minLength 1, maxLength 200. */
+  toolCallId: string;
+  /**
+   * The arguments to call the tool with, a JSON object; left out: the brain's.
+   *
+   * Constraints: maxLength 100000.
+   */
+  arguments?: string;
+}
+
+/**
+ * The input "approver-approve-tool-call" as a client posts it: without its
+ * readOnly properties, which the server assigns.
+ */
+export type ClientApproverApproveToolCall = Omit<ApproverApproveToolCall, "timestamp">;
+
+/** The approver denies a tool call that waits for it. */
+export interface ApproverDenyToolCall {
+  type: "approver-deny-tool-call";
+  /**
+   * Stamped by the server on arrival; a client leaves it out.
+   *
+   * An integer.
+   */
+  timestamp: number;
+  /** Constraints: minLength 1, maxLength 200. */
+  toolCallId: string;
+  /** Constraints: maxLength 2000. */
+  reason?: string;
+}
+
+/**
+ * The input "approver-deny-tool-call" as a client posts it: without its
+ * readOnly properties, which the server assigns.
+ */
+export type ClientApproverDenyToolCall = Omit<ApproverDenyToolCall, "timestamp">;
+
 /** The inputs user dispatches. */
 export type InputFromUser = UserSendMessage;
 /** The inputs user dispatches, as a client posts them. */
@@ -643,18 +819,24 @@ export type InputFromBrain = BrainCallTools | BrainCompressHistory | BrainLoadTo
 export type ClientInputFromBrain = ClientBrainCallTools | ClientBrainCompressHistory | ClientBrainLoadToolCall | ClientBrainRecordUsage | ClientBrainSendMessageComplete | ClientBrainSendMessageFail | ClientBrainSendMessageStart | ClientBrainStopForBudget;
 
 /** The inputs toolkit dispatches. */
-export type InputFromToolkit = ToolkitError | ToolkitRespond;
+export type InputFromToolkit = ToolkitError | ToolkitRefuse | ToolkitRespond;
 /** The inputs toolkit dispatches, as a client posts them. */
-export type ClientInputFromToolkit = ClientToolkitError | ClientToolkitRespond;
+export type ClientInputFromToolkit = ClientToolkitError | ClientToolkitRefuse | ClientToolkitRespond;
+
+/** The inputs approver dispatches. */
+export type InputFromApprover = ApproverApproveToolCall | ApproverDenyToolCall;
+/** The inputs approver dispatches, as a client posts them. */
+export type ClientInputFromApprover = ClientApproverApproveToolCall | ClientApproverDenyToolCall;
 
 /** Any input of the agent. */
-export type AgentInput = InputFromUser | InputFromBrain | InputFromToolkit;
+export type AgentInput = InputFromUser | InputFromBrain | InputFromToolkit | InputFromApprover;
 /** Any input of the agent, as a client posts it. */
-export type ClientAgentInput = ClientInputFromUser | ClientInputFromBrain | ClientInputFromToolkit;
+export type ClientAgentInput = ClientInputFromUser | ClientInputFromBrain | ClientInputFromToolkit | ClientInputFromApprover;
 
 /** The names of the inputs (their "type"), by the actor that dispatches them. */
 export const inputs = {
   user: ["user-send-message"],
   brain: ["brain-call-tools", "brain-compress-history", "brain-load-tool-call", "brain-record-usage", "brain-send-message-complete", "brain-send-message-fail", "brain-send-message-start", "brain-stop-for-budget"],
-  toolkit: ["toolkit-error", "toolkit-respond"],
+  toolkit: ["toolkit-error", "toolkit-refuse", "toolkit-respond"],
+  approver: ["approver-approve-tool-call", "approver-deny-tool-call"],
 } as const;

@@ -7,15 +7,18 @@
 // that person's conversations on the side. Every URL it asks for is
 // relative to its own, so that it works under any prefix (/, /support/).
 import { connect, type Agent, type PostError } from "../../../httpbridge/client.js";
-import type { AssistantMessage, ClientInputFromUser, ContextOfUser, ToolCallRecord, ToolResult, UserMessage } from "./agent";
+import type { Approval, AssistantMessage, ClientInputFromApprover, ClientInputFromUser, ContextOfUser, ToolCallRecord, ToolResult, UserMessage } from "./agent";
 
-type Conversation = Agent<ContextOfUser, ClientInputFromUser>;
+// The page speaks for the user, and, where the server lets it (Config's
+// PageApproves), for the approver of tool calls; where it does not, the
+// server refuses the approver's inputs with 403, which the card shows.
+type Conversation = Agent<ContextOfUser, ClientInputFromUser | ClientInputFromApprover>;
 
 // An item of the conversation, in time order.
 type Item =
   | { at: number; kind: "user"; m: UserMessage }
   | { at: number; kind: "brain"; m: AssistantMessage }
-  | { at: number; kind: "tool"; c: ToolCallRecord; r: ToolResult | undefined }
+  | { at: number; kind: "tool"; c: ToolCallRecord; r: ToolResult | undefined; a: Approval | undefined }
   | { at: number; kind: "compressed" };
 
 // A stream followed: the text so far, and how to stop following it.
@@ -81,7 +84,8 @@ function items(view: ContextOfUser): Item[] {
   for (const m of view.userMessages ?? []) out.push({ at: m.timestamp, kind: "user", m });
   for (const m of view.assistantMessages ?? []) out.push({ at: m.timestamp, kind: "brain", m });
   const results = new Map((view.toolResults ?? []).map((r) => [r.toolCallId, r]));
-  for (const c of view.toolCalls ?? []) out.push({ at: c.timestamp, kind: "tool", c, r: results.get(c.id) });
+  const approvals = new Map((view.approvals ?? []).map((a) => [a.toolCallId, a]));
+  for (const c of view.toolCalls ?? []) out.push({ at: c.timestamp, kind: "tool", c, r: results.get(c.id), a: approvals.get(c.id) });
   if (view.summaryCutAt > 0) out.push({ at: view.summaryCutAt + 0.5, kind: "compressed" });
   out.sort((a, b) => a.at - b.at);
   return out;
@@ -174,6 +178,14 @@ function render(view: ContextOfUser): void {
       st.className = "state";
       st.textContent = !it.r ? "running…" : it.r.isError ? "failed" : "done";
       el.append(st);
+      if (it.c.needsApproval && !it.r) {
+        if (it.a) st.textContent = it.a.approved ? "approved, running…" : "denied";
+        else {
+          st.textContent = "waiting for approval";
+          el.classList.add("approval");
+          el.append(approvalCard(a, it.c));
+        }
+      }
       if (it.r) {
         const res = document.createElement("span");
         res.className = "result";
@@ -190,6 +202,52 @@ function render(view: ContextOfUser): void {
   renderUsage(view);
   if (atBottom) conversation.scrollTop = conversation.scrollHeight;
 }
+// drafts keeps the arguments the approver is editing, by tool call, across
+// the renders that state updates make.
+const drafts = new Map<string, string>();
+
+// approvalCard is what a tool call waiting for approval shows: its
+// arguments, editable, its deadline, and Approve and Deny.
+function approvalCard(a: Conversation, c: ToolCallRecord): HTMLElement {
+  const card = document.createElement("div");
+  card.className = "card";
+  const args = document.createElement("textarea");
+  args.className = "arguments";
+  args.value = drafts.get(c.id) ?? c.arguments;
+  args.rows = 3;
+  args.addEventListener("input", () => drafts.set(c.id, args.value));
+  const when = document.createElement("small");
+  if (c.approvalDeadline) when.textContent = `denied if not approved by ${new Date(c.approvalDeadline).toLocaleString()}`;
+  const err = document.createElement("span");
+  err.className = "error";
+  const send = async (input: ClientInputFromApprover) => {
+    for (const b of Array.from(card.querySelectorAll("button"))) b.disabled = true;
+    try {
+      const { seq } = await a.post(input);
+      drafts.delete(c.id);
+      await a.until(seq);
+    } catch (e) {
+      err.textContent = (e as PostError).status === 403 ? "Not yours to approve: this page does not speak for the approver." : `Not sent: ${(e as Error).message}`;
+      for (const b of Array.from(card.querySelectorAll("button"))) b.disabled = false;
+    }
+  };
+  const approve = document.createElement("button");
+  approve.type = "button";
+  approve.className = "approve";
+  approve.textContent = "Approve";
+  approve.addEventListener("click", () => {
+    const edited = args.value.trim();
+    send({ type: "approver-approve-tool-call", toolCallId: c.id, ...(edited !== c.arguments ? { arguments: edited } : {}) });
+  });
+  const deny = document.createElement("button");
+  deny.type = "button";
+  deny.className = "deny";
+  deny.textContent = "Deny";
+  deny.addEventListener("click", () => send({ type: "approver-deny-tool-call", toolCallId: c.id, reason: "denied on the page" }));
+  card.append(args, approve, deny, when, err);
+  return card;
+}
+
 $("composer").addEventListener("submit", async (e) => {
   e.preventDefault();
   const input = $<HTMLInputElement>("message");

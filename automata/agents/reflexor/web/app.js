@@ -244,7 +244,8 @@ function items(view) {
   for (const m of view.userMessages ?? []) out.push({ at: m.timestamp, kind: "user", m });
   for (const m of view.assistantMessages ?? []) out.push({ at: m.timestamp, kind: "brain", m });
   const results = new Map((view.toolResults ?? []).map((r) => [r.toolCallId, r]));
-  for (const c of view.toolCalls ?? []) out.push({ at: c.timestamp, kind: "tool", c, r: results.get(c.id) });
+  const approvals = new Map((view.approvals ?? []).map((a) => [a.toolCallId, a]));
+  for (const c of view.toolCalls ?? []) out.push({ at: c.timestamp, kind: "tool", c, r: results.get(c.id), a: approvals.get(c.id) });
   if (view.summaryCutAt > 0) out.push({ at: view.summaryCutAt + 0.5, kind: "compressed" });
   out.sort((a, b) => a.at - b.at);
   return out;
@@ -325,6 +326,14 @@ function render(view) {
       st.className = "state";
       st.textContent = !it.r ? "running…" : it.r.isError ? "failed" : "done";
       el.append(st);
+      if (it.c.needsApproval && !it.r) {
+        if (it.a) st.textContent = it.a.approved ? "approved, running…" : "denied";
+        else {
+          st.textContent = "waiting for approval";
+          el.classList.add("approval");
+          el.append(approvalCard(a, it.c));
+        }
+      }
       if (it.r) {
         const res = document.createElement("span");
         res.className = "result";
@@ -340,6 +349,46 @@ function render(view) {
   conversation.replaceChildren(...nodes);
   renderUsage(view);
   if (atBottom) conversation.scrollTop = conversation.scrollHeight;
+}
+var drafts = /* @__PURE__ */ new Map();
+function approvalCard(a, c) {
+  const card = document.createElement("div");
+  card.className = "card";
+  const args = document.createElement("textarea");
+  args.className = "arguments";
+  args.value = drafts.get(c.id) ?? c.arguments;
+  args.rows = 3;
+  args.addEventListener("input", () => drafts.set(c.id, args.value));
+  const when = document.createElement("small");
+  if (c.approvalDeadline) when.textContent = `denied if not approved by ${new Date(c.approvalDeadline).toLocaleString()}`;
+  const err = document.createElement("span");
+  err.className = "error";
+  const send = async (input) => {
+    for (const b of Array.from(card.querySelectorAll("button"))) b.disabled = true;
+    try {
+      const { seq } = await a.post(input);
+      drafts.delete(c.id);
+      await a.until(seq);
+    } catch (e) {
+      err.textContent = e.status === 403 ? "Not yours to approve: this page does not speak for the approver." : `Not sent: ${e.message}`;
+      for (const b of Array.from(card.querySelectorAll("button"))) b.disabled = false;
+    }
+  };
+  const approve = document.createElement("button");
+  approve.type = "button";
+  approve.className = "approve";
+  approve.textContent = "Approve";
+  approve.addEventListener("click", () => {
+    const edited = args.value.trim();
+    send({ type: "approver-approve-tool-call", toolCallId: c.id, ...edited !== c.arguments ? { arguments: edited } : {} });
+  });
+  const deny = document.createElement("button");
+  deny.type = "button";
+  deny.className = "deny";
+  deny.textContent = "Deny";
+  deny.addEventListener("click", () => send({ type: "approver-deny-tool-call", toolCallId: c.id, reason: "denied on the page" }));
+  card.append(args, approve, deny, when, err);
+  return card;
 }
 $("composer").addEventListener("submit", async (e) => {
   e.preventDefault();

@@ -12,7 +12,7 @@
 // the state no longer calls for it, and restarted after a crash) are an
 // option:
 //
-//	m := agent.Create(effects, agent.WithJobs(decl.JobFns{Toolkit: toolkitJobs}))
+//	m := agent.Create(effects, agent.WithJobs(decl.JobFns{Approver: approverJobs}))
 //
 // A durable agent is made of the same pieces, with an admission step that
 // assigns what the server stamps (the properties the spec marks readOnly):

@@ -22,6 +22,9 @@ func WithEffects(fns decl.EffectFns) automata.Option[decl.AgentState, decl.Agent
 	if fns.Toolkit != nil {
 		opts = append(opts, automata.WithActorEffect("toolkit", automata.Project(decl.AgentState.ContextOfToolkit, fns.Toolkit)))
 	}
+	if fns.Approver != nil {
+		opts = append(opts, automata.WithActorEffect("approver", automata.Project(decl.AgentState.ContextOfApprover, fns.Approver)))
+	}
 	return automata.Join(opts...)
 }
 
@@ -41,6 +44,9 @@ func WithJobs(fns decl.JobFns) automata.Option[decl.AgentState, decl.AgentInput]
 	}
 	if fns.Toolkit != nil {
 		opts = append(opts, automata.WithActorJobs("toolkit", automata.ProjectJobs(decl.AgentState.ContextOfToolkit, fns.Toolkit)))
+	}
+	if fns.Approver != nil {
+		opts = append(opts, automata.WithActorJobs("approver", automata.ProjectJobs(decl.AgentState.ContextOfApprover, fns.Approver)))
 	}
 	return automata.Join(opts...)
 }

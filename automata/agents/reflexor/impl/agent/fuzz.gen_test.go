@@ -48,6 +48,11 @@ func transitionsModel() modeltest.Model[decl.AgentState, decl.AgentInput] {
 			State: func(s decl.AgentState) any {
 				return s.StateOfToolkit()
 			},
+		}, {
+			Name: "approver",
+			State: func(s decl.AgentState) any {
+				return s.StateOfApprover()
+			},
 		}},
 		Admit:      invariants.Admit,
 		Decode:     decl.DecodeInput,

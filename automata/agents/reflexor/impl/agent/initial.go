@@ -14,5 +14,6 @@ func Initial() decl.AgentState {
 	s = s.WithStateOfUser(initials.User())
 	s = s.WithStateOfBrain(initials.Brain())
 	s = s.WithStateOfToolkit(initials.Toolkit())
+	s = s.WithStateOfApprover(initials.Approver())
 	return s
 }

@@ -19,6 +19,8 @@ func Transition(state decl.AgentState, input decl.AgentInput) decl.AgentState {
 		return state.WithStateOfBrain(transitions.Brain(state.StateOfBrain(), input))
 	case decl.InputFromToolkit:
 		return state.WithStateOfToolkit(transitions.Toolkit(state.StateOfToolkit(), input))
+	case decl.InputFromApprover:
+		return state.WithStateOfApprover(transitions.Approver(state.StateOfApprover(), input))
 	}
 	panic(fmt.Sprintf("agent.Transition: input %T is dispatched by no actor", input))
 }

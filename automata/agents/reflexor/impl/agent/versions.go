@@ -5,17 +5,18 @@ package agent
 import (
 	"github.com/moora-go/moora/automata/agents/reflexor/decl/v1"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl/v2"
+	"github.com/moora-go/moora/automata/agents/reflexor/decl/v3"
 	"github.com/moora-go/moora/automata/agents/reflexor/impl/migrations"
 	"github.com/moora-go/moora/automata/migrate"
 )
 
 // Versions is the version history of the agent's spec, for
-// journal.Options.Versions: records are written under version 3, and the
+// journal.Options.Versions: records are written under version 4, and the
 // records of earlier versions are brought up to it, as the journal reads them,
 // by the migrations of package migrations.
 func Versions() *migrate.History {
 	return &migrate.History{
-		Current: 3,
+		Current: 4,
 		Steps: []migrate.Step{
 			// 1 to 2
 			{
@@ -37,6 +38,18 @@ func Versions() *migrate.History {
 					},
 					New: func() any {
 						return new(v2.AgentState)
+					},
+				},
+				StateChanged: true,
+			},
+			// 3 to 4
+			{
+				State: &migrate.State{
+					Migrate: func(old any) any {
+						return migrations.AgentStateFromV3(*old.(*v3.AgentState))
+					},
+					New: func() any {
+						return new(v3.AgentState)
 					},
 				},
 				StateChanged: true,

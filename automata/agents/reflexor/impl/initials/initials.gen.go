@@ -11,7 +11,8 @@ import "github.com/moora-go/moora/automata/agents/reflexor/decl"
 
 // Each initial state has the signature agentgen expects.
 var (
-	_ decl.InitialFnOfUser    = User
-	_ decl.InitialFnOfBrain   = Brain
-	_ decl.InitialFnOfToolkit = Toolkit
+	_ decl.InitialFnOfUser     = User
+	_ decl.InitialFnOfBrain    = Brain
+	_ decl.InitialFnOfToolkit  = Toolkit
+	_ decl.InitialFnOfApprover = Approver
 )

@@ -1,8 +1,8 @@
 package migrations
 
 import (
-	"github.com/moora-go/moora/automata/agents/reflexor/decl"
 	"github.com/moora-go/moora/automata/agents/reflexor/decl/v2"
+	decl "github.com/moora-go/moora/automata/agents/reflexor/decl/v3"
 )
 
 // AgentStateFromV2 brings the state of a snapshot taken under version 2 of

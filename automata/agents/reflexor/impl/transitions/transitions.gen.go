@@ -58,26 +58,45 @@ func Toolkit(state decl.StateOfToolkit, input decl.InputFromToolkit) decl.StateO
 	switch input := input.(type) {
 	case decl.ToolkitError:
 		return ToolkitError(state, input)
+	case decl.ToolkitRefuse:
+		return ToolkitRefuse(state, input)
 	case decl.ToolkitRespond:
 		return ToolkitRespond(state, input)
 	}
 	panic(fmt.Sprintf("transitions.Toolkit: unexpected input %T", input))
 }
 
+// Approver is the transition of actor approver: it applies an input the actor
+// dispatched to the actor's state, with the function of that input. It panics
+// on a nil input.
+func Approver(state decl.StateOfApprover, input decl.InputFromApprover) decl.StateOfApprover {
+	switch input := input.(type) {
+	case decl.ApproverApproveToolCall:
+		return ApproverApproveToolCall(state, input)
+	case decl.ApproverDenyToolCall:
+		return ApproverDenyToolCall(state, input)
+	}
+	panic(fmt.Sprintf("transitions.Approver: unexpected input %T", input))
+}
+
 // Each transition has the signature agentgen expects.
 var (
-	_ func(decl.StateOfUser, decl.UserSendMessage) decl.StateOfUser            = UserSendMessage
-	_ decl.TransitionFnOfUser                                                  = User
-	_ func(decl.StateOfBrain, decl.BrainCallTools) decl.StateOfBrain           = BrainCallTools
-	_ func(decl.StateOfBrain, decl.BrainCompressHistory) decl.StateOfBrain     = BrainCompressHistory
-	_ func(decl.StateOfBrain, decl.BrainLoadToolCall) decl.StateOfBrain        = BrainLoadToolCall
-	_ func(decl.StateOfBrain, decl.BrainRecordUsage) decl.StateOfBrain         = BrainRecordUsage
-	_ func(decl.StateOfBrain, decl.BrainSendMessageComplete) decl.StateOfBrain = BrainSendMessageComplete
-	_ func(decl.StateOfBrain, decl.BrainSendMessageFail) decl.StateOfBrain     = BrainSendMessageFail
-	_ func(decl.StateOfBrain, decl.BrainSendMessageStart) decl.StateOfBrain    = BrainSendMessageStart
-	_ func(decl.StateOfBrain, decl.BrainStopForBudget) decl.StateOfBrain       = BrainStopForBudget
-	_ decl.TransitionFnOfBrain                                                 = Brain
-	_ func(decl.StateOfToolkit, decl.ToolkitError) decl.StateOfToolkit         = ToolkitError
-	_ func(decl.StateOfToolkit, decl.ToolkitRespond) decl.StateOfToolkit       = ToolkitRespond
-	_ decl.TransitionFnOfToolkit                                               = Toolkit
+	_ func(decl.StateOfUser, decl.UserSendMessage) decl.StateOfUser                 = UserSendMessage
+	_ decl.TransitionFnOfUser                                                       = User
+	_ func(decl.StateOfBrain, decl.BrainCallTools) decl.StateOfBrain                = BrainCallTools
+	_ func(decl.StateOfBrain, decl.BrainCompressHistory) decl.StateOfBrain          = BrainCompressHistory
+	_ func(decl.StateOfBrain, decl.BrainLoadToolCall) decl.StateOfBrain             = BrainLoadToolCall
+	_ func(decl.StateOfBrain, decl.BrainRecordUsage) decl.StateOfBrain              = BrainRecordUsage
+	_ func(decl.StateOfBrain, decl.BrainSendMessageComplete) decl.StateOfBrain      = BrainSendMessageComplete
+	_ func(decl.StateOfBrain, decl.BrainSendMessageFail) decl.StateOfBrain          = BrainSendMessageFail
+	_ func(decl.StateOfBrain, decl.BrainSendMessageStart) decl.StateOfBrain         = BrainSendMessageStart
+	_ func(decl.StateOfBrain, decl.BrainStopForBudget) decl.StateOfBrain            = BrainStopForBudget
+	_ decl.TransitionFnOfBrain                                                      = Brain
+	_ func(decl.StateOfToolkit, decl.ToolkitError) decl.StateOfToolkit              = ToolkitError
+	_ func(decl.StateOfToolkit, decl.ToolkitRefuse) decl.StateOfToolkit             = ToolkitRefuse
+	_ func(decl.StateOfToolkit, decl.ToolkitRespond) decl.StateOfToolkit            = ToolkitRespond
+	_ decl.TransitionFnOfToolkit                                                    = Toolkit
+	_ func(decl.StateOfApprover, decl.ApproverApproveToolCall) decl.StateOfApprover = ApproverApproveToolCall
+	_ func(decl.StateOfApprover, decl.ApproverDenyToolCall) decl.StateOfApprover    = ApproverDenyToolCall
+	_ decl.TransitionFnOfApprover                                                   = Approver
 )
