@@ -321,7 +321,14 @@ function render(view) {
     } else if (it.kind === "tool") {
       el.className = "tool " + (!it.r ? "pending" : it.r.isError ? "failed" : "done");
       el.dataset.id = it.c.id;
-      el.append(`${it.c.name}(${it.c.arguments})`);
+      const edited = it.a?.approved && it.a.arguments ? it.a.arguments : void 0;
+      el.append(`${it.c.name}(${edited ?? it.c.arguments})`);
+      if (edited !== void 0) {
+        const note = document.createElement("span");
+        note.className = "edited";
+        note.textContent = `arguments edited on approval (the brain's: ${it.c.arguments})`;
+        el.append(note);
+      }
       const st = document.createElement("span");
       st.className = "state";
       st.textContent = !it.r ? "running…" : it.r.isError ? "failed" : "done";

@@ -8,7 +8,8 @@ import (
 )
 
 // BrainCallTools records the tool calls the brain asked for, in the order
-// of their ids; a call whose id is already recorded is not recorded again.
+// of their ids, with whether each waits for approval; a call whose id is
+// already recorded is not recorded again.
 func BrainCallTools(state decl.StateOfBrain, input decl.BrainCallTools) decl.StateOfBrain {
 	if stale(input.Timestamp, state.BrainUpdatedAt) {
 		return state
@@ -24,6 +25,9 @@ func BrainCallTools(state decl.StateOfBrain, input decl.BrainCallTools) decl.Sta
 			Arguments:     call.Arguments,
 			Timestamp:     input.Timestamp,
 			CalledBrainAt: input.CalledBrainAt,
+			// A call that waits for approval says so, and until when.
+			NeedsApproval:    call.NeedsApproval,
+			ApprovalDeadline: call.ApprovalDeadline,
 		})
 	}
 	return answered(state, input.Timestamp, input.CalledBrainAt)
