@@ -164,12 +164,12 @@ func startHostOf(t testing.TB, cfg Config) *host {
 		System:       "You are the support desk.",
 		Tools:        tools,
 		PageApproves: cfg.PageApproves,
-		Model:  cfg.Model,
-		Logger: cfg.Logger,
-		Prices: cfg.Prices,
-		Budget: cfg.Budget,
-		Store:  store,
-		Token:  h.token,
+		Model:        cfg.Model,
+		Logger:       cfg.Logger,
+		Prices:       cfg.Prices,
+		Budget:       cfg.Budget,
+		Store:        store,
+		Token:        h.token,
 		Options: []automata.Option[decl.AgentState, decl.AgentInput]{
 			automata.WithPurityCheck[decl.AgentState, decl.AgentInput](),
 			automata.WithEvents(func(e automata.Event[decl.AgentState, decl.AgentInput]) {
