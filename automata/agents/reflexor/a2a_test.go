@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/moora-go/moora/automata/agents/reflexor/decl"
-	"github.com/moora-go/moora/automata/httpbridge/a2aserve"
+	"github.com/moora-go/moora/automata/llm"
+	a2atool "github.com/moora-go/moora/automata/toolkit/a2a"
 	"github.com/moora-go/moora/internal/tsctest"
 )
 
@@ -115,6 +115,63 @@ func TestA2AJavaScriptClient(t *testing.T) {
 	if strings.Join(ids, ",") != "a2a-1,a2a-2,a2a-3" {
 		t.Errorf("the user's messages %v", ids)
 	}
-	_ = decl.ActorUser
-	_ = a2aserve.ProtocolVersion
+}
+
+// TestA2AAgentAsTool: an agent written with the official A2A JavaScript
+// SDK's server (automata/toolkit/a2a's testdata: it upper-cases what it
+// is sent) is a tool of Reflexor's kit through automata/toolkit/a2a; the
+// scripted brain calls it, and its answer reaches the conversation's
+// state: the toolkit's result, and the brain's reply.
+func TestA2AAgentAsTool(t *testing.T) {
+	node := tsctest.Node(t)
+	tsctest.NodeModule(t, filepath.Join("@a2a-js", "sdk", "package.json"))
+	tsctest.NodeModule(t, filepath.Join("express", "package.json"))
+	srv := exec.Command(node, filepath.Join("..", "..", "toolkit", "a2a", "testdata", "a2aserver.mjs"), "")
+	stdin, _ := srv.StdinPipe()
+	out, _ := srv.StdoutPipe()
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		stdin.Close()
+		srv.Wait()
+	})
+	lines := bufio.NewScanner(out)
+	base := ""
+	for base == "" && lines.Scan() {
+		base, _ = strings.CutPrefix(lines.Text(), "LISTENING ")
+	}
+	if base == "" {
+		t.Fatal("the A2A server did not start")
+	}
+	kit := testKit(t)
+	upper, err := a2atool.Mount(kit, a2atool.Config{URL: base})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { upper.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	if err := upper.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	brain := testBrain(0)
+	shout := llm.Scripted{Reply: func(req llm.Request) (llm.Response, error) {
+		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == llm.RoleUser {
+			if rest, ok := strings.CutPrefix(req.Messages[n-1].Content, "shout "); ok {
+				args, _ := json.Marshal(map[string]string{"message": rest})
+				return llm.Response{Text: "Let me ask the upper agent.", ToolCalls: []llm.ToolCall{{ID: "shout-1", Name: "upper", Arguments: args}}}, nil
+			}
+		}
+		return brain.Reply(req)
+	}}
+	h := startHostOf(t, Config{Model: shout, Tools: kit})
+	h.say(t, 1, "shout hello agents")
+	s := h.agent.Machine().Current()
+	if len(s.ToolResults) != 1 || s.ToolResults[0].IsError || s.ToolResults[0].Content != "HELLO AGENTS" {
+		t.Fatalf("tool results %+v: want the remote agent's answer", s.ToolResults)
+	}
+	if n := len(s.AssistantMessages); n == 0 || s.AssistantMessages[n-1].Content != "The upper tool says: HELLO AGENTS." {
+		t.Fatalf("assistant messages %+v", s.AssistantMessages)
+	}
 }

@@ -146,8 +146,8 @@ func startHost(t testing.TB, delay time.Duration) *host {
 }
 
 // startHostOf starts a host whose Reflexor is cfg's Model, Logger, Prices
-// and Budget, with
-// the test kit, its journal in a new directory.
+// and Budget, with cfg's Tools (default the test kit), its journal in a
+// new directory.
 func startHostOf(t testing.TB, cfg Config) *host {
 	t.Helper()
 	store, err := bolt.Open(filepath.Join(t.TempDir(), "support.db"))
@@ -156,9 +156,13 @@ func startHostOf(t testing.TB, cfg Config) *host {
 	}
 	h := &host{token: "support-token", idle: make(chan int, 1)}
 	failed := make(chan error, 1)
+	tools := cfg.Tools
+	if tools == nil {
+		tools = testKit(t)
+	}
 	h.agent, err = New(Config{
 		System: "You are the support desk.",
-		Tools:  testKit(t),
+		Tools:  tools,
 		Model:  cfg.Model,
 		Logger: cfg.Logger,
 		Prices: cfg.Prices,
