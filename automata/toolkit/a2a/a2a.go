@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -303,6 +304,26 @@ func (a *Agent) tool(card *Card) toolkit.Tool {
 	}).With(a.cfg.Policy)
 }
 
+// messageID is the messageId of a call of key: the key, when it is short
+// printable ASCII (as servers take ids), else its SHA-256 (the same on
+// every try); without a key, a random one.
+func messageID(key string) string {
+	if key == "" {
+		var b [12]byte
+		rand.Read(b[:])
+		return hex.EncodeToString(b[:])
+	}
+	ok := len(key) <= 64
+	for i := 0; ok && i < len(key); i++ {
+		ok = key[i] > 0x20 && key[i] < 0x7f
+	}
+	if ok {
+		return key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return "k-" + hex.EncodeToString(sum[:16])
+}
+
 // toolName makes a card's name a tool's name.
 func toolName(s string) string {
 	var b strings.Builder
@@ -351,12 +372,7 @@ type task struct {
 
 // send sends the message of a call and says what the agent answered.
 func (a *Agent) send(ctx context.Context, endpoint, name string, in args) (string, error) {
-	id := toolkit.Key(ctx)
-	if id == "" {
-		var b [12]byte
-		rand.Read(b[:])
-		id = hex.EncodeToString(b[:])
-	}
+	id := messageID(toolkit.Key(ctx))
 	params := map[string]any{
 		"message":       message{MessageID: id, TaskID: in.TaskID, Role: "ROLE_USER", Parts: []part{{Text: in.Message}}},
 		"configuration": map[string]any{"returnImmediately": false},

@@ -31,9 +31,9 @@
 //
 // A call is a SendMessage (blocking: the remote agent answers when its
 // task stops working) of one text part, its messageId the call's
-// idempotency key (toolkit.Call.Key: the same on every try and after a
-// restart, so that an agent that deduplicates by messageId applies it
-// once). What the model is told:
+// idempotency key (toolkit.Call.Key, or its SHA-256 when it is long or
+// not printable ASCII: the same on every try and after a restart, so
+// that an agent that deduplicates by messageId applies it once). What the model is told:
 //
 //   - a message: its text;
 //   - a completed task: its artifacts' text (its status message's, when it
