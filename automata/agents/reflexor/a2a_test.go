@@ -175,3 +175,43 @@ func TestA2AAgentAsTool(t *testing.T) {
 		t.Fatalf("assistant messages %+v", s.AssistantMessages)
 	}
 }
+
+// TestA2AReflexorAsTool: one Reflexor is a tool of another's through
+// automata/toolkit/a2a and a2aserve, Go at both ends: the caller's brain
+// sends a message, the callee's conversation answers it and waits for its
+// user (input-required), which is what the caller's toolkit result says,
+// with the task to answer.
+func TestA2AReflexorAsTool(t *testing.T) {
+	callee := startHost(t, 0)
+	kit := testKit(t)
+	remote, err := a2atool.Mount(kit, a2atool.Config{URL: callee.base + "/a2a/", Header: map[string][]string{"Authorization": {"Bearer " + callee.token}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { remote.Close() })
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	if err := remote.Ready(ctx); err != nil {
+		t.Fatal(err)
+	}
+	brain := testBrain(0)
+	asking := llm.Scripted{Reply: func(req llm.Request) (llm.Response, error) {
+		if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == llm.RoleUser {
+			if rest, ok := strings.CutPrefix(req.Messages[n-1].Content, "ask "); ok {
+				args, _ := json.Marshal(map[string]string{"message": rest})
+				return llm.Response{ToolCalls: []llm.ToolCall{{ID: "ask-1", Name: "reflexor", Arguments: args}}}, nil
+			}
+		}
+		return brain.Reply(req)
+	}}
+	caller := startHostOf(t, Config{Model: asking, Tools: kit})
+	caller.say(t, 1, "ask how are you")
+	s := caller.agent.Machine().Current()
+	want := `The agent asks (answer it with taskId "self"): You said: how are you.`
+	if len(s.ToolResults) != 1 || s.ToolResults[0].IsError || s.ToolResults[0].Content != want {
+		t.Fatalf("tool results %+v: want %q", s.ToolResults, want)
+	}
+	if got := callee.agent.Machine().Current().UserMessages; len(got) != 1 || got[0].Content != "how are you" {
+		t.Fatalf("the callee's messages %+v", got)
+	}
+}

@@ -143,3 +143,20 @@ func TestStreamTime(t *testing.T) {
 		t.Fatalf("events %+v: want the task, and the stream's end", events)
 	}
 }
+
+// TestHistoryBound: a client's historyLength takes at most MaxHistory
+// messages, however many it asks for.
+func TestHistoryBound(t *testing.T) {
+	a := newSingle(t, func(c *a2aserve.Config[input, view], _ *httpbridge.Config[state, input, view]) { c.MaxHistory = 1 })
+	url := a.srv.URL + "/a2a"
+	call(t, url, token, send("m1", "one", ""))
+	call(t, url, token, send("m2", "two", ""))
+	for _, params := range []string{`{"id":"self","historyLength":1000000}`, `{"id":"self"}`} {
+		ans := call(t, url, token, rpc("GetTask", params))
+		var task a2aserve.Task
+		decodeRaw(ans.Result, &task)
+		if ans.Error != nil || len(task.History) != 1 || task.History[0].Text() != "echo: two" {
+			t.Fatalf("GetTask %s: %s %+v: want the newest message only", params, ans.Result, ans.Error)
+		}
+	}
+}
