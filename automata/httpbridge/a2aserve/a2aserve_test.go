@@ -449,6 +449,12 @@ func TestFleetOverA2A(t *testing.T) {
 	if ans.Error != nil || task.ID != id || len(task.History) != 4 {
 		t.Fatalf("alice's task at its agent's /a2a: %s %+v", ans.Result, ans.Error)
 	}
+	// Alice streams a message of her task at the fleet's /a2a.
+	_, events := stream(t, url, alice, strings.Replace(send("a4", "streamed", id), "SendMessage", "SendStreamingMessage", 1))
+	if n := len(events); n < 2 || events[0].data.Result.Task == nil || events[n-1].data.Result.StatusUpdate == nil ||
+		events[n-1].data.Result.StatusUpdate.Status.Message.Text() != "echo: streamed" {
+		t.Fatalf("alice's stream: %+v", events)
+	}
 	// No identity: 401.
 	if ans := call(t, url, "", send("x", "x", "")); ans.status != http.StatusUnauthorized {
 		t.Errorf("without a token: %d", ans.status)
