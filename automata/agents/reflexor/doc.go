@@ -59,7 +59,11 @@
 //     httpbridge.Chat), agent/mcp the conversation over MCP Streamable
 //     HTTP for MCP clients (the tool user-send-message, which may wait
 //     for the reply: "waitFor": "replied"; the resource
-//     agent://self/state; see automata/httpbridge/mcpserve), and
+//     agent://self/state; see automata/httpbridge/mcpserve), agent/a2a
+//     the conversation over A2A for other agents (the card at
+//     agent/a2a/.well-known/agent-card.json, the conversation one task,
+//     "self", a message the user's, the task input-required once the
+//     brain has replied; see automata/httpbridge/a2aserve), and
 //     agent/client.js is the client module the page uses. Every
 //     agent/ route but client.js asks for Config.Token as the bearer
 //     token; the page's own files are static and served to anyone (put

@@ -87,8 +87,8 @@ func bridgeConfig(pageApproves bool) httpbridge.Config[decl.AgentState, decl.Age
 		// agent/chat: a page on useChat talks to it unchanged.
 		Chat: chat(),
 		// And over MCP, at agent/mcp: for MCP clients (Claude Desktop,
-		// IDEs, other agents).
-		Fronts: map[string]httpbridge.Front[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{"/mcp": mcpFront()},
+		// IDEs, other agents); over A2A, at agent/a2a: for other agents.
+		Fronts: map[string]httpbridge.Front[decl.AgentState, decl.AgentInput, decl.ContextOfUser]{"/mcp": mcpFront(), "/a2a": a2aFront()},
 	}
 }
 
