@@ -97,7 +97,7 @@ func TestBrowserPlannerPanel(t *testing.T) {
 	landOn(t, ctx, `location.pathname === '/writer/agents/`+writer+`/'`)
 	browsertest.WaitText(t, ctx, "#conn", "live")
 	browsertest.WaitText(t, ctx, "#delegated", "sub-agent of "+PlannerID+" for its job planner/write-1")
-	browsertest.WaitText(t, ctx, "#rows", "writer-draft")
+	browsertest.WaitJS(t, ctx, "the writer's text", note("2", "The writer's answer to"))
 	browsertest.Screenshot(t, ctx, artifacts, "writer")
 	browsertest.Do(t, ctx, "following the header back", chromedp.Click(chromedp.ID("delegated-link")))
 	landOn(t, ctx, `location.pathname === '`+planner+`'`)
@@ -106,7 +106,7 @@ func TestBrowserPlannerPanel(t *testing.T) {
 	browsertest.Do(t, ctx, "opening the researcher's panel", chromedp.Navigate(srv.URL+"/researcher/agents/"+researcher+"/"+hash))
 	browsertest.WaitText(t, ctx, "#conn", "live")
 	browsertest.WaitText(t, ctx, "#delegated", "sub-agent of "+PlannerID+" for its job planner/research-1")
-	browsertest.WaitText(t, ctx, "#rows", "researcher-findings")
+	browsertest.WaitJS(t, ctx, "the researcher's findings", note("2", "the researcher's findings on"))
 	browsertest.Screenshot(t, ctx, artifacts, "researcher")
 }
 

@@ -77,6 +77,7 @@ func OpenTeam(dir, token string, models Models, logger *slog.Logger) (*Team, err
 				return jobKeys("researcher", t.researcherJobs(s.ContextOfResearcher()))
 			},
 			Actor: func(in rdecl.AgentInput) string { return in.InputActor() },
+			Notes: ResearcherNotes,
 		},
 		Identify:       identify,
 		DelegatorPanel: plannerPanel,
@@ -103,6 +104,7 @@ func OpenTeam(dir, token string, models Models, logger *slog.Logger) (*Team, err
 			Definition: wagent.Definition(), Decode: wdecl.DecodeInput, InputSchema: wdecl.InputSchema(),
 			Jobs:  func(s wdecl.AgentState) []string { return jobKeys("writer", t.writerJobs(s.ContextOfWriter())) },
 			Actor: func(in wdecl.AgentInput) string { return in.InputActor() },
+			Notes: WriterNotes,
 		},
 		Identify:       identify,
 		DelegatorPanel: plannerPanel,
@@ -321,6 +323,32 @@ func Notes(before, after pdecl.AgentState, in pdecl.AgentInput) []devpanel.Note 
 		return []devpanel.Note{{Type: "writer.text", Text: in.Answer}}
 	case pdecl.PlannerFailed:
 		return []devpanel.Note{{Type: "planner.failed", Text: in.Error}}
+	}
+	return nil
+}
+
+// ResearcherNotes labels a researcher's inputs on its timeline.
+func ResearcherNotes(_, _ rdecl.AgentState, in rdecl.AgentInput) []devpanel.Note {
+	switch in := in.(type) {
+	case rdecl.LeadTask:
+		return []devpanel.Note{{Type: "lead.task", Text: in.Task}}
+	case rdecl.LeadCancel:
+		return []devpanel.Note{{Type: "lead.cancel", Text: "the planner no longer wants the findings"}}
+	case rdecl.ResearcherFindings:
+		return []devpanel.Note{{Type: "researcher.findings", Text: in.Findings}}
+	}
+	return nil
+}
+
+// WriterNotes labels a writer's inputs on its timeline.
+func WriterNotes(_, _ wdecl.AgentState, in wdecl.AgentInput) []devpanel.Note {
+	switch in := in.(type) {
+	case wdecl.LeadTask:
+		return []devpanel.Note{{Type: "lead.task", Text: in.Task + findingsHeader + in.Research}}
+	case wdecl.LeadCancel:
+		return []devpanel.Note{{Type: "lead.cancel", Text: "the planner no longer wants the text"}}
+	case wdecl.WriterDraft:
+		return []devpanel.Note{{Type: "writer.text", Text: in.Text}}
 	}
 	return nil
 }
