@@ -11,7 +11,9 @@
 //	go run ./examples/supervisor -ask "why is the sky blue?"
 //
 // sends that request to the planner, prints the planner's tasks, the
-// workers that took them, the findings and the answer, and exits.
+// workers that took them, the findings and the answer, and exits; while it
+// runs, the devpanels are served on a free port of 127.0.0.1 (-addr to
+// choose one).
 // Without -ask, it serves the devpanels on http://127.0.0.1:8083 (-addr)
 // until interrupted, and prints their URLs with the token that lets a
 // client in (-token; default: the one kept in -data/token): the planner's
@@ -70,6 +72,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	ask := flags.String("ask", "", "send this request to the planner, print its answer and exit")
 	if err := flags.Parse(args); err != nil {
 		return err
+	}
+	addrSet := false
+	flags.Visit(func(f *flag.Flag) { addrSet = addrSet || f.Name == "addr" })
+	if *ask != "" && !addrSet {
+		*addr = "127.0.0.1:0" // a one-off run takes any free port
 	}
 	if err := os.MkdirAll(*data, 0o700); err != nil {
 		return err

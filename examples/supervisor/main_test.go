@@ -39,7 +39,7 @@ func offline(t *testing.T) {
 func TestAskOffline(t *testing.T) {
 	offline(t)
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-data", dir, "-addr", "127.0.0.1:0", "-ask", "why is the sky blue?")
+	cmd := exec.Command(os.Args[0], "-data", dir, "-ask", "why is the sky blue?") // the README's command
 	cmd.Env = append(os.Environ(), asProgram+"=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
