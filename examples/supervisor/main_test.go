@@ -11,6 +11,7 @@ import (
 
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/registry"
+	pdecl "github.com/moora-go/moora/examples/supervisor/planner/decl"
 )
 
 // The test binary doubles as the program: with this variable set it runs
@@ -35,7 +36,8 @@ func offline(t *testing.T) {
 // own: the request is answered through both workers, whose agents, opened
 // again from the data directory once the process is gone, hold what the
 // command printed: the researcher its findings, the writer the answer,
-// each a sub-agent of the planner for its job.
+// each a sub-agent of the planner for its job. A second run on the same
+// data asks the planner's second request, of two new workers.
 func TestAskOffline(t *testing.T) {
 	offline(t)
 	dir := t.TempDir()
@@ -59,6 +61,20 @@ func TestAskOffline(t *testing.T) {
 		"answer: " + answer + "\n",
 	}
 	assertInOrder(t, string(out), want)
+
+	// Run again on the same data: the planner's second request, given to
+	// two workers of its own.
+	again := exec.Command(os.Args[0], "-data", dir, "-ask", "and at sunset?")
+	again.Env, again.Stderr = cmd.Env, &stderr
+	if out, err = again.Output(); err != nil {
+		t.Fatalf("the second command: %v\nstdout:\n%s\nstderr:\n%s", err, out, stderr.String())
+	}
+	assertInOrder(t, string(out), []string{
+		"request 2: and at sunset?\n",
+		"research, by researcher " + ResearcherOf(PlannerID, 2) + ": Find the facts for: and at sunset?\n",
+		"writing, by writer " + WriterOf(PlannerID, 2) + ": Write the answer to: and at sunset?\n",
+		`answer: The writer's answer to "and at sunset?", written from the researcher's findings on "and at sunset?"`,
+	})
 
 	team, err := OpenTeam(dir, "unused", Offline(), slog.New(slog.DiscardHandler))
 	if err != nil {
@@ -96,7 +112,7 @@ func TestAskOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer release()
-	if s := p.Machine().Current(); s.Answer != answer || s.Working != 1 {
+	if s := p.Machine().Current(); len(s.Requests) != 2 || s.Working != 2 || s.Phase != pdecl.PhaseDone {
 		t.Errorf("the planner holds %+v", s)
 	}
 }
