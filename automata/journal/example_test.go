@@ -68,3 +68,50 @@ func ExampleOpen() {
 	// journaled: 1 under version 1 of the spec
 	// recovered: hello stamped: true
 }
+
+// A fork of a conversation at its 12th input: a new agent on a store of its
+// own, from the state after that input, the original untouched.
+func ExampleMachine_Fork() {
+	dir, err := os.MkdirTemp("", "fork")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	opts := journal.Options[decl.AgentState, decl.AgentInput]{Codec: journal.JSON[decl.AgentState](decl.DecodeInput)}
+	open := func(name string) *journal.Machine[decl.AgentState, decl.AgentInput] {
+		store, err := bolt.Open(filepath.Join(dir, name))
+		if err != nil {
+			panic(err)
+		}
+		m, err := journal.Open(store, agent.Definition(), opts)
+		if err != nil {
+			panic(err)
+		}
+		return m
+	}
+	m := open("agent.db")
+	defer m.Close(ctx)
+	for i := range 20 {
+		var input decl.AgentInput = decl.SendUserMessage{ID: fmt.Sprint(i + 1), Content: fmt.Sprint("message ", i+1), Timestamp: int64(i + 1)}
+		if err := m.Dispatch(ctx, input); err != nil {
+			panic(err)
+		}
+	}
+	store, err := bolt.Open(filepath.Join(dir, "fork.db")) // empty
+	if err != nil {
+		panic(err)
+	}
+	stats, err := m.Fork(12, store)
+	if err != nil {
+		panic(err)
+	}
+	store.Close()
+	fork := open("fork.db")
+	defer fork.Close(ctx)
+	fmt.Println("forked at", stats.Seq, "writing", stats.Bytes > 0, "one record")
+	fmt.Println("the fork has", len(fork.Current().UserMessages), "messages; the original", len(m.Current().UserMessages))
+	// Output:
+	// forked at 12 writing true one record
+	// the fork has 12 messages; the original 20
+}

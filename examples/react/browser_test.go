@@ -140,7 +140,7 @@ func TestBrowserTimelineDiffAndFilters(t *testing.T) {
 	browsertest.WaitText(t, ctx, "#d-jobs li", "started agent/start-")
 	browsertest.Screenshot(t, ctx, "REACT_ARTIFACTS", "timeline-diff")
 
-	seqOfObserve := browsertest.Eval[string](t, ctx, "finding the tool's result", `[...document.querySelectorAll("#rows tr.row")].find(r => r.children[3].textContent === "toolkit-observe").dataset.seq`)
+	seqOfObserve := browsertest.Eval[string](t, ctx, "finding the tool's result", `[...document.querySelectorAll("#rows tr.row")].find(r => r.dataset.type === "toolkit-observe").dataset.seq`)
 	browsertest.Do(t, ctx, "choosing the tool's result", chromedp.Click(chromedp.CSS(`#rows tr.row[data-seq="`+seqOfObserve+`"]`)))
 	browsertest.WaitText(t, ctx, "#diff li", "add /observations/-")
 
@@ -152,7 +152,7 @@ func TestBrowserTimelineDiffAndFilters(t *testing.T) {
 	}
 	browsertest.Eval[bool](t, ctx, "clearing the filter", `(() => { const f = document.getElementById("f-actor"); f.value = ""; f.dispatchEvent(new Event("change")); return true })()`)
 	browsertest.Do(t, ctx, "searching", chromedp.SendKeys(chromedp.ID("f-search"), "agent.finished"))
-	visible = browsertest.Eval[[]string](t, ctx, "reading the visible rows", `[...document.querySelectorAll("#rows tr.row:not([hidden])")].map(r => r.children[3].textContent)`)
+	visible = browsertest.Eval[[]string](t, ctx, "reading the visible rows", `[...document.querySelectorAll("#rows tr.row:not([hidden])")].map(r => r.dataset.type)`)
 	if len(visible) != 1 || visible[0] != "agent-plan" {
 		t.Errorf("searching agent.finished shows %v", visible)
 	}
@@ -285,7 +285,7 @@ func TestBrowserHoldStepRelease(t *testing.T) {
 		if n := rows(t, ctx); n != seq {
 			t.Fatalf("after step %d the timeline has %d rows, want %d", steps, n, seq)
 		}
-		typ := browsertest.Eval[string](t, ctx, "reading the last row", fmt.Sprintf(`document.querySelector('#rows tr.row[data-seq="%d"]').children[3].textContent`, seq))
+		typ := browsertest.Eval[string](t, ctx, "reading the last row", fmt.Sprintf(`document.querySelector('#rows tr.row[data-seq="%d"]').dataset.type`, seq))
 		if typ == "toolkit-observe" {
 			break
 		}

@@ -299,6 +299,7 @@ function addRow(row: Row): void {
   addOption($<HTMLSelectElement>('f-type'), types, r.type);
   tr.className = 'row';
   tr.dataset.seq = String(r.seq);
+  tr.dataset.type = r.type; // the input's type, without the badges the cell gets
   const cells = [String(r.seq), new Date(r.time).toLocaleTimeString(), r.actor || '', r.type];
   for (const c of cells) {
     const td = document.createElement('td');

@@ -161,6 +161,7 @@ function addRow(row) {
   addOption($("f-type"), types, r.type);
   tr.className = "row";
   tr.dataset.seq = String(r.seq);
+  tr.dataset.type = r.type;
   const cells = [String(r.seq), new Date(r.time).toLocaleTimeString(), r.actor || "", r.type];
   for (const c of cells) {
     const td = document.createElement("td");

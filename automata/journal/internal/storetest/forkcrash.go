@@ -55,7 +55,7 @@ func OpenAgentWaiting(t testing.TB, f journal.Fleet, id string) journal.Store {
 	if err := f.Create(id, journal.AgentInfo{Owner: "fork-crash", Created: time.Unix(1, 0).UTC()}); err != nil && !errors.Is(err, journal.ErrAgentExists) {
 		t.Fatalf("Create(%q): %v", id, err)
 	}
-	deadline := time.Now().Add(60 * time.Second)
+	deadline := time.Now().Add(2 * time.Minute)
 	for {
 		s, err := f.Open(id)
 		if err == nil {
@@ -77,6 +77,7 @@ func OpenAgentWaiting(t testing.TB, f journal.Fleet, id string) journal.Store {
 //	recorded <calls> <departed>  round 1: the fork has the answers of its record; the model calls it made for them
 //	open <seq>                   the fork is open, at seq, and takes inputs
 //	ack <id>                     Dispatch of request <id> to the fork returned nil
+//	step <what>                  where it has got to, for a test that waits too long to say
 //	fail <what>                  and exits
 //
 // In round 0 it has the conversation, forks it, and waits, the parent open,
@@ -124,12 +125,15 @@ func ForkCrashChild(t testing.TB, f journal.Fleet, round int, say func(format st
 		time.Sleep(time.Hour) // killed
 	}
 	// Open, with its jobs, when the process is killed.
+	say("step opening the parent")
 	if parent, err = openMachine(t, OpenAgentWaiting(t, f, parentID), parentOptions, Answering(&parentCalls)); err != nil {
 		fail("open the parent: %v", err)
 	}
+	say("step opening the fork")
 	if fork, err = openMachine(t, OpenAgentWaiting(t, f, forkID), forkOptions, Answering(&forkCalls)); err != nil {
 		fail("open the fork: %v", err)
 	}
+	say("step opened")
 	if round == 1 {
 		WaitFor(t, fork, "the fork's answers from its record", func(s State) bool { return len(s.Answers) == 2*forkStep })
 		say("recorded %d %v", forkCalls.Load(), fork.Departed())
@@ -162,6 +166,7 @@ type ForkRun struct {
 	Recorded string // round 1: "<calls> <departed>"
 	Opened   bool
 	Acked    []int
+	Step     string // the last step the process said it took
 }
 
 // KillForkChild starts cmd, the agent process of round round, waits until
@@ -205,6 +210,8 @@ func KillForkChild(t testing.TB, cmd *exec.Cmd, round int, rng *rand.Rand) ForkR
 				run.Recorded = rest
 			case "open":
 				run.Opened = true
+			case "step":
+				run.Step = rest
 			default:
 				failed = append(failed, line)
 			}
@@ -223,7 +230,7 @@ func KillForkChild(t testing.TB, cmd *exec.Cmd, round int, rng *rand.Rand) ForkR
 	select {
 	case <-ready:
 	case <-exited:
-	case <-time.After(30 * time.Second): // a hang, not a measure
+	case <-time.After(2 * time.Minute): // a hang, not a measure (a loaded machine under -race is slow)
 	}
 	time.Sleep(time.Duration(rng.IntN(50)) * time.Millisecond)
 	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, os.ErrProcessDone) {
@@ -240,7 +247,7 @@ func KillForkChild(t testing.TB, cmd *exec.Cmd, round int, rng *rand.Rand) ForkR
 	case round == 0 && (run.Digest == "" || run.Forked == ""):
 		t.Fatalf("round 0: the agent process did not fork: %+v", run)
 	case round > 0 && (!run.Opened || len(run.Acked) < 20):
-		t.Fatalf("round %d: the agent process did not get going (opened %v, %d acks)", round, run.Opened, len(run.Acked))
+		t.Fatalf("round %d: the agent process did not get going (opened %v, %d acks; its last step: %q)", round, run.Opened, len(run.Acked), run.Step)
 	case round == 1 && run.Recorded == "":
 		t.Fatalf("round 1: the fork did not get its record's answers: %+v", run)
 	}
