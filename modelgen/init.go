@@ -324,8 +324,10 @@ func (tk *toolkit) goMod(module string) (gomod, gosum []byte) {
 // the network.
 var buildsWith = []string{
 	toolkitModule + "/automata",
+	toolkitModule + "/automata/delegate",
 	toolkitModule + "/automata/devpanel",
 	toolkitModule + "/automata/httpbridge",
+	toolkitModule + "/automata/httpbridge/a2aserve",
 	toolkitModule + "/automata/httpbridge/mcpserve",
 	toolkitModule + "/automata/inputjson",
 	toolkitModule + "/automata/journal",
@@ -344,6 +346,7 @@ var buildsWith = []string{
 	toolkitModule + "/automata/modeltest",
 	toolkitModule + "/automata/registry",
 	toolkitModule + "/automata/toolkit",
+	toolkitModule + "/automata/toolkit/a2a",
 	toolkitModule + "/automata/toolkit/mcp",
 }
 
