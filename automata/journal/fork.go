@@ -153,6 +153,9 @@ func (m *Machine[S, I]) loadRecord() (*record[I], error) {
 		}
 	}()
 	err := m.store.Snapshots(func(r Record) error {
+		if !frame.MayBeFork(r.Data) {
+			return nil // no fork: not decoded a second time at each Open
+		}
 		f, err := frame.Decode(r.Data)
 		if err == nil && f.Fork {
 			fork = &f

@@ -912,13 +912,12 @@ func (m *Machine[S, I]) StateAt(seq uint64) (S, error) {
 func (m *Machine[S, I]) stateAt(seq uint64) (S, error) {
 	// The newest snapshot at or before seq that can be read: one of an
 	// earlier version that no migration brings up is replayed over.
+	if seq < m.forkedAt {
+		return m.def.Initial(), fmt.Errorf("%w: the state at %d is before the fork at %d; the conversation forked holds it", ErrBeforeFork, seq, m.forkedAt)
+	}
 	state, base := m.def.Initial(), uint64(0)
-	var forkAt uint64
 	err := m.store.Snapshots(func(r Record) error {
 		if r.Seq > seq {
-			if f, err := frame.Decode(r.Data); err == nil && f.Fork {
-				forkAt = r.Seq
-			}
 			return nil
 		}
 		s, err := m.decodeSnapshot(r)
@@ -933,9 +932,6 @@ func (m *Machine[S, I]) stateAt(seq uint64) (S, error) {
 	})
 	if err != nil {
 		return state, err
-	}
-	if forkAt > 0 {
-		return state, fmt.Errorf("%w: the state at %d is before the fork at %d; the conversation forked holds it", ErrBeforeFork, seq, forkAt)
 	}
 	return m.replayFrom(state, base, seq)
 }

@@ -570,7 +570,7 @@ func (r *Registry[S, I]) delete(ctx context.Context, id string, check func() err
 // parent's after input seq, and its journal goes on from there, its own (see
 // journal.Machine.Fork, which also says how its jobs are answered from what
 // parent's answered). Its AgentInfo.Fork names parent and seq. who must
-// may see parent (Owned's error otherwise). Parent is activated to read its
+// be allowed to see parent (Owned's error otherwise). Parent is activated to read its
 // journal, and is not changed; the fork is not activated, and no Get of it
 // activates it before Fork is done. A fork that fails is deleted again.
 func (r *Registry[S, I]) Fork(ctx context.Context, who Identity, parent string, seq uint64, child string) (id string, info journal.AgentInfo, err error) {

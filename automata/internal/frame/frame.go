@@ -159,6 +159,12 @@ func cut(rest []byte) (b, after []byte, ok bool) {
 	return rest[n : n+int(size)], rest[n+int(size):], true
 }
 
+// MayBeFork says, from its first byte alone, whether data may be a snapshot
+// that starts a fork: a cheap look before Decode checks it whole.
+func MayBeFork(data []byte) bool {
+	return len(data) > 0 && data[0]&^flags == Snapshot && data[0]&keyed != 0
+}
+
 // ErrBad is wrapped by every error of Decode.
 var ErrBad = errors.New("bad frame")
 

@@ -170,6 +170,22 @@ func TestFrameFork(t *testing.T) {
 	if f, err := frame.Decode(frame.Append(nil, frame.Frame{Kind: frame.Snapshot, Seq: 12, Payload: []byte("state")})); err != nil || f.Fork {
 		t.Fatalf("Decode(a snapshot) = %+v, %v; want no fork", f, err)
 	}
+	for _, c := range []struct {
+		f    frame.Frame
+		want bool
+	}{
+		{frame.Frame{Kind: frame.Snapshot, Seq: 1, Fork: true}, true},
+		{frame.Frame{Kind: frame.Snapshot, Seq: 1, Version: 3, HasDigest: true, Fork: true}, true},
+		{frame.Frame{Kind: frame.Snapshot, Seq: 1, Version: 3}, false},
+		{frame.Frame{Kind: frame.Input, Seq: 1, Job: "k"}, false},
+	} {
+		if got := frame.MayBeFork(frame.Append(nil, c.f)); got != c.want {
+			t.Errorf("MayBeFork(%+v) = %v, want %v", c.f, got, c.want)
+		}
+	}
+	if frame.MayBeFork(nil) {
+		t.Error("MayBeFork(nothing) = true")
+	}
 	sum := func(b []byte) []byte {
 		binary.LittleEndian.PutUint32(b[1:], crc32.Checksum(b[5:], crc32.MakeTable(crc32.Castagnoli)))
 		return b
