@@ -7,14 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"runtime"
 	"runtime/debug"
 	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
-	"time"
 
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/internal/backend"
@@ -220,51 +218,13 @@ func OpenFleetWith(path string, opts FleetOptions) (*Fleet, error) {
 // encodeAgentMeta is an AgentInfo as the fleet stores it.
 func encodeAgentMeta(info journal.AgentInfo) ([]byte, error) { return json.Marshal(info) }
 
-// decodeAgentMeta reads the meta of agent id, strictly: one JSON object with
-// the fields encodeAgentMeta writes, both present, no other, and nothing
-// after it. Anything else is a *CorruptError naming the file (path), the
-// agent and what is wrong.
+// decodeAgentMeta reads the meta of agent id, strictly
+// (backend.DecodeAgentInfo). Anything else is a *CorruptError naming the
+// file (path), the agent and what is wrong.
 func decodeAgentMeta(path, id string, data []byte) (journal.AgentInfo, error) {
-	fail := func(format string, args ...any) (journal.AgentInfo, error) {
-		return journal.AgentInfo{}, &journal.CorruptError{Err: fmt.Errorf("%s: agent %q: its meta (%d bytes) %s", path, id, len(data), fmt.Sprintf(format, args...))}
-	}
-	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
-		return fail("is not a JSON object")
-	}
-	var m struct {
-		Owner   *string         `json:"owner"`
-		Created *time.Time      `json:"created"`
-		Fork    json.RawMessage `json:"fork"`
-		Deleg   json.RawMessage `json:"delegated"`
-	}
-	d := json.NewDecoder(bytes.NewReader(data))
-	d.DisallowUnknownFields()
-	if err := d.Decode(&m); err != nil {
-		return fail("is not an AgentInfo: %v", err)
-	}
-	if _, err := d.Token(); err != io.EOF {
-		return fail("holds more than one JSON object")
-	}
-	switch {
-	case m.Owner == nil:
-		return fail("has no owner")
-	case m.Created == nil:
-		return fail("has no created time")
-	}
-	info := journal.AgentInfo{Owner: *m.Owner, Created: *m.Created}
-	if m.Fork != nil {
-		fork, err := backend.DecodeFork(m.Fork)
-		if err != nil {
-			return fail("is not an AgentInfo: %v", err)
-		}
-		info.Fork = fork
-	}
-	if m.Deleg != nil {
-		d, err := backend.DecodeDelegation(m.Deleg)
-		if err != nil {
-			return fail("is not an AgentInfo: %v", err)
-		}
-		info.Delegated = d
+	info, err := backend.DecodeAgentInfo(data)
+	if err != nil {
+		return journal.AgentInfo{}, &journal.CorruptError{Err: fmt.Errorf("%s: agent %q: its meta (%d bytes) %v", path, id, len(data), err)}
 	}
 	return info, nil
 }

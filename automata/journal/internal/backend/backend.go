@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/moora-go/moora/automata/journal"
 )
@@ -43,6 +44,53 @@ func (p *PassedOver) Err() error {
 		return p.first
 	}
 	return &journal.CorruptError{Err: fmt.Errorf("%w; and %d more damaged agents were passed over", p.first.Err, p.more)}
+}
+
+// DecodeAgentInfo reads an agent's stored AgentInfo (its JSON encoding)
+// strictly: one JSON object with an "owner" and a "created" time, a "fork"
+// (DecodeFork) and a "delegated" (DecodeDelegation) if any, no other member,
+// and nothing after it. The error says what is wrong, as a phrase that
+// follows the meta's name ("is not a JSON object"); the caller says where.
+func DecodeAgentInfo(data []byte) (journal.AgentInfo, error) {
+	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+		return journal.AgentInfo{}, errors.New("is not a JSON object")
+	}
+	var m struct {
+		Owner   *string         `json:"owner"`
+		Created *time.Time      `json:"created"`
+		Fork    json.RawMessage `json:"fork"`
+		Deleg   json.RawMessage `json:"delegated"`
+	}
+	d := json.NewDecoder(bytes.NewReader(data))
+	d.DisallowUnknownFields()
+	if err := d.Decode(&m); err != nil {
+		return journal.AgentInfo{}, fmt.Errorf("is not an AgentInfo: %v", err)
+	}
+	if _, err := d.Token(); err != io.EOF {
+		return journal.AgentInfo{}, errors.New("holds more than one JSON object")
+	}
+	switch {
+	case m.Owner == nil:
+		return journal.AgentInfo{}, errors.New("has no owner")
+	case m.Created == nil:
+		return journal.AgentInfo{}, errors.New("has no created time")
+	}
+	info := journal.AgentInfo{Owner: *m.Owner, Created: *m.Created}
+	if m.Fork != nil {
+		fork, err := DecodeFork(m.Fork)
+		if err != nil {
+			return journal.AgentInfo{}, fmt.Errorf("is not an AgentInfo: %v", err)
+		}
+		info.Fork = fork
+	}
+	if m.Deleg != nil {
+		d, err := DecodeDelegation(m.Deleg)
+		if err != nil {
+			return journal.AgentInfo{}, fmt.Errorf("is not an AgentInfo: %v", err)
+		}
+		info.Delegated = d
+	}
+	return info, nil
 }
 
 // DecodeFork reads the member "fork" of an agent's stored AgentInfo
