@@ -3,11 +3,14 @@ package journal_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/moora-go/moora/automata/internal/chattest/decl"
 	"github.com/moora-go/moora/automata/internal/chattest/impl/agent"
@@ -17,41 +20,156 @@ import (
 )
 
 // BenchmarkDurableDispatch: producers goroutines each dispatch and wait for
-// the disk; b.N inputs in all. Reports inputs/s and fsyncs (Appends) per
-// input.
+// the disk; b.N inputs in all, on each embedded backend. Reports inputs/s
+// and Appends per input (each a commit, one or two fdatasyncs).
 func BenchmarkDurableDispatch(b *testing.B) {
 	for _, producers := range []int{1, 64} {
-		b.Run(fmt.Sprintf("producers=%d", producers), func(b *testing.B) {
-			store, err := bolt.Open(filepath.Join(b.TempDir(), "agent.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			counting := &countingStore{Store: store}
-			m, err := journal.Open(counting, model, journal.Options[state, input]{Codec: codec(), SnapshotEvery: -1})
-			if err != nil {
-				b.Fatal(err)
-			}
-			in := input{Note: "a note of a typical length for a chat message"}
-			var next atomic.Int64
-			b.ReportAllocs()
-			b.ResetTimer()
-			var wg sync.WaitGroup
-			for range producers {
-				wg.Go(func() {
-					for next.Add(1) <= int64(b.N) {
-						if err := m.Dispatch(context.Background(), in); err != nil {
-							b.Error(err)
-							return
+		for _, be := range backends {
+			b.Run(fmt.Sprintf("backend=%s,producers=%d", be.name, producers), func(b *testing.B) {
+				m, counting := openBenchMachine(b, filepath.Join(b.TempDir(), "agent"+be.suffix))
+				in := input{Note: "a note of a typical length for a chat message"}
+				var next atomic.Int64
+				b.ReportAllocs()
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for range producers {
+					wg.Go(func() {
+						for next.Add(1) <= int64(b.N) {
+							if err := m.Dispatch(context.Background(), in); err != nil {
+								b.Error(err)
+								return
+							}
 						}
+					})
+				}
+				wg.Wait()
+				b.StopTimer()
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "inputs/s")
+				b.ReportMetric(float64(counting.appends.Load())/float64(b.N), "appends/input")
+				mustClose(b, m)
+			})
+		}
+	}
+}
+
+// openBenchMachine opens a Machine of the test model, with no snapshots,
+// on a new store at path (openStore), counting its Appends.
+func openBenchMachine(b *testing.B, path string) (*journal.Machine[state, input], *countingStore) {
+	store, err := openStore(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	counting := &countingStore{Store: store}
+	m, err := journal.Open(counting, model, journal.Options[state, input]{Codec: codec(), SnapshotEvery: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	return m, counting
+}
+
+// BenchmarkDiskFloor measures, in one run, the floor of a durable input on
+// this disk and each embedded backend's one producer against it. The floor
+// is the write of one input's record (its frame, as the journal writes it)
+// in place, into a file whose blocks are allocated, and an fdatasync, which
+// then flushes that data and no file metadata. Beside it, "append": the
+// same record written at the end of a file, which grows, so that each
+// fdatasync flushes its size too. Each backend holds an agent with a history
+// (historyInputs inputs, dispatched by 64 producers before the timing: a
+// pebble database then writes to a recycled log file, as it does after its
+// first minutes) and dispatches to its Machine one input at a time, each
+// waiting for the disk. They take turns in rounds of 100, b.N of each in
+// all, so that the machine's noise falls on every one. Reports each one's
+// rate and each backend's ratios to both floors.
+func BenchmarkDiskFloor(b *testing.B) {
+	const (
+		round         = 100
+		historyInputs = 100_000
+	)
+	in := input{Note: "a note of a typical length for a chat message"}
+	payload, err := codec().EncodeInput(in)
+	if err != nil {
+		b.Fatal(err)
+	}
+	record := frame.Append(nil, frame.Frame{Kind: frame.Input, Seq: 1, UnixNano: 1, Payload: payload})
+	const fileBytes = 64 << 20
+	file, err := os.Create(filepath.Join(b.TempDir(), "floor"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer file.Close()
+	if _, err := file.Write(make([]byte, fileBytes)); err != nil {
+		b.Fatal(err)
+	}
+	if err := file.Sync(); err != nil {
+		b.Fatal(err)
+	}
+	grown, err := os.Create(filepath.Join(b.TempDir(), "append"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer grown.Close()
+	var off int64
+	fdatasync := func(f *os.File) {
+		if err := syscall.Fdatasync(int(f.Fd())); err != nil {
+			b.Fatal(err)
+		}
+	}
+	type side struct {
+		name     string
+		dispatch func()
+		elapsed  time.Duration
+	}
+	sides := []*side{{name: "floor", dispatch: func() {
+		if _, err := file.WriteAt(record, off); err != nil {
+			b.Fatal(err)
+		}
+		off = (off + int64(len(record))) % (fileBytes - 4096)
+		fdatasync(file)
+	}}, {name: "append", dispatch: func() {
+		if _, err := grown.Write(record); err != nil {
+			b.Fatal(err)
+		}
+		fdatasync(grown)
+	}}}
+	for _, be := range backends {
+		m, _ := openBenchMachine(b, filepath.Join(b.TempDir(), "agent"+be.suffix))
+		defer mustClose(b, m)
+		var wg sync.WaitGroup
+		for p := range 64 {
+			wg.Go(func() {
+				for i := p; i < historyInputs; i += 64 {
+					if err := m.Dispatch(context.Background(), in); err != nil {
+						b.Error(err)
+						return
 					}
-				})
+				}
+			})
+		}
+		wg.Wait()
+		sides = append(sides, &side{name: be.name, dispatch: func() {
+			if err := m.Dispatch(context.Background(), in); err != nil {
+				b.Fatal(err)
 			}
-			wg.Wait()
-			b.StopTimer()
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "inputs/s")
-			b.ReportMetric(float64(counting.appends.Load())/float64(b.N), "fsyncs/input")
-			mustClose(b, m)
-		})
+		}})
+	}
+	b.ResetTimer()
+	for done := 0; done < b.N; done += round {
+		for _, s := range sides {
+			start := time.Now()
+			for range min(round, b.N-done) {
+				s.dispatch()
+			}
+			s.elapsed += time.Since(start)
+		}
+	}
+	b.StopTimer()
+	rate := func(s *side) float64 { return float64(b.N) / s.elapsed.Seconds() }
+	b.ReportMetric(rate(sides[0]), "floor-syncs/s")
+	b.ReportMetric(rate(sides[1]), "append-syncs/s")
+	for _, s := range sides[2:] {
+		b.ReportMetric(rate(s), s.name+"-inputs/s")
+		b.ReportMetric(rate(s)/rate(sides[0]), s.name+"/floor")
+		b.ReportMetric(rate(s)/rate(sides[1]), s.name+"/append")
 	}
 }
 
@@ -143,39 +261,48 @@ func TestStorageGrowsWithInputsNotState(t *testing.T) {
 // snapshot at 1,000,000, so 9,999 inputs are replayed after the one at
 // 990,000.
 func BenchmarkRecover(b *testing.B) {
-	const total, every = 1_000_000, 10_000
-	codec := starterCodec()
-	for _, tc := range []struct {
-		name      string
-		snapshots []int // seqs
-		journal   int   // last journaled seq
-	}{
-		{"clean", []int{total - every, total}, total},
-		{"crash", []int{total - 2*every, total - every}, total - 1},
-	} {
-		b.Run(tc.name, func(b *testing.B) {
-			path := filepath.Join(b.TempDir(), "starter.db")
-			buildStarterStore(b, path, codec, tc.journal, tc.snapshots)
-			b.ResetTimer()
-			for b.Loop() {
-				store, err := bolt.Open(path)
-				if err != nil {
-					b.Fatal(err)
-				}
-				m, err := journal.Open(store, starter, journal.Options[decl.AgentState, decl.AgentInput]{Codec: codec, SkipCloseSnapshot: true})
-				if err != nil {
-					b.Fatal(err)
-				}
-				if m.Seq() != uint64(tc.journal) {
-					b.Fatalf("recovered %d inputs, want %d", m.Seq(), tc.journal)
-				}
-				b.StopTimer()
-				if err := m.Close(context.Background()); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
+	for _, size := range []struct{ total, every int }{{100_000, 1_000}, {1_000_000, 10_000}} {
+		for _, be := range backends {
+			for _, tc := range []struct {
+				name      string
+				snapshots []int // seqs
+				journal   int   // last journaled seq
+			}{
+				{"clean", []int{size.total - size.every, size.total}, size.total},
+				{"crash", []int{size.total - 2*size.every, size.total - size.every}, size.total - 1},
+			} {
+				b.Run(fmt.Sprintf("inputs=%d,backend=%s,%s", size.total, be.name, tc.name), func(b *testing.B) {
+					benchRecover(b, filepath.Join(b.TempDir(), "starter"+be.suffix), tc.journal, tc.snapshots)
+				})
 			}
-		})
+		}
+	}
+}
+
+// benchRecover opens the store at path, built with buildStarterStore, and
+// the starter's Machine on it, b.N times, and checks it recovered every
+// input.
+func benchRecover(b *testing.B, path string, last int, snapshots []int) {
+	codec := starterCodec()
+	buildStarterStore(b, path, codec, last, snapshots)
+	b.ResetTimer()
+	for b.Loop() {
+		store, err := openStore(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m, err := journal.Open(store, starter, journal.Options[decl.AgentState, decl.AgentInput]{Codec: codec, SkipCloseSnapshot: true})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if m.Seq() != uint64(last) {
+			b.Fatalf("recovered %d inputs, want %d", m.Seq(), last)
+		}
+		b.StopTimer()
+		if err := m.Close(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
 	}
 }
 
@@ -183,7 +310,7 @@ func BenchmarkRecover(b *testing.B) {
 // journal of inputs 1..last and the snapshots at the given seqs.
 func buildStarterStore(b *testing.B, path string, codec journal.Codec[decl.AgentState, decl.AgentInput], last int, snapshots []int) {
 	b.Helper()
-	store, err := bolt.Open(path)
+	store, err := openStore(path)
 	if err != nil {
 		b.Fatal(err)
 	}

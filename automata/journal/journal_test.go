@@ -20,6 +20,7 @@ import (
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/journal/internal/storetest"
+	"github.com/moora-go/moora/automata/journal/pebble"
 	bbolt "go.etcd.io/bbolt"
 )
 
@@ -61,9 +62,9 @@ func codec() journal.Codec[state, input] { return journal.JSON[state, input](nil
 
 func openAt(t testing.TB, path string, opts journal.Options[state, input], options ...automata.Option[state, input]) (*journal.Machine[state, input], error) {
 	t.Helper()
-	store, err := bolt.Open(path)
+	store, err := openStore(path)
 	if err != nil {
-		t.Fatalf("bolt.Open: %v", err)
+		t.Fatalf("open the store: %v", err)
 	}
 	if opts.Codec == nil {
 		opts.Codec = codec()
@@ -93,6 +94,20 @@ var (
 )
 
 type logBuffer = storetest.LogBuffer
+
+// backends are the embedded backends the package's tests and benchmarks
+// that say so run on: a path ending in one of their suffixes is a store of
+// that backend (openStore).
+var backends = []struct{ name, suffix string }{{"bolt", ".db"}, {"pebble", ".pebble"}}
+
+// openStore opens the store at path: a pebble directory if path ends in
+// ".pebble", a bbolt file otherwise.
+func openStore(path string) (journal.Store, error) {
+	if strings.HasSuffix(path, ".pebble") {
+		return pebble.Open(path)
+	}
+	return bolt.Open(path)
+}
 
 // countingStore counts the Appends (each one fsync in bbolt).
 type countingStore struct {
