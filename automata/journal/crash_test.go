@@ -149,12 +149,22 @@ func runChild(t *testing.T, path string, round int, rng *rand.Rand) childRun {
 	return run
 }
 
+// TestCrashRecovery: an agent process with 4 producers and jobs, killed
+// with SIGKILL at a random moment, 25 rounds, on each embedded backend.
+// After each kill every acknowledged request is in the journal once, the
+// state is the fold of the journal, and the next process restarts every job
+// the recovered state calls for.
 func TestCrashRecovery(t *testing.T) {
 	if testing.Short() {
-		t.Skip("kills a child process 25 times")
+		t.Skip("kills a child process 25 times on each backend")
 	}
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) { testCrashRecovery(t, filepath.Join(t.TempDir(), "agent"+be.suffix)) })
+	}
+}
+
+func testCrashRecovery(t *testing.T, path string) {
 	const rounds = 25
-	path := filepath.Join(t.TempDir(), "agent.db")
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	allAcked := map[int]bool{}
 	for round := range rounds {

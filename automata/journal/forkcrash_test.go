@@ -7,12 +7,15 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/bolt"
 	"github.com/moora-go/moora/automata/journal/internal/storetest"
+	"github.com/moora-go/moora/automata/journal/pebble"
 )
 
 const forkChildEnv = "JOURNAL_FORK_CHILD"
@@ -32,7 +35,7 @@ func TestForkChild(t *testing.T) {
 		fmt.Fprintf(os.Stdout, format+"\n", args...)
 		out.Unlock()
 	}
-	f, err := bolt.OpenFleet(path)
+	f, err := openFleet(path)
 	if err != nil {
 		say("fail OpenFleet: %v", err)
 		os.Exit(3)
@@ -40,7 +43,8 @@ func TestForkChild(t *testing.T) {
 	storetest.ForkCrashChild(t, f, round, say)
 }
 
-// TestForkSurvivesKill: agent processes on a bbolt fleet file, killed with
+// TestForkSurvivesKill: agent processes on a fleet (a bbolt file, a pebble
+// directory), killed with
 // SIGKILL, five rounds. Round 0 has a conversation with an agent (requests
 // its jobs answer, notes), forks it at N into a new agent of the fleet and
 // is killed before the fork ever runs; round 1 opens the fork, which gets
@@ -53,8 +57,22 @@ func TestForkChild(t *testing.T) {
 // inputs, and its state, now and at every seq its snapshots reach, is the
 // fold of the parent's inputs up to N and its own.
 func TestForkSurvivesKill(t *testing.T) {
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) { testForkSurvivesKill(t, filepath.Join(t.TempDir(), "fleet"+be.suffix)) })
+	}
+}
+
+// openFleet opens the fleet at path: a pebble directory if path ends in
+// ".pebble", a bbolt file otherwise.
+func openFleet(path string) (journal.Fleet, error) {
+	if strings.HasSuffix(path, ".pebble") {
+		return pebble.OpenFleet(path)
+	}
+	return bolt.OpenFleet(path)
+}
+
+func testForkSurvivesKill(t *testing.T, path string) {
 	const rounds = 5
-	path := filepath.Join(t.TempDir(), "fleet.db")
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 11))
 	acked := map[int]bool{}
 	var digest string
@@ -76,7 +94,7 @@ func TestForkSurvivesKill(t *testing.T) {
 		for _, id := range run.Acked {
 			acked[id] = true
 		}
-		f, err := bolt.OpenFleet(path)
+		f, err := openFleet(path)
 		if err != nil {
 			t.Fatalf("round %d: OpenFleet after the kill: %v", round, err)
 		}

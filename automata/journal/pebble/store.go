@@ -104,6 +104,14 @@ func openDB(dir, layout, open, other string) (d *db, err error) {
 		// A directory that is not a pebble database is refused, not
 		// initialised over.
 		FormatMajorVersion: pdb.FormatNewest,
+		EventListener: &pdb.EventListener{
+			// Corruption met on a read of pebble's own (a compaction's)
+			// breaks the database, instead of pebble's default, a fatal
+			// log line, which would end the process.
+			DataCorruption: func(info pdb.DataCorruptionInfo) {
+				d.broken.CompareAndSwap(nil, &journal.CorruptError{Err: fmt.Errorf("%s: pebble: on-disk corruption in %s: %v", dir, filepath.Base(info.Path), info.Details)})
+			},
+		},
 	}
 	err = d.guard("open", nil, func() error {
 		p, err := pdb.Open(dir, opts)

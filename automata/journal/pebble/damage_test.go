@@ -1,0 +1,264 @@
+package pebble_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/moora-go/moora/automata/journal"
+	"github.com/moora-go/moora/automata/journal/internal/storetest"
+	"github.com/moora-go/moora/automata/journal/pebble"
+
+	pdb "github.com/cockroachdb/pebble/v2"
+)
+
+const damageChildEnv = "PEBBLE_DAMAGE_CHILD"
+
+func damageOptions() journal.Options[storetest.State, storetest.Input] {
+	return journal.Options[storetest.State, storetest.Input]{Codec: journal.JSON[storetest.State, storetest.Input](nil), SnapshotEvery: 40}
+}
+
+// TestDamageChild is the process in which TestDamagedStoreIsAnErrorOrIntact
+// opens a damaged store, so that a crash (a panic that escapes, an exit of
+// pebble's) is seen as one. It prints "ok <n>" with the number of inputs
+// the Machine recovered, after checking its state is the fold of its
+// journal, or "error <message>".
+func TestDamageChild(t *testing.T) {
+	dir := os.Getenv(damageChildEnv)
+	if dir == "" {
+		t.Skip("the child process of TestDamagedStoreIsAnErrorOrIntact")
+	}
+	s, err := pebble.Open(dir)
+	if err != nil {
+		fmt.Printf("error %v\n", strings.ReplaceAll(err.Error(), "\n", " "))
+		return
+	}
+	m, err := journal.Open(s, storetest.Model, damageOptions())
+	if err != nil {
+		s.Close()
+		fmt.Printf("error %v\n", strings.ReplaceAll(err.Error(), "\n", " "))
+		return
+	}
+	var ins []storetest.Input
+	entries, err := m.Inputs(1, m.Seq())
+	for _, e := range entries {
+		ins = append(ins, e.Input)
+	}
+	if err == nil && !reflect.DeepEqual(m.Current(), storetest.Fold(ins)) {
+		err = errors.New("the recovered state is not the fold of the journal")
+	}
+	if err == nil && !slices.Equal(ins, storetest.Notes(0, len(ins))) {
+		err = fmt.Errorf("the journal's %d inputs are not the first %d dispatched", len(ins), len(ins))
+	}
+	if err != nil {
+		fmt.Printf("bad %v\n", err)
+	} else {
+		fmt.Printf("ok %d\n", len(ins))
+	}
+	m.Close(context.Background())
+}
+
+// damageBase is a store to damage: its directory's files, and what a
+// damaged copy may lose without an error.
+type damageBase struct {
+	files map[string][]byte
+	total int // the inputs dispatched, every one acknowledged
+	// wal is the write-ahead log the last inputs went to, and tail the
+	// offset in it where the last Append's record starts: damage at or past
+	// it, or a cut there, is what a crash during that write leaves.
+	wal  string
+	tail int64
+}
+
+// newDamageBase dispatches total inputs to a new store in dir, flushing
+// pebble's memtable to a table after flushAt of them (0: never), and
+// closes it.
+func newDamageBase(t *testing.T, dir string, total, flushAt int) damageBase {
+	t.Helper()
+	dispatch := func(from, to int) {
+		s, err := pebble.Open(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := journal.Open(s, storetest.Model, damageOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		storetest.DispatchAll(t, m, storetest.Notes(from, to))
+		storetest.MustClose(t, m)
+	}
+	if flushAt > 0 {
+		dispatch(0, flushAt)
+		db, err := pdb.Open(dir, &pdb.Options{Logger: quiet{}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		flushAt = 0
+	}
+	dispatch(flushAt, total-1)
+	wal, size := newestWAL(t, dir)
+	dispatch(total-1, total)
+	if w, _ := newestWAL(t, dir); w != wal {
+		// The last Open began a new log: the last Append's record is
+		// where that one's records start.
+		wal, size = w, 0
+	}
+	base := damageBase{files: map[string][]byte{}, total: total, wal: wal, tail: size}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Name() == "LOCK" {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		base.files[e.Name()] = data
+	}
+	return base
+}
+
+// newestWAL returns the name of the newest write-ahead log of dir, and its
+// size.
+func newestWAL(t *testing.T, dir string) (string, int64) {
+	t.Helper()
+	logs, err := filepath.Glob(filepath.Join(dir, "*.log"))
+	if err != nil || len(logs) == 0 {
+		t.Fatalf("no write-ahead log in %s (%v)", dir, err)
+	}
+	slices.Sort(logs)
+	fi, err := os.Stat(logs[len(logs)-1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Base(logs[len(logs)-1]), fi.Size()
+}
+
+type quiet struct{}
+
+func (quiet) Infof(string, ...any)  {}
+func (quiet) Errorf(string, ...any) {}
+func (quiet) Fatalf(format string, args ...any) {
+	panic(fmt.Sprintf(format, args...))
+}
+
+// damageCase is one damage: a byte of a file flipped, or the file cut.
+type damageCase struct {
+	file string
+	at   int64
+	cut  bool
+	mask byte
+}
+
+func (c damageCase) String() string {
+	if c.cut {
+		return fmt.Sprintf("%s cut at %d", c.file, c.at)
+	}
+	return fmt.Sprintf("%s byte %d ^ %#x", c.file, c.at, c.mask)
+}
+
+// TestDamagedStoreIsAnErrorOrIntact damages real stores at random, seeded
+// (PEBBLE_DAMAGE_SEED repeats a run): a byte of one of the directory's
+// files flipped, or the file cut short, on a store whose records are all in
+// the write-ahead log and on one whose first 150 are in a table. Each
+// damaged copy is opened in a child process, and must be refused with an
+// error, or open with every input and a state that is their fold; or,
+// where the damage is in the newest log at or past the record of the last
+// Append, or cuts that log (what a crash during a write leaves), open with
+// the inputs before the lost ones, in order, nothing else lost. No case
+// may crash.
+func TestDamagedStoreIsAnErrorOrIntact(t *testing.T) {
+	seed := uint64(rand.Int64())
+	if s := os.Getenv("PEBBLE_DAMAGE_SEED"); s != "" {
+		seed, _ = strconv.ParseUint(s, 10, 64)
+	}
+	t.Logf("PEBBLE_DAMAGE_SEED=%d", seed)
+	rng := rand.New(rand.NewPCG(seed, 3))
+	const total = 300
+	bases := []damageBase{
+		newDamageBase(t, filepath.Join(t.TempDir(), "wal"), total, 0),
+		newDamageBase(t, filepath.Join(t.TempDir(), "table"), total, 150),
+	}
+	counts := map[string]int{}
+	for i := range 120 {
+		base := bases[i%len(bases)]
+		names := make([]string, 0, len(base.files))
+		for name := range base.files {
+			if len(base.files[name]) > 0 {
+				names = append(names, name)
+			}
+		}
+		slices.Sort(names)
+		c := damageCase{file: names[rng.IntN(len(names))]}
+		c.at = rng.Int64N(int64(len(base.files[c.file])))
+		c.cut = rng.IntN(3) == 0
+		c.mask = byte(1 << rng.IntN(8))
+		dir := t.TempDir()
+		for name, data := range base.files {
+			if name == c.file {
+				data = slices.Clone(data)
+				if c.cut {
+					data = data[:c.at]
+				} else {
+					data[c.at] ^= c.mask
+				}
+			}
+			if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDamageChild$", "-test.count=1")
+		cmd.Env = append(os.Environ(), damageChildEnv+"="+dir)
+		out, err := cmd.Output()
+		line := ""
+		for _, l := range strings.Split(string(out), "\n") {
+			if strings.HasPrefix(l, "ok ") || strings.HasPrefix(l, "error ") || strings.HasPrefix(l, "bad ") {
+				line = l
+			}
+		}
+		if err != nil || line == "" {
+			var stderr []byte
+			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
+				stderr = ee.Stderr
+			}
+			t.Fatalf("case %d (%v): the child crashed: %v\n%s%s", i, c, err, out, stderr)
+		}
+		tailDamage := c.file == base.wal && c.at >= base.tail || c.file == base.wal && c.cut
+		switch {
+		case strings.HasPrefix(line, "bad "):
+			t.Fatalf("case %d (%v): %s", i, c, line)
+		case strings.HasPrefix(line, "error "):
+			counts["refused"]++
+		case line == fmt.Sprintf("ok %d", base.total):
+			counts["intact"]++
+		case tailDamage:
+			n, _ := strconv.Atoi(strings.TrimPrefix(line, "ok "))
+			if n > base.total {
+				t.Fatalf("case %d (%v): %s, more than the %d dispatched", i, c, line, base.total)
+			}
+			counts["the log's tail lost"]++
+		default:
+			t.Fatalf("case %d (%v): opened with %s of %d inputs: lost silently", i, c, line, base.total)
+		}
+	}
+	t.Logf("120 cases: %v", counts)
+}
