@@ -1,6 +1,7 @@
 package journal
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sync"
@@ -156,7 +157,9 @@ func (m *Machine[S, I]) loadRecord() (*record[I], error) {
 		if !frame.MayBeFork(r.Data) {
 			return nil // no fork: not decoded a second time at each Open
 		}
-		f, err := frame.Decode(r.Data)
+		// The record's answers are used after the walk, where r.Data is
+		// no longer valid (a store may have mapped it): decode a copy.
+		f, err := frame.Decode(bytes.Clone(r.Data))
 		if err == nil && f.Fork {
 			fork = &f
 			return ErrStop

@@ -1,158 +1,133 @@
 package pebble
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/internal/backend"
+
+	pdb "github.com/cockroachdb/pebble/v2"
 )
 
-// journalCheck is what the open-time walk found of one journal.
-type journalCheck struct {
-	meta     bool   // a fleet's agent: its meta key is there
-	lastIn   uint64 // the seq of its last input record
-	hasInput bool
-	end      uint64 // its recorded end
-	hasEnd   bool
-	err      *journal.CorruptError // the first damage found in it
-}
-
-// fail notes damage to the journal, the first of which is reported.
-func (c *journalCheck) fail(format string, args ...any) {
-	if c.err == nil {
-		c.err = &journal.CorruptError{Err: fmt.Errorf(format, args...)}
+// load reads the journal's recorded end, which every Append writes beside
+// its records, and the seq of its last record, and checks that they agree:
+// a journal whose records end before its recorded end was cut short, and
+// one with records past it, or records but no end, was written by
+// something else. It costs two reads, whatever the journal's length.
+func (j *pebbleJournal) load() error {
+	var (
+		end, last       uint64
+		hasEnd, hasLast bool
+	)
+	err := j.db.guard("open", nil, func() error {
+		v, closer, err := j.db.p.Get(j.endKey())
+		switch {
+		case errors.Is(err, pdb.ErrNotFound):
+		case err != nil:
+			return err
+		default:
+			n := len(v)
+			if n == 8 {
+				end, hasEnd = binary.BigEndian.Uint64(v), true
+			}
+			closer.Close()
+			if n != 8 {
+				return &journal.CorruptError{Err: fmt.Errorf("%s: the recorded end holds %d bytes, expected 8", j.where(), n)}
+			}
+		}
+		lower, upper := j.bounds(kindInput)
+		it, err := j.db.p.NewIter(&pdb.IterOptions{LowerBound: lower, UpperBound: upper})
+		if err != nil {
+			return err
+		}
+		if it.Last() {
+			k := it.Key()
+			if len(k) != len(lower)+8 {
+				it.Close()
+				return &journal.CorruptError{Err: fmt.Errorf("%s: an input key of %d bytes (%x), expected %d", j.where(), len(k), k, len(lower)+8)}
+			}
+			last, hasLast = binary.BigEndian.Uint64(k[len(lower):]), true
+		}
+		return errors.Join(it.Error(), it.Close())
+	})
+	if err != nil {
+		return j.wrap("open", err)
 	}
-}
-
-// finish checks the journal's recorded end against its last record.
-func (c *journalCheck) finish(where string) {
+	fail := func(format string, args ...any) error {
+		return &journal.CorruptError{Err: fmt.Errorf("%s: "+format, append([]any{j.where()}, args...)...)}
+	}
 	switch {
-	case c.hasInput && !c.hasEnd:
-		c.fail("%s: the journal has records up to %d but no recorded end", where, c.lastIn)
-	case c.hasEnd && (!c.hasInput || c.lastIn < c.end):
-		last := "none"
-		if c.hasInput {
-			last = fmt.Sprint(c.lastIn)
+	case hasLast && !hasEnd:
+		return fail("the journal has records up to %d but no recorded end", last)
+	case hasEnd && (!hasLast || last < end):
+		at := "none"
+		if hasLast {
+			at = fmt.Sprint(last)
 		}
-		c.fail("%s: the journal is cut short: its last append ended at %d, its last record is %s", where, c.end, last)
-	case c.hasEnd && c.lastIn > c.end:
-		c.fail("%s: the journal has records past its recorded end %d, up to %d", where, c.end, c.lastIn)
+		return fail("the journal is cut short: its last append ended at %d, its last record is %s", end, at)
+	case hasEnd && last > end:
+		return fail("the journal has records past its recorded end %d, up to %d", end, last)
 	}
+	j.last, j.hasLast = end, hasEnd
+	return nil
 }
 
-// checked is what the open-time walk found: the store's journal, or a
-// fleet's agents by id.
-type checked struct {
-	store  journalCheck
-	agents map[string]*journalCheck
+// hasRecords says whether the journal has any key of its own: records,
+// snapshots, quarantined records or an end.
+func (j *pebbleJournal) hasRecords() (bool, error) {
+	found := false
+	err := j.db.guard("open", nil, func() error {
+		for _, kind := range []byte{kindInput, kindSnapshot, kindQuarantine} {
+			lower, upper := j.bounds(kind)
+			it, err := j.db.p.NewIter(&pdb.IterOptions{LowerBound: lower, UpperBound: upper})
+			if err != nil {
+				return err
+			}
+			found = found || it.First()
+			if err := errors.Join(it.Error(), it.Close()); err != nil || found {
+				return err
+			}
+		}
+		_, closer, err := j.db.p.Get(j.endKey())
+		if err == nil {
+			found = true
+			return closer.Close()
+		}
+		if errors.Is(err, pdb.ErrNotFound) {
+			return nil
+		}
+		return err
+	})
+	return found, err
 }
 
-// suffixLen is the length of what follows the prefix in a key of kind.
-var suffixLen = map[byte]int{kindInput: 8, kindSnapshot: 8, kindQuarantine: 16, kindEnd: 0}
-
-// check reads every key and value of the database, which makes pebble
-// verify every block it reads, and checks the keys as Open and OpenFleet
-// say. Damage to the database itself (pebble reports corruption, a key no
-// journal holds) is the error; damage confined to one agent of a fleet is in
-// its journalCheck.
-func (d *db) check(fleet bool) (checked, error) {
-	c := checked{agents: map[string]*journalCheck{}}
-	agent := func(id string) *journalCheck {
-		a := c.agents[id]
-		if a == nil {
-			a = &journalCheck{}
-			c.agents[id] = a
-		}
-		return a
-	}
+// checkMetas reads every agent's meta, as OpenFleet says: a meta that does
+// not decode strictly damages its agent alone, a meta key that is no
+// agent's id the fleet.
+func (d *db) checkMetas() (map[string]*journal.CorruptError, error) {
+	damaged := map[string]*journal.CorruptError{}
 	err := d.guard("open", nil, func() error {
-		it, err := d.p.NewIter(nil)
+		it, err := d.p.NewIter(&pdb.IterOptions{LowerBound: []byte{kindMeta}, UpperBound: []byte{kindMeta + 1}})
 		if err != nil {
 			return err
 		}
 		defer it.Close()
 		for ok := it.First(); ok; ok = it.Next() {
-			k := it.Key()
+			id := string(it.Key()[1:])
+			if err := journal.CheckAgentID(id); err != nil {
+				return &journal.CorruptError{Err: fmt.Errorf("%s: a meta key %q, which is no agent's id: %v", d.dir, id, err)}
+			}
 			v, err := it.ValueAndErr()
 			if err != nil {
 				return err
 			}
-			if bytes.Equal(k, layoutKey) {
-				continue
-			}
-			if len(k) == 0 {
-				return &journal.CorruptError{Err: fmt.Errorf("%s: an empty key, which no journal holds", d.dir)}
-			}
-			if !fleet {
-				if err := c.store.add(k, v, d.dir); err != nil {
-					return err
-				}
-				continue
-			}
-			if k[0] == kindMeta {
-				id := string(k[1:])
-				if err := journal.CheckAgentID(id); err != nil {
-					return &journal.CorruptError{Err: fmt.Errorf("%s: a meta key %q, which is no agent's id: %v", d.dir, id, err)}
-				}
-				a := agent(id)
-				a.meta = true
-				if _, err := backend.DecodeAgentInfo(v); err != nil {
-					a.fail("%s: agent %q: its meta (%d bytes) %v", d.dir, id, len(v), err)
-				}
-				continue
-			}
-			if _, known := suffixLen[k[0]]; !known || len(k) < 2 || len(k) < 2+int(k[1]) {
-				return &journal.CorruptError{Err: fmt.Errorf("%s: a key no journal holds (%x)", d.dir, k)}
-			}
-			id := string(k[2 : 2+int(k[1])])
-			if err := journal.CheckAgentID(id); err != nil {
-				return &journal.CorruptError{Err: fmt.Errorf("%s: a key no journal holds (%x): %v", d.dir, k, err)}
-			}
-			a := agent(id)
-			if err := a.add(append([]byte{k[0]}, k[2+int(k[1]):]...), v, fmt.Sprintf("%s: agent %q", d.dir, id)); err != nil {
-				var ce *journal.CorruptError
-				if errors.As(err, &ce) && a.err == nil {
-					a.err = ce
-				}
+			if _, err := backend.DecodeAgentInfo(v); err != nil {
+				damaged[id] = &journal.CorruptError{Err: fmt.Errorf("%s: agent %q: its meta (%d bytes) %v", d.dir, id, len(v), err)}
 			}
 		}
 		return it.Error()
 	})
-	if err != nil {
-		return checked{}, err
-	}
-	c.store.finish(d.dir)
-	if c.store.err != nil {
-		return checked{}, c.store.err
-	}
-	for id, a := range c.agents {
-		where := fmt.Sprintf("%s: agent %q", d.dir, id)
-		if !a.meta {
-			a.fail("%s has journal records but no meta (its meta was lost; Delete removes the rest)", where)
-		}
-		a.finish(where)
-	}
-	return c, nil
-}
-
-// add notes k (the kind and what follows the prefix) and its value v in
-// the journal; a key the journal never holds is damage, the error.
-func (c *journalCheck) add(k, v []byte, where string) error {
-	n, known := suffixLen[k[0]]
-	if !known || len(k) != 1+n {
-		return &journal.CorruptError{Err: fmt.Errorf("%s: a key no journal holds (%x)", where, k)}
-	}
-	switch k[0] {
-	case kindInput:
-		c.lastIn, c.hasInput = binary.BigEndian.Uint64(k[1:]), true
-	case kindEnd:
-		if len(v) != 8 {
-			return &journal.CorruptError{Err: fmt.Errorf("%s: the recorded end holds %d bytes, expected 8", where, len(v))}
-		}
-		c.end, c.hasEnd = binary.BigEndian.Uint64(v), true
-	}
-	return nil
+	return damaged, err
 }

@@ -28,10 +28,12 @@ func damageOptions() journal.Options[storetest.State, storetest.Input] {
 }
 
 // TestDamageChild is the process in which TestDamagedStoreIsAnErrorOrIntact
-// opens a damaged store, so that a crash (a panic that escapes, an exit of
-// pebble's) is seen as one. It prints "ok <n>" with the number of inputs
-// the Machine recovered, after checking its state is the fold of its
-// journal, or "error <message>".
+// opens a damaged store and reads its whole journal, so that a crash (a
+// panic that escapes, an exit of pebble's) is seen as one. It prints "ok
+// <n>" with the number of inputs the Machine recovered, after checking its
+// state is the fold of its journal and its inputs the first n dispatched,
+// "bad <what>" if they are not, or "error <message>": the Open, or a read
+// of the journal after it, met the damage.
 func TestDamageChild(t *testing.T) {
 	dir := os.Getenv(damageChildEnv)
 	if dir == "" {
@@ -50,6 +52,12 @@ func TestDamageChild(t *testing.T) {
 	}
 	var ins []storetest.Input
 	entries, err := m.Inputs(1, m.Seq())
+	if err != nil {
+		// Met by the read: an error, not a loss.
+		fmt.Printf("error %v\n", strings.ReplaceAll(err.Error(), "\n", " "))
+		m.Close(context.Background())
+		return
+	}
 	for _, e := range entries {
 		ins = append(ins, e.Input)
 	}
@@ -120,19 +128,20 @@ func newDamageBase(t *testing.T, dir string, total, flushAt int) damageBase {
 		wal, size = w, 0
 	}
 	base := damageBase{files: map[string][]byte{}, total: total, wal: wal, tail: size}
-	entries, err := os.ReadDir(dir)
+	err := filepath.WalkDir(dir, func(path string, e os.DirEntry, err error) error {
+		if err != nil || e.IsDir() || e.Name() == "LOCK" {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, path)
+		base.files[rel] = data
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if e.Name() == "LOCK" {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		base.files[e.Name()] = data
 	}
 	return base
 }
@@ -178,7 +187,7 @@ func (c damageCase) String() string {
 
 // TestDamagedStoreIsAnErrorOrIntact damages real stores at random, seeded
 // (PEBBLE_DAMAGE_SEED repeats a run): a byte of one of the directory's
-// files flipped, or the file cut short, on a store whose records are all in
+// files (pebble's and the snapshots') flipped, or the file cut short, on a store whose records are all in
 // the write-ahead log and on one whose first 150 are in a table. Each
 // damaged copy is opened in a child process, and must be refused with an
 // error, or open with every input and a state that is their fold; or,
@@ -222,6 +231,9 @@ func TestDamagedStoreIsAnErrorOrIntact(t *testing.T) {
 					data[c.at] ^= c.mask
 				}
 			}
+			if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o700); err != nil {
+				t.Fatal(err)
+			}
 			if err := os.WriteFile(filepath.Join(dir, name), data, 0o600); err != nil {
 				t.Fatal(err)
 			}
@@ -255,7 +267,7 @@ func TestDamagedStoreIsAnErrorOrIntact(t *testing.T) {
 			if n > base.total {
 				t.Fatalf("case %d (%v): %s, more than the %d dispatched", i, c, line, base.total)
 			}
-			counts["the log's tail lost"]++
+			counts["the newest log cut, or its last record damaged: the inputs after it lost"]++
 		default:
 			t.Fatalf("case %d (%v): opened with %s of %d inputs: lost silently", i, c, line, base.total)
 		}

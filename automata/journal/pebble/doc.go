@@ -18,13 +18,15 @@
 //
 // # Damage
 //
-// Every block pebble writes carries a checksum. Open and OpenFleet read
-// every key and value before they return, so a damaged table is found then,
-// as a *journal.CorruptError naming the directory; and so is a key no
-// journal holds, or a journal that does not end where its last Append left
-// it (each Append records its last seq beside the records). A panic of
-// pebble is a *journal.CorruptError from the call that met it, after which
-// the database refuses every call. A record of the write-ahead log whose
+// Every block pebble writes carries a checksum, which it checks on every
+// read: a damaged table is a *journal.CorruptError naming the directory from
+// the read that meets it (a Machine's Open replaying the journal, a Scan, a
+// compaction of pebble's own), after which the database refuses every call
+// but Close. Open checks that the journal ends where its last Append left
+// it (each Append records its last seq beside its records), in two reads,
+// so that opening costs what replaying from the newest snapshot costs, not
+// a read of the whole history. A panic of pebble is a *journal.CorruptError
+// from the call that met it. A record of the write-ahead log whose
 // checksum fails, with a valid record after it, is corruption; a damaged
 // last record of the log is indistinguishable from a write the process
 // died in, and pebble drops it, as it must for a crash: the one place where

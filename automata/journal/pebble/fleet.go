@@ -1,7 +1,6 @@
 package pebble
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,14 +27,15 @@ import (
 // journal's last record.
 //
 // Damage is confined to the agent it is found in where the database allows
-// it: OpenFleet reads every key and value, and an agent whose meta does
-// not decode strictly, whose journal's end is not where its last record is,
-// which has a key its journal never holds, or records but no meta, is
-// damaged alone: its Open is a *journal.CorruptError naming it, List
-// lists the others and then reports it (when its meta is what is damaged),
-// Delete removes it, and every other agent works as before. Damage pebble
-// finds (a block whose checksum fails, a manifest that does not read)
-// refuses the whole fleet.
+// it: OpenFleet reads every agent's meta, and an agent's Open checks its
+// journal's end as a Store's Open does. An agent whose meta does not decode
+// strictly, whose journal does not end where its last Append left it, or
+// which has records but no meta, is damaged alone: its Open is a
+// *journal.CorruptError naming it, List lists the others and then reports
+// it (when its meta is what is damaged), Delete removes it, and every other
+// agent works as before. Damage pebble finds (a block whose checksum fails,
+// a manifest that does not read) breaks the whole fleet, at the open or at
+// the read that meets it.
 type Fleet struct {
 	db *db
 
@@ -65,18 +65,12 @@ func OpenFleet(dir string) (*Fleet, error) {
 	if err != nil {
 		return nil, err
 	}
-	c, err := d.check(true)
+	damaged, err := d.checkMetas()
 	if err != nil {
 		d.close()
 		return nil, err
 	}
-	f := &Fleet{db: d, open: map[string]*fleetAgent{}, damaged: map[string]*journal.CorruptError{}}
-	for id, a := range c.agents {
-		if a.err != nil {
-			f.damaged[id] = a.err
-		}
-	}
-	return f, nil
+	return &Fleet{db: d, open: map[string]*fleetAgent{}, damaged: damaged}, nil
 }
 
 func metaKey(id string) []byte { return append([]byte{kindMeta}, id...) }
@@ -103,6 +97,19 @@ func (f *Fleet) meta(id string) (info journal.AgentInfo, found bool, err error) 
 	return info, found, err
 }
 
+// noMeta is the error of an id without meta: ErrNoAgent, unless journal
+// records are left under it, which is damage (Delete removes them).
+func (f *Fleet) noMeta(id string) error {
+	j := pebbleJournal{db: f.db, id: id, prefix: agentPrefix(id)}
+	switch found, err := j.hasRecords(); {
+	case err != nil:
+		return err
+	case found:
+		return &journal.CorruptError{Err: fmt.Errorf("%s: agent %q has journal records but no meta (its meta was lost; Delete removes the rest)", f.db.dir, id)}
+	}
+	return journal.ErrNoAgent
+}
+
 // Create adds agent id, with no records, and info, synced.
 func (f *Fleet) Create(id string, info journal.AgentInfo) error {
 	if err := journal.CheckAgentID(id); err != nil {
@@ -126,6 +133,11 @@ func (f *Fleet) Create(id string, info journal.AgentInfo) error {
 	_, found, err := f.meta(id)
 	if err == nil && found {
 		err = journal.ErrAgentExists
+	}
+	if err == nil {
+		if err = f.noMeta(id); errors.Is(err, journal.ErrNoAgent) {
+			err = nil
+		}
 	}
 	if err == nil {
 		err = f.db.guard("create", nil, func() error { return f.db.p.Set(metaKey(id), data, pdb.Sync) })
@@ -172,24 +184,16 @@ func (f *Fleet) Open(id string) (journal.Store, error) {
 	a := &fleetAgent{pebbleJournal: pebbleJournal{db: f.db, id: id, prefix: agentPrefix(id)}, fleet: f}
 	_, found, err := f.meta(id)
 	if err == nil && !found {
-		err = journal.ErrNoAgent
+		err = f.noMeta(id)
 	}
 	if err == nil {
-		err = f.db.guard("open agent", nil, func() error {
-			v, closer, err := f.db.p.Get(a.endKey())
-			if errors.Is(err, pdb.ErrNotFound) {
-				return nil
-			}
-			if err != nil {
-				return err
-			}
-			defer closer.Close()
-			if len(v) != 8 {
-				return &journal.CorruptError{Err: fmt.Errorf("%s: the recorded end holds %d bytes, expected 8", a.where(), len(v))}
-			}
-			a.last, a.hasLast = binary.BigEndian.Uint64(v), true
-			return nil
-		})
+		err = a.load()
+	}
+	var ce *journal.CorruptError
+	if errors.As(err, &ce) {
+		f.mu.Lock()
+		f.damaged[id] = ce
+		f.mu.Unlock()
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -206,13 +210,7 @@ func (f *Fleet) Open(id string) (journal.Store, error) {
 func (f *Fleet) Info(id string) (journal.AgentInfo, error) {
 	info, found, err := f.meta(id)
 	if err == nil && !found {
-		f.mu.Lock()
-		damaged := f.damaged[id]
-		f.mu.Unlock()
-		if damaged != nil {
-			return journal.AgentInfo{}, damaged
-		}
-		err = journal.ErrNoAgent
+		err = f.noMeta(id)
 	}
 	if err != nil {
 		return journal.AgentInfo{}, f.agentError("info", id, err)
@@ -310,13 +308,11 @@ func (f *Fleet) Delete(id string) error {
 	if errors.As(err, &ce) {
 		found, err = true, nil // a damaged meta goes too
 	}
-	f.mu.Lock()
-	if f.damaged[id] != nil {
-		found = true
-	}
-	f.mu.Unlock()
 	if err == nil && !found {
-		err = journal.ErrNoAgent
+		err = f.noMeta(id)
+		if errors.As(err, &ce) {
+			found, err = true, nil // what is left of it goes
+		}
 	}
 	if err == nil {
 		err = f.db.guard("delete", nil, func() error {
@@ -337,6 +333,11 @@ func (f *Fleet) Delete(id string) error {
 			}
 			return b.Commit(pdb.Sync)
 		})
+	}
+	if err == nil {
+		// Its keys are gone: so are its snapshots' files.
+		j := pebbleJournal{db: f.db, id: id, prefix: agentPrefix(id)}
+		err = j.pruneSnapshotFiles(0, 0)
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

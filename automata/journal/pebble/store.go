@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -39,7 +40,7 @@ const (
 // MaxRecordBytes is the largest record a store keeps: a pebble batch holds
 // at most 4 GiB, and a journal record far less; an Append of a larger
 // record is refused before anything is written.
-const MaxRecordBytes = 64 << 20
+const MaxRecordBytes = 1 << 30
 
 // Store is the pebble Store: one agent's journal in a directory of its own,
 // a github.com/cockroachdb/pebble database. Each Append is one pebble batch
@@ -56,25 +57,24 @@ type Store struct {
 // once with an error wrapping journal.ErrInUse if another Open has it open,
 // in this process or another.
 //
-// Open reads every key the store holds before it returns, so that pebble
-// checks the checksum of every block of its tables as it reads it, and
-// checks what the keys say: only the store's own kinds of keys, the
-// journal's recorded end (the last seq an Append wrote) where its last
-// record is. Damage is a *journal.CorruptError (Kind 0) naming the
-// directory and what was found; a directory that is a fleet's is refused,
-// saying so. Only an empty (or absent) directory is initialised.
+// Open checks that the journal ends where its last Append left it (each
+// Append records its last seq beside its records): two reads, whatever the
+// journal's length. Pebble checks the checksum of every block it reads, so
+// damage to a record is found by the read that meets it, a Machine's Open
+// replaying the journal or a later Scan, as a *journal.CorruptError naming
+// the directory; from then on the store refuses every call but Close. A
+// directory that is a fleet's is refused, saying so. Only an empty (or
+// absent) directory is initialised.
 func Open(dir string) (*Store, error) {
 	d, err := openDB(dir, layoutStore, "Open", "OpenFleet")
 	if err != nil {
 		return nil, err
 	}
-	c, err := d.check(false)
-	if err != nil {
+	j := &pebbleJournal{db: d}
+	if err := j.load(); err != nil {
 		d.close()
 		return nil, err
 	}
-	j := &pebbleJournal{db: d}
-	j.last, j.hasLast = c.store.end, c.store.hasEnd
 	return &Store{db: d, j: j}, nil
 }
 
@@ -113,6 +113,10 @@ func openDB(dir, layout, open, other string) (d *db, err error) {
 			},
 		},
 	}
+	// Records are small and snapshots are read whole: compressing them
+	// would cost every recovery a decompression of the state, to save disk
+	// that a journal pruned to its snapshots does not use.
+	opts.ApplyCompressionSettings(func() pdb.DBCompressionSettings { return pdb.DBCompressionNone })
 	err = d.guard("open", nil, func() error {
 		p, err := pdb.Open(dir, opts)
 		d.p = p
@@ -247,6 +251,7 @@ type pebbleJournal struct {
 	mu      sync.Mutex // Append, Prune, Quarantine: the end moves
 	last    uint64
 	hasLast bool
+	smu     sync.Mutex // PutSnapshot and the removal of snapshot files
 }
 
 // key is the key of kind for seq (and suffix) in the journal.
@@ -350,12 +355,6 @@ func (j *pebbleJournal) Scan(from uint64, fn func(journal.Record) error) error {
 	return j.walk("scan", j.key(kindInput, from), upper, lower, false, fn)
 }
 
-// Snapshots is Store.Snapshots.
-func (j *pebbleJournal) Snapshots(fn func(journal.Record) error) error {
-	lower, upper := j.bounds(kindSnapshot)
-	return j.walk("snapshots", lower, upper, lower, true, fn)
-}
-
 // walk calls fn with the records whose keys are in [lower, upper), forward
 // or newest first, until fn returns an error; ErrStop ends it quietly. A key
 // of the range that is not a record's (its length is not the prefix's and a
@@ -403,19 +402,6 @@ func (j *pebbleJournal) walk(op string, lower, upper, base []byte, reverse bool,
 		return err
 	}
 	return j.wrap(op, err)
-}
-
-// PutSnapshot is Store.PutSnapshot.
-func (j *pebbleJournal) PutSnapshot(r journal.Record) error {
-	if err := j.usable(); err != nil {
-		return err
-	}
-	if len(r.Data) > MaxRecordBytes {
-		return fmt.Errorf("journal: snapshot %d: %d bytes, more than the limit of %d", r.Seq, len(r.Data), MaxRecordBytes)
-	}
-	return j.wrap("put snapshot", j.db.guard("put snapshot", nil, func() error {
-		return j.db.p.Set(j.key(kindSnapshot, r.Seq), r.Data, pdb.Sync)
-	}))
 }
 
 // seqs returns the seqs of the journal's keys of kind below before, in
@@ -484,7 +470,29 @@ func (j *pebbleJournal) Prune(snapshotsBefore, keepSnapshot, inputsBefore uint64
 	if empties {
 		j.last, j.hasLast = 0, false
 	}
-	return nil
+	return j.wrap("prune", j.pruneSnapshotFiles(snapshotsBefore, keepSnapshot))
+}
+
+// pruneSnapshotFiles removes the journal's snapshot files before
+// snapshotsBefore but keepSnapshot's, and every one whose key is gone.
+func (j *pebbleJournal) pruneSnapshotFiles(snapshotsBefore, keepSnapshot uint64) error {
+	j.smu.Lock()
+	defer j.smu.Unlock()
+	files, err := j.snapshotFiles()
+	if err != nil {
+		return err
+	}
+	keys, err := j.seqs(kindSnapshot, ^uint64(0))
+	if err != nil {
+		return err
+	}
+	var gone []uint64
+	for _, seq := range files {
+		if _, kept := slices.BinarySearch(keys, seq); !kept || seq < snapshotsBefore && seq != keepSnapshot {
+			gone = append(gone, seq)
+		}
+	}
+	return j.removeSnapshots(gone)
 }
 
 // Quarantine moves the record as Store says; moving the last one moves the
@@ -556,7 +564,11 @@ func (j *pebbleJournal) size() (inputs, snapshots int64, err error) {
 				return err
 			}
 			for ok := it.First(); ok; ok = it.Next() {
-				*p.n += int64(len(it.Key())) + int64(len(it.Value()))
+				n := int64(len(it.Value()))
+				if p.kind == kindSnapshot && n == 8 {
+					n = int64(binary.BigEndian.Uint64(it.Value())) // its file's
+				}
+				*p.n += int64(len(it.Key())) + n
 			}
 			if err := errors.Join(it.Error(), it.Close()); err != nil {
 				return err
