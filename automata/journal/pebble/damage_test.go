@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/internal/storetest"
@@ -27,57 +28,81 @@ func damageOptions() journal.Options[storetest.State, storetest.Input] {
 	return journal.Options[storetest.State, storetest.Input]{Codec: journal.JSON[storetest.State, storetest.Input](nil), SnapshotEvery: 40}
 }
 
+// fleetAgents are the agents of a damaged fleet.
+var fleetAgents = []string{"a0", "a1", "a2"}
+
 // TestDamageChild is the process in which TestDamagedStoreIsAnErrorOrIntact
-// opens a damaged store and reads its whole journal, so that a crash (a
-// panic that escapes, an exit of pebble's) is seen as one. It prints "ok
-// <n>" with the number of inputs the Machine recovered, after checking its
-// state is the fold of its journal and its inputs the first n dispatched,
-// "bad <what>" if they are not, or "error <message>": the Open, or a read
-// of the journal after it, met the damage.
+// opens a damaged store, or fleet and each of its agents, and reads the
+// whole journal, so that a crash (a panic that escapes, an exit of
+// pebble's) is seen as one. It prints a line a journal: "ok <n>" with the
+// number of inputs the Machine recovered, after checking its state is the
+// fold of its journal and its inputs the first n dispatched, "bad <what>"
+// if they are not, or "error <message>": the Open, or a read of the journal
+// after it, met the damage. A fleet that does not open is one error line.
 func TestDamageChild(t *testing.T) {
 	dir := os.Getenv(damageChildEnv)
 	if dir == "" {
 		t.Skip("the child process of TestDamagedStoreIsAnErrorOrIntact")
 	}
-	s, err := pebble.Open(dir)
-	if err != nil {
-		fmt.Printf("error %v\n", strings.ReplaceAll(err.Error(), "\n", " "))
+	oneLine := func(err error) string { return strings.ReplaceAll(err.Error(), "\n", " ") }
+	if os.Getenv(damageChildEnv+"_FLEET") == "" {
+		s, err := pebble.Open(dir)
+		if err != nil {
+			fmt.Printf("error %v\n", oneLine(err))
+			return
+		}
+		fmt.Println(checkJournal(s))
 		return
 	}
+	f, err := pebble.OpenFleet(dir)
+	if err != nil {
+		fmt.Printf("error %v\n", oneLine(err))
+		return
+	}
+	for _, id := range fleetAgents {
+		s, err := f.Open(id)
+		if err != nil {
+			fmt.Printf("error %v\n", oneLine(err))
+			continue
+		}
+		fmt.Println(checkJournal(s))
+	}
+	if err := f.Close(); err != nil {
+		fmt.Printf("error closing the fleet: %v\n", oneLine(err))
+	}
+}
+
+// checkJournal opens a Machine on s, reads its whole journal and says what
+// it found (see TestDamageChild); it closes s.
+func checkJournal(s journal.Store) string {
 	m, err := journal.Open(s, storetest.Model, damageOptions())
 	if err != nil {
 		s.Close()
-		fmt.Printf("error %v\n", strings.ReplaceAll(err.Error(), "\n", " "))
-		return
+		return "error " + strings.ReplaceAll(err.Error(), "\n", " ")
 	}
-	var ins []storetest.Input
+	defer m.Close(context.Background())
 	entries, err := m.Inputs(1, m.Seq())
 	if err != nil {
 		// Met by the read: an error, not a loss.
-		fmt.Printf("error %v\n", strings.ReplaceAll(err.Error(), "\n", " "))
-		m.Close(context.Background())
-		return
+		return "error " + strings.ReplaceAll(err.Error(), "\n", " ")
 	}
+	var ins []storetest.Input
 	for _, e := range entries {
 		ins = append(ins, e.Input)
 	}
-	if err == nil && !reflect.DeepEqual(m.Current(), storetest.Fold(ins)) {
-		err = errors.New("the recovered state is not the fold of the journal")
+	switch {
+	case !reflect.DeepEqual(m.Current(), storetest.Fold(ins)):
+		return "bad the recovered state is not the fold of the journal"
+	case !slices.Equal(ins, storetest.Notes(0, len(ins))):
+		return fmt.Sprintf("bad the journal's %d inputs are not the first %d dispatched", len(ins), len(ins))
 	}
-	if err == nil && !slices.Equal(ins, storetest.Notes(0, len(ins))) {
-		err = fmt.Errorf("the journal's %d inputs are not the first %d dispatched", len(ins), len(ins))
-	}
-	if err != nil {
-		fmt.Printf("bad %v\n", err)
-	} else {
-		fmt.Printf("ok %d\n", len(ins))
-	}
-	m.Close(context.Background())
+	return fmt.Sprintf("ok %d", len(ins))
 }
 
 // damageBase is a store to damage: its directory's files, and what a
 // damaged copy may lose without an error.
 type damageBase struct {
+	fleet bool // a fleet of fleetAgents, each with total inputs
 	files map[string][]byte
 	total int // the inputs dispatched, every one acknowledged
 	// wal is the write-ahead log the last inputs went to, and tail the
@@ -90,19 +115,44 @@ type damageBase struct {
 // newDamageBase dispatches total inputs to a new store in dir, flushing
 // pebble's memtable to a table after flushAt of them (0: never), and
 // closes it.
-func newDamageBase(t *testing.T, dir string, total, flushAt int) damageBase {
+func newDamageBase(t *testing.T, dir string, total, flushAt int, fleet bool) damageBase {
 	t.Helper()
-	dispatch := func(from, to int) {
-		s, err := pebble.Open(dir)
-		if err != nil {
-			t.Fatal(err)
-		}
+	dispatchTo := func(s journal.Store, from, to int) {
 		m, err := journal.Open(s, storetest.Model, damageOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
 		storetest.DispatchAll(t, m, storetest.Notes(from, to))
 		storetest.MustClose(t, m)
+	}
+	dispatch := func(from, to int) {
+		if !fleet {
+			s, err := pebble.Open(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dispatchTo(s, from, to)
+			return
+		}
+		f, err := pebble.OpenFleet(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range fleetAgents {
+			if from == 0 {
+				if err := f.Create(id, journal.AgentInfo{Owner: "ann", Created: time.Unix(1, 0).UTC()}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s, err := f.Open(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dispatchTo(s, from, to)
+		}
+		if err := f.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if flushAt > 0 {
 		dispatch(0, flushAt)
@@ -127,7 +177,7 @@ func newDamageBase(t *testing.T, dir string, total, flushAt int) damageBase {
 		// where that one's records start.
 		wal, size = w, 0
 	}
-	base := damageBase{files: map[string][]byte{}, total: total, wal: wal, tail: size}
+	base := damageBase{fleet: fleet, files: map[string][]byte{}, total: total, wal: wal, tail: size}
 	err := filepath.WalkDir(dir, func(path string, e os.DirEntry, err error) error {
 		if err != nil || e.IsDir() || e.Name() == "LOCK" {
 			return err
@@ -187,14 +237,17 @@ func (c damageCase) String() string {
 
 // TestDamagedStoreIsAnErrorOrIntact damages real stores at random, seeded
 // (PEBBLE_DAMAGE_SEED repeats a run): a byte of one of the directory's
-// files (pebble's and the snapshots') flipped, or the file cut short, on a store whose records are all in
-// the write-ahead log and on one whose first 150 are in a table. Each
+// files (pebble's and the snapshots') flipped, or the file cut short, on
+// a store whose records are all in the write-ahead log and on one whose
+// first 150 are in a table. Each
 // damaged copy is opened in a child process, and must be refused with an
 // error, or open with every input and a state that is their fold; or,
 // where the damage is in the newest log at or past the record of the last
 // Append, or cuts that log (what a crash during a write leaves), open with
-// the inputs before the lost ones, in order, nothing else lost. No case
-// may crash.
+// the inputs before the lost ones, in order, nothing else lost (counted as
+// tail-lost). The same on fleets of three agents, each agent's journal
+// judged on its own: a damaged fleet is refused, or each agent opens
+// intact, is refused alone, or lost its log's tail. No case may crash.
 func TestDamagedStoreIsAnErrorOrIntact(t *testing.T) {
 	seed := uint64(rand.Int64())
 	if s := os.Getenv("PEBBLE_DAMAGE_SEED"); s != "" {
@@ -204,11 +257,14 @@ func TestDamagedStoreIsAnErrorOrIntact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 3))
 	const total = 300
 	bases := []damageBase{
-		newDamageBase(t, filepath.Join(t.TempDir(), "wal"), total, 0),
-		newDamageBase(t, filepath.Join(t.TempDir(), "table"), total, 150),
+		newDamageBase(t, filepath.Join(t.TempDir(), "wal"), total, 0, false),
+		newDamageBase(t, filepath.Join(t.TempDir(), "table"), total, 150, false),
+		newDamageBase(t, filepath.Join(t.TempDir(), "fleet-wal"), total, 0, true),
+		newDamageBase(t, filepath.Join(t.TempDir(), "fleet-table"), total, 150, true),
 	}
 	counts := map[string]int{}
-	for i := range 120 {
+	const cases = 160
+	for i := range cases {
 		base := bases[i%len(bases)]
 		names := make([]string, 0, len(base.files))
 		for name := range base.files {
@@ -240,14 +296,21 @@ func TestDamagedStoreIsAnErrorOrIntact(t *testing.T) {
 		}
 		cmd := exec.Command(os.Args[0], "-test.run=^TestDamageChild$", "-test.count=1")
 		cmd.Env = append(os.Environ(), damageChildEnv+"="+dir)
+		if base.fleet {
+			cmd.Env = append(cmd.Env, damageChildEnv+"_FLEET=1")
+		}
 		out, err := cmd.Output()
-		line := ""
+		var lines []string
 		for _, l := range strings.Split(string(out), "\n") {
 			if strings.HasPrefix(l, "ok ") || strings.HasPrefix(l, "error ") || strings.HasPrefix(l, "bad ") {
-				line = l
+				lines = append(lines, l)
 			}
 		}
-		if err != nil || line == "" {
+		want := 1
+		if base.fleet && !(len(lines) == 1 && strings.HasPrefix(lines[0], "error ")) {
+			want = len(fleetAgents)
+		}
+		if err != nil || len(lines) != want {
 			var stderr []byte
 			if ee := (*exec.ExitError)(nil); errors.As(err, &ee) {
 				stderr = ee.Stderr
@@ -255,22 +318,29 @@ func TestDamagedStoreIsAnErrorOrIntact(t *testing.T) {
 			t.Fatalf("case %d (%v): the child crashed: %v\n%s%s", i, c, err, out, stderr)
 		}
 		tailDamage := c.file == base.wal && c.at >= base.tail || c.file == base.wal && c.cut
-		switch {
-		case strings.HasPrefix(line, "bad "):
-			t.Fatalf("case %d (%v): %s", i, c, line)
-		case strings.HasPrefix(line, "error "):
-			counts["refused"]++
-		case line == fmt.Sprintf("ok %d", base.total):
-			counts["intact"]++
-		case tailDamage:
-			n, _ := strconv.Atoi(strings.TrimPrefix(line, "ok "))
-			if n > base.total {
-				t.Fatalf("case %d (%v): %s, more than the %d dispatched", i, c, line, base.total)
+		outcome := ""
+		for j, line := range lines {
+			switch {
+			case strings.HasPrefix(line, "bad "):
+				t.Fatalf("case %d (%v), journal %d: %s", i, c, j, line)
+			case strings.HasPrefix(line, "error "):
+				outcome += "refused "
+			case line == fmt.Sprintf("ok %d", base.total):
+				outcome += "intact "
+			case tailDamage:
+				n, _ := strconv.Atoi(strings.TrimPrefix(line, "ok "))
+				if n > base.total {
+					t.Fatalf("case %d (%v), journal %d: %s, more than the %d dispatched", i, c, j, line, base.total)
+				}
+				outcome += "tail-lost "
+			default:
+				t.Fatalf("case %d (%v), journal %d: opened with %s of %d inputs: lost silently", i, c, j, line, base.total)
 			}
-			counts["the newest log cut, or its last record damaged: the inputs after it lost"]++
-		default:
-			t.Fatalf("case %d (%v): opened with %s of %d inputs: lost silently", i, c, line, base.total)
 		}
+		if base.fleet {
+			outcome = "fleet: " + outcome
+		}
+		counts[strings.TrimSpace(outcome)]++
 	}
-	t.Logf("120 cases: %v", counts)
+	t.Logf("%d cases: %v", cases, counts)
 }

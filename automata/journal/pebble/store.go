@@ -83,6 +83,7 @@ func Open(dir string) (*Store, error) {
 type db struct {
 	p      *pdb.DB
 	dir    string
+	abs    string // dir, absolute: its entry in openDirs
 	broken atomic.Pointer[journal.CorruptError] // set once
 }
 
@@ -97,7 +98,23 @@ func openDB(dir, layout, open, other string) (d *db, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("journal: open %s: %w", dir, err)
 	}
-	d = &db{dir: dir}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("journal: open %s: %w", dir, err)
+	}
+	openMu.Lock()
+	inUse := openDirs[abs]
+	openDirs[abs] = true
+	openMu.Unlock()
+	if inUse {
+		return nil, fmt.Errorf("journal: open %s: %w: another %s of this process has it open; a journal has one writer at a time", dir, journal.ErrInUse, open)
+	}
+	defer func() {
+		if d == nil {
+			release(abs)
+		}
+	}()
+	d = &db{dir: dir, abs: abs}
 	opts := &pdb.Options{
 		Logger:           quietLogger{dir: dir},
 		ErrorIfNotExists: !fresh,
@@ -166,6 +183,19 @@ func openDB(dir, layout, open, other string) (d *db, err error) {
 	return d, nil
 }
 
+// The directories this process has open: pebble's lock of a directory
+// tells only another process apart.
+var (
+	openMu   sync.Mutex
+	openDirs = map[string]bool{}
+)
+
+func release(abs string) {
+	openMu.Lock()
+	delete(openDirs, abs)
+	openMu.Unlock()
+}
+
 // isEmptyDir says whether dir has no entries.
 func isEmptyDir(dir string) (bool, error) {
 	entries, err := os.ReadDir(dir)
@@ -186,6 +216,7 @@ func (d *db) close() error {
 		err = gerr
 	}
 	d.p = nil
+	release(d.abs)
 	return err
 }
 
