@@ -83,7 +83,7 @@ func Open(dir string) (*Store, error) {
 type db struct {
 	p      *pdb.DB
 	dir    string
-	abs    string // dir, absolute: its entry in openDirs
+	abs    string                               // dir, absolute: its entry in openDirs
 	broken atomic.Pointer[journal.CorruptError] // set once
 }
 
