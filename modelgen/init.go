@@ -334,6 +334,7 @@ var buildsWith = []string{
 	toolkitModule + "/automata/journal/bolt",
 	toolkitModule + "/automata/journal/jetstream",
 	toolkitModule + "/automata/journal/jetstream/embedded",
+	toolkitModule + "/automata/journal/pebble",
 	toolkitModule + "/automata/journal/replay",
 	toolkitModule + "/automata/llm",
 	toolkitModule + "/automata/llm/anthropic",
