@@ -25,7 +25,7 @@ func newReplayCommand() *cobra.Command {
 		Use:   "replay [-f spec] [--accept] [--json] [--codec jsongob|json] JOURNAL...",
 		Short: "Replay journals against the agent's code of today; exit 1 on a divergence",
 		Long: `replay runs each journal (a bbolt file of one agent, a fleet's file of many,
-or a directory of .db files) through the agent's transitions as they are
+a pebble directory of either, or a directory of them) through the agent's transitions as they are
 now, and compares the states with those the journal recorded: its snapshots,
 and the digest of the state that its records carry. It reports the first
 divergence of each journal (the input, and a JSON Patch of the states) and a

@@ -20,7 +20,9 @@ import (
 // one byte each; an empty key is passed over (see below).
 func FuzzStoreKeys(f *testing.F) {
 	end := func(seq uint64) []byte { return binary.BigEndian.AppendUint64(nil, seq) }
-	pair := func(k, v []byte) []byte { return append(append(append([]byte{byte(len(k))}, k...), byte(len(v))), v...) }
+	pair := func(k, v []byte) []byte {
+		return append(append(append([]byte{byte(len(k))}, k...), byte(len(v))), v...)
+	}
 	f.Add(pair([]byte("e"), end(9)))
 	f.Add(pair([]byte("e"), []byte("short")))
 	f.Add(pair([]byte("i\x00\x00\x00\x00\x00\x00\x00\x06"), []byte("not a frame")))

@@ -9,10 +9,12 @@
 //		Codec: journal.JSONGob[decl.AgentState](decl.DecodeInput),
 //	}, os.Args[2:], os.Stdout, os.Stderr))
 //
-// The arguments are bbolt journal files (bolt.Open's: one agent each;
-// bolt.OpenFleet's: each agent, named file#id, in order of id) and
-// directories, in which every file ending in .db is replayed, in lexical
-// order, one at a time: one journal's records are read as they are
+// The arguments are journals of the embedded backends: bbolt files
+// (bolt.Open's: one agent each; bolt.OpenFleet's: each agent, named
+// file#id, in order of id) and pebble directories (pebble.Open's and
+// pebble.OpenFleet's, alike); and directories, in which every file ending
+// in .db and every pebble journal is replayed, in lexical order, one at a
+// time: one journal's records are read as they are
 // replayed, never held. Each journal is run through journal.Replay, and
 // the first divergence per journal is printed with its input and its JSON
 // Patch; then a summary. The exit code is 0 when every journal is
@@ -22,12 +24,13 @@
 // With -accept, a journal that diverged, or that has records without a
 // digest, is rewritten as today's code records it (journal.Accept: the same
 // inputs, the new states' digests and snapshots), the way a golden file is
-// updated: into a file beside it, renamed over it once written (a fleet's
-// file is written again whole, every agent accepted, with its info). With
+// updated: into a file (or pebble directory) beside it, renamed over it
+// once written (a fleet's is written again whole, every agent accepted,
+// with its info). With
 // -json, the report is one JSON object (journals, summary) on stdout.
 //
-// It is not for a journal in use: bolt.Open locks the file, and a journal
-// an agent has open is refused.
+// It is not for a journal in use: both backends lock their journal, and a
+// journal an agent has open is refused.
 package replay
 
 import (
@@ -44,6 +47,7 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/bolt"
+	"github.com/moora-go/moora/automata/journal/pebble"
 )
 
 // Exit codes of Main.
@@ -83,7 +87,7 @@ func Main[S, I any](def automata.Definition[S, I], opts journal.Options[S, I], a
 		return ExitError
 	}
 	if fl.NArg() == 0 {
-		fmt.Fprintln(stderr, "replay: no journal given (files, or directories of .db files)")
+		fmt.Fprintln(stderr, "replay: no journal given (.db files, pebble directories, or directories of them)")
 		return ExitError
 	}
 	var (
@@ -142,15 +146,16 @@ func Main[S, I any](def automata.Definition[S, I], opts journal.Options[S, I], a
 	return ExitIdentical
 }
 
-// eachJournal calls fn with each journal file args name: a file as it is,
-// a directory's files ending in .db, in lexical order.
+// eachJournal calls fn with each journal args name: a file or a pebble
+// directory as it is, a directory's files ending in .db and pebble
+// directories, in lexical order.
 func eachJournal(args []string, fn func(path string) error) error {
 	for _, arg := range args {
 		info, err := os.Stat(arg)
 		if err != nil {
 			return err
 		}
-		if !info.IsDir() {
+		if !info.IsDir() || isPebble(arg) {
 			if err := fn(arg); err != nil {
 				return err
 			}
@@ -158,10 +163,16 @@ func eachJournal(args []string, fn func(path string) error) error {
 		}
 		found := false
 		err = filepath.WalkDir(arg, func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
+			switch {
+			case err != nil:
 				return err
-			}
-			if d.Type().IsRegular() && strings.HasSuffix(path, ".db") {
+			case d.IsDir() && path != arg && isPebble(path):
+				found = true
+				if err := fn(path); err != nil {
+					return err
+				}
+				return fs.SkipDir
+			case d.Type().IsRegular() && strings.HasSuffix(path, ".db"):
 				found = true
 				return fn(path)
 			}
@@ -171,23 +182,75 @@ func eachJournal(args []string, fn func(path string) error) error {
 			return err
 		}
 		if !found {
-			return fmt.Errorf("%s: no journal (.db file) in the directory", arg)
+			return fmt.Errorf("%s: no journal (.db file or pebble directory) in the directory", arg)
 		}
 	}
 	return nil
 }
 
-// replayFile replays the journal at path, a store's file, or each agent's
-// of a fleet's file (bolt.OpenFleet), in order of id; with accept, it
-// rewrites the file when a journal diverged or lacks digests.
+// isPebble says whether dir holds a pebble database: the OPTIONS file
+// pebble writes in every one.
+func isPebble(dir string) bool {
+	options, err := filepath.Glob(filepath.Join(dir, "OPTIONS-*"))
+	return err == nil && len(options) > 0
+}
+
+// backend opens the journals of one embedded backend.
+type backend struct {
+	open      func(path string) (journal.Store, error)
+	openFleet func(path string) (journal.Fleet, error)
+}
+
+var (
+	boltBackend = backend{
+		open: func(path string) (journal.Store, error) {
+			s, err := bolt.Open(path)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		},
+		openFleet: func(path string) (journal.Fleet, error) {
+			f, err := bolt.OpenFleet(path)
+			if err != nil {
+				return nil, err
+			}
+			return f, nil
+		},
+	}
+	pebbleBackend = backend{
+		open: func(path string) (journal.Store, error) {
+			s, err := pebble.Open(path)
+			if err != nil {
+				return nil, err
+			}
+			return s, nil
+		},
+		openFleet: func(path string) (journal.Fleet, error) {
+			f, err := pebble.OpenFleet(path)
+			if err != nil {
+				return nil, err
+			}
+			return f, nil
+		},
+	}
+)
+
+// replayFile replays the journal at path, a store's, or each agent's of a
+// fleet's, in order of id; with accept, it rewrites the journal when one
+// diverged or lacks digests.
 func replayFile[S, I any](path string, def automata.Definition[S, I], opts journal.Options[S, I], accept bool, fn func(Journal) error) error {
-	src, err := bolt.Open(path)
+	be := boltBackend
+	if isPebble(path) {
+		be = pebbleBackend
+	}
+	src, err := be.open(path)
 	if err != nil {
-		fleet, ferr := bolt.OpenFleet(path)
+		fleet, ferr := be.openFleet(path)
 		if ferr != nil {
 			return err // not a fleet either: Open's error says what it is
 		}
-		return replayFleet(path, fleet, def, opts, accept, fn)
+		return replayFleet(path, be, fleet, def, opts, accept, fn)
 	}
 	rep, err := journal.Replay(src, def, opts)
 	if err != nil || !accept || rep.Identical() && rep.Digests == rep.Inputs {
@@ -200,7 +263,7 @@ func replayFile[S, I any](path string, def automata.Definition[S, I], opts journ
 	if err != nil {
 		return errors.Join(err, src.Close())
 	}
-	dst, err := bolt.Open(tmp)
+	dst, err := be.open(tmp)
 	if err != nil {
 		return errors.Join(err, src.Close())
 	}
@@ -211,23 +274,36 @@ func replayFile[S, I any](path string, def automata.Definition[S, I], opts journ
 	return fn(Journal{Path: path, ReplayReport: rep, Accepted: true})
 }
 
-// fresh returns the path of the file beside path that an accepted journal
-// is written to, removing what a failed run left there.
+// fresh returns the path of the file (or directory) beside path that an
+// accepted journal is written to, removing what a failed run left there.
 func fresh(path string) (string, error) {
 	tmp := path + ".accept"
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.RemoveAll(tmp); err != nil {
 		return "", err
 	}
 	return tmp, nil
 }
 
-// commit renames tmp over path, unless err; then it removes tmp.
+// commit renames tmp over path, unless err; then it removes tmp. A pebble
+// directory, which a rename cannot replace, is first renamed aside to
+// path.old, removed once tmp took its place.
 func commit(tmp, path string, err error) error {
 	if err == nil {
-		err = os.Rename(tmp, path)
+		if info, serr := os.Stat(path); serr == nil && info.IsDir() {
+			old := path + ".old"
+			if err = os.RemoveAll(old); err == nil {
+				if err = os.Rename(path, old); err == nil {
+					if err = os.Rename(tmp, path); err == nil {
+						err = os.RemoveAll(old)
+					}
+				}
+			}
+		} else {
+			err = os.Rename(tmp, path)
+		}
 	}
 	if err != nil {
-		os.Remove(tmp)
+		os.RemoveAll(tmp)
 		return fmt.Errorf("accepting: %w", err)
 	}
 	return nil
@@ -236,7 +312,7 @@ func commit(tmp, path string, err error) error {
 // replayFleet replays each agent of fleet, the file at path, and, with
 // accept, when one diverged or lacks digests, rewrites the whole file: each
 // agent accepted into a new fleet file, renamed over it.
-func replayFleet[S, I any](path string, fleet *bolt.Fleet, def automata.Definition[S, I], opts journal.Options[S, I], accept bool, fn func(Journal) error) (err error) {
+func replayFleet[S, I any](path string, be backend, fleet journal.Fleet, def automata.Definition[S, I], opts journal.Options[S, I], accept bool, fn func(Journal) error) (err error) {
 	defer func() { err = errors.Join(err, fleet.Close()) }()
 	var reports []Journal // with accept: one small report per agent
 	rewrite := false
@@ -261,7 +337,7 @@ func replayFleet[S, I any](path string, fleet *bolt.Fleet, def automata.Definiti
 		return err
 	}
 	if rewrite {
-		if err := acceptFleet(path, fleet, def, opts, reports); err != nil {
+		if err := acceptFleet(path, be, fleet, def, opts, reports); err != nil {
 			return err
 		}
 	}
@@ -276,12 +352,12 @@ func replayFleet[S, I any](path string, fleet *bolt.Fleet, def automata.Definiti
 // acceptFleet writes every agent of fleet, with its info, accepted, into a
 // new fleet file renamed over path; the reports of those that diverged or
 // lacked digests are marked accepted.
-func acceptFleet[S, I any](path string, fleet *bolt.Fleet, def automata.Definition[S, I], opts journal.Options[S, I], reports []Journal) error {
+func acceptFleet[S, I any](path string, be backend, fleet journal.Fleet, def automata.Definition[S, I], opts journal.Options[S, I], reports []Journal) error {
 	tmp, err := fresh(path)
 	if err != nil {
 		return err
 	}
-	dst, err := bolt.OpenFleet(tmp)
+	dst, err := be.openFleet(tmp)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/bolt"
+	"github.com/moora-go/moora/automata/journal/pebble"
 	"github.com/moora-go/moora/automata/journal/replay"
 )
 
@@ -61,12 +62,37 @@ func recordFile(t *testing.T, path string, n int) {
 	record(t, store, n)
 }
 
+func recordPebble(t *testing.T, dir string, n int) {
+	t.Helper()
+	store, err := pebble.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	record(t, store, n)
+}
+
 func recordFleet(t *testing.T, path string, ids ...string) {
 	t.Helper()
 	fleet, err := bolt.OpenFleet(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	recordAgents(t, fleet, ids...)
+}
+
+func recordPebbleFleet(t *testing.T, dir string, ids ...string) {
+	t.Helper()
+	fleet, err := pebble.OpenFleet(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recordAgents(t, fleet, ids...)
+}
+
+// recordAgents records 5 notes in each agent ids, created in fleet, and
+// closes it.
+func recordAgents(t *testing.T, fleet journal.Fleet, ids ...string) {
+	t.Helper()
 	defer fleet.Close()
 	for _, id := range ids {
 		if err := fleet.Create(id, journal.AgentInfo{Owner: "test"}); err != nil {
@@ -91,13 +117,15 @@ func TestMainOverFilesDirectoriesAndFleets(t *testing.T) {
 	recordFile(t, filepath.Join(dir, "a.db"), 5)
 	recordFile(t, filepath.Join(dir, "b.db"), 2) // never reaches note 3
 	recordFleet(t, filepath.Join(dir, "fleet.db"), "ann", "bob")
+	recordPebble(t, filepath.Join(dir, "data", "agent"), 5)
+	recordPebbleFleet(t, filepath.Join(dir, "data", "agents"), "cy", "di")
 	os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("not a journal"), 0o644)
 
 	code, out, errs := main(model, dir)
-	if code != replay.ExitIdentical || !strings.Contains(out, "agents 4, inputs 17, identical 4, diverged 0") {
+	if code != replay.ExitIdentical || !strings.Contains(out, "agents 7, inputs 32, identical 7, diverged 0") {
 		t.Fatalf("today's code: exit %d\n%s%s", code, out, errs)
 	}
-	for _, want := range []string{"a.db:", "b.db:", "fleet.db#ann:", "fleet.db#bob:"} {
+	for _, want := range []string{"a.db:", "b.db:", "fleet.db#ann:", "fleet.db#bob:", "agent:", "agents#cy:", "agents#di:"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report does not name %s:\n%s", want, out)
 		}
@@ -117,7 +145,7 @@ func TestMainOverFilesDirectoriesAndFleets(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Summary != (replay.Summary{Agents: 4, Inputs: 17, Identical: 1, Diverged: 3}) {
+	if rep.Summary != (replay.Summary{Agents: 7, Inputs: 32, Identical: 1, Diverged: 6}) {
 		t.Fatalf("summary %+v", rep.Summary)
 	}
 	for _, j := range rep.Journals {
@@ -130,9 +158,9 @@ func TestMainOverFilesDirectoriesAndFleets(t *testing.T) {
 		}
 	}
 
-	// -accept rewrites what diverged, the fleet's file whole.
+	// -accept rewrites what diverged, a fleet whole.
 	code, out, errs = main(changed, "-accept", dir)
-	if code != replay.ExitIdentical || !strings.Contains(out, "accepted 3") {
+	if code != replay.ExitIdentical || !strings.Contains(out, "accepted 6") {
 		t.Fatalf("-accept: exit %d\n%s%s", code, out, errs)
 	}
 	if code, out, errs = main(changed, dir); code != replay.ExitIdentical {
@@ -146,8 +174,22 @@ func TestMainOverFilesDirectoriesAndFleets(t *testing.T) {
 		t.Fatalf("the accepted fleet's bob: %+v, %v; want its info kept", info, err)
 	}
 	fleet.Close()
-	if entries, _ := filepath.Glob(filepath.Join(dir, "*.accept")); len(entries) > 0 {
-		t.Fatalf("left behind: %v", entries)
+	pfleet, err := pebble.OpenFleet(filepath.Join(dir, "data", "agents"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info, err := pfleet.Info("di"); err != nil || info.Owner != "test" {
+		t.Fatalf("the accepted pebble fleet's di: %+v, %v; want its info kept", info, err)
+	}
+	pfleet.Close()
+	for _, pattern := range []string{"*.accept", "*/*.accept", "*/*.old"} {
+		if entries, _ := filepath.Glob(filepath.Join(dir, pattern)); len(entries) > 0 {
+			t.Fatalf("left behind: %v", entries)
+		}
+	}
+	// A pebble journal named on its own is replayed as one, not walked.
+	if code, out, errs := main(changed, filepath.Join(dir, "data", "agent")); code != replay.ExitIdentical || !strings.Contains(out, "agents 1, inputs 5") {
+		t.Fatalf("a pebble store named: exit %d\n%s%s", code, out, errs)
 	}
 }
 
@@ -162,7 +204,7 @@ func TestMainRefusesWhatIsNotAJournal(t *testing.T) {
 	}{
 		{"no journal", nil, "no journal given"},
 		{"missing file", []string{filepath.Join(dir, "missing.db")}, "no such file"},
-		{"empty directory", []string{t.TempDir()}, "no journal (.db file)"},
+		{"empty directory", []string{t.TempDir()}, "no journal (.db file or pebble directory)"},
 		{"garbage", []string{garbage}, "garbage.db"},
 		{"unknown flag", []string{"-frobnicate", dir}, "frobnicate"},
 	}
