@@ -404,17 +404,8 @@ const fleetListPage = 256
 // many more there were; nil if there was none (or fn's own error). An agent
 // whose journal alone is damaged is listed: its Open says what is wrong.
 func (f *Fleet) List(after string, fn func(id string, info journal.AgentInfo) error) error {
-	type entry struct {
-		id   string
-		info journal.AgentInfo
-		err  error
-	}
-	var (
-		page   []entry
-		passed backend.PassedOver
-	)
-	for {
-		page = page[:0]
+	return backend.List(after, fleetListPage, func(after string) ([]backend.ListEntry, error) {
+		var page []backend.ListEntry
 		err := f.file.guard(nil, "list", nil, func() error {
 			return f.file.db.View(func(tx *bbolt.Tx) error {
 				agents, err := f.agents(tx)
@@ -427,14 +418,14 @@ func (f *Fleet) List(after string, fn func(id string, info journal.AgentInfo) er
 					k, v = c.Next()
 				}
 				for ; k != nil && len(page) < fleetListPage; k, v = c.Next() {
-					e := entry{id: string(k)}
-					switch err := journal.CheckAgentID(e.id); {
+					e := backend.ListEntry{ID: string(k)}
+					switch err := journal.CheckAgentID(e.ID); {
 					case err != nil:
-						e.err = &journal.CorruptError{Err: fmt.Errorf("%s: bucket agents holds the key %q, which is no agent's id: %v", f.file.path, e.id, err)}
+						e.Err = &journal.CorruptError{Err: fmt.Errorf("%s: bucket agents holds the key %q, which is no agent's id: %v", f.file.path, e.ID, err)}
 					case v == nil:
-						e.err = &journal.CorruptError{Err: fmt.Errorf("%s: agent %q: bucket agents holds a bucket under its id, not its meta", f.file.path, e.id)}
+						e.Err = &journal.CorruptError{Err: fmt.Errorf("%s: agent %q: bucket agents holds a bucket under its id, not its meta", f.file.path, e.ID)}
 					default:
-						e.info, e.err = decodeAgentMeta(f.file.path, e.id, v)
+						e.Info, e.Err = decodeAgentMeta(f.file.path, e.ID, v)
 					}
 					page = append(page, e)
 				}
@@ -442,27 +433,10 @@ func (f *Fleet) List(after string, fn func(id string, info journal.AgentInfo) er
 			})
 		})
 		if err != nil && !isCorrupt(err) {
-			return fmt.Errorf("journal: list the agents of %s: %w", f.file.path, err)
-		} else if err != nil {
-			return err
+			err = fmt.Errorf("journal: list the agents of %s: %w", f.file.path, err)
 		}
-		for _, e := range page {
-			if e.err != nil {
-				passed.Add(e.err)
-				continue
-			}
-			if err := fn(e.id, e.info); err != nil {
-				if errors.Is(err, journal.ErrStop) {
-					return passed.Err()
-				}
-				return err
-			}
-		}
-		if len(page) < fleetListPage {
-			return passed.Err()
-		}
-		after = page[len(page)-1].id
-	}
+		return page, err
+	}, fn)
 }
 
 // Delete removes agent id, its journal and its meta, in one transaction. An

@@ -230,25 +230,16 @@ const listPage = 256
 // was none (or fn's own error). An agent whose journal alone is damaged is
 // listed: its Open says what is wrong.
 func (f *Fleet) List(after string, fn func(id string, info journal.AgentInfo) error) error {
-	type entry struct {
-		id   string
-		info journal.AgentInfo
-		err  error
-	}
-	var (
-		page   []entry
-		passed backend.PassedOver
-	)
-	for {
-		page = page[:0]
+	return backend.List(after, listPage, func(after string) ([]backend.ListEntry, error) {
+		var page []backend.ListEntry
 		err := f.db.guard("list", nil, func() error {
 			it, err := f.db.p.NewIter(&pdb.IterOptions{LowerBound: metaKey(after), UpperBound: []byte{kindMeta + 1}})
 			if err != nil {
 				return err
 			}
 			for ok := it.First(); ok && len(page) < listPage; ok = it.Next() {
-				e := entry{id: string(it.Key()[1:])}
-				if e.id == after {
+				e := backend.ListEntry{ID: string(it.Key()[1:])}
+				if e.ID == after {
 					continue
 				}
 				v, err := it.ValueAndErr()
@@ -256,39 +247,21 @@ func (f *Fleet) List(after string, fn func(id string, info journal.AgentInfo) er
 					it.Close()
 					return err
 				}
-				if err := journal.CheckAgentID(e.id); err != nil {
-					e.err = &journal.CorruptError{Err: fmt.Errorf("%s: a meta key %q, which is no agent's id: %v", f.db.dir, e.id, err)}
-				} else if e.info, err = backend.DecodeAgentInfo(v); err != nil {
-					e.err = &journal.CorruptError{Err: fmt.Errorf("%s: agent %q: its meta (%d bytes) %v", f.db.dir, e.id, len(v), err)}
+				if err := journal.CheckAgentID(e.ID); err != nil {
+					e.Err = &journal.CorruptError{Err: fmt.Errorf("%s: a meta key %q, which is no agent's id: %v", f.db.dir, e.ID, err)}
+				} else if e.Info, err = backend.DecodeAgentInfo(v); err != nil {
+					e.Err = &journal.CorruptError{Err: fmt.Errorf("%s: agent %q: its meta (%d bytes) %v", f.db.dir, e.ID, len(v), err)}
 				}
 				page = append(page, e)
 			}
 			return errors.Join(it.Error(), it.Close())
 		})
-		if err != nil {
-			var ce *journal.CorruptError
-			if errors.As(err, &ce) {
-				return err
-			}
-			return fmt.Errorf("journal: list the agents of %s: %w", f.db.dir, err)
+		var ce *journal.CorruptError
+		if err != nil && !errors.As(err, &ce) {
+			err = fmt.Errorf("journal: list the agents of %s: %w", f.db.dir, err)
 		}
-		for _, e := range page {
-			if e.err != nil {
-				passed.Add(e.err)
-				continue
-			}
-			if err := fn(e.id, e.info); err != nil {
-				if errors.Is(err, journal.ErrStop) {
-					return passed.Err()
-				}
-				return err
-			}
-		}
-		if len(page) < listPage {
-			return passed.Err()
-		}
-		after = page[len(page)-1].id
-	}
+		return page, err
+	}, fn)
 }
 
 // Delete removes agent id, its journal and its meta, in one synced batch.

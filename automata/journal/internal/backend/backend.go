@@ -46,6 +46,47 @@ func (p *PassedOver) Err() error {
 	return &journal.CorruptError{Err: fmt.Errorf("%w; and %d more damaged agents were passed over", p.first.Err, p.more)}
 }
 
+// ListEntry is an agent a Fleet's List read: its id and info, or the
+// damage that has List pass it over.
+type ListEntry struct {
+	ID   string
+	Info journal.AgentInfo
+	Err  error
+}
+
+// List is a Fleet's List: it calls fn with each agent read takes, a page at
+// a time (read returns at most page entries, those after the id it is
+// given, in order of id; a shorter page is the last), and none held
+// between pages, so that fn may use the fleet. An entry with an error is
+// passed over, and once the walk ends List returns the first of them,
+// saying how many more there were (PassedOver); or fn's own error, ErrStop
+// ending the walk without one.
+func List(after string, page int, read func(after string) ([]ListEntry, error), fn func(id string, info journal.AgentInfo) error) error {
+	var passed PassedOver
+	for {
+		entries, err := read(after)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			if e.Err != nil {
+				passed.Add(e.Err)
+				continue
+			}
+			if err := fn(e.ID, e.Info); err != nil {
+				if errors.Is(err, journal.ErrStop) {
+					return passed.Err()
+				}
+				return err
+			}
+		}
+		if len(entries) < page {
+			return passed.Err()
+		}
+		after = entries[len(entries)-1].ID
+	}
+}
+
 // DecodeAgentInfo reads an agent's stored AgentInfo (its JSON encoding)
 // strictly: one JSON object with an "owner" and a "created" time, a "fork"
 // (DecodeFork) and a "delegated" (DecodeDelegation) if any, no other member,
