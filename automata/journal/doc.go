@@ -276,9 +276,15 @@
 // Stores of many agents by id. The backends are packages of their own, side
 // by side, and pass the same conformance suite:
 //
-//   - automata/journal/bolt, the embedded default: one go.etcd.io/bbolt file
-//     (ACID, no server) for one agent (bolt.Open) or for many (bolt.OpenFleet,
-//     whose commits group the inputs of all its agents);
+//   - automata/journal/pebble, the embedded default: a
+//     github.com/cockroachdb/pebble database in a directory, for one agent
+//     (pebble.Open) or for many (pebble.OpenFleet), at one fdatasync a
+//     commit, which the commits of many agents share;
+//   - automata/journal/bolt: one go.etcd.io/bbolt file (ACID, no server)
+//     for one agent (bolt.Open) or for many (bolt.OpenFleet, whose commits
+//     group the inputs of all its agents), at two fdatasyncs a commit, with
+//     no other dependency, and stricter on damage (see "Which embedded
+//     backend" below);
 //   - automata/journal/jetstream: the journals on NATS JetStream, with one
 //     owner per agent and failover between hosts.
 //

@@ -18,6 +18,7 @@ var docSnippets = []string{
 	"README.md",
 	"automata/journal/doc.go",
 	"automata/journal/bolt/doc.go",
+	"automata/journal/pebble/doc.go",
 	"automata/httpbridge/doc.go",
 	"automata/devpanel/doc.go",
 	"automata/registry/doc.go",

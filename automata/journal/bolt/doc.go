@@ -1,7 +1,9 @@
-// Package bolt is the embedded backend of package journal: the journal of
+// Package bolt is an embedded backend of package journal: the journal of
 // one agent (Open) or of many (OpenFleet) in one go.etcd.io/bbolt file,
-// ACID, with no server. It is the default store of every example and of the
-// agents agentgen init makes:
+// ACID, with no server, and no dependency but bbolt. It is the store of
+// every example, whose journals checked in as replay corpora are bbolt
+// files (the agents agentgen init --spec makes are on package pebble, at one
+// fdatasync a commit where bbolt makes two; package journal compares them):
 //
 //	store, err := bolt.Open(filepath.Join(dir, "agent.db")) // dir must exist
 //	...

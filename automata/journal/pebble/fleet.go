@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -310,7 +311,7 @@ func (f *Fleet) Delete(id string) error {
 	if err == nil {
 		// Its keys are gone: so are its snapshots' files.
 		j := pebbleJournal{db: f.db, id: id, prefix: agentPrefix(id)}
-		err = j.pruneSnapshotFiles(0, 0)
+		err = os.RemoveAll(j.snapshotFolder())
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -26,29 +26,39 @@ import (
 
 const snapshotDir = "snapshots"
 
-// snapshotName is the file name of the journal's snapshot at seq: the
-// agent's id in hex (so that ids differing in case differ on a filesystem
-// that does not), or "store", then the seq.
-func (j *pebbleJournal) snapshotName(seq uint64) string {
-	who := "store"
-	if j.id != "" {
-		who = hex.EncodeToString([]byte(j.id))
+// snapshotFolder is the directory of the journal's snapshot files:
+// snapshots/ for a store's, snapshots/<the agent's id in hex>/ for an
+// agent's (in hex, so that ids differing in case differ on a filesystem
+// that does not), so that an agent's files are listed alone.
+func (j *pebbleJournal) snapshotFolder() string {
+	if j.id == "" {
+		return filepath.Join(j.db.dir, snapshotDir)
 	}
-	return who + "." + strconv.FormatUint(seq, 10)
+	return filepath.Join(j.db.dir, snapshotDir, hex.EncodeToString([]byte(j.id)))
 }
 
+// snapshotName is the file name of the snapshot at seq: the seq, and
+// ".snap".
+func snapshotName(seq uint64) string { return strconv.FormatUint(seq, 10) + ".snap" }
+
 func (j *pebbleJournal) snapshotPath(seq uint64) string {
-	return filepath.Join(j.db.dir, snapshotDir, j.snapshotName(seq))
+	return filepath.Join(j.snapshotFolder(), snapshotName(seq))
 }
 
 // writeSnapshot writes r's data to its file durably: a temporary file,
-// synced, renamed over the snapshot's file, and the directory synced.
+// synced, renamed over the snapshot's file, and the directory synced (and
+// the one above it, when the agent's is new).
 func (j *pebbleJournal) writeSnapshot(r journal.Record) error {
-	dir := filepath.Join(j.db.dir, snapshotDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
+	dir := j.snapshotFolder()
+	if _, err := os.Stat(dir); errors.Is(err, os.ErrNotExist) {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		if err := syncDir(filepath.Dir(dir)); err != nil {
+			return err
+		}
 	}
-	tmp, err := os.CreateTemp(dir, j.snapshotName(r.Seq)+".tmp-*")
+	tmp, err := os.CreateTemp(dir, snapshotName(r.Seq)+".tmp-*")
 	if err != nil {
 		return err
 	}
@@ -182,24 +192,32 @@ func (j *pebbleJournal) removeSnapshots(seqs []uint64) error {
 	return nil
 }
 
-// snapshotFiles returns the seqs of the journal's snapshot files.
+// snapshotFiles returns the seqs of the journal's snapshot files, and
+// removes the temporary files of PutSnapshots a crash cut off. It is called
+// with smu held.
 func (j *pebbleJournal) snapshotFiles() ([]uint64, error) {
-	entries, err := os.ReadDir(filepath.Join(j.db.dir, snapshotDir))
+	entries, err := os.ReadDir(j.snapshotFolder())
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	prefix := j.snapshotName(0)
-	prefix = prefix[:len(prefix)-1]
 	var seqs []uint64
 	for _, e := range entries {
-		rest, ok := strings.CutPrefix(e.Name(), prefix)
-		if !ok {
+		if strings.Contains(e.Name(), ".snap.tmp-") && e.Type().IsRegular() {
+			// Left by a PutSnapshot cut off by a crash: under smu, none
+			// is in flight.
+			if err := os.Remove(filepath.Join(j.snapshotFolder(), e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return nil, err
+			}
 			continue
 		}
-		if seq, err := strconv.ParseUint(rest, 10, 64); err == nil {
+		digits, ok := strings.CutSuffix(e.Name(), ".snap")
+		if !ok || !e.Type().IsRegular() {
+			continue
+		}
+		if seq, err := strconv.ParseUint(digits, 10, 64); err == nil {
 			seqs = append(seqs, seq)
 		}
 	}

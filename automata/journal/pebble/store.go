@@ -556,12 +556,11 @@ func (j *pebbleJournal) Quarantine(seq uint64) error {
 			return err
 		}
 		if j.hasLast && j.last == seq {
-			before, err := j.seqs(kindInput, seq)
-			if err != nil {
+			var found bool
+			if end, found, err = j.lastBefore(seq); err != nil {
 				return err
 			}
-			if len(before) > 0 {
-				end = before[len(before)-1]
+			if found {
 				err = b.Set(j.endKey(), binary.BigEndian.AppendUint64(nil, end), nil)
 			} else {
 				err = b.Delete(j.endKey(), nil)
@@ -579,6 +578,22 @@ func (j *pebbleJournal) Quarantine(seq uint64) error {
 		j.last, j.hasLast = end, end != 0
 	}
 	return nil
+}
+
+// lastBefore returns the seq of the journal's last record before seq: one
+// seek, whatever the journal's length.
+func (j *pebbleJournal) lastBefore(seq uint64) (last uint64, found bool, err error) {
+	lower, _ := j.bounds(kindInput)
+	it, err := j.db.p.NewIter(&pdb.IterOptions{LowerBound: lower, UpperBound: j.key(kindInput, seq)})
+	if err != nil {
+		return 0, false, err
+	}
+	if it.Last() {
+		if k := it.Key(); len(k) == len(lower)+8 {
+			last, found = binary.BigEndian.Uint64(k[len(lower):]), true
+		}
+	}
+	return last, found, errors.Join(it.Error(), it.Close())
 }
 
 // size returns the bytes the journal's live records take, keys and
