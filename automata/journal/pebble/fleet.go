@@ -16,10 +16,12 @@ import (
 )
 
 // Fleet is the pebble Fleet: the journals of many agents in one pebble
-// database, a directory. Each agent's Append is a batch of its own,
-// committed with a sync, and pebble's commit pipeline syncs the batches
-// that arrive together once: the Appends of many agents share one
-// fdatasync, as on the bbolt fleet, with no log of the fleet's own to move.
+// database, a directory. The Appends of many agents that arrive while a
+// commit is in flight are committed together, in one pebble batch, synced:
+// one write of the log and one fdatasync for all, as the bbolt fleet
+// commits them in one transaction, with no log of the fleet's own to move.
+// Each agent's records are checked on their own (consecutive, following its
+// journal) before they join, so an Append refused fails alone.
 //
 // The keys: m<id> holds the agent's AgentInfo (as JSON); i, s and q, then
 // the id's length (one byte) and the id, then the seq, hold its journal
@@ -51,7 +53,10 @@ type Fleet struct {
 
 // FleetStats counts what a Fleet's agents appended.
 type FleetStats struct {
-	// Appends is the Store.Append calls of every agent, each a batch.
+	// Commits is the pebble batches that appended inputs, each synced:
+	// Appends/Commits agents' Appends shared a commit, on average.
+	Commits int64
+	// Appends is the Store.Append calls committed in them, of every agent.
 	Appends int64
 	// Records is the journal records those Appends held.
 	Records int64
@@ -325,7 +330,7 @@ func (f *Fleet) Delete(id string) error {
 
 // Stats returns the counts of the fleet's Appends.
 func (f *Fleet) Stats() FleetStats {
-	return FleetStats{Appends: f.appends.Load(), Records: f.records.Load()}
+	return FleetStats{Commits: f.db.commits.Load(), Appends: f.appends.Load(), Records: f.records.Load()}
 }
 
 // Close closes the fleet's database. It fails, leaving the fleet open,

@@ -81,6 +81,12 @@ func Open(dir string) (*Store, error) {
 // db is an open pebble database of the package, and the first panic of
 // pebble that broke it.
 type db struct {
+	// The group commit of Appends (commitAppend).
+	gmu     sync.Mutex
+	leading bool
+	queue   []*pendingAppend
+	commits atomic.Int64
+
 	p      *pdb.DB
 	dir    string
 	abs    string                               // dir, absolute: its entry in openDirs
@@ -332,25 +338,108 @@ func (j *pebbleJournal) Append(records []journal.Record) error {
 	if err := checkAppend(j.last, j.hasLast, records); err != nil {
 		return err
 	}
-	last := records[len(records)-1].Seq
-	err := j.db.guard("append", nil, func() error {
-		b := j.db.p.NewBatch()
-		defer b.Close()
-		for _, r := range records {
-			if err := b.Set(j.key(kindInput, r.Seq), r.Data, nil); err != nil {
-				return err
-			}
-		}
-		if err := b.Set(j.endKey(), binary.BigEndian.AppendUint64(nil, last), nil); err != nil {
-			return err
-		}
-		return b.Commit(pdb.Sync)
-	})
+	err := j.db.commitAppend(&pendingAppend{j: j, records: records, done: make(chan error, 1), lead: make(chan struct{}, 1)})
 	if err != nil {
 		return j.wrap("append", err)
 	}
-	j.last, j.hasLast = last, true
+	j.last, j.hasLast = records[len(records)-1].Seq, true
 	return nil
+}
+
+// pendingAppend is an Append waiting for its group commit.
+type pendingAppend struct {
+	j       *pebbleJournal
+	records []journal.Record
+	done    chan error    // its group's outcome, from the group's leader
+	lead    chan struct{} // or the leadership of the next group, which holds it
+}
+
+// maxGroupBytes bounds the records of one group commit (one pebble
+// batch); an Append larger than that is a group of its own.
+const maxGroupBytes = 16 << 20
+
+// commitAppend commits p with the Appends of the other journals of the
+// database that arrive while a commit is in flight, in one pebble batch,
+// synced: one write of the log and one fdatasync for all of them, as the
+// bbolt fleet commits its agents' Appends in one transaction. The Append
+// that finds no commit in flight commits on its own goroutine, at once; the
+// others queue, and when the commit in flight ends, its leader answers its
+// group and hands the next to the first of those queued, whose goroutine
+// commits everything queued by then. One producer thus pays no hand-off.
+func (d *db) commitAppend(p *pendingAppend) error {
+	d.gmu.Lock()
+	d.queue = append(d.queue, p)
+	if d.leading {
+		d.gmu.Unlock()
+		select {
+		case err := <-p.done:
+			return err
+		case <-p.lead:
+		}
+		d.gmu.Lock()
+	}
+	d.leading = true
+	n, size := 0, 0
+	for n < len(d.queue) && (n == 0 || size+appendBytes(d.queue[n]) <= maxGroupBytes) {
+		size += appendBytes(d.queue[n])
+		n++
+	}
+	group := d.queue[:n:n]
+	d.queue = d.queue[n:]
+	d.gmu.Unlock()
+
+	err := d.writeGroup(group)
+	var mine error
+	for _, q := range group {
+		if q == p {
+			mine = err
+		} else {
+			q.done <- err
+		}
+	}
+	d.gmu.Lock()
+	if len(d.queue) > 0 {
+		next := d.queue[0]
+		d.gmu.Unlock()
+		next.lead <- struct{}{}
+	} else {
+		d.leading = false
+		d.queue = nil
+		d.gmu.Unlock()
+	}
+	return mine
+}
+
+func appendBytes(p *pendingAppend) int {
+	n := 0
+	for _, r := range p.records {
+		n += len(r.Data) + 32
+	}
+	return n
+}
+
+// writeGroup writes the records of the group's Appends, and each journal's
+// new end, in one batch, committed with a sync.
+func (d *db) writeGroup(group []*pendingAppend) error {
+	err := d.guard("append", nil, func() error {
+		b := d.p.NewBatch()
+		defer b.Close()
+		for _, p := range group {
+			for _, r := range p.records {
+				if err := b.Set(p.j.key(kindInput, r.Seq), r.Data, nil); err != nil {
+					return err
+				}
+			}
+			if err := b.Set(p.j.endKey(), binary.BigEndian.AppendUint64(nil, p.records[len(p.records)-1].Seq), nil); err != nil {
+				return err
+			}
+		}
+		return b.Commit(pdb.Sync)
+	})
+	if err == nil {
+		d.commits.Add(1)
+	}
+	return err
 }
 
 // wrap is err of op, as returned: a *CorruptError as it is, any other
