@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -241,3 +242,48 @@ func TestStoreInUse(t *testing.T) {
 }
 
 func writeFile(path, text string) error { return os.WriteFile(path, []byte(text), 0o600) }
+
+// TestFleetSharesCommits: the Appends of many agents made at the same time
+// share commits (one batch, one sync for several), and each agent has its
+// own records, all of them, in order.
+func TestFleetSharesCommits(t *testing.T) {
+	f, err := pebble.OpenFleet(filepath.Join(t.TempDir(), "fleet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	const agents, appends = 50, 20
+	stores := make([]journal.Store, agents)
+	for i := range stores {
+		id := fmt.Sprintf("agent-%02d", i)
+		if err := f.Create(id, journal.AgentInfo{Owner: "ann", Created: time.Unix(1, 0).UTC()}); err != nil {
+			t.Fatal(err)
+		}
+		if stores[i], err = f.Open(id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var wg sync.WaitGroup
+	for _, s := range stores {
+		wg.Go(func() {
+			for seq := uint64(1); seq <= appends; seq++ {
+				if err := s.Append(records(seq, seq, 10)); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := f.Stats()
+	if st.Appends != agents*appends || st.Commits > st.Appends/2 {
+		t.Errorf("stats %+v: want %d Appends in at most half as many commits", st, agents*appends)
+	}
+	for i, s := range stores {
+		if got := seqsOf(t, s); len(got) != appends || got[0] != 1 || got[appends-1] != appends {
+			t.Errorf("agent %d holds %v", i, got)
+		}
+		s.Close()
+	}
+	t.Logf("%d Appends in %d commits", st.Appends, st.Commits)
+}
