@@ -614,15 +614,11 @@ func slotsOf(nc *nats.Conn) chan struct{} {
 }
 
 func (s *Store) publishOnce(msgs []*nats.Msg) (uint64, error) {
+	if len(msgs) == 1 {
+		return publishMsg(s.nc, msgs[0], s.cfg.Timeout)
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	if len(msgs) == 1 {
-		ack, err := s.js.PublishMsg(ctx, msgs[0])
-		if err != nil {
-			return 0, err
-		}
-		return ack.Sequence, nil
-	}
 	slots := slotsOf(s.nc)
 	select {
 	case slots <- struct{}{}:
