@@ -270,13 +270,17 @@
 //
 //	go test -run XXX -bench FleetDurableInputs -benchtime 20000x ./automata/journal/jetstream/
 //
-// in two runs on the same machine (load average 1.9-2.4, another
-// benchmark running beside; the ratios are those of one run each):
+// in two runs on the same machine (load average 0.5-3.2, another agent's
+// tests running beside; each ratio is that of one run):
 //
 //	              bbolt            JetStream, fsync each write,   JetStream, fsync every 2 min
 //	                               CombineAppends
-//	producers=4   225,814-257,860   56,939-101,413 (0.25-0.39)    135,226-158,949 (0.52-0.70)
-//	producers=1   139,801-206,092   32,163-51,451  (0.23-0.25)     73,451-78,876  (0.36-0.56)
+//	producers=4   185,610-224,519   90,563-95,136 (0.40-0.51)      86,812-146,002 (0.39-0.79)
+//	producers=1    98,824-189,719   32,427-45,420 (0.24-0.33)      38,569-61,312  (0.32-0.39)
+//
+// and three more of producers=4 alone: 0.35-0.44 and 0.52-0.62. The
+// machine's load moves these a lot: with another test suite keeping both
+// cores busy (load average 4), two runs gave 0.17-0.40 and 0.38-0.46.
 //
 // Each append its own message (without CombineAppends), the server that
 // fsyncs every write did 12,815-16,639 inputs/s with 4 producers an agent
