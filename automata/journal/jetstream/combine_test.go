@@ -164,3 +164,36 @@ func TestCombinedBatchWithAFencedAgent(t *testing.T) {
 		t.Errorf("the other writer: %v", err)
 	}
 }
+
+// TestStoredAlready: an append whose combined batch's answer was lost is
+// found by its message id as the last message of its subject, and only
+// then.
+func TestStoredAlready(t *testing.T) {
+	nc := startSyncServer(t)
+	s := openStores(t, nc, Config{CombineAppends: true}, 1)[0]
+	m := nats.NewMsg(s.subj)
+	m.Header.Set(hdrSeq, "1")
+	m.Header.Set("Nats-Msg-Id", "c0.1.0.the-nonce")
+	if _, ok := s.storedAlready(m); ok {
+		t.Fatal("found before it was sent")
+	}
+	seq, err := publishMsg(nc, m, s.cfg.Timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := s.storedAlready(m); !ok || got != seq {
+		t.Fatalf("storedAlready = %d, %v; want %d, true", got, ok, seq)
+	}
+	other := nats.NewMsg(s.subj)
+	other.Header.Set(hdrSeq, "2")
+	other.Header.Set("Nats-Msg-Id", "c0.2.1.the-nonce")
+	if _, ok := s.storedAlready(other); ok {
+		t.Fatal("another append's message id was found")
+	}
+	if _, err := publishMsg(nc, other, s.cfg.Timeout); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.storedAlready(m); ok {
+		t.Fatal("found once it is no longer the subject's last message")
+	}
+}

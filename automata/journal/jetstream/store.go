@@ -490,7 +490,14 @@ func (s *Store) publishAppend(msgs []*nats.Msg) (uint64, error) {
 		if seq, ok := s.storedAlready(msgs[0]); ok {
 			return seq, nil
 		}
-		return s.publish(msgs)
+		seq, err := s.publish(msgs)
+		if isWrongLast(err) {
+			// The batch may have been stored meanwhile, before this.
+			if seq, ok := s.storedAlready(msgs[0]); ok {
+				return seq, nil
+			}
+		}
+		return seq, err
 	case errors.Is(err, errAlone):
 		return s.publish(msgs)
 	}
