@@ -34,7 +34,8 @@ import (
 // each store then reads the last message of its subject, and takes it for
 // its own if it carries its message id (the batch was stored), or sends
 // the append alone (it was not, or not yet: a batch committed after that
-// fails on the message stored alone, which moved its subject on).
+// fails on the message stored alone, which moved its subject on; one
+// committed just before it makes it fail, and the store looks again).
 
 // Bounds of a combined batch: the server's default max_batch_size, and
 // bytes, which the server stages before it commits them.

@@ -41,7 +41,8 @@
 // stored nothing, and each of its appends is then sent alone by its own
 // store, which decides it for that agent only; one whose answer does not
 // come is looked for, append by append, as the last message of each
-// subject with its message id, and sent alone where it is not there. One
+// subject with its message id, and sent alone where it is not there (and
+// looked for again if that is refused because the subject moved on). One
 // combined batch per connection and stream is in flight at a time; an
 // append that waits alone is sent alone. A server that fsyncs every write
 // fsyncs such a batch once (see "Speed").
