@@ -32,6 +32,21 @@
 // stored; if no answer comes within three timeouts the store fences itself
 // rather than guess.
 //
+// With Config.CombineAppends, the appends of many agents that wait at the
+// same time on one connection, each one message, go to the server as one
+// atomic batch: each message keeps its subject, its expected last subject
+// sequence and its message id, and the batch is stored whole or not at
+// all, so every agent's append is fenced as it would be alone. A batch
+// that is refused (one of its agents fenced, too many batches in flight)
+// stored nothing, and each of its appends is then sent alone by its own
+// store, which decides it for that agent only; one whose answer does not
+// come is looked for, append by append, as the last message of each
+// subject with its message id, and sent alone where it is not there (and
+// looked for again if that is refused because the subject moved on). One
+// combined batch per connection and stream is in flight at a time; an
+// append that waits alone is sent alone. A server that fsyncs every write
+// fsyncs such a batch once (see "Speed").
+//
 // The rules of the journal package hold unchanged: Dispatch returns nil
 // once JetStream has acknowledged the record (on a single server, set
 // sync_always, as the embedded server does, for the fsync that the bbolt
@@ -221,7 +236,7 @@
 // A group commit of more than 1,000 records or 512 KiB is an atomic batch,
 // which the server limits to 1,000 messages (max_batch_size) and to 50
 // batches in flight per stream (the stores of a connection take turns, 32
-// at a time): a group commit beyond 1,000 records is refused, and its
+// at a time, with the combined batches of CombineAppends): a group commit beyond 1,000 records is refused, and its
 // inputs are rejected (Dispatch returns the error; nothing is journaled).
 // A record must fit in the server's max_payload (1 MB by default). Only the
 // journal's last record can be quarantined out of a group commit (the
@@ -249,31 +264,51 @@
 //
 // Many agents, each with its own producers (BenchmarkFleetDurableInputs:
 // 1,000 agents; the bbolt side is bolt.Fleet, one file for all),
-// on a server that fsyncs every write and on one that fsyncs every two
-// minutes, nats-server's default, where an acknowledged input survives a
-// crash of the server's process but not of the machine, unless a cluster
-// replicates it:
+// on a server that fsyncs every write, with Config.CombineAppends, and on
+// one that fsyncs every two minutes, nats-server's default, where an
+// acknowledged input survives a crash of the server's process but not of
+// the machine, unless a cluster replicates it, without it:
 //
 //	go test -run XXX -bench FleetDurableInputs -benchtime 20000x ./automata/journal/jetstream/
 //
-// in two runs on the same machine (load average 1.2-1.5):
+// in two runs on the same machine (load average 0.5-3.2, another agent's
+// tests running beside; each ratio is that of one run):
 //
-//	              bbolt            JetStream, fsync each write   JetStream, fsync every 2 min
-//	producers=4   227,489-231,095  12,815-13,943 (0.055-0.061)   130,105-150,717 (0.57-0.65)
-//	producers=1   197,306-248,567   4,273-5,008  (0.017-0.025)    67,890-71,304  (0.29-0.34)
+//	              bbolt            JetStream, fsync each write,   JetStream, fsync every 2 min
+//	                               CombineAppends
+//	producers=4   185,610-224,519   90,563-95,136 (0.40-0.51)      86,812-146,002 (0.39-0.79)
+//	producers=1    98,824-189,719   32,427-45,420 (0.24-0.33)      38,569-61,312  (0.32-0.39)
+//
+// and three more of producers=4 alone: 0.35-0.44 and 0.52-0.62. The
+// machine's load moves these a lot: with another test suite keeping both
+// cores busy (load average 4), two runs gave 0.17-0.40 and 0.38-0.46.
+//
+// Each append its own message (without CombineAppends), the server that
+// fsyncs every write did 12,815-16,639 inputs/s with 4 producers an agent
+// (0.055-0.061 of bbolt's) and 4,273-5,008 with 1 (0.017-0.025).
 //
 // What bounds it: the stream's store applies one message at a time. With
-// every write fsync'd that is a fsync per message, about 4,000 to 5,000 a
-// second on this disk, whatever the agent; each message is one agent's
-// group commit (3.3 inputs with 4 producers an agent), while the bbolt
-// fleet commits every agent's inputs in one transaction, one fsync for
-// thousands. Without the fsync the bound is the server's work per message
-// on the two cores it shares with the 4,000 producers. The agents' commits
-// do not wait for each other: each Append is its agent's own request, and
-// the requests of a connection are in flight together. Before a group
-// commit was one message (an atomic batch, staged message by message,
-// at most 50 in flight a stream) the 4-producer figures were 1,062 and
-// 1,724 inputs/s.
+// every write fsync'd and each append its own message, that is a fsync per
+// message, about 4,000 to 5,000 a second on this disk, whatever the agent;
+// each message is one agent's group commit (3.3 inputs with 4 producers an
+// agent), while the bbolt fleet commits every agent's inputs in one
+// transaction, one fsync for thousands. So the appends of the agents that
+// wait together are one atomic batch (CombineAppends), which the server
+// stores with one fsync: hundreds of agents' commits a fsync. Without the
+// fsync the bound is the server's work per message on the two cores it
+// shares with the 4,000 producers, and there a combined batch, which the
+// server stages (on disk, for an R1 stream) before it commits it, costs
+// more than it saves: with CombineAppends the 4-producer figure on that
+// server was 0.30-0.35 of bbolt's, against 0.38-0.58 without in the same
+// two runs. Spreading
+// the agents over several streams, each with its own files (measured with
+// 8, 16 and 64 streams, agents by a hash of their id), did not come near:
+// concurrent fsyncs of 16 files scale about 7 times on this disk, but the
+// server's fsync'd messages stopped at about 10,000 a second whatever the
+// number of streams (0.12-0.14 of bbolt's, against 0.06 on one stream),
+// and the default sync gained nothing. Before a group commit was one
+// message (an atomic batch, staged message by message, at most 50 in
+// flight a stream) the 4-producer figures were 1,062 and 1,724 inputs/s.
 //
 // Failover, from the owner's SIGKILL to the first job restarted by another
 // host: BenchmarkFailover runs b.N rounds of TestFailoverAcrossProcesses

@@ -222,3 +222,32 @@ func TestGroupRejectsGarbage(t *testing.T) {
 		})
 	}
 }
+
+// TestParsePubAck: the acknowledgement's fast reading takes the sequence of
+// a successful one only, and leaves anything else to encoding/json.
+func TestParsePubAck(t *testing.T) {
+	for _, c := range []struct {
+		data string
+		seq  uint64
+		ok   bool
+	}{
+		{`{"stream":"MOORA_JOURNAL","seq":42}`, 42, true},
+		{`{"stream":"MOORA_JOURNAL","domain":"hub","seq":7}`, 7, true},
+		{`{"stream":"MOORA_JOURNAL","seq":9, "duplicate": true}`, 9, true},
+		{`{"stream":"MOORA_JOURNAL","seq":18446744073709551615}`, 18446744073709551615, true},
+		{`{"stream":"MOORA_JOURNAL","seq":18446744073709551616}`, 0, false},
+		{`{"stream":"MOORA_JOURNAL","seq":}`, 0, false},
+		{`{"stream":"MOORA_JOURNAL","seq":12`, 0, false},
+		{`{"stream":"","seq":3}`, 0, false},
+		{`{"stream":"MOORA_JOURNAL","seq":3,"seq":4}`, 0, false},
+		{`{"error":{"code":400,"err_code":10071,"description":"wrong last sequence: 5"},"stream":"MOORA_JOURNAL","seq":0}`, 0, false},
+		{`{"stream":"MOORA_JOURNAL","error":{"code":503},"seq":0}`, 0, false},
+		{`{"seq":3,"stream":"MOORA_JOURNAL"}`, 0, false},
+		{``, 0, false},
+	} {
+		seq, ok := parsePubAck([]byte(c.data))
+		if seq != c.seq || ok != c.ok {
+			t.Errorf("parsePubAck(%s) = %d, %v; want %d, %v", c.data, seq, ok, c.seq, c.ok)
+		}
+	}
+}

@@ -56,6 +56,18 @@ type Config struct {
 	TTL time.Duration
 	// Timeout bounds each request to the server (default 10s).
 	Timeout time.Duration
+	// CombineAppends sends the appends of many agents that wait at the
+	// same time on one connection as one atomic batch (a combined batch),
+	// each agent's records still one message, fenced by its own expected
+	// last subject sequence; a batch that is refused is sent again append
+	// by append. Worth it on a server that fsyncs every write
+	// (sync_always, as package embedded's does unless told otherwise),
+	// which fsyncs the batch once instead of once a message; on one that
+	// does not (nats-server's default sync_interval), a combined batch
+	// costs the server more than the messages alone (see "Speed" in the
+	// package documentation). Off by default. Hosts and stores of one
+	// deployment may differ in it.
+	CombineAppends bool
 }
 
 func (c Config) withDefaults() Config {
@@ -454,7 +466,7 @@ func (s *Store) Append(records []journal.Record) error {
 		msgs = s.batchMessages(records)
 	}
 	msgs[0].Header.Set(js.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
-	seq, err := s.publish(msgs)
+	seq, err := s.publishAppend(msgs)
 	if err != nil {
 		if isWrongLast(err) {
 			return s.fence(fmt.Errorf("appending %d..%d: the journal has moved on: %w", records[0].Seq, records[len(records)-1].Seq, err))
@@ -463,6 +475,33 @@ func (s *Store) Append(records []journal.Record) error {
 	}
 	s.last, s.lastSeq = seq, records[len(records)-1].Seq
 	return nil
+}
+
+// publishAppend publishes the messages of an append: in a combined batch
+// with other agents' appends, if the Config says so and the append is one
+// message, or else alone.
+func (s *Store) publishAppend(msgs []*nats.Msg) (uint64, error) {
+	if !s.cfg.CombineAppends || len(msgs) != 1 {
+		return s.publish(msgs)
+	}
+	seq, err := combinerOf(s.nc, s.cfg.Stream, s.cfg.Timeout).send(msgs[0])
+	switch {
+	case errors.Is(err, errUnknown):
+		if seq, ok := s.storedAlready(msgs[0]); ok {
+			return seq, nil
+		}
+		seq, err := s.publish(msgs)
+		if isWrongLast(err) {
+			// The batch may have been stored meanwhile, before this.
+			if seq, ok := s.storedAlready(msgs[0]); ok {
+				return seq, nil
+			}
+		}
+		return seq, err
+	case errors.Is(err, errAlone):
+		return s.publish(msgs)
+	}
+	return seq, err
 }
 
 // batchMessages returns the messages of records, one each, for one record
@@ -582,15 +621,11 @@ func slotsOf(nc *nats.Conn) chan struct{} {
 }
 
 func (s *Store) publishOnce(msgs []*nats.Msg) (uint64, error) {
+	if len(msgs) == 1 {
+		return publishMsg(s.nc, msgs[0], s.cfg.Timeout)
+	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	if len(msgs) == 1 {
-		ack, err := s.js.PublishMsg(ctx, msgs[0])
-		if err != nil {
-			return 0, err
-		}
-		return ack.Sequence, nil
-	}
 	slots := slotsOf(s.nc)
 	select {
 	case slots <- struct{}{}:

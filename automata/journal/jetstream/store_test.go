@@ -52,6 +52,12 @@ func TestConformance(t *testing.T) {
 	storetest.Run(t, opener(nc, jetstream.Config{}))
 }
 
+// TestConformanceCombined runs the suite with Config.CombineAppends.
+func TestConformanceCombined(t *testing.T) {
+	_, nc := startServer(t, false)
+	storetest.Run(t, opener(nc, jetstream.Config{CombineAppends: true}))
+}
+
 // TestGarbageOnTheSubjectIsCorrupt: a message on an agent's journal subject
 // that is neither a record nor an epoch record stops Open with a
 // *CorruptError naming the stream, the message and what is wrong.
