@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/moora-go/moora/automata/journal/internal/storetest"
 	"github.com/moora-go/moora/automata/journal/jetstream"
 )
 
@@ -23,8 +24,8 @@ func TestManyAgentsBatchesAreAllAcknowledged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// fleetRate fails the test on any failed Dispatch, and closes f.
-	_, appends := fleetRate(t, f, 200, 4, 4000)
+	// storetest.FleetRate fails the test on any failed Dispatch, and closes f.
+	_, appends := storetest.FleetRate(t, f, 200, 4, 4000)
 	if appends >= 1 {
 		t.Logf("%.2f Appends an input: no batch was made, and the test proves nothing", appends)
 	}

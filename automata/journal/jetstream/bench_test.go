@@ -12,8 +12,10 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/bolt"
+	"github.com/moora-go/moora/automata/journal/internal/storetest"
 	"github.com/moora-go/moora/automata/journal/jetstream"
 	"github.com/moora-go/moora/automata/journal/jetstream/embedded"
+	"github.com/moora-go/moora/automata/journal/pebble"
 )
 
 type note struct {
@@ -88,69 +90,14 @@ func (s countingStore) Append(records []journal.Record) error {
 	return s.Store.Append(records)
 }
 
-// fleetRate creates agents agents in f and opens a Machine on each; then
-// producers goroutines per agent dispatch to their agent's Machine, each
-// waiting for its input to be durable, until n inputs are taken. It
-// returns inputs per second, and the Stores' Appends per input. Opening
-// and closing the agents is not timed.
-func fleetRate(b testing.TB, f journal.Fleet, agents, producers, n int) (rate, appendsPerInput float64) {
-	var appends atomic.Int64
-	machines := make([]*journal.Machine[int, note], agents)
-	for i := range machines {
-		id := fmt.Sprintf("agent-%04d", i)
-		if err := f.Create(id, journal.AgentInfo{Owner: "bench", Created: time.Unix(1, 0).UTC()}); err != nil {
-			b.Fatal(err)
-		}
-		s, err := f.Open(id)
-		if err != nil {
-			b.Fatal(err)
-		}
-		machines[i], err = journal.Open[int, note](countingStore{s, &appends}, notesModel, journal.Options[int, note]{Codec: journal.JSON[int, note](nil), SnapshotEvery: -1})
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	in := note{Text: "a note of a typical length for a chat message"}
-	var next, failed atomic.Int64
-	var first sync.Once
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i := range agents * producers {
-		m := machines[i%agents]
-		wg.Go(func() {
-			for next.Add(1) <= int64(n) {
-				if err := m.Dispatch(context.Background(), in); err != nil {
-					failed.Add(1)
-					first.Do(func() { b.Errorf("first failed Dispatch: %v", err) })
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	if k := failed.Load(); k > 0 {
-		b.Errorf("%d producers of %d stopped on a failed Dispatch", k, agents*producers)
-	}
-	for _, m := range machines {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		if err := m.Close(ctx); err != nil {
-			b.Error(err)
-		}
-		cancel()
-	}
-	if err := f.Close(); err != nil {
-		b.Error(err)
-	}
-	return float64(n) / elapsed.Seconds(), float64(appends.Load()) / float64(n)
-}
-
 // BenchmarkFleetDurableInputs: 1,000 agents with producers goroutines
 // each, every one dispatching to its agent's Machine and waiting for the
 // input to be durable; b.N inputs in all, in the same run, on:
 //
 //   - a bolt.Fleet (one file, whose Appends of many agents share a
-//     transaction, one fsync);
+//     transaction, two fsyncs) and a pebble.Fleet (a directory, whose
+//     Appends of many agents share a batch, one fsync), the embedded
+//     backends;
 //   - a Fleet on JetStream, an embedded single server (R1) with every
 //     write fsync'd before it is acknowledged (sync_always), the bbolt
 //     store's guarantee, with Config.CombineAppends (the appends of
@@ -161,7 +108,7 @@ func fleetRate(b testing.TB, f journal.Fleet, agents, producers, n int) (rate, a
 //     replicates it; without CombineAppends, which costs more than it
 //     saves there.
 //
-// Reports the rates, the ratios to bbolt, and each side's Appends per
+// Reports the rates, the ratios to bbolt and to pebble, and each side's Appends per
 // input (below 1: a Machine grouped inputs of its agent into one Append,
 // which on JetStream is one message). With 1 producer per agent every
 // Append is a single record. Opening the 1,000 agents (on JetStream, a
@@ -188,6 +135,10 @@ func BenchmarkFleetDurableInputs(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
+			peb, err := pebble.OpenFleet(filepath.Join(b.TempDir(), "fleet"))
+			if err != nil {
+				b.Fatal(err)
+			}
 			js, err := jetstream.OpenFleet(context.Background(), nc, jetstream.Config{CombineAppends: true}, "bench")
 			if err != nil {
 				b.Fatal(err)
@@ -197,15 +148,19 @@ func BenchmarkFleetDurableInputs(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.ResetTimer()
-			boltRate, boltAppends := fleetRate(b, bolt, agents, producers, b.N)
-			jsRate, jsAppends := fleetRate(b, js, agents, producers, b.N)
-			lazyRate, lazyAppends := fleetRate(b, jsLazy, agents, producers, b.N)
+			boltRate, boltAppends := storetest.FleetRate(b, bolt, agents, producers, b.N)
+			pebbleRate, _ := storetest.FleetRate(b, peb, agents, producers, b.N)
+			jsRate, jsAppends := storetest.FleetRate(b, js, agents, producers, b.N)
+			lazyRate, lazyAppends := storetest.FleetRate(b, jsLazy, agents, producers, b.N)
 			b.StopTimer()
 			b.ReportMetric(boltRate, "bbolt-inputs/s")
 			b.ReportMetric(jsRate, "jetstream-inputs/s")
 			b.ReportMetric(jsRate/boltRate, "jetstream/bbolt")
 			b.ReportMetric(lazyRate, "jetstream-interval-inputs/s")
 			b.ReportMetric(lazyRate/boltRate, "jetstream-interval/bbolt")
+			b.ReportMetric(pebbleRate, "pebble-inputs/s")
+			b.ReportMetric(jsRate/pebbleRate, "jetstream/pebble")
+			b.ReportMetric(lazyRate/pebbleRate, "jetstream-interval/pebble")
 			b.ReportMetric(boltAppends, "bbolt-appends/input")
 			b.ReportMetric(jsAppends, "jetstream-appends/input")
 			b.ReportMetric(lazyAppends, "jetstream-interval-appends/input")
