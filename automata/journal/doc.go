@@ -295,49 +295,52 @@
 //
 // Measured with
 //
-//	go test -run XXX -bench 'DurableDispatch|Recover/inputs=100000,' -benchtime 3s ./automata/journal/
+//	go test -run XXX -bench 'DurableDispatch|Recover' -benchtime 3s ./automata/journal/
 //
-// on this project's 2-core CI machine (AMD EPYC, Go 1.26), each backend in
-// the same run; the disk's fdatasync takes 0.15-0.25 ms, a bbolt commit
-// makes two, a pebble commit one:
+// on this project's 2-core CI machine (AMD EPYC, Go 1.26), quiet (load
+// average about 1), each backend in the same run; the disk's fdatasync
+// takes about 0.15 ms, a bbolt commit makes two, a pebble commit one:
 //
-//	BenchmarkDurableDispatch/backend=bolt,producers=64    49,000-82,500 inputs/s    0.017 commits per input (about 60 inputs per commit)
-//	BenchmarkDurableDispatch/backend=pebble,producers=64 132,600-150,600 inputs/s   0.017 commits per input
-//	BenchmarkRecover/inputs=100000,backend=bolt,clean      34 ms   100,000 starter-agent inputs, snapshot at the last one
-//	BenchmarkRecover/inputs=100000,backend=pebble,clean    27 ms
-//	BenchmarkRecover/inputs=100000,backend=bolt,crash      55 ms   the same, crashed before the last snapshot: 999 inputs replayed
-//	BenchmarkRecover/inputs=100000,backend=pebble,crash    48 ms
-//	BenchmarkRecover/inputs=1000000,backend=bolt,clean    0.45 s   1,000,000 inputs, snapshots every 10,000
-//	BenchmarkRecover/inputs=1000000,backend=pebble,clean  0.31 s
+//	BenchmarkDurableDispatch/backend=bolt,producers=64      92,900 inputs/s   0.016 commits per input (about 60 inputs per commit)
+//	BenchmarkDurableDispatch/backend=pebble,producers=64   155,300 inputs/s   0.017 commits per input
+//	BenchmarkRecover/inputs=100000,backend=bolt,clean        29 ms   100,000 starter-agent inputs, snapshot at the last one
+//	BenchmarkRecover/inputs=100000,backend=pebble,clean      21 ms
+//	BenchmarkRecover/inputs=100000,backend=bolt,crash        45 ms   the same, crashed before the last snapshot: 999 inputs replayed
+//	BenchmarkRecover/inputs=100000,backend=pebble,crash      35 ms
+//	BenchmarkRecover/inputs=1000000,backend=bolt,clean     0.45 s    1,000,000 inputs, snapshots every 10,000 (another run, loaded)
+//	BenchmarkRecover/inputs=1000000,backend=pebble,clean   0.31 s
 //
 // One producer, against the disk's floor, in one run (BenchmarkDiskFloor:
-// the floor, an appending write and each backend take turns, 100 inputs at
-// a time, on an agent with a history of 100,000 inputs):
+// the floor, an appending write, a Machine on the floor and each backend
+// take turns, 100 inputs at a time; the backends hold an agent with a
+// history of 100,000 inputs):
 //
-//	go test -run XXX -bench DiskFloor -benchtime 3000x -count 7 ./automata/journal/
+//	go test -run XXX -bench DiskFloor -benchtime 3000x -count 5 ./automata/journal/
 //
-//	                     floor (in place)  append      bbolt            pebble
-//	syncs or inputs/s    4,373-6,992       3,395-4,917 1,761-3,096      3,347-5,690
-//	ratio to the floor   1                 0.63-0.88   0.35-0.52 (0.41) 0.75-0.89 (0.77)
-//	ratio to append                        1           0.48-0.64 (0.59) 0.99-1.19 (1.02)
+//	                      floor (in place)  append      Machine on the floor  bbolt       pebble
+//	syncs or inputs/s     6,551-6,885       4,555-5,084 6,013-6,306           3,022-3,191 5,493-5,740
+//	ratio to the floor    1                 0.70-0.74   0.90-0.94             0.46        0.83-0.84
+//	ratio to append                         1           1.24-1.35             0.62-0.66   1.12-1.21
+//	ratio to the Machine                                1                     0.49-0.51   0.89-0.92
 //
-// (medians in brackets; a machine shared with another job, load average
-// 2-4). The floor is one input's record written in place into a file whose
+// The floor is one input's record written in place into a file whose
 // blocks are allocated, and an fdatasync, which then flushes that data and
 // no metadata; "append" writes it at the end of a file that grows, as a log
-// that does not recycle its files must. Pebble recycles its log's files and
-// writes in place, as the floor does; what parts it from the floor is its
-// commit's two hand-offs between goroutines (to the log's flusher and back),
-// which on this shared 2-core machine cost 20 to 60 µs an input: with
-// -cpu 1, where a hand-off needs no other thread, pebble made 0.93-1.09 of
-// the floor. bbolt's commit makes two fdatasyncs, its pages and then its
-// meta page.
+// that does not recycle its files must. The Machine on the floor is a
+// Machine whose store's Append is the floor's write and sync and nothing
+// else: what the Machine costs above the disk (admission, the codec, the
+// frame, the transition, the answer). Pebble recycles its log's files and
+// writes in place, as the floor does; what parts it from the Machine on the
+// floor is its commit's two hand-offs between goroutines, to the log's
+// flusher and back. bbolt's commit makes two fdatasyncs, its pages and then
+// its meta page. On a loaded machine (load average 2-4, seven runs) pebble
+// made 0.75-0.89 of the floor (median 0.77), bbolt 0.35-0.52 (0.41).
 //
-// Many agents (BenchmarkFleets, 4,000 producers, -benchtime 200000x, both
-// backends in one run):
+// Many agents (BenchmarkFleets, 4,000 producers, -benchtime 200000x -count
+// 3, both backends in one run each):
 //
-//	agents=1000,producers=4   bbolt 76,700-95,200 inputs/s   pebble 96,800-100,700 (1.04-1.31)
-//	agents=1,producers=4000   bbolt 134,400-152,700          pebble 146,400-168,800 (1.02-1.11)
+//	agents=1000,producers=4   bbolt 214,100-229,800 inputs/s   pebble 223,600-229,500 (0.97-1.07)
+//	agents=1,producers=4000   bbolt 317,200-363,600            pebble 324,800-338,400 (0.93-1.02)
 //
 // Admission (the codec round trip of every input, the waiter of each
 // Dispatch) did not cost more than the noise of this loaded machine: the
@@ -357,10 +360,11 @@
 // # Which embedded backend
 //
 // Package pebble is the default: agentgen init --spec writes agents on it,
-// and the README's snippets show it. It wins every figure above: one
-// producer 1.7 to 2.1 times bbolt's inputs/s (at 0.77 of the disk's floor,
-// 1.02 of an appending log's, medians), 64 producers 1.6 to 3.1 times, a
-// thousand agents 1.04 to 1.31 times, recovery in 0.7 to 0.9 of the time. Both pass the
+// and the README's snippets show it. With one producer it makes 1.8 times
+// bbolt's inputs/s (0.83-0.84 of the disk's floor, 0.89-0.92 of what a
+// Machine makes on the floor itself, 1.12-1.21 of an appending log), with 64
+// producers 1.7 times, a thousand agents as many as bbolt's fleet (0.97-1.07),
+// and it recovers in 0.7-0.8 of the time. Both pass the
 // same suite: the store and fleet conformance suites, SIGKILL crash tests
 // (TestCrashRecovery, 25 kills, and TestForkSurvivesKill, 5, on each),
 // random damage to their files in child processes, and fuzzing of what they
