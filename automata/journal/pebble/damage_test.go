@@ -110,15 +110,29 @@ type damageBase struct {
 	// it, or a cut there, is what a crash during that write leaves.
 	wal  string
 	tail int64
+	// logTail is where the append log's last entry starts, in a store
+	// whose database lost its last Appends (lose), which only the append
+	// log holds: damage at or past it is what a crash during that write
+	// leaves; 0 when the database lost nothing.
+	logTail int64
 }
 
 // newDamageBase dispatches total inputs to a new store in dir, flushing
 // pebble's memtable to a table after flushAt of them (0: never), and
-// closes it.
-func newDamageBase(t *testing.T, dir string, total, flushAt int, fleet bool) damageBase {
+// closes it. With lose, the database of the store (not a fleet) then loses
+// its last lose Appends, as pebble's log written without a sync does in a
+// crash (see loseTail): the append log alone holds them.
+func newDamageBase(t *testing.T, dir string, total, flushAt, lose int, fleet bool) damageBase {
 	t.Helper()
+	last := 1
+	if lose > 0 {
+		last = lose
+	}
+	closeSnapshot := true
 	dispatchTo := func(s journal.Store, from, to int) {
-		m, err := journal.Open(s, storetest.Model, damageOptions())
+		opts := damageOptions()
+		opts.SkipCloseSnapshot = !closeSnapshot // none past what the database keeps
+		m, err := journal.Open(s, storetest.Model, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -169,15 +183,21 @@ func newDamageBase(t *testing.T, dir string, total, flushAt int, fleet bool) dam
 	} else {
 		flushAt = 0
 	}
-	dispatch(flushAt, total-1)
+	dispatch(flushAt, total-last)
 	wal, size := newestWAL(t, dir)
-	dispatch(total-1, total)
+	closeSnapshot = lose == 0
+	dispatch(total-last, total)
 	if w, _ := newestWAL(t, dir); w != wal {
 		// The last Open began a new log: the last Append's record is
 		// where that one's records start.
 		wal, size = w, 0
 	}
 	base := damageBase{fleet: fleet, files: map[string][]byte{}, total: total, wal: wal, tail: size}
+	if lose > 0 {
+		loseTail(t, dir, uint64(total), uint64(lose))
+		offsets, _ := logEntries(t, dir)
+		base.logTail = int64(offsets[len(offsets)-1])
+	}
 	err := filepath.WalkDir(dir, func(path string, e os.DirEntry, err error) error {
 		if err != nil || e.IsDir() || e.Name() == "LOCK" {
 			return err
@@ -238,14 +258,16 @@ func (c damageCase) String() string {
 // TestDamagedStoreIsAnErrorOrIntact damages real stores at random, seeded
 // (PEBBLE_DAMAGE_SEED repeats a run): a byte of one of the directory's
 // files (pebble's and the snapshots') flipped, or the file cut short, on
-// a store whose records are all in the write-ahead log and on one whose
-// first 150 are in a table. Each
+// a store whose records are all in the write-ahead log, on one whose
+// first 150 are in a table, and on one whose database lost its last 10
+// Appends, which only the append log holds (as after a crash). Each
 // damaged copy is opened in a child process, and must be refused with an
 // error, or open with every input and a state that is their fold; or,
 // where the damage is in the newest log at or past the record of the last
-// Append, or cuts that log (what a crash during a write leaves), open with
-// the inputs before the lost ones, in order, nothing else lost (counted as
-// tail-lost). The same on fleets of three agents, each agent's journal
+// Append, or cuts that log, or is in the last entry of an append log that
+// holds what the database lost (what a crash during a write leaves), open
+// with the inputs before the lost ones, in order, nothing else lost
+// (counted as tail-lost). The same on fleets of three agents, each agent's journal
 // judged on its own: a damaged fleet is refused, or each agent opens
 // intact, is refused alone, or lost its log's tail. No case may crash.
 func TestDamagedStoreIsAnErrorOrIntact(t *testing.T) {
@@ -257,13 +279,14 @@ func TestDamagedStoreIsAnErrorOrIntact(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, 3))
 	const total = 300
 	bases := []damageBase{
-		newDamageBase(t, filepath.Join(t.TempDir(), "wal"), total, 0, false),
-		newDamageBase(t, filepath.Join(t.TempDir(), "table"), total, 150, false),
-		newDamageBase(t, filepath.Join(t.TempDir(), "fleet-wal"), total, 0, true),
-		newDamageBase(t, filepath.Join(t.TempDir(), "fleet-table"), total, 150, true),
+		newDamageBase(t, filepath.Join(t.TempDir(), "wal"), total, 0, 0, false),
+		newDamageBase(t, filepath.Join(t.TempDir(), "table"), total, 150, 0, false),
+		newDamageBase(t, filepath.Join(t.TempDir(), "fleet-wal"), total, 0, 0, true),
+		newDamageBase(t, filepath.Join(t.TempDir(), "fleet-table"), total, 150, 0, true),
+		newDamageBase(t, filepath.Join(t.TempDir(), "lost"), total, 150, 10, false),
 	}
 	counts := map[string]int{}
-	const cases = 160
+	const cases = 200
 	for i := range cases {
 		base := bases[i%len(bases)]
 		names := make([]string, 0, len(base.files))
@@ -317,7 +340,8 @@ func TestDamagedStoreIsAnErrorOrIntact(t *testing.T) {
 			}
 			t.Fatalf("case %d (%v): the child crashed: %v\n%s%s", i, c, err, out, stderr)
 		}
-		tailDamage := c.file == base.wal && c.at >= base.tail || c.file == base.wal && c.cut
+		tailDamage := c.file == base.wal && c.at >= base.tail || c.file == base.wal && c.cut ||
+			base.logTail > 0 && c.file == appendLog && !c.cut && c.at >= base.logTail
 		outcome := ""
 		for j, line := range lines {
 			switch {

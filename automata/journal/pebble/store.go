@@ -91,6 +91,7 @@ type db struct {
 	dir    string
 	abs    string                               // dir, absolute: its entry in openDirs
 	broken atomic.Pointer[journal.CorruptError] // set once
+	log    *appendLog                           // see appendLogName
 }
 
 // openDB opens the pebble database in dir as a directory of layout (a
@@ -182,6 +183,9 @@ func openDB(dir, layout, open, other string) (d *db, err error) {
 	case string(have) != layout:
 		err = &journal.CorruptError{Err: fmt.Errorf("%s: the layout key holds %q, expected %q", dir, have, layout)}
 	}
+	if err == nil {
+		err = d.openLog()
+	}
 	if err != nil {
 		d.close()
 		return nil, err
@@ -222,6 +226,12 @@ func (d *db) close() error {
 		err = gerr
 	}
 	d.p = nil
+	if d.log != nil {
+		if cerr := d.log.f.Close(); err == nil {
+			err = cerr
+		}
+		d.log = nil
+	}
 	release(d.abs)
 	return err
 }
@@ -434,12 +444,49 @@ func (d *db) writeGroup(group []*pendingAppend) error {
 				return err
 			}
 		}
-		return b.Commit(pdb.Sync)
+		return d.commitLogged(b)
 	})
 	if err == nil {
 		d.commits.Add(1)
 	}
 	return err
+}
+
+// commitLogged commits b, a group's batch, durably: written to the append
+// log and synced there, then committed to pebble without a sync; or, when
+// it does not fit in what is left of the log, committed through pebble with
+// a sync, after which the log starts again. Either way b also sets lsnKey
+// to its number in the log.
+func (d *db) commitLogged(b *pdb.Batch) error {
+	l := d.log
+	if l.err != nil {
+		return l.err
+	}
+	lsn := l.lsn + 1
+	if err := b.Set(lsnKey, binary.BigEndian.AppendUint64(nil, lsn), nil); err != nil {
+		return err
+	}
+	if !l.fits(len(b.Repr())) {
+		if err := b.Commit(pdb.Sync); err != nil {
+			return err
+		}
+		l.restart(lsn)
+		return nil
+	}
+	if err := l.write(lsn, b.Repr()); err != nil {
+		return fmt.Errorf("journal: %s: %w", d.dir, err)
+	}
+	// Durable now; pebble's own log catches up in the background, and
+	// with the next commit synced through it.
+	if err := b.Commit(pdb.NoSync); err != nil {
+		// The Append fails, so its batch must not come back at the next
+		// Open: the entry is taken out of the log.
+		if uerr := l.undo(); uerr != nil {
+			return fmt.Errorf("journal: %s: %w; and %w", d.dir, err, uerr)
+		}
+		return err
+	}
+	return nil
 }
 
 // wrap is err of op, as returned: a *CorruptError as it is, any other
