@@ -43,9 +43,10 @@ const (
 const MaxRecordBytes = 1 << 30
 
 // Store is the pebble Store: one agent's journal in a directory of its own,
-// a github.com/cockroachdb/pebble database. Each Append is one pebble batch
-// committed with a sync of its write-ahead log: one fdatasync, and pebble
-// syncs the batches of concurrent commits together.
+// a github.com/cockroachdb/pebble database. Each Append is one pebble batch,
+// made durable by one write and one fdatasync of the directory's append
+// log on the Append's goroutine (see the package's doc); the Appends that
+// arrive while one commits share the next batch and its sync.
 //
 // A damaged directory is an error, never a crash: see Open.
 type Store struct {
