@@ -2,8 +2,13 @@ package pebble
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
+	"path/filepath"
+	"slices"
 	"testing"
+
+	"github.com/moora-go/moora/automata/journal"
 )
 
 // entry is an append-log entry numbered lsn holding batch.
@@ -49,4 +54,46 @@ func FuzzScanLog(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestAppendLogUndoesARefusedCommit: when pebble refuses an Append's batch
+// after the append log has it (here, pebble panics: its database was
+// closed under the store), the Append fails, and the batch does not come
+// back at the next Open.
+func TestAppendLogUndoesARefusedCommit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := uint64(1); seq <= 3; seq++ {
+		if err := s.Append([]journal.Record{{Seq: seq, Data: []byte("kept")}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.db.p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Append([]journal.Record{{Seq: 4, Data: []byte("refused")}})
+	if err == nil {
+		t.Fatal("an Append on a closed database succeeded")
+	}
+	t.Log(err)
+	s.Close()
+
+	s, err = Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got []string
+	if err := s.Scan(0, func(r journal.Record) error {
+		got = append(got, fmt.Sprintf("%d:%s", r.Seq, r.Data))
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"1:kept", "2:kept", "3:kept"}; !slices.Equal(got, want) {
+		t.Fatalf("after the refused Append, the store holds %v, want %v", got, want)
+	}
 }

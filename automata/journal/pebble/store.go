@@ -458,7 +458,7 @@ func (d *db) writeGroup(group []*pendingAppend) error {
 // it does not fit in what is left of the log, committed through pebble with
 // a sync, after which the log starts again. Either way b also sets lsnKey
 // to its number in the log.
-func (d *db) commitLogged(b *pdb.Batch) error {
+func (d *db) commitLogged(b *pdb.Batch) (err error) {
 	l := d.log
 	if l.err != nil {
 		return l.err
@@ -478,15 +478,22 @@ func (d *db) commitLogged(b *pdb.Batch) error {
 		return fmt.Errorf("journal: %s: %w", d.dir, err)
 	}
 	// Durable now; pebble's own log catches up in the background, and
-	// with the next commit synced through it.
-	if err := b.Commit(pdb.NoSync); err != nil {
-		// The Append fails, so its batch must not come back at the next
-		// Open: the entry is taken out of the log.
-		if uerr := l.undo(); uerr != nil {
-			return fmt.Errorf("journal: %s: %w; and %w", d.dir, err, uerr)
+	// with the next commit synced through it. If pebble refuses the batch
+	// (an error, or a panic that guard turns into one), the Append fails,
+	// so the batch must not come back at the next Open: its entry is taken
+	// out of the log.
+	committed := false
+	defer func() {
+		if !committed {
+			if uerr := l.undo(); uerr != nil && err != nil {
+				err = fmt.Errorf("journal: %s: %w; and %w", d.dir, err, uerr)
+			}
 		}
+	}()
+	if err := b.Commit(pdb.NoSync); err != nil {
 		return err
 	}
+	committed = true
 	return nil
 }
 
