@@ -793,6 +793,10 @@ func (s *Store) Close() error {
 	if s.j.closed.Swap(true) {
 		return nil
 	}
+	// An Append in flight finishes first: the database and the append
+	// log close under no commit.
+	s.j.mu.Lock()
+	defer s.j.mu.Unlock()
 	return s.db.close()
 }
 
