@@ -65,14 +65,14 @@ func loseAgentTail(t *testing.T, dir string, prefix []byte, last, n uint64) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lsn := binary.BigEndian.Uint64(v)
+	lsn, salt := binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:])
 	closer.Close()
 	b := db.NewBatch()
 	for seq := last - n + 1; seq <= last; seq++ {
 		b.Delete(binary.BigEndian.AppendUint64(append([]byte{'i'}, prefix...), seq), nil)
 	}
 	b.Set(append([]byte{'e'}, prefix...), binary.BigEndian.AppendUint64(nil, last-n), nil)
-	b.Set(lsnKey, binary.BigEndian.AppendUint64(nil, lsn-n), nil)
+	b.Set(lsnKey, binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, lsn-n), salt), nil)
 	if err := b.Commit(pdb.Sync); err != nil {
 		t.Fatal(err)
 	}
@@ -107,17 +107,19 @@ func checkRecords(t *testing.T, dir string, last uint64, size int) {
 }
 
 // logEntries returns the offsets of the entries of the append log's
-// current round in dir, and the number of its first.
+// current round in dir, and the number of its first. An entry's header is
+// 20 bytes: two checksums, the batch's length (at 8) and the number (at
+// 12).
 func logEntries(t *testing.T, dir string) (offsets []int, first uint64) {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(dir, appendLog))
 	if err != nil {
 		t.Fatal(err)
 	}
-	first = binary.BigEndian.Uint64(data[8:16])
-	for off, lsn := 0, first; off+16 <= len(data) && binary.BigEndian.Uint64(data[off+8:off+16]) == lsn; lsn++ {
+	first = binary.BigEndian.Uint64(data[12:20])
+	for off, lsn := 0, first; off+20 <= len(data) && binary.BigEndian.Uint64(data[off+12:off+20]) == lsn; lsn++ {
 		offsets = append(offsets, off)
-		off += 16 + int(binary.BigEndian.Uint32(data[off+4:off+8]))
+		off += 20 + int(binary.BigEndian.Uint32(data[off+8:off+12]))
 	}
 	return offsets, first
 }
@@ -273,7 +275,7 @@ func TestAppendLogDamage(t *testing.T) {
 		}
 		t.Log(err)
 	}
-	for _, at := range []int{0, 5, 9, 20, 60} { // the checksum, the length, the number, the batch
+	for _, at := range []int{0, 5, 9, 15, 30, 60} { // the checksums, the length, the number, the batch
 		t.Run(fmt.Sprintf("lost-entry-byte-%d", at), func(t *testing.T) { refused(t, flip(t, n-lost/2, at)) })
 		t.Run(fmt.Sprintf("held-entry-byte-%d", at), func(t *testing.T) { checkRecords(t, flip(t, n-2*lost, at), last, size) })
 		t.Run(fmt.Sprintf("last-entry-byte-%d", at), func(t *testing.T) { checkRecords(t, flip(t, n-1, at), last-1, size) })

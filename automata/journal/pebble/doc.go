@@ -66,14 +66,21 @@
 // cut short under the process) is a *journal.CorruptError. A panic of
 // pebble is a *journal.CorruptError from the call that met it.
 //
-// The append log's entries each carry a CRC-32C and their number. Its
+// The append log's entries each carry their number and two CRC-32Cs, of
+// the header and of the whole, salted with 8 random bytes that each round
+// of the log draws and the database keeps: nothing an earlier round left,
+// and no record's bytes, read as an entry of the round. Its
 // last entry damaged, where pebble does not have its batch, is what a crash
 // during that write leaves (the Append had not returned), and Open drops
 // it; any other damage to an entry whose batch pebble does not have, or a
 // round of the log that no longer reaches back to pebble's last batch, is a
 // *journal.CorruptError, found by looking past the damage for the log's
 // next entry. Damage to entries pebble has costs nothing; a log cut short
-// or missing is refused.
+// or missing is refused. An Append whose write or sync of the log fails
+// takes its entry out again (its header zeroed and synced) and fails; the
+// store then refuses Appends until it is reopened, and if taking the entry
+// out failed too, the error says the Append's outcome is unknown. A Close
+// waits for a commit in flight.
 //
 // What pebble cannot see: a record of its write-ahead log whose checksum
 // fails is corruption when a valid record follows it, but the log's last

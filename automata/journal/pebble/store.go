@@ -85,6 +85,8 @@ type db struct {
 	// The group commit of Appends (commitAppend).
 	gmu     sync.Mutex
 	leading bool
+	closing bool      // close has begun: no more Appends
+	idle    sync.Cond // on gmu: leading became false
 	queue   []*pendingAppend
 	commits atomic.Int64
 
@@ -123,6 +125,7 @@ func openDB(dir, layout, open, other string) (d *db, err error) {
 		}
 	}()
 	d = &db{dir: dir, abs: abs}
+	d.idle.L = &d.gmu
 	opts := &pdb.Options{
 		Logger:           quietLogger{dir: dir},
 		ErrorIfNotExists: !fresh,
@@ -222,6 +225,14 @@ func (d *db) close() error {
 	if d.p == nil {
 		return nil
 	}
+	// A commit in flight finishes first, and the Appends queued behind it
+	// fail: the database and the append log close under no commit.
+	d.gmu.Lock()
+	d.closing = true
+	for d.leading {
+		d.idle.Wait()
+	}
+	d.gmu.Unlock()
 	var err error
 	if gerr := d.guard("close", nil, func() error { err = d.p.Close(); return nil }); gerr != nil && err == nil {
 		err = gerr
@@ -379,6 +390,10 @@ const maxGroupBytes = 16 << 20
 // commits everything queued by then. One producer thus pays no hand-off.
 func (d *db) commitAppend(p *pendingAppend) error {
 	d.gmu.Lock()
+	if d.closing {
+		d.gmu.Unlock()
+		return errClosing
+	}
 	d.queue = append(d.queue, p)
 	if d.leading {
 		d.gmu.Unlock()
@@ -397,9 +412,13 @@ func (d *db) commitAppend(p *pendingAppend) error {
 	}
 	group := d.queue[:n:n]
 	d.queue = d.queue[n:]
+	closing := d.closing
 	d.gmu.Unlock()
 
-	err := d.writeGroup(group)
+	err := errClosing
+	if !closing {
+		err = d.writeGroup(group)
+	}
 	var mine error
 	for _, q := range group {
 		if q == p {
@@ -416,10 +435,14 @@ func (d *db) commitAppend(p *pendingAppend) error {
 	} else {
 		d.leading = false
 		d.queue = nil
+		d.idle.Broadcast()
 		d.gmu.Unlock()
 	}
 	return mine
 }
+
+// errClosing refuses an Append that a Close of the database overtook.
+var errClosing = errors.New("the store is closed")
 
 func appendBytes(p *pendingAppend) int {
 	n := 0
@@ -464,14 +487,23 @@ func (d *db) commitLogged(b *pdb.Batch) (err error) {
 		return l.err
 	}
 	lsn := l.lsn + 1
-	if err := b.Set(lsnKey, binary.BigEndian.AppendUint64(nil, lsn), nil); err != nil {
+	if err := b.Set(lsnKey, lsnValue(lsn, l.salt), nil); err != nil {
 		return err
 	}
 	if !l.fits(len(b.Repr())) {
+		// The batch's own Set of lsnKey, later in it, wins: the next
+		// round's salt.
+		salt, err := newSalt()
+		if err != nil {
+			return fmt.Errorf("journal: %s: the append log's salt: %w", d.dir, err)
+		}
+		if err := b.Set(lsnKey, lsnValue(lsn, salt), nil); err != nil {
+			return err
+		}
 		if err := b.Commit(pdb.Sync); err != nil {
 			return err
 		}
-		l.restart(lsn)
+		l.restart(lsn, salt)
 		return nil
 	}
 	if err := l.write(lsn, b.Repr()); err != nil {
@@ -481,11 +513,12 @@ func (d *db) commitLogged(b *pdb.Batch) (err error) {
 	// with the next commit synced through it. If pebble refuses the batch
 	// (an error, or a panic that guard turns into one), the Append fails,
 	// so the batch must not come back at the next Open: its entry is taken
-	// out of the log.
+	// out of the log. (If that fails, the log refuses every write after,
+	// saying why.)
 	committed := false
 	defer func() {
 		if !committed {
-			if uerr := l.undo(); uerr != nil && err != nil {
+			if uerr := l.undo(lsn - 1); uerr != nil && err != nil {
 				err = fmt.Errorf("journal: %s: %w; and %w", d.dir, err, uerr)
 			}
 		}
@@ -793,10 +826,6 @@ func (s *Store) Close() error {
 	if s.j.closed.Swap(true) {
 		return nil
 	}
-	// An Append in flight finishes first: the database and the append
-	// log close under no commit.
-	s.j.mu.Lock()
-	defer s.j.mu.Unlock()
 	return s.db.close()
 }
 
