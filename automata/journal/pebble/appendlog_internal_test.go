@@ -13,6 +13,7 @@ import (
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/moora-go/moora/automata/journal"
 )
@@ -178,10 +179,10 @@ func TestAppendLogIgnoresEntriesInRecords(t *testing.T) {
 	}
 }
 
-// TestFleetCloseWaitsForAnAppend: a Close of a fleet while one of its
-// agents' Appends is between its append log's sync and its pebble commit
-// waits for that commit: the Append succeeds and is there after a reopen;
-// an Append that the Close overtook fails, and is not.
+// TestFleetCloseWaitsForAnAppend: Closes of an agent's Store and of its
+// fleet while the agent's Append is between its append log's sync and its
+// pebble commit wait for that commit: the Append succeeds and is there
+// after a reopen; an Append after the Close fails, and is not.
 func TestFleetCloseWaitsForAnAppend(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fleet")
 	f, err := OpenFleet(dir)
@@ -211,15 +212,19 @@ func TestFleetCloseWaitsForAnAppend(t *testing.T) {
 			}
 			closed <- f.Close()
 		}()
-		for { // until the Close waits for this commit
+		// Give the Closes time to reach what they wait on: the agent's
+		// Close this Append, the fleet's this commit. (A bound, not an
+		// assertion: whichever they reach, the Append must succeed.)
+		for deadline := time.Now().Add(100 * time.Millisecond); time.Now().Before(deadline); {
 			f.db.gmu.Lock()
 			closing := f.db.closing
 			f.db.gmu.Unlock()
 			if closing {
-				return err
+				break
 			}
 			runtime.Gosched()
 		}
+		return err
 	}
 	if err := s.Append([]journal.Record{{Seq: 2, Data: []byte("in flight")}}); err != nil {
 		t.Fatalf("the Append a Close waited for: %v", err)

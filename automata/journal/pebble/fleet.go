@@ -380,6 +380,10 @@ func (a *fleetAgent) Close() error {
 	if a.closed.Swap(true) {
 		return nil
 	}
+	// An Append of the agent's in flight finishes first: once Close
+	// returns, nothing of the agent's is committed, and it can be deleted.
+	a.mu.Lock()
+	a.mu.Unlock()
 	a.fleet.mu.Lock()
 	if a.fleet.open[a.id] == a {
 		delete(a.fleet.open, a.id)
