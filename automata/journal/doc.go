@@ -322,10 +322,10 @@
 //	go test -run XXX -bench DiskFloor -benchtime 3000x -count 5 ./automata/journal/
 //
 //	                      floor (in place)  append      Machine on the floor  bbolt       pebble
-//	syncs or inputs/s     6,130-7,270       4,400-5,020 5,400-6,320           2,270-2,860 5,370-6,390
-//	ratio to the floor    1                 0.67-0.72   0.83-0.90             0.37-0.39   0.849-0.878
-//	ratio to append                         1           1.23-1.26             0.51-0.57   1.22-1.29
-//	ratio to the Machine                                1                     0.41-0.46   0.97-1.05
+//	syncs or inputs/s     5,840-6,900       4,350-5,010 5,260-6,110           2,340-2,780 5,220-6,440
+//	ratio to the floor    1                 0.70-0.74   0.82-0.90             0.37-0.41   0.81-0.95
+//	ratio to append                         1           1.18-1.25             0.53-0.56   1.17-1.28
+//	ratio to the Machine                                1                     0.44-0.46   0.99-1.06
 //
 // The floor is one input's record written in place into a file whose
 // blocks are allocated (1 MiB, the size of pebble's append log; on a 64 MiB
@@ -343,8 +343,8 @@
 // floor, 12 µs an input of the 20 it spends outside system calls, against
 // 2.5 µs for all of it in a loop without syncs (after each fdatasync the
 // CPU comes back to cold caches).
-// On this machine that moves between runs: 15 runs of the command above
-// gave pebble 0.70-0.94 of the floor (median 0.87; 4 below 0.85), with the
+// On this machine that moves between runs: 20 runs of the command above
+// gave pebble 0.70-0.95 of the floor (median 0.88; 5 below 0.85), with the
 // Machine on the floor beside it each time. Before the append log, when an
 // Append was a commit synced through pebble (two hand-offs between
 // goroutines, to pebble's log writer and back), pebble made 0.80-0.84 of a
@@ -375,9 +375,9 @@
 // # Which embedded backend
 //
 // Package pebble is the default: agentgen init --spec writes agents on it,
-// and the README's snippets show it. With one producer it makes 2.2 times
-// bbolt's inputs/s (0.849-0.878 of the disk's floor in the run above,
-// 0.97-1.05 of what a Machine makes on the floor itself, 1.22-1.29 of an
+// and the README's snippets show it. With one producer it makes 2.2-2.3
+// times bbolt's inputs/s (0.81-0.95 of the disk's floor in the run above,
+// 0.99-1.06 of what a Machine makes on the floor itself, 1.17-1.28 of an
 // appending log), with 64 producers 1.7 times, a thousand agents about as
 // many as bbolt's fleet (0.91-1.24), and it recovers in 0.7-0.9 of the
 // time. Both pass the same suite: the store and fleet conformance suites,
