@@ -77,6 +77,12 @@ func scanRecords(t *testing.T, dir string) []string {
 		t.Fatal(err)
 	}
 	defer s.Close()
+	return records(t, s)
+}
+
+// records returns the records of s as "seq:data".
+func records(t *testing.T, s journal.Store) []string {
+	t.Helper()
 	var got []string
 	if err := s.Scan(0, func(r journal.Record) error {
 		got = append(got, fmt.Sprintf("%d:%s", r.Seq, r.Data))
@@ -245,14 +251,7 @@ func TestFleetCloseWaitsForAnAppend(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	var got []string
-	if err := s.Scan(0, func(r journal.Record) error {
-		got = append(got, fmt.Sprintf("%d:%s", r.Seq, r.Data))
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"1:kept", "2:in flight"}; !slices.Equal(got, want) {
+	if got, want := records(t, s), []string{"1:kept", "2:in flight"}; !slices.Equal(got, want) {
 		t.Fatalf("after the Close, the fleet's agent holds %v, want %v", got, want)
 	}
 }
@@ -282,19 +281,7 @@ func TestAppendLogUndoesARefusedCommit(t *testing.T) {
 	t.Log(err)
 	s.Close()
 
-	s, err = Open(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var got []string
-	if err := s.Scan(0, func(r journal.Record) error {
-		got = append(got, fmt.Sprintf("%d:%s", r.Seq, r.Data))
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"1:kept", "2:kept", "3:kept"}; !slices.Equal(got, want) {
+	if got, want := scanRecords(t, dir), []string{"1:kept", "2:kept", "3:kept"}; !slices.Equal(got, want) {
 		t.Fatalf("after the refused Append, the store holds %v, want %v", got, want)
 	}
 }
