@@ -79,8 +79,11 @@ func openBenchMachine(b *testing.B, path string) (*journal.Machine[state, input]
 // pebble database then writes to a recycled log file, as it does after its
 // first minutes) and dispatches to its Machine one input at a time, each
 // waiting for the disk. They take turns in rounds of 100, b.N of each in
-// all, so that the machine's noise falls on every one. Reports each one's
-// rate and each backend's ratios to both floors.
+// all, so that the machine's noise falls on every one. Beside them,
+// "starter": the starter agent as agentgen generates it, on pebble, with the
+// same history, whose generated decl.DecodeInput validates each input
+// against its JSON Schema (the model's inputs go through plain JSON).
+// Reports each one's rate and each backend's ratios to both floors.
 func BenchmarkDiskFloor(b *testing.B) {
 	const (
 		round         = 100
@@ -180,6 +183,40 @@ func BenchmarkDiskFloor(b *testing.B) {
 			}
 		}})
 	}
+	// The starter agent, as agentgen generates it, on pebble: its inputs
+	// journal through the generated decl.DecodeInput, which validates each
+	// against its JSON Schema, where the model's go through plain JSON.
+	starterStore, err := openStore(filepath.Join(b.TempDir(), "starter.pebble"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	sm, err := journal.Open(starterStore, starter, journal.Options[decl.AgentState, decl.AgentInput]{Codec: starterCodec(), SnapshotEvery: -1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		if err := sm.Close(context.Background()); err != nil {
+			b.Error(err)
+		}
+	}()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Go(func() {
+			for i := next.Add(1); i <= historyInputs; i = next.Add(1) {
+				if err := sm.Dispatch(context.Background(), starterMessage(int(i))); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	sides = append(sides, &side{name: "starter", dispatch: func() {
+		if err := sm.Dispatch(context.Background(), starterMessage(int(next.Add(1)))); err != nil {
+			b.Fatal(err)
+		}
+	}})
 	b.ResetTimer()
 	for done := 0; done < b.N; done += round {
 		for _, s := range sides {
