@@ -124,7 +124,9 @@ type Decoder[T any] struct {
 	typeList string // the input types, quoted and sorted, for error messages
 	schema   string // the JSON Schema document of the inputs
 	schemas  func() (map[string]*typeSchema, error)
-	limits   Limits
+	// fast are the input types the fast path checks (see fast.go).
+	fast   func() map[string]*fastNode
+	limits Limits
 	// For a decoder of what clients send (ForClients): the readOnly
 	// properties of each input type, which its schemas do not require.
 	client   bool
@@ -146,6 +148,12 @@ func NewDecoder[T any](schema string, decoders map[string]func([]byte) (T, error
 	d := &Decoder[T]{decoders: maps.Clone(decoders), typeList: names(quoted), schema: schema}
 	d.schemas = sync.OnceValues(func() (map[string]*typeSchema, error) {
 		return compile(schema, slices.Collect(maps.Keys(d.decoders)))
+	})
+	d.fast = sync.OnceValue(func() map[string]*fastNode {
+		if _, err := d.schemas(); err != nil {
+			return nil // every Decode reports it, on the validator's path
+		}
+		return compileFast(schema, slices.Collect(maps.Keys(d.decoders)))
 	})
 	return d
 }
@@ -320,6 +328,18 @@ func (d *Decoder[T]) Decode(data []byte) (T, error) {
 	if err := d.limits.check(data); err != nil {
 		return zero, err
 	}
+	if !d.client {
+		if in, ok := d.decodeFast(data); ok {
+			return in, nil
+		}
+	}
+	return d.decodeValidated(data)
+}
+
+// decodeValidated decodes an input within d's limits with the schema
+// validator, and reports what is wrong with it.
+func (d *Decoder[T]) decodeValidated(data []byte) (T, error) {
+	var zero T
 	var doc any
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
