@@ -166,9 +166,37 @@ func BenchmarkDeeperThan(b *testing.B) {
 }
 
 // benchDecoder returns the Decoder of tree inputs, with limits raised above
-// every benchmark's input.
+// every benchmark's input, and without the fast path: the benchmarks that
+// use it measure the validator's, which every input can take.
 func benchDecoder() *Decoder[input] {
-	return treeDecoder.WithLimits(Limits{MaxBytes: 1 << 30, MaxDepth: 10000})
+	d := treeDecoder.WithLimits(Limits{MaxBytes: 1 << 30, MaxDepth: 10000})
+	d.fast = nil
+	return d
+}
+
+// BenchmarkDecodeFast decodes the inputs of BenchmarkDecode that the fast
+// path takes, of n, 10n and 100n elements: as the validator's, its time and
+// memory per byte stay the same.
+func BenchmarkDecodeFast(b *testing.B) {
+	for _, in := range benchInputs {
+		if in.name == "object" || in.name == "integers" {
+			continue // a map of over maxFastMapKeys keys; integers to rewrite
+		}
+		for _, n := range []int{1000, 10000, 100000} {
+			data := in.make(n)
+			b.Run(fmt.Sprintf("%s/n=%d", in.name, n), func(b *testing.B) {
+				d := treeDecoder.WithLimits(Limits{MaxBytes: 1 << 30, MaxDepth: 10000})
+				if _, ok := d.decodeFast(data); !ok {
+					b.Fatal("not taken on the fast path")
+				}
+				b.SetBytes(int64(len(data)))
+				b.ReportAllocs()
+				for b.Loop() {
+					d.Decode(data)
+				}
+			})
+		}
+	}
 }
 
 // BenchmarkValidateClosed validates inputs of each shape, of n = 1,000

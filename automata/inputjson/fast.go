@@ -78,6 +78,67 @@ type fastProp struct {
 type bound struct {
 	limit            *big.Rat
 	lower, exclusive bool
+	// small is the limit as an int64, if it is an integer of 18 digits at
+	// most, for the integers that are too.
+	small   int64
+	isSmall bool
+}
+
+// newBound returns the bound of a keyword (minimum, exclusiveMaximum, …).
+func newBound(keyword string, limit *big.Rat) bound {
+	b := bound{limit: limit, lower: strings.HasSuffix(keyword, "inimum"), exclusive: strings.HasPrefix(keyword, "exclusive")}
+	if limit.IsInt() && limit.Num().IsInt64() {
+		b.small = limit.Num().Int64()
+		b.isSmall = b.small > -1e18 && b.small < 1e18
+	}
+	return b
+}
+
+// cmp compares v, written lit, with b's limit: -1, 0 or +1 as v is below,
+// at or above it. small is v if it is an integer of 18 digits at most.
+func (b bound) cmp(lit []byte, small int64, isSmall bool) (int, bool) {
+	if isSmall && b.isSmall {
+		return cmpInt(small, b.small), true
+	}
+	v, ok := new(big.Rat).SetString(string(lit))
+	if !ok {
+		return 0, false
+	}
+	return v.Cmp(b.limit), true
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// smallInteger reads lit, a JSON number, as an int64 if it is an integer
+// written with 18 digits at most.
+func smallInteger(lit []byte) (int64, bool) {
+	neg := len(lit) > 0 && lit[0] == '-'
+	digits := lit
+	if neg {
+		digits = lit[1:]
+	}
+	if len(digits) == 0 || len(digits) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
 }
 
 // annotations are the keywords that do not constrain a value.
@@ -160,7 +221,9 @@ func (c fastCompiler) node(v any) (*fastNode, bool) {
 			num, isNum := kv.(json.Number)
 			limit, isRat := new(big.Rat).SetString(string(num))
 			ok = isNum && isRat
-			n.bounds = append(n.bounds, bound{limit: limit, lower: strings.HasSuffix(k, "inimum"), exclusive: strings.HasPrefix(k, "exclusive")})
+			if ok {
+				n.bounds = append(n.bounds, newBound(k, limit))
+			}
 		case "items":
 			n.items, ok = c.node(kv)
 		case "properties", "required", "additionalProperties":
@@ -460,12 +523,12 @@ func (s *fastScanner) number(n *fastNode) bool {
 	if len(n.bounds) == 0 {
 		return true
 	}
-	v, ok := new(big.Rat).SetString(string(lit))
-	if !ok {
-		return false
-	}
+	small, isSmall := smallInteger(lit)
 	for _, b := range n.bounds {
-		c := v.Cmp(b.limit)
+		c, ok := b.cmp(lit, small, isSmall)
+		if !ok {
+			return false
+		}
 		if !b.lower {
 			c = -c
 		}
