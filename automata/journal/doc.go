@@ -347,13 +347,14 @@
 // gave pebble 0.70-0.95 of the floor (median 0.88; 5 below 0.85), with the
 // Machine on the floor beside it each time. That is the benchmark's own
 // model, whose inputs go through plain JSON; the starter agent as agentgen
-// generates it, on pebble (the "starter" side), made 0.67-0.68 of the floor
-// and 0.76-0.78 of the Machine on it (two runs of the command with -count 2):
-// its generated DecodeInput validates each input against its JSON Schema,
-// 16-20 µs an input where plain JSON's round trip costs about 4. Before
-// the append log, when an Append was a commit synced through pebble (two hand-offs between
-// goroutines, to pebble's log writer and back), pebble made 0.80-0.84 of a
-// 64 MiB floor. bbolt's commit makes two fdatasyncs, its pages and then its
+// generates it, on pebble (the "starter" side), made 0.76-0.83 of the floor
+// and 0.90-0.97 of the Machine on it (five runs, the command with -count 2
+// and -count 3): its generated DecodeInput validates each input against
+// its JSON Schema, on package inputjson's fast path, 6 µs an input where the
+// schema validator takes 29 (before that path it made 0.67-0.68). Before
+// the append log, when an Append was a commit synced through pebble (two
+// hand-offs between goroutines, to pebble's log writer and back), pebble
+// made 0.80-0.84 of a 64 MiB floor. bbolt's commit makes two fdatasyncs, its pages and then its
 // meta page.
 //
 // Many agents (BenchmarkFleets, 4,000 producers, -benchtime 200000x -count
