@@ -503,8 +503,8 @@ func (s *fastScanner) string(n *fastNode) bool {
 }
 
 // number checks the number at s.off. A number with an exponent or over
-// maxNumberLen characters, or an integer written with a fraction, is not
-// fast: the validator checks its exponent and its length, and Decode
+// maxNumberLen characters, or an integer written with a fraction (even
+// where a number is wanted), is not fast: the validator checks its exponent and its length, and Decode
 // rewrites such an integer for encoding/json.
 func (s *fastScanner) number(n *fastNode) bool {
 	start := s.off
@@ -519,6 +519,9 @@ func (s *fastScanner) number(n *fastNode) bool {
 		if b == 'e' || b == 'E' || b == '.' && n.types == kindInteger {
 			return false
 		}
+	}
+	if _, ok := integerLiteral(string(lit)); ok {
+		return false // Decode rewrites it, in a number too: -0.0 is 0 there
 	}
 	if len(n.bounds) == 0 {
 		return true

@@ -27,6 +27,7 @@ func TestFastKeywords(t *testing.T) {
 		{`{"type": "integer", "minimum": -3, "maximum": 5}`, []string{`-4`, `-3`, `0`, `5`, `6`, `99999999999999999999`, `-99999999999999999999`}},
 		{`{"type": "integer", "exclusiveMinimum": -3, "exclusiveMaximum": 5}`, []string{`-3`, `-2`, `4`, `5`}},
 		{`{"type": "number", "minimum": 0.5, "exclusiveMaximum": 1}`, []string{`0.49999999999999999999`, `0.5`, `0.75`, `1`, `0.99999999999999999999`, `1.0`, `-0`}},
+		{`{"type": "number"}`, []string{`-0`, `-0.0`, `0.0`, `2.50`, `-7.000`, `1.5`}},
 		{`{"type": "integer", "maximum": 1e20}`, []string{`99999999999999999999`, `100000000000000000001`, `5`}},
 		{`{"type": "string", "minLength": 2, "maxLength": 3}`, []string{`"a"`, `"ab"`, `"abc"`, `"abcd"`, `"é\u00e9"`, `"\u00e9"`, `"😀😀😀"`, `"😀😀😀😀"`, `"\ud83d\ude00"`}},
 		{`{"enum": ["a", "b\n"]}`, []string{`"a"`, `"b\n"`, `"b\u000a"`, `"c"`, `1`}},
@@ -43,14 +44,18 @@ func TestFastKeywords(t *testing.T) {
 		d := fastTestDecoder(tc.prop)
 		for _, v := range tc.values {
 			data := []byte(`{"type":"t","v":` + v + `}`)
-			_, fast := d.decodeFast(data)
-			_, err := d.decodeValidated(data)
+			fastIn, fast := d.decodeFast(data)
+			slowIn, err := d.decodeValidated(data)
 			// null, a duplicate, a key in another case, an escaped key and a
 			// number out of an int64 or written 1.0 go to the validator,
 			// whatever it says.
 			toValidator := strings.Contains(v, "null") || strings.Contains(v, `"a":"x","a"`) || strings.Contains(v, `"A"`) ||
-				strings.Contains(v, `\u0061`) || len(v) > 19 && strings.HasPrefix(tc.prop, `{"type": "integer"`) || v == `1.0` && strings.Contains(tc.prop, "integer")
+				strings.Contains(v, `\u0061`) || v == `-0.0` || v == `0.0` || v == `-7.000` || len(v) > 19 && strings.HasPrefix(tc.prop, `{"type": "integer"`) || v == `1.0` && strings.Contains(tc.prop, "integer")
+			fastJSON, _ := json.Marshal(fastIn)
+			slowJSON, _ := json.Marshal(slowIn)
 			switch {
+			case fast && err == nil && string(fastJSON) != string(slowJSON):
+				t.Errorf("%s: %s: decoded to %s on the fast path, %s on the validator's", tc.prop, v, fastJSON, slowJSON)
 			case fast && err != nil:
 				t.Errorf("%s: %s: the fast path took what the validator refuses: %v", tc.prop, v, err)
 			case !fast && err == nil && !toValidator:

@@ -111,7 +111,10 @@ func (df *differ) check(t testing.TB, data []byte) {
 		if err != nil {
 			t.Fatalf("%s: the fast path took %s, which the validator refuses: %v", df.p.name, data, err)
 		}
-		if !reflect.DeepEqual(fast, slow) {
+		// As JSON too: reflect.DeepEqual holds -0 and 0 equal.
+		fastJSON, _ := json.Marshal(fast)
+		slowJSON, _ := json.Marshal(slow)
+		if !reflect.DeepEqual(fast, slow) || string(fastJSON) != string(slowJSON) {
 			t.Fatalf("%s: %s decodes to %#v on the fast path, %#v on the validator's", df.p.name, data, fast, slow)
 		}
 	}
