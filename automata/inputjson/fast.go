@@ -5,6 +5,8 @@ import (
 	"math/big"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/moora-go/moora/automata/internal/jsonvalid"
 )
 
 // The fast path. Decode validates an input with a general JSON Schema
@@ -622,7 +624,7 @@ func (d *Decoder[T]) decodeFast(data []byte) (T, bool) {
 		return zero, false
 	}
 	nodes := d.fast()
-	if len(nodes) == 0 || !json.Valid(data) {
+	if len(nodes) == 0 || !jsonvalid.Valid(data) {
 		return zero, false
 	}
 	typ, ok := topLevelType(data)

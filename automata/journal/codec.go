@@ -5,6 +5,9 @@ import (
 	"encoding/gob"
 	"encoding/json"
 	"fmt"
+	"reflect"
+
+	"github.com/moora-go/moora/automata/internal/jsonvalid"
 )
 
 // Codec turns inputs and states into bytes and back. Decoding must accept
@@ -29,7 +32,29 @@ type jsonCodec[S, I any] struct {
 	decodeInput func([]byte) (I, error)
 }
 
-func (c jsonCodec[S, I]) EncodeInput(in I) ([]byte, error) { return json.Marshal(in) }
+// EncodeInput writes in as json.Marshal does. An input that is a
+// json.Marshaler (a generated input writes its "type" so) is written by its
+// MarshalJSON, whose output Marshal would check and compact at
+// encoding/json's pace: when it is already as Marshal would write it (a
+// generated input's, which MarshalJSON makes with json.Marshal, is), it is
+// taken as it is; otherwise Marshal writes the input, calling MarshalJSON
+// again.
+func (c jsonCodec[S, I]) EncodeInput(in I) ([]byte, error) {
+	if m, ok := any(in).(json.Marshaler); ok && !nilPointer(m) {
+		data, err := m.MarshalJSON()
+		if err == nil && jsonvalid.Marshaled(data) {
+			return bytes.Clone(data), nil // Marshal copies it too
+		}
+	}
+	return json.Marshal(in)
+}
+
+// nilPointer reports whether v holds a nil pointer, which json.Marshal
+// writes as null without calling its MarshalJSON.
+func nilPointer(v any) bool {
+	r := reflect.ValueOf(v)
+	return r.Kind() == reflect.Pointer && r.IsNil()
+}
 
 func (c jsonCodec[S, I]) DecodeInput(data []byte) (I, error) {
 	if c.decodeInput != nil {

@@ -35,12 +35,10 @@ func TestSnapshotFileLost(t *testing.T) {
 		}
 		return m
 	}
-	m := open()
-	storetest.DispatchAll(t, m, storetest.Notes(0, 35))
-	storetest.MustClose(t, m)
 	// The snapshots' files, by seq. Which seqs they are follows the
 	// timing (a snapshot due while one is being written waits for the
-	// next commit), so the test goes by what it finds.
+	// next commit, and under load may be written after many more), so the
+	// test goes by what it finds, dispatching until it finds what it needs.
 	files := func() (seqs []uint64, tmp []string) {
 		names, err := filepath.Glob(filepath.Join(dir, "snapshots", "*"))
 		if err != nil {
@@ -58,6 +56,21 @@ func TestSnapshotFileLost(t *testing.T) {
 		slices.Sort(seqs)
 		return seqs, tmp
 	}
+	// dispatchUntil dispatches the notes from next on, one at a time,
+	// until done holds (at most 1,000 of them), and returns the next.
+	dispatchUntil := func(m *journal.Machine[storetest.State, storetest.Input], next int, done func() bool) int {
+		for limit := next + 1000; !done(); next++ {
+			if next == limit {
+				seqs, _ := files()
+				t.Fatalf("1,000 inputs dispatched, and the snapshot files are those of %v", seqs)
+			}
+			storetest.DispatchAll(t, m, storetest.Notes(next, next+1))
+		}
+		return next
+	}
+	m := open()
+	dispatched := dispatchUntil(m, 0, func() bool { seqs, _ := files(); return len(seqs) == 3 })
+	storetest.MustClose(t, m)
 	before, _ := files()
 	if len(before) != 3 {
 		t.Fatalf("snapshot files of %v, want 3 (KeepSnapshots)", before)
@@ -70,10 +83,14 @@ func TestSnapshotFileLost(t *testing.T) {
 		t.Fatal(err)
 	}
 	m = open()
-	if got, want := m.Current(), storetest.Fold(storetest.Notes(0, 35)); !slices.Equal(got.Notes, want.Notes) {
+	if got, want := m.Current(), storetest.Fold(storetest.Notes(0, dispatched)); !slices.Equal(got.Notes, want.Notes) {
 		t.Fatalf("recovered %d notes, want %d", len(got.Notes), len(want.Notes))
 	}
-	storetest.DispatchAll(t, m, storetest.Notes(35, 80)) // snapshots past newest, and prunes
+	// Snapshots past newest, and prunes.
+	dispatchUntil(m, dispatched, func() bool {
+		seqs, _ := files()
+		return len(seqs) > 0 && seqs[len(seqs)-1] > newest && !slices.Contains(seqs, before[0])
+	})
 	storetest.MustClose(t, m)
 	after, tmp := files()
 	if len(tmp) > 0 || slices.Contains(after, before[0]) || after[len(after)-1] <= newest || len(after) > 3 {

@@ -1,0 +1,64 @@
+package journal_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/moora-go/moora/automata/journal"
+)
+
+// marshaled is an input whose MarshalJSON writes out, or fails with err.
+type marshaled struct {
+	out string
+	err error
+}
+
+func (m marshaled) MarshalJSON() ([]byte, error) { return []byte(m.out), m.err }
+
+// TestJSONEncodesAMarshalerAsMarshalDoes: the JSON codec takes a
+// MarshalJSON's output as it is only when json.Marshal would write it
+// unchanged; otherwise what it journals, and the error it returns, are
+// json.Marshal's.
+func TestJSONEncodesAMarshalerAsMarshalDoes(t *testing.T) {
+	c := journal.JSON[struct{}, json.Marshaler](nil)
+	for _, in := range []marshaled{
+		{out: `{"type":"a","text":"plain words"}`},
+		{out: `{"type":"a","text":"\u003cb\u003e"}`},
+		{out: `{"type": "a"}`},                    // spaces: Marshal compacts
+		{out: "{\"type\":\"a\"}\n"},               // a newline after it
+		{out: `{"text":"<b>&"}`},                  // Marshal escapes HTML
+		{out: "{\"text\":\"\u2028\"}"},            // and U+2028
+		{out: `{"type":`},                         // not JSON: Marshal's error
+		{out: `{"a":1}{"b":2}`},                   // two values
+		{out: ``},                                 // nothing
+		{out: `{"a":1}`, err: errors.New("boom")}, // MarshalJSON fails
+	} {
+		got, gotErr := c.EncodeInput(in)
+		want, wantErr := json.Marshal(in)
+		if !bytes.Equal(got, want) || (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Errorf("EncodeInput of MarshalJSON %q (err %v) = %q, %v; json.Marshal gives %q, %v", in.out, in.err, got, gotErr, want, wantErr)
+		}
+	}
+	// The bytes returned are the codec's own, as Marshal's are.
+	out := []byte(`{"type":"a"}`)
+	got, err := c.EncodeInput(sharedBytes{out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out[2] = 'X'
+	if string(got) != `{"type":"a"}` {
+		t.Errorf("EncodeInput returned the MarshalJSON's own slice: %q after it was written to", got)
+	}
+	// A nil pointer is written as null, as Marshal writes it, without
+	// calling its MarshalJSON.
+	var nilPtr *marshaled
+	if got, err := c.EncodeInput(nilPtr); err != nil || string(got) != "null" {
+		t.Errorf("EncodeInput of a nil *marshaled = %q, %v; want null", got, err)
+	}
+}
+
+type sharedBytes struct{ b []byte }
+
+func (s sharedBytes) MarshalJSON() ([]byte, error) { return s.b, nil }
