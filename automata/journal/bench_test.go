@@ -74,16 +74,21 @@ func openBenchMachine(b *testing.B, path string) (*journal.Machine[state, input]
 // pebble's append log), and an fdatasync, which
 // then flushes that data and no file metadata. Beside it, "append": the
 // same record written at the end of a file, which grows, so that each
-// fdatasync flushes its size too. Each backend holds an agent with a history
+// fdatasync flushes its size too; and "floor-again", the floor on a
+// file of its own, whose ratio to the floor says how far two runs of the
+// same thing part in the run (the precision of every other ratio of it).
+// Each backend holds an agent with a history
 // (historyInputs inputs, dispatched by 64 producers before the timing: a
 // pebble database then writes to a recycled log file, as it does after its
 // first minutes) and dispatches to its Machine one input at a time, each
 // waiting for the disk. They take turns in rounds of 100, b.N of each in
-// all, so that the machine's noise falls on every one. Beside them,
+// all, each round beginning with the next side, so that the machine's
+// noise falls on every one. Beside them,
 // "starter": the starter agent as agentgen generates it, on pebble, with the
 // same history, whose generated decl.DecodeInput validates each input
 // against its JSON Schema (the model's inputs go through plain JSON).
-// Reports each one's rate and each backend's ratios to both floors.
+// Reports each one's rate and each backend's ratios to both floors, and
+// to the floor also the median of its rounds' ratios to the floor's.
 func BenchmarkDiskFloor(b *testing.B) {
 	const (
 		round         = 100
@@ -99,17 +104,24 @@ func BenchmarkDiskFloor(b *testing.B) {
 	// the range a disk's in-place writes keep to, the faster they sync
 	// here (a 64 MiB file made the floor 10-15% slower).
 	const fileBytes = 1 << 20
-	file, err := os.Create(filepath.Join(b.TempDir(), "floor"))
-	if err != nil {
-		b.Fatal(err)
+	dir := b.TempDir()
+	// allocated creates a file of fileBytes, written and synced: its
+	// blocks are allocated.
+	allocated := func(name string) *os.File {
+		f, err := os.Create(filepath.Join(dir, name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { f.Close() })
+		if _, err := f.Write(make([]byte, fileBytes)); err != nil {
+			b.Fatal(err)
+		}
+		if err := f.Sync(); err != nil {
+			b.Fatal(err)
+		}
+		return f
 	}
-	defer file.Close()
-	if _, err := file.Write(make([]byte, fileBytes)); err != nil {
-		b.Fatal(err)
-	}
-	if err := file.Sync(); err != nil {
-		b.Fatal(err)
-	}
+	file := allocated("floor")
 	grown, err := os.Create(filepath.Join(b.TempDir(), "append"))
 	if err != nil {
 		b.Fatal(err)
@@ -125,34 +137,33 @@ func BenchmarkDiskFloor(b *testing.B) {
 		name     string
 		dispatch func()
 		elapsed  time.Duration
+		rounds   []time.Duration // each round's
 	}
-	sides := []*side{{name: "floor", dispatch: func() {
-		if _, err := file.WriteAt(record, off); err != nil {
-			b.Fatal(err)
+	// floor writes the record in place into f, an allocated file of
+	// fileBytes, at *off, and syncs it.
+	floor := func(f *os.File, off *int64) func() {
+		return func() {
+			if _, err := f.WriteAt(record, *off); err != nil {
+				b.Fatal(err)
+			}
+			*off = (*off + int64(len(record))) % (fileBytes - 4096)
+			fdatasync(f)
 		}
-		off = (off + int64(len(record))) % (fileBytes - 4096)
-		fdatasync(file)
-	}}, {name: "append", dispatch: func() {
+	}
+	sides := []*side{{name: "floor", dispatch: floor(file, &off)}, {name: "append", dispatch: func() {
 		if _, err := grown.Write(record); err != nil {
 			b.Fatal(err)
 		}
 		fdatasync(grown)
 	}}}
+	// The floor again, on a file of its own: how far two runs of the same
+	// thing part in this run, the precision of its ratios.
+	var againOff int64
+	sides = append(sides, &side{name: "floor-again", dispatch: floor(allocated("floor-again"), &againOff)})
 	// The Machine on a store that is the floor itself: its Append writes
 	// the records in place into an allocated file and syncs, and keeps
 	// nothing else; what the Machine costs above the disk.
-	floorFile, err := os.Create(filepath.Join(b.TempDir(), "machine-floor"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer floorFile.Close()
-	if _, err := floorFile.Write(make([]byte, fileBytes)); err != nil {
-		b.Fatal(err)
-	}
-	if err := floorFile.Sync(); err != nil {
-		b.Fatal(err)
-	}
-	fm, err := journal.Open(&floorStore{Store: emptyStore{}, f: floorFile, size: fileBytes - 4096}, model, journal.Options[state, input]{Codec: codec(), SnapshotEvery: -1})
+	fm, err := journal.Open(&floorStore{Store: emptyStore{}, f: allocated("machine-floor"), size: fileBytes - 4096}, model, journal.Options[state, input]{Codec: codec(), SnapshotEvery: -1})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -218,25 +229,46 @@ func BenchmarkDiskFloor(b *testing.B) {
 		}
 	}})
 	b.ResetTimer()
-	for done := 0; done < b.N; done += round {
-		for _, s := range sides {
+	for done, r := 0, 0; done < b.N; done, r = done+round, r+1 {
+		// Each round begins one side further on, so that each side
+		// follows each other as often: a side that leaves the disk busy
+		// (the appending file's metadata, pebble's own log and
+		// compactions in the background) slows whichever comes next.
+		for i := range sides {
+			s := sides[(r+i)%len(sides)]
 			start := time.Now()
 			for range min(round, b.N-done) {
 				s.dispatch()
 			}
-			s.elapsed += time.Since(start)
+			d := time.Since(start)
+			s.elapsed += d
+			s.rounds = append(s.rounds, d)
 		}
 	}
 	b.StopTimer()
 	rate := func(s *side) float64 { return float64(b.N) / s.elapsed.Seconds() }
+	// The median over the rounds of a side's rate to the floor's in the
+	// same round: a burst of the disk's noise that falls on a few rounds
+	// of one side moves it less than it moves the ratio of the totals.
+	median := func(s *side) float64 {
+		ratios := make([]float64, len(s.rounds))
+		for i, d := range s.rounds {
+			ratios[i] = sides[0].rounds[i].Seconds() / d.Seconds()
+		}
+		slices.Sort(ratios)
+		return ratios[len(ratios)/2]
+	}
 	b.ReportMetric(rate(sides[0]), "floor-syncs/s")
 	b.ReportMetric(rate(sides[1]), "append-syncs/s")
-	for _, s := range sides[2:] {
+	b.ReportMetric(rate(sides[2])/rate(sides[0]), "floor-again/floor")
+	b.ReportMetric(median(sides[2]), "floor-again/floor-median")
+	for _, s := range sides[3:] {
 		if s.name != "machine" {
-			b.ReportMetric(rate(s)/rate(sides[2]), s.name+"/machine")
+			b.ReportMetric(rate(s)/rate(sides[3]), s.name+"/machine")
 		}
 		b.ReportMetric(rate(s), s.name+"-inputs/s")
 		b.ReportMetric(rate(s)/rate(sides[0]), s.name+"/floor")
+		b.ReportMetric(median(s), s.name+"/floor-median")
 		b.ReportMetric(rate(s)/rate(sides[1]), s.name+"/append")
 	}
 }
