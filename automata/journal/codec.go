@@ -34,19 +34,29 @@ type jsonCodec[S, I any] struct {
 
 // EncodeInput writes in as json.Marshal does. An input that is a
 // json.Marshaler (a generated input writes its "type" so) is written by its
-// MarshalJSON, whose output Marshal would check and compact at
-// encoding/json's pace: when it is already as Marshal would write it (a
+// MarshalJSON, called once, whose output Marshal would check and compact
+// at encoding/json's pace: when it is already as Marshal would write it (a
 // generated input's, which MarshalJSON makes with json.Marshal, is), it is
-// taken as it is; otherwise Marshal writes the input, calling MarshalJSON
-// again.
+// taken as it is; otherwise it is compacted and escaped as Marshal does, and
+// an error is Marshal's.
 func (c jsonCodec[S, I]) EncodeInput(in I) ([]byte, error) {
-	if m, ok := any(in).(json.Marshaler); ok && !nilPointer(m) {
-		data, err := m.MarshalJSON()
-		if err == nil && jsonvalid.Marshaled(data) {
-			return bytes.Clone(data), nil // Marshal copies it too
+	m, ok := any(in).(json.Marshaler)
+	if !ok || nilPointer(m) {
+		return json.Marshal(in)
+	}
+	data, err := m.MarshalJSON()
+	if err == nil && jsonvalid.Marshaled(data) {
+		return bytes.Clone(data), nil // Marshal copies it too
+	}
+	if err == nil {
+		var compact bytes.Buffer
+		if err = json.Compact(&compact, data); err == nil {
+			var escaped bytes.Buffer
+			json.HTMLEscape(&escaped, compact.Bytes())
+			return escaped.Bytes(), nil
 		}
 	}
-	return json.Marshal(in)
+	return nil, &json.MarshalerError{Type: reflect.TypeOf(m), Err: err}
 }
 
 // nilPointer reports whether v holds a nil pointer, which json.Marshal

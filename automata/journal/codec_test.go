@@ -41,6 +41,15 @@ func TestJSONEncodesAMarshalerAsMarshalDoes(t *testing.T) {
 			t.Errorf("EncodeInput of MarshalJSON %q (err %v) = %q, %v; json.Marshal gives %q, %v", in.out, in.err, got, gotErr, want, wantErr)
 		}
 	}
+	// MarshalJSON is called once, as Marshal calls it, whether its output
+	// is taken as it is or compacted.
+	for _, out := range []string{`{"n":1}`, `{"n": 1}`} {
+		calls := 0
+		counted := counting{out: out, calls: &calls}
+		if got, err := c.EncodeInput(counted); err != nil || string(got) != `{"n":1}` || calls != 1 {
+			t.Errorf("EncodeInput of MarshalJSON %q = %q, %v, with %d calls of it; want {\"n\":1} and one call", out, got, err, calls)
+		}
+	}
 	// The bytes returned are the codec's own, as Marshal's are.
 	out := []byte(`{"type":"a"}`)
 	got, err := c.EncodeInput(sharedBytes{out})
@@ -61,4 +70,60 @@ func TestJSONEncodesAMarshalerAsMarshalDoes(t *testing.T) {
 
 type sharedBytes struct{ b []byte }
 
+// counting writes out and counts its calls.
+type counting struct {
+	out   string
+	calls *int
+}
+
+func (c counting) MarshalJSON() ([]byte, error) {
+	*c.calls++
+	return []byte(c.out), nil
+}
+
 func (s sharedBytes) MarshalJSON() ([]byte, error) { return s.b, nil }
+
+// BenchmarkEncodeInput: a starter agent's message through the JSON codec,
+// which takes its generated MarshalJSON's output as it is, against
+// json.Marshal, which checks and compacts that output again.
+func BenchmarkEncodeInput(b *testing.B) {
+	in := starterMessage(2)
+	b.Run("codec", func(b *testing.B) {
+		c := starterCodec()
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := c.EncodeInput(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("json.Marshal", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(in); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+// rawInput is a json.Marshaler that writes its bytes.
+type rawInput []byte
+
+func (r rawInput) MarshalJSON() ([]byte, error) { return r, nil }
+
+// FuzzJSONEncodesAsMarshal: whatever a MarshalJSON writes, the JSON codec
+// journals the bytes json.Marshal would, or fails with its error.
+func FuzzJSONEncodesAsMarshal(f *testing.F) {
+	for _, seed := range []string{`{"type":"a"}`, `{"a": [1, 2]}`, "\"<\u2028>\"\n", `{"a":`, ``, `1 2`, `"\u00e9"`} {
+		f.Add([]byte(seed))
+	}
+	c := journal.JSON[struct{}, rawInput](nil)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		got, gotErr := c.EncodeInput(rawInput(data))
+		want, wantErr := json.Marshal(rawInput(data))
+		if !bytes.Equal(got, want) || (gotErr == nil) != (wantErr == nil) || gotErr != nil && gotErr.Error() != wantErr.Error() {
+			t.Fatalf("EncodeInput of MarshalJSON %q = %q, %v; json.Marshal gives %q, %v", data, got, gotErr, want, wantErr)
+		}
+	})
+}
