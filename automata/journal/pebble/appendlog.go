@@ -70,9 +70,13 @@ type appendLog struct {
 	err  error // the first failed write or sync: the file's state is unknown
 }
 
-// openLog opens the append log of d, creating it if d has none yet, and
-// applies to pebble the batches it has that pebble lost; then it begins a
-// round of the log, with a new salt.
+// openLog opens the append log of d, creating it if d has none yet. When
+// pebble holds every batch of the log's round, and the round reads to its
+// end undamaged (as Close, or a process killed with its writes done,
+// leaves it), the log goes on with the round where it ends: Open writes
+// nothing, so that it leaves pebble no write to replay and flush at the
+// next Open. Otherwise it applies to pebble the batches pebble lost and
+// begins a new round, with a new salt, committed with a sync.
 func (d *db) openLog() error {
 	have, salt, err := d.appliedLSN()
 	if err != nil {
@@ -101,9 +105,19 @@ func (d *db) openLog() error {
 	if _, err := io.ReadFull(io.NewSectionReader(f, 0, appendLogBytes), data); err != nil {
 		return fmt.Errorf("journal: open %s: reading the append log: %w", d.dir, err)
 	}
-	missing, last, err := scanLog(data, have, salt)
+	scan, err := scanLog(data, have, salt)
 	if err != nil {
 		return &journal.CorruptError{Err: fmt.Errorf("%s: the append log (%s): %w", d.dir, appendLogName, err)}
+	}
+	missing, last := scan.missing, scan.last
+	// The round goes on where pebble has all of it and it reads whole: what
+	// lies past its end is an earlier round's (another salt) or a write
+	// cut short, numbered last+1, which the next entry writes over, and no
+	// entry of the round numbered above lies anywhere (scanLog looked for
+	// one). A fresh database (no salt yet) begins its first round.
+	if have != 0 && len(missing) == 0 && !scan.skipped && (last == have || last == 0) {
+		d.log.off, d.log.prev, d.log.lsn, d.log.salt = int64(scan.end), int64(scan.end), have, salt
+		return nil
 	}
 	for i, repr := range missing {
 		err := d.guard("open", nil, func() error {
@@ -236,9 +250,17 @@ func headerCRC(salt uint64, fields []byte) uint32 {
 // shorter.
 const batchHeader = 12
 
+// logScan is what scanLog found.
+type logScan struct {
+	missing [][]byte // the batches numbered above have, in order
+	last    uint64   // the number of the round's last entry; 0 if none
+	end     int      // the offset past it
+	skipped bool     // damaged entries were skipped on the way
+}
+
 // scanLog finds in data, the append log, the batches of the round of salt
 // numbered above have (which the database holds), in order, and the number
-// of the last entry of the round.
+// of the last entry of the round and where it ends.
 //
 // The round ends where no entry of it with good checksums and the next
 // number is: at what an earlier round left, or at an entry a crash cut
@@ -249,21 +271,21 @@ const batchHeader = 12
 // all of their batches, and skipped when it does. A round whose batches
 // begin past the database's next one is an error too: the batches between
 // are lost.
-func scanLog(data []byte, have, salt uint64) (missing [][]byte, last uint64, err error) {
+func scanLog(data []byte, have, salt uint64) (scan logScan, err error) {
 	expect := uint64(0) // the next entry's number; 0 before the first
 	for off := 0; off < len(data); {
 		lsn, batch, next, ok := parseEntry(data, off, salt)
 		if ok && lsn >= math.MaxUint64-appendLogBytes {
-			return nil, 0, fmt.Errorf("the entry at offset %d is numbered %d, past any number a log reaches", off, lsn)
+			return logScan{}, fmt.Errorf("the entry at offset %d is numbered %d, past any number a log reaches", off, lsn)
 		}
 		if ok && (expect == 0 || lsn == expect) {
 			if lsn > have {
-				if len(missing) == 0 && lsn != have+1 {
-					return nil, 0, fmt.Errorf("its batches begin at %d, but the database ends at %d: the batches between are lost", lsn, have)
+				if len(scan.missing) == 0 && lsn != have+1 {
+					return logScan{}, fmt.Errorf("its batches begin at %d, but the database ends at %d: the batches between are lost", lsn, have)
 				}
-				missing = append(missing, batch)
+				scan.missing = append(scan.missing, batch)
 			}
-			last, expect, off = lsn, lsn+1, next
+			scan.last, scan.end, expect, off = lsn, next, lsn+1, next
 			continue
 		}
 		if ok {
@@ -278,11 +300,11 @@ func scanLog(data []byte, have, salt uint64) (missing [][]byte, last uint64, err
 			break // a write cut short, or the round's end
 		}
 		if found > have+1 {
-			return nil, 0, fmt.Errorf("the entry at offset %d is damaged (its checksum fails), and with it batches up to %d, which the database does not have", off, found-1)
+			return logScan{}, fmt.Errorf("the entry at offset %d is damaged (its checksum fails), and with it batches up to %d, which the database does not have", off, found-1)
 		}
-		last, expect, off = found-1, found, at
+		scan.last, scan.skipped, expect, off = found-1, true, found, at
 	}
-	return missing, last, nil
+	return scan, nil
 }
 
 // findEntry looks in data from offset from for an entry of the round of

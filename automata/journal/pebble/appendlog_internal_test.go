@@ -50,7 +50,11 @@ func FuzzScanLog(f *testing.F) {
 		if have >= math.MaxUint64-appendLogBytes {
 			return // refused by appliedLSN before any scan
 		}
-		missing, last, err := scanLog(data, have, testSalt)
+		scan, err := scanLog(data, have, testSalt)
+		missing, last := scan.missing, scan.last
+		if scan.end < 0 || scan.end > len(data) || !scan.skipped && (last == 0) != (scan.end == 0) {
+			t.Fatalf("the round's last entry, %d, ends at offset %d of %d (skipped damage: %v)", last, scan.end, len(data), scan.skipped)
+		}
 		if err != nil {
 			if missing != nil {
 				t.Fatalf("an error (%v) with %d batches to apply", err, len(missing))

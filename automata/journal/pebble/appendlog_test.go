@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/moora-go/moora/automata/journal"
@@ -135,6 +136,63 @@ func TestAppendLogRestoresWhatPebbleLost(t *testing.T) {
 	appendRecords(t, dir, 51, 60, 100)
 	loseTail(t, dir, 60, 10)
 	checkRecords(t, dir, 60, 100)
+}
+
+// TestAppendLogGoesOnWithItsRound: a store closed with pebble holding
+// every batch of the log's round goes on with that round at the next
+// Open, which writes nothing to pebble (no table is added); what pebble
+// then loses of either Open's Appends comes back from the one round.
+func TestAppendLogGoesOnWithItsRound(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	appendRecords(t, dir, 1, 20, 100)
+	tables := func() []string {
+		t.Helper()
+		names, err := filepath.Glob(filepath.Join(dir, "*.sst"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	before := tables()
+	for range 5 {
+		appendRecords(t, dir, 1, 0, 100) // an Open and a Close, no Append
+	}
+	if after := tables(); !slices.Equal(before, after) {
+		t.Fatalf("five Opens without an Append changed the tables from %v to %v", before, after)
+	}
+	appendRecords(t, dir, 21, 40, 100)
+	offsets, first := logEntries(t, dir)
+	if first != 1 || len(offsets) != 40 {
+		t.Fatalf("the log's round holds batches %d..%d, want 1..40", first, first+uint64(len(offsets))-1)
+	}
+	loseTail(t, dir, 40, 30)
+	checkRecords(t, dir, 40, 100)
+}
+
+// TestAppendLogWritesOverACutWrite: where the round's last entry is a
+// write a crash cut short (its Append had not returned, and pebble does
+// not have its batch), the round goes on from the entry before it, the
+// next Append's entry written over it.
+func TestAppendLogWritesOverACutWrite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	appendRecords(t, dir, 1, 21, 100)
+	loseTail(t, dir, 21, 1)
+	offsets, _ := logEntries(t, dir)
+	path := filepath.Join(dir, appendLog)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[offsets[20]+20+50] ^= 0x10 // in the batch of entry 21
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	appendRecords(t, dir, 21, 30, 100)
+	if offsets, first := logEntries(t, dir); first != 1 || len(offsets) != 30 {
+		t.Fatalf("the log's round holds batches %d..%d, want 1..30", first, first+uint64(len(offsets))-1)
+	}
+	loseTail(t, dir, 30, 15)
+	checkRecords(t, dir, 30, 100)
 }
 
 // TestAppendLogRestoresAFleet: a fleet's Appends, of all its agents, go
