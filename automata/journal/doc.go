@@ -295,29 +295,40 @@
 //
 // Measured with
 //
-//	go test -run XXX -bench 'DurableDispatch/.*producers=64|Recover/inputs=100000,' -benchtime 3s ./automata/journal/
+//	go test -run XXX -bench 'DurableDispatch/.*producers=64' -benchtime 3s ./automata/journal/
+//	go test -run XXX -bench Recover -benchtime 20x -count 2 ./automata/journal/
 //
 // on this project's 2-core CI machine (AMD EPYC, Go 1.26), load average
 // about 1, each backend in the same run; the disk's fdatasync takes about
 // 0.15 ms, a bbolt commit makes two, a pebble commit one:
 //
-//	BenchmarkDurableDispatch/backend=bolt,producers=64      62,600 inputs/s   0.019 commits per input (about 50 inputs per commit)
-//	BenchmarkDurableDispatch/backend=pebble,producers=64   107,000 inputs/s   0.021 commits per input
-//	BenchmarkRecover/inputs=100000,backend=bolt,clean        41 ms   100,000 starter-agent inputs, snapshot at the last one
-//	BenchmarkRecover/inputs=100000,backend=pebble,clean      28 ms
-//	BenchmarkRecover/inputs=100000,backend=bolt,crash        71 ms   the same, crashed before the last snapshot: 999 inputs replayed
-//	BenchmarkRecover/inputs=100000,backend=pebble,crash      62 ms
+//	BenchmarkDurableDispatch/backend=bolt,producers=64      59,200 inputs/s   0.018 Appends per input (about 54 inputs an Append)
+//	BenchmarkDurableDispatch/backend=pebble,producers=64   130,700 inputs/s   0.021 Appends per input
 //
-// Those recovery figures predate inputjson's fast path and the codec's
-// change. With them, in one run of -bench 'Recover/inputs=100000,'
-// -benchtime 3s -count 5 (each case five times in a row, bbolt's first),
-// bbolt took 42-49 ms clean and 40-47 ms after a crash, pebble 37-45 and
-// 47-51: after a crash, pebble is no longer faster, and these runs do not
-// alternate the backends, so they cannot tell 0.9 from 1.1; and 64
-// producers made 68,500 inputs/s on bbolt, 112,500 on pebble.
+// BenchmarkRecover opens a store of the starter agent's inputs, each time
+// a copy of it as its writer closed it (what a restarted process finds,
+// with the work pebble leaves for its first Open), the four stores of a
+// size in turns, in an order drawn afresh each round: "clean", the last
+// snapshot at the last input; "crash", the process died just before it,
+// so that the inputs after the snapshot before are replayed (999 of
+// 100,000, 9,999 of 1,000,000). Times in ms, two runs of 20 rounds, and
+// pebble's to bbolt's in the same run (the mean; the median of the
+// rounds' ratios beside it):
 //
-//	BenchmarkRecover/inputs=1000000,backend=bolt,clean     0.45 s    1,000,000 inputs, snapshots every 10,000 (another run, loaded)
-//	BenchmarkRecover/inputs=1000000,backend=pebble,clean   0.31 s
+//	                          bbolt      pebble     pebble/bbolt
+//	100,000 inputs, clean     26.4-31.5  20.5-24.4  0.78 (0.76)
+//	100,000 inputs, crash     27.4-35.1  29.8-34.2  0.98-1.09 (0.99-1.10)
+//	1,000,000 inputs, clean   443-512    247-310    0.56-0.61 (0.55-0.57)
+//	1,000,000 inputs, crash   567-568    327-370    0.58-0.65 (0.61-0.65)
+//
+// Pebble's Open used to write the append log's new salt with a sync each
+// time, which the next Open replayed and flushed to a table, setting off a
+// compaction that it waited for: reopened in a loop, pebble took 1.04-1.28
+// of bbolt's time. Open now writes nothing when it needs nothing, and Close
+// flushes pebble's memtable (see package pebble). After a crash, with 999
+// inputs to replay, pebble is about as fast as bbolt, not measurably
+// faster; the rest is recovery decoding the snapshot, where pebble's map of
+// a file of its own costs less than bbolt's check of its whole file.
 //
 // (In runs that alternated with the code before pebble's append log, 64
 // producers made 129,000-134,000 inputs/s on pebble against 90,000-97,000
@@ -400,9 +411,10 @@
 // and the README's snippets show it. With one producer it makes 2.2
 // times bbolt's inputs/s (0.86-0.97 of the disk's floor in the runs above,
 // 0.92-1.00 of what a Machine makes on the floor itself, 1.15-1.26 of an
-// appending log), with 64 producers 1.7 times, a thousand agents about as
-// many as bbolt's fleet (0.91-1.24), and it recovers in about the time
-// bbolt takes (see Speed). Both pass the same suite: the store and fleet conformance suites,
+// appending log), with 64 producers 2.2 times, a thousand agents about as
+// many as bbolt's fleet (0.91-1.24), and it recovers a store as Close
+// left it in 0.56-0.78 of bbolt's time, after a crash in 0.58-1.09 (see
+// Speed). Both pass the same suite: the store and fleet conformance suites,
 // SIGKILL crash tests (TestCrashRecovery, 25 kills, and
 // TestForkSurvivesKill, 5, on each; on pebble, most kills leave pebble's
 // own log short of the last Appends, which its append log restores),

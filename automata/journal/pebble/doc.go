@@ -45,7 +45,7 @@
 // memtable to a table, so that the next Open has no log of pebble's to
 // replay and flush (which also set off a compaction that Open waited for):
 // a store as Close left it opens at the cost of the reads of its
-// recovery, in 0.6-0.8 of bbolt's time (BenchmarkRecover in package
+// recovery, in 0.56-0.78 of bbolt's time (BenchmarkRecover in package
 // journal). After a crash, pebble replays its log, at most the memtable.
 //
 // Appends that arrive while a commit is in flight (the Appends of many
