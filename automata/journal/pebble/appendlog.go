@@ -114,8 +114,10 @@ func (d *db) openLog() error {
 	// lies past its end is an earlier round's (another salt) or a write
 	// cut short, numbered last+1, which the next entry writes over, and no
 	// entry of the round numbered above lies anywhere (scanLog looked for
-	// one). A fresh database (no salt yet) begins its first round.
-	if have != 0 && len(missing) == 0 && !scan.skipped && (last == have || last == 0) {
+	// one); or the round has no entry yet (it began with the batch
+	// pebble has last). A fresh database (no salt yet) begins its first
+	// round.
+	if have != 0 && len(missing) == 0 && !scan.skipped && (last == have || scan.end == 0) {
 		d.log.off, d.log.prev, d.log.lsn, d.log.salt = int64(scan.end), int64(scan.end), have, salt
 		return nil
 	}

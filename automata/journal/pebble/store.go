@@ -243,9 +243,7 @@ func (d *db) close() error {
 	// A database pebble broke is not written to.
 	var err error
 	if flushAtClose && d.broken.Load() == nil {
-		if ferr := d.guard("close", nil, d.p.Flush); ferr != nil {
-			err = ferr
-		}
+		err = d.guard("close", nil, d.p.Flush)
 	}
 	if gerr := d.guard("close", nil, func() error { err = errors.Join(err, d.p.Close()); return nil }); gerr != nil && err == nil {
 		err = gerr
