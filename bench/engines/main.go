@@ -1,8 +1,9 @@
 // Command engines runs one agent-turn workload on moora-go's journal
-// backends, on Temporal (in-process server on a SQLite file) and on DBOS (on
-// a PostgreSQL cluster it starts itself), for 1 and 64 concurrent
-// conversations, and prints one table: turns/s, p50 and p99 turn latency,
-// and the ratio of turns/s to moora-go on a bbolt Fleet in the same run.
+// backends, on Temporal (its server, built from its Go module, a child
+// process on a SQLite file) and on DBOS (on a PostgreSQL cluster it starts
+// itself), for 1 and 64 concurrent conversations, and prints one table:
+// turns/s, p50 and p99 turn latency, and the ratio of turns/s to moora-go
+// on a pebble Fleet, the default backend, in the same run.
 //
 // A turn is four durable steps: the user's input, a "model" step, a "tool"
 // step (both no-ops that return at once) and the reply. Each conversation
@@ -73,7 +74,7 @@ func main() {
 	defer os.RemoveAll(root)
 
 	ctx := context.Background()
-	engines := []engine{mooraBoltFleet(), mooraBoltStore(), mooraJetStream(), temporalEngine(), dbosEngine()}
+	engines := []engine{mooraPebbleFleet(), mooraPebbleStore(), mooraBoltFleet(), mooraBoltStore(), mooraJetStream(), temporalEngine(), dbosEngine()}
 	// The rows are measured in rounds, each row once per round, so that a
 	// burst of noise on the machine is spread over all of them.
 	var results []result
@@ -209,7 +210,7 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	return sorted[min(max(i, 0), len(sorted)-1)]
 }
 
-const reference = "moora-go bbolt Fleet"
+const reference = "moora-go pebble Fleet"
 
 func printTable(results []result, duration, warmup time.Duration, rounds int) {
 	ref := map[int]float64{}
@@ -221,7 +222,7 @@ func printTable(results []result, duration, warmup time.Duration, rounds int) {
 	fmt.Printf("agent turn (user input, model step, tool step, reply; each step durable), closed loop per conversation;\n%d interleaved rounds, each row %v measured after %v warm-up per round, pooled\n", rounds, duration, warmup)
 	fmt.Printf("%s, %d CPUs (GOMAXPROCS %d), %s/%s, %s\n\n", cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(w, "| engine\t| durability\t| conversations\t| turns/s\t| p50\t| p99\t| turns/s ÷ moora-go bbolt Fleet\t|")
+	fmt.Fprintln(w, "| engine\t| durability\t| conversations\t| turns/s\t| p50\t| p99\t| turns/s ÷ moora-go pebble Fleet\t|")
 	fmt.Fprintln(w, "|---\t|---\t|--:\t|--:\t|--:\t|--:\t|--:\t|")
 	for _, r := range results {
 		if r.err != nil {

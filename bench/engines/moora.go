@@ -10,6 +10,7 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/bolt"
+	"github.com/moora-go/moora/automata/journal/pebble"
 	"github.com/moora-go/moora/automata/journal/jetstream"
 	"github.com/moora-go/moora/automata/journal/jetstream/embedded"
 )
@@ -170,6 +171,32 @@ func fleetOpener(f journal.Fleet) func(id string) (journal.Store, error) {
 			return nil, err
 		}
 		return f.Open(id)
+	}
+}
+
+func mooraPebbleFleet() engine {
+	return engine{
+		name:       "moora-go pebble Fleet",
+		durability: "one pebble directory for all conversations; fdatasync at every commit (group commit)",
+		setup: func(ctx context.Context, dir string, convs int) (func(context.Context, int, int) error, func() error, error) {
+			f, err := pebble.OpenFleet(filepath.Join(dir, "fleet.pebble"))
+			if err != nil {
+				return nil, nil, err
+			}
+			return mooraConvs(ctx, convs, fleetOpener(f), f.Close)
+		},
+	}
+}
+
+func mooraPebbleStore() engine {
+	return engine{
+		name:       "moora-go pebble Store",
+		durability: "one pebble directory per conversation; fdatasync at every commit",
+		setup: func(ctx context.Context, dir string, convs int) (func(context.Context, int, int) error, func() error, error) {
+			return mooraConvs(ctx, convs, func(id string) (journal.Store, error) {
+				return pebble.Open(filepath.Join(dir, id+".pebble"))
+			}, func() error { return nil })
+		},
 	}
 }
 
