@@ -10,9 +10,9 @@ import (
 	"github.com/moora-go/moora/automata"
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/moora-go/moora/automata/journal/bolt"
-	"github.com/moora-go/moora/automata/journal/pebble"
 	"github.com/moora-go/moora/automata/journal/jetstream"
 	"github.com/moora-go/moora/automata/journal/jetstream/embedded"
+	"github.com/moora-go/moora/automata/journal/pebble"
 )
 
 // The turn on moora-go: four inputs, each journaled (fsync'd) before it is
