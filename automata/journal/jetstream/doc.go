@@ -263,25 +263,29 @@
 // about 50 inputs per fsync, JetStream as one message each.
 //
 // Many agents, each with its own producers (BenchmarkFleetDurableInputs:
-// 1,000 agents; the bbolt side is bolt.Fleet, one file for all),
-// on a server that fsyncs every write, with Config.CombineAppends, and on
-// one that fsyncs every two minutes, nats-server's default, where an
-// acknowledged input survives a crash of the server's process but not of
-// the machine, unless a cluster replicates it, without it:
+// 1,000 agents; the embedded sides are bolt.Fleet, one file for all, and
+// pebble.Fleet, one directory, the default backend), on a server that
+// fsyncs every write, with Config.CombineAppends, and on one that fsyncs
+// every two minutes, nats-server's default, where an acknowledged input
+// survives a crash of the server's process but not of the machine, unless
+// a cluster replicates it, without it:
 //
-//	go test -run XXX -bench FleetDurableInputs -benchtime 20000x ./automata/journal/jetstream/
+//	go test -run XXX -bench FleetDurableInputs -benchtime 20000x -count 3 ./automata/journal/jetstream/
 //
-// in two runs on the same machine (load average 0.5-3.2, another agent's
-// tests running beside; each ratio is that of one run):
+// on the same machine (load average 0.9-1.9; producers=4 three runs,
+// producers=1 two; inputs/s, and in parentheses the ratio to bbolt's and
+// to pebble's of the same run):
 //
-//	              bbolt            JetStream, fsync each write,   JetStream, fsync every 2 min
-//	                               CombineAppends
-//	producers=4   185,610-224,519   90,563-95,136 (0.40-0.51)      86,812-146,002 (0.39-0.79)
-//	producers=1    98,824-189,719   32,427-45,420 (0.24-0.33)      38,569-61,312  (0.32-0.39)
+//	              bbolt            pebble           JetStream, fsync each write,       JetStream, fsync every 2 min
+//	                                                CombineAppends
+//	producers=4   135,582-170,598  122,239-169,389  36,511-81,728 (0.25-0.48, 0.30-0.48)  74,003-100,541 (0.50-0.74, 0.59-0.73)
+//	producers=1   110,265-110,589   70,495-90,213   30,159-36,132 (0.27-0.33, 0.40-0.43)  50,796-55,354  (0.46-0.50, 0.56-0.79)
 //
-// and three more of producers=4 alone: 0.35-0.44 and 0.52-0.62. The
-// machine's load moves these a lot: with another test suite keeping both
-// cores busy (load average 4), two runs gave 0.17-0.40 and 0.38-0.46.
+// In an earlier pair of runs (bbolt alone beside it) the same figures of
+// producers=4 were 0.40-0.51 and 0.39-0.79 of bbolt's, and three more of
+// producers=4 alone 0.35-0.44 and 0.52-0.62. The machine's load moves
+// these a lot: with another test suite keeping both cores busy (load
+// average 4), two runs gave 0.17-0.40 and 0.38-0.46.
 //
 // Each append its own message (without CombineAppends), the server that
 // fsyncs every write did 12,815-16,639 inputs/s with 4 producers an agent
