@@ -358,6 +358,11 @@
 //	ratio to append                    1                        1.21-1.28             0.52-0.55   1.15-1.26   1.08-1.14
 //	ratio to the Machine                                        1                     0.42-0.45   0.92-1.00   0.85-0.91
 //
+// Four more runs on a later day (the command once, load average 1.1):
+// pebble 0.85-0.90 of the floor (0.848 the lowest; the median of rounds
+// 0.86-0.88), 0.92-0.97 of the Machine on the floor, which made 0.90-0.93;
+// the floor again 1.00-1.02; bbolt 0.38-0.39; the starter 0.79-0.84.
+//
 // The floor is one input's record written in place into a file whose
 // blocks are allocated (1 MiB, the size of pebble's append log; on a 64 MiB
 // file the floor was 10-15% slower), and an fdatasync, which then flushes
