@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -425,7 +426,9 @@ func TestStorageGrowsWithInputsNotState(t *testing.T) {
 // machine's noise falls on all alike. Reports each one's time and its
 // store's Open's, and pebble's time to bbolt's (a ratio in one run), and
 // to that also the median of its ops' ratios. ns/op is the four
-// recoveries' sum.
+// recoveries' sum. The child processes run with the benchmark's GOMAXPROCS
+// and none of its other flags: -benchmem's figures and the profiles are
+// the benchmark's own process's, which copies the stores and waits.
 func BenchmarkRecover(b *testing.B) {
 	exe, err := os.Executable()
 	if err != nil {
@@ -518,7 +521,7 @@ func TestRecoverChild(t *testing.T) {
 	}
 	last, err := strconv.ParseUint(os.Getenv(recoverChildEnv+"_LAST"), 10, 64)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s is set (%s), so %s_LAST must be the store's last seq: %v", recoverChildEnv, path, recoverChildEnv, err)
 	}
 	codec := starterCodec()
 	start := time.Now()
@@ -545,8 +548,9 @@ func TestRecoverChild(t *testing.T) {
 // input is last, and returns the times it reports.
 func recoverInChild(b *testing.B, exe, path string, last int) (opened, ready time.Duration) {
 	b.Helper()
-	cmd := exec.Command(exe, "-test.run=^TestRecoverChild$", "-test.count=1")
-	cmd.Env = append(os.Environ(), recoverChildEnv+"="+path, fmt.Sprintf("%s_LAST=%d", recoverChildEnv, last))
+	cmd := exec.Command(exe, "-test.run=^TestRecoverChild$", "-test.count=1", "-test.timeout=5m")
+	cmd.Env = append(os.Environ(), recoverChildEnv+"="+path, fmt.Sprintf("%s_LAST=%d", recoverChildEnv, last),
+		fmt.Sprintf("GOMAXPROCS=%d", runtime.GOMAXPROCS(0)))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		b.Fatalf("recovering %s in a child process: %v\n%s", path, err, out)

@@ -222,7 +222,7 @@ func printTable(results []result, duration, warmup time.Duration, rounds int) {
 	fmt.Printf("agent turn (user input, model step, tool step, reply; each step durable), closed loop per conversation;\n%d interleaved rounds, each row %v measured after %v warm-up per round, pooled\n", rounds, duration, warmup)
 	fmt.Printf("%s, %d CPUs (GOMAXPROCS %d), %s/%s, %s\n\n", cpuModel(), runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, runtime.Version())
 	w := tabwriter.NewWriter(os.Stdout, 0, 0, 1, ' ', 0)
-	fmt.Fprintln(w, "| engine\t| durability\t| conversations\t| turns/s\t| p50\t| p99\t| turns/s ÷ moora-go pebble Fleet\t|")
+	fmt.Fprintln(w, "| engine\t| durability\t| conversations\t| turns/s\t| p50\t| p99\t| turns/s ÷ "+reference+"\t|")
 	fmt.Fprintln(w, "|---\t|---\t|--:\t|--:\t|--:\t|--:\t|--:\t|")
 	for _, r := range results {
 		if r.err != nil {

@@ -270,13 +270,13 @@
 // survives a crash of the server's process but not of the machine, unless
 // a cluster replicates it, without it:
 //
-//	go test -run XXX -bench FleetDurableInputs -benchtime 20000x -count 3 ./automata/journal/jetstream/
+//	go test -run XXX -bench 'FleetDurableInputs/agents=1000,producers=4' -benchtime 20000x -count 3 ./automata/journal/jetstream/
+//	go test -run XXX -bench 'FleetDurableInputs/agents=1000,producers=1$' -benchtime 20000x -count 2 ./automata/journal/jetstream/
 //
-// on the same machine (load average 0.9-1.9; producers=4 three runs,
-// producers=1 two; inputs/s, and in parentheses the ratio to bbolt's and
-// to pebble's of the same run):
+// on the same machine (load average 0.9-1.9; inputs/s, and in parentheses
+// the ratio to bbolt's and to pebble's of the same run):
 //
-//	              bbolt            pebble           JetStream, fsync each write,       JetStream, fsync every 2 min
+//	              bbolt            pebble           JetStream, fsync each write,          JetStream, fsync every 2 min
 //	                                                CombineAppends
 //	producers=4   135,582-170,598  122,239-169,389  36,511-81,728 (0.25-0.48, 0.30-0.48)  74,003-100,541 (0.50-0.74, 0.59-0.73)
 //	producers=1   110,265-110,589   70,495-90,213   30,159-36,132 (0.27-0.33, 0.40-0.43)  50,796-55,354  (0.46-0.50, 0.56-0.79)

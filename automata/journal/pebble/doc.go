@@ -45,8 +45,8 @@
 // memtable to a table, so that the next Open has no log of pebble's to
 // replay and flush (which also set off a compaction that Open waited for):
 // a store as Close left it opens at the cost of the reads of its
-// recovery: 7-8 ms for 100,000 inputs, 10-12 ms for 1,000,000, where
-// bbolt's Open takes 19-21 and 172-179, and a restarted process recovers
+// recovery: 7-8 ms for 100,000 inputs, 10-11 ms for 1,000,000, where
+// bbolt's Open takes 19-20 and 172-175, and a restarted process recovers
 // in 0.77-0.89 of bbolt's time (BenchmarkRecover in package journal).
 // After a crash, pebble replays its log, at most the memtable.
 //
