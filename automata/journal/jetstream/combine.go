@@ -226,9 +226,9 @@ func (c *combiner) stats() (batches, messages int) {
 	return c.batches, c.messages
 }
 
-// storedAlready says whether m, whose combined batch's outcome is unknown,
-// was stored: the last message on its subject carries its message id. It
-// returns that message's stream sequence.
+// storedAlready says whether m, sent in a request (or a combined batch)
+// whose outcome is unknown, was stored: the last message on its subject
+// carries its message id. It returns that message's stream sequence.
 func (s *Store) storedAlready(m *nats.Msg) (uint64, bool) {
 	ctx, cancel := s.ctx()
 	defer cancel()

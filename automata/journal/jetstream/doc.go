@@ -26,11 +26,14 @@
 // <Config.Subject>.floor.<agent>; a Quarantine of the journal's last
 // record, inside a group, appends the group's other records as one that
 // replaces it (Moora-Replaces) before deleting it, which the next Open
-// finishes if the store stopped in between. A request that times out is sent again with the same
-// message ids until the server answers, so that a record whose
-// acknowledgement was lost is neither stored twice nor reported as not
-// stored; if no answer comes within three timeouts the store fences itself
-// rather than guess.
+// finishes if the store stopped in between. A request that times out is
+// sent again with the same message ids until the server answers, so that a
+// record whose acknowledgement was lost is neither stored twice nor
+// reported as not stored: the server refuses the copy (it checks the
+// expected last sequence before it looks for a duplicate id), and the
+// store finds its own last message id at the end of the subject, where
+// another writer's would fence it. If no answer comes within three
+// timeouts the store fences itself rather than guess.
 //
 // With Config.CombineAppends, the appends of many agents that wait at the
 // same time on one connection, each one message, go to the server as one

@@ -543,6 +543,21 @@ func (s *Store) publish(msgs []*nats.Msg) (uint64, error) {
 			// The batch was refused whole (the server had too many in
 			// flight, which another process's batches can make it):
 			// nothing of it was stored; send it again.
+		case isWrongLast(err) && lastErr != nil:
+			// An earlier attempt, whose answer never came, may have
+			// stored the messages: the server checks the expected last
+			// sequence before it looks for a duplicate message id, so it
+			// refuses the copy, and the subject then ends with the last
+			// of them.
+			if seq, ok := s.storedAlready(msgs[len(msgs)-1]); ok {
+				return seq, nil
+			}
+			if !errors.As(err, &apiErr) || apiErr.ErrorCode != js.JSErrCodeStreamWrongLastSequenceConstant {
+				return 0, err
+			}
+			if moved, err2 := s.movedOn(); err2 != nil || moved {
+				return 0, err
+			}
 		case errors.As(err, &apiErr) && apiErr.ErrorCode == js.JSErrCodeStreamWrongLastSequenceConstant:
 			// A replicated stream answers 10164 for a conflict, and also
 			// while an earlier write to the subject is still being
