@@ -64,9 +64,11 @@ var errUnknown = errors.New("jetstream: the outcome of a combined batch is unkno
 // errNotSent: a combined batch's commit was not sent.
 var errNotSent = errors.New("the batch's commit was not sent")
 
-// combiner gathers the appends to one stream on one connection.
+// combiner gathers the appends to one stream on one connection. It does
+// not hold the connection (its batches are sent on the one their appends
+// came with), so that the connection can be garbage once nothing else
+// holds it (see conns).
 type combiner struct {
-	nc      *nats.Conn
 	timeout time.Duration
 
 	mu       sync.Mutex
@@ -76,25 +78,20 @@ type combiner struct {
 	messages int // messages they held
 }
 
-type combinerKey struct {
-	nc     *nats.Conn
-	stream string
-}
-
-var combiners sync.Map // combinerKey → *combiner
-
+// combinerOf returns the combiner of stream on nc.
 func combinerOf(nc *nats.Conn, stream string, timeout time.Duration) *combiner {
-	k := combinerKey{nc, stream}
-	if c, ok := combiners.Load(k); ok {
+	cs := &sharedOf(nc).combiners
+	if c, ok := cs.Load(stream); ok {
 		return c.(*combiner)
 	}
-	c, _ := combiners.LoadOrStore(k, &combiner{nc: nc, timeout: timeout})
+	c, _ := cs.LoadOrStore(stream, &combiner{timeout: timeout})
 	return c.(*combiner)
 }
 
-// send queues m for the next combined batch and returns its stream
-// sequence once stored, or errAlone or errUnknown.
-func (c *combiner) send(m *nats.Msg) (uint64, error) {
+// send queues m for the next combined batch on nc, the combiner's
+// connection, and returns its stream sequence once stored, or errAlone or
+// errUnknown.
+func (c *combiner) send(nc *nats.Conn, m *nats.Msg) (uint64, error) {
 	p := &combined{msg: m, size: len(m.Subject) + len(m.Data) + 512, done: make(chan struct{})}
 	for k, vs := range m.Header {
 		p.size += len(k)
@@ -106,16 +103,16 @@ func (c *combiner) send(m *nats.Msg) (uint64, error) {
 	c.queue = append(c.queue, p)
 	if !c.running {
 		c.running = true
-		go c.run()
+		go c.run(nc)
 	}
 	c.mu.Unlock()
 	<-p.done
 	return p.seq, p.err
 }
 
-// run sends what is queued, batch after batch, until nothing is.
-func (c *combiner) run() {
-	slots := slotsOf(c.nc)
+// run sends what is queued, batch after batch, on nc, until nothing is.
+func (c *combiner) run(nc *nats.Conn) {
+	slots := slotsOf(nc)
 	for {
 		// A turn of the connection's atomic batches first, so that what
 		// arrives meanwhile goes in the batch.
@@ -136,7 +133,7 @@ func (c *combiner) run() {
 		copy(batch, c.queue)
 		c.queue = c.queue[:copy(c.queue, c.queue[n:])]
 		c.mu.Unlock()
-		c.publish(batch)
+		c.publish(nc, batch)
 		<-slots
 		for _, p := range batch {
 			close(p.done)
@@ -144,13 +141,13 @@ func (c *combiner) run() {
 	}
 }
 
-// publish sends batch and sets each append's outcome.
-func (c *combiner) publish(batch []*combined) {
+// publish sends batch on nc and sets each append's outcome.
+func (c *combiner) publish(nc *nats.Conn, batch []*combined) {
 	if len(batch) == 1 {
 		batch[0].err = errAlone
 		return
 	}
-	seq, err := c.publishBatch(batch)
+	seq, err := c.publishBatch(nc, batch)
 	var apiErr *js.APIError
 	for i, p := range batch {
 		switch {
@@ -174,7 +171,7 @@ func (c *combiner) publish(batch []*combined) {
 // sequence of its last message. An *js.APIError says the server refused
 // it, errNotSent that it was not committed; another error, that its
 // outcome is unknown.
-func (c *combiner) publishBatch(batch []*combined) (uint64, error) {
+func (c *combiner) publishBatch(nc *nats.Conn, batch []*combined) (uint64, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	id := nuid.Next()
@@ -192,12 +189,12 @@ func (c *combiner) publishBatch(batch []*combined) (uint64, error) {
 			commit = m
 			break
 		}
-		if err := c.nc.PublishMsg(m); err != nil {
+		if err := nc.PublishMsg(m); err != nil {
 			// The commit is not sent: the server never stores the batch.
 			return 0, fmt.Errorf("%w: %w", errNotSent, err)
 		}
 	}
-	resp, err := c.nc.RequestMsgWithContext(ctx, commit)
+	resp, err := nc.RequestMsgWithContext(ctx, commit)
 	if err != nil {
 		return 0, err
 	}

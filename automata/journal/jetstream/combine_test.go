@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
+	"weak"
 
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/nats-io/nats-server/v2/server"
@@ -14,8 +16,20 @@ import (
 )
 
 // startSyncServer starts a single server that fsyncs every write, as
-// package embedded's does (which this package's own tests cannot import).
+// package embedded's does (which this package's own tests cannot import),
+// and connects to it.
 func startSyncServer(t *testing.T) *nats.Conn {
+	t.Helper()
+	nc, err := nats.Connect("", nats.InProcessServer(syncServer(t)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
+}
+
+// syncServer starts a single server that fsyncs every write.
+func syncServer(t *testing.T) *server.Server {
 	t.Helper()
 	srv, err := server.NewServer(&server.Options{JetStream: true, StoreDir: t.TempDir(), SyncAlways: true, DontListen: true, NoSigs: true, NoLog: true})
 	if err != nil {
@@ -26,12 +40,7 @@ func startSyncServer(t *testing.T) *nats.Conn {
 		t.Fatal("the server did not get ready")
 	}
 	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	nc, err := nats.Connect("", nats.InProcessServer(srv))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	return nc
+	return srv
 }
 
 // appendTogether appends a record to each store, from a goroutine each,
@@ -195,5 +204,57 @@ func TestStoredAlready(t *testing.T) {
 	}
 	if _, ok := s.storedAlready(m); ok {
 		t.Fatal("found once it is no longer the subject's last message")
+	}
+}
+
+// TestConnectionsAreLetGo: what the package keeps for a connection (the
+// turns of its atomic batches, its combiners) goes once the connection is
+// garbage, so that a process that opens, uses and drops connections keeps
+// neither them nor their entries.
+func TestConnectionsAreLetGo(t *testing.T) {
+	srv := syncServer(t)
+	const dropped = 20
+	var keys []weak.Pointer[nats.Conn] // the entries' keys, which hold nothing
+	for i := range dropped {
+		func() {
+			nc, err := nats.Connect("", nats.InProcessServer(srv))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			stores := openStores(t, nc, Config{CombineAppends: true}, 3)
+			for j, err := range appendTogether(t, nc, stores, uint64(i+1)) {
+				if err != nil {
+					t.Fatalf("connection %d, store %d: %v", i, j, err)
+				}
+			}
+			for _, s := range stores {
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			k := weak.Make(nc)
+			if _, ok := conns.Load(k); !ok {
+				t.Fatalf("connection %d, used, has no entry", i)
+			}
+			keys = append(keys, k)
+		}()
+	}
+	kept := func() int {
+		n := 0
+		for _, k := range keys {
+			if _, ok := conns.Load(k); ok {
+				n++
+			}
+		}
+		return n
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for kept() > 0 && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := kept(); n > 0 {
+		t.Fatalf("%d of the %d dropped connections still have their entries after 20 s of collections", n, dropped)
 	}
 }

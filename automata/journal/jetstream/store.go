@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+	"weak"
 
 	"github.com/moora-go/moora/automata/journal"
 	"github.com/nats-io/nats.go"
@@ -484,7 +486,7 @@ func (s *Store) publishAppend(msgs []*nats.Msg) (uint64, error) {
 	if !s.cfg.CombineAppends || len(msgs) != 1 {
 		return s.publish(msgs)
 	}
-	seq, err := combinerOf(s.nc, s.cfg.Stream, s.cfg.Timeout).send(msgs[0])
+	seq, err := combinerOf(s.nc, s.cfg.Stream, s.cfg.Timeout).send(s.nc, msgs[0])
 	switch {
 	case errors.Is(err, errUnknown):
 		if seq, ok := s.storedAlready(msgs[0]); ok {
@@ -624,16 +626,32 @@ func (s *Store) storedBatch(msgs []*nats.Msg) (uint64, error) {
 // a stream: their batches take turns here.
 const maxBatchesInFlight = 32
 
-// batchSlots are the turns of atomic batches, by connection.
-var batchSlots sync.Map // *nats.Conn → chan struct{}
-
-func slotsOf(nc *nats.Conn) chan struct{} {
-	if c, ok := batchSlots.Load(nc); ok {
-		return c.(chan struct{})
-	}
-	c, _ := batchSlots.LoadOrStore(nc, make(chan struct{}, maxBatchesInFlight))
-	return c.(chan struct{})
+// shared is what the stores of this process that use one connection
+// share: the turns of its atomic batches, and its combiners, one a stream.
+type shared struct {
+	slots     chan struct{}
+	combiners sync.Map // stream → *combiner
 }
+
+// conns holds the shared state of each connection, by a weak pointer to
+// it: the entry goes once the connection is garbage, so that a process
+// that opens and drops connections keeps neither them nor their entries.
+var conns sync.Map // weak.Pointer[nats.Conn] → *shared
+
+func sharedOf(nc *nats.Conn) *shared {
+	k := weak.Make(nc)
+	if v, ok := conns.Load(k); ok {
+		return v.(*shared)
+	}
+	v, loaded := conns.LoadOrStore(k, &shared{slots: make(chan struct{}, maxBatchesInFlight)})
+	if !loaded {
+		runtime.AddCleanup(nc, func(k weak.Pointer[nats.Conn]) { conns.Delete(k) }, k)
+	}
+	return v.(*shared)
+}
+
+// slotsOf returns the turns of nc's atomic batches.
+func slotsOf(nc *nats.Conn) chan struct{} { return sharedOf(nc).slots }
 
 func (s *Store) publishOnce(msgs []*nats.Msg) (uint64, error) {
 	if len(msgs) == 1 {
