@@ -70,22 +70,13 @@ var errNotSent = errors.New("the batch's commit was not sent")
 // holds it (see conns).
 type combiner struct {
 	timeout time.Duration
+	slots   chan struct{} // the turns of the connection's atomic batches
 
 	mu       sync.Mutex
 	queue    []*combined
 	running  bool
 	batches  int // combined batches stored, for tests
 	messages int // messages they held
-}
-
-// combinerOf returns the combiner of stream on nc.
-func combinerOf(nc *nats.Conn, stream string, timeout time.Duration) *combiner {
-	cs := &sharedOf(nc).combiners
-	if c, ok := cs.Load(stream); ok {
-		return c.(*combiner)
-	}
-	c, _ := cs.LoadOrStore(stream, &combiner{timeout: timeout})
-	return c.(*combiner)
 }
 
 // send queues m for the next combined batch on nc, the combiner's
@@ -112,7 +103,7 @@ func (c *combiner) send(nc *nats.Conn, m *nats.Msg) (uint64, error) {
 
 // run sends what is queued, batch after batch, on nc, until nothing is.
 func (c *combiner) run(nc *nats.Conn) {
-	slots := slotsOf(nc)
+	slots := c.slots
 	for {
 		// A turn of the connection's atomic batches first, so that what
 		// arrives meanwhile goes in the batch.

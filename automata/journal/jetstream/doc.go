@@ -26,14 +26,16 @@
 // <Config.Subject>.floor.<agent>; a Quarantine of the journal's last
 // record, inside a group, appends the group's other records as one that
 // replaces it (Moora-Replaces) before deleting it, which the next Open
-// finishes if the store stopped in between. A request that times out is
-// sent again with the same message ids until the server answers, so that a
-// record whose acknowledgement was lost is neither stored twice nor
-// reported as not stored: the server refuses the copy (it checks the
-// expected last sequence before it looks for a duplicate id), and the
-// store finds its own last message id at the end of the subject, where
-// another writer's would fence it. If no answer comes within three
-// timeouts the store fences itself rather than guess.
+// finishes if the store stopped in between. Each Append's message ids are
+// its own, and a request that times out is sent again with the same ones
+// until the server answers, so that a record whose acknowledgement was
+// lost is neither stored twice nor reported as not stored: a cluster, or an
+// atomic batch, answers that the copy is a duplicate; a single server
+// refuses it for the expected last sequence, which it checks first, and
+// the store then finds its own last message id at the end of the subject
+// (where another's fences it). If no answer comes within three timeouts,
+// or one that says nothing of the first request, the store fences itself
+// rather than guess.
 //
 // With Config.CombineAppends, the appends of many agents that wait at the
 // same time on one connection, each one message, go to the server as one

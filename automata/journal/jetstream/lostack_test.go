@@ -1,20 +1,20 @@
-package jetstream_test
+package jetstream
 
 import (
 	"context"
 	"errors"
 	"io"
 	"net"
-	"strings"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	js "github.com/nats-io/nats.go/jetstream"
 
 	"github.com/moora-go/moora/automata/journal"
-	"github.com/moora-go/moora/automata/journal/jetstream"
-	"github.com/moora-go/moora/automata/journal/jetstream/embedded"
 )
 
 // stallProxy forwards TCP connections on loopback to a NATS server, and
@@ -92,6 +92,21 @@ func (p *stallProxy) stall() (resume func()) {
 	return func() { close(ch) }
 }
 
+// listeningServer starts a single server on a loopback port.
+func listeningServer(t *testing.T) *server.Server {
+	t.Helper()
+	srv, err := server.NewServer(&server.Options{JetStream: true, StoreDir: t.TempDir(), Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Start()
+	if !srv.ReadyForConnections(30 * time.Second) {
+		t.Fatal("the server did not get ready")
+	}
+	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
+	return srv
+}
+
 // TestLostAcknowledgement: an append that the server stored, but whose
 // acknowledgement came too late for the request, is sent again with the
 // same message id; the server refuses the copy, since the subject has moved
@@ -99,54 +114,88 @@ func (p *stallProxy) stall() (resume func()) {
 // at the end of the subject: the Append succeeds, the record is in the
 // journal once, and the store goes on writing. Before, the refusal fenced
 // the store as if another owner had written. For one record, and for an
-// append of several (one message). And where another writer did go on
-// after the stored message, before the answer came, the store is fenced.
+// append of several (one message). Where the subject ends with a message
+// that is not this call's (another writer went on after it; an earlier
+// call of this store stored the seq's record and failed), the store is
+// fenced, and the journal keeps what it holds.
 func TestLostAcknowledgement(t *testing.T) {
-	srv, err := embedded.Start(embedded.Options{Dir: t.TempDir(), Listen: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Shutdown)
-	p := newStallProxy(t, strings.TrimPrefix(srv.URL(), "nats://"))
+	srv := listeningServer(t)
+	p := newStallProxy(t, srv.Addr().String())
 	nc, err := nats.Connect(p.url())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
+	direct, err := nats.Connect("", nats.InProcessServer(srv)) // not through the proxy
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(direct.Close)
 	const timeout = time.Second
+	rec := func(seq int, what string) journal.Record {
+		return journal.Record{Seq: uint64(seq), Data: []byte(what)}
+	}
 	for _, tc := range []struct {
 		name    string
-		records int  // in the append whose answer is late
-		other   bool // another writer appends while the answer is held
-	}{{"one record", 1, false}, {"three records", 3, false}, {"another writer after it", 1, true}} {
+		agent   string
+		records int    // in the append whose answer is late, from seq 2
+		before  string // "earlier": an earlier call stored seq 2 and failed
+		after   string // "other": another writer appends once the late append is stored
+	}{
+		{name: "one record", agent: "one", records: 1},
+		{name: "three records", agent: "three", records: 3},
+		{name: "another writer after it", agent: "other", records: 1, after: "other"},
+		{name: "an earlier call's record at the seq", agent: "earlier", records: 1, before: "earlier"},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			agent := strings.ReplaceAll(tc.name, " ", "-")
-			s, err := jetstream.Open(ctx, nc, jetstream.Config{Timeout: timeout}, agent)
+			agent := tc.agent
+			s, err := Open(ctx, nc, Config{Timeout: timeout}, agent)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer s.Close()
-			rec := func(seq int) journal.Record {
-				return journal.Record{Seq: uint64(seq), Data: []byte{byte('a' + seq)}}
-			}
-			if err := s.Append([]journal.Record{rec(1)}); err != nil {
+			if err := s.Append([]journal.Record{rec(1, "first")}); err != nil {
 				t.Fatal(err)
 			}
 			var late []journal.Record
 			for i := range tc.records {
-				late = append(late, rec(2+i))
+				late = append(late, rec(2+i, "late"))
+			}
+			wantEnd := late[len(late)-1]
+			if tc.before == "earlier" {
+				// What an Append of seq 2 that the server stored, and that
+				// returned an error all the same, leaves: its message at
+				// the subject's end, the store's last where it was.
+				s.mu.Lock()
+				s.appends++
+				m := s.batchMessages([]journal.Record{rec(2, "earlier")})[0]
+				m.Header.Set(js.ExpectedLastSubjSeqHeader, strconv.FormatUint(s.last, 10))
+				s.mu.Unlock()
+				if _, err := publishMsg(direct, m, timeout); err != nil {
+					t.Fatal(err)
+				}
+				wantEnd = rec(2, "earlier")
 			}
 			resume := p.stall()
 			done := make(chan error, 1)
 			go func() { done <- s.Append(late) }()
-			// The server stores the append; its first request times out,
-			// and the one sent again is under way, its answer held too,
-			// when the answers flow.
-			endsWith(t, srv, agent, late, 10*time.Second)
-			if tc.other {
-				otherWrites(t, srv, agent, rec(3))
+			// The server takes the append (stores it, or refuses it); its
+			// first request times out, and the one sent again is under
+			// way, its answer held too, when the answers flow.
+			time.Sleep(timeout / 4)
+			endsWith(t, direct, s.subj, wantEnd, 10*time.Second)
+			if tc.after == "other" {
+				other, err := Open(ctx, direct, Config{}, agent)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := other.Append([]journal.Record{rec(3, "other")}); err != nil {
+					t.Fatalf("the other writer: %v", err)
+				}
+				other.Close()
+				wantEnd = rec(3, "other")
 			}
 			time.Sleep(timeout + timeout/4)
 			select {
@@ -155,94 +204,73 @@ func TestLostAcknowledgement(t *testing.T) {
 			default:
 			}
 			resume()
-			if tc.other {
-				if err := <-done; !errors.Is(err, jetstream.ErrFenced) {
-					t.Fatalf("the append whose answer was late, after another writer's: %v, want fenced", err)
+			err = <-done
+			if tc.before != "" || tc.after != "" {
+				if !errors.Is(err, ErrFenced) {
+					t.Fatalf("the append whose answer was late: %v, want fenced", err)
 				}
+				endsWith(t, direct, s.subj, wantEnd, 0)
 				return
 			}
-			if err := <-done; err != nil {
-				t.Fatalf("the append whose answer was late: %v (fenced: %v)", err, errors.Is(err, jetstream.ErrFenced))
+			if err != nil {
+				t.Fatalf("the append whose answer was late: %v (fenced: %v)", err, errors.Is(err, ErrFenced))
 			}
 			next := 2 + tc.records
-			if err := s.Append([]journal.Record{rec(next)}); err != nil {
+			if err := s.Append([]journal.Record{rec(next, "after")}); err != nil {
 				t.Fatalf("the append after: %v", err)
 			}
-			var got []uint64
+			var got []journal.Record
 			if err := s.Scan(1, func(r journal.Record) error {
-				if want := rec(int(r.Seq)).Data; string(r.Data) != string(want) {
-					t.Errorf("record %d holds %q, want %q", r.Seq, r.Data, want)
-				}
-				got = append(got, r.Seq)
+				got = append(got, journal.Record{Seq: r.Seq, Data: append([]byte(nil), r.Data...)})
 				return nil
 			}); err != nil {
 				t.Fatal(err)
 			}
-			var want []uint64
-			for seq := 1; seq <= next; seq++ {
-				want = append(want, uint64(seq))
-			}
+			want := append(append([]journal.Record{rec(1, "first")}, late...), rec(next, "after"))
 			if len(got) != len(want) {
-				t.Fatalf("the journal holds %v, want %v", got, want)
+				t.Fatalf("the journal holds %d records, want %d: %v", len(got), len(want), got)
 			}
 			for i := range got {
-				if got[i] != want[i] {
-					t.Fatalf("the journal holds %v, want %v", got, want)
+				if got[i].Seq != want[i].Seq || string(got[i].Data) != string(want[i].Data) {
+					t.Fatalf("record %d is %d %q, want %d %q", i, got[i].Seq, got[i].Data, want[i].Seq, want[i].Data)
 				}
 			}
 		})
 	}
 }
 
-// openOther opens agent's journal on a connection of its own.
-func openOther(t *testing.T, srv *embedded.Server, agent string) (*jetstream.Store, func()) {
+// endsWith waits, at most within (once if 0), until the last record on
+// subj, read on nc, is r.
+func endsWith(t *testing.T, nc *nats.Conn, subj string, r journal.Record, within time.Duration) {
 	t.Helper()
-	nc, err := srv.Connect()
+	j, err := js.New(nc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := jetstream.Open(ctx, nc, jetstream.Config{}, agent)
+	str, err := j.Stream(ctx, Config{}.withDefaults().Stream)
 	if err != nil {
-		nc.Close()
 		t.Fatal(err)
 	}
-	return s, func() {
-		s.Close()
-		nc.Close()
-	}
-}
-
-// endsWith waits, at most within, until agent's journal, read on a
-// connection of its own, ends with the last of records.
-func endsWith(t *testing.T, srv *embedded.Server, agent string, records []journal.Record, within time.Duration) {
-	t.Helper()
-	want := records[len(records)-1]
-	var last journal.Record
-	for start := time.Now(); time.Since(start) < within; time.Sleep(20 * time.Millisecond) {
-		s, done := openOther(t, srv, agent)
-		err := s.Scan(1, func(r journal.Record) error {
-			last = journal.Record{Seq: r.Seq, Data: append([]byte(nil), r.Data...)}
-			return nil
-		})
-		done()
+	var seq uint64
+	var data []byte
+	for start := time.Now(); ; time.Sleep(20 * time.Millisecond) {
+		raw, err := str.GetLastMsgForSubject(ctx, subj)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if last.Seq == want.Seq && string(last.Data) == string(want.Data) {
+		m, err := parseMessage(raw.Header)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq, data = m.lastSeq(), raw.Data
+		if seq == r.Seq && (m.count > 1 || string(data) == string(r.Data)) {
 			return
 		}
+		if time.Since(start) >= within {
+			break
+		}
 	}
-	t.Fatalf("agent %s's journal ends with %d %q after %v, want %d %q", agent, last.Seq, last.Data, within, want.Seq, want.Data)
-}
-
-// otherWrites appends r to agent's journal on a connection of its own.
-func otherWrites(t *testing.T, srv *embedded.Server, agent string, r journal.Record) {
-	t.Helper()
-	s, done := openOther(t, srv, agent)
-	defer done()
-	if err := s.Append([]journal.Record{r}); err != nil {
-		t.Fatalf("the other writer's append: %v", err)
-	}
+	t.Fatalf("%s ends with record %d (%q), want %d %q", subj, seq, data, r.Seq, r.Data)
 }

@@ -131,21 +131,23 @@ func checkAgent(agent string) error {
 // else has written there since. That failure fences the store: see
 // ErrFenced and Fenced.
 type Store struct {
-	nc    *nats.Conn
-	js    js.JetStream
-	str   js.Stream
-	obs   js.ObjectStore
-	cfg   Config
-	agent string
-	subj  string // the agent's journal subject
-	quar  string // its quarantine subject
-	floor string // its floor subject: records below the last floor there are pruned
-	lease *lease // nil: no lease, fencing by the journal only
-	nonce string // in message ids: this store's, not another writer's
+	nc     *nats.Conn
+	js     js.JetStream
+	str    js.Stream
+	obs    js.ObjectStore
+	cfg    Config
+	agent  string
+	subj   string  // the agent's journal subject
+	quar   string  // its quarantine subject
+	floor  string  // its floor subject: records below the last floor there are pruned
+	lease  *lease  // nil: no lease, fencing by the journal only
+	nonce  string  // in message ids: this store's, not another writer's
+	shared *shared // what the stores on nc share
 
 	mu      sync.Mutex // held by writes, which it orders; guards what follows
 	last    uint64     // stream sequence of the last message on subj, 0: none
 	lastSeq uint64     // the journal's last record seq, 0: empty
+	appends uint64     // Appends begun, in message ids: each call's own
 	closed  bool
 
 	fmu      sync.Mutex    // guards fenceErr; never held while waiting
@@ -186,6 +188,7 @@ func newStore(ctx context.Context, nc *nats.Conn, cfg Config, agent string) (*St
 		floor:  cfg.Subject + ".floor." + agent,
 		fenced: make(chan struct{}),
 		nonce:  nuid.Next(),
+		shared: sharedOf(nc),
 	}, nil
 }
 
@@ -456,13 +459,17 @@ func (s *Store) Append(records []journal.Record) error {
 			return fmt.Errorf("jetstream: append seq %d, expected %d", r.Seq, want)
 		}
 	}
+	// Each call's message ids are its own, the same in every request it
+	// sends: an append that failed may have been stored (its store then
+	// fences), and must never be taken for another one's.
+	s.appends++
 	var msgs []*nats.Msg
 	if data, ok := packGroup(records); ok && len(records) > 1 {
 		// One message: stored whole or not at all.
 		m := nats.NewMsg(s.subj)
 		m.Data = data
 		groupHeaders(m, records[0].Seq, len(records))
-		m.Header.Set(js.MsgIDHeader, fmt.Sprintf("%s.%d-%d.%d.%s", s.agent, records[0].Seq, len(records), s.last, s.nonce))
+		m.Header.Set(js.MsgIDHeader, fmt.Sprintf("%s.%d-%d.%d.%s.%d", s.agent, records[0].Seq, len(records), s.last, s.nonce, s.appends))
 		msgs = []*nats.Msg{m}
 	} else {
 		msgs = s.batchMessages(records)
@@ -486,7 +493,7 @@ func (s *Store) publishAppend(msgs []*nats.Msg) (uint64, error) {
 	if !s.cfg.CombineAppends || len(msgs) != 1 {
 		return s.publish(msgs)
 	}
-	seq, err := combinerOf(s.nc, s.cfg.Stream, s.cfg.Timeout).send(s.nc, msgs[0])
+	seq, err := s.shared.combiner(s.cfg.Stream, s.cfg.Timeout).send(s.nc, msgs[0])
 	switch {
 	case errors.Is(err, errUnknown):
 		if seq, ok := s.storedAlready(msgs[0]); ok {
@@ -516,7 +523,7 @@ func (s *Store) batchMessages(records []journal.Record) []*nats.Msg {
 		m.Header.Set(hdrSeq, strconv.FormatUint(r.Seq, 10))
 		// The same id when an append of unknown outcome is sent again:
 		// the server then answers a duplicate instead of storing it twice.
-		m.Header.Set(js.MsgIDHeader, fmt.Sprintf("%s.%d.%d.%s", s.agent, r.Seq, s.last, s.nonce))
+		m.Header.Set(js.MsgIDHeader, fmt.Sprintf("%s.%d.%d.%s.%d", s.agent, r.Seq, s.last, s.nonce, s.appends))
 		msgs[i] = m
 	}
 	return msgs
@@ -524,10 +531,16 @@ func (s *Store) batchMessages(records []journal.Record) []*nats.Msg {
 
 // publish sends msgs, one message or an atomic batch, and returns the stream
 // sequence of the last. A request that times out, whose outcome is unknown,
-// is sent again with the same message ids until the server answers; a
-// duplicate answer means the first one was stored.
+// is sent again with the same message ids until the server answers: a
+// duplicate answer means the first one was stored; so does a refusal for
+// the expected last sequence when the subject ends with the last of msgs
+// (a single server checks that before it looks for a duplicate id). Once
+// an outcome was unknown, an answer that says nothing of it fences the
+// store: it cannot tell the Machine the records are not in the journal.
 func (s *Store) publish(msgs []*nats.Msg) (uint64, error) {
 	var lastErr error
+	unknown := false // an earlier request may have stored msgs
+	last := msgs[len(msgs)-1].Header.Get(js.MsgIDHeader)
 	deadline := time.Now().Add(3 * s.cfg.Timeout)
 	for attempt := 0; time.Now().Before(deadline); attempt++ {
 		if attempt > 0 {
@@ -538,41 +551,44 @@ func (s *Store) publish(msgs []*nats.Msg) (uint64, error) {
 			return seq, nil
 		}
 		var apiErr *js.APIError
+		isAPI := errors.As(err, &apiErr)
 		switch {
-		case errors.As(err, &apiErr) && apiErr.ErrorCode == 10158:
+		case isAPI && apiErr.ErrorCode == 10158:
 			// The same message id is still being stored: ask again.
-		case errors.As(err, &apiErr) && (apiErr.ErrorCode == 10176 || apiErr.ErrorCode == 10210):
+			unknown = true
+		case isAPI && (apiErr.ErrorCode == 10176 || apiErr.ErrorCode == 10210):
 			// The batch was refused whole (the server had too many in
 			// flight, which another process's batches can make it):
 			// nothing of it was stored; send it again.
-		case isWrongLast(err) && lastErr != nil:
-			// An earlier attempt, whose answer never came, may have
-			// stored the messages: the server checks the expected last
-			// sequence before it looks for a duplicate message id, so it
-			// refuses the copy, and the subject then ends with the last
-			// of them.
-			if seq, ok := s.storedAlready(msgs[len(msgs)-1]); ok {
-				return seq, nil
-			}
-			if !errors.As(err, &apiErr) || apiErr.ErrorCode != js.JSErrCodeStreamWrongLastSequenceConstant {
+		case isWrongLast(err) && (unknown || apiErr.ErrorCode == js.JSErrCodeStreamWrongLastSequenceConstant):
+			// Ours, if an earlier request stored msgs; a replicated
+			// stream answers 10164 for a conflict, and also while an
+			// earlier write to the subject is still being applied: the
+			// journal has moved on only if its end is not where this
+			// store left it. One read of the subject's end says which.
+			end, id, err2 := s.subjectEnd()
+			switch {
+			case err2 != nil:
+				return 0, err
+			case unknown && id == last:
+				return end, nil
+			case end != s.last || apiErr.ErrorCode != js.JSErrCodeStreamWrongLastSequenceConstant:
 				return 0, err
 			}
-			if moved, err2 := s.movedOn(); err2 != nil || moved {
-				return 0, err
-			}
-		case errors.As(err, &apiErr) && apiErr.ErrorCode == js.JSErrCodeStreamWrongLastSequenceConstant:
-			// A replicated stream answers 10164 for a conflict, and also
-			// while an earlier write to the subject is still being
-			// applied: the journal has moved on only if its end is not
-			// where this store left it.
-			if moved, err2 := s.movedOn(); err2 != nil || moved {
-				return 0, err
-			}
-		case errors.As(err, &apiErr) && apiErr.ErrorCode == 10201 && lastErr != nil:
+		case isAPI && apiErr.ErrorCode == 10201 && unknown:
 			// An earlier attempt's batch was stored: the journal ends
 			// with its last record.
 			return s.storedBatch(msgs)
-		case !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, nats.ErrNoResponders):
+		case errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
+			unknown = true
+		case errors.Is(err, nats.ErrNoResponders):
+			// Nobody took the request: nothing was stored by it.
+		case unknown:
+			if seq, ok := s.storedAlready(msgs[len(msgs)-1]); ok {
+				return seq, nil
+			}
+			return 0, s.fence(fmt.Errorf("the outcome of an append is unknown: %w (before: %w)", err, lastErr))
+		default:
 			return 0, err
 		}
 		lastErr = err
@@ -587,19 +603,19 @@ func (s *Store) publish(msgs []*nats.Msg) (uint64, error) {
 	return 0, s.fence(fmt.Errorf("the outcome of an append is unknown: %w", lastErr))
 }
 
-// movedOn says whether the agent's subject ends elsewhere than this store
-// last wrote.
-func (s *Store) movedOn() (bool, error) {
+// subjectEnd reads the last message on the agent's subject: its stream
+// sequence (0: none) and message id.
+func (s *Store) subjectEnd() (seq uint64, id string, err error) {
 	ctx, cancel := s.ctx()
 	defer cancel()
 	raw, err := s.str.GetLastMsgForSubject(ctx, s.subj)
 	if errors.Is(err, js.ErrMsgNotFound) {
-		return s.last != 0, nil
+		return 0, "", nil
 	}
 	if err != nil {
-		return false, err
+		return 0, "", err
 	}
-	return raw.Sequence != s.last, nil
+	return raw.Sequence, raw.Header.Get(js.MsgIDHeader), nil
 }
 
 // storedBatch returns the stream sequence of the last of msgs, which the
@@ -653,13 +669,27 @@ func sharedOf(nc *nats.Conn) *shared {
 // slotsOf returns the turns of nc's atomic batches.
 func slotsOf(nc *nats.Conn) chan struct{} { return sharedOf(nc).slots }
 
+// combinerOf returns the combiner of stream on nc.
+func combinerOf(nc *nats.Conn, stream string, timeout time.Duration) *combiner {
+	return sharedOf(nc).combiner(stream, timeout)
+}
+
+// combiner returns the combiner of stream on sh's connection.
+func (sh *shared) combiner(stream string, timeout time.Duration) *combiner {
+	if c, ok := sh.combiners.Load(stream); ok {
+		return c.(*combiner)
+	}
+	c, _ := sh.combiners.LoadOrStore(stream, &combiner{timeout: timeout, slots: sh.slots})
+	return c.(*combiner)
+}
+
 func (s *Store) publishOnce(msgs []*nats.Msg) (uint64, error) {
 	if len(msgs) == 1 {
 		return publishMsg(s.nc, msgs[0], s.cfg.Timeout)
 	}
 	ctx, cancel := s.ctx()
 	defer cancel()
-	slots := slotsOf(s.nc)
+	slots := s.shared.slots
 	select {
 	case slots <- struct{}{}:
 		defer func() { <-slots }()
