@@ -61,7 +61,8 @@ var errAlone = errors.New("jetstream: not sent in a combined batch")
 // out whether it was stored, and sends it alone if not.
 var errUnknown = errors.New("jetstream: the outcome of a combined batch is unknown")
 
-// errNotSent: a combined batch's commit was not sent.
+// errNotSent: an atomic batch's commit (a combined batch's, or an append's
+// own) was not sent, so nothing of it was stored.
 var errNotSent = errors.New("the batch's commit was not sent")
 
 // combiner gathers the appends to one stream on one connection. It does

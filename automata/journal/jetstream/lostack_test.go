@@ -89,7 +89,8 @@ func (p *stallProxy) stall() (resume func()) {
 	p.mu.Lock()
 	p.held = ch
 	p.mu.Unlock()
-	return func() { close(ch) }
+	var once sync.Once
+	return func() { once.Do(func() { close(ch) }) }
 }
 
 // listeningServer starts a single server on a loopback port.
@@ -179,11 +180,13 @@ func TestLostAcknowledgement(t *testing.T) {
 				wantEnd = rec(2, "earlier")
 			}
 			resume := p.stall()
+			defer resume() // if the test ends before it lets them go
 			done := make(chan error, 1)
 			go func() { done <- s.Append(late) }()
 			// The server takes the append (stores it, or refuses it); its
-			// first request times out, and the one sent again is under
-			// way, its answer held too, when the answers flow.
+			// first request, sent before that, times out, and the one
+			// sent again is under way, its answer held too, when the
+			// answers flow, well before the third timeout.
 			time.Sleep(timeout / 4)
 			endsWith(t, direct, s.subj, wantEnd, 10*time.Second)
 			if tc.after == "other" {
@@ -197,7 +200,7 @@ func TestLostAcknowledgement(t *testing.T) {
 				other.Close()
 				wantEnd = rec(3, "other")
 			}
-			time.Sleep(timeout + timeout/4)
+			time.Sleep(timeout + timeout/2)
 			select {
 			case err := <-done:
 				t.Fatalf("the append returned while its answers were held: %v", err)

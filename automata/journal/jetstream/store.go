@@ -491,7 +491,7 @@ func (s *Store) Append(records []journal.Record) error {
 // message, or else alone.
 func (s *Store) publishAppend(msgs []*nats.Msg) (uint64, error) {
 	if !s.cfg.CombineAppends || len(msgs) != 1 {
-		return s.publish(msgs)
+		return s.publish(msgs, false)
 	}
 	seq, err := s.shared.combiner(s.cfg.Stream, s.cfg.Timeout).send(s.nc, msgs[0])
 	switch {
@@ -499,16 +499,10 @@ func (s *Store) publishAppend(msgs []*nats.Msg) (uint64, error) {
 		if seq, ok := s.storedAlready(msgs[0]); ok {
 			return seq, nil
 		}
-		seq, err := s.publish(msgs)
-		if isWrongLast(err) {
-			// The batch may have been stored meanwhile, before this.
-			if seq, ok := s.storedAlready(msgs[0]); ok {
-				return seq, nil
-			}
-		}
-		return seq, err
+		// The batch may yet be stored, before the append sent alone.
+		return s.publish(msgs, true)
 	case errors.Is(err, errAlone):
-		return s.publish(msgs)
+		return s.publish(msgs, false)
 	}
 	return seq, err
 }
@@ -535,11 +529,11 @@ func (s *Store) batchMessages(records []journal.Record) []*nats.Msg {
 // duplicate answer means the first one was stored; so does a refusal for
 // the expected last sequence when the subject ends with the last of msgs
 // (a single server checks that before it looks for a duplicate id). Once
-// an outcome was unknown, an answer that says nothing of it fences the
-// store: it cannot tell the Machine the records are not in the journal.
-func (s *Store) publish(msgs []*nats.Msg) (uint64, error) {
+// an outcome was unknown (unknown: already, a combined batch's), an answer
+// that says nothing of it fences the store: it cannot tell the Machine the
+// records are not in the journal.
+func (s *Store) publish(msgs []*nats.Msg, unknown bool) (uint64, error) {
 	var lastErr error
-	unknown := false // an earlier request may have stored msgs
 	last := msgs[len(msgs)-1].Header.Get(js.MsgIDHeader)
 	deadline := time.Now().Add(3 * s.cfg.Timeout)
 	for attempt := 0; time.Now().Before(deadline); attempt++ {
@@ -578,11 +572,21 @@ func (s *Store) publish(msgs []*nats.Msg) (uint64, error) {
 		case isAPI && apiErr.ErrorCode == 10201 && unknown:
 			// An earlier attempt's batch was stored: the journal ends
 			// with its last record.
-			return s.storedBatch(msgs)
-		case errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
-			unknown = true
+			seq, err := s.storedBatch(msgs)
+			if err != nil {
+				return 0, s.fence(err)
+			}
+			return seq, nil
+		case errors.Is(err, errNotSent) || errors.Is(err, js.ErrNoStreamResponse):
+			// Not sent, or no stream took it: this request stored
+			// nothing; an earlier one may have, so ask again then.
+			if !unknown {
+				return 0, err
+			}
 		case errors.Is(err, nats.ErrNoResponders):
 			// Nobody took the request: nothing was stored by it.
+		case errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded):
+			unknown = true
 		case unknown:
 			if seq, ok := s.storedAlready(msgs[len(msgs)-1]); ok {
 				return seq, nil
@@ -594,6 +598,7 @@ func (s *Store) publish(msgs []*nats.Msg) (uint64, error) {
 		lastErr = err
 		if s.lease != nil {
 			if err := s.lease.check(); err != nil {
+				lastErr = fmt.Errorf("%w; and %w", lastErr, err)
 				break
 			}
 		}
@@ -694,7 +699,7 @@ func (s *Store) publishOnce(msgs []*nats.Msg) (uint64, error) {
 	case slots <- struct{}{}:
 		defer func() { <-slots }()
 	case <-ctx.Done():
-		return 0, ctx.Err() // the outcome is known: nothing was sent
+		return 0, fmt.Errorf("%w: waiting for a turn: %w", errNotSent, ctx.Err())
 	}
 	id := nuid.Next()
 	for i, m := range msgs {
@@ -702,7 +707,8 @@ func (s *Store) publishOnce(msgs []*nats.Msg) (uint64, error) {
 		m.Header.Set("Nats-Batch-Sequence", strconv.Itoa(i+1))
 		if i < len(msgs)-1 {
 			if err := s.nc.PublishMsg(m); err != nil {
-				return 0, err
+				// The commit is not sent: the server never stores the batch.
+				return 0, fmt.Errorf("%w: %w", errNotSent, err)
 			}
 		}
 	}
