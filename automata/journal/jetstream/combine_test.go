@@ -30,8 +30,15 @@ func startSyncServer(t *testing.T) *nats.Conn {
 
 // syncServer starts a single server that fsyncs every write.
 func syncServer(t *testing.T) *server.Server {
+	return runServer(t, &server.Options{SyncAlways: true, DontListen: true})
+}
+
+// runServer starts a single JetStream server of o, in a directory of the
+// test's, until the test ends.
+func runServer(t *testing.T, o *server.Options) *server.Server {
 	t.Helper()
-	srv, err := server.NewServer(&server.Options{JetStream: true, StoreDir: t.TempDir(), SyncAlways: true, DontListen: true, NoSigs: true, NoLog: true})
+	o.JetStream, o.StoreDir, o.NoSigs, o.NoLog = true, t.TempDir(), true, true
+	srv, err := server.NewServer(o)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,17 +95,7 @@ func (p *stallProxy) stall() (resume func()) {
 
 // listeningServer starts a single server on a loopback port.
 func listeningServer(t *testing.T) *server.Server {
-	t.Helper()
-	srv, err := server.NewServer(&server.Options{JetStream: true, StoreDir: t.TempDir(), Host: "127.0.0.1", Port: -1, NoSigs: true, NoLog: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(30 * time.Second) {
-		t.Fatal("the server did not get ready")
-	}
-	t.Cleanup(func() { srv.Shutdown(); srv.WaitForShutdown() })
-	return srv
+	return runServer(t, &server.Options{Host: "127.0.0.1", Port: -1})
 }
 
 // TestLostAcknowledgement: an append that the server stored, but whose
