@@ -215,18 +215,14 @@ func (c *combiner) stats() (batches, messages int) {
 	return c.batches, c.messages
 }
 
-// storedAlready says whether m, sent in a request (or a combined batch)
-// whose outcome is unknown, was stored: the last message on its subject
-// carries its message id. It returns that message's stream sequence.
+// storedAlready says whether m, one of the store's messages, sent in a
+// request (or a combined batch) whose outcome is unknown, was stored: the
+// last message on the store's subject carries its message id. It returns
+// that message's stream sequence.
 func (s *Store) storedAlready(m *nats.Msg) (uint64, bool) {
-	ctx, cancel := s.ctx()
-	defer cancel()
-	raw, err := s.str.GetLastMsgForSubject(ctx, m.Subject)
-	if err != nil {
+	seq, id, err := s.subjectEnd()
+	if err != nil || id == "" || id != m.Header.Get(js.MsgIDHeader) {
 		return 0, false
 	}
-	if id := m.Header.Get(js.MsgIDHeader); id != "" && raw.Header.Get(js.MsgIDHeader) == id {
-		return raw.Sequence, true
-	}
-	return 0, false
+	return seq, true
 }

@@ -28,6 +28,14 @@ func startSyncServer(t *testing.T) *nats.Conn {
 	return nc
 }
 
+// slotsOf returns the turns of nc's atomic batches.
+func slotsOf(nc *nats.Conn) chan struct{} { return sharedOf(nc).slots }
+
+// combinerOf returns the combiner of stream on nc.
+func combinerOf(nc *nats.Conn, stream string, timeout time.Duration) *combiner {
+	return sharedOf(nc).combiner(stream, timeout)
+}
+
 // syncServer starts a single server that fsyncs every write.
 func syncServer(t *testing.T) *server.Server {
 	return runServer(t, &server.Options{SyncAlways: true, DontListen: true})

@@ -626,17 +626,14 @@ func (s *Store) subjectEnd() (seq uint64, id string, err error) {
 // storedBatch returns the stream sequence of the last of msgs, which the
 // server says it stored: it must be the last message on the subject.
 func (s *Store) storedBatch(msgs []*nats.Msg) (uint64, error) {
-	ctx, cancel := s.ctx()
-	defer cancel()
-	raw, err := s.str.GetLastMsgForSubject(ctx, s.subj)
+	seq, got, err := s.subjectEnd()
 	if err != nil {
 		return 0, fmt.Errorf("reading the end of %s after a batch stored twice: %w", s.subj, err)
 	}
-	want := msgs[len(msgs)-1].Header.Get(js.MsgIDHeader)
-	if got := raw.Header.Get(js.MsgIDHeader); got != want {
+	if want := msgs[len(msgs)-1].Header.Get(js.MsgIDHeader); got != want {
 		return 0, fmt.Errorf("the server says the batch was stored, but %s ends with message id %q, not %q", s.subj, got, want)
 	}
-	return raw.Sequence, nil
+	return seq, nil
 }
 
 // maxBatchesInFlight bounds the atomic batches one connection has in
@@ -669,14 +666,6 @@ func sharedOf(nc *nats.Conn) *shared {
 		runtime.AddCleanup(nc, func(k weak.Pointer[nats.Conn]) { conns.Delete(k) }, k)
 	}
 	return v.(*shared)
-}
-
-// slotsOf returns the turns of nc's atomic batches.
-func slotsOf(nc *nats.Conn) chan struct{} { return sharedOf(nc).slots }
-
-// combinerOf returns the combiner of stream on nc.
-func combinerOf(nc *nats.Conn, stream string, timeout time.Duration) *combiner {
-	return sharedOf(nc).combiner(stream, timeout)
 }
 
 // combiner returns the combiner of stream on sh's connection.
