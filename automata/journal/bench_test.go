@@ -546,31 +546,67 @@ func TestRecoverChild(t *testing.T) {
 
 // recoverInChild runs TestRecoverChild on the store at path, whose last
 // input is last, and returns the times it reports.
-func recoverInChild(b *testing.B, exe, path string, last int) (opened, ready time.Duration) {
-	b.Helper()
+func recoverInChild(tb testing.TB, exe, path string, last int) (opened, ready time.Duration) {
+	tb.Helper()
+	opened, ready, err := runRecoverChild(exe, path, last)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return opened, ready
+}
+
+// runRecoverChild is recoverInChild, failing with an error.
+func runRecoverChild(exe, path string, last int) (opened, ready time.Duration, err error) {
 	cmd := exec.Command(exe, "-test.run=^TestRecoverChild$", "-test.count=1", "-test.timeout=5m")
 	cmd.Env = append(os.Environ(), recoverChildEnv+"="+path, fmt.Sprintf("%s_LAST=%d", recoverChildEnv, last),
 		fmt.Sprintf("GOMAXPROCS=%d", runtime.GOMAXPROCS(0)))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		b.Fatalf("recovering %s in a child process: %v\n%s", path, err, out)
+		return 0, 0, fmt.Errorf("recovering %s in a child process: %v\n%s", path, err, out)
 	}
 	for line := range strings.Lines(string(out)) {
 		if rest, ok := strings.CutPrefix(line, "recovered "); ok {
 			if _, err := fmt.Sscan(rest, &opened, &ready); err != nil {
-				b.Fatalf("recovering %s in a child process: %q: %v", path, line, err)
+				return 0, 0, fmt.Errorf("recovering %s in a child process: %q: %v", path, line, err)
 			}
-			return opened, ready
+			return opened, ready, nil
 		}
 	}
-	b.Fatalf("recovering %s in a child process: no time reported:\n%s", path, out)
-	return 0, 0
+	return 0, 0, fmt.Errorf("recovering %s in a child process: no time reported:\n%s", path, out)
+}
+
+// TestRecoverInAChildProcess: the restarted process that BenchmarkRecover
+// times recovers a store of each backend after a crash (the inputs after
+// its newest snapshot replayed) and reports its times; told to expect an
+// input more than the store holds, it fails, saying so.
+func TestRecoverInAChildProcess(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	codec := starterCodec()
+	for _, be := range backends {
+		t.Run(be.name, func(t *testing.T) {
+			built := filepath.Join(t.TempDir(), "starter"+be.suffix)
+			path := filepath.Join(t.TempDir(), "starter"+be.suffix)
+			buildStarterStore(t, built, codec, 2_999, []int{1_000, 2_000})
+			copyStore(t, built, path)
+			opened, ready := recoverInChild(t, exe, path, 2_999)
+			if opened <= 0 || ready < opened {
+				t.Errorf("the child reports the store's Open at %v and the Machine's at %v", opened, ready)
+			}
+			copyStore(t, built, path)
+			if _, _, err := runRecoverChild(exe, path, 3_000); err == nil || !strings.Contains(err.Error(), "recovered 2999 inputs, want 3000") {
+				t.Errorf("a child told to expect 3,000 inputs of 2,999: %v", err)
+			}
+		})
+	}
 }
 
 // copyStore makes dst (removed first) a copy of the store at src, a bbolt
 // file or a pebble directory, and syncs the file system, so that writing
 // the copy back costs nothing to what is timed next.
-func copyStore(b *testing.B, src, dst string) {
+func copyStore(b testing.TB, src, dst string) {
 	if err := os.RemoveAll(dst); err != nil {
 		b.Fatal(err)
 	}
@@ -610,7 +646,7 @@ func copyFile(src, dst string) error {
 
 // buildStarterStore writes what a run of the starter model would leave: the
 // journal of inputs 1..last and the snapshots at the given seqs.
-func buildStarterStore(b *testing.B, path string, codec journal.Codec[decl.AgentState, decl.AgentInput], last int, snapshots []int) {
+func buildStarterStore(b testing.TB, path string, codec journal.Codec[decl.AgentState, decl.AgentInput], last int, snapshots []int) {
 	b.Helper()
 	store, err := openStore(path)
 	if err != nil {
